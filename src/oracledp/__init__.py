@@ -1,0 +1,21 @@
+"""oracledp: differentially private learning with optimization oracles.
+
+Public API only; no solver is imported at import time.
+"""
+
+from oracledp._validation import check_rng
+from oracledp.errors import BoundsViolation, BudgetError, OracleFailure, PrivacyWarning
+from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BoundsViolation",
+    "BudgetError",
+    "GuaranteeKind",
+    "OracleFailure",
+    "PrivacyGuarantee",
+    "PrivacyWarning",
+    "__version__",
+    "check_rng",
+]

@@ -1,0 +1,129 @@
+"""Input validation shared by every mechanism.
+
+All checks run before any randomness is consumed.  Messages name the bound or
+contract that failed and how to fix it.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Iterable
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from oracledp.errors import BoundsViolation
+
+RandomLike = None | int | np.integer | np.random.SeedSequence | np.random.Generator
+
+
+def check_rng(random_state: RandomLike) -> np.random.Generator:
+    """Turn ``None``, an int, a SeedSequence or a Generator into a Generator.
+
+    A Generator is returned as is (shared state, so successive calls draw new
+    noise); the same int seed always gives the same stream.  The legacy
+    ``np.random.RandomState`` and the global ``np.random`` state are refused:
+    oracledp never touches global randomness.
+    """
+    if random_state is None:
+        return np.random.default_rng()
+    if isinstance(random_state, np.random.Generator):
+        return random_state
+    if isinstance(random_state, np.random.SeedSequence):
+        return np.random.default_rng(random_state)
+    if isinstance(random_state, bool):
+        raise TypeError("random_state must be None, an int, a SeedSequence or a Generator, not bool")
+    if isinstance(random_state, numbers.Integral):
+        if int(random_state) < 0:
+            raise ValueError(f"random_state seed must be >= 0, got {random_state}")
+        return np.random.default_rng(int(random_state))
+    raise TypeError(
+        "random_state must be None, an int, a numpy SeedSequence or a numpy Generator, "
+        f"got {type(random_state).__name__}"
+    )
+
+
+def check_epsilon(epsilon: object, name: str = "epsilon") -> float:
+    """A finite privacy parameter epsilon > 0."""
+    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(epsilon).__name__}")
+    eps = float(epsilon)
+    if not math.isfinite(eps) or eps <= 0:
+        raise ValueError(f"{name} must be a finite number > 0, got {epsilon!r}")
+    return eps
+
+
+def check_delta(delta: object, name: str = "delta") -> float:
+    """delta strictly inside (0, 1) for approximate-DP mechanisms."""
+    if isinstance(delta, bool) or not isinstance(delta, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(delta).__name__}")
+    d = float(delta)
+    if not (0.0 < d < 1.0):  # NaN fails too
+        raise ValueError(f"{name} must be in the open interval (0, 1), got {delta!r}")
+    return d
+
+
+def check_positive(value: object, name: str, *, integer: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
+    v = float(value)
+    if not math.isfinite(v) or v <= 0:
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+    if integer and v != int(v):
+        raise ValueError(f"{name} must be a whole number, got {value!r}")
+    return v
+
+
+def check_finite_matrix(X: ArrayLike, name: str = "X") -> NDArray[np.float64]:
+    """A non-empty 2-D float array with only finite entries."""
+    if hasattr(X, "toarray") or hasattr(X, "tocsr"):
+        raise TypeError(f"{name}: sparse matrices are not supported; pass a dense array")
+    try:
+        arr = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be a numeric 2-D array: {exc}") from exc
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {arr.shape}")
+    if arr.shape[0] == 0:
+        raise ValueError(f"{name} is empty: need at least 1 sample")
+    if arr.shape[1] == 0:
+        raise ValueError(f"{name} has 0 features")
+    if not np.isfinite(arr).all():
+        bad = np.argwhere(~np.isfinite(arr))[:5].tolist()
+        raise ValueError(f"{name} contains NaN or infinite values (first at rows/cols {bad})")
+    return arr
+
+
+def check_signed_labels(y: ArrayLike, n: int | None = None, name: str = "y") -> NDArray[np.int8]:
+    """Labels that are exactly -1 or +1 (no implicit mapping from {0,1})."""
+    arr = np.asarray(y)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+    if n is not None and arr.shape[0] != n:
+        raise ValueError(f"{name} has {arr.shape[0]} labels but X has {n} rows")
+    if arr.shape[0] == 0:
+        raise ValueError(f"{name} is empty")
+    if arr.dtype.kind not in "biuf":
+        raise BoundsViolation(
+            f"{name} must contain labels in {{-1, +1}}; got dtype {arr.dtype}. "
+            "Map your classes explicitly (the estimators do this through classes_)."
+        )
+    if arr.dtype.kind == "f" and not np.isfinite(arr).all():
+        raise ValueError(f"{name} contains NaN or infinite values")
+    bad = ~np.isin(arr, (-1, 1))
+    if bad.any():
+        vals = np.unique(arr[bad])[:5].tolist()
+        raise BoundsViolation(
+            f"{name} must contain only -1 and +1 (the label set the proof assumes); found {vals}. "
+            "Labels in {0, 1} are not mapped silently: use the estimator's classes_ mapping "
+            "or convert with 2*y - 1."
+        )
+    return arr.astype(np.int8)
+
+
+def check_choice(value: object, name: str, choices: Iterable[str]) -> str:
+    opts = sorted(choices)
+    if not isinstance(value, str) or value not in opts:
+        raise ValueError(f"unknown {name} {value!r}; valid names are: {', '.join(opts)}")
+    return value

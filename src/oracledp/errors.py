@@ -1,0 +1,44 @@
+"""Exception and warning classes of oracledp.
+
+Every error a caller can trigger with bad input is one of these (or a plain
+``ValueError`` / ``TypeError`` for malformed parameters), raised *before* any
+noise is drawn, so a rejected call consumes no randomness and releases nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class OracleDPError(Exception):
+    """Base class of the library's own errors."""
+
+
+class OracleFailure(OracleDPError, RuntimeError):
+    """The optimization oracle did not return a certified exact optimum.
+
+    Mechanisms whose privacy proof assumes an exact oracle (OPDisc, RSPM) raise
+    this instead of releasing an output whose guarantee would not hold.  The
+    uncertified :class:`~oracledp.oracles.OracleResult` is attached as
+    ``result`` for diagnostics; it must not be published.
+    """
+
+    def __init__(self, message: str, result: Any | None = None) -> None:
+        super().__init__(message)
+        self.result = result
+
+
+class BoundsViolation(OracleDPError, ValueError):
+    """Data lie outside the bounds that a privacy proof assumes.
+
+    oracledp never clips silently: rescale or clip the data yourself (with a
+    data-independent rule) and call again.
+    """
+
+
+class BudgetError(OracleDPError, ValueError):
+    """A privacy budget would be exceeded."""
+
+
+class PrivacyWarning(UserWarning):
+    """A privacy guarantee is weaker than the caller may assume."""

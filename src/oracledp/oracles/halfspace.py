@@ -1,0 +1,160 @@
+"""The 0/1-loss halfspace problem solved by the OPDisc oracle.
+
+Objective (Definition 2.2 of Neel et al., ICML 2020, multiplied by n, which
+does not change the argmin)::
+
+    F(w; eta) = sum_i 1[y_i != sgn(<x_i, w>)]  -  <eta, pi(w)>,   w in W_tau.
+
+Conventions (exact, documented, tested):
+
+* **sgn(0) = 0.**  The loss is read literally: a point with ``<x_i, w> = 0``
+  lies on the hyperplane and is an error for either label (sgn(0) = 0 never
+  equals a label in {-1, +1}).  ``w = 0`` therefore misclassifies every point.
+  Prediction (``predict``) sends a score of exactly 0 to the negative class,
+  as scikit-learn's linear classifiers do, so test accuracy is never lower
+  than what the objective counts.
+* **No tolerance.**  Features are read as exact rationals: every value must
+  equal ``p/q`` with ``q <= max_denominator`` (checked: the float of p/q must
+  be the value itself), so ``Q * <x, k>`` is an integer for the common
+  denominator ``Q`` and every sign is decided in integer arithmetic.  A
+  correct positive needs ``Q <x, k> >= 1``, a correct negative
+  ``Q <x, k> <= -1``: the margin is exactly ``1/Q`` in feature units, which is
+  the smallest non-zero score the data can produce, so it changes no argmin.
+  Adult's numeric columns (integer / column max) give Q = 7,920.
+* **Aggregation.**  Identical feature rows are merged into one group with
+  counts of positive and negative labels; the objective is unchanged.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import cached_property, reduce
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from oracledp._validation import check_finite_matrix, check_signed_labels
+from oracledp.oracles.space import IntegerBall
+
+_MAX_EXACT = 2**52  # integer magnitudes up to here are exact in float64 solvers
+
+
+def rationalize_columns(
+    X: NDArray[np.float64], max_denominator: int = 10**6
+) -> tuple[NDArray[np.int64], int]:
+    """Write X = N / Q exactly, with N integer and Q the least common denominator.
+
+    Raises ValueError naming the column when a value is not a rational with a
+    denominator <= max_denominator (round such features to a grid first).
+    """
+    denominators: list[int] = []
+    col_fracs: list[tuple[NDArray[np.float64], list[Fraction]]] = []
+    for j in range(X.shape[1]):
+        uniq = np.unique(X[:, j])
+        fracs = [Fraction(float(v)).limit_denominator(max_denominator) for v in uniq]
+        for v, f in zip(uniq, fracs, strict=True):
+            if float(f) != float(v):
+                raise ValueError(
+                    f"feature column {j} holds {v!r}, which is not p/q with q <= {max_denominator}; "
+                    "the exact 0/1 oracle needs rational features: round them to a grid "
+                    "(for example np.round(X, 4)) or raise max_denominator"
+                )
+        col_fracs.append((uniq, fracs))
+        denominators.extend(f.denominator for f in fracs)
+    Q = reduce(math.lcm, set(denominators), 1)
+    N = np.empty(X.shape, dtype=np.int64)
+    for j, (uniq, fracs) in enumerate(col_fracs):
+        nums = np.array([f.numerator * (Q // f.denominator) for f in fracs], dtype=object)
+        if np.abs(nums).max(initial=0) > _MAX_EXACT:
+            raise ValueError(
+                f"common denominator {Q} makes column {j} too large for exact arithmetic; "
+                "round the features to a coarser grid"
+            )
+        idx = np.searchsorted(uniq, X[:, j])
+        N[:, j] = nums.astype(np.int64)[idx]
+    return N, Q
+
+
+@dataclass(frozen=True, eq=False)
+class HalfspaceProblem:
+    """Aggregated 0/1-loss halfspace data over an integer parameter space.
+
+    Build with :meth:`from_data`.  Attributes:
+
+    * ``N`` (g, d) int64: distinct feature rows times ``Q`` (exact integers),
+    * ``Q``: the common denominator,
+    * ``n_pos``, ``n_neg`` (g,) int64: how many +1 and -1 labels each row has,
+    * ``space``: the parameter space W.
+    """
+
+    N: NDArray[np.int64]
+    Q: int
+    n_pos: NDArray[np.int64]
+    n_neg: NDArray[np.int64]
+    space: IntegerBall
+
+    @classmethod
+    def from_data(
+        cls,
+        X: ArrayLike,
+        y: ArrayLike,
+        space: IntegerBall | None = None,
+        *,
+        max_denominator: int = 10**6,
+    ) -> HalfspaceProblem:
+        Xa = check_finite_matrix(X)
+        ya = check_signed_labels(y, Xa.shape[0])
+        if space is None:
+            space = IntegerBall(Xa.shape[1])
+        if space.d != Xa.shape[1]:
+            raise ValueError(f"space has d = {space.d} but X has {Xa.shape[1]} features")
+        N, Q = rationalize_columns(Xa, max_denominator)
+        if np.abs(N).sum(axis=1).max() * space.k_max > _MAX_EXACT:
+            raise ValueError("feature magnitudes too large for exact integer scores; rescale X")
+        rows, inverse = np.unique(N, axis=0, return_inverse=True)
+        inverse = inverse.ravel()
+        g = rows.shape[0]
+        n_pos = np.bincount(inverse, weights=(ya == 1), minlength=g).astype(np.int64)
+        n_neg = np.bincount(inverse, weights=(ya == -1), minlength=g).astype(np.int64)
+        return cls(N=rows, Q=Q, n_pos=n_pos, n_neg=n_neg, space=space)
+
+    @property
+    def d(self) -> int:
+        return self.N.shape[1]
+
+    @property
+    def n(self) -> int:
+        return int(self.n_pos.sum() + self.n_neg.sum())
+
+    @property
+    def lipschitz(self) -> float:
+        """G = 1/tau: a loss in [0, 1] on a tau-separated space (Section 3 of the ICML paper)."""
+        return 1.0 / self.space.tau
+
+    @property
+    def n_groups(self) -> int:
+        return self.N.shape[0]
+
+    @cached_property
+    def binary_columns(self) -> NDArray[np.bool_]:
+        """Columns whose values are all 0 or 1 (one-hot / indicator features)."""
+        return ((self.N == 0) | (self.N == self.Q)).all(axis=0)
+
+    # --- exact evaluation ----------------------------------------------------------------------
+    def scores_k(self, K: NDArray[np.integer]) -> NDArray[np.int64]:
+        """Q * <x_g, k> for every group g and every row k of K: shape (g, len(K))."""
+        K = np.atleast_2d(np.asarray(K, dtype=np.int64))
+        return self.N @ K.T
+
+    def loss_k(self, K: NDArray[np.integer]) -> NDArray[np.int64]:
+        """Exact 0/1 loss (error count, sgn(0) = 0 convention) of each row of K."""
+        S = self.scores_k(K)
+        err = (S <= 0) * self.n_pos[:, None] + (S >= 0) * self.n_neg[:, None]
+        return err.sum(axis=0)
+
+    def objective_k(self, K: NDArray[np.integer], eta: NDArray[np.floating]) -> NDArray[np.float64]:
+        """F(tau k; eta) = loss - <eta, pi(tau k)> for each row of K."""
+        eta = np.asarray(eta, dtype=np.float64)
+        return self.loss_k(K) - self.space.pi_k(np.atleast_2d(K)) @ eta
