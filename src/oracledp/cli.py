@@ -1,0 +1,247 @@
+"""The ``oracledp`` command line (typer + rich).
+
+Commands: ``datasets`` (bundled data files and their checksums), ``solvers``
+(oracle backends) and ``demo`` (OPDisc on Adult, see
+:mod:`oracledp.experiments.demo`).  All logic lives in importable modules; this
+file parses options and prints.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from rich.table import Table
+
+from oracledp import __version__
+from oracledp.errors import OracleDPError
+
+app = typer.Typer(
+    name="oracledp",
+    help="Differentially private learning with optimization oracles.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"oracledp {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Show the version."),
+    ] = False,
+) -> None:
+    """Differentially private learning with optimization oracles."""
+
+
+# --- datasets / solvers ------------------------------------------------------------------------
+
+
+def _size(n: int | None) -> str:
+    if n is None:
+        return "missing"
+    return f"{n / 1e6:.2f} MB" if n >= 1e6 else f"{n / 1e3:.1f} kB"
+
+
+@app.command()
+def datasets() -> None:
+    """List the bundled data files, their sizes, record counts and SHA-256 checks."""
+    from oracledp.datasets import list_datasets
+
+    console = Console()
+    table = Table(title="Bundled datasets (checked against recorded SHA-256)")
+    for col, kw in (("name", {}), ("file", {}), ("size", {"justify": "right"}),
+                    ("records", {"justify": "right"}), ("sha256", {}), ("verified", {})):
+        table.add_column(col, **kw)
+    rows = list_datasets()
+    for r in rows:
+        table.add_row(
+            r["name"], r["file"], _size(r["bytes"]), f"{r['records']:,}",
+            f"{r['sha256'][:16]}…",
+            "[green]yes[/green]" if r["verified"] else "[red]NO[/red]",
+        )
+    console.print(table)
+    bad = [r["file"] for r in rows if not r["verified"]]
+    if bad:
+        console.print(f"[red]error:[/red] checksum mismatch or missing file: {', '.join(bad)}; "
+                      "reinstall oracledp to restore the data.")
+        raise typer.Exit(1)
+
+
+@app.command()
+def solvers() -> None:
+    """List the oracle backends (solver names for --solver)."""
+    from oracledp.oracles import available_oracles
+
+    console = Console()
+    table = Table(title="Oracle backends")
+    table.add_column("name", style="bold")
+    table.add_column("description")
+    for name, desc in available_oracles().items():
+        table.add_row(name + (" (default)" if name == "highs" else ""), desc)
+    console.print(table)
+
+
+# --- demo -------------------------------------------------------------------------------------
+
+
+def _parse_eps(value: str) -> tuple[float, ...]:
+    parts = [p.strip() for p in value.split(",")]
+    if not value.strip() or any(not p for p in parts):
+        raise typer.BadParameter(
+            f"{value!r} is not a comma-separated list of numbers (example: --eps 0.1,1)",
+            param_hint="'--eps'",
+        )
+    out: list[float] = []
+    for p in parts:
+        try:
+            e = float(p)
+        except ValueError:
+            raise typer.BadParameter(
+                f"{p!r} is not a number (example: --eps 0.1,1)", param_hint="'--eps'"
+            ) from None
+        if not (math.isfinite(e) and e > 0):
+            raise typer.BadParameter(
+                f"every epsilon must be a finite number > 0, got {p!r}", param_hint="'--eps'"
+            )
+        if e in out:
+            raise typer.BadParameter(f"epsilon {p} is listed twice", param_hint="'--eps'")
+        out.append(e)
+    return tuple(out)
+
+
+def _fmt_acc(stats: dict[str, float | None]) -> str:
+    if stats["mean"] is None:
+        return "—"
+    std = stats["std"]
+    return f"{stats['mean']:.3f}" + ("" if std is None else f" ± {std:.3f}")
+
+
+def _fmt_time(t: float | None) -> str:
+    return "—" if t is None else f"{t:.1f}"
+
+
+def _print_demo(console: Console, result: dict[str, Any]) -> None:
+    data = result["data"]
+    table = Table(
+        title=(f"OPDisc on Adult: n_train={data['n_train']:,}, n_test={data['n_test']:,}, "
+               f"d={data['d']}, delta=1/n²={data['delta']:.3g}"),
+        caption="accuracy: mean ± std over certified runs; uncertified runs are failures",
+    )
+    table.add_column("epsilon", justify="right", min_width=11)
+    for header in ("runs", "train acc", "test acc", "oracle s\nmed / max", "certified"):
+        table.add_column(header, justify="right", no_wrap=True)
+    for row in result["summary"]:
+        k, n = row["certified"], row["runs"]
+        cert = f"{k}/{n}" if k == n else f"[red]{k}/{n}[/red]"
+        table.add_row(
+            f"{row['epsilon']:g}", str(n), _fmt_acc(row["train_acc"]), _fmt_acc(row["test_acc"]),
+            f"{_fmt_time(row['oracle_time_s']['median'])} / "
+            f"{_fmt_time(row['oracle_time_s']['max'])}",
+            cert,
+        )
+    np_ = result["non_private"]
+    acc = (lambda v: "—" if v is None else f"{v:.3f}")  # noqa: E731
+    table.add_section()
+    table.add_row(
+        np_["label"].replace(" ", "\n", 1), "1", acc(np_["train_acc"]), acc(np_["test_acc"]),
+        _fmt_time(np_["oracle_time_s"]),
+        "optimal" if np_["certified"] else f"[yellow]no ({np_['status']})[/yellow]",
+    )
+    console.print(table)
+    seen: set[float] = set()
+    for r in result["runs"]:
+        if r["ok"] and r["epsilon"] not in seen:
+            seen.add(r["epsilon"])
+            console.print(f"  eps={r['epsilon']:g}: each run is {r['guarantee_text']}")
+    console.print(f"  {np_['label']} is not private: reference only.")
+    for r in result["runs"]:
+        if not (r["ok"] and r["certified"]):
+            console.print(
+                f"[red]failed:[/red] eps={r['epsilon']:g} run {r['run']} (seed {r['seed']}): "
+                f"oracle status {r['status']}, nothing released"
+            )
+
+
+@app.command()
+def demo(
+    eps: Annotated[
+        str, typer.Option("--eps", help="Comma-separated privacy levels epsilon.")
+    ] = "0.1,1",
+    runs: Annotated[int, typer.Option("--runs", min=1, help="Private runs per epsilon.")] = 3,
+    seed: Annotated[
+        int, typer.Option("--seed", min=0, help="Master seed; each run's seed derives from it.")
+    ] = 0,
+    solver: Annotated[
+        str, typer.Option("--solver", help="Oracle backend (see `oracledp solvers`).")
+    ] = "highs",
+    time_limit: Annotated[
+        float, typer.Option("--time-limit", help="Seconds per oracle call.")
+    ] = 60.0,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="Directory for demo.json and demo.png.", file_okay=False),
+    ] = None,
+    n_train: Annotated[
+        int | None, typer.Option("--n-train", hidden=True, min=2, help="Subsample (tests).")
+    ] = None,
+    n_test: Annotated[
+        int | None, typer.Option("--n-test", hidden=True, min=2, help="Subsample (tests).")
+    ] = None,
+) -> None:
+    """Train OPDisc on Adult (ICML 2020 setting) at each epsilon, against the non-private optimum."""
+    from oracledp.experiments.demo import Config, run_demo, write_outputs
+    from oracledp.oracles import check_solver_name
+
+    epsilons = _parse_eps(eps)
+    try:
+        check_solver_name(solver)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="'--solver'") from None
+    if not (math.isfinite(time_limit) and time_limit > 0):
+        raise typer.BadParameter(f"must be > 0, got {time_limit}", param_hint="'--time-limit'")
+    config = Config(epsilons=epsilons, runs=runs, seed=seed, solver=solver,
+                    time_limit=time_limit, n_train=n_train, n_test=n_test)
+
+    console = Console()
+    try:
+        with Progress(
+            SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+            MofNCompleteColumn(), TimeElapsedColumn(), console=console, transient=True,
+        ) as progress:
+            task = progress.add_task("starting", total=None)
+
+            def report(done: int, total: int, desc: str) -> None:
+                progress.update(task, completed=done, total=total, description=desc)
+
+            result = run_demo(config, progress=report)
+    except OracleDPError as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(1) from None
+
+    _print_demo(console, result)
+    console.print(f"  total time {result['elapsed_s']:.1f}s")
+    if out is not None:
+        paths = write_outputs(result, out)
+        console.print(f"  wrote {paths['json']} and {paths['png']}")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    app()

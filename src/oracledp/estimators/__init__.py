@@ -1,0 +1,9 @@
+"""scikit-learn estimators wrapping the private learners of :mod:`oracledp.learners`.
+
+The estimators only validate, map labels and call the learner functions; the
+privacy statement of every fit is stored on the estimator as ``guarantee_``.
+"""
+
+from oracledp.estimators.opdisc import OPDiscClassifier
+
+__all__ = ["OPDiscClassifier"]

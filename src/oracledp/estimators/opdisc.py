@@ -1,0 +1,351 @@
+"""A scikit-learn classifier around OPDisc (Neel, Roth, Vietri, Wu, ICML 2020, Algorithm 1).
+
+The estimator adds nothing to the mechanism: it validates every parameter and
+the data, maps the two class labels to {-1, +1}, optionally rounds features to
+a public grid, builds the exact 0/1-loss
+:class:`~oracledp.oracles.HalfspaceProblem` and calls
+:func:`~oracledp.learners.opdisc` once.  The privacy statement of the fit is
+stored as ``guarantee_``.
+
+Why validation comes first: a fit that is refused must neither consume
+randomness nor release anything, so all checks (parameters, solver name, data,
+label set, rationality of the features) run before the noise vector is drawn.
+"""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils import Tags
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from oracledp._validation import check_delta, check_epsilon, check_positive, check_rng
+from oracledp.errors import PrivacyWarning
+from oracledp.learners.opdisc import OPDiscResult, opdisc
+from oracledp.oracles.base import Oracle
+from oracledp.oracles.halfspace import HalfspaceProblem
+from oracledp.oracles.registry import check_solver_name, make_oracle
+from oracledp.oracles.space import IntegerBall
+
+__all__ = ["OPDiscClassifier"]
+
+_GRID_MAX_DENOMINATOR = 10**6
+
+
+def _grid_fraction(grid: object) -> Fraction:
+    """``feature_grid`` as an exact fraction p/q (q <= 10**6), e.g. 1e-3 -> 1/1000."""
+    g = check_positive(grid, "feature_grid")
+    frac = Fraction(g).limit_denominator(_GRID_MAX_DENOMINATOR)
+    if float(frac) != g:
+        raise ValueError(
+            f"feature_grid must be a simple rational step such as 1e-3, 0.01 or 0.25 "
+            f"(p/q with q <= {_GRID_MAX_DENOMINATOR}), got {grid!r}"
+        )
+    return frac
+
+
+def round_to_grid(X: NDArray[np.float64], grid: Fraction) -> NDArray[np.float64]:
+    """Round every entry of X to the nearest multiple of ``grid`` (= p/q).
+
+    The result is computed as ``(m * p) / q`` with integer-valued floats ``m``, so
+    each entry is the correctly rounded float of the rational ``m p / q`` and the
+    exact oracle reads it back as that rational.
+    """
+    p, q = grid.numerator, grid.denominator
+    m = np.rint(X * q / p)
+    return (m * p) / q
+
+
+def _accepts_option(cls: type, option: str) -> bool:
+    """Whether ``cls(option=...)`` is accepted (a named parameter or ``**kwargs``)."""
+    try:
+        params = inspect.signature(cls).parameters
+    except (TypeError, ValueError):  # pragma: no cover - builtins without a signature
+        return False
+    return option in params or any(
+        p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()
+    )
+
+
+def build_oracle(solver: str | Oracle, time_limit: float | None) -> Oracle:
+    """The oracle for ``solver``, given ``time_limit`` only if its backend takes one.
+
+    The brute-force oracle enumerates W and has no time limit; an
+    :class:`~oracledp.oracles.Oracle` instance is used exactly as configured.
+    """
+    if not isinstance(solver, str):
+        return make_oracle(solver)
+    oracle = make_oracle(solver)
+    if time_limit is not None and _accepts_option(type(oracle), "time_limit"):
+        oracle = make_oracle(solver, time_limit=time_limit)
+    return oracle
+
+
+def _check_optional_positive(value: object, name: str) -> float | None:
+    return None if value is None else check_positive(value, name)
+
+
+class OPDiscClassifier(ClassifierMixin, BaseEstimator):
+    """Differentially private 0/1-loss linear classifier (OPDisc, exact oracle).
+
+    Draws ``eta ~ N(0, sigma^2 I_{d+1})`` and returns the exact minimizer of
+    ``#errors(w) - <eta, pi(w)>`` over the integer grid
+    ``W = {tau k : |tau k_j| <= bound, ||tau k||_2 <= radius}`` (one call to an
+    optimization oracle).  The model is a halfspace through the origin: there is
+    no intercept (``intercept_ = 0.0``); with one-hot encoded categorical
+    features the one-hot blocks play the role of an intercept.
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        Privacy parameter epsilon > 0 of the whole fit.
+    delta : float or None, default=None
+        Privacy parameter delta in (0, 1).  ``None`` means ``1 / n**2`` with ``n``
+        the number of training rows.  This default depends on n, which is treated
+        as public, as in the paper's experiments; pass a fixed delta if the
+        dataset size must stay private.
+    tau : float, default=1.0
+        Spacing of the parameter grid (the space is tau-separated).
+    bound : float or None, default=None
+        Box bound ``|w_j| <= bound``; ``None`` means ``floor(sqrt(d))``.
+    radius : float or None, default=None
+        Ball bound ``||w||_2 <= radius``; ``None`` means ``sqrt(d)``.
+    solver : str or Oracle, default="highs"
+        Oracle name (see :func:`oracledp.oracles.available_oracles`) or an
+        :class:`~oracledp.oracles.Oracle` instance, used as configured.
+    time_limit : float or None, default=60.0
+        Seconds per oracle call, passed to backends that take a time limit (not
+        to ``"brute"``, which enumerates W, nor to an Oracle instance).
+    allow_uncertified : bool, default=False
+        If the oracle does not certify an exact optimum within the time limit,
+        ``fit`` raises :class:`~oracledp.errors.OracleFailure` and releases
+        nothing.  With ``True`` the uncertified answer is kept, a
+        :class:`~oracledp.errors.PrivacyWarning` is issued and
+        ``guarantee_.holds`` is False.
+    feature_grid : float or None, default=None
+        ``None``: features are used as they are and must be exact small
+        rationals (p/q with q <= 10**6), else ``fit`` raises ValueError.  A float
+        ``g`` (e.g. ``1e-3``) rounds every feature to the nearest multiple of g,
+        *both in fit and in decision_function/predict*.  The rounding is a fixed
+        public transform applied to each record on its own, so the privacy
+        guarantee is unaffected; it is never applied unless asked for.
+    random_state : None, int, SeedSequence or numpy Generator, default=None
+        Source of the noise.  ``None`` draws fresh noise at every fit; an int
+        seed reproduces the fit; a Generator is consumed (successive fits draw
+        new noise).  Note that :func:`sklearn.base.clone` deep-copies a
+        Generator, so clones (cross-validation, grid search) draw *identical*
+        noise: use int seeds, or None, there.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+        The sorted class labels; ``classes_[0]`` is mapped to -1 and
+        ``classes_[1]`` to +1 (an explicit mapping, whatever the labels are).
+    coef_ : ndarray of shape (1, n_features)
+        The released parameter vector w.
+    intercept_ : float
+        Always 0.0 (the model has no intercept).
+    feature_grid_ : Fraction or None
+        The grid step used in fit, as an exact fraction (1e-3 -> 1/1000);
+        decision_function and predict round with it.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Only when X was a DataFrame with string column names.
+    guarantee_ : PrivacyGuarantee
+        (epsilon, delta)-DP statement of this fit, ``requires_exact_oracle=True``.
+    oracle_status_ : dict
+        :meth:`OracleResult.summary` of the oracle call (status, certified, gap,
+        wall time...).
+    sigma_ : float
+        Standard deviation of the objective noise.
+    result_ : OPDiscResult
+        The full result of :func:`~oracledp.learners.opdisc`.
+
+    Raises
+    ------
+    ValueError, TypeError
+        For invalid parameters or data, before any noise is drawn: y with one
+        class or more than two classes, non-finite X, a non-rational feature
+        without ``feature_grid``, an unknown solver name.
+    OracleFailure
+        When the oracle does not certify the optimum (unless
+        ``allow_uncertified=True``).
+
+    Notes
+    -----
+    ``predict`` sends a score of exactly 0 to ``classes_[0]``, as scikit-learn's
+    linear classifiers do (the training objective counts such points as errors
+    for both labels).
+
+    Privacy
+    -------
+    (epsilon, delta)-DP with respect to replacing one training record
+    (Theorem 1 of [NRVW20]), provided the oracle returns the exact minimizer;
+    uncertified answers are refused unless ``allow_uncertified=True``.  As in
+    scikit-learn, the label set ``classes_``, the number of features and (with
+    ``delta=None``) the number of rows are read from the data and treated as
+    public; a fit refused because y holds a single class is outside the
+    guarantee.  Noise is sampled with numpy (idealized numerics).
+
+    References
+    ----------
+    .. [NRVW20] S. Neel, A. Roth, G. Vietri, Z. S. Wu. "Oracle Efficient Private
+       Non-Convex Optimization". ICML 2020.
+    """
+
+    def __init__(
+        self,
+        epsilon: float = 1.0,
+        delta: float | None = None,
+        *,
+        tau: float = 1.0,
+        bound: float | None = None,
+        radius: float | None = None,
+        solver: str | Oracle = "highs",
+        time_limit: float | None = 60.0,
+        allow_uncertified: bool = False,
+        feature_grid: float | None = None,
+        random_state: Any = None,
+    ) -> None:
+        self.epsilon = epsilon
+        self.delta = delta
+        self.tau = tau
+        self.bound = bound
+        self.radius = radius
+        self.solver = solver
+        self.time_limit = time_limit
+        self.allow_uncertified = allow_uncertified
+        self.feature_grid = feature_grid
+        self.random_state = random_state
+
+    def __sklearn_tags__(self) -> Tags:
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False  # one halfspace: binary only
+        tags.input_tags.sparse = False
+        tags.input_tags.allow_nan = False
+        return tags
+
+    def __sklearn_is_fitted__(self) -> bool:
+        return hasattr(self, "coef_")
+
+    # ------------------------------------------------------------------------------------------
+    @staticmethod
+    def _transform(X: NDArray[np.float64], grid: Fraction | None) -> NDArray[np.float64]:
+        return X if grid is None else round_to_grid(X, grid)
+
+    def fit(self, X: ArrayLike, y: ArrayLike) -> OPDiscClassifier:
+        """Fit the private classifier (one OPDisc run).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Finite features (exact small rationals unless ``feature_grid`` is set).
+        y : array-like of shape (n_samples,)
+            Labels of exactly two classes (any type: ints, strings...).
+
+        Returns
+        -------
+        self
+        """
+        # Forget a previous fit, so a refused refit cannot leave a stale model behind.
+        for attr in [a for a in vars(self) if a.endswith("_") and not a.startswith("__")]:
+            delattr(self, attr)
+
+        # 1. Parameters (no data, no randomness yet).
+        epsilon = check_epsilon(self.epsilon)
+        if self.delta is not None:
+            check_delta(self.delta)
+        tau = check_positive(self.tau, "tau")
+        bound = _check_optional_positive(self.bound, "bound")
+        radius = _check_optional_positive(self.radius, "radius")
+        time_limit = _check_optional_positive(self.time_limit, "time_limit")
+        if not isinstance(self.allow_uncertified, (bool, np.bool_)):
+            raise TypeError(
+                f"allow_uncertified must be a bool, got {type(self.allow_uncertified).__name__}"
+            )
+        grid = None if self.feature_grid is None else _grid_fraction(self.feature_grid)
+        check_solver_name(self.solver)
+        rng = check_rng(self.random_state)  # type check only: nothing is drawn here
+
+        # 2. Data and labels.
+        X_arr, y_arr = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=True)
+        check_classification_targets(y_arr)
+        classes, y_idx = np.unique(y_arr, return_inverse=True)
+        if len(classes) > 2:
+            y_type = type_of_target(y_arr, input_name="y")
+            shown = ", ".join(repr(c) for c in classes[:5].tolist())
+            raise ValueError(
+                f"Only binary classification is supported. The type of the target is {y_type} "
+                f"({len(classes)} classes: {shown}{', ...' if len(classes) > 5 else ''}). "
+                "OPDiscClassifier learns one halfspace; reduce y to two classes first."
+            )
+        if len(classes) < 2:
+            raise ValueError(
+                f"OPDiscClassifier needs exactly 2 classes in y, but y has 1 class "
+                f"({classes[0]!r}); a classifier cannot be trained on one class."
+            )
+        y_pm = np.where(y_idx.ravel() == 1, 1, -1).astype(np.int8)
+        n, d = X_arr.shape
+        delta = check_delta(1.0 / n**2 if self.delta is None else self.delta)
+
+        # 3. The exact problem (rejects features that are not exact rationals).
+        space = IntegerBall(d, bound=bound, radius=radius, tau=tau)
+        X_fit = self._transform(X_arr, grid)
+        try:
+            problem = HalfspaceProblem.from_data(X_fit, y_pm, space)
+        except ValueError as exc:
+            hint = (
+                "pass feature_grid (e.g. OPDiscClassifier(feature_grid=1e-3)) to round the "
+                "features to a public grid in both fit and predict"
+                if grid is None
+                else f"use a coarser feature_grid than {self.feature_grid!r} or rescale X"
+            )
+            raise ValueError(f"{exc}. OPDiscClassifier: {hint}.") from exc
+        oracle = build_oracle(self.solver, time_limit)
+
+        # 4. The mechanism: the only place noise is drawn.
+        result: OPDiscResult = opdisc(
+            problem,
+            epsilon,
+            delta,
+            oracle=oracle,
+            random_state=rng,
+            allow_uncertified=bool(self.allow_uncertified),
+        )
+        if not result.guarantee.holds:
+            warnings.warn(
+                "OPDiscClassifier: the oracle did not certify an exact optimum "
+                f"(status {result.oracle.status}); the coefficients were released because "
+                "allow_uncertified=True and carry NO differential privacy guarantee.",
+                PrivacyWarning,
+                stacklevel=2,
+            )
+
+        self.classes_ = classes
+        self.feature_grid_ = grid
+        self.coef_ = np.asarray(result.w, dtype=np.float64).reshape(1, d)
+        self.intercept_ = 0.0
+        self.guarantee_ = result.guarantee
+        self.oracle_status_ = result.oracle.summary()
+        self.sigma_ = float(result.sigma)
+        self.result_ = result
+        return self
+
+    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
+        """Scores ``<x, w>`` (after rounding to ``feature_grid`` if set); > 0 means ``classes_[1]``."""
+        check_is_fitted(self)
+        X_arr = validate_data(self, X, dtype=np.float64, ensure_all_finite=True, reset=False)
+        X_arr = self._transform(X_arr, self.feature_grid_)  # the grid used in fit
+        return X_arr @ self.coef_[0]
+
+    def predict(self, X: ArrayLike) -> NDArray[Any]:
+        """``classes_[1]`` where the score is > 0, else ``classes_[0]`` (a score of 0 included)."""
+        scores = self.decision_function(X)
+        return self.classes_[(scores > 0).astype(np.intp)]

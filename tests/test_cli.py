@@ -1,0 +1,199 @@
+"""The ``oracledp`` command line and the demo experiment behind it."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+import oracledp.datasets
+import oracledp.estimators.opdisc as est_mod
+from oracledp.cli import app
+from oracledp.datasets import TabularDataset
+from oracledp.experiments.demo import NON_PRIVATE_LABEL, Config, run_demo, run_seed
+from oracledp.oracles import OracleStatus
+from oracledp.oracles.base import make_result
+
+ENV = {"COLUMNS": "200"}  # wide enough that rich never wraps a cell
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+def _tiny(split: str = "train", *, balanced: bool = True, random_state: int = 0) -> TabularDataset:
+    """A stand-in for load_adult: d = 3 rational features, labels from a fixed halfspace."""
+    rng = np.random.default_rng([7, 0 if split == "train" else 1])
+    n = 80 if split == "train" else 60
+    X = rng.integers(-4, 5, size=(n, 3)) / 4.0
+    score = X @ np.array([1.0, 1.0, -1.0])
+    y = np.where(score > 0, 1, -1).astype(np.int8)
+    flip = rng.random(n) < 0.05
+    y[flip] = -y[flip]
+    return TabularDataset(
+        X=X, y=y, feature_names=["a", "b", "c"], numeric_columns=[0, 1, 2],
+        categorical_blocks={}, bounds={}, name=f"tiny-{split}", description="test data",
+    )
+
+
+@pytest.fixture
+def tiny_adult(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(oracledp.datasets, "load_adult", _tiny)
+
+
+# --- datasets / solvers ------------------------------------------------------------------------
+
+
+def test_datasets_lists_the_three_files(runner):
+    res = runner.invoke(app, ["datasets"], env=ENV)
+    assert res.exit_code == 0, res.output
+    for f in ("adult.data.gz", "adult.test.gz", "kddcup.data_10_percent.gz"):
+        assert f in res.output
+    assert "32,561" in res.output and "494,021" in res.output
+    assert "NO" not in res.output  # every file verified
+
+
+def test_solvers_lists_names(runner):
+    res = runner.invoke(app, ["solvers"], env=ENV)
+    assert res.exit_code == 0, res.output
+    for name in ("highs (default)", "highs-monolithic", "cpsat", "brute"):
+        assert name in res.output
+
+
+def test_version_and_help(runner):
+    res = runner.invoke(app, ["--version"])
+    assert res.exit_code == 0 and "oracledp" in res.output
+    res = runner.invoke(app, ["demo", "--help"], env=ENV)
+    assert res.exit_code == 0 and "--eps" in res.output
+    assert "--n-train" not in res.output  # hidden test option
+
+
+# --- demo: bad options --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("eps", ["abc", "0", "-1", "nan", "inf", "1,,2", "", "0.1,0.1"])
+def test_bad_eps_is_a_clean_usage_error(runner, eps):
+    res = runner.invoke(app, ["demo", "--eps", eps], env=ENV)
+    assert res.exit_code == 2
+    assert "Invalid value for '--eps'" in res.output
+    assert "Traceback" not in res.output
+    assert res.exception is None or isinstance(res.exception, SystemExit)
+
+
+@pytest.mark.parametrize(
+    ("args", "hint"),
+    [(["--solver", "gurobi9"], "--solver"), (["--time-limit", "0"], "--time-limit"),
+     (["--runs", "0"], "--runs"), (["--seed", "-3"], "--seed")],
+)
+def test_other_bad_options(runner, args, hint):
+    res = runner.invoke(app, ["demo", *args], env=ENV)
+    assert res.exit_code == 2
+    assert hint in res.output and "Traceback" not in res.output
+
+
+def test_config_validation():
+    with pytest.raises(ValueError):
+        Config(epsilons=())
+    with pytest.raises(ValueError):
+        Config(epsilons=(1.0, -1.0))
+    with pytest.raises(ValueError, match="unknown solver"):
+        Config(solver="nope")
+    with pytest.raises(ValueError):
+        Config(runs=0)
+    with pytest.raises(ValueError):
+        Config(n_train=1)
+
+
+# --- demo: end to end on tiny data (brute-force oracle) -----------------------------------------
+
+
+def test_demo_end_to_end(runner, tiny_adult, tmp_path):
+    out = tmp_path / "demo-out"
+    res = runner.invoke(
+        app,
+        ["demo", "--eps", "0.5,200", "--runs", "2", "--seed", "3", "--solver", "brute",
+         "--out", str(out)],
+        env=ENV,
+    )
+    assert res.exit_code == 0, res.output
+    assert NON_PRIVATE_LABEL in res.output
+    assert "2/2" in res.output and "failed" not in res.output
+    assert "(0.5, 0.000156)-DP" in res.output  # delta = 1/80^2
+
+    data = json.loads((out / "demo.json").read_text())
+    assert data["config"]["epsilons"] == [0.5, 200.0]
+    assert data["data"]["n_train"] == 80 and data["data"]["delta"] == pytest.approx(1 / 80**2)
+    runs = data["runs"]
+    assert len(runs) == 4
+    assert [r["seed"] for r in runs] == [run_seed(3, i, j) for i in range(2) for j in range(2)]
+    for r in runs:
+        assert r["ok"] and r["certified"] and r["status"] == "optimal"
+        g = r["guarantee"]
+        assert g["epsilon"] == r["epsilon"] and g["delta"] == pytest.approx(1 / 80**2)
+        assert g["requires_exact_oracle"] is True and g["holds"] is True
+    npv = data["non_private"]
+    assert npv["label"] == NON_PRIVATE_LABEL and npv["private"] is False and npv["certified"]
+    # at eps = 200 the noise is tiny: private training accuracy is close to the optimum's
+    hi = data["summary"][1]
+    assert hi["certified"] == 2
+    assert hi["train_acc"]["mean"] >= npv["train_acc"] - 0.05
+    assert (out / "demo.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_run_demo_is_reproducible_and_reports_progress(tiny_adult):
+    calls: list[tuple[int, int, str]] = []
+    cfg = Config(epsilons=(1.0,), runs=2, seed=5, solver="brute")
+    a = run_demo(cfg, progress=lambda d, t, s: calls.append((d, t, s)))
+    b = run_demo(cfg)
+    strip = lambda rs: [(r["seed"], r["w"], r["test_acc"]) for r in rs]  # noqa: E731
+    assert strip(a["runs"]) == strip(b["runs"])
+    assert calls[0][0] == 0 and calls[-1] == (3, 3, "done")
+    assert [d for d, _, _ in calls] == sorted(d for d, _, _ in calls)
+
+
+class _Uncertified:
+    name = "fake"
+
+    def solve(self, problem, eta):
+        k = np.zeros(problem.d, dtype=np.int64)
+        k[0] = 1
+        obj = float(problem.objective_k(k, eta)[0])
+        return make_result(problem, eta, k, obj - 1.0, OracleStatus.TIME_LIMIT, 0.5, self.name)
+
+
+def test_uncertified_runs_are_failures(runner, tiny_adult, monkeypatch, tmp_path):
+    monkeypatch.setattr(est_mod, "build_oracle", lambda solver, time_limit: _Uncertified())
+    result = run_demo(Config(epsilons=(1.0,), runs=2, solver="brute"))
+    row = result["summary"][0]
+    assert row["certified"] == 0 and row["failed"] == 2
+    assert row["test_acc"] == {"mean": None, "std": None}  # never counted in accuracy
+    assert all(not r["ok"] and r["status"] == "time_limit" and r["guarantee"] is None
+               and "objective" not in r["error"]
+               for r in result["runs"])
+    assert result["non_private"]["certified"] is False
+
+    res = runner.invoke(app, ["demo", "--eps", "1", "--runs", "2", "--solver", "brute",
+                              "--out", str(tmp_path)], env=ENV)
+    assert res.exit_code == 0, res.output
+    assert "0/2" in res.output and res.output.count("failed:") == 2
+    assert "nothing released" in res.output
+    assert json.loads((tmp_path / "demo.json").read_text())["summary"][0]["certified"] == 0
+
+
+# --- demo on the real data (default solver, small subsample) -----------------------------------
+
+
+def test_run_demo_on_adult_subsample():
+    result = run_demo(Config(epsilons=(1.0,), runs=1, n_train=100, n_test=500, time_limit=30))
+    assert result["data"]["d"] == 23 and result["data"]["n_train"] == 100
+    npv = result["non_private"]
+    assert npv["certified"] and npv["train_acc"] is not None
+    (run,) = result["runs"]
+    assert run["certified"], run
+    assert 0.0 <= run["test_acc"] <= 1.0
+    assert run["guarantee"]["delta"] == pytest.approx(1e-4)
+    assert math.isfinite(result["elapsed_s"])
