@@ -539,15 +539,10 @@ def test_pi_unit_norm_and_separation(space: IntegerBall) -> None:
     np.testing.assert_array_equal(space.pi_k(K[0]), P[0])  # single vector form
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="IntegerBall.pi: 1 - ||w||^2/max_norm**2 rounds to 2.2e-16 "
-    "at ||w|| = D, so the last coordinate is 1.49e-8, not 0 (pi_k is exact)",
-)
 def test_pi_float_path_exact_at_max_norm() -> None:
     """Layer 1.  The spec (section 5, O2) wants the last pi coordinate exactly 0 at the corners of
-    {-1,0,1}^2.  ``pi_k`` gives 0; ``pi`` gives sqrt(2.2e-16) = 1.49e-8 because max_norm**2 =
-    2.0000000000000004.  Not used by the brute oracle; recorded for whoever uses ``pi``."""
+    {-1,0,1}^2.  ``pi`` once computed D^2 as max_norm**2 = 2.0000000000000004 and returned
+    sqrt(2.2e-16) = 1.49e-8 there; both paths now use the exact integer D^2 / tau^2."""
     space = IntegerBall(2)
     assert space.pi_k(np.array([1, 1]))[-1] == 0.0
     assert space.pi(np.array([1.0, 1.0]))[-1] == 0.0

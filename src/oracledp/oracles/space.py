@@ -56,12 +56,12 @@ class IntegerBall:
     @property
     def k_max(self) -> int:
         """Largest |k_j|: floor(min(B, D) / tau)."""
-        return int(math.floor(min(self.bound, self.radius) / self.tau + 1e-12))
+        return math.floor(min(self.bound, self.radius) / self.tau + 1e-12)
 
     @property
     def k_norm2_max(self) -> int:
         """Largest allowed ||k||^2: floor(D^2 / tau^2)."""
-        return int(math.floor((self.radius / self.tau) ** 2 + _EPS_NORM))
+        return math.floor((self.radius / self.tau) ** 2 + _EPS_NORM)
 
     def contains_k(self, k: NDArray[np.integer]) -> NDArray[np.bool_]:
         k = np.atleast_2d(k)
@@ -124,7 +124,8 @@ class IntegerBall:
         single = w.ndim == 1
         w2 = np.atleast_2d(w)
         D = self.max_norm
-        r = np.clip(1.0 - (w2**2).sum(axis=1) / D**2, 0.0, None)  # clip only rounding below 0
+        D2 = self.tau**2 * self.max_k_norm2  # D^2 from the exact integer, not (sqrt)^2
+        r = np.clip(1.0 - (w2**2).sum(axis=1) / D2, 0.0, None)  # clip only rounding below 0
         out = np.hstack([w2 / D, np.sqrt(r)[:, None]])
         return out[0] if single else out
 

@@ -40,6 +40,7 @@ integer arithmetic by :func:`~oracledp.oracles.base.make_result`.
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 import weakref
@@ -127,17 +128,25 @@ class StructuredOracle:
         Threads for HiGHS (1 = deterministic and what the benchmarks use).
     max_numeric:
         Largest number of non-binary columns accepted.
+    heuristic_candidates:
+        How many outer candidates (best bound first) get a local-search incumbent
+        before the exact phase (affects speed only, never the answer).
+    max_models:
+        Inner models kept between calls (one per visited outer candidate).
     """
 
     name = "highs-structured"
 
     def __init__(self, *, time_limit: float = 60.0, threads: int = 1, max_numeric: int = 4,
+                 heuristic_candidates: int = 40, max_models: int = 256,
                  verbose: bool = False) -> None:
         if not (time_limit > 0):
             raise ValueError(f"time_limit must be > 0, got {time_limit!r}")
         self.time_limit = float(time_limit)
         self.threads = int(threads)
         self.max_numeric = int(max_numeric)
+        self.heuristic_candidates = int(heuristic_candidates)
+        self.max_models = max(1, int(max_models))
         self.verbose = verbose
         self._cache: weakref.WeakKeyDictionary[HalfspaceProblem, _Prepared] = (
             weakref.WeakKeyDictionary()
@@ -266,7 +275,7 @@ class StructuredOracle:
                 np.concatenate([[-1.0], vals.astype(float)]), 0.0, 0.0)
         row(np.concatenate([z_index.ravel(), rho_index]),
             np.concatenate([np.tile(vals**2, m).astype(float), -np.ones(cap)]), 0.0, 0.0)
-        for a, b in zip(rho_index[:-1], rho_index[1:], strict=True):
+        for a, b in itertools.pairwise(rho_index):
             row(np.array([a, b]), np.array([1.0, -1.0]), 0.0, inf)
         t_index = np.full(prep.n_cells, -1, dtype=np.int64)
         delta_cols: list[NDArray[np.int64]] = []
@@ -296,7 +305,7 @@ class StructuredOracle:
             row(np.concatenate([[tc], dc]), np.concatenate([[1.0], -(b - b_prev)]), -Tc, inf)
             row(np.concatenate([[tc], dc]), np.concatenate([[1.0], -(b_next - b)]), -inf,
                 float(b[0] - 1))
-            for a, bb in zip(dc[:-1], dc[1:], strict=True):
+            for a, bb in itertools.pairwise(dc):
                 row(np.array([a, bb]), np.array([1.0, -1.0]), 0.0, inf)
             delta_cols.append(dc)
             breaks.append(b)
@@ -369,6 +378,47 @@ class StructuredOracle:
         return loss_lb + lin_lb + num_lin, num_lin
 
     # ------------------------------------------------------------------ heuristic
+    @staticmethod
+    def _terms(problem: HalfspaceProblem, prep: _Prepared, vi: int, eta: NDArray[np.float64],
+               ) -> tuple[NDArray[np.float64], NDArray[np.float64], int, float]:
+        """For candidate vi: lin[j, a] (cost of u_j = a), g[r] - g[0], the norm budget of u,
+        and the constant g[0] + numeric linear term."""
+        sp = problem.space
+        K2, cap, kmax = sp.max_k_norm2, sp.k_norm2_max, sp.k_max
+        sq = math.sqrt(K2)
+        vals = np.arange(-kmax, kmax + 1)
+        lin = -(eta[prep.cat_cols][:, None] * vals[None, :]) / sq
+        s2 = int(prep.Vn2[vi])
+        g = -eta[-1] * np.sqrt(np.clip(1.0 - (s2 + np.arange(cap + 1)) / K2, 0.0, None))
+        const = float(g[0]) - float(prep.V[vi] @ eta[prep.num_cols]) / sq
+        return lin, g - g[0], cap - s2, const
+
+    def _heuristic(self, problem: HalfspaceProblem, prep: _Prepared, vi: int,
+                   eta: NDArray[np.float64], starts: list[NDArray[np.int64]],
+                   ) -> tuple[float, NDArray[np.int64]]:
+        """Best local-search point for candidate vi over several starts (full objective value).
+
+        Starts: the given points, zero, and a least-squares fit of u to each cell's best score.
+        """
+        lin, g, budget, const = self._terms(problem, prep, vi, eta)
+        kmax = problem.space.k_max
+        f = prep.loss_tables[vi]
+        T = prep.T
+        t = np.arange(-T, T + 1)
+        mask = np.abs(t)[None, :] <= prep.T_cell[:, None]
+        t_best = t[np.where(mask, f, np.iinfo(np.int64).max).argmin(axis=1)]
+        weight = np.sqrt(f.max(axis=1) - f.min(axis=1) + 1.0)
+        A = prep.cells.astype(np.float64) * weight[:, None]
+        u_ls = np.linalg.lstsq(A, t_best * weight, rcond=None)[0]
+        cand = [np.clip(np.rint(u_ls), -kmax, kmax).astype(np.int64),
+                np.zeros(len(prep.cat_cols), dtype=np.int64), *starts]
+        best_val, best_u = math.inf, cand[0]
+        for u0 in cand:
+            val, u = self._local_search(prep, vi, lin, g, budget, kmax, u0)
+            if val < best_val:
+                best_val, best_u = val, u
+        return best_val + const, best_u
+
     @staticmethod
     def _local_search(prep: _Prepared, vi: int, lin: NDArray[np.float64], g: NDArray[np.float64],
                       budget: int, kmax: int, u0: NDArray[np.int64]) -> tuple[float, NDArray[np.int64]]:
@@ -451,10 +501,11 @@ class StructuredOracle:
         model = prep.models.get(vi)
         if model is None:
             model = self._build_inner(problem, prep, vi)
+            if len(prep.models) >= self.max_models:  # bounded memory: drop the oldest model
+                prep.models.pop(next(iter(prep.models)))
             prep.models[vi] = model
         h = model.highs
         eta_cat = eta[prep.cat_cols]
-        vals = np.arange(-kmax, kmax + 1)
         s2 = int(prep.Vn2[vi])
         rr = np.arange(cap + 1)
         g = -eta[-1] * np.sqrt(np.clip(1.0 - (s2 + rr) / K2, 0.0, None))
@@ -466,14 +517,8 @@ class StructuredOracle:
         h.changeColsCost(len(upd), upd.astype(np.int32),
                          np.concatenate([-eta_cat / sq, np.diff(g)]))
         h.changeColsBounds(cap, model.rho_index.astype(np.int32), np.zeros(cap), ub)
-        # heuristic incumbent: seeds HiGHS and may tighten the cutoff
-        lin = -(eta_cat[:, None] * vals[None, :]) / sq
-        u0 = np.zeros(len(prep.cat_cols), dtype=np.int64) if u_start is None else u_start
-        h_val, h_u = self._local_search(prep, vi, lin, g - g[0], budget, kmax, u0)
-        # local-search value + g(0) + numeric term = full objective
-        h_val += float(g[0]) - float(prep.V[vi] @ eta[prep.num_cols]) / sq
-        if math.isfinite(h_val) and h_val < cutoff:
-            self._seed(prep, model, h_u, kmax)
+        if u_start is not None:  # a feasible point of this v: HiGHS starts from it
+            self._seed(prep, model, u_start, kmax)
         h.setOptionValue("objective_bound", float(cutoff - const) if math.isfinite(cutoff)
                          else highspy.kHighsInf)
         h.setOptionValue("time_limit", max(time_left, 1e-3))
@@ -508,6 +553,19 @@ class StructuredOracle:
         order = np.argsort(lb, kind="stable")
         best_val = math.inf
         best_k: NDArray[np.int64] | None = None
+        # Phase 1 (heuristic, exact values of feasible points): local search on the most
+        # promising candidates gives a strong incumbent before any MIP is solved.
+        seeds: dict[int, tuple[float, NDArray[np.int64]]] = {}
+        pool: list[NDArray[np.int64]] = []
+        for vi in order[: self.heuristic_candidates]:
+            if lb[vi] >= best_val - _PRUNE_TOL:
+                break
+            val, u = self._heuristic(problem, prep, int(vi), eta, pool[-3:])
+            seeds[int(vi)] = (val, u)
+            if val < best_val:
+                best_val, best_k = val, self._assemble(problem, prep, int(vi), u)
+                pool.append(u)
+        # Phase 2 (exact): best-first over candidates, inner MIP with the incumbent as cutoff.
         open_bound = math.inf  # min bound over candidates not closed
         status = OracleStatus.OPTIMAL
         n_inner = 0
@@ -519,7 +577,8 @@ class StructuredOracle:
                 status = OracleStatus.TIME_LIMIT
                 open_bound = min(open_bound, float(lb[order[pos:]].min()))
                 break
-            u_start = None if best_k is None else best_k[prep.cat_cols]
+            seed = seeds.get(int(vi))
+            u_start = seed[1] if seed is not None and seed[0] < best_val + _PRUNE_TOL else None
             st, val, u, dual = self._inner(problem, prep, int(vi), eta, best_val, time_left,
                                            u_start)
             n_inner += 1
