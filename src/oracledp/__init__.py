@@ -4,7 +4,13 @@ Public API only; no solver is imported at import time.
 """
 
 from oracledp._validation import check_rng
-from oracledp.errors import BoundsViolation, BudgetError, OracleFailure, PrivacyWarning
+from oracledp.errors import (
+    BoundsViolation,
+    BudgetError,
+    DataIntegrityError,
+    OracleFailure,
+    PrivacyWarning,
+)
 from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
 
 __version__ = "0.1.0"
@@ -12,6 +18,7 @@ __version__ = "0.1.0"
 __all__ = [
     "BoundsViolation",
     "BudgetError",
+    "DataIntegrityError",
     "GuaranteeKind",
     "OracleFailure",
     "PrivacyGuarantee",

@@ -36,6 +36,14 @@ class BoundsViolation(OracleDPError, ValueError):
     """
 
 
+class DataIntegrityError(OracleDPError, OSError):
+    """A bundled data file is missing or its SHA-256 differs from the recorded one.
+
+    The file is refused: results computed from altered data would not be the
+    documented benchmark.  Reinstall the package to restore the files.
+    """
+
+
 class BudgetError(OracleDPError, ValueError):
     """A privacy budget would be exceeded."""
 

@@ -20,17 +20,9 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
-from oracledp.errors import OracleDPError
+from oracledp.errors import DataIntegrityError
 
 __all__ = ["FILES", "DataFile", "DataIntegrityError", "list_datasets", "read_verified"]
-
-
-class DataIntegrityError(OracleDPError, OSError):
-    """A bundled data file is missing or its SHA-256 differs from the recorded one.
-
-    The file is refused: results computed from altered data would not be the
-    documented benchmark.  Reinstall the package to restore the files.
-    """
 
 
 @dataclass(frozen=True)

@@ -130,6 +130,8 @@ def opdisc(
         eta = np.asarray(eta, dtype=np.float64)
         if eta.shape != (space.d + 1,):
             raise ValueError(f"eta must have shape ({space.d + 1},), got {eta.shape}")
+        if not np.isfinite(eta).all():
+            raise ValueError("eta must be finite (no NaN or infinity)")
     t1 = time.perf_counter()
     res = orc.solve(problem, eta)
     t2 = time.perf_counter()
