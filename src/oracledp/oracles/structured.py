@@ -522,7 +522,13 @@ class StructuredOracle:
         h.setOptionValue("objective_bound", float(cutoff - const) if math.isfinite(cutoff)
                          else highspy.kHighsInf)
         h.setOptionValue("time_limit", max(time_left, 1e-3))
-        h.run()
+        if h.run() == highspy.HighsStatus.kError and (
+            h.getModelStatus() == highspy.HighsModelStatus.kNotset
+        ):
+            # HiGHS sizes one global task scheduler per process at its first solve; a
+            # later solve asking for another thread count errors out: reset and retry once.
+            highspy.Highs.resetGlobalScheduler(True)
+            h.run()
         st = h.getModelStatus()
         info = h.getInfo()
         dual = float(info.mip_dual_bound) + const
