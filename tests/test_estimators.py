@@ -284,3 +284,19 @@ def test_highs_matches_brute_force():
     assert time.perf_counter() - t0 < 20
     b = _brute(epsilon=0.5, random_state=4).fit(X, y)
     np.testing.assert_array_equal(a.coef_, b.coef_)
+
+
+def test_declared_classes_make_the_label_mapping_public() -> None:
+    """With classes= the mapping does not depend on y: one-class y is accepted, labels outside
+    the declared set are refused (BoundsViolation), and the mapping is the sorted declared order."""
+    from oracledp.errors import BoundsViolation
+
+    X = np.array([[0.0, 1.0], [1.0, 0.0], [1.0, 1.0], [0.5, 0.5]])
+    clf = OPDiscClassifier(epsilon=1.0, solver="brute", classes=["no", "yes"], random_state=0)
+    clf.fit(X, np.array(["yes"] * 4))
+    assert clf.classes_.tolist() == ["no", "yes"]
+    assert set(clf.predict(X)) <= {"no", "yes"}
+    with pytest.raises(BoundsViolation, match="outside the declared classes"):
+        OPDiscClassifier(solver="brute", classes=[0, 1]).fit(X, np.array([0, 1, 2, 1]))
+    with pytest.raises(ValueError, match="exactly two distinct"):
+        OPDiscClassifier(solver="brute", classes=[1, 1]).fit(X, np.array([1, 1, 1, 1]))

@@ -27,7 +27,7 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from oracledp._validation import check_delta, check_epsilon, check_positive, check_rng
-from oracledp.errors import PrivacyWarning
+from oracledp.errors import BoundsViolation, PrivacyWarning
 from oracledp.learners.opdisc import OPDiscResult, opdisc
 from oracledp.oracles.base import Oracle
 from oracledp.oracles.halfspace import HalfspaceProblem
@@ -136,6 +136,12 @@ class OPDiscClassifier(ClassifierMixin, BaseEstimator):
         *both in fit and in decision_function/predict*.  The rounding is a fixed
         public transform applied to each record on its own, so the privacy
         guarantee is unaffected; it is never applied unless asked for.
+    classes : sequence of two labels or None, default=None
+        The public label set, mapped in sorted order to -1 and +1.  ``None``
+        reads it from ``y`` (sorted unique values), which treats the label set
+        of the training data as public and refuses a ``y`` with one class; give
+        ``classes`` to make the mapping data-independent (``y`` may then hold a
+        single class, and labels outside ``classes`` raise BoundsViolation).
     random_state : None, int, SeedSequence or numpy Generator, default=None
         Source of the noise.  ``None`` draws fresh noise at every fit; an int
         seed reproduces the fit; a Generator is consumed (successive fits draw
@@ -212,6 +218,7 @@ class OPDiscClassifier(ClassifierMixin, BaseEstimator):
         time_limit: float | None = 60.0,
         allow_uncertified: bool = False,
         feature_grid: float | None = None,
+        classes: Any = None,
         random_state: Any = None,
     ) -> None:
         self.epsilon = epsilon
@@ -223,6 +230,7 @@ class OPDiscClassifier(ClassifierMixin, BaseEstimator):
         self.time_limit = time_limit
         self.allow_uncertified = allow_uncertified
         self.feature_grid = feature_grid
+        self.classes = classes
         self.random_state = random_state
 
     def __sklearn_tags__(self) -> Tags:
@@ -277,7 +285,22 @@ class OPDiscClassifier(ClassifierMixin, BaseEstimator):
         # 2. Data and labels.
         X_arr, y_arr = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=True)
         check_classification_targets(y_arr)
-        classes, y_idx = np.unique(y_arr, return_inverse=True)
+        if self.classes is not None:
+            # Public label set: the mapping does not depend on which labels occur in y.
+            classes = np.asarray(self.classes)
+            if classes.ndim != 1 or len(classes) != 2 or classes[0] == classes[1]:
+                raise ValueError(
+                    f"classes must list exactly two distinct labels, got {self.classes!r}"
+                )
+            classes = np.sort(classes)
+            if not np.isin(y_arr, classes).all():
+                extra = np.unique(y_arr[~np.isin(y_arr, classes)])[:5].tolist()
+                raise BoundsViolation(
+                    f"y holds labels {extra} outside the declared classes {classes.tolist()}"
+                )
+            y_idx = np.searchsorted(classes, y_arr)
+        else:
+            classes, y_idx = np.unique(y_arr, return_inverse=True)
         if len(classes) > 2:
             y_type = type_of_target(y_arr, input_name="y")
             shown = ", ".join(repr(c) for c in classes[:5].tolist())
