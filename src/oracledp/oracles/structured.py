@@ -349,8 +349,8 @@ class StructuredOracle:
         return best
 
     def _lower_bounds(self, problem: HalfspaceProblem, prep: _Prepared,
-                      eta: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        """A lower bound on the objective for each outer candidate v, and the numeric linear term."""
+                      eta: NDArray[np.float64]) -> NDArray[np.float64]:
+        """A lower bound on the objective for each outer candidate v."""
         sp = problem.space
         K2 = sp.max_k_norm2
         cap = sp.k_norm2_max
@@ -375,7 +375,7 @@ class StructuredOracle:
             ok = r <= cap - s2
             g = -eta_last * np.sqrt(np.clip(1.0 - (s2 + r[ok]) / K2, 0.0, None))
             lin_lb[prep.Vn2 == s2] = float(np.min(best[ok] + g))
-        return loss_lb + lin_lb + num_lin, num_lin
+        return loss_lb + lin_lb + num_lin
 
     # ------------------------------------------------------------------ heuristic
     @staticmethod
@@ -555,7 +555,7 @@ class StructuredOracle:
             raise ValueError(f"eta must have shape ({problem.d + 1},), got {eta.shape}")
         prep = self.prepare(problem)
         t_prep = time.perf_counter() - t0
-        lb, _ = self._lower_bounds(problem, prep, eta)
+        lb = self._lower_bounds(problem, prep, eta)
         order = np.argsort(lb, kind="stable")
         best_val = math.inf
         best_k: NDArray[np.int64] | None = None
