@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 if TYPE_CHECKING:
-    from oracledp.oracles.halfspace import HalfspaceProblem
+    from oracledp.oracles.halfspace import HalfspaceProblem, Perturbation
 
 CERTIFY_ABS_TOL = 1e-6
 """Largest gap (objective units: misclassified examples) accepted as zero."""
@@ -86,7 +86,7 @@ class Oracle(Protocol):
 
 def make_result(
     problem: HalfspaceProblem,
-    eta: NDArray[np.floating],
+    eta: NDArray[np.floating] | Perturbation,
     k: NDArray[np.integer] | None,
     bound: float,
     status: OracleStatus,
@@ -95,6 +95,9 @@ def make_result(
     **info: Any,
 ) -> OracleResult:
     """Build a result from an integer point, recomputing its objective exactly.
+
+    ``eta`` is OPDisc's noise vector or a general
+    :class:`~oracledp.oracles.halfspace.Perturbation`.
 
     Certification requires an optimal status, a feasible point and a gap of at
     most :data:`CERTIFY_ABS_TOL` against the proven bound.
@@ -107,7 +110,10 @@ def make_result(
         return OracleResult(None, None, float("inf"), float(bound), False, OracleStatus.ERROR,
                             wall_time, solver, None, {**info, "reason": "point outside W"})
     loss = int(problem.loss_k(k)[0])
-    obj = float(loss - problem.space.pi_k(k) @ np.asarray(eta, dtype=np.float64))
+    if isinstance(eta, np.ndarray) or not hasattr(eta, "evaluate_k"):
+        obj = float(loss - problem.space.pi_k(k) @ np.asarray(eta, dtype=np.float64))
+    else:  # a Perturbation
+        obj = float(loss + eta.evaluate_k(k, problem.space.k_max)[0])
     certified = status is OracleStatus.OPTIMAL and obj - bound <= CERTIFY_ABS_TOL
     if status is OracleStatus.OPTIMAL and not certified:
         status = OracleStatus.GAP

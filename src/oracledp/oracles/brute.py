@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from oracledp.oracles.base import OracleResult, OracleStatus, make_result
-from oracledp.oracles.halfspace import HalfspaceProblem
+from oracledp.oracles.halfspace import HalfspaceProblem, Perturbation
 
 
 class BruteForceOracle:
@@ -56,10 +56,15 @@ class BruteForceOracle:
         K, _, _ = self._tables(problem)
         return K[self.argmin_batch(problem, etas)]
 
-    def solve(self, problem: HalfspaceProblem, eta: NDArray[np.floating]) -> OracleResult:
+    def solve(self, problem: HalfspaceProblem,
+              eta: NDArray[np.floating] | Perturbation) -> OracleResult:
+        """Exact argmin of loss + perturbation (eta: OPDisc's noise vector, or a Perturbation)."""
         t0 = time.perf_counter()
         K, loss, P = self._tables(problem)
-        obj = loss - P @ np.asarray(eta, dtype=np.float64)
+        if isinstance(eta, Perturbation):
+            obj = loss + eta.check(problem.space).evaluate_k(K, problem.space.k_max)
+        else:
+            obj = loss - P @ np.asarray(eta, dtype=np.float64)
         i = int(obj.argmin())
         return make_result(problem, eta, K[i], float(obj[i]), OracleStatus.OPTIMAL,
                            time.perf_counter() - t0, self.name, points=int(K.shape[0]))

@@ -78,6 +78,62 @@ def rationalize_columns(
 
 
 @dataclass(frozen=True, eq=False)
+class Perturbation:
+    """A separable perturbation of the 0/1 loss over W (integer coordinates k):
+
+        P(k) = sum_j value_cost[j, k_j + k_max]  +  norm_cost[||k||^2].
+
+    * OPDisc's normalized linear term -<eta, pi(tau k)> (Definition 2.2) is one:
+      value_cost[j, a] = -eta_j a / sqrt(K2) and norm_cost[r] = -eta_{d+1} sqrt(1 - r/K2),
+      K2 = max ||k||^2 over W (:meth:`from_eta`).
+    * RSPM's separator terms are another: a weight on a separator example whose loss
+      depends on one coordinate w_j only is a cost on the value of k_j.
+    """
+
+    value_cost: NDArray[np.float64]  # (d, 2 k_max + 1)
+    norm_cost: NDArray[np.float64]  # (k_norm2_max + 1,)
+
+    @classmethod
+    def from_eta(cls, space: IntegerBall, eta: ArrayLike) -> Perturbation:
+        eta = np.asarray(eta, dtype=np.float64)
+        if eta.shape != (space.d + 1,):
+            raise ValueError(f"eta must have shape ({space.d + 1},), got {eta.shape}")
+        if not np.isfinite(eta).all():
+            raise ValueError("eta must be finite (no NaN or infinity)")
+        K2 = space.max_k_norm2
+        vals = np.arange(-space.k_max, space.k_max + 1)
+        value_cost = -(eta[: space.d, None] * vals[None, :]) / math.sqrt(K2)
+        r = np.arange(space.k_norm2_max + 1)
+        norm_cost = -eta[space.d] * np.sqrt(np.clip(1.0 - r / K2, 0.0, None))
+        return cls(value_cost=value_cost, norm_cost=norm_cost)
+
+    def check(self, space: IntegerBall) -> Perturbation:
+        """Validate shapes and finiteness against a space; returns self."""
+        shape_v = (space.d, 2 * space.k_max + 1)
+        shape_n = (space.k_norm2_max + 1,)
+        if self.value_cost.shape != shape_v or self.norm_cost.shape != shape_n:
+            raise ValueError(
+                f"perturbation tables must have shapes {shape_v} and {shape_n}, got "
+                f"{self.value_cost.shape} and {self.norm_cost.shape}"
+            )
+        if not (np.isfinite(self.value_cost).all() and np.isfinite(self.norm_cost).all()):
+            raise ValueError("perturbation tables must be finite")
+        return self
+
+    def evaluate_k(self, K: NDArray[np.integer], k_max: int) -> NDArray[np.float64]:
+        K = np.atleast_2d(np.asarray(K, dtype=np.int64))
+        cols = np.arange(K.shape[1])[None, :]
+        return self.value_cost[cols, K + k_max].sum(axis=1) + self.norm_cost[(K**2).sum(axis=1)]
+
+
+def as_perturbation(space: IntegerBall, eta_or_terms: ArrayLike | Perturbation) -> Perturbation:
+    """An OPDisc noise vector eta (length d+1) or a Perturbation, as a checked Perturbation."""
+    if isinstance(eta_or_terms, Perturbation):
+        return eta_or_terms.check(space)
+    return Perturbation.from_eta(space, eta_or_terms)
+
+
+@dataclass(frozen=True, eq=False)
 class HalfspaceProblem:
     """Aggregated 0/1-loss halfspace data over an integer parameter space.
 
@@ -154,7 +210,14 @@ class HalfspaceProblem:
         err = (S <= 0) * self.n_pos[:, None] + (S >= 0) * self.n_neg[:, None]
         return err.sum(axis=0)
 
-    def objective_k(self, K: NDArray[np.integer], eta: NDArray[np.floating]) -> NDArray[np.float64]:
-        """F(tau k; eta) = loss - <eta, pi(tau k)> for each row of K."""
+    def objective_k(self, K: NDArray[np.integer],
+                    eta: NDArray[np.floating] | Perturbation) -> NDArray[np.float64]:
+        """F(tau k) = loss + perturbation for each row of K.
+
+        ``eta`` (length d+1) means OPDisc's term -<eta, pi(tau k)>, computed directly
+        from pi; a :class:`Perturbation` is evaluated from its tables.
+        """
+        if isinstance(eta, Perturbation):
+            return self.loss_k(K) + eta.evaluate_k(K, self.space.k_max)
         eta = np.asarray(eta, dtype=np.float64)
         return self.loss_k(K) - self.space.pi_k(np.atleast_2d(K)) @ eta

@@ -51,7 +51,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from oracledp.oracles.base import OracleResult, OracleStatus, make_result
-from oracledp.oracles.halfspace import HalfspaceProblem
+from oracledp.oracles.halfspace import HalfspaceProblem, Perturbation, as_perturbation
 
 _PRUNE_TOL = 1e-9
 
@@ -333,74 +333,72 @@ class StructuredOracle:
 
     # ------------------------------------------------------------------ bounds
     @staticmethod
-    def _norm_dp(lin_cost: NDArray[np.float64], kmax: int, cap: int) -> NDArray[np.float64]:
-        """best[r] = min sum_j lin_cost[j] * a_j subject to sum_j a_j^2 == r, |a_j| <= kmax."""
+    def _norm_dp(cost: NDArray[np.float64], kmax: int, cap: int) -> NDArray[np.float64]:
+        """best[r] = min sum_j cost[j, a_j + kmax] subject to sum_j a_j^2 == r, |a_j| <= kmax."""
         best = np.full(cap + 1, np.inf)
         best[0] = 0.0
-        for cj in lin_cost:
-            new = best.copy()  # a_j = 0
-            for a in range(1, kmax + 1):
+        for cj in cost:
+            new = np.full(cap + 1, np.inf)
+            for a in range(-kmax, kmax + 1):
                 s = a * a
-                if s > cap:
-                    break
-                step = min(a * cj, -a * cj)  # best sign for this magnitude
-                new[s:] = np.minimum(new[s:], best[: cap + 1 - s] + step)
+                if s <= cap:
+                    new[s:] = np.minimum(new[s:], best[: cap + 1 - s] + cj[a + kmax])
             best = new
         return best
 
+    @staticmethod
+    def _numeric_cost(prep: _Prepared, pert: Perturbation, kmax: int) -> NDArray[np.float64]:
+        """sum_j value_cost[numeric j, v_j] for every outer candidate v."""
+        if len(prep.num_cols) == 0:
+            return np.zeros(len(prep.V))
+        return pert.value_cost[prep.num_cols[None, :], prep.V + kmax].sum(axis=1)
+
     def _lower_bounds(self, problem: HalfspaceProblem, prep: _Prepared,
-                      eta: NDArray[np.float64]) -> NDArray[np.float64]:
+                      pert: Perturbation) -> NDArray[np.float64]:
         """A lower bound on the objective for each outer candidate v."""
         sp = problem.space
-        K2 = sp.max_k_norm2
-        cap = sp.k_norm2_max
-        sq = math.sqrt(K2)
-        eta_num = eta[prep.num_cols]
-        eta_cat = eta[prep.cat_cols]
-        eta_last = eta[-1]
-        num_lin = -(prep.V @ eta_num) / sq
+        cap, kmax = sp.k_norm2_max, sp.k_max
+        num_cost = self._numeric_cost(prep, pert, kmax)
         # (a) cell-wise minimum of the loss over each cell's reachable score range
         R = cap - prep.Vn2  # remaining squared-norm budget for u
-        Tcv = np.minimum(prep.cell_size[None, :] * sp.k_max,
+        Tcv = np.minimum(prep.cell_size[None, :] * kmax,
                          np.floor(np.sqrt(prep.cell_size[None, :] * R[:, None]) + 1e-9))
         t = np.arange(-prep.T, prep.T + 1)
         mask = np.abs(t)[None, None, :] <= Tcv[:, :, None]
         f = np.where(mask, prep.loss_tables, np.iinfo(np.int64).max // 4)
         loss_lb = f.min(axis=2).sum(axis=1).astype(np.float64)
-        # (b) linear + sqrt terms of u by dynamic programming over the norm budget
-        best = self._norm_dp(-eta_cat / sq, sp.k_max, cap)
+        # (b) value costs of u and the norm cost, by dynamic programming over the norm budget
+        best = self._norm_dp(pert.value_cost[prep.cat_cols], kmax, cap)
         r = np.arange(cap + 1)
-        lin_lb = np.empty(len(prep.V))
+        pert_lb = np.empty(len(prep.V))
         for s2 in np.unique(prep.Vn2):
             ok = r <= cap - s2
-            g = -eta_last * np.sqrt(np.clip(1.0 - (s2 + r[ok]) / K2, 0.0, None))
-            lin_lb[prep.Vn2 == s2] = float(np.min(best[ok] + g))
-        return loss_lb + lin_lb + num_lin
+            pert_lb[prep.Vn2 == s2] = float(np.min(best[ok] + pert.norm_cost[s2 + r[ok]]))
+        return loss_lb + pert_lb + num_cost
 
     # ------------------------------------------------------------------ heuristic
-    @staticmethod
-    def _terms(problem: HalfspaceProblem, prep: _Prepared, vi: int, eta: NDArray[np.float64],
+    def _terms(self, problem: HalfspaceProblem, prep: _Prepared, vi: int, pert: Perturbation,
                ) -> tuple[NDArray[np.float64], NDArray[np.float64], int, float]:
-        """For candidate vi: lin[j, a] (cost of u_j = a), g[r] - g[0], the norm budget of u,
-        and the constant g[0] + numeric linear term."""
+        """For candidate vi: lin[j, a] (cost of u_j = a), g[r] = norm cost of ||u||^2 = r
+        relative to r = 0 (+inf beyond the budget), the norm budget of u, and the constant
+        norm_cost[||v||^2] + numeric value costs."""
         sp = problem.space
-        K2, cap, kmax = sp.max_k_norm2, sp.k_norm2_max, sp.k_max
-        sq = math.sqrt(K2)
-        vals = np.arange(-kmax, kmax + 1)
-        lin = -(eta[prep.cat_cols][:, None] * vals[None, :]) / sq
+        cap, kmax = sp.k_norm2_max, sp.k_max
         s2 = int(prep.Vn2[vi])
-        g = -eta[-1] * np.sqrt(np.clip(1.0 - (s2 + np.arange(cap + 1)) / K2, 0.0, None))
-        const = float(g[0]) - float(prep.V[vi] @ eta[prep.num_cols]) / sq
-        return lin, g - g[0], cap - s2, const
+        budget = cap - s2
+        g = np.full(cap + 1, np.inf)
+        g[: budget + 1] = pert.norm_cost[s2:] - pert.norm_cost[s2]
+        num = float(pert.value_cost[prep.num_cols, prep.V[vi] + kmax].sum())
+        return pert.value_cost[prep.cat_cols], g, budget, float(pert.norm_cost[s2]) + num
 
     def _heuristic(self, problem: HalfspaceProblem, prep: _Prepared, vi: int,
-                   eta: NDArray[np.float64], starts: list[NDArray[np.int64]],
+                   pert: Perturbation, starts: list[NDArray[np.int64]],
                    ) -> tuple[float, NDArray[np.int64]]:
         """Best local-search point for candidate vi over several starts (full objective value).
 
         Starts: the given points, zero, and a least-squares fit of u to each cell's best score.
         """
-        lin, g, budget, const = self._terms(problem, prep, vi, eta)
+        lin, g, budget, const = self._terms(problem, prep, vi, pert)
         kmax = problem.space.k_max
         f = prep.loss_tables[vi]
         T = prep.T
@@ -484,20 +482,19 @@ class StructuredOracle:
         model.highs.setSolution(_highs_solution(x))
 
     def _inner(self, problem: HalfspaceProblem, prep: _Prepared, vi: int,
-               eta: NDArray[np.float64], cutoff: float, time_left: float,
+               pert: Perturbation, cutoff: float, time_left: float,
                u_start: NDArray[np.int64] | None = None,
                ) -> tuple[str, float, NDArray[np.int64] | None, float]:
         """Solve the inner MIP for candidate vi: (status, value, u, dual bound).
 
         Values include every constant, i.e. they are objective values F(v, u).
         The model of vi is built on first use and kept: between noise draws only
-        the costs of u and of the norm encoding change.
+        the costs of the one-hot values of u and of the norm encoding change.
         """
         import highspy
 
         sp = problem.space
-        K2, cap, kmax = sp.max_k_norm2, sp.k_norm2_max, sp.k_max
-        sq = math.sqrt(K2)
+        cap, kmax = sp.k_norm2_max, sp.k_max
         model = prep.models.get(vi)
         if model is None:
             model = self._build_inner(problem, prep, vi)
@@ -505,17 +502,14 @@ class StructuredOracle:
                 prep.models.pop(next(iter(prep.models)))
             prep.models[vi] = model
         h = model.highs
-        eta_cat = eta[prep.cat_cols]
-        s2 = int(prep.Vn2[vi])
-        rr = np.arange(cap + 1)
-        g = -eta[-1] * np.sqrt(np.clip(1.0 - (s2 + rr) / K2, 0.0, None))
-        budget = cap - s2
+        lin, g, budget, const_pert = self._terms(problem, prep, vi, pert)
+        rho_cost = np.zeros(cap)
+        rho_cost[:budget] = np.diff(g[: budget + 1])
         ub = np.ones(cap)
         ub[budget:] = 0.0
-        const = model.const_loss + float(g[0]) - float(prep.V[vi] @ eta[prep.num_cols]) / sq
-        upd = np.concatenate([model.u_index, model.rho_index])
-        h.changeColsCost(len(upd), upd.astype(np.int32),
-                         np.concatenate([-eta_cat / sq, np.diff(g)]))
+        const = model.const_loss + const_pert
+        upd = np.concatenate([model.z_index.ravel(), model.rho_index])
+        h.changeColsCost(len(upd), upd.astype(np.int32), np.concatenate([lin.ravel(), rho_cost]))
         h.changeColsBounds(cap, model.rho_index.astype(np.int32), np.zeros(cap), ub)
         if u_start is not None:  # a feasible point of this v: HiGHS starts from it
             self._seed(prep, model, u_start, kmax)
@@ -548,14 +542,14 @@ class StructuredOracle:
         return f"error:{h.modelStatusToString(st)}", math.inf, None, -math.inf
 
     # ------------------------------------------------------------------ solve
-    def solve(self, problem: HalfspaceProblem, eta: NDArray[np.floating]) -> OracleResult:
+    def solve(self, problem: HalfspaceProblem,
+              eta: NDArray[np.floating] | Perturbation) -> OracleResult:
+        """Minimize loss + perturbation exactly (eta: OPDisc's noise vector, or a Perturbation)."""
         t0 = time.perf_counter()
-        eta = np.asarray(eta, dtype=np.float64)
-        if eta.shape != (problem.d + 1,):
-            raise ValueError(f"eta must have shape ({problem.d + 1},), got {eta.shape}")
+        pert = as_perturbation(problem.space, eta)
         prep = self.prepare(problem)
         t_prep = time.perf_counter() - t0
-        lb = self._lower_bounds(problem, prep, eta)
+        lb = self._lower_bounds(problem, prep, pert)
         order = np.argsort(lb, kind="stable")
         best_val = math.inf
         best_k: NDArray[np.int64] | None = None
@@ -566,7 +560,7 @@ class StructuredOracle:
         for vi in order[: self.heuristic_candidates]:
             if lb[vi] >= best_val - _PRUNE_TOL:
                 break
-            val, u = self._heuristic(problem, prep, int(vi), eta, pool[-3:])
+            val, u = self._heuristic(problem, prep, int(vi), pert, pool[-3:])
             seeds[int(vi)] = (val, u)
             if val < best_val:
                 best_val, best_k = val, self._assemble(problem, prep, int(vi), u)
@@ -585,7 +579,7 @@ class StructuredOracle:
                 break
             seed = seeds.get(int(vi))
             u_start = seed[1] if seed is not None and seed[0] < best_val + _PRUNE_TOL else None
-            st, val, u, dual = self._inner(problem, prep, int(vi), eta, best_val, time_left,
+            st, val, u, dual = self._inner(problem, prep, int(vi), pert, best_val, time_left,
                                            u_start)
             n_inner += 1
             if st == "optimal" and u is not None and val < best_val:

@@ -1,0 +1,206 @@
+"""RSPM: Report Separator-Perturbed Min (Neel, Roth, Wu, FOCS 2019, Section III.A).
+
+For a hypothesis class with a separator set U = (u_1..u_m), RSPM draws
+eta_i ~ Lap(2m/eps) and makes one call to a *weighted* optimization oracle
+(Definition 5) on the real examples (weight 1 each) plus the separator examples
+u_i with weights eta_i (which may be negative):
+
+    h = argmin_h  sum_i loss_h(x_i, y_i)  +  sum_i eta_i loss_h(u_i).
+
+Privacy (Theorem 6): eps-DP (pure) for replace-one neighbours **provided the
+oracle returns the exact minimizer**; an uncertified oracle answer raises
+:class:`~oracledp.errors.OracleFailure` (or, with ``allow_uncertified=True``,
+is returned with a guarantee marked as not holding).  The proof translates
+eta_i by 2(1 - 2 loss_h(u_i)); the paper's Lemma 3 text says shifts of at most 1,
+but the map uses 2, which is what the scale 2m/eps pays for.
+
+Halfspaces of the ICML 2020 experiment: W = {-1, 0, 1}^d (integer k with
+|k_j| <= 1), 0/1 loss 1[y != sgn(<x, w>)] with sgn(0) = 0.  Separator examples
+(e_j, +1) and (-e_j, +1), j = 1..d (m = 2d): their losses are 1[w_j <= 0] and
+1[w_j >= 0], whose pattern (1,0), (1,1), (0,1) identifies w_j, so U separates W.
+A separator example's loss depends on w_j alone, so its weight is exactly a cost
+on the value of k_j (:class:`~oracledp.oracles.halfspace.Perturbation`): the
+oracle needs no extra rows, and the points +-e_j need not be valid records.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from oracledp._validation import RandomLike, check_epsilon, check_rng
+from oracledp.errors import OracleFailure
+from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
+from oracledp.oracles.base import Oracle, OracleResult
+from oracledp.oracles.halfspace import HalfspaceProblem, Perturbation
+from oracledp.oracles.registry import make_oracle
+from oracledp.oracles.space import IntegerBall
+
+SOURCE = "Neel, Roth, Wu (FOCS 2019), RSPM (Section III.A), Theorem 6"
+
+
+def rspm_space(d: int) -> IntegerBall:
+    """W = {-1, 0, 1}^d, the RSPM parameter space of the ICML 2020 experiment."""
+    return IntegerBall(d, bound=1, radius=float(np.sqrt(d)))
+
+
+def rspm_scale(epsilon: float, m: int) -> float:
+    """Laplace scale 2m/eps of the separator weights (Theorem 6)."""
+    return 2.0 * m / check_epsilon(epsilon)
+
+
+def separator_patterns(K: NDArray[np.integer]) -> NDArray[np.int8]:
+    """Losses of the 2d separator examples for each row of K (k in {-1,0,1}^d).
+
+    Columns 0..d-1: (e_j, +1), loss 1[k_j <= 0]; columns d..2d-1: (-e_j, +1),
+    loss 1[k_j >= 0].  Shape (len(K), 2d).
+    """
+    K = np.atleast_2d(np.asarray(K))
+    return np.hstack([(K <= 0), (K >= 0)]).astype(np.int8)
+
+
+def rspm_perturbation(space: IntegerBall, eta: NDArray[np.floating]) -> Perturbation:
+    """The separator weights eta (length 2d) as per-coordinate value costs."""
+    d = space.d
+    eta = np.asarray(eta, dtype=np.float64)
+    if eta.shape != (2 * d,):
+        raise ValueError(f"eta must have shape ({2 * d},), got {eta.shape}")
+    if not np.isfinite(eta).all():
+        raise ValueError("eta must be finite (no NaN or infinity)")
+    plus, minus = eta[:d], eta[d:]
+    value_cost = np.column_stack([plus, plus + minus, minus])  # k_j = -1, 0, +1
+    return Perturbation(value_cost=value_cost, norm_cost=np.zeros(space.k_norm2_max + 1))
+
+
+def rspm_guarantee(epsilon: float) -> PrivacyGuarantee:
+    return PrivacyGuarantee(
+        epsilon=check_epsilon(epsilon),
+        delta=0.0,
+        kind=GuaranteeKind.PURE,
+        requires_exact_oracle=True,
+        source=SOURCE,
+        notes="holds only if the weighted oracle returns the exact minimizer (certified)",
+    )
+
+
+@dataclass(frozen=True)
+class RSPMResult:
+    """Output of :func:`rspm`: the released parameter vector and everything said about it."""
+
+    w: NDArray[np.float64]
+    guarantee: PrivacyGuarantee
+    oracle: OracleResult
+    scale: float
+    m: int
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def certified(self) -> bool:
+        return self.oracle.certified
+
+
+def _check_space(problem: Any) -> None:
+    if not isinstance(problem, HalfspaceProblem):
+        raise TypeError("problem must be a HalfspaceProblem over rspm_space(d)")
+    sp = problem.space
+    if sp.k_max != 1 or sp.tau != 1.0 or sp.k_norm2_max < sp.d:
+        raise ValueError(
+            "RSPM's separator set {+-e_j} is for W = {-1, 0, 1}^d: build the problem with "
+            f"rspm_space(d), got {sp}"
+        )
+
+
+def rspm(
+    problem: HalfspaceProblem,
+    epsilon: float,
+    *,
+    oracle: str | Oracle = "highs",
+    random_state: RandomLike = None,
+    allow_uncertified: bool = False,
+    eta: NDArray[np.floating] | None = None,
+    **oracle_options: Any,
+) -> RSPMResult:
+    """Run Laplace RSPM once on 0/1-loss halfspaces over {-1, 0, 1}^d.
+
+    Parameters
+    ----------
+    problem:
+        A :class:`~oracledp.oracles.HalfspaceProblem` built with :func:`rspm_space`.
+    epsilon:
+        Target eps > 0 (pure DP).
+    oracle:
+        Weighted-oracle backend name or instance (``highs``: exact tabular
+        decomposition; ``brute``: enumeration).  The monolithic backends take
+        OPDisc's noise only and are refused here.
+    random_state:
+        Seed or Generator; the only source of randomness.
+    allow_uncertified:
+        Release an uncertified oracle answer anyway, with ``guarantee.holds = False``.
+    eta:
+        Test hook: the 2d separator weights instead of sampling them.
+
+    Privacy
+    -------
+    eps-DP (pure), replace-one neighbours, Theorem 6 of Neel, Roth, Wu (FOCS 2019);
+    requires an exact oracle: uncertified answers raise :class:`OracleFailure`.
+    """
+    _check_space(problem)
+    guarantee = rspm_guarantee(epsilon)
+    orc = make_oracle(oracle, **oracle_options)
+    if getattr(orc, "name", "") in ("highs-monolithic", "cpsat"):
+        raise ValueError("RSPM needs a weighted oracle: use solver 'highs' or 'brute'")
+    rng = check_rng(random_state)
+    m = 2 * problem.d
+    scale = rspm_scale(epsilon, m)
+    t0 = time.perf_counter()
+    if eta is None:
+        eta = rng.laplace(0.0, scale, size=m)
+    pert = rspm_perturbation(problem.space, eta)
+    t1 = time.perf_counter()
+    res = orc.solve(problem, pert)
+    t2 = time.perf_counter()
+    if not res.certified:
+        msg = (
+            f"oracle {res.solver!r} returned status {res.status} without a certified optimum "
+            f"(objective {res.objective:.6g}, bound {res.bound:.6g}); RSPM's privacy proof needs "
+            "the exact minimizer, so nothing is released. Raise the time limit, or pass "
+            "allow_uncertified=True to get the answer with a guarantee marked as not holding."
+        )
+        if not allow_uncertified or res.solution is None:
+            raise OracleFailure(msg, result=res)
+        guarantee = guarantee.not_holding(f"oracle status {res.status}, gap {res.gap:.3g}")
+    assert res.solution is not None
+    return RSPMResult(w=res.solution, guarantee=guarantee, oracle=res, scale=scale, m=m,
+                      timings={"noise_s": t1 - t0, "oracle_s": t2 - t1, "total_s": t2 - t0})
+
+
+def _rspm_sample_explicit(data_loss: NDArray[np.floating], patterns: NDArray[np.integer],
+                          epsilon: float, size: int, rng: np.random.Generator, *,
+                          scale_factor: float = 1.0) -> NDArray[np.int64]:
+    """RSPM over an explicit finite class, vectorized over ``size`` noise draws.
+
+    ``data_loss[q]`` is the (unnormalized) data loss of hypothesis q and
+    ``patterns[q, i]`` its loss on separator example u_i (m = patterns.shape[1]).
+    Returns the index of the argmin for each draw.  ``scale_factor`` plants a bug
+    for the audits' meta-tests.  For tests and audits only.
+    """
+    patterns = np.asarray(patterns, dtype=np.float64)
+    m = patterns.shape[1]
+    etas = rng.laplace(0.0, scale_factor * rspm_scale(epsilon, m), size=(size, m))
+    return (np.asarray(data_loss, dtype=np.float64)[None, :] + etas @ patterns.T).argmin(axis=1)
+
+
+def _rspm_sample_k(problem: HalfspaceProblem, epsilon: float, size: int,
+                   rng: np.random.Generator, *, scale_factor: float = 1.0) -> NDArray[np.int64]:
+    """``size`` independent RSPM outputs (integer k) by enumeration of W, for tiny d."""
+    from oracledp.oracles.brute import BruteForceOracle
+
+    _check_space(problem)
+    K, loss, _ = BruteForceOracle()._tables(problem)
+    idx = _rspm_sample_explicit(loss, separator_patterns(K), epsilon, size, rng,
+                                scale_factor=scale_factor)
+    return K[idx]
