@@ -5,5 +5,6 @@ privacy statement of every fit is stored on the estimator as ``guarantee_``.
 """
 
 from oracledp.estimators.opdisc import OPDiscClassifier
+from oracledp.estimators.rspm import RSPMClassifier
 
-__all__ = ["OPDiscClassifier"]
+__all__ = ["OPDiscClassifier", "RSPMClassifier"]

@@ -307,11 +307,11 @@ class OPDiscClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(
                 f"Only binary classification is supported. The type of the target is {y_type} "
                 f"({len(classes)} classes: {shown}{', ...' if len(classes) > 5 else ''}). "
-                "OPDiscClassifier learns one halfspace; reduce y to two classes first."
+                f"{type(self).__name__} learns one halfspace; reduce y to two classes first."
             )
         if len(classes) < 2:
             raise ValueError(
-                f"OPDiscClassifier needs exactly 2 classes in y, but y has 1 class "
+                f"{type(self).__name__} needs exactly 2 classes in y, but y has 1 class "
                 f"({classes[0]!r}); a classifier cannot be trained on one class."
             )
         y_pm = np.where(y_idx.ravel() == 1, 1, -1).astype(np.int8)
@@ -319,7 +319,7 @@ class OPDiscClassifier(ClassifierMixin, BaseEstimator):
         delta = check_delta(1.0 / n**2 if self.delta is None else self.delta)
 
         # 3. The exact problem (rejects features that are not exact rationals).
-        space = IntegerBall(d, bound=bound, radius=radius, tau=tau)
+        space = self._make_space(d, bound, radius, tau)
         X_fit = self._transform(X_arr, grid)
         try:
             problem = HalfspaceProblem.from_data(X_fit, y_pm, space)
@@ -330,21 +330,14 @@ class OPDiscClassifier(ClassifierMixin, BaseEstimator):
                 if grid is None
                 else f"use a coarser feature_grid than {self.feature_grid!r} or rescale X"
             )
-            raise ValueError(f"{exc}. OPDiscClassifier: {hint}.") from exc
+            raise ValueError(f"{exc}. {type(self).__name__}: {hint}.") from exc
         oracle = build_oracle(self.solver, time_limit)
 
         # 4. The mechanism: the only place noise is drawn.
-        result: OPDiscResult = opdisc(
-            problem,
-            epsilon,
-            delta,
-            oracle=oracle,
-            random_state=rng,
-            allow_uncertified=bool(self.allow_uncertified),
-        )
+        result = self._release(problem, epsilon, delta, oracle, rng)
         if not result.guarantee.holds:
             warnings.warn(
-                "OPDiscClassifier: the oracle did not certify an exact optimum "
+                f"{type(self).__name__}: the oracle did not certify an exact optimum "
                 f"(status {result.oracle.status}); the coefficients were released because "
                 "allow_uncertified=True and carry NO differential privacy guarantee.",
                 PrivacyWarning,
@@ -357,9 +350,22 @@ class OPDiscClassifier(ClassifierMixin, BaseEstimator):
         self.intercept_ = 0.0
         self.guarantee_ = result.guarantee
         self.oracle_status_ = result.oracle.summary()
-        self.sigma_ = float(result.sigma)
         self.result_ = result
+        self._set_noise_attributes(result)
         return self
+
+    # --- hooks for estimators built on other oracle mechanisms --------------------------------
+    def _make_space(self, d: int, bound: float | None, radius: float | None,
+                    tau: float) -> IntegerBall:
+        return IntegerBall(d, bound=bound, radius=radius, tau=tau)
+
+    def _release(self, problem: HalfspaceProblem, epsilon: float, delta: float, oracle: Oracle,
+                 rng: np.random.Generator) -> OPDiscResult:
+        return opdisc(problem, epsilon, delta, oracle=oracle, random_state=rng,
+                      allow_uncertified=bool(self.allow_uncertified))
+
+    def _set_noise_attributes(self, result: Any) -> None:
+        self.sigma_ = float(result.sigma)
 
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
         """Scores ``<x, w>`` (after rounding to ``feature_grid`` if set); > 0 means ``classes_[1]``."""

@@ -16,10 +16,11 @@ from numpy.typing import NDArray
 
 from oracledp._validation import check_choice
 from oracledp.oracles.base import Oracle, OracleResult
-from oracledp.oracles.halfspace import HalfspaceProblem
+from oracledp.oracles.halfspace import HalfspaceProblem, Perturbation
 from oracledp.oracles.structured import StructuredOracle, structured_applicable
 
 FORMULATIONS = ("auto", "structured", "monolithic")
+_BRUTE_MAX_POINTS = 2_000_000
 
 
 class AutoOracle:
@@ -53,9 +54,22 @@ class AutoOracle:
             self._choice[problem] = choice
         return choice
 
-    def solve(self, problem: HalfspaceProblem, eta: NDArray[np.floating]) -> OracleResult:
+    def solve(self, problem: HalfspaceProblem,
+              eta: NDArray[np.floating] | Perturbation) -> OracleResult:
         if self.formulation_for(problem) == "structured":
             return self._structured.solve(problem, eta)
+        if isinstance(eta, Perturbation):
+            # The monolithic models take OPDisc's noise vector only; a general separable
+            # perturbation (e.g. RSPM's separator weights) on non-tabular data is solved by
+            # exact enumeration when W is small enough.
+            if problem.space.size() <= _BRUTE_MAX_POINTS:
+                from oracledp.oracles.brute import BruteForceOracle
+
+                return BruteForceOracle(max_points=_BRUTE_MAX_POINTS).solve(problem, eta)
+            raise ValueError(
+                "this perturbation needs the structured formulation (few numeric columns, the "
+                f"rest 0/1) or a parameter space of at most {_BRUTE_MAX_POINTS} points"
+            )
         if self._monolithic is None:
             from oracledp.oracles.monolithic import MonolithicMIPOracle
 

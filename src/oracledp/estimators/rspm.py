@@ -1,0 +1,72 @@
+"""A scikit-learn classifier around Laplace RSPM (Neel, Roth, Wu, FOCS 2019, Section III.A)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from oracledp.estimators.opdisc import OPDiscClassifier
+from oracledp.learners.rspm import RSPMResult, rspm, rspm_space
+from oracledp.oracles.base import Oracle
+from oracledp.oracles.halfspace import HalfspaceProblem
+from oracledp.oracles.space import IntegerBall
+
+
+class RSPMClassifier(OPDiscClassifier):
+    """Pure eps-DP 0/1-loss linear classifier with weights in {-1, 0, 1}^d (RSPM).
+
+    One call to an exact weighted oracle on the data plus the 2d separator
+    examples (e_j, +1), (-e_j, +1) with weights Lap(4d/eps) (Theorem 6).  Same
+    interface, validation, label mapping and exact-oracle semantics as
+    :class:`~oracledp.estimators.OPDiscClassifier` (sgn(0) = 0 in training, a score
+    of 0 predicts ``classes_[0]``; uncertified oracle answers raise OracleFailure).
+
+    Privacy
+    -------
+    eps-DP (pure), replace-one neighbours; requires the oracle to return the exact
+    minimizer.  ``guarantee_`` holds the statement.
+
+    Attributes
+    ----------
+    coef_, intercept_ (0.0), classes_, guarantee_, oracle_status_, result_ (RSPMResult),
+    scale_ (the Laplace scale 2m/eps), m_ (separator size 2d).
+    """
+
+    # OPDiscClassifier parameters that RSPM does not have (W is fixed to {-1,0,1}^d).
+    delta = None
+    tau = 1.0
+    bound = None
+    radius = None
+
+    def __init__(
+        self,
+        epsilon: float = 1.0,
+        *,
+        solver: str | Oracle = "highs",
+        time_limit: float | None = 60.0,
+        allow_uncertified: bool = False,
+        feature_grid: float | None = None,
+        classes: Any = None,
+        random_state: Any = None,
+    ) -> None:
+        self.epsilon = epsilon
+        self.solver = solver
+        self.time_limit = time_limit
+        self.allow_uncertified = allow_uncertified
+        self.feature_grid = feature_grid
+        self.classes = classes
+        self.random_state = random_state
+
+    def _make_space(self, d: int, bound: float | None, radius: float | None,
+                    tau: float) -> IntegerBall:
+        return rspm_space(d)
+
+    def _release(self, problem: HalfspaceProblem, epsilon: float, delta: float, oracle: Oracle,
+                 rng: np.random.Generator) -> RSPMResult:
+        return rspm(problem, epsilon, oracle=oracle, random_state=rng,
+                    allow_uncertified=bool(self.allow_uncertified))
+
+    def _set_noise_attributes(self, result: Any) -> None:
+        self.scale_ = float(result.scale)
+        self.m_ = int(result.m)
