@@ -5,6 +5,7 @@ privacy statement of every fit is stored on the estimator as ``guarantee_``.
 """
 
 from oracledp.estimators.opdisc import OPDiscClassifier
+from oracledp.estimators.opsamp import OPSampClassifier
 from oracledp.estimators.rspm import RSPMClassifier
 
-__all__ = ["OPDiscClassifier", "RSPMClassifier"]
+__all__ = ["OPDiscClassifier", "OPSampClassifier", "RSPMClassifier"]

@@ -1,0 +1,265 @@
+"""A scikit-learn classifier around OPSamp (Neel, Roth, Vietri, Wu, ICML 2020, Algorithm 2).
+
+Private logistic regression by objective perturbation with sampling: the
+estimator validates every parameter and the data, maps the two class labels to
+{-1, +1}, builds the scaled logistic
+:class:`~oracledp.oracles.convex.LogisticProblem` over a box or a ball and
+calls :func:`~oracledp.learners.opsamp.opsamp` once, with the certified convex
+oracle :class:`~oracledp.oracles.convex.LogisticLinearOracle`.  The privacy
+statement of the fit is stored as ``guarantee_``.
+
+All checks (parameters, data, label set, feature bounds) run before any noise
+is drawn, so a refused fit consumes no randomness and releases nothing.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils import Tags
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from oracledp._validation import check_choice, check_delta, check_epsilon, check_positive, check_rng
+from oracledp.errors import BoundsViolation
+from oracledp.learners.opsamp import OPSampResult, opsamp
+from oracledp.oracles.convex import DOMAINS, LogisticLinearOracle
+
+__all__ = ["OPSampClassifier"]
+
+
+class OPSampClassifier(ClassifierMixin, BaseEstimator):
+    """Differentially private logistic regression with OPSamp (approximate, certified oracle).
+
+    Draws m noise vectors sigma_k with i.i.d. exponential entries of rate eta,
+    computes certified alpha-approximate minimizers of
+    ``sum_i l_i(w) - <sigma_k, w>`` over W (l_i the logistic loss divided by
+    its public maximum M over W), averages them and adds Laplace noise of scale
+    lambda/eps per coordinate.  The model is a linear classifier through the
+    origin: ``intercept_ = 0.0`` (with one-hot encoded categorical features the
+    one-hot blocks play the role of an intercept).
+
+    Parameters
+    ----------
+    epsilon : float, default=1.0
+        Privacy parameter epsilon > 0 of the whole fit.
+    delta : float or None, default=None
+        Privacy parameter delta in (0, 1); ``None`` means ``1 / n**2`` (n is then
+        treated as public, as in the paper's experiments).
+    m : int, default=20
+        Number of oracle calls.  lambda shrinks like 1/sqrt(m) in its
+        concentration term; the paper's theoretical m is far larger.
+    eta : float or None, default=None
+        Rate of the exponential objective noise (mean 1/eta); ``None`` uses
+        Algorithm 2's eta (which needs ``beta``).
+    beta : float, default=0.05
+        Utility failure probability in Algorithm 2's default eta.
+    domain : {"box", "ball"}, default="box"
+        W = {|w_j| <= radius} or {||w||_2 <= radius}.
+    radius : float, default=1.0
+        Size of W.
+    feature_bound : float, default=1.0
+        Public bound on |x_ij|; rows violating it raise BoundsViolation.
+    feature_l1_bound : float or None, default=None
+        Public bound on ||x_i||_1 (default d * feature_bound); a smaller valid
+        bound gives a smaller loss scale M and a larger Lipschitz constant G = B/M.
+    alpha : float, default=1e-4
+        Declared additive error of the oracle on the unnormalized objective;
+        it enters lambda as alpha / (10 G).  Answers the oracle cannot certify
+        within alpha raise OracleFailure.
+    tol : float, default=1e-10
+        Solver tolerance of the oracle.
+    n_jobs : int, default=1
+        Parallel oracle calls (joblib); the fit does not depend on it.
+    classes : sequence of two labels or None, default=None
+        The public label set, mapped in sorted order to -1 and +1.  ``None``
+        reads it from ``y``; give ``classes`` to make the mapping data-independent.
+    random_state : None, int, SeedSequence or numpy Generator, default=None
+        Source of all noise (see :class:`~oracledp.estimators.OPDiscClassifier`
+        for the caveat about cloning a Generator).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+        ``classes_[0]`` is mapped to -1 and ``classes_[1]`` to +1.
+    coef_ : ndarray of shape (1, n_features)
+        The released vector w (not projected onto W).
+    intercept_ : float
+        Always 0.0.
+    guarantee_ : PrivacyGuarantee
+        (epsilon, delta)-DP statement of this fit (Theorem 11).
+    lambda_, gamma_, eta_, m_, alpha_ : float / int
+        Laplace sensitivity bound, Lemma 10's gamma, exponential noise rate,
+        number of oracle calls, declared oracle error.
+    loss_scale_, lipschitz_ : float
+        The public loss scale M and Lipschitz constant G = feature_bound / M.
+    result_ : OPSampResult
+
+    Privacy
+    -------
+    (epsilon, delta)-DP with respect to replacing one training record
+    (Theorem 11 of [NRVW20], with the conservative calibration documented in
+    :mod:`oracledp.learners.opsamp`), provided the oracle's answers are within
+    the declared alpha, which each answer certifies (Frank-Wolfe gap); an
+    uncertified answer raises OracleFailure.  The label set, the number of
+    features and (with ``delta=None``) the number of rows are treated as public.
+    Noise is sampled with numpy (idealized numerics).
+
+    References
+    ----------
+    .. [NRVW20] S. Neel, A. Roth, G. Vietri, Z. S. Wu. "Oracle Efficient Private
+       Non-Convex Optimization". ICML 2020.
+    """
+
+    def __init__(
+        self,
+        epsilon: float = 1.0,
+        delta: float | None = None,
+        *,
+        m: int = 20,
+        eta: float | None = None,
+        beta: float = 0.05,
+        domain: str = "box",
+        radius: float = 1.0,
+        feature_bound: float = 1.0,
+        feature_l1_bound: float | None = None,
+        alpha: float = 1e-4,
+        tol: float = 1e-10,
+        n_jobs: int = 1,
+        classes: Any = None,
+        random_state: Any = None,
+    ) -> None:
+        self.epsilon = epsilon
+        self.delta = delta
+        self.m = m
+        self.eta = eta
+        self.beta = beta
+        self.domain = domain
+        self.radius = radius
+        self.feature_bound = feature_bound
+        self.feature_l1_bound = feature_l1_bound
+        self.alpha = alpha
+        self.tol = tol
+        self.n_jobs = n_jobs
+        self.classes = classes
+        self.random_state = random_state
+
+    def __sklearn_tags__(self) -> Tags:
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        tags.input_tags.sparse = False
+        tags.input_tags.allow_nan = False
+        return tags
+
+    def __sklearn_is_fitted__(self) -> bool:
+        return hasattr(self, "coef_")
+
+    def _map_labels(self, y_arr: NDArray[Any]) -> tuple[NDArray[Any], NDArray[np.int8]]:
+        if self.classes is not None:
+            classes = np.asarray(self.classes)
+            if classes.ndim != 1 or len(classes) != 2 or classes[0] == classes[1]:
+                raise ValueError(
+                    f"classes must list exactly two distinct labels, got {self.classes!r}"
+                )
+            classes = np.sort(classes)
+            if not np.isin(y_arr, classes).all():
+                extra = np.unique(y_arr[~np.isin(y_arr, classes)])[:5].tolist()
+                raise BoundsViolation(
+                    f"y holds labels {extra} outside the declared classes {classes.tolist()}"
+                )
+            y_idx = np.searchsorted(classes, y_arr)
+        else:
+            classes, y_idx = np.unique(y_arr, return_inverse=True)
+        if len(classes) > 2:
+            y_type = type_of_target(y_arr, input_name="y")
+            raise ValueError(
+                f"Only binary classification is supported. The type of the target is {y_type} "
+                f"({len(classes)} classes). OPSampClassifier learns one linear classifier."
+            )
+        if len(classes) < 2:
+            raise ValueError(
+                f"OPSampClassifier needs exactly 2 classes in y, but y has 1 class "
+                f"({classes[0]!r}); pass classes=... to declare the label set."
+            )
+        return classes, np.where(np.ravel(y_idx) == 1, 1, -1).astype(np.int8)
+
+    def fit(self, X: ArrayLike, y: ArrayLike) -> OPSampClassifier:
+        """Fit the private classifier (one OPSamp run with m oracle calls).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Finite features with |x_ij| <= feature_bound (and ||x_i||_1 <= feature_l1_bound).
+        y : array-like of shape (n_samples,)
+            Labels of two classes.
+
+        Returns
+        -------
+        self
+        """
+        for attr in [a for a in vars(self) if a.endswith("_") and not a.startswith("__")]:
+            delattr(self, attr)
+
+        # 1. Parameters (no data, no randomness).
+        epsilon = check_epsilon(self.epsilon)
+        if self.delta is not None:
+            check_delta(self.delta)
+        if isinstance(self.m, bool) or not isinstance(self.m, numbers.Integral) or self.m < 1:
+            raise ValueError(f"m must be an integer >= 1, got {self.m!r}")
+        eta = None if self.eta is None else check_positive(self.eta, "eta")
+        check_choice(self.domain, "domain", DOMAINS)
+        oracle = LogisticLinearOracle(
+            self.domain, self.radius, alpha=self.alpha, tol=self.tol
+        )  # validates radius, alpha, tol
+        rng = check_rng(self.random_state)  # type check only
+
+        # 2. Data and labels.
+        X_arr, y_arr = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=True)
+        check_classification_targets(y_arr)
+        classes, y_pm = self._map_labels(y_arr)
+        n, _ = X_arr.shape
+        delta = check_delta(1.0 / n**2 if self.delta is None else self.delta)
+        problem = oracle.problem(
+            X_arr, y_pm, feature_bound=self.feature_bound, feature_l1_bound=self.feature_l1_bound
+        )  # BoundsViolation on out-of-bound records
+
+        # 3. The mechanism: the only place noise is drawn.
+        result: OPSampResult = opsamp(
+            problem,
+            epsilon,
+            delta,
+            m=int(self.m),
+            oracle=oracle,
+            eta=eta,
+            beta=self.beta,
+            n_jobs=self.n_jobs,
+            random_state=rng,
+        )
+        self.classes_ = classes
+        self.coef_ = np.asarray(result.w, dtype=np.float64).reshape(1, -1)
+        self.intercept_ = 0.0
+        self.guarantee_ = result.guarantee
+        self.lambda_ = result.lambda_
+        self.gamma_ = result.gamma
+        self.eta_ = result.eta
+        self.m_ = result.m
+        self.alpha_ = result.alpha
+        self.loss_scale_ = problem.loss_scale
+        self.lipschitz_ = problem.lipschitz
+        self.result_ = result
+        return self
+
+    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
+        """Scores ``<x, w>``; > 0 means ``classes_[1]``."""
+        check_is_fitted(self)
+        X_arr = validate_data(self, X, dtype=np.float64, ensure_all_finite=True, reset=False)
+        return X_arr @ self.coef_[0]
+
+    def predict(self, X: ArrayLike) -> NDArray[Any]:
+        """``classes_[1]`` where the score is > 0, else ``classes_[0]``."""
+        scores = self.decision_function(X)
+        return self.classes_[(scores > 0).astype(np.intp)]

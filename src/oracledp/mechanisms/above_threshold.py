@@ -1,0 +1,320 @@
+"""InteractiveAboveThreshold with ex-post privacy accounting.
+
+Algorithm 2 of Ligett, Neel, Roth, Waggoner and Wu, "Accuracy First" (2017),
+IAT(D, eps, W, Delta, M):
+
+    W_hat = W + Lap(2 Delta / eps)                      (drawn once)
+    for each query t = 1, ..., T:
+        if f_t(D) + Lap(4 Delta / eps) >= W_hat: output (t, f_t); halt
+    output (T, bottom)
+
+The queries ``f_t`` may be produced by a private algorithm M and may depend on
+the data.  Privacy (Lemma 2.8): if M is ``(eps_1, ..., eps_T)``-prefix-private
+and every query has l1 sensitivity at most ``Delta``, IAT is *ex-post*
+differentially private with loss ``E((t, .)) = eps_A + eps_t`` when it halts at
+``t`` (Definition 2.3: for this realised output the log-likelihood ratio between
+neighbouring datasets is at most ``E``).  This is not an ex-ante epsilon-DP
+guarantee: the loss depends on the data through the stopping index.  When the
+test never halts, the algorithms built on it (CovNR, OutputNR: Theorems 3.2,
+3.4) release the non-private optimum and the loss is infinite; this module
+reports infinity for "no halt" as well.
+
+For data-independent queries (``eps_t = 0``) this is the classical
+AboveThreshold (Dwork and Roth 2014, Theorem 3.23): the halting index is
+``eps_A``-DP.
+
+Indexing is 0-based: ``halted_at = k`` means the (k+1)-th query passed; pass
+the epsilon of the hypotheses released up to and including query ``k`` to
+:meth:`InteractiveAboveThreshold.ex_post_loss`.
+
+Guarantees hold under idealized numerics (see :mod:`oracledp.guarantees`).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from oracledp._validation import RandomLike, check_epsilon, check_positive, check_rng
+from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
+
+IAT_SOURCE = "Ligett et al. 2017 (Accuracy First), Algorithm 2 and Lemma 2.8"
+
+__all__ = [
+    "IAT_SOURCE",
+    "ExPostLoss",
+    "InteractiveAboveThreshold",
+    "iat_query_scale",
+    "iat_threshold_scale",
+]
+
+
+def iat_threshold_scale(epsilon: float, sensitivity: float) -> float:
+    """Laplace scale of the threshold noise: ``2 Delta / eps`` (Algorithm 2, W_hat = W + Lap(2 Delta/eps))."""
+    eps = check_epsilon(epsilon)
+    delta = check_positive(sensitivity, "sensitivity")
+    return 2.0 * delta / eps
+
+
+def iat_query_scale(epsilon: float, sensitivity: float) -> float:
+    """Laplace scale of each query's noise: ``4 Delta / eps`` (Algorithm 2, f_t(D) + Lap(4 Delta/eps))."""
+    eps = check_epsilon(epsilon)
+    delta = check_positive(sensitivity, "sensitivity")
+    return 4.0 * delta / eps
+
+
+def _check_finite_real(value: object, name: str) -> float:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    x = float(value)
+    if not math.isfinite(x):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    return x
+
+
+@dataclass(frozen=True)
+class ExPostLoss:
+    """The realised (ex-post) privacy loss of one run of InteractiveAboveThreshold.
+
+    Ex-post privacy (Ligett et al. 2017, Definition 2.3) bounds the privacy loss
+    of the output that was actually produced; it is *not* an ex-ante
+    epsilon-DP guarantee, because the loss depends on the data through the
+    stopping index.
+
+    Attributes
+    ----------
+    epsilon:
+        The realised total loss ``epsilon_test + epsilon_hypothesis`` (Lemma 2.8),
+        or ``math.inf`` when the test never halted.
+    epsilon_test:
+        ``eps_A``, the parameter of the threshold test.
+    epsilon_hypothesis:
+        ``eps_t`` of the prefix-private hypotheses released up to the stopping
+        index, as passed by the caller (0 for data-independent queries).
+    stopping_index:
+        0-based index of the query that passed, or None if none did.
+    source:
+        The paper and lemma.
+    """
+
+    epsilon: float
+    epsilon_test: float
+    epsilon_hypothesis: float
+    stopping_index: int | None
+    source: str = IAT_SOURCE
+
+    def __post_init__(self) -> None:
+        eps_a = check_epsilon(self.epsilon_test, "epsilon_test")
+        eps_h = float(self.epsilon_hypothesis)
+        if not (math.isfinite(eps_h) and eps_h >= 0):
+            raise ValueError(
+                f"epsilon_hypothesis must be finite and >= 0, got {self.epsilon_hypothesis!r}"
+            )
+        if self.stopping_index is None:
+            if self.epsilon != math.inf:
+                raise ValueError("a run that never halted has ex-post loss math.inf")
+        else:
+            k = self.stopping_index
+            if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 0:
+                raise ValueError(f"stopping_index must be an integer >= 0 or None, got {k!r}")
+            if not math.isclose(self.epsilon, eps_a + eps_h, rel_tol=1e-12, abs_tol=0.0):
+                raise ValueError(
+                    "epsilon must equal epsilon_test + epsilon_hypothesis (Lemma 2.8), got "
+                    f"{self.epsilon!r} != {eps_a!r} + {eps_h!r}"
+                )
+
+    @property
+    def halted(self) -> bool:
+        return self.stopping_index is not None
+
+    @property
+    def statement(self) -> str:
+        """Plain-language statement of what is (and is not) promised."""
+        if not self.halted:
+            return (
+                "The threshold test never halted: the ex-post privacy loss is unbounded "
+                "(infinity); nothing is promised for this output. This is an ex-post loss "
+                "(Definition 2.3 of Ligett et al. 2017), not an ex-ante guarantee."
+            )
+        return (
+            f"Ex-post privacy loss {self.epsilon:g} for this realised output (stopping index "
+            f"{self.stopping_index}): eps_A = {self.epsilon_test:g} for the threshold test plus "
+            f"eps_t = {self.epsilon_hypothesis:g} for the hypotheses released up to it "
+            "(Lemma 2.8). This is an ex-post loss (Definition 2.3 of Ligett et al. 2017), not "
+            "an ex-ante epsilon-DP guarantee: the loss depends on the data through the "
+            "stopping index."
+        )
+
+    def to_guarantee(self) -> PrivacyGuarantee:
+        """The loss as a :class:`PrivacyGuarantee` of kind ``EX_POST`` (epsilon may be inf)."""
+        return PrivacyGuarantee(
+            epsilon=self.epsilon,
+            delta=0.0,
+            kind=GuaranteeKind.EX_POST,
+            requires_exact_oracle=False,
+            source=self.source,
+            notes=self.statement,
+        )
+
+
+class InteractiveAboveThreshold:
+    """Algorithm 2 (InteractiveAboveThreshold) of Ligett et al. 2017.
+
+    Parameters
+    ----------
+    epsilon:
+        ``eps_A > 0``, the privacy parameter of the test.
+    threshold:
+        ``W``, a finite public threshold.
+    sensitivity:
+        ``Delta > 0``, a bound on the l1 sensitivity of every query ``f_t(D)``
+        (for any fixed query object, over replace-one neighbours).
+    rng:
+        Seed or numpy Generator (the only source of randomness).
+
+    The threshold noise ``Lap(2 Delta / eps_A)`` is drawn once, here; each query
+    gets fresh ``Lap(4 Delta / eps_A)`` noise.  A query passes when its noisy
+    value is *at least* the noisy threshold; the first pass halts the test and
+    any further query raises ``RuntimeError``.  Only the pass/fail bit is
+    released, never a noisy value or the noisy threshold.
+
+    Privacy: ex-post, ``eps_A + eps_t`` when halting at the query whose
+    hypothesis prefix is ``eps_t``-DP (Lemma 2.8); infinite when it never
+    halts.  See :meth:`ex_post_loss`.  The caller must not release any
+    hypothesis after the halting index.
+    """
+
+    def __init__(
+        self,
+        epsilon: float,
+        threshold: float,
+        sensitivity: float,
+        *,
+        rng: RandomLike = None,
+    ) -> None:
+        eps = check_epsilon(epsilon)
+        w = _check_finite_real(threshold, "threshold")
+        delta = check_positive(sensitivity, "sensitivity")
+        gen = check_rng(rng)
+        self._epsilon = eps
+        self._threshold = w
+        self._sensitivity = delta
+        self._query_scale = iat_query_scale(eps, delta)
+        self._rng = gen
+        self._n_queries = 0
+        self._halted_at: int | None = None
+        # Algorithm 2, line 1: W_hat = W + Lap(2 Delta / eps), drawn once (never released).
+        self._noisy_threshold = w + float(gen.laplace(0.0, iat_threshold_scale(eps, delta)))
+
+    @property
+    def epsilon(self) -> float:
+        return self._epsilon
+
+    @property
+    def threshold(self) -> float:
+        return self._threshold
+
+    @property
+    def sensitivity(self) -> float:
+        return self._sensitivity
+
+    @property
+    def n_queries(self) -> int:
+        """Number of queries answered so far (including the one that passed)."""
+        return self._n_queries
+
+    @property
+    def halted_at(self) -> int | None:
+        """0-based index (over all queries asked) of the query that passed, or None."""
+        return self._halted_at
+
+    @property
+    def halted(self) -> bool:
+        return self._halted_at is not None
+
+    def __repr__(self) -> str:
+        return (
+            f"InteractiveAboveThreshold(epsilon={self._epsilon!r}, threshold={self._threshold!r}, "
+            f"sensitivity={self._sensitivity!r}, n_queries={self._n_queries}, "
+            f"halted_at={self._halted_at})"
+        )
+
+    def _refuse_if_halted(self) -> None:
+        if self._halted_at is not None:
+            raise RuntimeError(
+                f"InteractiveAboveThreshold halted at query {self._halted_at}; it answers no "
+                "further queries (Algorithm 2 halts at the first pass)"
+            )
+
+    def test(self, value: float) -> bool:
+        """Answer one query: is ``value + Lap(4 Delta/eps) >= W_hat``?  Halts on True.
+
+        ``value`` is ``f_t(D)``, already computed by the caller on the private data.
+        """
+        if isinstance(value, np.ndarray) and value.ndim == 0:
+            value = value[()]
+        x = _check_finite_real(value, "value")
+        self._refuse_if_halted()
+        # Algorithm 2, loop body: f_t(D) + Lap(4 Delta / eps) >= W_hat.
+        passed = bool(x + self._rng.laplace(0.0, self._query_scale) >= self._noisy_threshold)
+        self._n_queries += 1
+        if passed:
+            self._halted_at = self._n_queries - 1
+        return passed
+
+    def first_above(self, values: ArrayLike) -> int | None:
+        """Answer a block of queries at once; return the 0-based index *within the block* of
+        the first that passes, or None.
+
+        Equivalent in law to calling :meth:`test` on each value in order and stopping at
+        the first True: the noise of the whole block is drawn at once and the queries
+        after the first pass are discarded, never answered (``n_queries`` counts only up
+        to the pass).  The global index is recorded in ``halted_at``.
+        """
+        try:
+            raw = np.asarray(values)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"values must be a 1-D array of real numbers: {exc}") from exc
+        if raw.dtype.kind not in "iuf":
+            raise TypeError(f"values must be real numbers, got dtype {raw.dtype}")
+        arr = raw.astype(np.float64)
+        if arr.ndim != 1:
+            raise ValueError(f"values must be 1-D (one value per query), got shape {arr.shape}")
+        if not np.isfinite(arr).all():
+            raise ValueError("values contain NaN or infinite query values")
+        self._refuse_if_halted()
+        if arr.size == 0:
+            return None
+        noise = self._rng.laplace(0.0, self._query_scale, size=arr.shape)
+        passed = np.flatnonzero(arr + noise >= self._noisy_threshold)
+        if passed.size == 0:
+            self._n_queries += arr.size
+            return None
+        k = int(passed[0])
+        self._halted_at = self._n_queries + k
+        self._n_queries += k + 1
+        return k
+
+    def ex_post_loss(self, eps_hypothesis: float) -> ExPostLoss:
+        """The realised loss so far (Lemma 2.8): ``eps_A + eps_hypothesis`` if halted, else inf.
+
+        ``eps_hypothesis`` is ``eps_t``: the level at which releasing the hypotheses (query
+        objects) up to and including the stopping index is DP; 0 for data-independent
+        queries.  The loss is a function of the public output only.
+        """
+        if isinstance(eps_hypothesis, (bool, np.bool_)) or not isinstance(
+            eps_hypothesis, numbers.Real
+        ):
+            raise TypeError(
+                f"eps_hypothesis must be a real number, got {type(eps_hypothesis).__name__}"
+            )
+        eps_h = float(eps_hypothesis)
+        if not (math.isfinite(eps_h) and eps_h >= 0):
+            raise ValueError(f"eps_hypothesis must be finite and >= 0, got {eps_hypothesis!r}")
+        if self._halted_at is None:
+            return ExPostLoss(math.inf, self._epsilon, eps_h, None)
+        return ExPostLoss(self._epsilon + eps_h, self._epsilon, eps_h, self._halted_at)
