@@ -1,0 +1,360 @@
+"""DP-SGD logistic-regression baseline: accounting, calibration, knobs, noise, estimator."""
+
+from __future__ import annotations
+
+import math
+
+import dp_accounting as dpa
+import numpy as np
+import pytest
+from dp_accounting.pld import PLDAccountant
+from dp_accounting.rdp import RdpAccountant
+from dp_accounting.rdp.rdp_privacy_accountant import DEFAULT_RDP_ORDERS
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from oracledp.baselines import dpsgd as mod
+from oracledp.baselines.dpsgd import (
+    SOURCE,
+    DPSGDLogisticRegression,
+    calibrate_noise_multiplier,
+    dpsgd_epsilon,
+    dpsgd_logistic,
+    dpsgd_paper_protocol,
+)
+from oracledp.datasets import load_adult
+from oracledp.errors import BoundsViolation, PrivacyWarning
+from oracledp.guarantees import GuaranteeKind
+
+ADULT_N = 15_682
+ADULT_DELTA = 1.0 / ADULT_N**2
+ADULT_Q = 256 / ADULT_N
+ADULT_T = math.ceil(20 * ADULT_N / 256)  # the default schedule on Adult: 1226 steps
+
+
+# --- calibration and accounting ------------------------------------------------------------------
+
+
+@settings(max_examples=12, deadline=None, derandomize=True)
+@given(
+    eps=st.floats(0.01, 5.0),
+    n=st.integers(1_000, 100_000),
+    batch=st.integers(16, 1_000),
+    epochs=st.floats(1.0, 30.0),
+)
+def test_calibrated_sigma_never_exceeds_target(eps, n, batch, epochs):
+    delta = 1.0 / n**2
+    q = batch / n
+    steps = math.ceil(epochs * n / batch)
+    sigma = calibrate_noise_multiplier(eps, delta, q, steps)
+    assert dpsgd_epsilon(sigma, q, steps, delta) <= eps  # one-sided: never above the target
+    # ... and not wastefully large: 1% less noise already exceeds the target.
+    assert dpsgd_epsilon(0.99 * sigma, q, steps, delta) > eps
+
+
+def test_accountant_certifies_eps_001_at_adult_delta():
+    sigma = calibrate_noise_multiplier(0.01, ADULT_DELTA, ADULT_Q, ADULT_T)
+    assert math.isfinite(sigma)
+    assert dpsgd_epsilon(sigma, ADULT_Q, ADULT_T, ADULT_DELTA) <= 0.01
+    # The extended orders matter: dp_accounting's default orders (max 1024) cannot certify
+    # the add/remove half of the budget at this sigma.
+    acc = RdpAccountant(DEFAULT_RDP_ORDERS)
+    acc.compose(
+        dpa.SelfComposedDpEvent(
+            dpa.PoissonSampledDpEvent(ADULT_Q, dpa.GaussianDpEvent(sigma)), ADULT_T
+        )
+    )
+    assert acc.get_epsilon(ADULT_DELTA / 2) > 0.005
+    assert (
+        dpsgd_epsilon(sigma, ADULT_Q, ADULT_T, ADULT_DELTA / 2, neighbouring="add-remove") <= 0.005
+    )
+
+
+def _pld_replace_one(sigma: float, q: float, steps: int, delta: float) -> float:
+    # Fine discretization where the margin is small (large sigma); coarse (fast) elsewhere.
+    interval = 1e-5 if sigma >= 10 else 1e-4
+    acc = PLDAccountant(dpa.NeighboringRelation.REPLACE_ONE, value_discretization_interval=interval)
+    acc.compose(
+        dpa.SelfComposedDpEvent(dpa.PoissonSampledDpEvent(q, dpa.GaussianDpEvent(sigma)), steps)
+    )
+    return acc.get_epsilon(delta)
+
+
+@pytest.mark.parametrize("sigma", [1.0, 5.0, 20.0, 500.0])
+def test_replace_one_accounting_is_as_conservative_as_documented(sigma):
+    q, steps, delta = ADULT_Q, ADULT_T, ADULT_DELTA
+    rep = dpsgd_epsilon(sigma, q, steps, delta)
+    ar = dpsgd_epsilon(sigma, q, steps, delta, neighbouring="add-remove")
+    # Group privacy of size 2: at least twice the add/remove epsilon at delta / 2 ...
+    assert rep >= 2 * dpsgd_epsilon(sigma, q, steps, delta / 2, neighbouring="add-remove")
+    assert rep > 2 * ar
+    # ... and the certificate it rests on: add/remove (rep/2, delta / (1 + e^(rep/2))).
+    half = rep / 2
+    assert (
+        dpsgd_epsilon(sigma, q, steps, delta / (1 + math.exp(half)), neighbouring="add-remove")
+        <= half
+    )
+    # Never below dp_accounting's PLD for the one-dimensional replace-one pair (+C vs -C, the
+    # replaced record's clipped gradient flipped): a bound below it would be suspect.
+    assert rep >= _pld_replace_one(sigma, q, steps, delta)
+
+
+def test_group_privacy_beats_the_half_sigma_shortcut_as_documented():
+    q, steps, delta = ADULT_Q, ADULT_T, ADULT_DELTA
+    group = dpsgd_epsilon(1.0, q, steps, delta)
+    half_sigma = dpsgd_epsilon(0.5, q, steps, delta, neighbouring="add-remove")
+    assert group == pytest.approx(13.34, abs=0.01)
+    assert half_sigma == pytest.approx(35.32, abs=0.01)
+
+
+def test_no_certificate_means_infinite_epsilon():
+    # Group privacy cannot certify anything this weak (add/remove epsilon ~ 35): report inf.
+    assert dpsgd_epsilon(0.5, ADULT_Q, ADULT_T, ADULT_DELTA) == math.inf
+
+
+# --- the optimizer: knob isolation --------------------------------------------------------------
+
+
+def _plain_averaged_sgd(X, y, q, steps, lr, l2, rng):
+    """Reference: unclipped, noiseless Poisson-batch SGD, one example at a time."""
+    n, d = X.shape
+    w = np.zeros(d)
+    total = np.zeros(d)
+    for _ in range(steps):
+        mask = rng.random(n) < q
+        rng.standard_normal(d)  # the noise draw the mechanism makes (multiplied by 0 here)
+        grad = np.zeros(d)
+        for i in np.flatnonzero(mask):
+            m = y[i] * (X[i] @ w)
+            grad += -y[i] * X[i] / (1.0 + math.exp(m))
+        w = w - lr * (grad / (q * n) + l2 * w)
+        total += w
+    return total / steps
+
+
+def test_no_noise_and_no_clipping_is_plain_averaged_sgd():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(60, 4))
+    y = np.where(rng.random(60) < 0.5, -1.0, 1.0)
+    pen = np.ones(4, dtype=bool)
+    got, _ = mod._dpsgd_core(
+        X,
+        y,
+        sigma=0.0,
+        clip=math.inf,
+        q=0.2,
+        steps=40,
+        lr=0.3,
+        l2=0.05,
+        penalized=pen,
+        rng=np.random.default_rng(7),
+    )
+    want = _plain_averaged_sgd(X, y, 0.2, 40, 0.3, 0.05, np.random.default_rng(7))
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+
+
+def test_clip_rows():
+    G = np.array([[3.0, 4.0], [0.3, 0.4], [0.0, 0.0]])
+    out = mod._clip_rows(G, 1.0)
+    np.testing.assert_allclose(out[0], [0.6, 0.8])  # norm 5 -> 1, same direction
+    np.testing.assert_array_equal(out[1:], G[1:])  # short rows untouched
+    np.testing.assert_array_equal(mod._clip_rows(G, math.inf), G)
+
+
+def test_clipping_bound_enforced_on_the_public_path(monkeypatch):
+    seen: list[tuple[float, float]] = []
+    original = mod._clip_rows
+
+    def spy(G, clip):
+        out = original(G, clip)
+        if len(G):
+            seen.append(
+                (float(np.linalg.norm(G, axis=1).max()), float(np.linalg.norm(out, axis=1).max()))
+            )
+        return out
+
+    monkeypatch.setattr(mod, "_clip_rows", spy)
+    rng = np.random.default_rng(0)
+    X = 10 * rng.normal(size=(400, 5))  # large features: raw gradients far above C
+    y = np.where(X[:, 0] > 0, 1, -1)
+    dpsgd_logistic(X, y, 1.0, 1e-6, clip=0.5, batch_size=50, epochs=2, rng=1)
+    assert seen and len(seen) == math.ceil(2 * 400 / 50)
+    assert max(raw for raw, _ in seen) > 0.5  # clipping was active
+    assert all(clipped <= 0.5 * (1 + 1e-12) for _, clipped in seen)
+
+
+# --- the noise ----------------------------------------------------------------------------------
+
+
+def test_noise_has_the_calibrated_variance():
+    # X = 0: every gradient is 0, so w_t - w_{t-1} = -lr * z_t / (q n) with z_t ~ N(0, (sigma C)^2 I).
+    n, d, clip = 1000, 50, 0.7
+    X = np.zeros((n, d))
+    y = np.where(np.arange(n) % 2 == 0, 1, -1)
+    res = dpsgd_logistic(
+        X,
+        y,
+        1.0,
+        1e-6,
+        clip=clip,
+        batch_size=100,
+        epochs=20,
+        fit_intercept=False,
+        rng=11,
+        return_history=True,
+    )
+    z = -np.diff(res.history, axis=0) * (res.q * n) / res.lr
+    k = z.size  # T * d = 200 * 50
+    assert k == 200 * d
+    alpha = 1e-6
+    lo, hi = stats.chi2.ppf(alpha / 2, k), stats.chi2.isf(alpha / 2, k)
+    s = float(np.sum((z / (res.sigma * clip)) ** 2))
+    assert lo < s < hi
+    assert abs(z.sum() / (res.sigma * clip * math.sqrt(k))) < stats.norm.isf(alpha / 2)
+    # The test has power: a noise scale off by 10% would be rejected.
+    assert not (lo < s / 1.1**2 < hi) and not (lo < s * 1.1**2 < hi)
+
+
+# --- reproducibility and validation -------------------------------------------------------------
+
+
+def _toy(n=300, d=4, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(n, d))
+    y = np.where(X @ np.arange(1, d + 1) > 0, 1, -1)
+    return X, y
+
+
+def test_reproducible_by_seed_and_fresh_noise_otherwise():
+    X, y = _toy()
+    a = dpsgd_logistic(X, y, 1.0, batch_size=64, rng=5)
+    b = dpsgd_logistic(X, y, 1.0, batch_size=64, rng=5)
+    c = dpsgd_logistic(X, y, 1.0, batch_size=64, rng=6)
+    np.testing.assert_array_equal(a.coef, b.coef)
+    assert a.intercept == b.intercept
+    assert not np.array_equal(a.coef, c.coef)
+    gen = np.random.default_rng(5)
+    first = dpsgd_logistic(X, y, 1.0, batch_size=64, rng=gen)
+    second = dpsgd_logistic(X, y, 1.0, batch_size=64, rng=gen)
+    np.testing.assert_array_equal(first.coef, a.coef)  # int seed == fresh Generator(seed)
+    assert not np.array_equal(first.coef, second.coef)  # a Generator is consumed
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error"),
+    [
+        ({"y": "01"}, BoundsViolation),
+        ({"X": "nan"}, ValueError),
+        ({"epsilon": 0.0}, ValueError),
+        ({"delta": 1.0}, ValueError),
+        ({"clip": -1.0}, ValueError),
+        ({"batch_size": 10_000}, ValueError),
+        ({"batch_size": 2.5}, ValueError),
+        ({"lr": "fast"}, ValueError),
+        ({"epochs": 0}, ValueError),
+        ({"l2": -0.1}, ValueError),
+        ({"fit_intercept": "yes"}, TypeError),
+    ],
+)
+def test_validation_before_any_randomness(kwargs, error):
+    X, y = _toy()
+    args = {"X": X, "y": y, "epsilon": 1.0, "delta": None}
+    if kwargs.get("y") == "01":
+        kwargs = {"y": (y + 1) // 2}
+    if kwargs.get("X") == "nan":
+        Xn = X.copy()
+        Xn[3, 1] = np.nan
+        kwargs = {"X": Xn}
+    args.update(kwargs)
+    gen = np.random.default_rng(0)
+    before = gen.bit_generator.state
+    with pytest.raises(error):
+        dpsgd_logistic(
+            args.pop("X"), args.pop("y"), args.pop("epsilon"), args.pop("delta"), rng=gen, **args
+        )
+    assert gen.bit_generator.state == before
+
+
+def test_estimator_refusal_consumes_no_randomness():
+    X, y = _toy()
+    gen = np.random.default_rng(0)
+    before = gen.bit_generator.state
+    with pytest.raises(BoundsViolation):
+        DPSGDLogisticRegression(classes=[-1, 2], random_state=gen).fit(X, y)
+    with pytest.raises(ValueError, match="2 classes"):
+        DPSGDLogisticRegression(random_state=gen).fit(X, np.ones(len(y)))
+    assert gen.bit_generator.state == before
+
+
+# --- the estimator -------------------------------------------------------------------------------
+
+_STRONG_DP_EPS = 0.01
+
+
+def _expected_failed_checks(estimator):
+    if estimator.epsilon <= _STRONG_DP_EPS:
+        return {
+            "check_classifiers_train": (
+                "DP noise: at epsilon=0.01 on the checks' tiny datasets (full batches, sigma ~ 2.2e3) the "
+                "required training accuracy is not attainable by design"
+            ),
+        }
+    return {}
+
+
+@parametrize_with_checks(
+    [
+        DPSGDLogisticRegression(epsilon=1.0, random_state=0),
+        DPSGDLogisticRegression(epsilon=_STRONG_DP_EPS, random_state=0),
+    ],
+    expected_failed_checks=_expected_failed_checks,
+)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+def test_estimator_on_adult_subsample_beats_chance_at_eps_1():
+    train, test = load_adult(), load_adult("test")
+    rng = np.random.default_rng(0)
+    tr = rng.choice(train.n_samples, 3000, replace=False)
+    te = rng.choice(test.n_samples, 3000, replace=False)
+    labels = np.where(train.y[tr] == 1, ">50K", "<=50K")
+    clf = DPSGDLogisticRegression(epsilon=1.0, random_state=0).fit(train.X[tr], labels)
+    acc = np.mean(clf.predict(test.X[te]) == np.where(test.y[te] == 1, ">50K", "<=50K"))
+    # Measured 0.756 (balanced test set, chance 0.5; non-private LR on all 15,682 rows: 0.80).
+    assert acc >= 0.72
+    assert list(clf.classes_) == ["<=50K", ">50K"]
+    g = clf.guarantee_
+    assert g.kind is GuaranteeKind.APPROXIMATE and g.holds and not g.requires_exact_oracle
+    assert g.neighbouring == "replace-one" and g.source == SOURCE
+    assert g.epsilon == 1.0 and g.delta == pytest.approx(1 / 3000**2)
+    assert clf.result_.epsilon_spent <= 1.0
+    proba = clf.predict_proba(test.X[te[:5]])
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+
+
+def test_estimator_explicit_classes_mapping():
+    X, y = _toy()
+    clf = DPSGDLogisticRegression(epsilon=2.0, classes=["no", "yes"], random_state=0)
+    clf.fit(X, np.where(y == 1, "yes", "no"))
+    assert list(clf.classes_) == ["no", "yes"]
+    # y with a single class is fine when the label set is public.
+    one = DPSGDLogisticRegression(epsilon=2.0, classes=["no", "yes"], random_state=0)
+    one.fit(X, np.full(len(y), "no"))
+    assert set(one.predict(X)) <= {"no", "yes"}
+
+
+def test_paper_protocol_is_flagged_unaccounted():
+    X, y = _toy(400)
+    Xv, yv = _toy(200, seed=1)
+    grid = {"lr": (0.05, 1.0), "batch_size": (64,)}
+    with pytest.warns(PrivacyWarning, match="NO differential privacy"):
+        res = dpsgd_paper_protocol(X, y, Xv, yv, 1.0, grid=grid, rng=0)
+    assert res.accounted is False
+    assert res.guarantee.holds is False
+    assert "not accounted" in res.guarantee.notes
+    assert len(res.search) == 2
+    best = max(row["val_accuracy"] for row in res.search)
+    assert np.mean(res.predict(Xv) == yv) == best
