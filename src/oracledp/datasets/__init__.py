@@ -2,6 +2,7 @@
 
 * :func:`load_adult`: UCI Adult, encoded as in Neel et al. (ICML 2020).
 * :func:`load_kdd99_raw`: KDD Cup 1999 (10% file) as a raw table.
+* :func:`load_kdd99`: KDD Cup 1999 encoded as in Ligett et al. (Accuracy First, 2017).
 * :func:`list_datasets`: the bundled files, their sizes, record counts and checksums.
 
 Every file is checked against its recorded SHA-256 before use.  Licences and
@@ -11,12 +12,13 @@ citations: ``oracledp/datasets/_data/NOTICE.md``.
 from oracledp.datasets._files import DataIntegrityError, list_datasets
 from oracledp.datasets.adult import load_adult
 from oracledp.datasets.base import TabularDataset
-from oracledp.datasets.kdd99 import load_kdd99_raw
+from oracledp.datasets.kdd99 import load_kdd99, load_kdd99_raw
 
 __all__ = [
     "DataIntegrityError",
     "TabularDataset",
     "list_datasets",
     "load_adult",
+    "load_kdd99",
     "load_kdd99_raw",
 ]

@@ -19,7 +19,8 @@ class TabularDataset:
     X:
         ``float64`` array of shape ``(n, d)``, read-only.
     y:
-        ``int8`` labels in ``{-1, +1}``, read-only.
+        Classification: ``int8`` labels in ``{-1, +1}``; regression (e.g. the
+        KDD-99 ridge task): ``float64`` targets with ``|y| <= 1``.  Read-only.
     feature_names:
         One name per column of ``X``: the attribute for a numeric column
         (``"age"``), ``"attribute=level"`` for a one-hot column
@@ -42,7 +43,7 @@ class TabularDataset:
     """
 
     X: NDArray[np.float64]
-    y: NDArray[np.int8]
+    y: NDArray[np.int8] | NDArray[np.float64]
     feature_names: list[str]
     numeric_columns: list[int]
     categorical_blocks: dict[str, list[int]]

@@ -1,0 +1,40 @@
+"""Accuracy-first private ERM: the most private hypothesis meeting an accuracy target.
+
+Ligett, Neel, Roth, Waggoner, Wu, "Accuracy First: Selecting a Differential
+Privacy Level for Accuracy-Constrained ERM" (NeurIPS 2017).  Given a target
+excess empirical risk ``alpha``, these algorithms search privacy levels from
+most to least private and stop at the first hypothesis that passes a private
+accuracy test.  Their guarantee is an *ex-post* privacy loss (Definition 2.3):
+it depends on where the search stopped and is reported with each result.
+
+* :func:`covnr`: ridge regression, covariance perturbation + noise reduction
+  (Algorithm 3, Theorem 3.2).
+* :func:`outputnr`: l2-regularised logistic regression, output perturbation +
+  noise reduction (Algorithm 5 with the corrections documented there, Theorem 3.4).
+* :func:`doubling`: the DoublingMethod baseline (Algorithm 4, Theorem A.2).
+* :class:`RidgeProblem`, :class:`LogisticProblem`: validated data with theta*,
+  reusable across trials.
+* :mod:`oracledp.erm.sensitivity`: the sensitivities (Claims A.5, A.12,
+  Lemmas A.6, A.10) and domain checks; :mod:`oracledp.erm.theory`: the theory
+  curves (Theorems 3.1, 3.3, A.9) and default grids (Appendix B).
+
+Every result is an :class:`AccuracyFirstResult` carrying the released ``theta``,
+the :class:`~oracledp.mechanisms.ExPostLoss` (test vs hypothesis breakdown) and
+a :class:`~oracledp.guarantees.PrivacyGuarantee` of kind ``EX_POST``.  If no
+level passes, the algorithms would release the non-private optimum (infinite
+loss): they raise :class:`NoHaltError` unless ``allow_no_halt=True``.
+"""
+
+from oracledp.erm.covnr import AccuracyFirstResult, NoHaltError, RidgeProblem, covnr
+from oracledp.erm.doubling import doubling
+from oracledp.erm.outputnr import LogisticProblem, outputnr
+
+__all__ = [
+    "AccuracyFirstResult",
+    "LogisticProblem",
+    "NoHaltError",
+    "RidgeProblem",
+    "covnr",
+    "doubling",
+    "outputnr",
+]

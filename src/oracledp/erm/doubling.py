@@ -1,0 +1,258 @@
+"""The DoublingMethod baseline of Accuracy First (Algorithm 4, Theorem A.2).
+
+Ligett, Neel, Roth, Waggoner, Wu, "Accuracy First" (NeurIPS 2017), Appendix A.2.
+For privacy levels ``eps_1 < eps_2 < ...`` with ``eps_i = 2 eps_(i-1)``:
+
+    for t = 1..T:
+        theta_t <- M(D) at level eps_t          (fresh, independent noise)
+        f^t = L(theta*) - L(theta_t)
+        w_t ~ Lap(alpha / (2 ln(T / gamma)))
+        if f^t + w_t >= -alpha/2: output (t, theta_t); halt
+    output (T + 1, theta*)
+
+``M`` is covariance perturbation for ridge regression (Theorem 3.1: every entry
+of ``X^T X`` and ``X^T y`` gets ``Lap(4/eps)``, then equation 3.1 over the
+``sqrt(1/lambda)``-ball) or output perturbation for logistic regression
+(Theorem 3.3: ``theta* + Lap(2 sqrt(p)/(n lambda eps))``, then projected onto the
+``sqrt(2 ln 2/lambda)``-ball so the query sensitivity holds, Remark A.3).  The
+printed algorithm outputs ``(t, f^t)``; what is released is the hypothesis
+``theta_t`` (the proof and the experiments release it), never the noisy test value.
+
+Privacy (Theorem A.2): stopping at the k-th test (1-based) the ex-post loss is
+``E(k) = 2 k Delta ln(T/gamma) / alpha + (2^k - 1) eps_1`` (k Laplace tests of
+epsilon ``2 Delta ln(T/gamma)/alpha`` each plus the k hypotheses, composed with
+the privacy filter of Rogers et al. 2016, Theorem 3.6); releasing theta* is
+infinite.  For a general increasing list the hypothesis part is
+``sum_{i <= k} eps_i``; this implementation always reports that sum (equal to
+``(2^k - 1) eps_1`` on a doubling grid).
+
+T: Appendix B prints ``T = ceil(log2(eps_1 / eps_T))`` with the ends swapped;
+the default grid is :func:`~oracledp.erm.theory.doubling_grid` from ``1/n`` to
+``4E``, ``T = ceil(log2(4E n)) + 1`` levels (see there).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from oracledp._validation import RandomLike, check_choice, check_positive, check_rng
+from oracledp.erm import sensitivity as sens
+from oracledp.erm.covnr import (
+    AccuracyFirstResult,
+    NoHaltError,
+    RidgeProblem,
+    _as_ridge_problem,
+    _check_bool,
+    _check_gamma,
+    _ex_post_guarantee,
+    _ridge_hypotheses,
+    _single_blas_thread,
+)
+from oracledp.erm.outputnr import LogisticProblem, _as_logistic_problem, project_to_ball
+from oracledp.erm.theory import resolve_eps_grid
+from oracledp.mechanisms import ExPostLoss
+
+__all__ = ["DOUBLING_SOURCE", "doubling"]
+
+DOUBLING_SOURCE = (
+    "Ligett et al. 2017 (Accuracy First), Algorithm 4 and Theorem A.2 (DoublingMethod; "
+    "composition by the privacy filter of Rogers et al. 2016, Theorem 3.6)"
+)
+
+#: l1 sensitivity of the pair (X^T X, X^T y) for covariance perturbation (Theorem 3.1: 2 + 2).
+COVPERT_JOINT_SENSITIVITY = 2.0 * sens.COVARIANCE_SENSITIVITY
+
+
+def doubling(
+    X: ArrayLike | RidgeProblem | LogisticProblem,
+    y: ArrayLike | None,
+    alpha: float,
+    *,
+    task: str | None = None,
+    gamma: float = 0.1,
+    lam: float | None = None,
+    eps_list: ArrayLike | tuple[float, float] | None = None,
+    rng: RandomLike = None,
+    allow_no_halt: bool = False,
+) -> AccuracyFirstResult:
+    """DoublingMethod (Algorithm 4): double epsilon until a Laplace test accepts the hypothesis.
+
+    Parameters
+    ----------
+    X, y:
+        The data (``||x_i||_1 <= 1``; ``|y_i| <= 1`` for ridge, ``y_i in {-1, +1}``
+        for logistic) or a prepared :class:`RidgeProblem` / :class:`LogisticProblem`
+        with ``y=None``.
+    alpha, gamma, lam:
+        Target excess risk, failure probability in (0, 1), regularisation (0.005).
+    task:
+        ``"ridge"`` (covariance perturbation) or ``"logistic"`` (output
+        perturbation); required with arrays, inferred from a prepared problem.
+    eps_list:
+        None (doubling grid from 1/n to 4E, E from Theorem 3.1 or 3.3), a tuple
+        ``(eps_min, eps_max)`` (:func:`~oracledp.erm.theory.doubling_grid`), or
+        explicit strictly increasing levels.
+    rng:
+        Seed or numpy Generator, the only source of randomness.
+    allow_no_halt:
+        Release theta* (``epsilon = inf``, ``guarantee.holds = False``) when no test
+        passes, instead of raising :class:`~oracledp.erm.NoHaltError`.
+
+    Returns
+    -------
+    AccuracyFirstResult
+        ``method`` is ``"doubling-covpert"`` or ``"doubling-outpert"``;
+        ``ex_post.epsilon_test`` is the k tests' total and
+        ``ex_post.epsilon_hypothesis`` the k hypotheses' total.
+
+    Privacy
+    -------
+    Ex-post differential privacy, Theorem A.2: stopping at the k-th level (1-based)
+    the loss is ``2 k Delta ln(T/gamma)/alpha + sum_{i<=k} eps_i``
+    (``= E(k)`` with ``(2^k - 1) eps_1`` on a doubling grid).  Accuracy: with
+    probability >= 1 - gamma, ``L(theta) - L(theta*) <= alpha``.
+    """
+    t0 = time.perf_counter()
+    # --- validation: nothing random happens before this block ends ---------------------------
+    a = check_positive(alpha, "alpha")
+    g = _check_gamma(gamma)
+    allow = _check_bool(allow_no_halt, "allow_no_halt")
+    gen = check_rng(rng)
+    if isinstance(X, RidgeProblem):
+        task_ = "ridge"
+    elif isinstance(X, LogisticProblem):
+        task_ = "logistic"
+    elif task is None:
+        raise ValueError("task must be 'ridge' or 'logistic' when X is an array")
+    else:
+        task_ = check_choice(task, "task", ("ridge", "logistic"))
+    if task is not None and check_choice(task, "task", ("ridge", "logistic")) != task_:
+        raise ValueError(f"task={task!r} does not match the prepared {type(X).__name__}")
+    problem: RidgeProblem | LogisticProblem
+    if task_ == "ridge":
+        problem = _as_ridge_problem(X, y, lam)
+        method = "doubling-covpert"
+        Delta = sens.ridge_excess_risk_sensitivity(problem.n, problem.lam)  # Claim A.5
+        hyp_sensitivity = COVPERT_JOINT_SENSITIVITY
+    else:
+        problem = _as_logistic_problem(X, y, lam)
+        method = "doubling-outpert"
+        Delta = sens.logistic_excess_risk_sensitivity(problem.n, problem.lam)  # Claim A.12
+        hyp_sensitivity = sens.output_l1_sensitivity(problem.n, problem.p, problem.lam)
+    n, p, lam_ = problem.n, problem.p, problem.lam
+    grid = resolve_eps_grid(eps_list, method=method, alpha=a, n=n, p=p, lam=lam_)
+    grid.setflags(write=False)
+    T = int(grid.size)
+    test_scale = sens.doubling_test_scale(a, g, T)  # Algorithm 4: Lap(alpha / (2 ln(T/gamma)))
+    threshold = -a / 2.0
+    t1 = time.perf_counter()
+
+    # Small dense linear algebra: one BLAS thread (many threads on tiny matrices only contend).
+    with _single_blas_thread():
+        # --- the loop of Algorithm 4 ----------------------------------------------------------------
+        k: int | None = None
+        theta: NDArray[np.float64] | None = None
+        noise_time = 0.0
+        for t in range(T):
+            s = time.perf_counter()
+            cand = _hypothesis(problem, float(grid[t]), gen)
+            noise_time += time.perf_counter() - s
+            f_t = -float(problem.excess_risk(cand)[0])  # f^t = L(theta*) - L(theta_t)
+            w_t = float(gen.laplace(0.0, test_scale))
+            if f_t + w_t >= threshold:
+                k, theta = t, cand[0]
+                break
+    t3 = time.perf_counter()
+
+    # --- accounting (Theorem A.2) ---------------------------------------------------------------
+    stopped = T if k is None else k + 1  # number of tests run (the paper's k, 1-based)
+    # Same expression as Theorem A.2 / sens.doubling_loss: 2 k Delta ln(T/gamma) / alpha.
+    eps_test = 2 * stopped * Delta * math.log(T / g) / a
+    eps_hyp = math.fsum(grid[:stopped].tolist())  # = (2^k - 1) eps_1 on a doubling grid
+    if k is None:
+        refusal = eps_test + eps_hyp
+        if not allow:
+            raise NoHaltError(
+                f"{method}: none of the {T} doubling tests passed (up to eps_T = "
+                f"{float(grid[-1]):g}). The algorithm would now release the non-private optimum "
+                "theta*, whose ex-post loss is infinite; refused. The refusal reveals only that "
+                f"every test failed: ex-post loss {refusal:g} (T tests plus T hypotheses, "
+                "Theorem A.2). Use a larger eps_max or alpha, or pass allow_no_halt=True.",
+                method=method,
+                epsilon_refusal=refusal,
+            )
+        ex = ExPostLoss(math.inf, eps_test, eps_hyp, None, DOUBLING_SOURCE)
+        released = np.array(problem.theta_star, dtype=np.float64)
+    else:
+        if theta is None:  # pragma: no cover - internal invariant
+            raise RuntimeError("internal error: no hypothesis recorded at the stopping index")
+        ex = ExPostLoss(eps_test + eps_hyp, eps_test, eps_hyp, k, DOUBLING_SOURCE)
+        released = np.array(theta, dtype=np.float64)
+    released.setflags(write=False)
+    y_domain = "|y_i| <= 1" if task_ == "ridge" else "y_i in {-1, +1}"
+    if k is None:
+        statement = (
+            "No doubling test passed and theta* was released: the ex-post privacy loss is "
+            "unbounded (infinity); nothing is promised for this output."
+        )
+    else:
+        statement = (
+            f"Ex-post privacy loss {ex.epsilon:g} for this realised output (stopped at test "
+            f"{k + 1} of {T}): {k + 1} Laplace tests, {ex.epsilon_test:g} in total, plus the "
+            f"{k + 1} independent hypotheses, {ex.epsilon_hypothesis:g} in total (Theorem A.2). "
+            "This is an ex-post loss (Definition 2.3 of Ligett et al. 2017), not an ex-ante "
+            "epsilon-DP guarantee: it depends on the data through the stopping index."
+        )
+    guarantee = _ex_post_guarantee(
+        ex,
+        statement=statement,
+        extra_notes=(
+            "n, p, lambda, alpha, gamma and the epsilon grid are treated as public. Data domain: "
+            f"||x_i||_1 <= 1 and {y_domain}. Idealized numerics."
+        ),
+        released_theta_star=k is None,
+    )
+    t4 = time.perf_counter()
+    params: dict[str, Any] = {"alpha": a, "gamma": g, "lam": lam_, "n": n, "p": p}
+    return AccuracyFirstResult(
+        theta=released,
+        stopping_index=k,
+        ex_post=ex,
+        guarantee=guarantee,
+        eps_grid=grid,
+        method=method,
+        query_sensitivity=Delta,
+        hypothesis_sensitivity=hyp_sensitivity,
+        threshold=threshold,
+        excess_risk=float(problem.excess_risk(released)[0]),
+        timings={
+            "setup": t1 - t0,
+            "noise": noise_time,
+            "search": (t3 - t1) - noise_time,
+            "total": t4 - t0,
+        },
+        **params,
+    )
+
+
+def _hypothesis(
+    problem: RidgeProblem | LogisticProblem, eps: float, gen: np.random.Generator
+) -> NDArray[np.float64]:
+    """One fresh eps-DP hypothesis (shape (1, p)) for the DoublingMethod."""
+    p = problem.p
+    if isinstance(problem, RidgeProblem):
+        # Theorem 3.1: every entry of B and b ~ Lap(4 / eps) ((Z, z) has l1 sensitivity 4, Lemma A.6).
+        scale = COVPERT_JOINT_SENSITIVITY / eps
+        Z = problem.gram + gen.laplace(0.0, scale, size=(p, p))
+        z = problem.xty + gen.laplace(0.0, scale, size=p)
+        return _ridge_hypotheses(problem, Z[None], z[None])
+    # Theorem 3.3: theta* + Lap(2 sqrt(p) / (n lambda eps)) per coordinate (Lemma A.10),
+    # then the projection onto the M-ball (Remark A.3) so Claim A.12 bounds the test's sensitivity.
+    scale = sens.output_l1_sensitivity(problem.n, p, problem.lam) / eps
+    raw = problem.theta_star + gen.laplace(0.0, scale, size=p)
+    return project_to_ball(raw[None], problem.radius)

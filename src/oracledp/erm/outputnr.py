@@ -1,0 +1,367 @@
+"""OutputNR: output perturbation with noise reduction for l2-regularised logistic regression.
+
+Algorithm 5 and Theorem 3.4 of Ligett, Neel, Roth, Waggoner, Wu, "Accuracy
+First" (NeurIPS 2017), for
+``L(theta) = (1/n) sum_i log(1 + exp(-y_i <theta, x_i>)) + lambda ||theta||^2 / 2``,
+``||x_i||_1 <= 1``, ``y_i in {-1, +1}``:
+
+1. ``theta* = argmin_{R^p} L`` (non-private; ``||theta*||_2 <= M = sqrt(2 ln 2 / lambda)``, Claim A.11).
+2. ``{theta~^t} = NR(theta*, 2 sqrt(p) / (n lambda), {eps_t})`` (Algorithm 1; Lemma A.10).
+3. Project: ``theta^t = theta~^t * min(1, M / ||theta~^t||_2)``.
+4. InteractiveAboveThreshold with ``eps_0 = 16 Delta ln(2T/gamma) / alpha``,
+   threshold ``-alpha/2`` and ``Delta = 2 ln((1 + e^M)/(1 + e^-M)) / n`` (Claim A.12)
+   on ``f^t = L(theta*) - L(theta^t)``; output ``theta^k`` at the first pass.
+
+Corrections to the printed Algorithm 5 (each is what Theorem 3.4's proof needs):
+
+* Projection condition: the text rescales when ``||theta^t||_2 <= M``; Claim A.12
+  bounds the query sensitivity only for ``||theta||_2 <= M``, so the projection
+  must apply when ``||theta^t||_2 > M`` (a projection onto the M-ball).
+* Projection radius: the text also defines ``C`` with radius ``sqrt(1/lambda)``
+  but never uses it; the radius that makes Claim A.12 (and hence Delta) valid and
+  that contains theta* (Claim A.11) is ``M = sqrt(2 ln 2 / lambda)``.
+* Threshold sign: the text instantiates IAT with threshold ``+alpha/2``; the
+  queries ``f^t = L(theta*) - L(theta^t)`` are <= 0, so that would almost never
+  halt (and release theta* with infinite loss).  The accuracy argument of
+  Theorems 3.2/3.4 (IAT halts only if ``f^t >= -alpha/2 - alpha/2 = -alpha``,
+  Theorem A.1) needs ``-alpha/2``, as in CovNR (Algorithm 3).
+* Delta: the printed ``2 log(1 + exp(M))/(1 + exp(-M))/(n)`` is
+  mis-parenthesised; Claim A.12's ``2 log((1 + e^M)/(1 + e^-M)) / n`` is used
+  (it equals ``2M/n``, matching Theorem 3.4's ``eps_0``).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy.special import expit
+
+from oracledp._validation import RandomLike, check_choice, check_positive, check_rng
+from oracledp.erm import sensitivity as sens
+from oracledp.erm.covnr import (
+    DEFAULT_LAMBDA,
+    AccuracyFirstResult,
+    _check_block,
+    _check_bool,
+    _check_gamma,
+    _check_lam_for_problem,
+    _finish,
+    _iat_search,
+    _shrink_into_ball,
+    _single_blas_thread,
+)
+from oracledp.erm.theory import resolve_eps_grid
+from oracledp.mechanisms import InteractiveAboveThreshold, noise_reduction
+
+__all__ = ["OUTPUTNR_SOURCE", "LogisticProblem", "outputnr", "project_to_ball"]
+
+OUTPUTNR_SOURCE = (
+    "Ligett et al. 2017 (Accuracy First), Algorithm 5 and Theorem 3.4 "
+    "(OutputNR; IAT Lemma 2.8, NR Theorem 2.7, sensitivities Lemma A.10 and Claim A.12)"
+)
+
+_TOKEN = object()
+# log1p(exp(z)) is evaluated directly when |z| stays below this (no overflow); see _softplus.
+_DIRECT_LIMIT = 700.0
+
+
+def project_to_ball(thetas: ArrayLike, radius: float) -> NDArray[np.float64]:
+    """Rows scaled by ``min(1, radius / ||theta||_2)``: the l2 projection onto the ball.
+
+    Rows outside are scaled to norm ``radius (1 - 1e-12)`` (a margin far above
+    rounding, so the norm stays below the radius however it is computed).
+    """
+    th = np.array(thetas, dtype=np.float64, ndmin=2)
+    return _shrink_into_ball(th, radius)
+
+
+def _softplus_inplace(z: NDArray[np.float64], bound: float) -> NDArray[np.float64]:
+    """``log(1 + exp(z))`` in place; direct formula when ``|z| <= bound < 700`` (no overflow)."""
+    if bound <= _DIRECT_LIMIT:
+        np.exp(z, out=z)
+        np.log1p(z, out=z)
+        return z
+    return np.logaddexp(0.0, z, out=z)
+
+
+@dataclass(frozen=True, eq=False)
+class LogisticProblem:
+    """Validated logistic-regression data with the non-private optimum theta*.
+
+    Build with :meth:`from_data`; reuse it across runs of :func:`outputnr` and
+    the DoublingMethod on the same data (theta* and the compressed data do not
+    change between trials).  It holds the private data and theta*: never publish it.
+
+    The loss depends on a record only through ``u_i = y_i x_i``; identical
+    ``u_i`` are merged with integer multiplicities (``weights = count / n``),
+    which leaves ``L`` unchanged and makes evaluating many hypotheses cheaper
+    (KDD-99 has many duplicate records).
+
+    theta* is computed by damped Newton's method until ``||grad L(theta)||_2 <= tol``;
+    by lambda-strong convexity the computed point is within ``tol / lambda`` of
+    the exact minimiser (``theta_star_error_bound``).  The privacy analysis
+    (Lemma A.10) is about the exact minimiser (idealized numerics).
+    """
+
+    n: int
+    p: int
+    lam: float
+    rows: NDArray[np.float64]
+    weights: NDArray[np.float64]
+    theta_star: NDArray[np.float64]
+    loss_star: float
+    radius: float
+    grad_norm: float
+    newton_iterations: int
+    _token: object = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self._token is not _TOKEN:
+            raise TypeError("build a LogisticProblem with LogisticProblem.from_data(X, y, lam)")
+
+    @property
+    def theta_star_error_bound(self) -> float:
+        """``||theta_computed - theta*||_2 <= ||grad|| / lambda`` (strong convexity)."""
+        return self.grad_norm / self.lam
+
+    @classmethod
+    def from_data(
+        cls,
+        X: ArrayLike,
+        y: ArrayLike,
+        lam: float = DEFAULT_LAMBDA,
+        *,
+        tol: float = 1e-11,
+        max_iter: int = 100,
+    ) -> LogisticProblem:
+        """Check the domain (``||x_i||_1 <= 1``, ``y_i in {-1, +1}``), compress, and solve for theta*.
+
+        Raises BoundsViolation (naming the bound) for data outside the domain,
+        ValueError/TypeError for malformed input, RuntimeError if Newton's method
+        does not reach ``tol``.  Draws no randomness.
+        """
+        lam_ = check_positive(lam, "lam")
+        tol_ = check_positive(tol, "tol")
+        Xa = sens.check_l1_rows(X, "X")
+        n, p = Xa.shape
+        ya = sens.check_logistic_labels(y, n, "y")
+        U = Xa * ya[:, None]
+        rows, counts = np.unique(U, axis=0, return_counts=True)
+        weights = counts.astype(np.float64) / n
+        radius = sens.logistic_radius(lam_)
+        with _single_blas_thread():
+            theta, gnorm, its = _newton(rows, weights, lam_, tol_, max_iter)
+        # Claim A.11: ||theta*|| <= M.  A computed optimum outside would break Claim A.12.
+        if np.linalg.norm(theta) > radius:  # pragma: no cover - impossible for the exact optimum
+            raise RuntimeError(
+                f"computed theta* has norm {np.linalg.norm(theta)!r} > M = {radius!r} "
+                "(Claim A.11); refusing"
+            )
+        loss_star = float(_loss(rows, weights, lam_, theta[None])[0])
+        for a in (rows, weights, theta):
+            a.setflags(write=False)
+        return cls(
+            n=n,
+            p=p,
+            lam=lam_,
+            rows=rows,
+            weights=weights,
+            theta_star=theta,
+            loss_star=loss_star,
+            radius=radius,
+            grad_norm=gnorm,
+            newton_iterations=its,
+            _token=_TOKEN,
+        )
+
+    def loss(self, thetas: ArrayLike) -> NDArray[np.float64]:
+        """``L(theta)`` for each row of ``thetas`` (shape (k, p)) or a single theta."""
+        th = np.atleast_2d(np.asarray(thetas, dtype=np.float64))
+        return _loss(self.rows, self.weights, self.lam, th)
+
+    def excess_risk(self, thetas: ArrayLike) -> NDArray[np.float64]:
+        """``L(theta) - L(theta*)`` for each row."""
+        return self.loss(thetas) - self.loss_star
+
+
+def _loss(
+    rows: NDArray[np.float64], weights: NDArray[np.float64], lam: float, th: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """``sum_j w_j log(1 + exp(-<u_j, theta>)) + lambda ||theta||^2 / 2`` per row of th."""
+    sq = np.einsum("ki,ki->k", th, th)
+    # |<u_j, theta>| <= ||u_j||_2 ||theta||_2 <= ||theta||_2 since ||x||_2 <= ||x||_1 <= 1.
+    z = rows @ (-th.T)
+    z = _softplus_inplace(z, float(np.sqrt(sq.max())) if sq.size else 0.0)
+    return weights @ z + 0.5 * lam * sq
+
+
+def _newton(
+    rows: NDArray[np.float64],
+    weights: NDArray[np.float64],
+    lam: float,
+    tol: float,
+    max_iter: int,
+) -> tuple[NDArray[np.float64], float, int]:
+    """Damped Newton's method for the strongly convex logistic objective; (theta, ||grad||, iterations)."""
+    p = rows.shape[1]
+    theta = np.zeros(p)
+    f = float(_loss(rows, weights, lam, theta[None])[0])
+    eye = np.eye(p)
+    for it in range(max_iter + 1):
+        s = expit(-(rows @ theta))  # = -d/dm log(1 + e^-m) at m = <u, theta>
+        grad = -(rows.T @ (weights * s)) + lam * theta
+        gnorm = float(np.linalg.norm(grad))
+        if gnorm <= tol:
+            return theta, gnorm, it
+        if it == max_iter:
+            break
+        h = weights * s * (1.0 - s)
+        H = (rows.T * h) @ rows + lam * eye
+        step = np.linalg.solve(H, grad)
+        decrement = float(grad @ step)
+        if gnorm < 1e-6:  # quadratic-convergence region: full Newton steps
+            theta = theta - step
+            f = float(_loss(rows, weights, lam, theta[None])[0])
+            continue
+        t = 1.0
+        while True:
+            cand = theta - t * step
+            fc = float(_loss(rows, weights, lam, cand[None])[0])
+            if fc <= f - 1e-4 * t * decrement or t < 1e-10:
+                break
+            t *= 0.5
+        theta, f = cand, fc
+    raise RuntimeError(
+        f"Newton's method did not reach ||grad L|| <= {tol:g} in {max_iter} iterations "
+        f"(last {gnorm:.3g}); theta* is needed exactly for the privacy analysis, so nothing "
+        "is released"
+    )
+
+
+def _as_logistic_problem(X: Any, y: Any, lam: Any) -> LogisticProblem:
+    if isinstance(X, LogisticProblem):
+        if y is not None:
+            raise ValueError("pass y=None together with a prepared LogisticProblem")
+        _check_lam_for_problem(lam, X.lam)
+        return X
+    return LogisticProblem.from_data(X, y, DEFAULT_LAMBDA if lam is None else lam)
+
+
+def outputnr(
+    X: ArrayLike | LogisticProblem,
+    y: ArrayLike | None,
+    alpha: float,
+    *,
+    gamma: float = 0.1,
+    lam: float | None = None,
+    eps_list: ArrayLike | tuple[float, float, int] | None = None,
+    rng: RandomLike = None,
+    allow_no_halt: bool = False,
+    calibration: str = "paper",
+    block_size: int = 32,
+) -> AccuracyFirstResult:
+    """OutputNR (Algorithm 5, corrected): the most private logistic hypothesis with excess risk <= alpha.
+
+    Parameters
+    ----------
+    X, y:
+        Features with ``||x_i||_1 <= 1`` and labels in {-1, +1}; or a prepared
+        :class:`LogisticProblem` as ``X`` with ``y=None`` (reuses theta*).
+    alpha:
+        Target excess empirical risk, ``L(theta) - L(theta*) <= alpha``.
+    gamma:
+        Failure probability of the accuracy guarantee, in (0, 1).
+    lam:
+        Regularisation lambda > 0 (default 0.005, Appendix B.1).
+    eps_list:
+        None (Appendix B: T = 1000 geometric levels from 1/n to 4E, E from
+        Theorem 3.3), a tuple ``(eps_min, eps_max, T)``, or explicit levels.
+    rng:
+        Seed or numpy Generator, the only source of randomness.
+    allow_no_halt:
+        Release theta* (``epsilon = inf``, ``guarantee.holds = False``) when no
+        level passes, instead of raising :class:`~oracledp.erm.NoHaltError`.
+    calibration:
+        ``"paper"`` (default: ``eps_0 = 16 Delta ln(2T/gamma)/alpha``) or
+        ``"one-sided"`` (``eps_0 = Delta (12 ln(1/gamma) + 8 ln(T/2))/alpha``, same
+        accuracy guarantee, derivation in
+        :func:`oracledp.erm.sensitivity.iat_epsilon`).
+    block_size:
+        Levels evaluated per block of tests (speed only).
+
+    Returns
+    -------
+    AccuracyFirstResult
+
+    Privacy
+    -------
+    Ex-post differential privacy (Definition 2.3), Theorem 3.4: stopping at level
+    ``k`` the loss is ``eps_0 + eps_k`` with
+    ``eps_0 = 16 Delta ln(2T/gamma) / alpha = 32 M ln(2T/gamma) / (n alpha)``,
+    ``M = sqrt(2 ln 2 / lambda)`` (``calibration="paper"``; ``Delta (12 ln(1/gamma) +
+    8 ln(T/2)) / alpha`` with ``"one-sided"``); infinite if theta* is released.  Replace-one
+    neighbours, domain ``||x_i||_1 <= 1``, ``y_i in {-1, +1}``.
+
+    Accuracy (Theorem 3.4): with probability >= 1 - gamma,
+    ``L(theta) - L(theta*) <= alpha``.
+
+    Raises
+    ------
+    BoundsViolation, ValueError, TypeError
+        Before any randomness is used.
+    NoHaltError
+        No level passed and ``allow_no_halt`` is False.
+    """
+    t0 = time.perf_counter()
+    # --- validation: nothing random happens before this block ends ---------------------------
+    a = check_positive(alpha, "alpha")
+    g = _check_gamma(gamma)
+    allow = _check_bool(allow_no_halt, "allow_no_halt")
+    block = _check_block(block_size)
+    calib = check_choice(calibration, "calibration", sens.CALIBRATIONS)
+    gen = check_rng(rng)
+    problem = _as_logistic_problem(X, y, lam)
+    n, p, lam_ = problem.n, problem.p, problem.lam
+    grid = resolve_eps_grid(eps_list, method="outputnr", alpha=a, n=n, p=p, lam=lam_)
+    grid.setflags(write=False)
+    T = int(grid.size)
+    M = problem.radius  # sqrt(2 ln 2 / lambda), Claim A.11
+    Delta = sens.logistic_excess_risk_sensitivity(n, lam_)  # Claim A.12
+    eps_0 = sens.iat_epsilon(Delta, a, g, T, calib)  # Algorithm 5 / Theorem 3.4
+    threshold = -a / 2.0  # corrected sign (module docstring)
+    nr_sensitivity = sens.output_l1_sensitivity(n, p, lam_)  # Lemma A.10: 2 sqrt(p)/(n lambda)
+    t1 = time.perf_counter()
+
+    # Small dense linear algebra: one BLAS thread (many threads on tiny matrices only contend).
+    with _single_blas_thread():
+        # --- hypotheses: NR on theta*, then the projection onto the M-ball (corrected condition) ----
+        raw = noise_reduction(problem.theta_star, nr_sensitivity, grid, gen)
+        thetas = project_to_ball(raw, M)
+        t2 = time.perf_counter()
+
+        # --- InteractiveAboveThreshold on f^t = L(theta*) - L(theta^t) ----------------------------
+        iat = InteractiveAboveThreshold(eps_0, threshold, Delta, rng=gen)
+        k = _iat_search(iat, lambda s, e: problem.excess_risk(thetas[s:e]), T, block)
+    t3 = time.perf_counter()
+    return _finish(
+        method="outputnr",
+        iat=iat,
+        k=k,
+        theta=thetas[k] if k is not None else None,
+        problem_theta_star=problem.theta_star,
+        excess_fn=problem.excess_risk,
+        grid=grid,
+        allow=allow,
+        source=OUTPUTNR_SOURCE,
+        y_domain="y_i in {-1, +1}",
+        params={"alpha": a, "gamma": g, "lam": lam_, "n": n, "p": p},
+        query_sensitivity=Delta,
+        hypothesis_sensitivity=nr_sensitivity,
+        threshold=threshold,
+        times=(t0, t1, t2, t3),
+        calibration=calib,
+    )
