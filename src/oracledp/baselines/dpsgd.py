@@ -103,8 +103,7 @@ from dp_accounting.rdp import RdpAccountant
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils import Tags
-from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from oracledp._validation import (
@@ -116,7 +115,8 @@ from oracledp._validation import (
     check_rng,
     check_signed_labels,
 )
-from oracledp.errors import BoundsViolation, PrivacyWarning
+from oracledp.errors import PrivacyWarning
+from oracledp.estimators._base import BinaryClassifierTags, map_binary_labels
 from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
 
 __all__ = [
@@ -796,7 +796,7 @@ def dpsgd_paper_protocol(
 # ==============================================================================================
 
 
-class DPSGDLogisticRegression(ClassifierMixin, BaseEstimator):
+class DPSGDLogisticRegression(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
     """Differentially private logistic regression trained by DP-SGD (the ICML 2020 baseline).
 
     One call of :func:`dpsgd_logistic` with fixed, documented hyper-parameters (never tuned
@@ -877,13 +877,6 @@ class DPSGDLogisticRegression(ClassifierMixin, BaseEstimator):
         self.classes = classes
         self.random_state = random_state
 
-    def __sklearn_tags__(self) -> Tags:
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        tags.input_tags.sparse = False
-        tags.input_tags.allow_nan = False
-        return tags
-
     def __sklearn_is_fitted__(self) -> bool:
         return hasattr(self, "coef_")
 
@@ -902,35 +895,7 @@ class DPSGDLogisticRegression(ClassifierMixin, BaseEstimator):
 
         X_arr, y_arr = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=True)
         check_classification_targets(y_arr)
-        if self.classes is not None:
-            classes = np.asarray(self.classes)
-            if classes.ndim != 1 or len(classes) != 2 or classes[0] == classes[1]:
-                raise ValueError(
-                    f"classes must list exactly two distinct labels, got {self.classes!r}"
-                )
-            classes = np.sort(classes)
-            if not np.isin(y_arr, classes).all():
-                extra = np.unique(y_arr[~np.isin(y_arr, classes)])[:5].tolist()
-                raise BoundsViolation(
-                    f"y holds labels {extra} outside the declared classes {classes.tolist()}"
-                )
-            y_idx = np.searchsorted(classes, y_arr)
-        else:
-            classes, y_idx = np.unique(y_arr, return_inverse=True)
-        if len(classes) > 2:
-            y_type = type_of_target(y_arr, input_name="y")
-            shown = ", ".join(repr(c) for c in classes[:5].tolist())
-            raise ValueError(
-                f"Only binary classification is supported. The type of the target is {y_type} "
-                f"({len(classes)} classes: {shown}{', ...' if len(classes) > 5 else ''}). "
-                "DPSGDLogisticRegression learns one linear model; reduce y to two classes first."
-            )
-        if len(classes) < 2:
-            raise ValueError(
-                f"DPSGDLogisticRegression needs exactly 2 classes in y, but y has 1 class "
-                f"({classes[0]!r}); a classifier cannot be trained on one class."
-            )
-        y_pm = np.where(np.ravel(y_idx) == 1, 1, -1).astype(np.int8)
+        classes, y_pm = map_binary_labels(y_arr, self.classes, type(self).__name__)
 
         result = dpsgd_logistic(
             X_arr,

@@ -23,14 +23,14 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils import Tags
-from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from oracledp._validation import check_choice, check_positive, check_rng
 from oracledp.erm import AccuracyFirstResult, covnr, doubling, outputnr
 from oracledp.erm.covnr import DEFAULT_LAMBDA, _check_bool, _check_gamma
 from oracledp.erm.sensitivity import CALIBRATIONS
-from oracledp.errors import BoundsViolation, PrivacyWarning
+from oracledp.errors import PrivacyWarning
+from oracledp.estimators._base import BinaryClassifierTags, map_binary_labels
 
 __all__ = ["AccuracyFirstLogisticRegression", "AccuracyFirstRidge"]
 
@@ -242,7 +242,7 @@ class AccuracyFirstRidge(RegressorMixin, BaseEstimator):
         return X_arr @ self.coef_
 
 
-class AccuracyFirstLogisticRegression(ClassifierMixin, BaseEstimator):
+class AccuracyFirstLogisticRegression(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
     __doc__ = f"""l2-regularised logistic regression with a target accuracy and an ex-post privacy loss.
 
     Finds, on a grid of privacy levels, the most private hypothesis whose excess
@@ -320,47 +320,11 @@ class AccuracyFirstLogisticRegression(ClassifierMixin, BaseEstimator):
         self.allow_no_halt = allow_no_halt
         self.random_state = random_state
 
-    def __sklearn_tags__(self) -> Tags:
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        tags.input_tags.sparse = False
-        tags.input_tags.allow_nan = False
-        return tags
-
     def __sklearn_is_fitted__(self) -> bool:
         return hasattr(self, "coef_")
 
     def _map_labels(self, y_arr: NDArray[Any]) -> tuple[NDArray[Any], NDArray[np.int8]]:
-        """(classes_, labels in {-1, +1}): an explicit mapping, sorted classes -> (-1, +1)."""
-        check_classification_targets(y_arr)
-        if self.classes is not None:
-            classes = np.asarray(self.classes)
-            if classes.ndim != 1 or len(classes) != 2 or classes[0] == classes[1]:
-                raise ValueError(
-                    f"classes must list exactly two distinct labels, got {self.classes!r}"
-                )
-            classes = np.sort(classes)
-            inside = np.isin(y_arr, classes)
-            if not inside.all():
-                extra = np.unique(y_arr[~inside])[:5].tolist()
-                raise BoundsViolation(
-                    f"y holds labels {extra} outside the declared classes {classes.tolist()}"
-                )
-            idx = np.searchsorted(classes, y_arr)
-        else:
-            classes, idx = np.unique(y_arr, return_inverse=True)
-            if len(classes) > 2:
-                y_type = type_of_target(y_arr, input_name="y")
-                raise ValueError(
-                    f"Only binary classification is supported. The type of the target is "
-                    f"{y_type} ({len(classes)} classes); reduce y to two classes first."
-                )
-            if len(classes) < 2:
-                raise ValueError(
-                    f"{type(self).__name__} needs exactly 2 classes in y, but y has 1 class "
-                    f"({classes[0]!r}); give classes=... to declare the label set."
-                )
-        return classes, np.where(np.ravel(idx) == 1, 1, -1).astype(np.int8)
+        return map_binary_labels(y_arr, self.classes, type(self).__name__)
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> AccuracyFirstLogisticRegression:
         """Run OutputNR or the DoublingMethod once on (X, y).

@@ -22,12 +22,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils import Tags
-from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from oracledp._validation import check_delta, check_epsilon, check_positive, check_rng
-from oracledp.errors import BoundsViolation, PrivacyWarning
+from oracledp.errors import PrivacyWarning
+from oracledp.estimators._base import BinaryClassifierTags, map_binary_labels
 from oracledp.learners.opdisc import OPDiscResult, opdisc
 from oracledp.oracles.base import Oracle
 from oracledp.oracles.halfspace import HalfspaceProblem
@@ -92,7 +92,7 @@ def _check_optional_positive(value: object, name: str) -> float | None:
     return None if value is None else check_positive(value, name)
 
 
-class OPDiscClassifier(ClassifierMixin, BaseEstimator):
+class OPDiscClassifier(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
     """Differentially private 0/1-loss linear classifier (OPDisc, exact oracle).
 
     Draws ``eta ~ N(0, sigma^2 I_{d+1})`` and returns the exact minimizer of
@@ -233,13 +233,6 @@ class OPDiscClassifier(ClassifierMixin, BaseEstimator):
         self.classes = classes
         self.random_state = random_state
 
-    def __sklearn_tags__(self) -> Tags:
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False  # one halfspace: binary only
-        tags.input_tags.sparse = False
-        tags.input_tags.allow_nan = False
-        return tags
-
     def __sklearn_is_fitted__(self) -> bool:
         return hasattr(self, "coef_")
 
@@ -285,36 +278,7 @@ class OPDiscClassifier(ClassifierMixin, BaseEstimator):
         # 2. Data and labels.
         X_arr, y_arr = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=True)
         check_classification_targets(y_arr)
-        if self.classes is not None:
-            # Public label set: the mapping does not depend on which labels occur in y.
-            classes = np.asarray(self.classes)
-            if classes.ndim != 1 or len(classes) != 2 or classes[0] == classes[1]:
-                raise ValueError(
-                    f"classes must list exactly two distinct labels, got {self.classes!r}"
-                )
-            classes = np.sort(classes)
-            if not np.isin(y_arr, classes).all():
-                extra = np.unique(y_arr[~np.isin(y_arr, classes)])[:5].tolist()
-                raise BoundsViolation(
-                    f"y holds labels {extra} outside the declared classes {classes.tolist()}"
-                )
-            y_idx = np.searchsorted(classes, y_arr)
-        else:
-            classes, y_idx = np.unique(y_arr, return_inverse=True)
-        if len(classes) > 2:
-            y_type = type_of_target(y_arr, input_name="y")
-            shown = ", ".join(repr(c) for c in classes[:5].tolist())
-            raise ValueError(
-                f"Only binary classification is supported. The type of the target is {y_type} "
-                f"({len(classes)} classes: {shown}{', ...' if len(classes) > 5 else ''}). "
-                f"{type(self).__name__} learns one halfspace; reduce y to two classes first."
-            )
-        if len(classes) < 2:
-            raise ValueError(
-                f"{type(self).__name__} needs exactly 2 classes in y, but y has 1 class "
-                f"({classes[0]!r}); a classifier cannot be trained on one class."
-            )
-        y_pm = np.where(y_idx.ravel() == 1, 1, -1).astype(np.int8)
+        classes, y_pm = map_binary_labels(y_arr, self.classes, type(self).__name__)
         n, d = X_arr.shape
         delta = check_delta(1.0 / n**2 if self.delta is None else self.delta)
 

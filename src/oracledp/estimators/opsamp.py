@@ -20,19 +20,18 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils import Tags
-from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from oracledp._validation import check_choice, check_delta, check_epsilon, check_positive, check_rng
-from oracledp.errors import BoundsViolation
+from oracledp.estimators._base import BinaryClassifierTags, map_binary_labels
 from oracledp.learners.opsamp import OPSampResult, opsamp
 from oracledp.oracles.convex import DOMAINS, LogisticLinearOracle
 
 __all__ = ["OPSampClassifier"]
 
 
-class OPSampClassifier(ClassifierMixin, BaseEstimator):
+class OPSampClassifier(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
     """Differentially private logistic regression with OPSamp (approximate, certified oracle).
 
     Draws m noise vectors sigma_k with i.i.d. exponential entries of rate eta,
@@ -148,44 +147,11 @@ class OPSampClassifier(ClassifierMixin, BaseEstimator):
         self.classes = classes
         self.random_state = random_state
 
-    def __sklearn_tags__(self) -> Tags:
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        tags.input_tags.sparse = False
-        tags.input_tags.allow_nan = False
-        return tags
-
     def __sklearn_is_fitted__(self) -> bool:
         return hasattr(self, "coef_")
 
     def _map_labels(self, y_arr: NDArray[Any]) -> tuple[NDArray[Any], NDArray[np.int8]]:
-        if self.classes is not None:
-            classes = np.asarray(self.classes)
-            if classes.ndim != 1 or len(classes) != 2 or classes[0] == classes[1]:
-                raise ValueError(
-                    f"classes must list exactly two distinct labels, got {self.classes!r}"
-                )
-            classes = np.sort(classes)
-            if not np.isin(y_arr, classes).all():
-                extra = np.unique(y_arr[~np.isin(y_arr, classes)])[:5].tolist()
-                raise BoundsViolation(
-                    f"y holds labels {extra} outside the declared classes {classes.tolist()}"
-                )
-            y_idx = np.searchsorted(classes, y_arr)
-        else:
-            classes, y_idx = np.unique(y_arr, return_inverse=True)
-        if len(classes) > 2:
-            y_type = type_of_target(y_arr, input_name="y")
-            raise ValueError(
-                f"Only binary classification is supported. The type of the target is {y_type} "
-                f"({len(classes)} classes). OPSampClassifier learns one linear classifier."
-            )
-        if len(classes) < 2:
-            raise ValueError(
-                f"OPSampClassifier needs exactly 2 classes in y, but y has 1 class "
-                f"({classes[0]!r}); pass classes=... to declare the label set."
-            )
-        return classes, np.where(np.ravel(y_idx) == 1, 1, -1).astype(np.int8)
+        return map_binary_labels(y_arr, self.classes, type(self).__name__)
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> OPSampClassifier:
         """Fit the private classifier (one OPSamp run with m oracle calls).
