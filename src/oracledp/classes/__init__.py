@@ -1,0 +1,45 @@
+"""Query / hypothesis classes over binary features with separator sets and weighted oracles.
+
+See :mod:`oracledp.classes.base` for the conventions (Neel, Roth, Wu, FOCS 2019,
+Definitions 2, 5, 7; spec ``oracle-query.md`` sections 1-2).
+"""
+
+from oracledp.classes.base import (
+    ENUMERATE_LIMIT,
+    BruteForceClassOracle,
+    ClassOracleResult,
+    LossClass,
+    LossOracle,
+    NegatedClass,
+    NegatedOracle,
+    QueryClass,
+    WeightedOracle,
+)
+from oracledp.classes.boolean import (
+    ConjunctionsOfLiterals,
+    MonotoneConjunctions,
+    MonotoneDisjunctions,
+    Parities,
+)
+from oracledp.classes.halfspaces import IntegerHalfspaces
+from oracledp.classes.mip import HighsClassOracle, LocalSearchClassOracle, make_class_oracle
+
+__all__ = [
+    "ENUMERATE_LIMIT",
+    "BruteForceClassOracle",
+    "ClassOracleResult",
+    "ConjunctionsOfLiterals",
+    "HighsClassOracle",
+    "IntegerHalfspaces",
+    "LocalSearchClassOracle",
+    "LossClass",
+    "LossOracle",
+    "MonotoneConjunctions",
+    "MonotoneDisjunctions",
+    "NegatedClass",
+    "NegatedOracle",
+    "Parities",
+    "QueryClass",
+    "WeightedOracle",
+    "make_class_oracle",
+]

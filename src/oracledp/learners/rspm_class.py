@@ -1,0 +1,205 @@
+"""RSPM over any query class with a separator set (Neel, Roth, Wu, FOCS 2019, Section III.A).
+
+Generalizes :func:`oracledp.learners.rspm.rspm` (halfspaces over {-1,0,1}^d) to
+any :class:`~oracledp.classes.QueryClass`, including negated classes and 0/1-loss
+classes (spec ``oracle-query.md`` section 3):
+
+    eta_i ~ Laplace(scale b = 2m/eps), i = 1..m   (m = |U|, U = cls.separator())
+    q = O( [(z_r, w_r) private] + [public part] + [(u_i, eta_i)] )      one oracle call
+
+with ``O`` a weighted oracle (004 Definition 5) that *minimizes*
+``sum_r w_r q(z_r)``.
+
+Privacy (004 Theorem 6): eps-DP (pure), replace-one neighbours, **provided O
+returns the exact minimizer**.  The proof needs the data-dependent part of the
+objective to move by at most 1 for every q when one record is replaced: private
+weights must lie in [-1, 1] (checked) and are part of the mechanism's public
+specification (e.g. all +1, or all -1 as in OracleQuery): neighbours replace a
+record's point, not its weight.  The public part may be anything fixed.
+On ``{output = q}`` the map ``eta_i -> eta_i + 2(1 - 2 q(u_i))`` keeps q the
+unique minimizer on the neighbour, and the Laplace density ratio is at most
+``e^{2/b}`` per coordinate, ``e^{eps}`` over the m coordinates.
+
+Accuracy (004 Theorem 5): with probability at least 1 - beta the objective of
+the output exceeds the minimum by at most ``||eta||_1 <= 2m^2 ln(m/beta)/eps``
+(unnormalized; ``4m^2 ln(m/beta)/(eps n)`` in the paper's normalization for
+0/1 losses with ``max |eta_i| <= b ln(m/beta)``).
+
+Only certified oracle answers are released.  Non-certifiable (heuristic)
+oracles are refused: use PRSMA (004 Section III.B) for those.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from oracledp._validation import RandomLike, check_epsilon, check_rng
+from oracledp.classes.base import (
+    ClassOracleResult,
+    QueryClass,
+    WeightedOracle,
+    check_weighted_points,
+)
+from oracledp.classes.mip import make_class_oracle
+from oracledp.errors import OracleFailure
+from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
+
+__all__ = ["SOURCE", "RSPMClassResult", "rspm_class", "rspm_class_guarantee",
+           "rspm_class_scale"]
+
+SOURCE = "Neel, Roth, Wu (FOCS 2019) Theorem 6"
+
+
+def rspm_class_scale(epsilon: float, m: int) -> float:
+    """Laplace scale ``b = 2m/eps`` of the separator weights (004 Theorem 6)."""
+    return 2.0 * int(m) / check_epsilon(epsilon)
+
+
+def rspm_class_guarantee(epsilon: float) -> PrivacyGuarantee:
+    return PrivacyGuarantee(
+        epsilon=check_epsilon(epsilon),
+        delta=0.0,
+        kind=GuaranteeKind.PURE,
+        requires_exact_oracle=True,
+        source=SOURCE,
+        notes="RSPM (Laplace) over a query class with a separator set; holds only if the "
+              "weighted oracle returns the exact minimizer (certified); private weights in [-1, 1]",
+    )
+
+
+@dataclass(frozen=True)
+class RSPMClassResult:
+    """Output of :func:`rspm_class`.
+
+    ``params`` is the released hypothesis (one parameter row of the class).  The
+    ``oracle`` record (objective, bound) depends on the secret noise and the data:
+    it is for diagnostics and must not be published.
+    """
+
+    params: NDArray[np.int64]
+    guarantee: PrivacyGuarantee
+    oracle: ClassOracleResult
+    scale: float
+    m: int
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def certified(self) -> bool:
+        return self.oracle.certified
+
+
+def rspm_class(
+    cls: QueryClass,
+    points: ArrayLike,
+    weights: ArrayLike | None,
+    epsilon: float,
+    *,
+    oracle: str | WeightedOracle = "highs",
+    rng: RandomLike = None,
+    allow_uncertified: bool = False,
+    eta: ArrayLike | None = None,
+    public_points: ArrayLike | None = None,
+    public_weights: ArrayLike | None = None,
+) -> RSPMClassResult:
+    """Run Laplace RSPM once over ``cls``: one call to an exact weighted oracle.
+
+    Parameters
+    ----------
+    cls:
+        The query class (its point space: use ``cls.encode(X)``, or
+        ``cls.zero_one_loss().encode(X, y)`` for 0/1 losses of labelled data).
+    points, weights:
+        The private records as points and their weights in [-1, 1]
+        (``None``: weight +1 each, i.e. minimize ``sum_i q(x_i)``).
+    epsilon:
+        Target eps > 0 (pure DP).
+    oracle:
+        ``"highs"`` (exact MIP), ``"brute"`` (enumeration) or a
+        :class:`~oracledp.classes.WeightedOracle` built for ``cls``.  A
+        non-certifiable oracle is refused (ValueError): wrap it in PRSMA.
+    rng:
+        Seed or numpy Generator; the only source of randomness.
+    allow_uncertified:
+        Release an uncertified answer anyway, with ``guarantee.holds = False``.
+    eta:
+        Test hook: the m separator weights instead of sampling them.
+    public_points, public_weights:
+        A fixed, data-independent weighted part of the objective (any weights).
+
+    Privacy
+    -------
+    eps-DP (pure), replace-one neighbours, Neel, Roth, Wu (FOCS 2019) Theorem 6,
+    given an exact oracle; an uncertified answer raises
+    :class:`~oracledp.errors.OracleFailure`.  All inputs are validated before
+    any noise is drawn.
+    """
+    if not isinstance(cls, QueryClass):
+        raise TypeError(f"cls must be a QueryClass, got {type(cls).__name__}")
+    guarantee = rspm_class_guarantee(epsilon)
+    Z = cls.check_points(points)
+    if Z.shape[0] == 0:
+        raise ValueError("points is empty: need at least one private record")
+    if weights is None:
+        weights = np.ones(Z.shape[0])
+    Z, w = check_weighted_points(cls, Z, weights)
+    if np.abs(w).max() > 1.0:
+        raise ValueError(
+            "private weights must lie in [-1, 1]: Theorem 6 needs the data part of the "
+            "objective to move by at most 1 when one record is replaced"
+        )
+    if (public_points is None) != (public_weights is None):
+        raise ValueError("pass both public_points and public_weights, or neither")
+    if public_points is not None:
+        Zp, wp = check_weighted_points(cls, public_points, public_weights)
+    else:
+        Zp, wp = np.zeros((0, cls.point_dim)), np.zeros(0)
+    if isinstance(oracle, str):
+        orc = make_class_oracle(cls, oracle)
+    else:
+        orc = oracle
+        if not isinstance(orc, WeightedOracle):
+            raise TypeError("oracle must be a name or a WeightedOracle (solve(points, weights))")
+        if orc.query_class != cls:
+            raise ValueError(
+                f"oracle {orc.name!r} was built for {orc.query_class.name}, not for {cls.name}"
+            )
+    if not getattr(orc, "certifiable", False):
+        raise ValueError(
+            f"oracle {getattr(orc, 'name', orc)!r} is not certifiable (a heuristic, 004 "
+            "Definition 7): RSPM's privacy needs an exact oracle. Wrap RSPM in PRSMA "
+            "(004 Section III.B) to use a heuristic oracle."
+        )
+    U = cls.separator()
+    m = int(U.shape[0])
+    scale = rspm_class_scale(epsilon, m)
+    if eta is not None:
+        eta_arr = np.asarray(eta, dtype=np.float64)
+        if eta_arr.shape != (m,):
+            raise ValueError(f"eta must have shape ({m},), got {eta_arr.shape}")
+        if not np.isfinite(eta_arr).all():
+            raise ValueError("eta must be finite (no NaN or infinity)")
+    gen = check_rng(rng)
+    t0 = time.perf_counter()
+    if eta is None:
+        eta_arr = gen.laplace(0.0, scale, size=m)
+    t1 = time.perf_counter()
+    res = orc.solve(np.vstack([Z, Zp, U]), np.concatenate([w, wp, eta_arr]))
+    t2 = time.perf_counter()
+    if not res.certified:
+        msg = (
+            f"oracle {res.solver!r} returned status {res.status} without a certified optimum; "
+            "RSPM's privacy proof (Theorem 6) needs the exact minimizer, so nothing is released. "
+            "Raise the time limit, or pass allow_uncertified=True to get the answer with a "
+            "guarantee marked as not holding."
+        )
+        if not allow_uncertified or res.params is None:
+            raise OracleFailure(msg, result=res)
+        guarantee = guarantee.not_holding(f"oracle status {res.status}, gap {res.gap:.3g}")
+    assert res.params is not None
+    return RSPMClassResult(params=np.asarray(res.params, dtype=np.int64), guarantee=guarantee,
+                           oracle=res, scale=scale, m=m,
+                           timings={"noise_s": t1 - t0, "oracle_s": t2 - t1, "total_s": t2 - t0})
