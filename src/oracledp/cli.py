@@ -307,6 +307,135 @@ def reproduce_icml2020(
                   f"{', '.join(p.name for p in paths)} in {time.perf_counter() - t0:.0f}s")
 
 
+def _parse_alphas(value: str) -> tuple[float, ...]:
+    """``--alphas 0.01,0.05``: distinct finite numbers > 0 (clean errors, as for --eps)."""
+    hint = "'--alphas'"
+    parts = [p.strip() for p in value.split(",")]
+    if not value.strip() or any(not p for p in parts):
+        raise typer.BadParameter(
+            f"{value!r} is not a comma-separated list of numbers (example: --alphas 0.01,0.05)",
+            param_hint=hint,
+        )
+    out: list[float] = []
+    for p in parts:
+        try:
+            a = float(p)
+        except ValueError:
+            raise typer.BadParameter(
+                f"{p!r} is not a number (example: --alphas 0.01,0.05)", param_hint=hint
+            ) from None
+        if not (math.isfinite(a) and a > 0):
+            raise typer.BadParameter(
+                f"every alpha must be a finite number > 0, got {p!r}", param_hint=hint
+            )
+        if a in out:
+            raise typer.BadParameter(f"alpha {p} is listed twice", param_hint=hint)
+        out.append(a)
+    return tuple(out)
+
+
+def _g(x: float | None, fmt: str = ".3g") -> str:
+    return "—" if x is None else format(x, fmt)
+
+
+def _exp_or_none(x: float) -> float | None:
+    return math.exp(x) if x < 700 else None
+
+
+def _halted(row: dict[str, Any], prefix: str) -> str:
+    k, n = row[f"{prefix}_halted"], row[f"{prefix}_trials"]
+    return f"{k}/{n}" if k == n else f"[red]{k}/{n}[/red]"
+
+
+@reproduce_app.command("accuracy-first")
+def reproduce_accuracy_first(
+    task: Annotated[
+        str, typer.Option("--task", help="logistic (KDD-99) or ridge (KDD-99 stand-in for Twitter).")
+    ] = "logistic",
+    trials: Annotated[int | None, typer.Option("--trials", min=1, help="Trials per (method, alpha) [40].")]
+    = None,
+    alphas: Annotated[
+        str | None, typer.Option("--alphas", help="Comma-separated target excess risks alpha.")
+    ] = None,
+    quick: Annotated[bool, typer.Option("--quick", help="3 alphas x 5 trials.")] = False,
+    n_jobs: Annotated[int, typer.Option("--n-jobs", min=1, help="Parallel workers.")] = 1,
+    seed: Annotated[int, typer.Option("--seed", min=0, help="Master seed.")] = 0,
+    out: Annotated[Path | None, typer.Option("--out", file_okay=False, help="Output directory.")]
+    = None,
+    n: Annotated[int | None, typer.Option("--n", hidden=True, min=2, help="Subsample (tests).")]
+    = None,
+) -> None:
+    """NoiseReduction vs DoublingMethod vs theory: ex-post privacy for a target accuracy.
+
+    Accuracy First (Ligett et al., NeurIPS 2017), Section 4 / Appendix B. Resumes:
+    trials already in OUT/trials.jsonl are skipped.
+    """
+    from oracledp.experiments import accuracy_first as exp
+
+    if task not in exp.TASKS:
+        raise typer.BadParameter(f"{task!r} is not one of: {', '.join(exp.TASKS)}",
+                                 param_hint="'--task'")
+    overrides: dict[str, Any] = {"task": task, "seed": seed, "n_jobs": n_jobs}
+    if alphas is not None:
+        overrides["alphas"] = _parse_alphas(alphas)
+    if trials is not None:
+        overrides["trials"] = trials
+    if n is not None:
+        overrides["n"] = n
+    try:
+        cfg = exp.quick_config(**overrides) if quick else exp.Config(**overrides)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    out_dir = out if out is not None else Path(f"out/accuracy-first-{task}")
+    console = Console()
+    t0 = time.perf_counter()
+
+    def work(report: Any) -> Any:
+        try:
+            return exp.run(cfg, out_dir, report)
+        except ValueError as exc:  # e.g. OUT holds trials of another configuration
+            raise OracleDPError(str(exc)) from None
+
+    records = _with_progress(console, work)
+    rows = exp.summarize(cfg, records)
+    label = exp.dataset_label(cfg.task)
+    nr_m, db_m = cfg.methods
+    table = Table(
+        title=(f"Accuracy First, {label}: n={cfg.n:,}, p={cfg.p}, λ={cfg.lam:g}, "
+               f"γ={cfg.gamma:g}, T={cfg.T}, {cfg.trials} trials per (method, α)"),
+        show_edge=False, pad_edge=False, collapse_padding=True,
+        caption=(f"NR = {nr_m}, Dbl = {db_m}. ε = test + hyp(othesis): mean ex-post loss "
+                 "over the halted trials (halt); e^ε: mean of e^ε; theory: "
+                 + ("Thm 3.3" if cfg.task == "logistic" else "Thm 3.1")
+                 + " (one run at the ε whose expected excess risk is α). excess (mean L(θ) − L(θ*)) and ok "
+                 "(share with excess ≤ α): non-private diagnostic."),
+    )
+    for col in ("α", "", "ε", "test", "hyp", "e^ε", "excess", "ok", "‖θ‖", "halt"):
+        table.add_column(col, justify="right", no_wrap=True)
+    theory_name = "theory"
+    for r in rows:
+        for prefix, name in (("nr", "NR"), ("doubling", "Dbl")):
+            table.add_row(
+                f"{r['alpha']:g}" if prefix == "nr" else "", name,
+                _g(r[f"{prefix}_eps_mean"]), _g(r[f"{prefix}_eps_test_mean"]),
+                _g(r[f"{prefix}_eps_hyp_mean"]), _g(r[f"{prefix}_exp_eps_mean"]),
+                _g(r[f"{prefix}_excess_mean"], ".2g"), _g(r[f"{prefix}_success_rate"], ".0%"),
+                _g(r[f"{prefix}_norm_mean"]), _halted(r, prefix),
+            )
+        table.add_row("", theory_name, _g(r["theory_eps"]), "", "", _g(_exp_or_none(r["theory_eps"])),
+                      "", "", "", "", end_section=True)
+    console.print(table)
+    if cfg.task == "ridge":
+        console.print(f"  {exp.RIDGE_NOTE}")
+    no_halt = sum(1 for r in records if not r["halted"])
+    if no_halt:
+        console.print(f"  [red]{no_halt} no-halt trials[/red]: nothing released; recorded with "
+                      "their refusal loss, counted as failures, excluded from the ε means")
+    paths = exp.write_figures(cfg, records, out_dir)
+    console.print(f"  wrote {out_dir / 'trials.jsonl'}, trials.csv, summary.json, "
+                  f"{', '.join(p.name for p in paths)} in {time.perf_counter() - t0:.0f}s")
+
+
 def _mean_std(mean: float, std: float) -> str:
     if math.isnan(mean):
         return "-"
