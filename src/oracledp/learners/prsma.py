@@ -1,0 +1,506 @@
+"""PRSMA: the Private Robust Subsampling Meta Algorithm (Neel, Roth, Wu, FOCS 2019, Section III-B).
+
+PRSMA turns an algorithm ``A`` that is eps'-DP *when its certifiable oracle is
+exact* (e.g. Laplace RSPM, Theorem 6) into one that is (eps, delta)-DP **whatever
+the oracle does** (Theorem 8, "robust" privacy).  A certifiable oracle either
+returns a certified optimum or says FAIL; it may fail adversarially, e.g. exactly
+when one chosen record is in the data (the poison oracle of the test plan).
+
+Algorithm (spec ``oracle-query.md`` section 5; rounding = ceil)::
+
+    eps*, delta* = eps / 62, delta / 11             # Theorem 8; both must be <= 1/2
+    K  = ceil((1 / eps*) (1 + ln(2 / delta*)))      # parts
+    R  = ceil(ln(K / delta*) / delta*)              # runs of A per part
+    discard n mod K random records, split the rest at random into K parts of n' = floor(n / K)
+    eps' = 1 / sqrt(8 n' ln(2 K / delta*))          # privacy parameter passed to A
+    o_i = PASS unless one of the R runs of A on part i returned FAIL
+    T = #{i : o_i = PASS};  T~ = T + Lap(1 / eps*)
+    if T~ <= (1 / eps*) (1 + ln(1 / delta*)) or T == 0: return FAIL
+    return a uniform draw from {a_ir : o_i = PASS}   (= uniform passing part, then uniform run)
+
+Guarantee (Theorem 8): (eps, delta)-DP, replace-one neighbours, for every behaviour of
+the oracle, provided ``A`` is eps'-DP with an exact oracle.  Only ``output`` (an output
+of ``A`` or :data:`FAIL`) is covered.  The diagnostics of :class:`PRSMAResult` (which and
+how many parts passed, calls made, timings, chosen part) are *not* private: a part's
+failure may reveal a record.  Never publish them.
+
+The count test rejects even a perfect oracle (threshold decision)
+------------------------------------------------------------------
+With a perfect oracle T = K, and PRSMA fails iff ``Lap(1/eps*) <= threshold - K``.  Since
+``K - threshold >= (1/eps*) ln 2`` (the ceil only adds), that probability is exactly
+``p0 = exp(-eps* (K - threshold)) / 2``, which lies in ``(e^{-eps*} / 4, 1/4]``: **about
+1/4** for small eps* (e.g. 0.2476 at eps = 1, delta = 0.1).  This contradicts the
+"PRSMA does not fail with probability at least 1 - delta" step of Theorem 9's proof;
+the accuracy statement of Theorem 9 therefore only holds with probability about 3/4
+(times 1 - beta), not 1 - beta.  It does **not** affect privacy (Theorem 8).
+
+We keep the paper's threshold (``threshold="paper"``, the only accepted value), and
+report ``p0`` as :attr:`PRSMAParameters.perfect_oracle_fail_probability`.  Why no
+corrected threshold: lowering it to make ``p0 <= delta*`` at the same K needs
+``threshold <= (1/eps*)(1 + ln 4)``; then a run with only ``T <= 1/eps*`` passing parts
+passes the test with probability ``e^{-ln 4} / 2 = 1/8``, while the privacy argument
+(step 3 of the proof sketch) needs "few passing parts" to pass with probability
+O(delta*).  So the paper's threshold cannot be lowered without breaking the proof as
+written.  The alternative (keep the threshold, raise K to
+``threshold + ln(1/(2 delta*)) / eps*`` so that ``p0 <= delta*``) changes K, R and eps'
+against the paper's constants, and the full proof (arXiv 1811.07765, appendix) is not
+available to check it; it is not implemented.  A caller who needs a lower failure rate
+can rerun PRSMA, paying the privacy cost of each run by composition.
+
+Cost
+----
+Exactly ``K * R`` runs of ``A`` in the worst case (:func:`prsma_cost`), e.g. 4.7e5 at
+eps = 1, delta = 0.1 and 1.2e8 at eps = 1, delta = 1e-3: PRSMA is practical only for
+small demos and large delta.  We make it as cheap as it honestly can be:
+
+* ``base`` draws ``size`` independent runs at once (vectorized over noise draws);
+  ``batch`` sets how many runs go into one call (default: all R at once);
+* a part stops at its first failing batch (its outputs are never used);
+* only one output per part is kept: the run index r_i is drawn uniformly up front,
+  which has the same law as the paper's uniform draw from the multiset;
+* parts run in parallel with joblib (``n_jobs``, ``backend``, e.g. ``"dask"`` for a
+  cluster, see ``docs/cluster.md``).  Part i always uses child stream i of
+  ``rng.spawn``, so results do not depend on ``n_jobs`` or the backend;
+* a run whose cost exceeds ``max_calls`` is refused (:class:`~oracledp.errors.BudgetError`)
+  before any randomness is used.
+
+The base algorithm contract
+---------------------------
+``base(part_data, eps_prime, rng, size)`` returns either a sequence of exactly ``size``
+outputs of ``size`` *independent* runs of ``A`` at privacy ``eps_prime`` on
+``part_data``, using only ``rng``, or :data:`FAIL` if the oracle failed in at least one
+of them.  It must be eps_prime-DP (pure, replace-one) when its oracle is exact, and
+must signal every oracle failure by returning :data:`FAIL` (never an uncertified
+answer, never an exception).  For ``n_jobs != 1`` it must be picklable (a module-level
+function or an object such as :class:`ExplicitRSPMBase`).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from oracledp._validation import RandomLike, check_delta, check_epsilon, check_rng
+from oracledp.audit.harness import FAILURE
+from oracledp.errors import BudgetError
+from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
+from oracledp.learners.rspm import _rspm_sample_explicit
+
+SOURCE = "Neel, Roth, Wu (FOCS 2019) Theorem 8"
+
+FAIL = FAILURE
+"""PRSMA's fail result (and the base's oracle-failure signal); the audit harness's FAILURE."""
+
+EPS_FACTOR = 62.0
+"""Theorem 8: running with eps* = eps / 62 gives eps-DP."""
+DELTA_FACTOR = 11.0
+"""Theorem 8: running with delta* = delta / 11 gives delta-DP."""
+
+Base = Callable[[Any, float, np.random.Generator, int], Any]
+
+
+@dataclass(frozen=True)
+class PRSMAParameters:
+    """PRSMA's constants for a data size ``n`` (spec ``oracle-query.md`` section 5).
+
+    ``eps_star = eps/62``, ``delta_star = delta/11`` (Theorem 8);
+    ``K = ceil((1/eps*)(1 + ln(2/delta*)))`` parts of ``n_part = floor(n/K)`` records
+    (``n_discard = n mod K`` random records are dropped);
+    ``R = ceil(ln(K/delta*)/delta*)`` runs per part;
+    ``eps_prime = 1/sqrt(8 n_part ln(2K/delta*))``;
+    ``threshold = (1/eps*)(1 + ln(1/delta*))`` for the noisy count ``T + Lap(1/eps*)``;
+    ``calls = K * R`` (worst case; :func:`prsma_cost`).
+    ``epsilon``/``delta`` are the end-to-end guarantee (``62 eps*``, ``11 delta*``).
+    """
+
+    n: int
+    epsilon: float
+    delta: float
+    eps_star: float
+    delta_star: float
+    K: int
+    R: int
+    n_part: int
+    n_discard: int
+    eps_prime: float
+    threshold: float
+    calls: int
+
+    @property
+    def count_noise_scale(self) -> float:
+        """Scale ``1/eps*`` of the Laplace noise on the passing-part count."""
+        return 1.0 / self.eps_star
+
+    @property
+    def perfect_oracle_fail_probability(self) -> float:
+        """Exact P[FAIL] with an oracle that never fails: ``exp(-eps* (K - threshold)) / 2``.
+
+        In ``(e^{-eps*}/4, 1/4]`` because ``K - threshold >= ln(2)/eps*``; see the module
+        docstring (the paper's count test rejects a perfect oracle about 1/4 of the time).
+        """
+        return 0.5 * math.exp(-self.eps_star * (self.K - self.threshold))
+
+
+def _check_n(n: object) -> int:
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or int(n) < 1:
+        raise ValueError(f"n must be a positive integer, got {n!r}")
+    return int(n)
+
+
+def _parameters_from_star(n: int, eps_star: float, delta_star: float) -> PRSMAParameters:
+    """The constants for the inner parameters (eps*, delta*), both in (0, 1/2] (Theorem 8)."""
+    n = _check_n(n)
+    es = check_epsilon(eps_star, "eps_star")
+    ds = check_delta(delta_star, "delta_star")
+    if es > 0.5:
+        raise ValueError(
+            f"Theorem 8 requires eps* = eps/62 <= 1/2 (eps <= 31); got eps* = {es:g}"
+        )
+    if ds > 0.5:
+        raise ValueError(
+            f"Theorem 8 requires delta* = delta/11 <= 1/2; got delta* = {ds:g}"
+        )
+    K = math.ceil((1.0 + math.log(2.0 / ds)) / es)
+    R = math.ceil(math.log(K / ds) / ds)
+    if n < K:
+        raise ValueError(
+            f"n = {n} is too small for PRSMA's K = {K} parts (eps* = {es:g}, delta* = {ds:g}); "
+            f"need n >= {K}, and in practice n >> K (each part should hold many records)"
+        )
+    n_part = n // K
+    return PRSMAParameters(
+        n=n,
+        epsilon=EPS_FACTOR * es,
+        delta=DELTA_FACTOR * ds,
+        eps_star=es,
+        delta_star=ds,
+        K=K,
+        R=R,
+        n_part=n_part,
+        n_discard=n - K * n_part,
+        eps_prime=1.0 / math.sqrt(8.0 * n_part * math.log(2.0 * K / ds)),
+        threshold=(1.0 + math.log(1.0 / ds)) / es,
+        calls=K * R,
+    )
+
+
+def prsma_parameters(n: int, epsilon: float, delta: float) -> PRSMAParameters:
+    """PRSMA's constants for an (epsilon, delta)-DP run on ``n`` records (Theorem 8).
+
+    Raises ``ValueError`` when eps* = eps/62 > 1/2 (Theorem 8's range), when delta is not
+    in (0, 1), or when n < K.  Golden values: eps = 1, delta = 1e-3 gives K = 682 and
+    R = 174138; eps = 1, delta = 0.1 gives K = 397 and R = 1176.
+    """
+    eps = check_epsilon(epsilon)
+    dlt = check_delta(delta)
+    if eps / EPS_FACTOR > 0.5:
+        raise ValueError(
+            f"Theorem 8 requires eps* = eps/62 <= 1/2, i.e. epsilon <= 31; got epsilon = {eps:g}"
+        )
+    p = _parameters_from_star(n, eps / EPS_FACTOR, dlt / DELTA_FACTOR)
+    # report the caller's numbers exactly (62 * (eps/62) may differ in the last bit)
+    return PRSMAParameters(**{**p.__dict__, "epsilon": eps, "delta": dlt})
+
+
+def prsma_cost(n: int, epsilon: float, delta: float) -> int:
+    """Exact worst-case number of base-algorithm runs, ``K * R`` (a batch of b runs counts b).
+
+    Fewer runs happen only when parts fail (each part stops at its first failing batch).
+    """
+    return prsma_parameters(n, epsilon, delta).calls
+
+
+def prsma_guarantee(epsilon: float, delta: float) -> PrivacyGuarantee:
+    """(epsilon, delta)-DP for every oracle behaviour (robust; Theorem 8)."""
+    return PrivacyGuarantee(
+        epsilon=check_epsilon(epsilon),
+        delta=check_delta(delta),
+        kind=GuaranteeKind.APPROXIMATE,
+        requires_exact_oracle=False,
+        source=SOURCE,
+        notes=(
+            "robust: holds whatever the certifiable oracle does, provided the base algorithm "
+            "is eps'-DP with an exact oracle; covers the output (or FAIL) only, not the "
+            "diagnostics; with a perfect oracle PRSMA still returns FAIL with probability "
+            "exp(-eps*(K - threshold))/2, about 1/4"
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class PRSMAResult:
+    """Outcome of :func:`prsma`.
+
+    ``output`` is one output of the base algorithm or :data:`FAIL` (``failed`` says
+    which).  ``guarantee`` covers ``output`` only.  The remaining fields are
+    **non-private diagnostics** (a part's failure can reveal a record): ``part_passed``
+    (o_i per part), ``n_passing`` (T), ``chosen_part`` (None on FAIL), ``count_noise``
+    (z), ``calls`` (runs of the base actually made), and wall-clock timings.
+    """
+
+    output: Any
+    failed: bool
+    guarantee: PrivacyGuarantee | None
+    parameters: PRSMAParameters
+    n_passing: int
+    part_passed: tuple[bool, ...]
+    chosen_part: int | None
+    count_noise: float
+    calls: int
+    time_parts_s: float
+    time_total_s: float
+    backend: str = field(default="sequential")
+    """``"sequential"`` (in-process loop) or the joblib backend class that ran the parts."""
+
+
+def _run_part(part_data: Any, base: Base, eps_prime: float, R: int, batch: int,
+              rng: np.random.Generator) -> tuple[bool, Any, int]:
+    """Run ``R`` independent runs of ``base`` on one part, in batches, stopping at the first FAIL.
+
+    Returns (passed, kept output, runs made).  The kept output is run ``r`` with ``r``
+    uniform in [0, R) drawn first, so it is a uniform draw among the part's R outputs.
+    """
+    r_keep = int(rng.integers(R))
+    kept: Any = None
+    done = 0
+    while done < R:
+        size = min(batch, R - done)
+        out = base(part_data, eps_prime, rng, size)
+        done += size
+        if out is FAIL:
+            return False, None, done
+        try:
+            m = len(out)
+        except TypeError as exc:
+            raise TypeError("base must return a sequence of `size` outputs or FAIL") from exc
+        if m != size:
+            raise ValueError(f"base returned {m} outputs for size = {size}")
+        if done - size <= r_keep < done:
+            kept = out[r_keep - (done - size)]
+    return True, kept, done
+
+
+def _check_n_jobs(n_jobs: object) -> int:
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or int(n_jobs) == 0:
+        raise ValueError(f"n_jobs must be a non-zero integer (-1 = all workers), got {n_jobs!r}")
+    return int(n_jobs)
+
+
+def _check_batch(batch: object, R: int) -> int:
+    if batch is None:
+        return R
+    if isinstance(batch, bool) or not isinstance(batch, numbers.Integral) or int(batch) < 1:
+        raise ValueError(f"batch must be None or a positive integer, got {batch!r}")
+    return min(int(batch), R)
+
+
+def _as_records(data: ArrayLike) -> NDArray[Any]:
+    arr = np.asarray(data)
+    if arr.ndim == 0 or arr.shape[0] == 0:
+        raise ValueError("data must be a non-empty array of records (first axis = records)")
+    return arr
+
+
+def _prsma_run(data: NDArray[Any], base: Base, params: PRSMAParameters,
+               gen: np.random.Generator, *, n_jobs: int = 1, backend: str | None = None,
+               batch: int | None = None, guarantee: PrivacyGuarantee | None = None,
+               _count_noise: float | None = None,
+               _noise_scale_factor: float = 1.0) -> PRSMAResult:
+    """PRSMA with given constants (inputs already validated).
+
+    Streams: ``gen.spawn(K + 3)``: 0 = partition, 1 = count noise, 2 = final choice,
+    3 + i = part i (so the result does not depend on ``n_jobs`` or ``backend``).
+    ``_count_noise`` (test hook) replaces the Laplace draw z; ``_noise_scale_factor``
+    plants a bug (count noise scale multiplied) for the audits' meta-tests.
+    """
+    t0 = time.perf_counter()
+    K, R, n_part = params.K, params.R, params.n_part
+    bsize = _check_batch(batch, R)
+    streams = gen.spawn(K + 3)
+    order = streams[0].permutation(params.n)[: K * n_part].reshape(K, n_part)
+    parts = [data[idx] for idx in order]
+
+    t1 = time.perf_counter()
+    if backend is None and n_jobs == 1:
+        used = "sequential"
+        runs = [_run_part(parts[i], base, params.eps_prime, R, bsize, streams[3 + i])
+                for i in range(K)]
+    else:
+        from joblib import Parallel, delayed, parallel_config
+        from joblib.parallel import get_active_backend
+
+        tasks = (delayed(_run_part)(parts[i], base, params.eps_prime, R, bsize, streams[3 + i])
+                 for i in range(K))
+        if backend is None:
+            used = type(get_active_backend()[0]).__name__
+            runs = Parallel(n_jobs=n_jobs)(tasks)  # joblib's default, or an ambient config
+        else:
+            # parallel_config registers external backends such as "dask" on first use
+            with parallel_config(backend=backend):
+                used = type(get_active_backend()[0]).__name__
+                runs = Parallel(n_jobs=n_jobs)(tasks)
+    t2 = time.perf_counter()
+
+    passed = tuple(bool(r[0]) for r in runs)
+    T = sum(passed)
+    calls = int(sum(r[2] for r in runs))
+    if _count_noise is None:
+        z = float(streams[1].laplace(0.0, _noise_scale_factor * params.count_noise_scale))
+    else:
+        z = float(_count_noise)
+    failed = T == 0 or not (T + z > params.threshold)
+    chosen: int | None = None
+    output: Any = FAIL
+    if not failed:
+        passing = np.flatnonzero(passed)
+        chosen = int(passing[streams[2].integers(T)])
+        output = runs[chosen][1]
+    return PRSMAResult(
+        output=output,
+        failed=failed,
+        guarantee=guarantee,
+        parameters=params,
+        n_passing=T,
+        part_passed=passed,
+        chosen_part=chosen,
+        count_noise=z,
+        calls=calls,
+        time_parts_s=t2 - t1,
+        time_total_s=time.perf_counter() - t0,
+        backend=used,
+    )
+
+
+def prsma(data: ArrayLike, base: Base, epsilon: float, delta: float, *,
+          rng: RandomLike = None, n_jobs: int = 1, backend: str | None = None,
+          max_calls: int = 10**6, threshold: str = "paper",
+          batch: int | None = None) -> PRSMAResult:
+    """Run PRSMA (Neel, Roth, Wu 2019, Section III-B): robust (epsilon, delta)-DP (Theorem 8).
+
+    Parameters
+    ----------
+    data:
+        Array of records (first axis); parts are ``data[idx]`` for random index sets.
+    base:
+        ``base(part_data, eps_prime, rng, size)`` -> ``size`` outputs or :data:`FAIL`;
+        must be eps_prime-DP with an exact oracle (module docstring, "contract").
+    epsilon, delta:
+        End-to-end guarantee; inner eps* = epsilon/62 <= 1/2, delta* = delta/11.
+    rng:
+        Seed or numpy Generator, the only source of randomness.
+    n_jobs, backend:
+        joblib parallelism over the K parts (``backend="dask"`` runs them on the
+        ``dask.distributed`` Client of the session, see ``docs/cluster.md``).  With
+        ``n_jobs=1`` and no backend the parts run in-process, without joblib.  Results
+        are identical for every ``n_jobs``/backend at the same seed.
+    max_calls:
+        Refuse (:class:`~oracledp.errors.BudgetError`) a run whose worst-case cost
+        :func:`prsma_cost` exceeds this, before any randomness is used.
+    threshold:
+        ``"paper"`` (the only value): ``(1/eps*)(1 + ln(1/delta*))``.  A perfect oracle
+        then fails with probability ``parameters.perfect_oracle_fail_probability``
+        (about 1/4); see the module docstring for why no lower threshold is offered.
+    batch:
+        Runs per base call (default: all R runs of a part in one vectorized call).
+        Smaller batches stop a failing part earlier, at more Python calls.
+
+    Returns
+    -------
+    PRSMAResult with ``output`` (or :data:`FAIL`, ``failed=True``) and the guarantee.
+    """
+    if threshold != "paper":
+        raise ValueError(
+            f"threshold must be 'paper', got {threshold!r}: a lower threshold breaks the "
+            "privacy argument of Theorem 8 (see oracledp.learners.prsma docstring)"
+        )
+    if not callable(base):
+        raise TypeError("base must be callable: base(part_data, eps_prime, rng, size)")
+    if isinstance(max_calls, bool) or not isinstance(max_calls, numbers.Integral) or max_calls < 1:
+        raise ValueError(f"max_calls must be a positive integer, got {max_calls!r}")
+    jobs = _check_n_jobs(n_jobs)
+    if backend is not None and not isinstance(backend, str):
+        raise TypeError(f"backend must be None or a joblib backend name, got {backend!r}")
+    records = _as_records(data)
+    params = prsma_parameters(records.shape[0], epsilon, delta)
+    _check_batch(batch, params.R)
+    if params.calls > max_calls:
+        raise BudgetError(
+            f"PRSMA needs {params.calls} base-algorithm runs (K = {params.K} parts x R = "
+            f"{params.R} runs) > max_calls = {max_calls}; raise max_calls or use a larger delta"
+        )
+    gen = check_rng(rng)  # no draw happens before this point
+    return _prsma_run(records, base, params, gen, n_jobs=jobs, backend=backend, batch=batch,
+                      guarantee=prsma_guarantee(params.epsilon, params.delta))
+
+
+@dataclass(frozen=True, eq=False)
+class ExplicitRSPMBase:
+    """A PRSMA base: Laplace RSPM (Theorem 6) over an explicit finite class and universe.
+
+    Records are integer ids into a finite universe X.  ``losses[x, q]`` is the loss of
+    hypothesis q on record x, ``patterns[q, j]`` its loss on separator example u_j
+    (m = ``patterns.shape[1]``).  One call draws ``size`` RSPM outputs (hypothesis
+    indices) at once with ``eta ~ Lap(2m/eps')^m`` per run: eps'-DP with an exact
+    oracle (here: exact enumeration).
+
+    The oracle is *certifiable but adversarial* when ``fail_records`` is set: it fails
+    whenever the part contains one of those records (with probability
+    ``fail_probability`` per run, independently), and the base then returns
+    :data:`FAIL`.  This is the P1 poison oracle of the test plan.  Picklable, so it
+    can be shipped to joblib/Dask workers.
+    """
+
+    losses: NDArray[np.floating]
+    patterns: NDArray[np.floating]
+    fail_records: tuple[int, ...] = ()
+    fail_probability: float = 1.0
+    _fail_mask: NDArray[np.bool_] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        losses = np.asarray(self.losses, dtype=np.float64)
+        patterns = np.asarray(self.patterns, dtype=np.float64)
+        if losses.ndim != 2 or patterns.ndim != 2 or losses.shape[1] != patterns.shape[0]:
+            raise ValueError("need losses of shape (|X|, |Q|) and patterns of shape (|Q|, m)")
+        if not (np.isfinite(losses).all() and np.isfinite(patterns).all()):
+            raise ValueError("losses and patterns must be finite")
+        if not 0.0 < self.fail_probability <= 1.0:
+            raise ValueError("fail_probability must be in (0, 1]")
+        object.__setattr__(self, "losses", losses)
+        object.__setattr__(self, "patterns", patterns)
+        fails = tuple(int(x) for x in self.fail_records)
+        if any(not 0 <= x < losses.shape[0] for x in fails):
+            raise ValueError("fail_records must be record ids in [0, |X|)")
+        mask = np.zeros(losses.shape[0], dtype=bool)
+        mask[list(fails)] = True
+        object.__setattr__(self, "fail_records", fails)
+        object.__setattr__(self, "_fail_mask", mask)
+
+    def __call__(self, part: Sequence[int] | NDArray[np.integer], eps_prime: float,
+                 rng: np.random.Generator, size: int) -> Any:
+        ids = np.asarray(part, dtype=np.intp)
+        if self.fail_records and self._fail_mask[ids].any():
+            if self.fail_probability >= 1.0 or (rng.random(size) < self.fail_probability).any():
+                return FAIL
+        counts = np.bincount(ids, minlength=self.losses.shape[0])
+        data_loss = counts @ self.losses
+        return _rspm_sample_explicit(data_loss, self.patterns, eps_prime, size, rng)
+
+
+__all__ = [
+    "FAIL",
+    "SOURCE",
+    "ExplicitRSPMBase",
+    "PRSMAParameters",
+    "PRSMAResult",
+    "prsma",
+    "prsma_cost",
+    "prsma_guarantee",
+    "prsma_parameters",
+]
