@@ -21,6 +21,7 @@ from oracledp.classes.boolean import (
     MonotoneDisjunctions,
     Parities,
 )
+from oracledp.classes.decision_lists import MonotoneDecisionLists
 from oracledp.classes.halfspaces import IntegerHalfspaces
 from oracledp.classes.mip import HighsClassOracle, LocalSearchClassOracle, make_class_oracle
 
@@ -35,6 +36,7 @@ __all__ = [
     "LossClass",
     "LossOracle",
     "MonotoneConjunctions",
+    "MonotoneDecisionLists",
     "MonotoneDisjunctions",
     "NegatedClass",
     "NegatedOracle",

@@ -1,0 +1,191 @@
+"""Follow the Private Leader (004 Section V): FTL limit, exact regret, privacy goldens, CLI."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from oracledp.classes import LocalSearchClassOracle, MonotoneConjunctions, make_class_oracle
+from oracledp.cli import app
+from oracledp.experiments import ftpl as exp
+from oracledp.guarantees import GuaranteeKind
+from oracledp.learners.ftpl import follow_the_leader, ftpl, ftpl_privacy, ftpl_regret_bound
+
+# (z1, z2, y); losses h(z) xor y of the 4 conjunctions [], [1], [2], [1,2] (enumeration order):
+#   x1 = (1,1,1): 0 0 0 0   x2 = (0,1,0): 1 0 1 0   x3 = (1,0,0): 1 1 0 0   x4 = x1
+HAND = np.array([[1, 1, 1], [0, 1, 0], [1, 0, 0], [1, 1, 1]], dtype=float)
+
+
+def _stream(d: int, T: int, seed: int) -> np.ndarray:
+    cls = MonotoneConjunctions(d).zero_one_loss()
+    X, y = exp.make_stream(d, T, 0.7, 0.1, np.random.default_rng(seed))
+    return cls.encode(X, y)
+
+
+def test_follow_the_leader_regret_on_hand_built_stream() -> None:
+    cls = MonotoneConjunctions(2).zero_one_loss()
+    res = follow_the_leader(cls, HAND)
+    # FTL (ties -> first enumerated row): [] , [] (tie at 0), [1] (tie [1]/[1,2]), [1,2]
+    np.testing.assert_array_equal(res.plays, [[0, 0], [0, 0], [1, 0], [1, 1]])
+    np.testing.assert_array_equal(res.losses, [0, 1, 1, 0])
+    np.testing.assert_array_equal(res.cumulative_losses, [0, 1, 2, 2])
+    np.testing.assert_array_equal(res.best_params, [1, 1])
+    assert res.best_cumulative_loss == 0.0
+    assert res.regret_total == 2.0 and res.regret == 0.5
+    assert res.regret_curve is not None
+    np.testing.assert_allclose(res.regret_curve, [0.0, 0.5, 2 / 3, 0.5])
+    assert res.privacy is None and res.bound is None and res.epsilon is None
+
+
+def test_ftpl_regret_is_computed_exactly_from_its_plays() -> None:
+    cls = MonotoneConjunctions(2).zero_one_loss()
+    res = ftpl(cls, HAND, 0.5, rng=3)
+    table = {(0, 0): [0, 1, 1, 0], (1, 0): [0, 0, 1, 0], (0, 1): [0, 1, 0, 0],
+             (1, 1): [0, 0, 0, 0]}
+    want = [table[tuple(int(v) for v in p)][t] for t, p in enumerate(res.plays)]
+    np.testing.assert_array_equal(res.losses, want)
+    assert res.best_cumulative_loss == 0.0
+    assert res.regret_total == sum(want) and res.regret == sum(want) / 4
+    assert res.regret_curve is not None
+    np.testing.assert_allclose(res.regret_curve, np.cumsum(want) / np.arange(1, 5))
+    assert res.bound == pytest.approx(math.expm1(0.5) + 2 * 2**2 / (0.5 * 4))
+    assert res.m == 2 and res.T == 4
+
+
+@pytest.mark.parametrize("d", [3, 4])
+def test_huge_epsilon_plays_follow_the_leader(d: int) -> None:
+    """eps = 1e7: noise l1 << 1, so every play is an exact ERM of its history (ties by noise)."""
+    cls = MonotoneConjunctions(d).zero_one_loss()
+    Z = _stream(d, 60, seed=d)
+    res = ftpl(cls, Z, 1e7, rng=0)
+    ftl = follow_the_leader(cls, Z)
+    P = cls.enumerate()
+    L = cls.evaluate(P, Z).astype(float)
+    for t in range(1, 60):
+        hist = L[:, :t].sum(axis=1)
+        own = cls.evaluate(res.plays[t], Z[:t]).sum()
+        assert own == hist.min()
+        assert cls.evaluate(ftl.plays[t], Z[:t]).sum() == hist.min()
+        if (hist == hist.min()).sum() == 1:  # unique leader: identical plays
+            np.testing.assert_array_equal(res.plays[t], ftl.plays[t])
+    assert res.best_cumulative_loss == L.sum(axis=1).min() == ftl.best_cumulative_loss
+
+
+def test_privacy_accounting_goldens() -> None:
+    p = ftpl_privacy(0.1, 101, 1e-6)
+    assert p.rounds_using_data == 100
+    assert p.per_round.epsilon == 0.1 and p.per_round.is_pure
+    assert p.reported.epsilon == pytest.approx(10.0) and p.reported.delta == 0.0
+    assert p.reported.kind is GuaranteeKind.PURE and p.reported.requires_exact_oracle
+    assert "Theorem 2" in p.reported.source and "Theorem 6" in p.reported.source
+    assert p.advanced is not None
+    assert p.advanced.epsilon == pytest.approx(6.308230950513408, rel=1e-12)
+    assert p.advanced.delta == 1e-6 and "advanced composition" in p.advanced.source
+    q = ftpl_privacy(1.0, 10, 1e-5)
+    assert q.reported.epsilon == pytest.approx(9.0)
+    assert q.advanced is not None and q.advanced.epsilon == pytest.approx(29.860114192695647)
+    assert ftpl_privacy(0.5, 2, None).advanced is None
+    assert ftpl_privacy(0.5, 2, None).reported.epsilon == 0.5
+    assert "no privacy statement" in p.paper_statement
+    assert ftpl_regret_bound(1.0, 100, 4) == pytest.approx(math.e - 1 + 0.32)
+    assert ftpl_regret_bound(0.1, 1000, 6) == pytest.approx(math.expm1(0.1) + 72 / 100)
+    res = ftpl(MonotoneConjunctions(2).zero_one_loss(), HAND, 0.2, rng=0)
+    assert res.privacy is not None and res.privacy.reported.epsilon == pytest.approx(0.6)
+
+
+def test_reproducible_by_seed() -> None:
+    cls = MonotoneConjunctions(4).zero_one_loss()
+    Z = _stream(4, 80, seed=9)
+    a, b = ftpl(cls, Z, 0.3, rng=5), ftpl(cls, Z, 0.3, rng=5)
+    np.testing.assert_array_equal(a.plays, b.plays)
+    assert a.regret == b.regret
+    c = ftpl(cls, Z, 0.3, rng=np.random.default_rng(5))
+    np.testing.assert_array_equal(a.plays, c.plays)
+    assert any(not np.array_equal(a.plays, ftpl(cls, Z, 0.3, rng=s).plays) for s in (6, 7))
+
+
+def test_validation_before_noise() -> None:
+    cls = MonotoneConjunctions(2).zero_one_loss()
+    gen = np.random.default_rng(0)
+    state = gen.bit_generator.state
+    bad = [
+        ({"cls": MonotoneConjunctions(2), "stream": HAND}, ValueError),  # unlabelled class
+        ({"stream": HAND[:1]}, ValueError),  # T < 2
+        ({"stream": np.array([[1, 1, 2], [0, 1, 0]], float)}, ValueError),  # label 2
+        ({"epsilon": 0.0}, ValueError),
+        ({"epsilon": float("nan")}, ValueError),
+        ({"epsilon": True}, TypeError),
+        ({"cls": "conj"}, TypeError),
+        ({"oracle": "nope"}, ValueError),
+        ({"oracle": LocalSearchClassOracle(MonotoneConjunctions(2))}, ValueError),
+        ({"oracle": make_class_oracle(MonotoneConjunctions(3).zero_one_loss(), "brute")},
+         ValueError),
+        ({"delta_prime": 1.0}, ValueError),
+    ]
+    for kw, err in bad:
+        args = {"cls": cls, "stream": HAND, "epsilon": 0.5, **kw}
+        with pytest.raises(err):
+            ftpl(args.pop("cls"), args.pop("stream"), args.pop("epsilon"), rng=gen, **args)
+    assert gen.bit_generator.state == state
+    with pytest.raises(ValueError):
+        ftpl_privacy(0.1, 1)
+    with pytest.raises(ValueError):
+        ftpl_regret_bound(0.1, 0, 3)
+    with pytest.raises(ValueError):
+        exp.Config(horizons=(1, 5))
+    with pytest.raises(ValueError):
+        exp.Config(label_noise=0.5)
+    with pytest.raises(ValueError):
+        exp.Config(d_values=(4, 4))
+
+
+def test_reproduce_ftpl_quick_cli(tmp_path: Path) -> None:
+    out = tmp_path / "ftpl"
+    res = CliRunner().invoke(app, ["reproduce", "ftpl", "--quick", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "Follow the Private Leader" in res.output
+    cfg = exp.quick_config()
+    recs = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
+    assert len(recs) == len(cfg.d_values) * cfg.runs * (1 + len(cfg.epsilons))
+    for r in recs:
+        assert len(r["regret"]) == len(cfg.horizons)
+        assert all(-1.0 <= v <= 1.0 for v in r["regret"])
+        assert r["regret"][-1] * cfg.T == pytest.approx(
+            r["learner_cumulative_loss"] - r["best_cumulative_loss"])
+        if r["method"] == "ftpl":
+            assert r["bound"] == [ftpl_regret_bound(r["eps"], T, r["m"]) for T in cfg.horizons]
+            assert r["privacy"][-1]["reported"]["epsilon"] == pytest.approx(
+                (cfg.T - 1) * r["eps"])
+    with (out / "runs.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == len(recs) * len(cfg.horizons)
+    assert (out / "regret_vs_T.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    summary = json.loads((out / "summary.json").read_text())
+    assert {s["method"] for s in summary} == {"ftl", "ftpl"}
+    # same seed -> same records (modulo wall time)
+    again = tmp_path / "again"
+    assert CliRunner().invoke(app, ["reproduce", "ftpl", "--quick", "--out",
+                                    str(again)]).exit_code == 0
+    recs2 = [json.loads(line) for line in (again / "runs.jsonl").read_text().splitlines()]
+    for r1, r2 in zip(recs, recs2, strict=True):
+        r1.pop("wall_s"), r2.pop("wall_s")
+        assert r1 == r2
+
+
+def test_reproduce_ftpl_bad_input(tmp_path: Path) -> None:
+    res = CliRunner().invoke(app, ["reproduce", "ftpl", "--quick", "--eps", "0,1",
+                                   "--out", str(tmp_path)])
+    assert res.exit_code != 0
+    assert not (tmp_path / "runs.jsonl").exists()
+
+
+def test_huge_epsilon_accounting_does_not_overflow() -> None:
+    p = ftpl_privacy(1e7, 5)
+    assert p.reported.epsilon == pytest.approx(4e7) and p.advanced is None
+    assert ftpl_regret_bound(1e7, 5, 3) == math.inf
