@@ -7,13 +7,14 @@ import math
 import numpy as np
 import pytest
 
-from oracledp.classes.base import BruteForceClassOracle
+from oracledp.classes.base import BruteForceClassOracle, QueryClass
 from oracledp.classes.decision_lists import (
     MonotoneDecisionLists,
     decision_list_rules,
     fubini,
 )
-from oracledp.classes.mip import make_class_oracle
+from oracledp.classes.mip import HighsClassOracle, make_class_oracle
+from oracledp.oracles.base import OracleStatus
 
 
 def _naive(params: np.ndarray, x: np.ndarray, d: int) -> int:
@@ -100,7 +101,7 @@ def test_check_params_rejects(bad: list[float]) -> None:
         MonotoneDecisionLists(3).check_params(bad)
 
 
-def test_brute_oracle_on_loss_class_and_no_mip() -> None:
+def test_brute_oracle_on_loss_class() -> None:
     d = 3
     cls = MonotoneDecisionLists(d)
     loss = cls.zero_one_loss()
@@ -115,5 +116,67 @@ def test_brute_oracle_on_loss_class_and_no_mip() -> None:
     vals = loss.evaluate(P, pts).astype(float) @ w
     assert res.objective == pytest.approx(vals.min())
     assert BruteForceClassOracle(cls).solve(Z, np.ones(30)).certified
-    with pytest.raises(TypeError, match="no MIP formulation"):
-        make_class_oracle(cls, "highs")
+
+
+def _random_points(cls: QueryClass, rng: np.random.Generator) -> np.ndarray:
+    """Separator points plus random records (labelled for a 0/1-loss class)."""
+    m = int(rng.integers(1, 25))
+    extra = rng.integers(0, 2, size=(m, cls.point_dim)).astype(float)
+    return np.vstack([cls.separator(), extra])
+
+
+@pytest.mark.parametrize("d", [1, 2, 3, 4])
+def test_highs_matches_brute_force(d: int) -> None:
+    base = MonotoneDecisionLists(d)
+    rng = np.random.default_rng(10 + d)
+    for variant in (base, base.negated(), base.zero_one_loss()):
+        highs = make_class_oracle(variant, "highs")
+        brute = make_class_oracle(variant, "brute")
+        assert highs.certifiable
+        for _ in range(12):
+            Z = _random_points(variant, rng)
+            w = rng.laplace(0.0, 2.0, size=Z.shape[0])  # weights of both signs
+            r = highs.solve(Z, w)
+            b = brute.solve(Z, w)
+            assert r.certified, r
+            assert r.objective == pytest.approx(b.objective, abs=1e-7)
+            assert r.bound <= r.objective + 1e-6
+            # the returned row is canonical and its recomputed objective is the minimum
+            P = variant.check_params(r.params)
+            assert float(variant.evaluate(P, Z)[0].astype(float) @ w) == pytest.approx(
+                r.objective, abs=1e-9)
+
+
+def test_highs_recovers_a_planted_list() -> None:
+    d = 4
+    cls = MonotoneDecisionLists(d)
+    U = cls.record_universe()
+    for row in cls.enumerate()[:: 37]:
+        # weights -1 where the target is 1, +1 where it is 0: the target is the unique minimizer
+        w = np.where(cls.evaluate(row, U)[0] == 1, -1.0, 1.0)
+        r = make_class_oracle(cls, "highs").solve(U, w)
+        assert r.certified
+        np.testing.assert_array_equal(r.params, row)
+
+
+def test_highs_edge_cases() -> None:
+    cls = MonotoneDecisionLists(3)
+    orc = make_class_oracle(cls, "highs")
+    z = np.array([[1, 0, 1], [1, 0, 1], [0, 0, 0]], dtype=float)
+    r = orc.solve(z, [1.0, -1.0, -0.5])  # the first two cancel; only q(0) = b counts
+    assert r.certified and r.objective == pytest.approx(-0.5)
+    assert r.params is not None and r.params[-1] == 1
+    empty = orc.solve(z[:2], [1.0, -1.0])
+    assert empty.certified and empty.objective == 0.0
+    with pytest.raises(TypeError, match="no local search"):
+        make_class_oracle(cls, "local-search")
+
+
+def test_highs_time_limit_is_not_certified() -> None:
+    d = 12
+    cls = MonotoneDecisionLists(d)
+    rng = np.random.default_rng(0)
+    Z = rng.integers(0, 2, size=(400, d)).astype(float)
+    r = HighsClassOracle(cls, time_limit=1e-4).solve(Z, rng.normal(size=400))
+    assert not r.certified
+    assert r.status is not OracleStatus.OPTIMAL

@@ -29,9 +29,10 @@ Dropping ``0`` breaks injectivity: OR of all variables ("if x_1 then 1, .., defa
 and the constant 1 agree on every other point of U.
 Dual separator: the dictators ``x_j`` (the list "if x_j then 1", default 0), m2 = d.
 
-Oracle: enumeration only (:class:`~oracledp.classes.BruteForceClassOracle` via
-``make_class_oracle(cls, "brute")``); **no MIP formulation** is provided, so
-``"highs"`` does not support this class.
+Oracles: enumeration (``make_class_oracle(cls, "brute")``) and an exact HiGHS MIP
+(``make_class_oracle(cls, "highs")``: pairwise order binaries with no 3-cycles, one
+"fires" binary per point and on-variable; see :mod:`oracledp.classes.mip`).  The MIP is
+exact but slow beyond d of about 6 (no symmetry breaking).
 """
 
 from __future__ import annotations

@@ -17,7 +17,18 @@ equal the query value, not just bounded on one side):
   ``L_r = -B ||a_r||_1`` and ``U_r = B ||a_r||_1``:
   ``<w, a_r> - (v_r - L_r) q_r >= L_r`` (q_r = 1 forces ``<w, a_r> >= v_r``) and
   ``<w, a_r> - (U_r - v_r + 1) q_r <= v_r - 1`` (q_r = 0 forces ``<w, a_r> <= v_r - 1``),
-  an exact integer dichotomy.
+  an exact integer dichotomy;
+* monotone decision lists (:class:`~oracledp.classes.decision_lists.MonotoneDecisionLists`):
+  binaries ``a_j`` (x_j present), ``c_j <= a_j`` (its output bit), ``b`` (default)
+  and a linear order of all variables as a tournament ``p_ij + p_ji = 1`` without
+  3-cycles (``p_ij + p_jk + p_ki <= 2``).  For each point with on-set ``S_r``, one
+  fire indicator ``f_rj`` per ``j in S_r`` and ``f_r0`` (default), ``sum f = 1``,
+  ``f_rj <= a_j``, ``f_rj <= p_jk + 1 - a_k`` (k in S_r, k != j),
+  ``f_r0 + a_j <= 1`` (j in S_r): the only feasible choice is the first present
+  on-variable, else the default.  Then ``|q_r - c_j| <= 1 - f_rj`` and
+  ``|q_r - b| <= 1 - f_r0``.  The solution is mapped to the canonical block row in
+  post-processing (consecutive equal bits merged, trailing rules equal to the
+  default dropped), which computes the same function.
 
 Solver settings follow the spec (section 1, "Exactness"): ``mip_rel_gap = 0``,
 ``mip_abs_gap = 1e-9``.  A result is certified only with an optimal status and
@@ -48,6 +59,7 @@ from oracledp.classes.base import (
     finish_result,
 )
 from oracledp.classes.boolean import MonotoneConjunctions, MonotoneDisjunctions, Parities
+from oracledp.classes.decision_lists import MonotoneDecisionLists
 from oracledp.classes.halfspaces import IntegerHalfspaces, integer_scaling
 from oracledp.oracles.base import OracleStatus
 
@@ -144,7 +156,103 @@ def _link_halfspace(model: _Model, cls: IntegerHalfspaces, Z: NDArray[np.float64
                      (v - 1).astype(float))
 
 
-_SUPPORTED = (MonotoneConjunctions, MonotoneDisjunctions, Parities, IntegerHalfspaces)
+class _DecisionListModel:
+    """Columns of the decision-list formulation (see module docstring) and the decoder."""
+
+    def __init__(self, model: _Model, d: int, Z: NDArray[np.float64],
+                 q: NDArray[np.int64]) -> None:
+        self.d = d
+        self.a = model.cols(d, 0.0, 1.0)
+        self.c = model.cols(d, 0.0, 1.0)
+        self.b = int(model.cols(1, 0.0, 1.0)[0])
+        self.p = np.full((d, d), -1, dtype=np.int64)
+        pairs = [(i, j) for i in range(d) for j in range(d) if i != j]
+        if pairs:
+            cols = model.cols(len(pairs), 0.0, 1.0)
+            for (i, j), col in zip(pairs, cols, strict=True):
+                self.p[i, j] = col
+        a, c, b, p = self.a, self.c, self.b, self.p
+        # c_j <= a_j (an absent variable's bit is irrelevant: fix it to 0)
+        model.rows_dense(np.column_stack([c, a]), np.tile([1.0, -1.0], (d, 1)), -np.inf, 0.0)
+        # tournament: p_ij + p_ji = 1; no 3-cycles: p_ij + p_jk + p_ki <= 2
+        iu, ju = np.triu_indices(d, 1)
+        model.rows_dense(np.column_stack([p[iu, ju], p[ju, iu]]), np.ones((len(iu), 2)),
+                         1.0, 1.0)
+        tri = [(i, j, k) for i in range(d) for j in range(i + 1, d) for k in range(j + 1, d)]
+        if tri:
+            T = np.array(tri, dtype=np.int64)
+            i, j, k = T[:, 0], T[:, 1], T[:, 2]
+            ones = np.ones((len(T), 3))
+            model.rows_dense(np.column_stack([p[i, j], p[j, k], p[k, i]]), ones, -np.inf, 2.0)
+            model.rows_dense(np.column_stack([p[i, k], p[k, j], p[j, i]]), ones, -np.inf, 2.0)
+        # per point: fire indicators and the link to q_r
+        sum_rows: list[list[int]] = []
+        pair_rows: list[tuple[int, int]] = []  # f - a <= 0  /  f + a <= 1 (default)
+        def_rows: list[tuple[int, int]] = []
+        prec_rows: list[tuple[int, int, int]] = []  # f - p_jk + a_k <= 1
+        link: list[tuple[int, int, int]] = []  # (q, bit column, f): |q - bit| <= 1 - f
+        for r in range(Z.shape[0]):
+            S = np.flatnonzero(Z[r] != 0)
+            f = model.cols(len(S) + 1, 0.0, 1.0)
+            f0 = int(f[-1])
+            sum_rows.append([int(x) for x in f])
+            link.append((int(q[r]), b, f0))
+            for t, j in enumerate(S):
+                fj = int(f[t])
+                pair_rows.append((fj, int(a[j])))
+                def_rows.append((f0, int(a[j])))
+                link.append((int(q[r]), int(c[j]), fj))
+                for k in S:
+                    if k != j:
+                        prec_rows.append((fj, int(p[j, k]), int(a[k])))
+        # sum f = 1 (rows padded to width d + 1 with zero coefficients, which are dropped)
+        SI = np.zeros((len(sum_rows), d + 1), dtype=np.int64)
+        SV = np.zeros((len(sum_rows), d + 1))
+        for r, row in enumerate(sum_rows):
+            SI[r, :len(row)] = row
+            SV[r, :len(row)] = 1.0
+        model.rows_dense(SI, SV, 1.0, 1.0)
+        if pair_rows:
+            model.rows_dense(np.array(pair_rows, dtype=np.int64),
+                             np.tile([1.0, -1.0], (len(pair_rows), 1)), -np.inf, 0.0)
+            model.rows_dense(np.array(def_rows, dtype=np.int64),
+                             np.ones((len(def_rows), 2)), -np.inf, 1.0)
+        if prec_rows:
+            model.rows_dense(np.array(prec_rows, dtype=np.int64),
+                             np.tile([1.0, -1.0, 1.0], (len(prec_rows), 1)), -np.inf, 1.0)
+        L = np.array(link, dtype=np.int64)
+        # q - bit + f <= 1  and  bit - q + f <= 1
+        model.rows_dense(L, np.tile([1.0, -1.0, 1.0], (len(L), 1)), -np.inf, 1.0)
+        model.rows_dense(L, np.tile([-1.0, 1.0, 1.0], (len(L), 1)), -np.inf, 1.0)
+
+    def decode(self, x: NDArray[np.float64]) -> NDArray[np.int64]:
+        """Canonical row (r_1..r_d, b) of the list encoded by the MIP solution ``x``."""
+        d = self.d
+        present = [j for j in range(d) if x[self.a[j]] > 0.5]
+        b = int(x[self.b] > 0.5)
+        # position of j = number of variables preceding it (a linear order)
+        pos = {j: sum(1 for i in range(d) if i != j and x[self.p[i, j]] > 0.5) for j in present}
+        order = sorted(present, key=lambda j: pos[j])
+        blocks: list[tuple[list[int], int]] = []
+        for j in order:
+            bit = int(x[self.c[j]] > 0.5)
+            if blocks and blocks[-1][1] == bit:
+                blocks[-1][0].append(j)
+            else:
+                blocks.append(([j], bit))
+        if blocks and blocks[-1][1] == b:  # bits alternate, so at most one block drops
+            blocks.pop()
+        row = np.zeros(d + 1, dtype=np.int64)
+        for t, (variables, _bit) in enumerate(blocks, start=1):
+            row[variables] = t
+        row[d] = b
+        return row
+
+
+_SUPPORTED = (MonotoneConjunctions, MonotoneDisjunctions, Parities, IntegerHalfspaces,
+              MonotoneDecisionLists)
+_LOCAL_SEARCH_SUPPORTED = (MonotoneConjunctions, MonotoneDisjunctions, Parities,
+                           IntegerHalfspaces)
 
 
 class HighsClassOracle:
@@ -155,7 +263,7 @@ class HighsClassOracle:
     query_class:
         A :class:`MonotoneConjunctions` (or :class:`ConjunctionsOfLiterals`),
         :class:`MonotoneDisjunctions`, :class:`Parities` or
-        :class:`IntegerHalfspaces`.  Use :func:`make_class_oracle` for negated
+        :class:`IntegerHalfspaces` or :class:`MonotoneDecisionLists`.  Use :func:`make_class_oracle` for negated
         and 0/1-loss classes.
     time_limit:
         Seconds per solve; on expiry the result is not certified.
@@ -192,14 +300,18 @@ class HighsClassOracle:
             return finish_result(cls, Z, w, p0, 0.0, OracleStatus.OPTIMAL,
                                  time.perf_counter() - t0, self.name)
         model = _Model()
-        if isinstance(cls, IntegerHalfspaces):
+        dl: _DecisionListModel | None = None
+        if isinstance(cls, MonotoneDecisionLists):
+            s = np.zeros(0, dtype=np.int64)
+            q = model.cols(Z.shape[0], 0.0, 1.0)
+            dl = _DecisionListModel(model, cls.d, Z, q)
+        elif isinstance(cls, IntegerHalfspaces):
             s = model.cols(cls.d, -cls.B, cls.B)
-        else:
-            s = model.cols(cls.param_dim, 0.0, 1.0)
-        q = model.cols(Z.shape[0], 0.0, 1.0)
-        if isinstance(cls, IntegerHalfspaces):
+            q = model.cols(Z.shape[0], 0.0, 1.0)
             _link_halfspace(model, cls, Z, s, q)
         else:
+            s = model.cols(cls.param_dim, 0.0, 1.0)
+            q = model.cols(Z.shape[0], 0.0, 1.0)
             _link_boolean(model, cls, Z, s, q)
         h = model.build(w, q, time_limit=self.time_limit, threads=self.threads,
                         verbose=self.verbose)
@@ -215,7 +327,7 @@ class HighsClassOracle:
         sol = h.getSolution()
         if sol.value_valid:
             x = np.asarray(sol.col_value, dtype=np.float64)
-            params = np.rint(x[s]).astype(np.int64)
+            params = dl.decode(x) if dl is not None else np.rint(x[s]).astype(np.int64)
         bound = float(info.mip_dual_bound)
         if not np.isfinite(bound):
             bound = -np.inf
@@ -234,7 +346,7 @@ class LocalSearchClassOracle:
     certifiable = False
 
     def __init__(self, query_class: QueryClass, *, max_sweeps: int = 20) -> None:
-        if not isinstance(query_class, _SUPPORTED):
+        if not isinstance(query_class, _LOCAL_SEARCH_SUPPORTED):
             raise TypeError(f"no local search for {type(query_class).__name__}")
         self.query_class = query_class
         self.max_sweeps = int(max_sweeps)
