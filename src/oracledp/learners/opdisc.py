@@ -26,8 +26,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from oracledp._validation import RandomLike, check_delta, check_epsilon, check_rng
-from oracledp.errors import OracleFailure
 from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
+from oracledp.learners._certify import guarantee_for_release
 from oracledp.oracles.base import Oracle, OracleResult
 from oracledp.oracles.registry import make_oracle
 
@@ -135,16 +135,7 @@ def opdisc(
     t1 = time.perf_counter()
     res = orc.solve(problem, eta)
     t2 = time.perf_counter()
-    if not res.certified:
-        msg = (
-            f"oracle {res.solver!r} returned status {res.status} without a certified optimum "
-            f"(objective {res.objective:.6g}, bound {res.bound:.6g}); OPDisc's privacy proof needs "
-            "the exact minimizer, so nothing is released. Raise the time limit, or pass "
-            "allow_uncertified=True to get the answer with a guarantee marked as not holding."
-        )
-        if not allow_uncertified or res.solution is None:
-            raise OracleFailure(msg, result=res)
-        guarantee = guarantee.not_holding(f"oracle status {res.status}, gap {res.gap:.3g}")
+    guarantee = guarantee_for_release(res, guarantee, allow_uncertified, "OPDisc")
     assert res.solution is not None
     return OPDiscResult(
         w=res.solution,

@@ -33,8 +33,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from oracledp._validation import RandomLike, check_epsilon, check_rng
-from oracledp.errors import OracleFailure
 from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
+from oracledp.learners._certify import guarantee_for_release
 from oracledp.oracles.base import Oracle, OracleResult
 from oracledp.oracles.halfspace import HalfspaceProblem, Perturbation
 from oracledp.oracles.registry import make_oracle
@@ -163,16 +163,7 @@ def rspm(
     t1 = time.perf_counter()
     res = orc.solve(problem, pert)
     t2 = time.perf_counter()
-    if not res.certified:
-        msg = (
-            f"oracle {res.solver!r} returned status {res.status} without a certified optimum "
-            f"(objective {res.objective:.6g}, bound {res.bound:.6g}); RSPM's privacy proof needs "
-            "the exact minimizer, so nothing is released. Raise the time limit, or pass "
-            "allow_uncertified=True to get the answer with a guarantee marked as not holding."
-        )
-        if not allow_uncertified or res.solution is None:
-            raise OracleFailure(msg, result=res)
-        guarantee = guarantee.not_holding(f"oracle status {res.status}, gap {res.gap:.3g}")
+    guarantee = guarantee_for_release(res, guarantee, allow_uncertified, "RSPM")
     assert res.solution is not None
     return RSPMResult(w=res.solution, guarantee=guarantee, oracle=res, scale=scale, m=m,
                       timings={"noise_s": t1 - t0, "oracle_s": t2 - t1, "total_s": t2 - t0})

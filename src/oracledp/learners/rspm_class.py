@@ -45,8 +45,8 @@ from oracledp.classes.base import (
     check_weighted_points,
 )
 from oracledp.classes.mip import make_class_oracle
-from oracledp.errors import OracleFailure
 from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
+from oracledp.learners._certify import guarantee_for_release
 
 __all__ = ["SOURCE", "RSPMClassResult", "rspm_class", "rspm_class_guarantee",
            "rspm_class_scale"]
@@ -189,16 +189,7 @@ def rspm_class(
     t1 = time.perf_counter()
     res = orc.solve(np.vstack([Z, Zp, U]), np.concatenate([w, wp, eta_arr]))
     t2 = time.perf_counter()
-    if not res.certified:
-        msg = (
-            f"oracle {res.solver!r} returned status {res.status} without a certified optimum; "
-            "RSPM's privacy proof (Theorem 6) needs the exact minimizer, so nothing is released. "
-            "Raise the time limit, or pass allow_uncertified=True to get the answer with a "
-            "guarantee marked as not holding."
-        )
-        if not allow_uncertified or res.params is None:
-            raise OracleFailure(msg, result=res)
-        guarantee = guarantee.not_holding(f"oracle status {res.status}, gap {res.gap:.3g}")
+    guarantee = guarantee_for_release(res, guarantee, allow_uncertified, "RSPM (Theorem 6)")
     assert res.params is not None
     return RSPMClassResult(params=np.asarray(res.params, dtype=np.int64), guarantee=guarantee,
                            oracle=res, scale=scale, m=m,

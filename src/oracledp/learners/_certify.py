@@ -1,0 +1,35 @@
+"""The one rule for releasing an oracle answer under an exact-oracle proof."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from oracledp.errors import OracleFailure
+from oracledp.guarantees import PrivacyGuarantee
+
+
+def guarantee_for_release(result: Any, guarantee: PrivacyGuarantee,
+                          allow_uncertified: bool, mechanism: str) -> PrivacyGuarantee:
+    """The guarantee a release may carry, or OracleFailure if nothing may be released.
+
+    ``result`` is an :class:`~oracledp.oracles.OracleResult` or a query-class
+    oracle result (same fields, the point named ``params``).  A certified answer
+    keeps ``guarantee``.  An uncertified one raises
+    :class:`OracleFailure` (the proof needs the exact minimizer) unless the caller
+    passed ``allow_uncertified=True`` and a point exists; then the guarantee is
+    returned marked as not holding.
+    """
+    if result.certified:
+        return guarantee
+    msg = (
+        f"oracle {result.solver!r} returned status {result.status} without a certified optimum "
+        f"(objective {result.objective:.6g}, bound {result.bound:.6g}); {mechanism}'s privacy "
+        "proof needs the exact minimizer, so nothing is released. Raise the time limit, or pass "
+        "allow_uncertified=True to get the answer with a guarantee marked as not holding."
+    )
+    point = getattr(result, "solution", None)
+    if point is None:  # query-class oracles call their point "params"
+        point = getattr(result, "params", None)
+    if not allow_uncertified or point is None:
+        raise OracleFailure(msg, result=result)
+    return guarantee.not_holding(f"oracle status {result.status}, gap {result.gap:.3g}")
