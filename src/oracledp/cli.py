@@ -498,6 +498,12 @@ def reproduce_synth_adult(
     = None,
     runs: Annotated[int | None, typer.Option("--runs", min=1, help="Runs per epsilon.")] = None,
     seed: Annotated[int, typer.Option("--seed", min=0, help="Master seed.")] = 0,
+    query_player: Annotated[
+        str, typer.Option("--query-player", help="OracleQuery query player: noisy-min or rspm.")
+    ] = "noisy-min",
+    data_player: Annotated[
+        str, typer.Option("--data-player", help="OracleQuery data player: hedge or ftpl.")
+    ] = "hedge",
     out: Annotated[Path, typer.Option("--out", file_okay=False, help="Output directory.")]
     = Path("out/synth-adult"),
 ) -> None:
@@ -507,7 +513,8 @@ def reproduce_synth_adult(
     """
     from oracledp.experiments import synth_adult as exp
 
-    overrides: dict[str, Any] = {"seed": seed}
+    overrides: dict[str, Any] = {"seed": seed, "query_player": query_player,
+                                 "data_player": data_player}
     if eps is not None:
         overrides["epsilons"] = _parse_eps(eps)
     if k is not None:

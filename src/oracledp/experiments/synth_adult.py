@@ -47,6 +47,8 @@ class Config:
     max_rounds: int = 300
     mwem_rounds: int = 30
     seed: int = 0
+    query_player: str = "noisy-min"  # OracleQuery's query player: "noisy-min" or "rspm"
+    data_player: str = "hedge"  # OracleQuery's data player: "hedge" or "ftpl"
 
     def __post_init__(self) -> None:
         if not self.epsilons:
@@ -58,6 +60,10 @@ class Config:
                 raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}")
         if not 0.0 < self.delta < 1.0:
             raise ValueError(f"delta must be in (0, 1), got {self.delta!r}")
+        if self.query_player not in ("noisy-min", "rspm"):
+            raise ValueError(f"query_player must be 'noisy-min' or 'rspm', got {self.query_player!r}")
+        if self.data_player not in ("hedge", "ftpl"):
+            raise ValueError(f"data_player must be 'hedge' or 'ftpl', got {self.data_player!r}")
 
 
 def quick_config(**overrides: Any) -> Config:
@@ -103,12 +109,16 @@ def run(cfg: Config, out_dir: Path,
                     extra: dict[str, Any] = {}
                     if method == "oracle_query":
                         syn = OracleQuerySynthesizer(
-                            eps, cfg.delta, k=cfg.k, max_rounds=cfg.max_rounds, random_state=rng
+                            eps, cfg.delta, k=cfg.k, max_rounds=cfg.max_rounds,
+                            query_player=cfg.query_player, data_player=cfg.data_player,
+                            random_state=rng,
                         ).fit(data.codes, data.domain)
                         est = syn.answer(workload)
                         g = syn.guarantee_
                         extra = {"rounds": syn.rounds_, "eps0": syn.eps0_,
-                                 "composition": syn.composition_}
+                                 "composition": syn.composition_,
+                                 "query_player": cfg.query_player,
+                                 "data_player": cfg.data_player}
                     elif method == "mwem":
                         res = mwem(data.codes, data.domain, workload, eps, cfg.mwem_rounds, rng)
                         est = res.answer(workload)

@@ -8,41 +8,70 @@ is ``A(D, qbar) = qbar(S) - qbar(D)``; the value of the game is 0.
 
 What this module implements, and how it differs from spec 6.2-6.4
 -----------------------------------------------------------------
-* **Data player = Hedge (multiplicative weights) over the full domain.**  Record
-  ``x`` earns gain ``qbar_t(x) ∈ [0, 1]`` each round; the play is
+* **Data player ``"hedge"`` (default): multiplicative weights over the full domain.**
+  Record ``x`` earns gain ``qbar_t(x) ∈ [0, 1]`` each round; the play is
   ``D_t(x) ∝ exp(eta * sum_{tau<t} qbar_tau(x))`` with
   ``eta = sqrt(8 ln|X| / T)`` (the standard Hedge tuning, regret
   ``R_T <= sqrt(T ln|X| / 2)``).  Hedge *is* Follow-the-Perturbed-Leader over
   records with an i.i.d. Gumbel(1/eta) perturbation per record (Gumbel-max
-  trick), so it is an exact FTPL data player, but **not** the spec's FTPL with
-  the dual-separator (Laplace on ``m2`` separator records) perturbation of
-  spec 6.2.  Because the domain (1.3M cells for Adult) fits in memory, we
-  use ``D_t`` exactly instead of ``s`` samples ``Dhat_t`` (the spec's
+  trick), but not the spec's dual-separator FTPL.  Because the domain (1.3M
+  cells for Adult) fits in memory, ``D_t`` is used exactly (the spec's
   ``s -> infinity``, ``gamma = 0``).  Only public computation: no privacy cost.
-* **Query player = exponential mechanism ("noisy-min") over Q ∪ ¬Q.**  The
+* **Data player ``"ftpl"``: spec 6.2, FTPL with dual-separator perturbation.**
+  The dual separator is the m one-hot indicators ``g_j`` (dictators; m = sum of
+  the numbers of levels, 59 for complete-rows Adult).  Each round draws ``samples``
+  (the spec's s) independent ``xi ~ Lap(b)^m`` and plays, for each, the exact
+  data oracle ``argmax_x sum_{tau<t} qbar_tau(x) - sum_j xi_j g_j(x)`` by
+  enumerating the full domain (vectorized, :func:`_ftpl_samples`); ``Dhat_t`` is
+  the empirical law of the s records and ``b = sqrt(T m / (4 sqrt(2) Lam))``
+  (spec 6.2).  Not the default: on Adult (eps = 1) it is slower (about 0.5 s per
+  round at s = 200) and less accurate than Hedge at the same T (spec 6.2's regret
+  ``4.76 sqrt(T m Lam)`` is far weaker than Hedge's ``sqrt(T ln|X| / 2)``, and the
+  s samples add a sampling error ``gamma``).
+* **Query player ``"noisy-min"`` (default): exponential mechanism over Q ∪ ¬Q.**  The
   score of ``qbar`` is the data player's loss in counts,
   ``n (qbar(S) - qbar(D_t))``; for ``¬q`` it is minus the score of ``q``.
   Under replace-one neighbours (n public) each count moves by at most 1, so
   the score sensitivity is 1 and selection with probability
   ``∝ exp(eps0 * score / 2)`` (McSherry-Talwar 2007; sampled by the Gumbel-max
-  trick) is pure ``eps0``-DP per round.  This replaces spec 6.3's PrivBR
-  (RSPM on Q and on ¬Q plus report-noisy-min), which needs an exact RSPM
-  oracle over k-literal conjunctions; ``query_player="rspm"`` raises
-  :class:`NotImplementedError`.
-* **Output:** the uniform mixture ``Dbar = (D_1 + ... + D_T) / T`` (spec 6.4
-  outputs the concatenation of the samples ``Dhat_t``, whose law is ``Dbar``
-  as ``s -> infinity``).  ``sample(m)`` draws i.i.d. records from ``Dbar``.
-* **Accuracy** (spec 6.5 with ``gamma = 0``): with probability >= 1 - beta,
-  for every ``q`` in Q, ``|q(S) - q(Dbar)| <= R_T/T + alpha0`` with
-  ``R_T/T <= sqrt(ln|X| / (2T))`` and
-  ``alpha0 = 2 ln(2|Q| T / beta) / (eps0 n)`` (exponential-mechanism utility
-  with a union bound over rounds).  ``rounds=None`` picks T in 1..max_rounds
-  minimizing this bound (it uses n, public here, never the data).
+  trick) is pure ``eps0``-DP per round.
+* **Query player ``"rspm"``: spec 6.3 PrivBR.**  A k-way marginal query is a
+  monotone conjunction of k of the m one-hot indicators (on distinct
+  attributes); the separator is ``u_l = 1 - e_l`` (all indicators on except l;
+  not a valid record, allowed by spec 2), with ``q(u_l) = 1`` iff literal l is
+  not in q, so the pattern map is injective (tested).  Per round: (i) RSPM on Q
+  with ``eps0/3`` (``eta_l ~ Lap(2m/(eps0/3))``), (ii) RSPM on ¬Q with ``eps0/3``
+  (fresh noise), (iii) report-noisy-min between the two candidates' exact
+  objectives with ``Lap(2/(eps0/3))`` noise each (:func:`_privbr_rspm`).  The
+  weighted oracle is **exact by enumeration** of the explicit workload (the
+  data part comes from the marginal tables, the separator part is
+  ``sum(eta) - sum_{l in q} eta_l``), so certification is trivial: every oracle
+  call returns the true minimizer (ties have probability 0).  Each round is
+  pure ``eps0``-DP (Thm 6 for (i), (ii); report-noisy-min for (iii); basic
+  composition inside the round); the ledger holds three ``eps0/3`` entries per
+  round, which zCDP composes as ``rho = 3 (eps0/3)^2 / 2`` per round.  The
+  noise is large: on Adult (m = 59) the perturbation of one 3-way query is a sum
+  of 3 Laplaces of scale ``6m/eps0`` counts, so at eps = 1 RSPM is far less
+  accurate than the exponential mechanism.
+* **Output:** the uniform mixture ``Dbar = (D_1 + ... + D_T) / T`` (Hedge) or of
+  the ``Dhat_t`` (FTPL: the concatenation of the sT samples of spec 6.4).
+  ``sample(m)`` draws i.i.d. records from it.
+* **Accuracy** (spec 6.5): with probability >= 1 - beta, for every ``q`` in Q,
+  ``|q(S) - q(Dbar)| <= R_T/T + alpha0 + gamma``.  Hedge: ``R_T/T <= sqrt(ln|X| / (2T))``,
+  ``gamma = 0``; FTPL: ``R_T/T <= 4.76 sqrt(m Lam / T)``,
+  ``gamma = sqrt(ln(4T|Qbar|/beta) / (2s))``.  Exponential mechanism:
+  ``alpha0 = 2 ln(2|Q| T / beta) / (eps0 n)``.  RSPM [R]: an RSPM answer's excess
+  count is at most ``sum_l |eta_l| |q*(u_l) - qhat(u_l)|`` (spec 3), and q*, qhat
+  differ on at most 2k separator points, so
+  ``alpha0 <= (2k (6m/eps0) ln(4mT/beta) + (12/eps0) ln(4T/beta)) / n``.
+  ``rounds=None`` picks T in 1..max_rounds minimizing the bound of the chosen
+  players (it uses n, public here, never the data).
 
 Privacy accounting (spec 6.5, "Composition")
 --------------------------------------------
-The only access to the data is one pure ``eps0``-DP selection per round,
-composed adaptively over T rounds:
+The only access to the data is one pure ``eps0``-DP step per round (one
+selection, or the three ``eps0/3`` parts of PrivBR), composed adaptively over T
+rounds:
 
 * ``delta > 0``: zCDP (Bun, Steinke 2016, Prop. 1.4: pure ``eps0``-DP is
   ``eps0^2/2``-zCDP; Lemma 2.3: zCDP composes additively; Prop. 1.3:
@@ -84,17 +113,21 @@ __all__ = [
     "RoundSpend",
     "compose_ledger",
     "oracle_query_bound",
+    "separator_patterns",
+    "workload_literals",
 ]
 
 _MAX_CELLS = 50_000_000
 _QUERY_CLASSES = ("conjunctions",)
 _QUERY_PLAYERS = ("noisy-min", "rspm")
 _COMPOSITIONS = ("basic", "zcdp")
+_DATA_PLAYERS = ("hedge", "ftpl")
+_BETA = 0.05
 
 
 @dataclass(frozen=True)
 class RoundSpend:
-    """Privacy spent by one round: a pure ``epsilon``-DP selection (``rho = epsilon^2 / 2``)."""
+    """Privacy spent by one round (or one PrivBR part): pure ``epsilon``-DP (``rho = epsilon^2 / 2``)."""
 
     round: int
     mechanism: str
@@ -147,27 +180,145 @@ def _calibrate(epsilon: float, delta: float, T: int) -> tuple[float, str]:
     return eps0, comp
 
 
+def _calibrate_player(epsilon: float, delta: float, T: int, query_player: str) -> tuple[float, str]:
+    """Per-round eps0 and composition.  RSPM rounds are 3 pure parts of eps0/3 each."""
+    if query_player == "rspm":
+        part, comp = _calibrate(epsilon, delta, 3 * T)
+        return 3.0 * part, comp
+    return _calibrate(epsilon, delta, T)
+
+
+def _ftpl_scale(T: int, m2: int, log_domain: float) -> float:
+    """Spec 6.2: ``b = sqrt(T m2 / (4 sqrt(2) Lam))``, ``Lam = max(sqrt(m2 L), L)``, L = ln 2|X|."""
+    L = log_domain + math.log(2.0)
+    lam = max(math.sqrt(m2 * L), L)
+    return math.sqrt(T * m2 / (4.0 * math.sqrt(2.0) * lam))
+
+
 def oracle_query_bound(
     T: int, *, n: int, log_domain: float, n_queries: int, epsilon: float, delta: float,
-    beta: float = 0.05,
+    beta: float = _BETA, query_player: str = "noisy-min", data_player: str = "hedge",
+    m: int = 0, k: int = 1, samples: int = 0,
 ) -> float:
-    """The accuracy bound ``sqrt(ln|X|/(2T)) + 2 ln(2|Q|T/beta)/(eps0 n)`` (module docstring)."""
-    eps0, _ = _calibrate(epsilon, delta, T)
-    regret = math.sqrt(log_domain / (2.0 * T))
-    alpha0 = 2.0 * math.log(2.0 * n_queries * T / beta) / (eps0 * n)
-    return regret + alpha0
+    """Accuracy bound ``R_T/T + alpha0 (+ gamma)`` used to choose T (module docstring).
+
+    ``n_queries`` is ``|Qbar| = 2|Q|``; ``m`` the number of indicators (RSPM separator
+    size m1 and FTPL dual-separator size m2); ``samples`` the FTPL s.
+    """
+    eps0, _ = _calibrate_player(epsilon, delta, T, query_player)
+    if data_player == "ftpl":
+        L = log_domain + math.log(2.0)
+        regret = 4.76 * math.sqrt(m * max(math.sqrt(m * L), L) / T)
+        gamma = math.sqrt(math.log(4.0 * T * n_queries / beta) / (2.0 * samples))
+    else:
+        regret = math.sqrt(log_domain / (2.0 * T))
+        gamma = 0.0
+    if query_player == "rspm":
+        b = 6.0 * m / eps0
+        alpha0 = (2.0 * k * b * math.log(4.0 * m * T / beta)
+                  + (12.0 / eps0) * math.log(4.0 * T / beta)) / n
+    else:
+        alpha0 = 2.0 * math.log(2.0 * n_queries * T / beta) / (eps0 * n)
+    return regret + alpha0 + gamma
 
 
 def _default_rounds(n: int, domain: Domain, n_queries: int, epsilon: float, delta: float,
-                    max_rounds: int) -> int:
+                    max_rounds: int, **player: Any) -> int:
     logx = math.log(domain.size) if domain.size > 1 else 1.0
     best_T, best = 1, math.inf
     for T in range(1, max_rounds + 1):
         b = oracle_query_bound(T, n=n, log_domain=logx, n_queries=n_queries,
-                               epsilon=epsilon, delta=delta)
+                               epsilon=epsilon, delta=delta, **player)
         if b < best:
             best_T, best = T, b
     return best_T
+
+
+def _indicator_offsets(domain: Domain) -> NDArray[np.int64]:
+    """``off[a]``: global index of indicator ``(a, level 0)``; ``off[-1]`` = m."""
+    return np.concatenate([[0], np.cumsum(domain.shape)]).astype(np.int64)
+
+
+def workload_literals(workload: MarginalWorkload) -> NDArray[np.int64]:
+    """``lit[q]``: the k global indicator indices (``off[a] + level``) of query q's literals.
+
+    Queries are monotone conjunctions over the m one-hot indicators; the separator
+    point ``u_l = 1 - e_l`` satisfies ``q(u_l) = 1`` iff ``l`` is not in ``lit[q]``.
+    """
+    off = _indicator_offsets(workload.domain)
+    out = np.empty((len(workload), workload.k), dtype=np.int64)
+    for b, blk in enumerate(workload.blocks):
+        bshape = workload.block_shape(b)
+        cells = np.indices(bshape).reshape(len(blk), -1).T
+        out[workload.offsets[b] : workload.offsets[b + 1]] = cells + off[list(blk)]
+    return out
+
+
+def separator_patterns(lit: NDArray[np.int64], m: int) -> NDArray[np.int8]:
+    """``P[q, l] = q(u_l) = 1[l not in q]`` for the separator ``u_l = 1 - e_l`` (spec 2)."""
+    P = np.ones((lit.shape[0], m), dtype=np.int8)
+    P[np.arange(lit.shape[0])[:, None], lit] = 0
+    return P
+
+
+def _privbr_rspm(diff: NDArray[np.float64], lit: NDArray[np.int64], m: int, e3: float,
+                 size: int, rng: np.random.Generator, *, scale_factor: float = 1.0,
+                 ) -> tuple[NDArray[np.int64], NDArray[np.bool_], NDArray[np.int64],
+                            NDArray[np.int64]]:
+    """Spec 6.3 PrivBR with RSPM, vectorized over ``size`` independent runs.
+
+    ``diff[q] = n (q(S) - q(D))`` (counts); the objective of ``q`` is ``-diff[q]``
+    and that of ``notq`` is ``+diff[q]``; each moves by at most 1 under replace-one.
+    (i) RSPM on Q: ``argmin_q -diff[q] + sum_l eta_l q(u_l)``; (ii) RSPM on notQ:
+    ``argmin_q diff[q] + sum_l eta'_l notq(u_l)``, eta, eta' iid ``Lap(2m/e3)``;
+    (iii) report-noisy-min of the two candidates' exact objectives with
+    ``Lap(2/e3)`` noise; ``e3 = eps0/3``, so the round is ``eps0``-DP.  The weighted oracle is exact enumeration of the
+    explicit workload.  ``q(u_l) = 1 - 1[l in q]``, so the sum over separator
+    points is ``sum(eta) - sum_{l in q} eta_l``; ``sum(eta)`` is the same for every
+    q and is dropped (argmin unchanged).  ``scale_factor`` plants a bug in tests.
+    Returns (query, negated, candidate of (i), candidate of (ii)).
+    """
+    b_rspm = scale_factor * 2.0 * m / e3
+    b_min = scale_factor * 2.0 / e3
+    eta = rng.laplace(0.0, b_rspm, size=(size, m))
+    q1 = np.argmin(-diff[None, :] - eta[:, lit].sum(axis=2), axis=1)
+    eta2 = rng.laplace(0.0, b_rspm, size=(size, m))
+    q2 = np.argmin(diff[None, :] + eta2[:, lit].sum(axis=2), axis=1)
+    v1 = -diff[q1] + rng.laplace(0.0, b_min, size=size)
+    v2 = diff[q2] + rng.laplace(0.0, b_min, size=size)
+    neg = v2 < v1
+    return np.where(neg, q2, q1), neg, q1, q2
+
+
+def _ftpl_samples(gain: NDArray[np.float64], xi: NDArray[np.float64],
+                  shape: tuple[int, ...]) -> NDArray[np.int64]:
+    """Exact data oracle of spec 6.2, one call per row of ``xi`` (shape (s, m)).
+
+    Returns the flat cell index of ``argmax_x gain(x) - sum_j xi_j g_j(x)`` for
+    each row, where ``g_j`` are the m one-hot indicators (dictators, the dual
+    separator): ``sum_j xi_j g_j(x) = sum_a xi[off[a] + x_a]``.  Enumerates the full
+    domain; the separable noise is summed over two attribute groups and broadcast.
+    (The sign of xi is immaterial: Laplace noise is symmetric.)
+    """
+    d = len(shape)
+    off = np.concatenate([[0], np.cumsum(shape)])
+    h = max(1, d // 2)
+    sa, sb = math.prod(shape[:h]), math.prod(shape[h:])
+
+    def group(x: NDArray[np.float64], attrs: range) -> NDArray[np.float64]:
+        acc = np.zeros(1)
+        for a in attrs:
+            acc = np.add.outer(acc, x[off[a]:off[a + 1]]).ravel()
+        return acc
+
+    G = gain.reshape(sa, sb)
+    out = np.empty(xi.shape[0], dtype=np.int64)
+    buf = np.empty((sa, sb))
+    for i, x in enumerate(xi):
+        np.subtract(G, group(x, range(h))[:, None], out=buf)
+        buf -= group(x, range(h, d))[None, :]
+        out[i] = int(np.argmax(buf))
+    return out
 
 
 class OracleQuerySynthesizer:
@@ -187,15 +338,20 @@ class OracleQuerySynthesizer:
     rounds:
         T.  ``None``: minimize the accuracy bound over 1..``max_rounds``.
     query_player:
-        ``"noisy-min"`` (exponential mechanism over Q ∪ ¬Q) or ``"rspm"`` (not
-        implemented).
+        ``"noisy-min"`` (exponential mechanism over Q ∪ ¬Q, default) or ``"rspm"``
+        (spec 6.3 PrivBR: RSPM on Q and ¬Q plus report-noisy-min, exact oracle).
+    data_player:
+        ``"hedge"`` (default, exact multiplicative weights) or ``"ftpl"`` (spec 6.2
+        FTPL with dual-separator Laplace noise, ``samples`` draws per round).
+    samples:
+        The FTPL ``s`` (ignored by Hedge).
     random_state:
         Seed or Generator for all randomness (selection and sampling).
 
     Attributes after :meth:`fit`: ``distribution_`` (the released mixture over the
     full domain, shape ``domain.shape``), ``rounds_``, ``eps0_``,
-    ``composition_``, ``learning_rate_``, ``ledger_`` (one :class:`RoundSpend`
-    per round), ``guarantee_``, ``workload_``, ``n_``, ``fit_seconds_``.
+    ``composition_``, ``learning_rate_`` (Hedge eta, or the FTPL Laplace scale b),
+    ``ledger_`` (one :class:`RoundSpend` per round, three for ``"rspm"``), ``guarantee_``, ``workload_``, ``n_``, ``fit_seconds_``.
     """
 
     def __init__(
@@ -208,6 +364,8 @@ class OracleQuerySynthesizer:
         rounds: int | None = None,
         max_rounds: int = 300,
         query_player: str = "noisy-min",
+        data_player: str = "hedge",
+        samples: int = 200,
         random_state: RandomLike = None,
     ) -> None:
         self.epsilon = check_epsilon(epsilon)
@@ -220,20 +378,15 @@ class OracleQuerySynthesizer:
         if isinstance(k, bool) or not isinstance(k, int | np.integer) or int(k) < 1:
             raise ValueError(f"k must be an integer >= 1, got {k!r}")
         self.k = int(k)
-        for name, v in (("rounds", rounds), ("max_rounds", max_rounds)):
+        for name, v in (("rounds", rounds), ("max_rounds", max_rounds), ("samples", samples)):
             if v is not None and (isinstance(v, bool) or not isinstance(v, int | np.integer)
                                   or int(v) < 1):
                 raise ValueError(f"{name} must be an integer >= 1, got {v!r}")
         self.rounds = None if rounds is None else int(rounds)
         self.max_rounds = int(max_rounds)
+        self.samples = int(samples)
         self.query_player = check_choice(query_player, "query_player", _QUERY_PLAYERS)
-        if self.query_player == "rspm":
-            raise NotImplementedError(
-                "query_player='rspm' (spec 6.3: RSPM on k-literal conjunctions and on their "
-                "negations, plus report-noisy-min) is not implemented: it needs an exact "
-                "RSPM oracle over conjunctions restricted to k literals of a categorical "
-                "domain. Use query_player='noisy-min' (exponential mechanism over Q ∪ ¬Q)."
-            )
+        self.data_player = check_choice(data_player, "data_player", _DATA_PLAYERS)
         self.random_state = random_state
 
     # ------------------------------------------------------------------ fit
@@ -264,55 +417,83 @@ class OracleQuerySynthesizer:
         n = codes.shape[0]
         workload = kway_marginal_workload(domain, self.k)
         nq = len(workload)
+        lit = workload_literals(workload)
+        m = int(sum(domain.shape))
+        player = {"query_player": self.query_player, "data_player": self.data_player,
+                  "m": m, "k": self.k, "samples": self.samples}
         T = self.rounds if self.rounds is not None else _default_rounds(
-            n, domain, 2 * nq, self.epsilon, self.delta, self.max_rounds)
-        eps0, comp = _calibrate(self.epsilon, self.delta, T)
+            n, domain, 2 * nq, self.epsilon, self.delta, self.max_rounds, **player)
+        eps0, comp = _calibrate_player(self.epsilon, self.delta, T, self.query_player)
         logx = math.log(domain.size) if domain.size > 1 else 1.0
-        eta = math.sqrt(8.0 * logx / T)
+        if self.data_player == "hedge":
+            eta = math.sqrt(8.0 * logx / T)
+        else:
+            eta = _ftpl_scale(T, m, logx)  # Laplace scale b of the dual-separator noise
 
         true = answer(workload, codes)
-        logw = np.zeros(domain.shape)
-        p = np.full(domain.shape, 1.0 / domain.size)
+        gain = np.zeros(domain.shape)  # sum_{tau<t} qbar_tau(x), up to a constant
         avg = np.zeros(domain.shape)
         ledger: list[RoundSpend] = []
         for t in range(T):
-            avg += p  # D_t, the data player's play this round
+            if self.data_player == "hedge":
+                w = np.exp(eta * (gain - gain.max()))
+                p = w / w.sum()
+            else:
+                cells = _ftpl_samples(gain, rng.laplace(0.0, eta, size=(self.samples, m)),
+                                      domain.shape)
+                p = np.bincount(cells, minlength=domain.size).reshape(domain.shape)
+                p = p / self.samples
+            avg += p  # D_t (hedge) or Dhat_t (ftpl), the data player's play this round
             diff = n * (true - answer_distribution(workload, p))  # score of q; ¬q gets -diff
-            scores = np.concatenate([diff, -diff])
-            j = int(np.argmax(eps0 * scores / 2.0 + rng.gumbel(size=scores.size)))
-            neg = j >= nq
-            q = j - nq if neg else j
-            ledger.append(RoundSpend(t + 1, "exponential mechanism over Q ∪ ¬Q", eps0, q, neg))
+            if self.query_player == "noisy-min":
+                scores = np.concatenate([diff, -diff])
+                j = int(np.argmax(eps0 * scores / 2.0 + rng.gumbel(size=scores.size)))
+                neg = j >= nq
+                q = j - nq if neg else j
+                ledger.append(RoundSpend(t + 1, "exponential mechanism over Q ∪ ¬Q", eps0, q,
+                                         neg))
+            else:
+                e3 = _calibrate(self.epsilon, self.delta, 3 * T)[0]  # eps0 = 3 e3
+                qa, na, q1, q2 = _privbr_rspm(diff, lit, m, e3, 1, rng)
+                q, neg = int(qa[0]), bool(na[0])
+                ledger += [RoundSpend(t + 1, "RSPM on Q", e3, int(q1[0]), False),
+                           RoundSpend(t + 1, "RSPM on ¬Q", e3, int(q2[0]), True),
+                           RoundSpend(t + 1, "report-noisy-min of the 2 candidates", e3, q,
+                                      neg)]
             idx: list[slice | int] = [slice(None)] * len(domain)
             for a, c in workload.literals(q):
                 idx[a] = c
-            # gain qbar(x): q(x), or 1 - q(x) for ¬q (same as -q(x) after normalization)
-            logw[tuple(idx)] += -eta if neg else eta
-            w = np.exp(logw - logw.max())
-            p = w / w.sum()
+            # gain qbar(x): q(x), or 1 - q(x) for ¬q (same as -q(x) up to a constant)
+            gain[tuple(idx)] += -1.0 if neg else 1.0
         dist = avg / T
         dist /= dist.sum()
 
         eps_tot, delta_tot = compose_ledger(ledger, comp, self.delta)
         if eps_tot > self.epsilon:  # _calibrate guarantees this cannot happen
             raise AssertionError("composed privacy exceeds the target")
+        if self.query_player == "rspm":
+            per_round = ("PrivBR per round (spec 6.3): RSPM on Q, RSPM on ¬Q, report-noisy-min, "
+                         "eps0/3 each (Neel-Roth-Wu 2019 Thm 6; exact oracle = enumeration of "
+                         "the explicit workload, certified by construction)")
+        else:
+            per_round = "exponential mechanism (McSherry-Talwar 2007) per round"
         if comp == "basic":
             guarantee = PrivacyGuarantee(
                 epsilon=self.epsilon, delta=0.0, kind=GuaranteeKind.PURE,
-                requires_exact_oracle=False,
+                requires_exact_oracle=self.query_player == "rspm",
                 source="OracleQuery (Neel-Roth-Wu 2019 §IV; spec oracle-query.md §6), "
-                "exponential mechanism (McSherry-Talwar 2007) per round, basic composition",
+                f"{per_round}, basic composition",
                 notes=f"T={T} rounds of eps0={eps0:.6g}; composed eps={eps_tot:.6g}; "
                 f"replace-one, n={n} public",
             )
         else:
             guarantee = PrivacyGuarantee(
                 epsilon=self.epsilon, delta=self.delta, kind=GuaranteeKind.APPROXIMATE,
-                requires_exact_oracle=False,
+                requires_exact_oracle=self.query_player == "rspm",
                 source="OracleQuery (Neel-Roth-Wu 2019 §IV; spec oracle-query.md §6), "
-                "exponential mechanism per round, zCDP composition (Bun-Steinke 2016, "
-                "Props 1.3, 1.4)",
-                notes=f"T={T} rounds of pure eps0={eps0:.6g} (rho={T * eps0**2 / 2:.6g}); "
+                f"{per_round}, zCDP composition (Bun-Steinke 2016, Props 1.3, 1.4)",
+                notes=f"T={T} rounds of pure eps0={eps0:.6g} "
+                f"(rho={math.fsum(r.rho for r in ledger):.6g}); "
                 f"composed eps={eps_tot:.6g} at delta={delta_tot:g}; replace-one, n={n} public",
             )
         self.n_ = n
