@@ -13,10 +13,12 @@ from typer.testing import CliRunner
 
 from oracledp.audit import audit
 from oracledp.cli import app
+from oracledp.errors import BudgetError
 from oracledp.guarantees import GuaranteeKind
 from oracledp.synth import Domain, answer, errors, kway_marginal_workload
 from oracledp.synth.oracle_query import (
     OracleQuerySynthesizer,
+    RoundSpend,
     _calibrate,
     _ftpl_samples,
     _indicator_offsets,
@@ -364,3 +366,108 @@ def test_rspm_and_ftpl_reproducible_by_seed() -> None:
     assert np.array_equal(a.distribution_, b.distribution_)
     assert a.distribution_.sum() == pytest.approx(1.0)
     assert [r.query for r in a.ledger_] == [r.query for r in b.ledger_]
+
+
+# ---------------------------------------------------------------- query_player="prsma"
+def _tiny3(n: int = 2000, seed: int = 0) -> tuple[np.ndarray, Domain]:
+    """3 binary attributes."""
+    rng = np.random.default_rng(seed)
+    codes = (rng.random((n, 3)) < [0.8, 0.3, 0.6]).astype(np.int64)
+    return codes, Domain(("a", "b", "c"), ((0, 1),) * 3)
+
+
+# eps = 93, delta = 0.75, T = 3: basic composition, (eps0, delta0) = (31, 0.25) per round,
+# K = 11 parts x R = 273 runs = 3003 base runs per round (prsma_cost), 9009 in all
+_PRSMA_EPS, _PRSMA_DELTA, _PRSMA_T = 93.0, 0.75, 3
+
+
+def test_prsma_budget_split_is_affordable_on_tiny_domain() -> None:
+    from oracledp.learners.prsma import prsma_cost
+    from oracledp.synth.oracle_query import _calibrate_prsma
+
+    e0, d0, comp = _calibrate_prsma(_PRSMA_EPS, _PRSMA_DELTA, _PRSMA_T)
+    assert (e0, comp) == (31.0, "basic") and d0 == pytest.approx(0.25)
+    assert _PRSMA_T * prsma_cost(2000, e0, d0) == 9009
+    # small eps, many rounds: advanced composition wins; totals never exceed the target
+    for eps, delta, T in [(1.0, 1e-6, 100), (5.0, 0.1, 7), (0.3, 1e-3, 1), (200.0, 0.5, 2)]:
+        e0, d0, comp = _calibrate_prsma(eps, delta, T)
+        assert e0 <= 31.0
+        ledger = [RoundSpend(t, "x", e0, 0, False, d0) for t in range(T)]
+        tot_e, tot_d = compose_ledger(ledger, comp, delta)
+        assert tot_e <= eps and tot_d <= delta
+    assert _calibrate_prsma(1.0, 1e-6, 100)[2] == "advanced"
+    with pytest.raises(ValueError, match="zCDP"):
+        compose_ledger([RoundSpend(1, "x", 1.0, 0, False, 1e-3)], "zcdp", 1e-2)
+
+
+@pytest.mark.parametrize("k", [1, 2])
+def test_prsma_query_player_runs_within_budget(k: int) -> None:
+    codes, dom = _tiny3()
+    syn = OracleQuerySynthesizer(_PRSMA_EPS, _PRSMA_DELTA, k=k, rounds=_PRSMA_T,
+                                 query_player="prsma", random_state=1).fit(codes, dom)
+    assert len(syn.ledger_) == _PRSMA_T
+    assert all(r.epsilon == syn.eps0_ and r.delta == syn.delta0_ for r in syn.ledger_)
+    tot_eps, tot_delta = compose_ledger(syn.ledger_, syn.composition_, _PRSMA_DELTA)
+    assert tot_eps <= _PRSMA_EPS and tot_delta <= _PRSMA_DELTA
+    g = syn.guarantee_
+    assert g.kind is GuaranteeKind.APPROXIMATE and not g.requires_exact_oracle
+    assert syn.distribution_.sum() == pytest.approx(1.0)
+    for r in syn.ledger_:
+        assert (r.query == -1) == r.failed
+        if not r.failed:
+            assert 0 <= r.query < len(syn.workload_)
+    # default rounds: an affordable T is chosen
+    syn2 = OracleQuerySynthesizer(_PRSMA_EPS, _PRSMA_DELTA, k=k, query_player="prsma",
+                                  max_rounds=5, random_state=2).fit(codes, dom)
+    assert 1 <= syn2.rounds_ <= 5
+
+
+def test_prsma_failing_oracle_spends_privacy_but_releases_nothing() -> None:
+    codes, dom = _tiny3()
+    outs = []
+    for seed in (0, 1):
+        c = codes if seed == 0 else 1 - codes  # different data, same output
+        syn = OracleQuerySynthesizer(_PRSMA_EPS, _PRSMA_DELTA, k=1, rounds=_PRSMA_T,
+                                     query_player="prsma", random_state=seed,
+                                     oracle_failure=lambda part: True).fit(c, dom)
+        assert all(r.failed and r.query == -1 for r in syn.ledger_)
+        assert len(syn.ledger_) == _PRSMA_T
+        tot_eps, tot_delta = compose_ledger(syn.ledger_, syn.composition_, _PRSMA_DELTA)
+        assert tot_eps == pytest.approx(_PRSMA_T * syn.eps0_) and tot_eps > 0  # still spent
+        assert tot_delta == pytest.approx(_PRSMA_DELTA)
+        np.testing.assert_allclose(syn.distribution_, np.full(dom.shape, 1 / 8))  # Hedge's D_1
+        outs.append(syn.distribution_)
+    np.testing.assert_array_equal(outs[0], outs[1])
+
+
+def test_prsma_refuses_unaffordable_before_randomness() -> None:
+    codes, dom = _tiny3()
+    g = np.random.default_rng(3)
+    state = g.bit_generator.state
+    with pytest.raises(BudgetError, match=r"costs 9009 base runs.*max_calls = 9000"):
+        OracleQuerySynthesizer(_PRSMA_EPS, _PRSMA_DELTA, k=1, rounds=_PRSMA_T,
+                               query_player="prsma", max_calls=9000,
+                               random_state=g).fit(codes, dom)
+    with pytest.raises(BudgetError, match=r"too small for PRSMA's K"):  # n < K
+        OracleQuerySynthesizer(1.0, 0.1, k=1, rounds=1, query_player="prsma",
+                               random_state=g).fit(codes[:50], dom)
+    assert g.bit_generator.state == state
+    with pytest.raises(ValueError, match="delta > 0"):
+        OracleQuerySynthesizer(1.0, 0.0, query_player="prsma")
+
+
+def test_prsma_refused_on_adult_at_eps1() -> None:
+    from oracledp.synth.domain import load_adult_categorical
+
+    adult = load_adult_categorical()
+    g = np.random.default_rng(4)
+    state = g.bit_generator.state
+    # default rounds: no T is affordable, T = 1 costs K = 1111 x R = 255490638 = 2.839e11 runs
+    with pytest.raises(BudgetError, match=r"costs 2\.839e\+11 base runs \(T = 1 rounds x "
+                       r"K = 1111 parts x R = 255490638"):
+        OracleQuerySynthesizer(1.0, 1e-6, query_player="prsma",
+                               random_state=g).fit(adult.codes, adult.domain)
+    with pytest.raises(BudgetError, match="too small for PRSMA's K"):
+        OracleQuerySynthesizer(1.0, 1e-6, query_player="prsma", rounds=50,
+                               random_state=g).fit(adult.codes, adult.domain)
+    assert g.bit_generator.state == state

@@ -499,7 +499,7 @@ def reproduce_synth_adult(
     runs: Annotated[int | None, typer.Option("--runs", min=1, help="Runs per epsilon.")] = None,
     seed: Annotated[int, typer.Option("--seed", min=0, help="Master seed.")] = 0,
     query_player: Annotated[
-        str, typer.Option("--query-player", help="OracleQuery query player: noisy-min or rspm.")
+        str, typer.Option("--query-player", help="OracleQuery query player: noisy-min, rspm or prsma.")
     ] = "noisy-min",
     data_player: Annotated[
         str, typer.Option("--data-player", help="OracleQuery data player: hedge or ftpl.")

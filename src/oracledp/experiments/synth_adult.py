@@ -47,7 +47,7 @@ class Config:
     max_rounds: int = 300
     mwem_rounds: int = 30
     seed: int = 0
-    query_player: str = "noisy-min"  # OracleQuery's query player: "noisy-min" or "rspm"
+    query_player: str = "noisy-min"  # OracleQuery's query player: "noisy-min", "rspm" or "prsma"
     data_player: str = "hedge"  # OracleQuery's data player: "hedge" or "ftpl"
 
     def __post_init__(self) -> None:
@@ -60,8 +60,9 @@ class Config:
                 raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}")
         if not 0.0 < self.delta < 1.0:
             raise ValueError(f"delta must be in (0, 1), got {self.delta!r}")
-        if self.query_player not in ("noisy-min", "rspm"):
-            raise ValueError(f"query_player must be 'noisy-min' or 'rspm', got {self.query_player!r}")
+        if self.query_player not in ("noisy-min", "rspm", "prsma"):
+            raise ValueError("query_player must be 'noisy-min', 'rspm' or 'prsma', "
+                             f"got {self.query_player!r}")
         if self.data_player not in ("hedge", "ftpl"):
             raise ValueError(f"data_player must be 'hedge' or 'ftpl', got {self.data_player!r}")
 

@@ -53,6 +53,22 @@ What this module implements, and how it differs from spec 6.2-6.4
   noise is large: on Adult (m = 59) the perturbation of one 3-way query is a sum
   of 3 Laplaces of scale ``6m/eps0`` counts, so at eps = 1 RSPM is far less
   accurate than the exponential mechanism.
+* **Query player ``"prsma"``: PrivBR wrapped in PRSMA (robust to the oracle).**  Each
+  round runs :func:`oracledp.learners.prsma.prsma` with the base "PrivBR-RSPM on
+  the part's records against the current ``D_t``" (``size`` independent runs of
+  :func:`_privbr_rspm` at ``e3 = eps'/3``, counts over the part, so each run is
+  ``eps'``-DP with an exact oracle), giving an ``(eps0, delta0)``-DP round
+  **whatever the oracle does** (Neel-Roth-Wu 2019 Thm 8).  The oracle here is exact
+  enumeration and never fails; ``oracle_failure`` (a test hook: a predicate on a
+  part's records) makes it return FAIL, e.g. always or when a record is present.
+  When PRSMA returns FAIL the query player makes no update that round (the data
+  player keeps its play); the ledger marks the round ``failed`` and its
+  ``(eps0, delta0)`` is still spent.  Even with a perfect oracle a round fails with
+  probability about 1/4 (see :mod:`oracledp.learners.prsma`).  Cost: ``T * K * R``
+  base runs in the worst case; the fit refuses (:class:`~oracledp.errors.BudgetError`),
+  before any randomness, when it exceeds ``max_calls`` or when n < K.  Practical
+  only for tiny demos with very large epsilon and delta: on Adult at eps = 1,
+  delta = 1e-6 a single round already needs about 2.8e11 runs.
 * **Output:** the uniform mixture ``Dbar = (D_1 + ... + D_T) / T`` (Hedge) or of
   the ``Dhat_t`` (FTPL: the concatenation of the sT samples of spec 6.4).
   ``sample(m)`` draws i.i.d. records from it.
@@ -81,6 +97,16 @@ rounds:
   instead.  ``composition_`` says which.
 * ``delta == 0``: basic composition, ``eps0 = epsilon / T``, pure.
 
+* ``query_player="prsma"``: the rounds are ``(eps0, delta0)``-DP, which zCDP does
+  not cover.  Two compositions are considered and the one with the larger ``eps0``
+  is used (``composition_``): **advanced composition** (Dwork, Rothblum, Vadhan
+  2010; Dwork-Roth Thm 3.20) with ``delta0 = delta / (2T)`` and slack
+  ``delta' = delta - sum delta_t`` (= delta/2):
+  ``eps = sqrt(2 ln(1/delta') sum eps_t^2) + sum eps_t (e^{eps_t} - 1)``, total delta =
+  delta (``"advanced"``); or **basic composition** ``(T eps0, T delta0)`` with
+  ``eps0 = epsilon / T``, ``delta0 = delta / T`` (``"basic"``).  ``eps0`` is capped
+  at 31 (Theorem 8 needs eps0/62 <= 1/2).  ``delta = 0`` is refused.
+
 ``eps0`` is taken from the closed form and then shrunk, if floating point
 makes it necessary, until the composed total recomputed from the ledger does
 not exceed the target.  Guarantees hold under idealized numerics (see
@@ -91,6 +117,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -99,7 +126,9 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from oracledp._validation import RandomLike, check_choice, check_epsilon, check_rng
+from oracledp.errors import BudgetError
 from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
+from oracledp.learners.prsma import EPS_FACTOR, FAIL, PRSMAParameters, prsma, prsma_parameters
 from oracledp.synth.domain import Domain
 from oracledp.synth.workload import (
     MarginalWorkload,
@@ -119,24 +148,34 @@ __all__ = [
 
 _MAX_CELLS = 50_000_000
 _QUERY_CLASSES = ("conjunctions",)
-_QUERY_PLAYERS = ("noisy-min", "rspm")
-_COMPOSITIONS = ("basic", "zcdp")
+_QUERY_PLAYERS = ("noisy-min", "rspm", "prsma")
+_COMPOSITIONS = ("basic", "zcdp", "advanced")
+_PRSMA_MAX_EPS0 = 0.5 * EPS_FACTOR  # Theorem 8: eps0 / 62 <= 1/2
 _DATA_PLAYERS = ("hedge", "ftpl")
 _BETA = 0.05
 
 
 @dataclass(frozen=True)
 class RoundSpend:
-    """Privacy spent by one round (or one PrivBR part): pure ``epsilon``-DP (``rho = epsilon^2 / 2``)."""
+    """Privacy spent by one round (or one PrivBR part): ``(epsilon, delta)``-DP.
+
+    ``delta = 0`` (the non-PRSMA players) is pure DP with ``rho = epsilon^2 / 2``.
+    A PRSMA round has ``delta > 0``; ``failed`` marks a round whose PRSMA returned FAIL
+    (no query selected, ``query = -1``; the privacy is spent all the same).
+    """
 
     round: int
     mechanism: str
     epsilon: float
-    query: int  # index in the workload
+    query: int  # index in the workload (-1 for a failed round)
     negated: bool  # True when the selected query is ¬q
+    delta: float = 0.0
+    failed: bool = False
 
     @property
     def rho(self) -> float:
+        if self.delta > 0:
+            raise ValueError("an (epsilon, delta)-DP round with delta > 0 has no zCDP rho")
         return self.epsilon**2 / 2.0
 
 
@@ -145,12 +184,28 @@ def compose_ledger(
 ) -> tuple[float, float]:
     """The ``(epsilon, delta)`` of the adaptive composition of the ledger's rounds.
 
-    ``"basic"``: ``(sum eps_t, 0)``.  ``"zcdp"``: ``rho = sum eps_t^2 / 2``, then
-    ``(rho + 2 sqrt(rho ln(1/delta)), delta)`` (Bun-Steinke 2016, Props 1.3-1.4).
+    ``"basic"``: ``(sum eps_t, sum delta_t)``.  ``"zcdp"`` (pure rounds only):
+    ``rho = sum eps_t^2 / 2``, then ``(rho + 2 sqrt(rho ln(1/delta)), delta)``
+    (Bun-Steinke 2016, Props 1.3-1.4).  ``"advanced"`` (Dwork-Rothblum-Vadhan 2010,
+    Dwork-Roth Thm 3.20 in its per-round form): with slack
+    ``delta' = delta - sum delta_t > 0``,
+    ``(sqrt(2 ln(1/delta') sum eps_t^2) + sum eps_t (e^{eps_t} - 1), delta)``.
     """
     check_choice(composition, "composition", _COMPOSITIONS)
     if composition == "basic":
-        return math.fsum(r.epsilon for r in ledger), 0.0
+        return (math.fsum(r.epsilon for r in ledger),
+                math.fsum(r.delta for r in ledger))
+    if composition == "advanced":
+        slack = delta - math.fsum(r.delta for r in ledger)
+        if not 0.0 < slack < 1.0:
+            raise ValueError(
+                f"advanced composition needs delta - sum(delta_t) in (0, 1), got {slack!r}")
+        sq = math.fsum(r.epsilon**2 for r in ledger)
+        lin = math.fsum(r.epsilon * math.expm1(r.epsilon) for r in ledger)
+        return math.sqrt(2.0 * math.log(1.0 / slack) * sq) + lin, delta
+    if any(r.delta > 0 for r in ledger):
+        raise ValueError("zCDP composition does not cover (epsilon, delta)-DP rounds with "
+                         "delta > 0; use 'advanced' or 'basic'")
     if not 0.0 < delta < 1.0:
         raise ValueError(f"zCDP conversion needs delta in (0, 1), got {delta!r}")
     rho = math.fsum(r.rho for r in ledger)
@@ -180,8 +235,54 @@ def _calibrate(epsilon: float, delta: float, T: int) -> tuple[float, str]:
     return eps0, comp
 
 
+def _calibrate_prsma(epsilon: float, delta: float, T: int) -> tuple[float, float, str]:
+    """Per-round ``(eps0, delta0)`` of T PRSMA rounds and the composition (module docstring).
+
+    Advanced composition (delta0 = delta/(2T), slack delta/2) or basic composition
+    (eps0 = epsilon/T, delta0 = delta/T), whichever gives the larger eps0; eps0 is capped
+    at 31 (Theorem 8).  The total recomputed by :func:`compose_ledger` never exceeds
+    ``(epsilon, delta)``.
+    """
+    if not 0.0 < delta < 1.0:
+        raise ValueError(f"query_player='prsma' needs delta in (0, 1) (PRSMA is "
+                         f"(eps, delta)-DP), got delta = {delta!r}")
+    d_adv = delta / (2.0 * T)
+
+    c = math.sqrt(2.0 * T * math.log(1.0 / (delta - T * d_adv)))
+
+    def adv(e0: float) -> float:  # compose_ledger(..., "advanced") in closed form
+        return e0 * c + T * e0 * math.expm1(e0)
+
+    lo, hi = 0.0, epsilon  # adv is increasing and adv(epsilon) > epsilon (c > 1)
+    for _ in range(100):
+        mid = 0.5 * (lo + hi)
+        if adv(mid) <= epsilon:
+            lo = mid
+        else:
+            hi = mid
+    eps_adv = lo
+    eps_basic = epsilon / T
+    if eps_adv > eps_basic:
+        eps0, delta0, comp = min(eps_adv, _PRSMA_MAX_EPS0), d_adv, "advanced"
+    else:
+        eps0, delta0, comp = min(eps_basic, _PRSMA_MAX_EPS0), delta / T, "basic"
+        while math.fsum([delta0] * T) > delta:
+            delta0 *= 1.0 - 1e-12
+
+    def total(e0: float) -> tuple[float, float]:
+        fake = [RoundSpend(t, "", e0, 0, False, delta0) for t in range(T)]
+        return compose_ledger(fake, comp, delta)
+
+    while total(eps0)[0] > epsilon:  # floating-point safety: never overshoot
+        eps0 *= 1.0 - 1e-12
+    return eps0, delta0, comp
+
+
 def _calibrate_player(epsilon: float, delta: float, T: int, query_player: str) -> tuple[float, str]:
     """Per-round eps0 and composition.  RSPM rounds are 3 pure parts of eps0/3 each."""
+    if query_player == "prsma":
+        eps0, _, comp = _calibrate_prsma(epsilon, delta, T)
+        return eps0, comp
     if query_player == "rspm":
         part, comp = _calibrate(epsilon, delta, 3 * T)
         return 3.0 * part, comp
@@ -203,9 +304,19 @@ def oracle_query_bound(
     """Accuracy bound ``R_T/T + alpha0 (+ gamma)`` used to choose T (module docstring).
 
     ``n_queries`` is ``|Qbar| = 2|Q|``; ``m`` the number of indicators (RSPM separator
-    size m1 and FTPL dual-separator size m2); ``samples`` the FTPL s.
+    size m1 and FTPL dual-separator size m2); ``samples`` the FTPL s.  For ``"prsma"``
+    alpha0 is the RSPM bound at PRSMA's ``eps'`` on a part of ``n_part`` records
+    (infinite when n < K); it ignores failed rounds (about 1/4 even with a perfect oracle).
     """
-    eps0, _ = _calibrate_player(epsilon, delta, T, query_player)
+    if query_player == "prsma":
+        e0, d0, _ = _calibrate_prsma(epsilon, delta, T)
+        try:
+            pp = prsma_parameters(n, e0, d0)
+        except ValueError:
+            return math.inf
+        eps0, n = pp.eps_prime, pp.n_part
+    else:
+        eps0, _ = _calibrate_player(epsilon, delta, T, query_player)
     if data_player == "ftpl":
         L = log_domain + math.log(2.0)
         regret = 4.76 * math.sqrt(m * max(math.sqrt(m * L), L) / T)
@@ -213,7 +324,7 @@ def oracle_query_bound(
     else:
         regret = math.sqrt(log_domain / (2.0 * T))
         gamma = 0.0
-    if query_player == "rspm":
+    if query_player in ("rspm", "prsma"):
         b = 6.0 * m / eps0
         alpha0 = (2.0 * k * b * math.log(4.0 * m * T / beta)
                   + (12.0 / eps0) * math.log(4.0 * T / beta)) / n
@@ -290,6 +401,59 @@ def _privbr_rspm(diff: NDArray[np.float64], lit: NDArray[np.int64], m: int, e3: 
     return np.where(neg, q2, q1), neg, q1, q2
 
 
+@dataclass(frozen=True, eq=False)
+class _PrivBRBase:
+    """PRSMA base: ``size`` independent PrivBR-RSPM runs on a part against ``D_t``.
+
+    ``target[q] = q(D_t)``; on a part of ``n_part`` records the scores are the counts
+    ``n_part (q(part) - q(D_t))`` (sensitivity 1 under replace-one), and
+    :func:`_privbr_rspm` at ``e3 = eps'/3`` makes each run ``eps'``-DP with the exact
+    (enumeration) oracle.  ``oracle_failure(part) -> bool`` (test hook) makes the
+    oracle fail, signalled as :data:`~oracledp.learners.prsma.FAIL`.  Returns a list of
+    ``(query, negated)``.  Picklable unless ``oracle_failure`` is a lambda.
+    """
+
+    workload: MarginalWorkload
+    lit: NDArray[np.int64]
+    m: int
+    target: NDArray[np.float64]
+    oracle_failure: Callable[[NDArray[np.int64]], bool] | None = None
+
+    def __call__(self, part: NDArray[np.int64], eps_prime: float, rng: np.random.Generator,
+                 size: int) -> Any:
+        if self.oracle_failure is not None and self.oracle_failure(part):
+            return FAIL
+        diff = part.shape[0] * (answer(self.workload, part) - self.target)
+        q, neg, _, _ = _privbr_rspm(diff, self.lit, self.m, eps_prime / 3.0, size, rng)
+        return list(zip(q.tolist(), neg.tolist(), strict=True))
+
+
+def _prsma_plan(n: int, epsilon: float, delta: float, T: int,
+                max_calls: int) -> tuple[float, float, str, PRSMAParameters]:
+    """Calibrate the T PRSMA rounds and check affordability (no randomness).
+
+    Raises :class:`~oracledp.errors.BudgetError` when n < K or T*K*R > ``max_calls``.
+    """
+    eps0, delta0, comp = _calibrate_prsma(epsilon, delta, T)
+    try:
+        pp = prsma_parameters(n, eps0, delta0)
+    except ValueError as exc:
+        raise BudgetError(
+            f"query_player='prsma' is not affordable: each of the T = {T} rounds is "
+            f"(eps0 = {eps0:.6g}, delta0 = {delta0:.3g})-DP and {exc}; use a larger epsilon "
+            "or delta, or fewer rounds"
+        ) from exc
+    total = T * pp.calls
+    if total > max_calls:
+        raise BudgetError(
+            f"query_player='prsma' costs {total:.4g} base runs (T = {T} rounds x K = {pp.K} "
+            f"parts x R = {pp.R} runs, at eps0 = {eps0:.6g}, delta0 = {delta0:.3g} per round, "
+            f"n = {n}) > max_calls = {max_calls}; affordable only with a larger epsilon or "
+            "delta, fewer rounds, or a larger max_calls"
+        )
+    return eps0, delta0, comp, pp
+
+
 def _ftpl_samples(gain: NDArray[np.float64], xi: NDArray[np.float64],
                   shape: tuple[int, ...]) -> NDArray[np.int64]:
     """Exact data oracle of spec 6.2, one call per row of ``xi`` (shape (s, m)).
@@ -338,8 +502,10 @@ class OracleQuerySynthesizer:
     rounds:
         T.  ``None``: minimize the accuracy bound over 1..``max_rounds``.
     query_player:
-        ``"noisy-min"`` (exponential mechanism over Q ∪ ¬Q, default) or ``"rspm"``
-        (spec 6.3 PrivBR: RSPM on Q and ¬Q plus report-noisy-min, exact oracle).
+        ``"noisy-min"`` (exponential mechanism over Q ∪ ¬Q, default), ``"rspm"``
+        (spec 6.3 PrivBR: RSPM on Q and ¬Q plus report-noisy-min, exact oracle) or
+        ``"prsma"`` (PrivBR wrapped in PRSMA: (eps0, delta0)-DP rounds whatever the
+        oracle does; needs delta > 0 and is very expensive, see ``max_calls``).
     data_player:
         ``"hedge"`` (default, exact multiplicative weights) or ``"ftpl"`` (spec 6.2
         FTPL with dual-separator Laplace noise, ``samples`` draws per round).
@@ -347,11 +513,20 @@ class OracleQuerySynthesizer:
         The FTPL ``s`` (ignored by Hedge).
     random_state:
         Seed or Generator for all randomness (selection and sampling).
+    max_calls:
+        ``"prsma"`` only: refuse (BudgetError, before any randomness) a fit whose
+        worst-case number of base runs ``T * K * R`` exceeds this.
+    n_jobs:
+        ``"prsma"`` only: joblib workers over PRSMA's parts.
+    oracle_failure:
+        ``"prsma"`` only, a test hook: ``oracle_failure(part_records) -> bool``; True
+        makes the (otherwise exact) oracle fail on that part.
 
     Attributes after :meth:`fit`: ``distribution_`` (the released mixture over the
     full domain, shape ``domain.shape``), ``rounds_``, ``eps0_``,
     ``composition_``, ``learning_rate_`` (Hedge eta, or the FTPL Laplace scale b),
-    ``ledger_`` (one :class:`RoundSpend` per round, three for ``"rspm"``), ``guarantee_``, ``workload_``, ``n_``, ``fit_seconds_``.
+    ``ledger_`` (one :class:`RoundSpend` per round, three for ``"rspm"``), ``guarantee_``, ``workload_``, ``n_``, ``fit_seconds_``;
+    for ``"prsma"`` also ``delta0_`` and ``prsma_parameters_`` (per-round K, R, eps', cost).
     """
 
     def __init__(
@@ -367,6 +542,9 @@ class OracleQuerySynthesizer:
         data_player: str = "hedge",
         samples: int = 200,
         random_state: RandomLike = None,
+        max_calls: int = 10**6,
+        n_jobs: int = 1,
+        oracle_failure: Callable[[NDArray[np.int64]], bool] | None = None,
     ) -> None:
         self.epsilon = check_epsilon(epsilon)
         if isinstance(delta, bool) or not isinstance(delta, int | float | np.floating):
@@ -388,6 +566,16 @@ class OracleQuerySynthesizer:
         self.query_player = check_choice(query_player, "query_player", _QUERY_PLAYERS)
         self.data_player = check_choice(data_player, "data_player", _DATA_PLAYERS)
         self.random_state = random_state
+        if isinstance(max_calls, bool) or not isinstance(max_calls, int | np.integer) \
+                or int(max_calls) < 1:
+            raise ValueError(f"max_calls must be an integer >= 1, got {max_calls!r}")
+        self.max_calls = int(max_calls)
+        self.n_jobs = n_jobs
+        if oracle_failure is not None and not callable(oracle_failure):
+            raise TypeError("oracle_failure must be None or a callable on a part's records")
+        self.oracle_failure = oracle_failure
+        if self.query_player == "prsma" and self.delta == 0.0:
+            raise ValueError("query_player='prsma' needs delta > 0 (PRSMA is (eps, delta)-DP)")
 
     # ------------------------------------------------------------------ fit
     def _encode(self, data: Any, domain: Domain) -> NDArray[np.int64]:
@@ -412,7 +600,6 @@ class OracleQuerySynthesizer:
                 f"the full domain has {domain.size:,} cells (> {_MAX_CELLS:,}); this data "
                 "player keeps one weight per cell"
             )
-        rng = check_rng(self.random_state)  # all validation is done: randomness starts here
         start = time.perf_counter()
         n = codes.shape[0]
         workload = kway_marginal_workload(domain, self.k)
@@ -421,9 +608,28 @@ class OracleQuerySynthesizer:
         m = int(sum(domain.shape))
         player = {"query_player": self.query_player, "data_player": self.data_player,
                   "m": m, "k": self.k, "samples": self.samples}
+        max_rounds = self.max_rounds
+        if self.query_player == "prsma" and self.rounds is None:
+            # only affordable T are candidates (the cost grows with T); none: T = 1, refused
+            lo, hi = 1, max_rounds
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                try:
+                    _prsma_plan(n, self.epsilon, self.delta, mid, self.max_calls)
+                    lo = mid
+                except BudgetError:
+                    hi = mid - 1
+            max_rounds = lo
         T = self.rounds if self.rounds is not None else _default_rounds(
-            n, domain, 2 * nq, self.epsilon, self.delta, self.max_rounds, **player)
-        eps0, comp = _calibrate_player(self.epsilon, self.delta, T, self.query_player)
+            n, domain, 2 * nq, self.epsilon, self.delta, max_rounds, **player)
+        delta0 = 0.0
+        pparams: PRSMAParameters | None = None
+        if self.query_player == "prsma":
+            eps0, delta0, comp, pparams = _prsma_plan(n, self.epsilon, self.delta, T,
+                                                      self.max_calls)
+        else:
+            eps0, comp = _calibrate_player(self.epsilon, self.delta, T, self.query_player)
+        rng = check_rng(self.random_state)  # all validation is done: randomness starts here
         logx = math.log(domain.size) if domain.size > 1 else 1.0
         if self.data_player == "hedge":
             eta = math.sqrt(8.0 * logx / T)
@@ -452,6 +658,19 @@ class OracleQuerySynthesizer:
                 q = j - nq if neg else j
                 ledger.append(RoundSpend(t + 1, "exponential mechanism over Q ∪ ¬Q", eps0, q,
                                          neg))
+            elif self.query_player == "prsma":
+                assert pparams is not None
+                base = _PrivBRBase(workload, lit, m, answer_distribution(workload, p),
+                                   self.oracle_failure)
+                batch = max(1, min(pparams.R, 2**22 // max(1, nq * self.k + 2 * m)))
+                res = prsma(codes, base, eps0, delta0, rng=rng, n_jobs=self.n_jobs,
+                            max_calls=pparams.calls, batch=batch)
+                name = "PRSMA(PrivBR-RSPM) (Neel-Roth-Wu 2019 Thm 8)"
+                if res.failed:  # no update: the data player keeps its play
+                    ledger.append(RoundSpend(t + 1, name, eps0, -1, False, delta0, True))
+                    continue
+                q, neg = int(res.output[0]), bool(res.output[1])
+                ledger.append(RoundSpend(t + 1, name, eps0, q, neg, delta0))
             else:
                 e3 = _calibrate(self.epsilon, self.delta, 3 * T)[0]  # eps0 = 3 e3
                 qa, na, q1, q2 = _privbr_rspm(diff, lit, m, e3, 1, rng)
@@ -469,7 +688,7 @@ class OracleQuerySynthesizer:
         dist /= dist.sum()
 
         eps_tot, delta_tot = compose_ledger(ledger, comp, self.delta)
-        if eps_tot > self.epsilon:  # _calibrate guarantees this cannot happen
+        if eps_tot > self.epsilon or delta_tot > self.delta:  # calibration prevents this
             raise AssertionError("composed privacy exceeds the target")
         if self.query_player == "rspm":
             per_round = ("PrivBR per round (spec 6.3): RSPM on Q, RSPM on ¬Q, report-noisy-min, "
@@ -477,7 +696,20 @@ class OracleQuerySynthesizer:
                          "the explicit workload, certified by construction)")
         else:
             per_round = "exponential mechanism (McSherry-Talwar 2007) per round"
-        if comp == "basic":
+        if self.query_player == "prsma":
+            n_failed = sum(r.failed for r in ledger)
+            guarantee = PrivacyGuarantee(
+                epsilon=self.epsilon, delta=self.delta, kind=GuaranteeKind.APPROXIMATE,
+                requires_exact_oracle=False,
+                source="OracleQuery (Neel-Roth-Wu 2019 §IV; spec oracle-query.md §6), PrivBR "
+                "wrapped in PRSMA per round (Thm 8, robust to the oracle), "
+                + ("advanced composition (Dwork-Rothblum-Vadhan 2010)" if comp == "advanced"
+                   else "basic composition"),
+                notes=f"T={T} rounds of (eps0={eps0:.6g}, delta0={delta0:.3g}); composed "
+                f"eps={eps_tot:.6g} at delta={delta_tot:.3g}; {n_failed} round(s) failed "
+                f"(spent, no update); replace-one, n={n} public",
+            )
+        elif comp == "basic":
             guarantee = PrivacyGuarantee(
                 epsilon=self.epsilon, delta=0.0, kind=GuaranteeKind.PURE,
                 requires_exact_oracle=self.query_player == "rspm",
@@ -501,6 +733,8 @@ class OracleQuerySynthesizer:
         self.workload_: MarginalWorkload = workload
         self.rounds_ = T
         self.eps0_ = eps0
+        self.delta0_ = delta0
+        self.prsma_parameters_ = pparams
         self.composition_ = comp
         self.learning_rate_ = eta
         self.ledger_ = tuple(ledger)
