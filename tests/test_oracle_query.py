@@ -100,12 +100,12 @@ def test_reproducible_by_seed() -> None:
     c = OracleQuerySynthesizer(1.0, 1e-6, k=2, rounds=40, random_state=8).fit(codes, dom)
     assert np.array_equal(a.distribution_, b.distribution_)
     assert [r.query for r in a.ledger_] == [r.query for r in b.ledger_]
-    assert np.array_equal(a.sample(100), b.sample(100))
+    assert np.array_equal(a.sample_codes(100), b.sample_codes(100))
     assert not np.array_equal(a.distribution_, c.distribution_)
-    s = a.sample(50)
+    s = a.sample_codes(50)
     assert s.shape == (50, 4) and s.min() >= 0 and s.max() <= 1
-    assert a.sample().shape == (500, 4)
-    assert list(a.sample_frame(5).columns) == ["a", "b", "c", "d"]
+    assert a.sample_codes().shape == (500, 4)
+    assert list(a.sample(5).columns) == ["a", "b", "c", "d"]
 
 
 def test_default_rounds_are_data_independent_and_bounded() -> None:

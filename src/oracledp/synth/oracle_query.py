@@ -757,8 +757,8 @@ class OracleQuerySynthesizer:
             raise ValueError("the workload is over a different domain")
         return answer_distribution(wl, self.distribution_)
 
-    def sample(self, n: int | None = None) -> NDArray[np.int64]:
-        """``n`` synthetic records (default: the private n) drawn i.i.d. from the mixture."""
+    def sample_codes(self, n: int | None = None) -> NDArray[np.int64]:
+        """``n`` synthetic records (default: the private n) drawn i.i.d. from the mixture, as codes."""
         self._check_fitted()
         if n is None:
             n = self.n_
@@ -768,6 +768,7 @@ class OracleQuerySynthesizer:
         cells = self._rng.choice(flat.size, size=int(n), p=flat / flat.sum())
         return np.stack(np.unravel_index(cells, self.domain_.shape), axis=1).astype(np.int64)
 
-    def sample_frame(self, n: int | None = None) -> pd.DataFrame:
-        """Like :meth:`sample`, decoded to the domain's levels."""
-        return self.domain_.decode(self.sample(n))
+    def sample(self, n: int | None = None) -> pd.DataFrame:
+        """``n`` synthetic records as a DataFrame in the domain's levels (post-processing)."""
+        codes = self.sample_codes(n)  # checks fitted first
+        return self.domain_.decode(codes)
