@@ -45,6 +45,7 @@ from threadpoolctl import ThreadpoolController
 
 from oracledp._validation import RandomLike, check_choice, check_positive, check_rng
 from oracledp.erm import sensitivity as sens
+from oracledp.erm.sensitivity import _check_gamma
 from oracledp.erm.theory import resolve_eps_grid
 from oracledp.errors import OracleDPError
 from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
@@ -207,15 +208,6 @@ class AccuracyFirstResult:
             "theta_norm": float(np.linalg.norm(self.theta)),
             "timings": dict(self.timings),
         }
-
-
-def _check_gamma(gamma: object) -> float:
-    if isinstance(gamma, bool) or not isinstance(gamma, numbers.Real):
-        raise TypeError(f"gamma must be a real number, got {type(gamma).__name__}")
-    g = float(gamma)
-    if not (0.0 < g < 1.0):
-        raise ValueError(f"gamma (failure probability) must be in (0, 1), got {gamma!r}")
-    return g
 
 
 def _check_bool(value: object, name: str) -> bool:

@@ -62,10 +62,14 @@ from numpy.typing import ArrayLike, NDArray
 
 from oracledp._validation import RandomLike, check_epsilon, check_rng
 from oracledp.classes.base import ENUMERATE_LIMIT, QueryClass, WeightedOracle
-from oracledp.classes.mip import make_class_oracle
 from oracledp.errors import OracleFailure
 from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
-from oracledp.learners.rspm_class import rspm_class, rspm_class_guarantee, rspm_class_scale
+from oracledp.learners.rspm_class import (
+    certifiable_class_oracle,
+    rspm_class,
+    rspm_class_guarantee,
+    rspm_class_scale,
+)
 
 __all__ = [
     "FTPLPrivacy",
@@ -199,18 +203,7 @@ def _setup(cls: QueryClass, stream: ArrayLike, oracle: str | WeightedOracle
         raise TypeError(f"cls must be a QueryClass, got {type(cls).__name__}")
     X = cls.check_points(stream, "stream")
     _check_rounds(X.shape[0])
-    if isinstance(oracle, str):
-        orc = make_class_oracle(cls, oracle)
-    else:
-        orc = oracle
-        if not isinstance(orc, WeightedOracle):
-            raise TypeError("oracle must be a name or a WeightedOracle (solve(points, weights))")
-        if orc.query_class != cls:
-            raise ValueError(
-                f"oracle {orc.name!r} was built for {orc.query_class.name}, not for {cls.name}")
-    if not getattr(orc, "certifiable", False):
-        raise ValueError(f"oracle {getattr(orc, 'name', orc)!r} is not certifiable: FTPL's "
-                         "privacy and regret analysis need an exact oracle")
+    orc = certifiable_class_oracle(cls, oracle, "FTPL")
     return X, orc
 
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -91,6 +92,29 @@ class RSPMClassResult:
     def certified(self) -> bool:
         return self.oracle.certified
 
+
+
+def certifiable_class_oracle(cls: QueryClass, oracle: Any, mechanism: str) -> Any:
+    """The weighted oracle for ``cls`` (a name or an instance built for ``cls``), which must be
+    certifiable: ``mechanism``'s privacy needs an exact oracle (heuristic oracles, 004
+    Definition 7, are only usable inside PRSMA, 004 Section III.B)."""
+    if isinstance(oracle, str):
+        orc = make_class_oracle(cls, oracle)
+    else:
+        orc = oracle
+        if not isinstance(orc, WeightedOracle):
+            raise TypeError("oracle must be a name or a WeightedOracle (solve(points, weights))")
+        if orc.query_class != cls:
+            raise ValueError(
+                f"oracle {orc.name!r} was built for {orc.query_class.name}, not for {cls.name}"
+            )
+    if not getattr(orc, "certifiable", False):
+        raise ValueError(
+            f"oracle {getattr(orc, 'name', orc)!r} is not certifiable (a heuristic, 004 "
+            f"Definition 7): {mechanism}'s privacy needs an exact oracle. Wrap it in PRSMA "
+            "(004 Section III.B) to use a heuristic oracle."
+        )
+    return orc
 
 def rspm_class(
     cls: QueryClass,
@@ -157,22 +181,7 @@ def rspm_class(
         Zp, wp = check_weighted_points(cls, public_points, public_weights)
     else:
         Zp, wp = np.zeros((0, cls.point_dim)), np.zeros(0)
-    if isinstance(oracle, str):
-        orc = make_class_oracle(cls, oracle)
-    else:
-        orc = oracle
-        if not isinstance(orc, WeightedOracle):
-            raise TypeError("oracle must be a name or a WeightedOracle (solve(points, weights))")
-        if orc.query_class != cls:
-            raise ValueError(
-                f"oracle {orc.name!r} was built for {orc.query_class.name}, not for {cls.name}"
-            )
-    if not getattr(orc, "certifiable", False):
-        raise ValueError(
-            f"oracle {getattr(orc, 'name', orc)!r} is not certifiable (a heuristic, 004 "
-            "Definition 7): RSPM's privacy needs an exact oracle. Wrap RSPM in PRSMA "
-            "(004 Section III.B) to use a heuristic oracle."
-        )
+    orc = certifiable_class_oracle(cls, oracle, "RSPM")
     U = cls.separator()
     m = int(U.shape[0])
     scale = rspm_class_scale(epsilon, m)
