@@ -254,6 +254,15 @@ reproduce_app = typer.Typer(help="Reproduce the papers' experiments.", no_args_i
 app.add_typer(reproduce_app, name="reproduce")
 
 
+def _experiment_config(exp: Any, quick: bool, **settings: Any) -> Any:
+    """An experiment's Config (or its quick variant) from the options that were given."""
+    overrides = {key: value for key, value in settings.items() if value is not None}
+    try:
+        return exp.quick_config(**overrides) if quick else exp.Config(**overrides)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
 @reproduce_app.command("icml2020-adult")
 def reproduce_icml2020(
     quick: Annotated[bool, typer.Option("--quick", help="3 runs at eps 0.1 and 1.")] = False,
@@ -276,16 +285,11 @@ def reproduce_icml2020(
     """
     from oracledp.experiments import icml2020 as exp
 
-    overrides: dict[str, Any] = {"seed": seed, "n_jobs": n_jobs, "time_limit": time_limit,
-                                 "methods": tuple(m.strip() for m in methods.split(",") if m)}
-    if eps is not None:
-        overrides["epsilons"] = _parse_eps(eps)
-    if runs is not None:
-        overrides["runs"] = runs
-    try:
-        cfg = exp.quick_config(**overrides) if quick else exp.Config(**overrides)
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from None
+    cfg = _experiment_config(
+        exp, quick, seed=seed, n_jobs=n_jobs, time_limit=time_limit,
+        methods=tuple(m.strip() for m in methods.split(",") if m),
+        epsilons=None if eps is None else _parse_eps(eps), runs=runs,
+    )
     console = Console()
     t0 = time.perf_counter()
     runs_out = _with_progress(console, lambda report: exp.run_reproduction(cfg, out, report))
@@ -375,17 +379,10 @@ def reproduce_accuracy_first(
     if task not in exp.TASKS:
         raise typer.BadParameter(f"{task!r} is not one of: {', '.join(exp.TASKS)}",
                                  param_hint="'--task'")
-    overrides: dict[str, Any] = {"task": task, "seed": seed, "n_jobs": n_jobs}
-    if alphas is not None:
-        overrides["alphas"] = _parse_alphas(alphas)
-    if trials is not None:
-        overrides["trials"] = trials
-    if n is not None:
-        overrides["n"] = n
-    try:
-        cfg = exp.quick_config(**overrides) if quick else exp.Config(**overrides)
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from None
+    cfg = _experiment_config(
+        exp, quick, task=task, seed=seed, n_jobs=n_jobs,
+        alphas=None if alphas is None else _parse_alphas(alphas), trials=trials, n=n,
+    )
     out_dir = out if out is not None else Path(f"out/accuracy-first-{task}")
     console = Console()
     t0 = time.perf_counter()
@@ -454,15 +451,9 @@ def reproduce_ftpl(
     """
     from oracledp.experiments import ftpl as exp
 
-    overrides: dict[str, Any] = {"seed": seed}
-    if eps is not None:
-        overrides["epsilons"] = _parse_eps(eps)
-    if runs is not None:
-        overrides["runs"] = runs
-    try:
-        cfg = exp.quick_config(**overrides) if quick else exp.Config(**overrides)
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from None
+    cfg = _experiment_config(
+        exp, quick, seed=seed, epsilons=None if eps is None else _parse_eps(eps), runs=runs,
+    )
     console = Console()
     t0 = time.perf_counter()
     records = _with_progress(console, lambda report: exp.run(cfg, out, report))
@@ -513,18 +504,10 @@ def reproduce_synth_adult(
     """
     from oracledp.experiments import synth_adult as exp
 
-    overrides: dict[str, Any] = {"seed": seed, "query_player": query_player,
-                                 "data_player": data_player}
-    if eps is not None:
-        overrides["epsilons"] = _parse_eps(eps)
-    if k is not None:
-        overrides["k"] = k
-    if runs is not None:
-        overrides["runs"] = runs
-    try:
-        cfg = exp.quick_config(**overrides) if quick else exp.Config(**overrides)
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from None
+    cfg = _experiment_config(
+        exp, quick, seed=seed, query_player=query_player, data_player=data_player,
+        epsilons=None if eps is None else _parse_eps(eps), k=k, runs=runs,
+    )
     console = Console()
     t0 = time.perf_counter()
     records = _with_progress(console, lambda report: exp.run(cfg, out, report))
