@@ -187,10 +187,33 @@ class QueryClass(abc.ABC):
 
 
 @dataclass(frozen=True)
-class NegatedClass(QueryClass):
-    """``{1 - q : q in base}``; a separator of the base separates it too (spec section 1)."""
+class _DerivedClass(QueryClass):
+    """A class defined from ``base`` with the same parameters (negation, 0/1 loss)."""
 
     base: QueryClass
+
+    @property
+    def d(self) -> int:
+        return self.base.d
+
+    @property
+    def param_dim(self) -> int:
+        return self.base.param_dim
+
+    @property
+    def size(self) -> int:
+        return self.base.size
+
+    def _enumerate(self) -> NDArray[np.int64]:
+        return self.base._enumerate()
+
+    def check_params(self, params: ArrayLike) -> NDArray[np.int64]:
+        return self.base.check_params(params)
+
+
+@dataclass(frozen=True)
+class NegatedClass(_DerivedClass):
+    """``{1 - q : q in base}``; a separator of the base separates it too (spec section 1)."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.base, QueryClass):
@@ -205,23 +228,8 @@ class NegatedClass(QueryClass):
         return self.base.binary_points
 
     @property
-    def d(self) -> int:
-        return self.base.d
-
-    @property
     def point_dim(self) -> int:
         return self.base.point_dim
-
-    @property
-    def param_dim(self) -> int:
-        return self.base.param_dim
-
-    @property
-    def size(self) -> int:
-        return self.base.size
-
-    def _enumerate(self) -> NDArray[np.int64]:
-        return self.base._enumerate()
 
     def _evaluate(self, params: NDArray[np.int64], Z: NDArray[np.float64]) -> NDArray[np.uint8]:
         return (1 - self.base._evaluate(params, Z)).astype(np.uint8)
@@ -232,9 +240,6 @@ class NegatedClass(QueryClass):
     def dual_separator(self) -> NDArray[np.int64]:
         # 1 - g_j separate records iff the g_j do
         return self.base.dual_separator()
-
-    def check_params(self, params: ArrayLike) -> NDArray[np.int64]:
-        return self.base.check_params(params)
 
     def check_points(self, Z: ArrayLike, name: str = "points") -> NDArray[np.float64]:
         return self.base.check_points(Z, name)
@@ -250,14 +255,12 @@ class NegatedClass(QueryClass):
 
 
 @dataclass(frozen=True)
-class LossClass(QueryClass):
+class LossClass(_DerivedClass):
     """0/1-loss queries ``l_h(z, y) = h(z) XOR y`` of a hypothesis class (spec section 2(d)).
 
     Points are ``(z, y)`` with the label ``y in {0, 1}`` in the last column.  The
     separator is ``{(u, 0) : u in U}`` (same m): ``l_h(u, 0) = h(u)``.
     """
-
-    base: QueryClass
 
     def __post_init__(self) -> None:
         if not isinstance(self.base, QueryClass) or isinstance(self.base, LossClass):
@@ -268,23 +271,8 @@ class LossClass(QueryClass):
         return f"loss({self.base.name})"
 
     @property
-    def d(self) -> int:
-        return self.base.d
-
-    @property
     def point_dim(self) -> int:
         return self.base.point_dim + 1
-
-    @property
-    def param_dim(self) -> int:
-        return self.base.param_dim
-
-    @property
-    def size(self) -> int:
-        return self.base.size
-
-    def _enumerate(self) -> NDArray[np.int64]:
-        return self.base._enumerate()
 
     def check_points(self, Z: ArrayLike, name: str = "points") -> NDArray[np.float64]:
         arr = np.asarray(Z, dtype=np.float64)
@@ -311,9 +299,6 @@ class LossClass(QueryClass):
             "a dual separator of a 0/1-loss class is not defined here (spec section 2 gives "
             "dual separators for hypothesis classes only)"
         )
-
-    def check_params(self, params: ArrayLike) -> NDArray[np.int64]:
-        return self.base.check_params(params)
 
     def encode(self, X: ArrayLike, y: ArrayLike | None = None) -> NDArray[np.float64]:  # type: ignore[override]
         """Labelled records -> loss points ``(encode(x), y)``; labels must be 0/1 (not mapped)."""
