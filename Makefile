@@ -1,17 +1,20 @@
 # Two entry points, each creating/refreshing the virtualenv it needs.
+# Installs are pinned by constraints.txt (the versions the README's figures were measured with);
+# pyproject.toml keeps compatible ranges for library users.  `make lock` refreshes the pins.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+EXTRAS := test,ortools,dask
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench lock clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -c constraints.txt --upgrade pip
 
-$(STAMP): $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install --quiet -e ".[test,ortools,dask]"
+$(STAMP): $(BIN)/python pyproject.toml constraints.txt
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[$(EXTRAS)]"
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -23,6 +26,18 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/oracle_adult.py
+
+# Resolve pyproject's ranges afresh in a scratch venv and freeze the result into constraints.txt.
+lock:
+	rm -rf .lock-venv
+	$(PYTHON) -m venv .lock-venv
+	.lock-venv/bin/python -m pip install --quiet --upgrade pip
+	.lock-venv/bin/python -m pip install --quiet -e ".[$(EXTRAS)]"
+	{ sed -n '1,/^pip==/{/^#/p}' constraints.txt; \
+	  .lock-venv/bin/python -m pip --version | awk '{print "pip==" $$2}'; \
+	  .lock-venv/bin/python -m pip freeze --exclude-editable | grep -v '^oracledp'; } > constraints.new
+	mv constraints.new constraints.txt
+	rm -rf .lock-venv
 
 clean:
 	rm -rf $(VENV) demo-output .pytest_cache

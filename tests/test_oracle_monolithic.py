@@ -230,12 +230,46 @@ def test_both_solvers_in_one_process(first):
             o.close()
             assert r.certified and abs(r.objective - best) <= 1e-9, r.summary()
             print(solver, isolate, bool(r.info.get("isolated")))
+        from oracledp.oracles.monolithic import _highspy_loadable
+        print(_highspy_loadable())
         """
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                          timeout=120, check=False)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.split("\n")
-    # HiGHS runs in-process unless OR-Tools' CP-SAT was loaded first
-    assert lines[0] == f"highs None {first == 'ortools'}"
+    # HiGHS runs in-process unless highspy cannot load next to an OR-Tools loaded first (a
+    # clash of their libhighs copies that depends on the two wheels' versions)
+    loadable = lines[3] == "True"
+    assert loadable or first == "ortools"
+    assert lines[0] == f"highs None {not loadable}"
     assert lines[1] == "cpsat None True"
+
+
+@pytest.mark.parametrize("backend", ["highs", "highs-monolithic", "cpsat", "class-mip"])
+def test_solvers_print_nothing_unless_verbose(backend):
+    """No banner or log reaches stdout/stderr (highspy >= 1.16 prints one at its first Highs())."""
+    script = textwrap.dedent(
+        f"""
+        import numpy as np
+        from oracledp.oracles.halfspace import HalfspaceProblem
+        from oracledp.oracles.registry import make_oracle
+        rng = np.random.default_rng(0)
+        if {backend!r} == "class-mip":
+            from oracledp.classes import MonotoneConjunctions
+            from oracledp.classes.mip import make_class_oracle
+            o = make_class_oracle(MonotoneConjunctions(3))
+            r = o.solve(rng.integers(0, 2, size=(6, 3)), rng.normal(size=6))
+        else:
+            X = rng.integers(-4, 5, size=(25, 3)) / 4
+            p = HalfspaceProblem.from_data(X, rng.choice([-1, 1], size=25))
+            o = make_oracle({backend!r})
+            r = o.solve(p, rng.normal(0.0, 3.0, 4))
+            o.close() if hasattr(o, "close") else None
+        assert r.certified
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=120, check=False)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "" and out.stderr == "", (out.stdout, out.stderr)

@@ -61,6 +61,7 @@ from oracledp.classes.base import (
 from oracledp.classes.boolean import MonotoneConjunctions, MonotoneDisjunctions, Parities
 from oracledp.classes.decision_lists import MonotoneDecisionLists
 from oracledp.classes.halfspaces import IntegerHalfspaces, integer_scaling
+from oracledp.oracles._highs import new_highs
 from oracledp.oracles.base import OracleStatus
 
 __all__ = ["HighsClassOracle", "LocalSearchClassOracle", "make_class_oracle"]
@@ -96,8 +97,7 @@ class _Model:
               time_limit: float, threads: int, verbose: bool) -> Any:
         import highspy
 
-        h = highspy.Highs()
-        h.setOptionValue("output_flag", bool(verbose))
+        h = new_highs(verbose)
         h.setOptionValue("mip_rel_gap", 0.0)
         h.setOptionValue("mip_abs_gap", 1e-9)
         h.setOptionValue("time_limit", float(time_limit))

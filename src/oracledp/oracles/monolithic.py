@@ -66,10 +66,12 @@ HiGHS quirk: its task scheduler is global and sized by the first solve in the
 process; a solve with a different ``threads`` then fails immediately
 (``kError``), so the scheduler is reset and the solve retried once.
 
-highspy and OR-Tools cannot share a process.  Both wheels ship a library with
-the SONAME ``libhighs.so.1`` (different HiGHS versions, highspy 1.15 and the copy
-inside ortools 9.15); the dynamic loader keeps whichever is loaded first, so the
-second import fails with ``ImportError: undefined symbol`` **in either order**.
+highspy and OR-Tools may not share a process.  Both wheels can ship a library with
+the SONAME ``libhighs.so.1`` (different HiGHS versions: highspy 1.15 and the copy
+inside ortools 9.15 clash); the dynamic loader keeps whichever is loaded first, so the
+second import fails with ``ImportError: undefined symbol`` in either order.  Whether
+a given pair clashes depends on the two wheels (highspy 1.16 with ortools 9.15 does
+not), so the code below detects it instead of assuming it.
 Neither solver is imported at module import.  CP-SAT therefore runs, by default,
 in a private worker subprocess (``isolate=None`` or ``True``) that keeps the
 built models across calls, so the caller's process never loads ``libortools``
@@ -101,6 +103,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from oracledp.oracles._highs import new_highs
 from oracledp.oracles.base import OracleResult, OracleStatus, make_result
 from oracledp.oracles.halfspace import HalfspaceProblem
 
@@ -305,7 +308,7 @@ class _HighsModel:
             row_hi.append(np.ones(len(both)))
             r += len(both)
 
-        h = highspy.Highs()
+        h = new_highs(verbose)
         options: dict[str, Any] = {
             "output_flag": bool(verbose),
             "mip_rel_gap": 0.0,

@@ -50,6 +50,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from oracledp.oracles._highs import new_highs
 from oracledp.oracles.base import OracleResult, OracleStatus, make_result
 from oracledp.oracles.halfspace import HalfspaceProblem, Perturbation, as_perturbation
 
@@ -311,8 +312,7 @@ class StructuredOracle:
             breaks.append(b)
             delta_all.append(dc)
             delta_cost.append(df[bk].astype(np.float64))
-        h = highspy.Highs()
-        h.setOptionValue("output_flag", bool(self.verbose))
+        h = new_highs(self.verbose)
         h.setOptionValue("mip_rel_gap", 0.0)
         h.setOptionValue("mip_abs_gap", 1e-9)
         if self.threads > 0:
