@@ -90,8 +90,9 @@ def check_finite_matrix(X: ArrayLike, name: str = "X") -> NDArray[np.float64]:
     if arr.shape[1] == 0:
         raise ValueError(f"{name} has 0 features")
     if not np.isfinite(arr).all():
-        bad = np.argwhere(~np.isfinite(arr))[:5].tolist()
-        raise ValueError(f"{name} contains NaN or infinite values (first at rows/cols {bad})")
+        cols = np.flatnonzero(~np.isfinite(arr).all(axis=0))[:5].tolist()
+        raise ValueError(f"{name} contains NaN or infinite values (in columns {cols}); "
+                         "impute or drop them before fitting")
     return arr
 
 
@@ -113,9 +114,9 @@ def check_signed_labels(y: ArrayLike, n: int | None = None, name: str = "y") -> 
         raise ValueError(f"{name} contains NaN or infinite values")
     bad = ~np.isin(arr, (-1, 1))
     if bad.any():
-        vals = np.unique(arr[bad])[:5].tolist()
         raise BoundsViolation(
-            f"{name} must contain only -1 and +1 (the label set the proof assumes); found {vals}. "
+            f"{name} must contain only -1 and +1 (the label set the proof assumes); it holds "
+            "other values. "
             "Labels in {0, 1} are not mapped silently: use the estimator's classes_ mapping "
             "or convert with 2*y - 1."
         )

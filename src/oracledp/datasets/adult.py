@@ -82,6 +82,7 @@ from oracledp._validation import RandomLike, check_rng
 from oracledp.datasets._files import read_verified
 from oracledp.datasets.base import TabularDataset
 from oracledp.errors import BoundsViolation
+from oracledp.oracles.halfspace import FeatureSchema
 
 __all__ = [
     "CATEGORIES",
@@ -492,4 +493,11 @@ def load_adult(
         name=f"adult-{split}" + ("-balanced" if balanced else ""),
         description=description,
         source_rows=rows,
+        # public by construction: one-hot columns are 0/1, numeric ones are integer / codebook max
+        feature_schema=FeatureSchema(
+            binary=tuple(j >= len(numeric) for j in range(col)),
+            denominators=tuple(NUMERIC_RANGE[a][1] for a in numeric) + (1,) * (col - len(numeric)),
+            bounds=(1.0,) * col,
+            names=tuple(names),
+        ),
     )

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
+from oracledp.oracles.halfspace import FeatureSchema
+
 __all__ = ["TabularDataset"]
 
 
@@ -40,6 +42,10 @@ class TabularDataset:
     source_rows:
         0-based indices, in the source file, of the records in ``X`` (in the
         same order), so a subsample can be traced back and reproduced.
+    feature_schema:
+        The public :class:`~oracledp.oracles.FeatureSchema` of ``X`` (0/1
+        columns, public grids and bounds of the others) when the encoding is
+        exact, for the exact-oracle classifiers; ``None`` otherwise.
     """
 
     X: NDArray[np.float64]
@@ -51,6 +57,7 @@ class TabularDataset:
     name: str
     description: str
     source_rows: NDArray[np.int64] | None = field(default=None)
+    feature_schema: FeatureSchema | None = field(default=None)
 
     def __post_init__(self) -> None:
         n, d = self.X.shape

@@ -21,15 +21,27 @@ def guarantee_for_release(result: Any, guarantee: PrivacyGuarantee,
     """
     if result.certified:
         return guarantee
+    # No objective, bound or gap in the message: they are functions of the private data.
     msg = (
-        f"oracle {result.solver!r} returned status {result.status} without a certified optimum "
-        f"(objective {result.objective:.6g}, bound {result.bound:.6g}); {mechanism}'s privacy "
+        f"oracle {result.solver!r} did not certify an exact optimum; {mechanism}'s privacy "
         "proof needs the exact minimizer, so nothing is released. Raise the time limit, or pass "
-        "allow_uncertified=True to get the answer with a guarantee marked as not holding."
+        "allow_uncertified=True to get the answer with a guarantee marked as not holding. "
+        "(That the oracle failed depends on the data: see the README's guarantee section.)"
     )
     point = getattr(result, "solution", None)
     if point is None:  # query-class oracles call their point "params"
         point = getattr(result, "params", None)
     if not allow_uncertified or point is None:
         raise OracleFailure(msg, result=result)
-    return guarantee.not_holding(f"oracle status {result.status}, gap {result.gap:.3g}")
+    return guarantee.not_holding("the oracle did not certify an exact optimum")
+
+
+def check_oracle_accepts(oracle: Any, problem: Any, separable: bool) -> None:
+    """Let an oracle refuse a problem it cannot take, before any noise is drawn.
+
+    Oracles that can tell in advance (from public facts: the declared schema,
+    the sizes) implement ``check_problem``; others are not asked.
+    """
+    check = getattr(oracle, "check_problem", None)
+    if check is not None:
+        check(problem, separable=separable)

@@ -27,7 +27,7 @@ from numpy.typing import NDArray
 
 from oracledp._validation import RandomLike, check_delta, check_epsilon, check_rng
 from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
-from oracledp.learners._certify import guarantee_for_release
+from oracledp.learners._certify import check_oracle_accepts, guarantee_for_release
 from oracledp.oracles.base import Oracle, OracleResult
 from oracledp.oracles.registry import make_oracle
 
@@ -120,6 +120,7 @@ def opdisc(
     _check_problem(problem)
     guarantee = opdisc_guarantee(epsilon, delta)  # validates eps, delta first
     orc = make_oracle(oracle, **oracle_options)
+    check_oracle_accepts(orc, problem, separable=False)
     rng = check_rng(random_state)
     space = problem.space
     sigma = opdisc_sigma(epsilon, delta, problem.lipschitz, space.max_norm, space.tau)

@@ -34,7 +34,7 @@ from numpy.typing import NDArray
 
 from oracledp._validation import RandomLike, check_epsilon, check_rng
 from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
-from oracledp.learners._certify import guarantee_for_release
+from oracledp.learners._certify import check_oracle_accepts, guarantee_for_release
 from oracledp.oracles.base import Oracle, OracleResult
 from oracledp.oracles.halfspace import HalfspaceProblem, Perturbation
 from oracledp.oracles.registry import make_oracle
@@ -153,6 +153,7 @@ def rspm(
     orc = make_oracle(oracle, **oracle_options)
     if getattr(orc, "name", "") in ("highs-monolithic", "cpsat"):
         raise ValueError("RSPM needs a weighted oracle: use solver 'highs' or 'brute'")
+    check_oracle_accepts(orc, problem, separable=True)
     rng = check_rng(random_state)
     m = 2 * problem.d
     scale = rspm_scale(epsilon, m)

@@ -54,6 +54,22 @@ class AutoOracle:
             self._choice[problem] = choice
         return choice
 
+    def check_problem(self, problem: HalfspaceProblem, separable: bool) -> None:
+        """Refuse, before any noise is drawn, a problem this oracle cannot take.
+
+        Reads only public facts: the 0/1 columns (declared by the problem's
+        schema), the number of columns and the size of W.  ``separable``: the
+        perturbation is a general :class:`Perturbation` (RSPM) rather than
+        OPDisc's noise vector.
+        """
+        if (separable and self.formulation_for(problem) != "structured"
+                and problem.space.size() > _BRUTE_MAX_POINTS):
+            raise ValueError(
+                "this perturbation needs the structured formulation (at most "
+                f"{self.max_numeric} non-binary columns, the rest declared 0/1 in the feature "
+                f"schema) or a parameter space of at most {_BRUTE_MAX_POINTS} points"
+            )
+
     def solve(self, problem: HalfspaceProblem,
               eta: NDArray[np.floating] | Perturbation) -> OracleResult:
         if self.formulation_for(problem) == "structured":
@@ -62,14 +78,10 @@ class AutoOracle:
             # The monolithic models take OPDisc's noise vector only; a general separable
             # perturbation (e.g. RSPM's separator weights) on non-tabular data is solved by
             # exact enumeration when W is small enough.
-            if problem.space.size() <= _BRUTE_MAX_POINTS:
-                from oracledp.oracles.brute import BruteForceOracle
+            self.check_problem(problem, separable=True)
+            from oracledp.oracles.brute import BruteForceOracle
 
-                return BruteForceOracle(max_points=_BRUTE_MAX_POINTS).solve(problem, eta)
-            raise ValueError(
-                "this perturbation needs the structured formulation (few numeric columns, the "
-                f"rest 0/1) or a parameter space of at most {_BRUTE_MAX_POINTS} points"
-            )
+            return BruteForceOracle(max_points=_BRUTE_MAX_POINTS).solve(problem, eta)
         if self._monolithic is None:
             from oracledp.oracles.monolithic import MonolithicMIPOracle
 

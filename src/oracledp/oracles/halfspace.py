@@ -23,6 +23,16 @@ Conventions (exact, documented, tested):
   Adult's numeric columns (integer / column max) give Q = 7,920.
 * **Aggregation.**  Identical feature rows are merged into one group with
   counts of positive and negative labels; the objective is unchanged.
+* **Public schema.**  With a :class:`FeatureSchema` (which columns are 0/1,
+  and for the others a public grid ``1/q_j`` and bound ``|x_j| <= b_j``) the
+  common denominator ``Q = lcm(q_j)``, the binary columns (which decide the
+  oracle's formulation) and the exact-arithmetic limit all follow from the
+  schema, never from the data; the data are only *checked* against it, and a
+  violation is refused naming the column and the rule, never a value.  Without
+  a schema, :meth:`HalfspaceProblem.from_data` reads the denominators and the
+  0/1 columns from the data: a convenience for tests and research that makes
+  refusals and the choice of formulation data-dependent.  The estimators always
+  build a public schema.
 """
 
 from __future__ import annotations
@@ -36,6 +46,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from oracledp._validation import check_finite_matrix, check_signed_labels
+from oracledp.errors import BoundsViolation
 from oracledp.oracles.space import IntegerBall
 
 _MAX_EXACT = 2**52  # integer magnitudes up to here are exact in float64 solvers
@@ -57,7 +68,7 @@ def rationalize_columns(
         for v, f in zip(uniq, fracs, strict=True):
             if float(f) != float(v):
                 raise ValueError(
-                    f"feature column {j} holds {v!r}, which is not p/q with q <= {max_denominator}; "
+                    f"feature column {j} holds a value that is not p/q with q <= {max_denominator}; "
                     "the exact 0/1 oracle needs rational features: round them to a grid "
                     "(for example np.round(X, 4)) or raise max_denominator"
                 )
@@ -69,12 +80,139 @@ def rationalize_columns(
         nums = np.array([f.numerator * (Q // f.denominator) for f in fracs], dtype=object)
         if np.abs(nums).max(initial=0) > _MAX_EXACT:
             raise ValueError(
-                f"common denominator {Q} makes column {j} too large for exact arithmetic; "
-                "round the features to a coarser grid"
+                f"the common denominator of the features makes column {j} too large for exact "
+                "arithmetic; round the features to a coarser grid"
             )
         idx = np.searchsorted(uniq, X[:, j])
         N[:, j] = nums.astype(np.int64)[idx]
     return N, Q
+
+
+@dataclass(frozen=True)
+class FeatureSchema:
+    """Public description of the feature columns of a 0/1-loss halfspace problem.
+
+    Column ``j`` is either binary (every value exactly 0 or 1) or numeric: a
+    multiple of ``1/denominators[j]`` with ``|x_j| <= bounds[j]``.  Both are
+    declared by the caller (or a bundled dataset), never read from the data, so
+    the common denominator ``Q``, the 0/1 columns (which choose the oracle's
+    formulation) and the exact-arithmetic limit are public.  :meth:`encode`
+    checks data against the schema and refuses a violation with a message that
+    names the column and the rule, never a value, a row or a count.
+    """
+
+    binary: tuple[bool, ...]
+    denominators: tuple[int, ...]
+    bounds: tuple[float, ...]
+    names: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        d = len(self.binary)
+        object.__setattr__(self, "binary", tuple(bool(b) for b in self.binary))
+        if d == 0:
+            raise ValueError("a feature schema needs at least one column")
+        if len(self.denominators) != d or len(self.bounds) != d:
+            raise ValueError("binary, denominators and bounds must have one entry per column")
+        if self.names is not None and len(self.names) != d:
+            raise ValueError("names must have one entry per column")
+        dens = []
+        for j, q in enumerate(self.denominators):
+            if isinstance(q, bool) or int(q) != q or not 1 <= int(q) <= 10**12:
+                raise ValueError(f"{self.column_name(j)}: the grid denominator must be an integer "
+                                 f"in [1, 1e12], got {q!r}")
+            dens.append(1 if self.binary[j] else int(q))
+        object.__setattr__(self, "denominators", tuple(dens))
+        bnds = []
+        for j, b in enumerate(self.bounds):
+            b = 1.0 if self.binary[j] else float(b)
+            if not (math.isfinite(b) and b > 0):
+                raise ValueError(f"{self.column_name(j)}: the bound must be a finite number > 0, "
+                                 f"got {b!r}")
+            bnds.append(b)
+        object.__setattr__(self, "bounds", tuple(bnds))
+
+    @classmethod
+    def grid(cls, d: int, step: Fraction | float, bound: float,
+             binary: ArrayLike | None = None, names: ArrayLike | None = None) -> FeatureSchema:
+        """Every non-binary column on the grid ``step`` (= 1/q) within ``|x| <= bound``.
+
+        ``binary``: indices (or a boolean mask) of the 0/1 columns, default none.
+        """
+        frac = Fraction(step).limit_denominator(10**12)
+        if frac <= 0 or frac.numerator != 1:
+            raise ValueError(f"the grid step must be 1/q for an integer q >= 1, got {step!r}")
+        mask = np.zeros(d, dtype=bool)
+        if binary is not None:
+            b = np.asarray(binary)
+            if b.dtype == bool:
+                if b.shape != (d,):
+                    raise ValueError(f"binary mask must have shape ({d},), got {b.shape}")
+                mask = b.copy()
+            else:
+                idx = b.astype(np.int64).ravel()
+                if len(idx) and (idx.min() < 0 or idx.max() >= d):
+                    raise ValueError(f"binary column indices must lie in [0, {d})")
+                mask[idx] = True
+        return cls(binary=tuple(mask.tolist()), denominators=(frac.denominator,) * d,
+                   bounds=(float(bound),) * d,
+                   names=None if names is None else tuple(map(str, names)))
+
+    @property
+    def d(self) -> int:
+        return len(self.binary)
+
+    @property
+    def Q(self) -> int:
+        """The common denominator lcm(q_j): public, as every q_j is."""
+        return reduce(math.lcm, self.denominators, 1)
+
+    @property
+    def binary_mask(self) -> NDArray[np.bool_]:
+        return np.array(self.binary, dtype=bool)
+
+    def column_name(self, j: int) -> str:
+        return f"feature column {j}" + (f" ({self.names[j]!r})" if self.names else "")
+
+    def check_exact(self, k_max: int) -> None:
+        """Refuse (from the schema alone) when scores could leave exact integer arithmetic."""
+        Q = self.Q
+        worst = sum(math.floor(b * Q) for b in self.bounds) * k_max
+        if worst > _MAX_EXACT:
+            raise ValueError(
+                "the schema's grids and bounds allow integer scores beyond 2**52, where float "
+                "solvers are no longer exact; declare coarser grids or smaller bounds"
+            )
+
+    def encode(self, X: NDArray[np.float64]) -> NDArray[np.int64]:
+        """``N = Q X`` exactly, after checking every column against the schema.
+
+        Raises BoundsViolation naming each violating column and its rule.
+        """
+        if X.ndim != 2 or X.shape[1] != self.d:
+            raise ValueError(f"X has {X.shape[-1] if X.ndim else 0} columns but the schema "
+                             f"declares {self.d}")
+        Q = self.Q
+        q = np.array(self.denominators, dtype=np.float64)
+        bounds = np.array(self.bounds)
+        binary = self.binary_mask
+        M = np.rint(X * q)  # exact integers (|M| <= bound q <= 2**52 once in bounds)
+        not_binary = binary & ~((X == 0) | (X == 1)).all(axis=0)
+        out_of_bounds = ~binary & (np.abs(X) > bounds).any(axis=0)
+        # on grid iff the float of M/q is X itself: X is then read as the rational M/q
+        off_grid = ~binary & ~out_of_bounds & (M / q != X).any(axis=0)
+        problems = [f"{self.column_name(j)} must be 0 or 1 (declared binary)"
+                    for j in np.flatnonzero(not_binary)]
+        problems += [f"{self.column_name(j)} must satisfy |x| <= {self.bounds[j]:g} (declared "
+                     "public bound)" for j in np.flatnonzero(out_of_bounds)]
+        problems += [f"{self.column_name(j)} must be a multiple of 1/{self.denominators[j]} "
+                     "(declared public grid)" for j in np.flatnonzero(off_grid)]
+        if problems:
+            raise BoundsViolation(
+                "the data do not fit the declared feature schema: " + "; ".join(problems)
+                + ". Nothing is clipped or rounded silently: fix the data or the schema "
+                "(for example round to the grid with the estimator's feature_grid)."
+            )
+        return M.astype(np.int64) * (Q // np.array(self.denominators, dtype=np.int64))
 
 
 @dataclass(frozen=True, eq=False)
@@ -150,6 +288,7 @@ class HalfspaceProblem:
     n_pos: NDArray[np.int64]
     n_neg: NDArray[np.int64]
     space: IntegerBall
+    schema: FeatureSchema | None = None
 
     @classmethod
     def from_data(
@@ -158,23 +297,36 @@ class HalfspaceProblem:
         y: ArrayLike,
         space: IntegerBall | None = None,
         *,
+        schema: FeatureSchema | None = None,
         max_denominator: int = 10**6,
     ) -> HalfspaceProblem:
+        """Aggregate (X, y) into an exact problem over ``space``.
+
+        With a :class:`FeatureSchema` every refusal reads only the schema and the
+        public parameters (the data are checked against it); without one the
+        denominators and the 0/1 columns are read from the data (see the module
+        docstring).
+        """
         Xa = check_finite_matrix(X)
         ya = check_signed_labels(y, Xa.shape[0])
         if space is None:
             space = IntegerBall(Xa.shape[1])
         if space.d != Xa.shape[1]:
             raise ValueError(f"space has d = {space.d} but X has {Xa.shape[1]} features")
-        N, Q = rationalize_columns(Xa, max_denominator)
-        if np.abs(N).sum(axis=1).max() * space.k_max > _MAX_EXACT:
-            raise ValueError("feature magnitudes too large for exact integer scores; rescale X")
+        if schema is not None:
+            schema.check_exact(space.k_max)
+            N, Q = schema.encode(Xa), schema.Q
+        else:
+            N, Q = rationalize_columns(Xa, max_denominator)
+            if np.abs(N).sum(axis=1).max() * space.k_max > _MAX_EXACT:
+                raise ValueError("feature magnitudes too large for exact integer scores; "
+                                 "rescale X")
         rows, inverse = np.unique(N, axis=0, return_inverse=True)
         inverse = inverse.ravel()
         g = rows.shape[0]
         n_pos = np.bincount(inverse, weights=(ya == 1), minlength=g).astype(np.int64)
         n_neg = np.bincount(inverse, weights=(ya == -1), minlength=g).astype(np.int64)
-        return cls(N=rows, Q=Q, n_pos=n_pos, n_neg=n_neg, space=space)
+        return cls(N=rows, Q=Q, n_pos=n_pos, n_neg=n_neg, space=space, schema=schema)
 
     @property
     def d(self) -> int:
@@ -195,7 +347,9 @@ class HalfspaceProblem:
 
     @cached_property
     def binary_columns(self) -> NDArray[np.bool_]:
-        """Columns whose values are all 0 or 1 (one-hot / indicator features)."""
+        """The 0/1 columns: declared by the schema, else those whose values are all 0 or 1."""
+        if self.schema is not None:
+            return self.schema.binary_mask
         return ((self.N == 0) | (self.N == self.Q)).all(axis=0)
 
     # --- exact evaluation ----------------------------------------------------------------------
