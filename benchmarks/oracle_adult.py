@@ -48,7 +48,7 @@ def main() -> None:
     args = ap.parse_args()
 
     data = load_adult()
-    problem = HalfspaceProblem.from_data(data.X, data.y)
+    problem = HalfspaceProblem.from_data(data.X, data.y, schema=data.feature_schema)
     n, d = problem.n, problem.d
     delta = 1.0 / n**2
     rng = np.random.default_rng(args.seed)

@@ -17,7 +17,7 @@ from oracledp.estimators import OPDiscClassifier
 from oracledp.estimators.opdisc import build_oracle, round_to_grid
 from oracledp.guarantees import GuaranteeKind
 from oracledp.learners.opdisc import opdisc_sigma
-from oracledp.oracles import HalfspaceProblem, IntegerBall, OracleStatus
+from oracledp.oracles import FeatureSchema, HalfspaceProblem, IntegerBall, OracleStatus
 from oracledp.oracles.base import make_result
 from oracledp.oracles.brute import BruteForceOracle
 
@@ -66,7 +66,7 @@ def _separable(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _brute(**kw) -> OPDiscClassifier:
-    return OPDiscClassifier(solver="brute", **kw)
+    return OPDiscClassifier(**{"solver": "brute", "feature_grid": 0.5, **kw})
 
 
 def test_large_epsilon_gives_the_nonprivate_optimum():
@@ -151,7 +151,8 @@ def test_bad_parameters_rejected_before_noise(params, error):
     X, y = _separable()
     rng = np.random.default_rng(2)
     state = rng.bit_generator.state
-    clf = OPDiscClassifier(**{"solver": "brute", "random_state": rng, **params})
+    clf = OPDiscClassifier(**{"solver": "brute", "random_state": rng, "feature_grid": 0.5,
+                              **params})
     with pytest.raises(error):
         clf.fit(X, y)
     assert rng.bit_generator.state == state
@@ -166,8 +167,11 @@ def test_bad_data_rejected_before_noise():
     Xn[0, 0] = np.nan
     with pytest.raises(ValueError, match="NaN"):
         _brute(random_state=rng).fit(Xn, y)
-    with pytest.raises(ValueError, match="feature_grid"):  # not an exact small rational
-        _brute(random_state=rng).fit(X + math.pi / 1e4, y)
+    off_grid = {"feature_grid": None, "schema": FeatureSchema.grid(2, 0.5, 4.0)}
+    with pytest.raises(ValueError, match="declared public grid"):  # not on the declared grid
+        _brute(random_state=rng, **off_grid).fit(X + math.pi / 1e4, y)
+    with pytest.raises(ValueError, match="public description of the features"):
+        _brute(random_state=rng, feature_grid=None).fit(X, y)
     with pytest.raises(ValueError):
         _brute(random_state=rng).fit(np.empty((0, 2)), [])
     with pytest.raises(ValueError, match="Unknown label type"):
@@ -252,7 +256,7 @@ class _UncertifiedOracle:
 
 def test_uncertified_oracle_refused_by_default():
     X, y = _separable()
-    clf = OPDiscClassifier(solver=_UncertifiedOracle(), random_state=0)
+    clf = OPDiscClassifier(solver=_UncertifiedOracle(), random_state=0, feature_grid=0.5)
     with pytest.raises(OracleFailure, match="certified"):
         clf.fit(X, y)
     assert not hasattr(clf, "coef_")
@@ -260,7 +264,8 @@ def test_uncertified_oracle_refused_by_default():
 
 def test_allow_uncertified_releases_with_guarantee_not_holding():
     X, y = _separable()
-    clf = OPDiscClassifier(solver=_UncertifiedOracle(), random_state=0, allow_uncertified=True)
+    clf = OPDiscClassifier(solver=_UncertifiedOracle(), random_state=0, allow_uncertified=True,
+                           feature_grid=0.5)
     with pytest.warns(PrivacyWarning, match="NO differential privacy guarantee"):
         clf.fit(X, y)
     np.testing.assert_array_equal(clf.coef_, [[1.0, 1.0]])
@@ -280,7 +285,8 @@ def test_time_limit_only_given_to_solvers_that_take_it():
 def test_highs_matches_brute_force():
     X, y = _separable()
     t0 = time.perf_counter()
-    a = OPDiscClassifier(epsilon=0.5, random_state=4, solver="highs", time_limit=20).fit(X, y)
+    a = OPDiscClassifier(epsilon=0.5, random_state=4, solver="highs", time_limit=20,
+                         feature_grid=0.5).fit(X, y)
     assert time.perf_counter() - t0 < 20
     b = _brute(epsilon=0.5, random_state=4).fit(X, y)
     np.testing.assert_array_equal(a.coef_, b.coef_)
@@ -292,11 +298,14 @@ def test_declared_classes_make_the_label_mapping_public() -> None:
     from oracledp.errors import BoundsViolation
 
     X = np.array([[0.0, 1.0], [1.0, 0.0], [1.0, 1.0], [0.5, 0.5]])
-    clf = OPDiscClassifier(epsilon=1.0, solver="brute", classes=["no", "yes"], random_state=0)
+    clf = OPDiscClassifier(epsilon=1.0, solver="brute", classes=["no", "yes"], random_state=0,
+                           feature_grid=0.5)
     clf.fit(X, np.array(["yes"] * 4))
     assert clf.classes_.tolist() == ["no", "yes"]
     assert set(clf.predict(X)) <= {"no", "yes"}
     with pytest.raises(BoundsViolation, match="outside the declared classes"):
-        OPDiscClassifier(solver="brute", classes=[0, 1]).fit(X, np.array([0, 1, 2, 1]))
+        OPDiscClassifier(solver="brute", classes=[0, 1], feature_grid=0.5).fit(
+            X, np.array([0, 1, 2, 1]))
     with pytest.raises(ValueError, match="exactly two distinct"):
-        OPDiscClassifier(solver="brute", classes=[1, 1]).fit(X, np.array([1, 1, 1, 1]))
+        OPDiscClassifier(solver="brute", classes=[1, 1], feature_grid=0.5).fit(
+            X, np.array([1, 1, 1, 1]))

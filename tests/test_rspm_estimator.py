@@ -18,22 +18,25 @@ def test_sklearn_compatible(estimator, check) -> None:
 def test_fit_records_pure_guarantee_and_params() -> None:
     X = np.array([[0.0, 1.0], [1.0, 0.0], [1.0, 1.0], [0.5, 0.0]] * 5)
     y = np.array([0, 1, 1, 0] * 5)
-    clf = RSPMClassifier(epsilon=2.0, solver="brute", random_state=0).fit(X, y)
+    clf = RSPMClassifier(epsilon=2.0, solver="brute", random_state=0, feature_grid=0.5).fit(X, y)
     assert clf.guarantee_.is_pure and clf.guarantee_.epsilon == 2.0
     assert clf.guarantee_.requires_exact_oracle and clf.m_ == 4 and clf.scale_ == 4.0
     assert set(np.unique(clf.coef_)) <= {-1.0, 0.0, 1.0}
     assert sorted(clf.get_params()) == ["allow_uncertified", "classes", "epsilon",
-                                        "feature_grid", "random_state", "solver", "time_limit"]
+                                        "feature_grid", "random_state", "schema", "solver",
+                                        "time_limit"]
     with pytest.raises(BoundsViolation):
-        RSPMClassifier(solver="brute", classes=[0, 1]).fit(X, np.where(y == 0, 0, 5))
+        RSPMClassifier(solver="brute", classes=[0, 1], feature_grid=0.5).fit(
+            X, np.where(y == 0, 0, 5))
     with pytest.raises(ValueError, match="RSPMClassifier needs exactly 2 classes"):
-        RSPMClassifier(solver="brute").fit(X, np.zeros(len(X)))
+        RSPMClassifier(solver="brute", feature_grid=0.5).fit(X, np.zeros(len(X)))
 
 
 def test_adult_accuracy() -> None:
     from oracledp.datasets import load_adult
 
     train, test = load_adult(), load_adult("test")
-    clf = RSPMClassifier(epsilon=1.0, random_state=0).fit(train.X, train.y)
+    clf = RSPMClassifier(epsilon=1.0, random_state=0, schema=train.feature_schema)
+    clf.fit(train.X, train.y)
     assert clf.oracle_status_["certified"]
     assert clf.score(test.X, test.y) > 0.7

@@ -30,7 +30,7 @@ from oracledp.errors import PrivacyWarning
 from oracledp.estimators._base import BinaryClassifierTags, map_binary_labels
 from oracledp.learners.opdisc import OPDiscResult, opdisc
 from oracledp.oracles.base import Oracle
-from oracledp.oracles.halfspace import HalfspaceProblem
+from oracledp.oracles.halfspace import FeatureSchema, HalfspaceProblem
 from oracledp.oracles.registry import check_solver_name, make_oracle
 from oracledp.oracles.space import IntegerBall
 
@@ -88,6 +88,34 @@ def build_oracle(solver: str | Oracle, time_limit: float | None) -> Oracle:
     return oracle
 
 
+def public_schema(schema: object, grid: Fraction | None, d: int, k_max: int,
+                  owner: str) -> FeatureSchema:
+    """The public feature schema of a fit: the caller's, or all columns on ``grid``.
+
+    Reads only parameters and the number of columns, never the data.
+    """
+    if schema is not None:
+        if not isinstance(schema, FeatureSchema):
+            raise TypeError(f"schema must be a FeatureSchema, got {type(schema).__name__}")
+        if schema.d != d:
+            raise ValueError(f"{owner}: the schema declares {schema.d} columns but X has {d}")
+        if grid is not None and any(q % grid.denominator for q in
+                                    np.array(schema.denominators)[~schema.binary_mask]):
+            raise ValueError(f"{owner}: feature_grid {grid} is not on every numeric column's "
+                             "declared grid; choose a grid 1/q whose q divides theirs")
+        return schema
+    if grid is None:
+        raise ValueError(
+            f"{owner} needs a public description of the features: pass schema= (a "
+            "FeatureSchema; bundled datasets have .feature_schema) or feature_grid= (e.g. "
+            "1e-3). Reading grids or 0/1 columns from the training data would make the "
+            "fit's refusals depend on private data."
+        )
+    q = grid.denominator
+    bound = float(2**52 // (q * d * max(k_max, 1)))  # the largest bound that stays exact
+    return FeatureSchema.grid(d, Fraction(1, q), bound)
+
+
 def _check_optional_positive(value: object, name: str) -> float | None:
     return None if value is None else check_positive(value, name)
 
@@ -129,13 +157,22 @@ class OPDiscClassifier(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         nothing.  With ``True`` the uncertified answer is kept, a
         :class:`~oracledp.errors.PrivacyWarning` is issued and
         ``guarantee_.holds`` is False.
+    schema : FeatureSchema or None, default=None
+        The public description of the features
+        (:class:`~oracledp.oracles.FeatureSchema`: which columns are 0/1, the
+        grid ``1/q`` and bound of the others).  Bundled datasets carry theirs
+        (``load_adult().feature_schema``).  The data are checked against it
+        before any noise is drawn (a violation raises BoundsViolation naming the
+        column and the rule); the 0/1 columns choose the oracle's formulation.
+        One of ``schema`` and ``feature_grid`` is required: reading grids or 0/1
+        columns from the data would make refusals depend on private data.
     feature_grid : float or None, default=None
-        ``None``: features are used as they are and must be exact small
-        rationals (p/q with q <= 10**6), else ``fit`` raises ValueError.  A float
-        ``g`` (e.g. ``1e-3``) rounds every feature to the nearest multiple of g,
-        *both in fit and in decision_function/predict*.  The rounding is a fixed
-        public transform applied to each record on its own, so the privacy
-        guarantee is unaffected; it is never applied unless asked for.
+        A float ``g = p/q`` (e.g. ``1e-3``) rounds every non-binary feature to
+        the nearest multiple of g, *both in fit and in decision_function/predict*.
+        The rounding is a fixed public transform applied to each record on its
+        own, so the privacy guarantee is unaffected; it is never applied unless
+        asked for.  Without ``schema``, every column is then numeric on the grid
+        ``1/q`` with the largest bound that keeps scores exact in float64.
     classes : sequence of two labels or None, default=None
         The public label set, mapped in sorted order to -1 and +1.  ``None``
         reads it from ``y`` (sorted unique values), which treats the label set
@@ -217,6 +254,7 @@ class OPDiscClassifier(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         solver: str | Oracle = "highs",
         time_limit: float | None = 60.0,
         allow_uncertified: bool = False,
+        schema: FeatureSchema | None = None,
         feature_grid: float | None = None,
         classes: Any = None,
         random_state: Any = None,
@@ -229,6 +267,7 @@ class OPDiscClassifier(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         self.solver = solver
         self.time_limit = time_limit
         self.allow_uncertified = allow_uncertified
+        self.schema = schema
         self.feature_grid = feature_grid
         self.classes = classes
         self.random_state = random_state
@@ -238,8 +277,15 @@ class OPDiscClassifier(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------------------------------
     @staticmethod
-    def _transform(X: NDArray[np.float64], grid: Fraction | None) -> NDArray[np.float64]:
-        return X if grid is None else round_to_grid(X, grid)
+    def _transform(X: NDArray[np.float64], grid: Fraction | None,
+                   schema: FeatureSchema) -> NDArray[np.float64]:
+        """Round the non-binary columns to ``grid`` (if set); 0/1 columns stay as they are."""
+        if grid is None:
+            return X
+        numeric = ~schema.binary_mask
+        out = X.copy()
+        out[:, numeric] = round_to_grid(X[:, numeric], grid)
+        return out
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> OPDiscClassifier:
         """Fit the private classifier (one OPDisc run).
@@ -282,19 +328,11 @@ class OPDiscClassifier(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         n, d = X_arr.shape
         delta = check_delta(1.0 / n**2 if self.delta is None else self.delta)
 
-        # 3. The exact problem (rejects features that are not exact rationals).
+        # 3. The exact problem over the public schema (refuses data that violate it).
         space = self._make_space(d, bound, radius, tau)
-        X_fit = self._transform(X_arr, grid)
-        try:
-            problem = HalfspaceProblem.from_data(X_fit, y_pm, space)
-        except ValueError as exc:
-            hint = (
-                "pass feature_grid (e.g. OPDiscClassifier(feature_grid=1e-3)) to round the "
-                "features to a public grid in both fit and predict"
-                if grid is None
-                else f"use a coarser feature_grid than {self.feature_grid!r} or rescale X"
-            )
-            raise ValueError(f"{exc}. {type(self).__name__}: {hint}.") from exc
+        schema = public_schema(self.schema, grid, d, space.k_max, type(self).__name__)
+        X_fit = self._transform(X_arr, grid, schema)
+        problem = HalfspaceProblem.from_data(X_fit, y_pm, space, schema=schema)
         oracle = build_oracle(self.solver, time_limit)
 
         # 4. The mechanism: the only place noise is drawn.
@@ -310,6 +348,7 @@ class OPDiscClassifier(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
 
         self.classes_ = classes
         self.feature_grid_ = grid
+        self.feature_schema_ = schema
         self.coef_ = np.asarray(result.w, dtype=np.float64).reshape(1, d)
         self.intercept_ = 0.0
         self.guarantee_ = result.guarantee
@@ -335,7 +374,7 @@ class OPDiscClassifier(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         """Scores ``<x, w>`` (after rounding to ``feature_grid`` if set); > 0 means ``classes_[1]``."""
         check_is_fitted(self)
         X_arr = validate_data(self, X, dtype=np.float64, ensure_all_finite=True, reset=False)
-        X_arr = self._transform(X_arr, self.feature_grid_)  # the grid used in fit
+        X_arr = self._transform(X_arr, self.feature_grid_, self.feature_schema_)  # as in fit
         return X_arr @ self.coef_[0]
 
     def predict(self, X: ArrayLike) -> NDArray[Any]:

@@ -9,7 +9,7 @@ import numpy as np
 from oracledp.estimators.opdisc import OPDiscClassifier
 from oracledp.learners.rspm import RSPMResult, rspm, rspm_space
 from oracledp.oracles.base import Oracle
-from oracledp.oracles.halfspace import HalfspaceProblem
+from oracledp.oracles.halfspace import FeatureSchema, HalfspaceProblem
 from oracledp.oracles.space import IntegerBall
 
 
@@ -46,6 +46,7 @@ class RSPMClassifier(OPDiscClassifier):
         solver: str | Oracle = "highs",
         time_limit: float | None = 60.0,
         allow_uncertified: bool = False,
+        schema: FeatureSchema | None = None,
         feature_grid: float | None = None,
         classes: Any = None,
         random_state: Any = None,
@@ -54,6 +55,7 @@ class RSPMClassifier(OPDiscClassifier):
         self.solver = solver
         self.time_limit = time_limit
         self.allow_uncertified = allow_uncertified
+        self.schema = schema
         self.feature_grid = feature_grid
         self.classes = classes
         self.random_state = random_state

@@ -32,7 +32,7 @@ from numpy.typing import NDArray
 
 from oracledp._validation import check_epsilon, check_positive
 from oracledp.errors import OracleFailure
-from oracledp.oracles.halfspace import HalfspaceProblem
+from oracledp.oracles.halfspace import FeatureSchema, HalfspaceProblem
 from oracledp.oracles.registry import check_solver_name
 from oracledp.oracles.space import IntegerBall
 
@@ -108,10 +108,10 @@ def _stats(values: Sequence[float]) -> dict[str, float | None]:
 
 
 def _non_private(X_tr: NDArray, y_tr: NDArray, X_te: NDArray, y_te: NDArray,
-                 config: Config) -> dict[str, Any]:
+                 config: Config, schema: FeatureSchema) -> dict[str, Any]:
     from oracledp.estimators.opdisc import build_oracle
 
-    problem = HalfspaceProblem.from_data(X_tr, y_tr, IntegerBall(X_tr.shape[1]))
+    problem = HalfspaceProblem.from_data(X_tr, y_tr, IntegerBall(X_tr.shape[1]), schema=schema)
     oracle = build_oracle(config.solver, config.time_limit)
     t0 = time.perf_counter()
     res = oracle.solve(problem, np.zeros(problem.d + 1))
@@ -135,12 +135,13 @@ def _non_private(X_tr: NDArray, y_tr: NDArray, X_te: NDArray, y_te: NDArray,
 
 
 def _private_run(X_tr: NDArray, y_tr: NDArray, X_te: NDArray, y_te: NDArray, eps: float,
-                 eps_index: int, run: int, config: Config) -> dict[str, Any]:
+                 eps_index: int, run: int, config: Config,
+                 schema: FeatureSchema) -> dict[str, Any]:
     from oracledp.estimators import OPDiscClassifier
 
     seed = run_seed(config.seed, eps_index, run)
     clf = OPDiscClassifier(epsilon=eps, solver=config.solver, time_limit=config.time_limit,
-                           random_state=seed)
+                           schema=schema, random_state=seed)
     rec: dict[str, Any] = {"epsilon": eps, "run": run, "seed": seed}
     t0 = time.perf_counter()
     try:
@@ -232,14 +233,15 @@ def run_demo(config: Config | None = None, progress: ProgressCallback | None = N
     n, d = X_tr.shape
 
     step(NON_PRIVATE_LABEL)
-    non_private = _non_private(X_tr, y_tr, X_te, y_te, config)
+    non_private = _non_private(X_tr, y_tr, X_te, y_te, config, train.feature_schema)
     done += 1
 
     runs: list[dict[str, Any]] = []
     for i, eps in enumerate(config.epsilons):
         for run in range(config.runs):
             step(f"eps={eps:g} run {run + 1}/{config.runs}")
-            runs.append(_private_run(X_tr, y_tr, X_te, y_te, eps, i, run, config))
+            runs.append(_private_run(X_tr, y_tr, X_te, y_te, eps, i, run, config,
+                                     train.feature_schema))
             done += 1
     step("done")
 

@@ -106,7 +106,7 @@ def _problem(kind: str, data_seed: int, time_limit: float) -> tuple[Any, Any]:
 
         train, _ = _data(data_seed)
         space = rspm_space(train.X.shape[1]) if kind == "rspm" else None
-        problem = HalfspaceProblem.from_data(train.X, train.y, space)
+        problem = HalfspaceProblem.from_data(train.X, train.y, space, schema=train.feature_schema)
         _CACHE[key] = (problem, make_oracle("highs", time_limit=time_limit))
     return _CACHE[key]
 

@@ -1,0 +1,139 @@
+"""The public feature schema: refusals read only the schema and the parameters, happen before
+any randomness, and their messages name columns and rules, never values, rows or denominators."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from oracledp.datasets import load_adult
+from oracledp.errors import BoundsViolation
+from oracledp.estimators import OPDiscClassifier
+from oracledp.learners.rspm import rspm, rspm_space
+from oracledp.oracles import FeatureSchema, HalfspaceProblem, IntegerBall
+from oracledp.oracles.dispatch import AutoOracle
+from oracledp.oracles.halfspace import rationalize_columns
+
+
+def _table(seed: int = 0, n: int = 30):
+    rng = np.random.default_rng(seed)
+    X = np.column_stack([rng.integers(0, 91, n) / 90, rng.integers(0, 2, (n, 3))]).astype(float)
+    y = rng.choice([-1, 1], n)
+    schema = FeatureSchema(binary=(False, True, True, True), denominators=(90, 1, 1, 1),
+                           bounds=(1.0, 1.0, 1.0, 1.0), names=("age", "a", "b", "c"))
+    return X, y, schema
+
+
+def test_schema_gives_public_denominator_and_binary_columns():
+    X, y, schema = _table()
+    p = HalfspaceProblem.from_data(X, y, IntegerBall(4), schema=schema)
+    assert p.Q == 90 and schema.Q == 90
+    np.testing.assert_array_equal(p.binary_columns, [False, True, True, True])
+    np.testing.assert_array_equal(p.N, np.unique(np.rint(X * 90).astype(np.int64), axis=0))
+    # A declared-binary column that happens to hold only 0/1 *and* a numeric column that
+    # happens to be 0/1 in the data: the schema decides, not the data.
+    X01 = X.copy()
+    X01[:, 0] = np.rint(X01[:, 0])
+    p01 = HalfspaceProblem.from_data(X01, y, IntegerBall(4), schema=schema)
+    assert not p01.binary_columns[0]
+    assert AutoOracle().formulation_for(p01) == AutoOracle().formulation_for(p)
+
+
+def test_same_verdict_for_neighbouring_tables():
+    """Whether a fit is refused depends on the schema, not on which records satisfy it by luck:
+    two neighbours that both fit the schema get the same formulation and the same Q."""
+    X, y, schema = _table(1)
+    Xb = X.copy()
+    Xb[0] = [1.0, 0.0, 0.0, 0.0]  # replace one record
+    pa = HalfspaceProblem.from_data(X, y, IntegerBall(4), schema=schema)
+    pb = HalfspaceProblem.from_data(Xb, y, IntegerBall(4), schema=schema)
+    assert pa.Q == pb.Q
+    np.testing.assert_array_equal(pa.binary_columns, pb.binary_columns)
+    # without a schema the denominator is read from the data and can change with one record
+    Xc = X.copy()
+    Xc[0, 0] = 1 / 7
+    assert rationalize_columns(Xc)[1] != rationalize_columns(X)[1]
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "rule"),
+    [(1, 0.5, "must be 0 or 1"), (0, 1.5, "|x| <= 1"), (0, 0.123456789, "multiple of 1/90")],
+)
+def test_violations_name_column_and_rule_never_the_value(column, value, rule):
+    X, y, schema = _table(2)
+    X[7, column] = value
+    with pytest.raises(BoundsViolation) as info:
+        HalfspaceProblem.from_data(X, y, IntegerBall(4), schema=schema)
+    msg = str(info.value)
+    assert rule in msg and f"feature column {column}" in msg
+    for leaked in (repr(value), str(value), "row 7", "[7", " 7 "):
+        assert leaked not in msg
+
+
+def test_every_violation_is_listed_once():
+    X, y, schema = _table(3)
+    X[0, 1] = 2.0
+    X[1, 0] = 0.3333
+    with pytest.raises(BoundsViolation) as info:
+        HalfspaceProblem.from_data(X, y, IntegerBall(4), schema=schema)
+    msg = str(info.value)
+    assert "feature column 1 ('a') must be 0 or 1" in msg
+    assert "feature column 0 ('age') must be a multiple of 1/90" in msg
+
+
+def test_schema_validation():
+    with pytest.raises(ValueError, match="one entry per column"):
+        FeatureSchema(binary=(True,), denominators=(1, 2), bounds=(1.0,))
+    with pytest.raises(ValueError, match="grid denominator"):
+        FeatureSchema(binary=(False,), denominators=(0,), bounds=(1.0,))
+    with pytest.raises(ValueError, match="bound must be"):
+        FeatureSchema(binary=(False,), denominators=(2,), bounds=(float("inf"),))
+    with pytest.raises(ValueError, match="2\\*\\*52"):
+        FeatureSchema.grid(3, 1e-12, 1e6).check_exact(4)
+    with pytest.raises(ValueError, match="1/q"):
+        FeatureSchema.grid(3, 0.3, 1.0)
+
+
+def test_estimator_refusals_happen_before_randomness():
+    X, y, schema = _table(4)
+    rng = np.random.default_rng(5)
+    state = rng.bit_generator.state
+    bad = X.copy()
+    bad[3, 2] = 0.5
+    cases = [
+        (OPDiscClassifier(solver="brute", random_state=rng), X, "public description"),
+        (OPDiscClassifier(solver="brute", random_state=rng, schema=schema), bad, "0 or 1"),
+        (OPDiscClassifier(solver="brute", random_state=rng, schema=FeatureSchema.grid(3, 1, 1)),
+         X, "declares 3 columns"),
+    ]
+    for clf, data, match in cases:
+        with pytest.raises(ValueError, match=match):
+            clf.fit(data, y)
+        assert not hasattr(clf, "coef_")
+    assert rng.bit_generator.state == state
+
+
+def test_unsupported_perturbation_refused_before_noise():
+    """RSPM on a table with many declared-numeric columns and a huge W: refused from the schema
+    and the sizes alone, before the Laplace noise is drawn."""
+    rng = np.random.default_rng(0)
+    d = 16
+    X = rng.integers(0, 5, (20, d)) / 4
+    schema = FeatureSchema.grid(d, 0.25, 1.0)
+    p = HalfspaceProblem.from_data(X, rng.choice([-1, 1], 20), rspm_space(d), schema=schema)
+    gen = np.random.default_rng(1)
+    state = gen.bit_generator.state
+    with pytest.raises(ValueError, match="structured formulation"):
+        rspm(p, 1.0, oracle="highs", random_state=gen)
+    assert gen.bit_generator.state == state
+
+
+def test_adult_schema_is_public_and_exact():
+    train = load_adult("train")
+    s = train.feature_schema
+    assert s.Q == 7920 and int(s.binary_mask.sum()) == 20
+    assert s.names == tuple(train.feature_names)
+    p = HalfspaceProblem.from_data(train.X, train.y, IntegerBall(23), schema=s)
+    q = HalfspaceProblem.from_data(train.X, train.y, IntegerBall(23))
+    np.testing.assert_array_equal(p.N, q.N)
+    np.testing.assert_array_equal(p.binary_columns, q.binary_columns)
