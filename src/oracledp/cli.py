@@ -213,7 +213,7 @@ def demo(
     ] = "highs",
     time_limit: Annotated[
         float, typer.Option("--time-limit", help="Seconds per oracle call.")
-    ] = 60.0,
+    ] = 300.0,
     out: Annotated[
         Path | None,
         typer.Option("--out", help="Directory for demo.json and demo.png.", file_okay=False),
