@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from oracledp._provenance import environment, environment_line
 from oracledp.datasets import load_adult
 from oracledp.learners.opdisc import opdisc_sigma
 from oracledp.oracles import HalfspaceProblem, make_oracle
@@ -47,6 +48,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
     args = ap.parse_args()
 
+    print(environment_line(), flush=True)
     data = load_adult()
     problem = HalfspaceProblem.from_data(data.X, data.y, schema=data.feature_schema)
     n, d = problem.n, problem.d
@@ -102,7 +104,8 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "oracle_adult.json").write_text(json.dumps(
         {"records": records, "median_certified_s": median_all, "ratio": ratio,
-         "config": vars(args) | {"out": str(args.out)}}, indent=2, default=str))
+         "config": vars(args) | {"out": str(args.out)}, "environment": environment()},
+        indent=2, default=str))
     print(f"median_certified_s={median_all:.2f} ratio={ratio:.1f}")
 
 

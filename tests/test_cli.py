@@ -14,7 +14,7 @@ import oracledp.estimators.opdisc as est_mod
 from oracledp.cli import app
 from oracledp.datasets import TabularDataset
 from oracledp.experiments.demo import NON_PRIVATE_LABEL, Config, run_demo, run_seed
-from oracledp.oracles import OracleStatus
+from oracledp.oracles import FeatureSchema, OracleStatus
 from oracledp.oracles.base import make_result
 
 ENV = {"COLUMNS": "200"}  # wide enough that rich never wraps a cell
@@ -37,6 +37,7 @@ def _tiny(split: str = "train", *, balanced: bool = True, random_state: int = 0)
     return TabularDataset(
         X=X, y=y, feature_names=["a", "b", "c"], numeric_columns=[0, 1, 2],
         categorical_blocks={}, bounds={}, name=f"tiny-{split}", description="test data",
+        feature_schema=FeatureSchema.grid(3, 0.25, 1.0),
     )
 
 

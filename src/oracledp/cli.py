@@ -26,6 +26,7 @@ from rich.progress import (
 from rich.table import Table
 
 from oracledp import __version__
+from oracledp._provenance import environment_line
 from oracledp.errors import OracleDPError
 
 app = typer.Typer(
@@ -244,6 +245,7 @@ def demo(
 
     _print_demo(console, result)
     console.print(f"  total time {result['elapsed_s']:.1f}s")
+    console.print(environment_line(result.get("environment")))
     if out is not None:
         paths = write_outputs(result, out)
         console.print(f"  wrote {paths['json']} and {paths['png']}")

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from oracledp._provenance import environment
 from oracledp._validation import check_epsilon, check_positive
 from oracledp.errors import OracleFailure
 from oracledp.oracles.halfspace import FeatureSchema, HalfspaceProblem
@@ -247,6 +248,7 @@ def run_demo(config: Config | None = None, progress: ProgressCallback | None = N
 
     return {
         "config": asdict(config),
+        "environment": environment(),
         "data": {
             "train": train.name,
             "test": test.name,
