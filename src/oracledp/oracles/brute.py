@@ -10,6 +10,43 @@ from numpy.typing import NDArray
 
 from oracledp.oracles.base import OracleResult, OracleStatus, make_result
 from oracledp.oracles.halfspace import HalfspaceProblem, Perturbation
+from oracledp.oracles.space import IntegerBall
+
+_CHUNK_ENTRIES = 4_000_000  # score matrix entries (groups x points) computed at a time
+
+
+def ball_points(space: IntegerBall, max_points: int = 2_000_000) -> NDArray[np.int64]:
+    """Every k of an :class:`IntegerBall`, in lexicographic order (as ``enumerate_k``).
+
+    Built coordinate by coordinate, keeping only prefixes whose squared norm fits,
+    so the work is proportional to |W| rather than to the box ``(2 k_max + 1)^d``.
+    """
+    n = space.size()
+    if n > max_points:
+        raise ValueError(f"W has {n} points; refusing to enumerate more than {max_points}")
+    cap = space.k_norm2_max
+    vals = np.arange(-space.k_max, space.k_max + 1, dtype=np.int64)
+    sq = vals * vals
+    pts = np.zeros((1, 0), dtype=np.int64)
+    norm2 = np.zeros(1, dtype=np.int64)
+    for _ in range(space.d):
+        cand = norm2[:, None] + sq[None, :]
+        rows, cols = np.nonzero(cand <= cap)  # row-major: prefix first, then value ascending
+        pts = np.hstack([pts[rows], vals[cols][:, None]])
+        norm2 = cand[rows, cols]
+    return pts
+
+
+def exact_losses(problem: HalfspaceProblem, K: NDArray[np.int64]) -> NDArray[np.int64]:
+    """Exact 0/1 loss of every row of K, in chunks (integer arithmetic throughout)."""
+    groups = getattr(problem, "n_groups", None)
+    if groups is None:  # a duck-typed problem (tests): one call
+        return np.asarray(problem.loss_k(K), dtype=np.int64)
+    out = np.empty(K.shape[0], dtype=np.int64)
+    step = max(1, _CHUNK_ENTRIES // max(1, int(groups)))
+    for s in range(0, K.shape[0], step):
+        out[s : s + step] = problem.loss_k(K[s : s + step])
+    return out
 
 
 class BruteForceOracle:
@@ -30,8 +67,12 @@ class BruteForceOracle:
             return self._cache[problem]
         except (KeyError, TypeError):
             pass
-        K = problem.space.enumerate_k(self.max_points)
-        loss = problem.loss_k(K).astype(np.float64)
+        space = problem.space
+        if type(space) is IntegerBall:
+            K = ball_points(space, self.max_points)
+        else:  # another space type: its own enumeration
+            K = space.enumerate_k(self.max_points)
+        loss = exact_losses(problem, K).astype(np.float64)
         P = problem.space.pi_k(K)
         tables = (K, loss, P)
         try:

@@ -34,13 +34,54 @@ only the objective carries the floating-point noise ``eta``):
 
 Certification.  :func:`~oracledp.oracles.base.make_result` recomputes the exact
 objective of the returned (rounded) point and certifies only an optimal status
-whose proven bound is within ``CERTIFY_ABS_TOL`` of it.  The bound is the
-solver's proven dual bound:
+whose bound is within ``CERTIFY_ABS_TOL`` of it.  A solver's floating-point
+"optimal" is not a certificate, so the bound comes from one of three sources, in
+this order (``info["certificate"]`` says which):
 
-* HiGHS: ``info.mip_dual_bound`` (with ``mip_rel_gap = 0``, ``mip_abs_gap = 1e-9``).
-  It bounds the tolerance-relaxed MIP, a superset of W, so it is a valid lower
-  bound; a point that is only feasible within tolerances is caught when its
-  exact objective is recomputed.
+1. ``"enumeration"`` (exact, either solver).  When W is small enough to enumerate
+   (at most ``verify_max_points`` points and ``|W| x groups x d`` integer
+   multiply-adds within a budget; both public sizes), an optimal answer is checked
+   against every point of W: scores and losses in int64 arithmetic (exact: scores
+   stay below 2^52), the noise term with the same floating-point expression as the
+   exact re-evaluation.  If the solver's point is not within ``CERTIFY_ABS_TOL`` of
+   the enumerated minimum, the enumerated minimizer is returned instead
+   (``info["solver_point_rejected"] = True``).  The enumeration tables are built
+   once per problem; each further eta costs one ``|W| x (d+1)`` product.
+2. ``"solver bound"``: the solver's proven bound, only where it is trusted.
+3. ``"none"``: otherwise the bound is set to -inf: never certified (status ``GAP``,
+   ``info["reason"]`` says why, without any data value).
+
+The solver bounds:
+
+* HiGHS: ``info.mip_dual_bound`` (``mip_rel_gap = 0``, ``mip_abs_gap = 1e-9``).  It
+  is computed in floating point (LP relaxations, presolve, propagation, cuts, all
+  with tolerances), so it is **not a proof**; with large coefficients it is
+  plainly wrong (fuzzing found 16 of 300 random tables with a common denominator
+  Q in [1e10, 1e13] "optimal" with a bound above the true minimum).  It is trusted
+  only on a *well-scaled* model, by this rule.  The tolerances are pinned
+  (``mip_feasibility_tolerance = 1e-6``, ``primal_feasibility_tolerance = 1e-7``);
+  let ``t = 1e-6`` be the larger, and ``L = max_r ||A_r||_1`` over the rows of the
+  constraint matrix after the gcd reduction (every coefficient and every row bound
+  is an exact integer).  HiGHS accepts points whose integer columns are within
+  ``t`` of integers and whose rows and column bounds hold within ``t``.  Rounding
+  such a point ``x`` to ``r`` moves each row activity by at most ``t ||A_r||_1``,
+  so ``A_r r >= lo_r - t (1 + ||A_r||_1) > lo_r - 1`` (and likewise at ``hi_r``)
+  whenever ``t (1 + L) < 1``; ``A_r r`` and ``lo_r`` are integers, so ``r`` is
+  exactly feasible: in particular ``a_g = 1`` (``b_g = 1``) at ``r`` implies
+  ``S_g >= 1`` (``S_g <= -1``) exactly.  So under ``t (1 + L) <= 1/2`` (a factor 2
+  of margin) the tolerances cannot change any sign or indicator decision: the
+  model HiGHS solves within its tolerances is a faithful relaxation of the exact
+  one, and row activities stay below ``L k_max``, far from where double rounding
+  (``~ L k_max 2^-53``) reaches the tolerances.  Outside this rule (``L`` above
+  about 5e5, e.g. columns divided by large public maxima) HiGHS's bound is never
+  used.  **What remains trusted** inside the rule: that HiGHS's branch-and-bound,
+  run in floating point on such a well-scaled integer model, returns a valid bound
+  for its tolerance model (the standard assumption of every floating-point MIP
+  solver; no certificate checks it).  In fuzzing, HiGHS's wrong bounds appeared
+  only with ``L`` above 1e9 (none in 400 tables with Q in [1e5, 1e10]); the rule
+  stops more than three orders of magnitude lower.  Where this assumption is not
+  acceptable use ``solver="cpsat"`` (exact integer arithmetic) or a W small enough
+  for enumeration.
 * CP-SAT: a floating-point objective would be scaled to integers internally
   (``mip_wanted_precision`` 1e-6) and "OPTIMAL" declared within
   ``absolute_gap_limit`` (default 1e-4 in OR-Tools 9.15), which is coarser than
@@ -51,7 +92,12 @@ solver's proven dual bound:
   point by at most ``E = k_max sum_j |err_j| + max_v |err_v| <= (d k_max + 1) / 2``.
   CP-SAT then solves a pure integer problem exactly (gap limits 0), and its
   integer bound ``B`` gives the valid bound ``n_total + (B - E) / S`` on the true
-  objective; at optimality the true gap is at most ``2 E / S`` (<= 1e-9).
+  objective; at optimality the true gap is at most ``2 E / S`` (<= 1e-9).  CP-SAT
+  reasons in exact integer arithmetic (its LP relaxations only guide the search;
+  bounds derived from them are justified by exact integer combinations), so this
+  bound is trusted at every scale; what remains trusted is the correctness of
+  CP-SAT's implementation.  It solved every one of the fuzzed large-Q tables that
+  HiGHS got wrong.
 
 Model reuse.  The model is built once per problem object (a
 ``WeakKeyDictionary`` keyed on the problem's identity); a new ``eta`` only
@@ -104,11 +150,17 @@ import numpy as np
 from numpy.typing import NDArray
 
 from oracledp.oracles._highs import new_highs
-from oracledp.oracles.base import OracleResult, OracleStatus, make_result
+from oracledp.oracles.base import CERTIFY_ABS_TOL, OracleResult, OracleStatus, make_result
+from oracledp.oracles.brute import BruteForceOracle
 from oracledp.oracles.halfspace import HalfspaceProblem
 
 _NAMES = {"highs": "highs-monolithic", "cpsat": "cpsat"}
 _HIGHS_ABS_GAP = 1e-9
+_HIGHS_MIP_FEAS_TOL = 1e-6  # integrality, column bounds and rows in the MIP search
+_HIGHS_PRIMAL_FEAS_TOL = 1e-7  # LP relaxations
+_HIGHS_TOL = max(_HIGHS_MIP_FEAS_TOL, _HIGHS_PRIMAL_FEAS_TOL)
+_VERIFY_MAX_POINTS = 250_000  # default largest |W| verified by enumeration
+_VERIFY_MAX_WORK = 100_000_000  # |W| x groups x d integer multiply-adds (one-time per problem)
 _HIGHS_SCHEDULER_LOCK = threading.Lock()
 _CPSAT_PRECISION = 1e-9  # aim: worst-case rounding gap 2 E / S <= (d k_max + 1) / S <= this
 _EXACT = 2.0**52  # magnitudes kept below this stay exact in float64 and int64
@@ -308,11 +360,18 @@ class _HighsModel:
             row_hi.append(np.ones(len(both)))
             r += len(both)
 
+        all_rows, all_coef = np.concatenate(rows), np.concatenate(coef)
+        # The well-scaling rule of the module docstring: t (1 + max_r ||A_r||_1) <= 1/2.
+        row_l1 = np.bincount(all_rows, weights=np.abs(all_coef), minlength=r)
+        self.bound_trusted = bool(_HIGHS_TOL * (1.0 + float(row_l1.max(initial=0.0))) <= 0.5)
+
         h = new_highs(verbose)
         options: dict[str, Any] = {
             "output_flag": bool(verbose),
             "mip_rel_gap": 0.0,
             "mip_abs_gap": _HIGHS_ABS_GAP,
+            "mip_feasibility_tolerance": _HIGHS_MIP_FEAS_TOL,
+            "primal_feasibility_tolerance": _HIGHS_PRIMAL_FEAS_TOL,
             "time_limit": float(time_limit),
             "threads": int(threads),
         }
@@ -327,9 +386,7 @@ class _HighsModel:
             np.full(n_cols, int(highspy.HighsVarType.kInteger), dtype=np.uint8),
         )
         h.changeObjectiveOffset(float(st.n_total))
-        start, idx, val = _coo_to_csr(
-            r, np.concatenate(rows), np.concatenate(cols), np.concatenate(coef)
-        )
+        start, idx, val = _coo_to_csr(r, all_rows, np.concatenate(cols), all_coef)
         h.addRows(r, np.concatenate(row_lo), np.concatenate(row_hi), len(idx), start, idx, val)
         self.h = h
         self.n_cols = n_cols
@@ -388,6 +445,7 @@ class _HighsModel:
                 "run_status": str(run_status),
                 "nodes": int(info.mip_node_count),
                 "solve_s": solve_s,
+                "bound_trusted": self.bound_trusted,
                 **({"scheduler_reset": True} if reset else {}),
             },
         )
@@ -512,6 +570,7 @@ class _CpSatModel:
                 "rounding_bound": E / S,
                 "branches": int(solver.num_branches),
                 "solve_s": solve_s,
+                "bound_trusted": True,  # exact integer arithmetic
             },
         )
 
@@ -661,6 +720,10 @@ class MonolithicMIPOracle:
     isolate:
         Run the solver in a private subprocess.  ``None`` (default): CP-SAT always,
         HiGHS only when highspy cannot be loaded next to an already loaded OR-Tools.
+    verify_max_points:
+        Largest |W| for which an optimal answer is verified (and if need be
+        replaced) by exact enumeration; 0 turns the enumeration off (the
+        certificate then rests on the solver's bound, see the module docstring).
     """
 
     def __init__(
@@ -671,6 +734,7 @@ class MonolithicMIPOracle:
         threads: int = 1,
         verbose: bool = False,
         isolate: bool | None = None,
+        verify_max_points: int = _VERIFY_MAX_POINTS,
     ) -> None:
         if solver not in _NAMES:
             raise ValueError(
@@ -683,6 +747,11 @@ class MonolithicMIPOracle:
             raise ValueError(f"threads must be a positive integer, got {threads!r}")
         if isolate not in (None, True, False):
             raise TypeError(f"isolate must be None, True or False, got {isolate!r}")
+        if (isinstance(verify_max_points, bool)
+                or not isinstance(verify_max_points, (int, np.integer)) or verify_max_points < 0):
+            raise ValueError(
+                f"verify_max_points must be a non-negative integer, got {verify_max_points!r}"
+            )
         if solver == "cpsat" and importlib.util.find_spec("ortools") is None:
             raise ImportError(
                 "solver 'cpsat' needs OR-Tools: pip install 'oracledp[ortools]'"
@@ -693,6 +762,9 @@ class MonolithicMIPOracle:
         self.threads = int(threads)
         self.verbose = bool(verbose)
         self.isolate = isolate
+        self.verify_max_points = int(verify_max_points)
+        self._brute = BruteForceOracle(max_points=self.verify_max_points)
+        self._verifiable: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._models: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._worker: _WorkerClient | None = None
         self._lock = threading.Lock()
@@ -700,7 +772,8 @@ class MonolithicMIPOracle:
     def __repr__(self) -> str:
         return (
             f"MonolithicMIPOracle(solver={self.solver!r}, time_limit={self.time_limit}, "
-            f"threads={self.threads}, verbose={self.verbose}, isolate={self.isolate})"
+            f"threads={self.threads}, verbose={self.verbose}, isolate={self.isolate}, "
+            f"verify_max_points={self.verify_max_points})"
         )
 
     def _options(self) -> dict[str, Any]:
@@ -709,7 +782,8 @@ class MonolithicMIPOracle:
 
     # pickling keeps the configuration only (models and workers are per process)
     def __getstate__(self) -> dict[str, Any]:
-        return {**self._options(), "isolate": self.isolate}
+        return {**self._options(), "isolate": self.isolate,
+                "verify_max_points": self.verify_max_points}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(**state)  # type: ignore[misc]
@@ -739,6 +813,54 @@ class MonolithicMIPOracle:
             self._models[problem] = model
         return model, False, time.perf_counter() - t
 
+    def _can_enumerate(self, problem: HalfspaceProblem) -> bool:
+        """Whether W is small enough to verify by enumeration (public sizes only)."""
+        try:
+            return self._verifiable[problem]
+        except (KeyError, TypeError):
+            pass
+        space = problem.space
+        ok = False
+        if self.verify_max_points > 0 and hasattr(space, "size"):
+            size = space.size()
+            ok = (size <= self.verify_max_points
+                  and size * max(1, problem.n_groups) * space.d <= _VERIFY_MAX_WORK)
+        with contextlib.suppress(TypeError):
+            self._verifiable[problem] = ok
+        return ok
+
+    def _certify(self, problem: HalfspaceProblem, eta: NDArray[np.float64], raw: _Raw) -> _Raw:
+        """Replace the solver's bound by an exact one, keep it if trusted, or drop it."""
+        trusted = bool(raw.info.pop("bound_trusted", False))
+        if raw.status is not OracleStatus.OPTIMAL:
+            return raw  # never certified anyway (make_result needs an optimal status)
+        if self._can_enumerate(problem):
+            K, loss, P = self._brute._tables(problem)
+            obj = loss - P @ eta
+            i = int(obj.argmin())
+            best = float(obj[i])
+            k = raw.k
+            if k is None or not (
+                problem.space.contains_k(k)[0]
+                and float(problem.objective_k(k, eta)[0]) - best <= CERTIFY_ABS_TOL
+            ):
+                k = K[i].copy()
+                raw.info["solver_point_rejected"] = True
+            raw.k, raw.bound = k, best
+            raw.info["certificate"] = "enumeration"
+        elif trusted:
+            raw.info["certificate"] = "solver bound"
+        else:
+            raw.bound = -math.inf
+            raw.info["certificate"] = "none"
+            raw.info["reason"] = (
+                "HiGHS's floating-point bound is not trusted on this model (its integer "
+                "coefficients are too large for the solver tolerances to leave every sign "
+                "decision exact) and W is not verified by enumeration (too large, or turned "
+                "off); solver='cpsat' solves the same model in exact integer arithmetic"
+            )
+        return raw
+
     def _solve_raw(self, problem: HalfspaceProblem, eta: NDArray[np.float64]) -> _Raw:
         model, reused, build_s = self._model(problem)
         raw = model.solve(eta)
@@ -762,6 +884,7 @@ class MonolithicMIPOracle:
                     raw.info["in_process_import_error"] = _HIGHSPY_IMPORT_ERROR[0]
             else:
                 raw = self._solve_raw(problem, eta)
+        raw = self._certify(problem, eta, raw)
         k = raw.k
         if k is None and raw.status is OracleStatus.TIME_LIMIT:
             k = np.zeros(problem.space.d, dtype=np.int64)  # always in W; never certified
