@@ -4,10 +4,12 @@ Public API only; no solver is imported at import time.
 """
 
 from oracledp._validation import check_rng
+from oracledp.diagnostics import NonPrivateDiagnostics
 from oracledp.errors import (
     BoundsViolation,
     BudgetError,
     DataIntegrityError,
+    DiagnosticsWarning,
     OracleFailure,
     PrivacyWarning,
 )
@@ -19,7 +21,9 @@ __all__ = [
     "BoundsViolation",
     "BudgetError",
     "DataIntegrityError",
+    "DiagnosticsWarning",
     "GuaranteeKind",
+    "NonPrivateDiagnostics",
     "OracleFailure",
     "PrivacyGuarantee",
     "PrivacyWarning",

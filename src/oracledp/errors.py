@@ -50,3 +50,12 @@ class BudgetError(OracleDPError, ValueError):
 
 class PrivacyWarning(UserWarning):
     """A privacy guarantee is weaker than the caller may assume."""
+
+
+class DiagnosticsWarning(PrivacyWarning):
+    """The caller opted into non-private diagnostics (``return_diagnostics``/``keep_diagnostics``).
+
+    The released output keeps its guarantee, but the attached
+    :class:`~oracledp.diagnostics.NonPrivateDiagnostics` (training loss, objective,
+    timings...) are not covered by it and must not be published.
+    """

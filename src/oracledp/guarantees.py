@@ -6,7 +6,9 @@ output: the loss ``(epsilon, delta)``, whether it is pure, approximate or
 ex-post, whether the proof assumes the optimization oracle returned an exact
 optimum, which theorem it comes from, and whether it actually holds for this
 release (it does not when a caller opted into releasing an uncertified oracle
-answer).
+answer).  A release carries nothing else that reads the data: the caller who asks for
+the non-private diagnostics of a run (:mod:`oracledp.diagnostics`) gets a guarantee
+flagged ``diagnostics_released=True``.
 
 Sampling uses numpy's PCG64 with floating-point arithmetic: like every float DP
 library, the guarantees are stated under *idealized numerics* (exact real
@@ -17,7 +19,7 @@ floating-point precision attacks.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
@@ -57,6 +59,11 @@ class PrivacyGuarantee:
         are then what *would* hold with an exact oracle, not a guarantee.
     notes:
         Free-text caveats.
+    diagnostics_released:
+        True when the caller opted into non-private diagnostics
+        (``return_diagnostics=True`` / ``keep_diagnostics=True``): the output keeps
+        this guarantee, but the :class:`~oracledp.diagnostics.NonPrivateDiagnostics`
+        released with it (training loss, objective, timings...) are not covered.
     """
 
     epsilon: float
@@ -68,6 +75,7 @@ class PrivacyGuarantee:
     holds: bool = True
     notes: str = ""
     numerics: str = field(default="idealized")
+    diagnostics_released: bool = False
 
     def __post_init__(self) -> None:
         if not (self.epsilon > 0):  # also rejects NaN
@@ -88,17 +96,11 @@ class PrivacyGuarantee:
     def not_holding(self, reason: str) -> PrivacyGuarantee:
         """The same statement, marked as *not* holding for this release."""
         note = f"{self.notes}; " if self.notes else ""
-        return PrivacyGuarantee(
-            epsilon=self.epsilon,
-            delta=self.delta,
-            kind=self.kind,
-            requires_exact_oracle=self.requires_exact_oracle,
-            source=self.source,
-            neighbouring=self.neighbouring,
-            holds=False,
-            notes=f"{note}GUARANTEE DOES NOT HOLD: {reason}",
-            numerics=self.numerics,
-        )
+        return replace(self, holds=False, notes=f"{note}GUARANTEE DOES NOT HOLD: {reason}")
+
+    def with_diagnostics_released(self) -> PrivacyGuarantee:
+        """The same statement, flagged: non-private diagnostics were released alongside."""
+        return replace(self, diagnostics_released=True)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -117,6 +119,8 @@ class PrivacyGuarantee:
             )
         oracle = "; assumes an exact oracle" if self.requires_exact_oracle else ""
         status = "" if self.holds else " [DOES NOT HOLD]"
+        if self.diagnostics_released:
+            status += " [+ non-private diagnostics released, not covered]"
         return f"{loss}, {self.neighbouring} neighbours{oracle}; {self.source}{status}"
 
     def __str__(self) -> str:
