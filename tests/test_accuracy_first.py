@@ -36,7 +36,7 @@ from oracledp.erm import (
 )
 from oracledp.erm import sensitivity as sens
 from oracledp.erm.covnr import trust_region_solve
-from oracledp.errors import BoundsViolation, PrivacyWarning
+from oracledp.errors import BoundsViolation, DiagnosticsWarning, PrivacyWarning
 from oracledp.estimators.accuracy_first import (
     AccuracyFirstLogisticRegression,
     AccuracyFirstRidge,
@@ -374,7 +374,8 @@ def test_covnr_noise_off_releases_the_closed_form_ridge_optimum(
     closed = np.linalg.solve(X.T @ X + n * LAM * np.eye(p), X.T @ y)
     assert np.linalg.norm(closed) <= 1 / math.sqrt(LAM)  # Lemma A.4: inside C
     np.testing.assert_allclose(res.theta, closed, rtol=1e-10, atol=1e-12)
-    assert res.halted and abs(res.excess_risk) < 1e-14
+    excess = RidgeProblem.from_data(X, y).excess_risk(res.theta)[0]
+    assert res.halted and abs(excess) < 1e-14
     assert res.epsilon == res.ex_post.epsilon_test + res.eps_grid[res.stopping_index]
 
 
@@ -397,7 +398,8 @@ def test_outputnr_noise_off_releases_the_logistic_optimum(monkeypatch: pytest.Mo
     # "if ||theta|| <= M then rescale to M" would have stretched it to norm M).
     assert np.linalg.norm(res.theta) < sens.logistic_radius(LAM)
     np.testing.assert_array_equal(res.theta, LogisticProblem.from_data(X, y).theta_star)
-    assert res.halted and abs(res.excess_risk) < 1e-14
+    excess = LogisticProblem.from_data(X, y).excess_risk(res.theta)[0]
+    assert res.halted and abs(excess) < 1e-14
 
 
 def test_outputnr_projects_only_hypotheses_outside_the_m_ball(
@@ -739,7 +741,8 @@ def test_guarantee_is_eps0_plus_eps_k(method: str) -> None:
     assert "ex-post" in g.notes.lower() and "public" in g.notes
     assert res.threshold == -0.015  # -alpha/2 for both (OutputNR's printed +alpha/2 corrected)
     assert res.query_sensitivity == pytest.approx(Delta, rel=1e-12)
-    assert set(res.timings) == {"setup", "noise", "search", "total"}
+    assert res.diagnostics is None and not g.diagnostics_released
+    assert "excess_risk" not in res.summary() and "timings" not in res.summary()
     assert res.calibration == "paper"
     # the one-sided calibration: same hypotheses (same seed), smaller test epsilon
     run = covnr if method == "covnr" else outputnr
@@ -759,7 +762,8 @@ def test_accuracy_holds_with_probability_one_minus_gamma() -> None:
     lp = LogisticProblem.from_data(*_logistic_data(10, n=200))
     limit = stats.binom.isf(ALPHA / 2, 60, 0.1)
     for run, prob in ((covnr, rp), (outputnr, lp)):
-        fails = sum(run(prob, None, 0.05, rng=s).excess_risk > 0.05 for s in range(60))
+        fails = sum(prob.excess_risk(run(prob, None, 0.05, rng=s).theta)[0] > 0.05
+                    for s in range(60))
         assert fails <= limit
 
 
@@ -843,12 +847,13 @@ def kdd_ridge() -> Any:
 def test_end_to_end_kdd_logistic(kdd_logistic: Any) -> None:
     ds = kdd_logistic
     alpha = 0.05
+    prob = LogisticProblem.from_data(ds.X, ds.y)
     for method in ("outputnr", "doubling"):
         est = AccuracyFirstLogisticRegression(alpha, method=method, random_state=1).fit(ds.X, ds.y)
         r = est.result_
         assert r.halted and math.isfinite(est.epsilon_) and est.guarantee_.holds
         assert est.guarantee_.kind is GuaranteeKind.EX_POST
-        assert r.excess_risk <= alpha
+        assert prob.excess_risk(est.coef_)[0] <= alpha
         assert np.linalg.norm(est.coef_) <= sens.logistic_radius(LAM)
         assert est.epsilon_ == est.ex_post_.epsilon_test + est.ex_post_.epsilon_hypothesis
         # better than predicting the majority class (80% attacks)
@@ -871,11 +876,16 @@ def test_end_to_end_kdd_ridge(kdd_ridge: Any) -> None:
     alpha = 0.02
     prob = RidgeProblem.from_data(ds.X, ds.y)
     for method in ("covnr", "doubling"):
-        est = AccuracyFirstRidge(alpha, method=method, random_state=2).fit(ds.X, ds.y)
+        with pytest.warns(DiagnosticsWarning):
+            est = AccuracyFirstRidge(alpha, method=method, random_state=2,
+                                     keep_diagnostics=True).fit(ds.X, ds.y)
         r = est.result_
         assert r.halted and est.guarantee_.holds and math.isfinite(est.epsilon_)
-        assert r.excess_risk <= alpha
-        assert r.excess_risk == pytest.approx(prob.excess_risk(est.coef_)[0], rel=1e-9)
+        assert est.guarantee_.diagnostics_released and r.diagnostics is None
+        excess = est.diagnostics_["excess_risk"]
+        assert excess <= alpha
+        assert excess == pytest.approx(prob.excess_risk(est.coef_)[0], rel=1e-9)
+        assert set(est.diagnostics_["timings"]) == {"setup", "noise", "search", "total"}
         assert np.linalg.norm(est.coef_) <= 1 / math.sqrt(LAM)
         assert est.predict(ds.X[:3]).shape == (3,)
     # refitting clears the old fit when the new one is refused

@@ -355,6 +355,8 @@ def test_paper_protocol_is_flagged_unaccounted():
     assert res.accounted is False
     assert res.guarantee.holds is False
     assert "not accounted" in res.guarantee.notes
-    assert len(res.search) == 2
-    best = max(row["val_accuracy"] for row in res.search)
+    assert res.guarantee.diagnostics_released and res.diagnostics is not None
+    search = res.diagnostics["search"]
+    assert len(search) == 2
+    best = max(row["val_accuracy"] for row in search)
     assert np.mean(res.predict(Xv) == yv) == best

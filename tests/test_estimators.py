@@ -12,7 +12,7 @@ import pytest
 from sklearn.base import clone
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from oracledp.errors import OracleFailure, PrivacyWarning
+from oracledp.errors import DiagnosticsWarning, OracleFailure, PrivacyWarning
 from oracledp.estimators import OPDiscClassifier
 from oracledp.estimators.opdisc import build_oracle, round_to_grid
 from oracledp.guarantees import GuaranteeKind
@@ -71,13 +71,15 @@ def _brute(**kw) -> OPDiscClassifier:
 
 def test_large_epsilon_gives_the_nonprivate_optimum():
     X, y = _separable()
-    clf = _brute(epsilon=1000.0, random_state=0).fit(X, y)
+    with pytest.warns(DiagnosticsWarning):
+        clf = _brute(epsilon=1000.0, random_state=0, keep_diagnostics=True).fit(X, y)
     problem = HalfspaceProblem.from_data(X, y, IntegerBall(2))
     best = BruteForceOracle().solve(problem, np.zeros(3))
     assert best.loss == 0  # w = (1, 1) separates the data
-    assert clf.result_.oracle.loss == best.loss
+    assert clf.diagnostics_["oracle"].loss == best.loss
     assert clf.score(X, y) == 1.0
-    assert clf.oracle_status_["certified"] is True
+    assert clf.result_.certified is True
+    assert clf.diagnostics_["oracle_status"]["certified"] is True
 
 
 def test_accuracy_above_chance_at_moderate_epsilon():
@@ -204,7 +206,7 @@ def test_reproducible_by_seed_and_generator_consumed():
     base = _brute(epsilon=0.5, random_state=np.random.default_rng(5))
     a, b = clone(base).fit(X, y), clone(base).fit(X, y)
     assert a.sigma_ == b.sigma_
-    np.testing.assert_array_equal(a.result_.oracle.k, b.result_.oracle.k)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
 
 
 def test_guarantee_and_fitted_attributes():
@@ -222,7 +224,8 @@ def test_guarantee_and_fitted_attributes():
     assert clf.intercept_ == 0.0
     assert clf.n_features_in_ == 2
     assert not hasattr(clf, "feature_names_in_")
-    assert clf.oracle_status_["solver"] == "brute"
+    assert not hasattr(clf, "oracle_status_") and not hasattr(clf, "diagnostics_")
+    assert clf.result_.diagnostics is None and g.diagnostics_released is False
     assert _brute(epsilon=2.0, delta=1e-3, random_state=0).fit(X, y).guarantee_.delta == 1e-3
 
 
@@ -269,9 +272,13 @@ def test_allow_uncertified_releases_with_guarantee_not_holding():
     with pytest.warns(PrivacyWarning, match="NO differential privacy guarantee"):
         clf.fit(X, y)
     np.testing.assert_array_equal(clf.coef_, [[1.0, 1.0]])
-    assert clf.guarantee_.holds is False
-    assert clf.oracle_status_["certified"] is False
-    assert clf.oracle_status_["status"] == "time_limit"
+    assert clf.guarantee_.holds is False and clf.result_.certified is False
+    assert not hasattr(clf, "diagnostics_")
+    clf.set_params(keep_diagnostics=True)
+    with pytest.warns(PrivacyWarning):  # NO guarantee, and non-private diagnostics kept
+        clf.fit(X, y)
+    assert clf.diagnostics_["oracle_status"]["certified"] is False
+    assert clf.diagnostics_["oracle_status"]["status"] == "time_limit"
 
 
 def test_time_limit_only_given_to_solvers_that_take_it():

@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from oracledp.classes import LocalSearchClassOracle, MonotoneConjunctions, make_class_oracle
 from oracledp.cli import app
+from oracledp.errors import DiagnosticsWarning
 from oracledp.experiments import ftpl as exp
 from oracledp.guarantees import GuaranteeKind
 from oracledp.learners.ftpl import follow_the_leader, ftpl, ftpl_privacy, ftpl_regret_bound
@@ -33,6 +34,8 @@ def test_follow_the_leader_regret_on_hand_built_stream() -> None:
     res = follow_the_leader(cls, HAND)
     # FTL (ties -> first enumerated row): [] , [] (tie at 0), [1] (tie [1]/[1,2]), [1,2]
     np.testing.assert_array_equal(res.plays, [[0, 0], [0, 0], [1, 0], [1, 1]])
+    assert res.privacy is None and res.bound is None and res.epsilon is None
+    res = res.diagnostics  # FTL is non-private: its losses and regret always come with it
     np.testing.assert_array_equal(res.losses, [0, 1, 1, 0])
     np.testing.assert_array_equal(res.cumulative_losses, [0, 1, 2, 2])
     np.testing.assert_array_equal(res.best_params, [1, 1])
@@ -40,20 +43,23 @@ def test_follow_the_leader_regret_on_hand_built_stream() -> None:
     assert res.regret_total == 2.0 and res.regret == 0.5
     assert res.regret_curve is not None
     np.testing.assert_allclose(res.regret_curve, [0.0, 0.5, 2 / 3, 0.5])
-    assert res.privacy is None and res.bound is None and res.epsilon is None
 
 
 def test_ftpl_regret_is_computed_exactly_from_its_plays() -> None:
     cls = MonotoneConjunctions(2).zero_one_loss()
-    res = ftpl(cls, HAND, 0.5, rng=3)
+    assert ftpl(cls, HAND, 0.5, rng=3).diagnostics is None  # regret only on request
+    with pytest.warns(DiagnosticsWarning):
+        res = ftpl(cls, HAND, 0.5, rng=3, return_diagnostics=True)
+    assert res.privacy is not None and res.privacy.reported.diagnostics_released
     table = {(0, 0): [0, 1, 1, 0], (1, 0): [0, 0, 1, 0], (0, 1): [0, 1, 0, 0],
              (1, 1): [0, 0, 0, 0]}
     want = [table[tuple(int(v) for v in p)][t] for t, p in enumerate(res.plays)]
-    np.testing.assert_array_equal(res.losses, want)
-    assert res.best_cumulative_loss == 0.0
-    assert res.regret_total == sum(want) and res.regret == sum(want) / 4
-    assert res.regret_curve is not None
-    np.testing.assert_allclose(res.regret_curve, np.cumsum(want) / np.arange(1, 5))
+    diag = res.diagnostics
+    np.testing.assert_array_equal(diag.losses, want)
+    assert diag.best_cumulative_loss == 0.0
+    assert diag.regret_total == sum(want) and diag.regret == sum(want) / 4
+    assert diag.regret_curve is not None
+    np.testing.assert_allclose(diag.regret_curve, np.cumsum(want) / np.arange(1, 5))
     assert res.bound == pytest.approx(math.expm1(0.5) + 2 * 2**2 / (0.5 * 4))
     assert res.m == 2 and res.T == 4
 
@@ -63,7 +69,8 @@ def test_huge_epsilon_plays_follow_the_leader(d: int) -> None:
     """eps = 1e7: noise l1 << 1, so every play is an exact ERM of its history (ties by noise)."""
     cls = MonotoneConjunctions(d).zero_one_loss()
     Z = _stream(d, 60, seed=d)
-    res = ftpl(cls, Z, 1e7, rng=0)
+    with pytest.warns(DiagnosticsWarning):
+        res = ftpl(cls, Z, 1e7, rng=0, return_diagnostics=True)
     ftl = follow_the_leader(cls, Z)
     P = cls.enumerate()
     L = cls.evaluate(P, Z).astype(float)
@@ -74,7 +81,8 @@ def test_huge_epsilon_plays_follow_the_leader(d: int) -> None:
         assert cls.evaluate(ftl.plays[t], Z[:t]).sum() == hist.min()
         if (hist == hist.min()).sum() == 1:  # unique leader: identical plays
             np.testing.assert_array_equal(res.plays[t], ftl.plays[t])
-    assert res.best_cumulative_loss == L.sum(axis=1).min() == ftl.best_cumulative_loss
+    assert res.diagnostics.best_cumulative_loss == L.sum(axis=1).min() \
+        == ftl.diagnostics.best_cumulative_loss
 
 
 def test_privacy_accounting_goldens() -> None:
@@ -104,7 +112,6 @@ def test_reproducible_by_seed() -> None:
     Z = _stream(4, 80, seed=9)
     a, b = ftpl(cls, Z, 0.3, rng=5), ftpl(cls, Z, 0.3, rng=5)
     np.testing.assert_array_equal(a.plays, b.plays)
-    assert a.regret == b.regret
     c = ftpl(cls, Z, 0.3, rng=np.random.default_rng(5))
     np.testing.assert_array_equal(a.plays, c.plays)
     assert any(not np.array_equal(a.plays, ftpl(cls, Z, 0.3, rng=s).plays) for s in (6, 7))

@@ -36,7 +36,7 @@ from scipy import integrate, stats
 
 from oracledp._validation import check_rng
 from oracledp.audit import FAILURE, audit, failure_aware_sampler, gaussian_mu_max, is_failure
-from oracledp.errors import BoundsViolation, OracleFailure
+from oracledp.errors import BoundsViolation, DiagnosticsWarning, OracleFailure
 from oracledp.learners.opdisc import _opdisc_sample_k, opdisc, opdisc_sigma
 from oracledp.oracles import HalfspaceProblem, IntegerBall, OracleStatus, make_oracle
 from oracledp.oracles.base import make_result
@@ -166,13 +166,25 @@ def _mutant_sample_k(
     return K[obj.argmin(axis=1)]
 
 
+def _k(res: Any, problem: Any) -> NDArray[np.int64]:
+    """Integer coordinates k = w / tau of a released OPDisc vector."""
+    return np.rint(np.asarray(res.w) / problem.space.tau).astype(np.int64)
+
+
+def _with_diagnostics(problem: Any, *args: Any, **kw: Any) -> Any:
+    """``opdisc`` with its non-private diagnostics (oracle record), which warns."""
+    with pytest.warns(DiagnosticsWarning):
+        return opdisc(problem, *args, return_diagnostics=True, **kw)
+
+
 def _public_sample_k(
     problem: Any, eps: float, delta: float, n: int, seed: int
 ) -> NDArray[np.int64]:
     """n independent public ``opdisc`` calls (brute oracle), one spawned SeedSequence each."""
     children = np.random.SeedSequence(seed).spawn(n)
     return np.array(
-        [opdisc(problem, eps, delta, oracle="brute", random_state=c).oracle.k for c in children]
+        [_k(opdisc(problem, eps, delta, oracle="brute", random_state=c), problem)
+         for c in children]
     )
 
 
@@ -194,7 +206,7 @@ def test_o1_sigma_and_decision_rule_via_noise_hook() -> None:
         res = opdisc(prob, EPS, DELTA, oracle="brute", eta=eta)
         assert res.sigma == pytest.approx(SIGMA_O1, rel=1e-12)
         assert res.certified and res.guarantee.holds
-        assert int(res.oracle.k[0]) == (1 if a > -6 else -1), a
+        assert int(_k(res, prob)[0]) == (1 if a > -6 else -1), a
 
 
 def test_o1_exact_law_vectorized_sampler() -> None:
@@ -414,11 +426,11 @@ def test_o2_noise_injection_equivalence() -> None:
     for i in range(300):
         scale = (0.3, 1.0, 3.0, sigma)[i % 4]
         eta = rng.normal(0, scale, size=3)
-        res = opdisc(prob, EPS, DELTA, oracle="brute", eta=eta)
+        res = _with_diagnostics(prob, EPS, DELTA, oracle="brute", eta=eta)
         w_ref, obj_ref = _reference_opdisc(X, y, eta, bound=1, radius=math.sqrt(2), tau=1)
         np.testing.assert_array_equal(res.w, w_ref)
-        assert res.oracle.objective == pytest.approx(obj_ref, abs=1e-9)
-        assert np.isfinite(res.oracle.objective)
+        assert res.diagnostics.oracle.objective == pytest.approx(obj_ref, abs=1e-9)
+        assert np.isfinite(res.diagnostics.oracle.objective)
         seen.add(tuple(res.w))
     assert len(seen) == 9  # every point of W, corners included, was selected
 
@@ -665,19 +677,18 @@ def test_opdisc_reproducibility() -> None:
     """Same seed same output (w and objective); different seeds differ (the noise, seen in
     the objective, differs almost surely)."""
     prob = _small_problem()
+
+    def objective(seed: Any) -> float:
+        res = _with_diagnostics(prob, EPS, DELTA, oracle="brute", random_state=seed)
+        return float(res.diagnostics.oracle.objective)
+
     a = opdisc(prob, EPS, DELTA, oracle="brute", random_state=123)
     b = opdisc(prob, EPS, DELTA, oracle="brute", random_state=123)
     np.testing.assert_array_equal(a.w, b.w)
-    assert a.oracle.objective == b.oracle.objective
-    objs = {
-        opdisc(prob, EPS, DELTA, oracle="brute", random_state=s).oracle.objective for s in range(10)
-    }
-    assert len(objs) == 10
+    assert objective(123) == objective(123)
+    assert len({objective(s) for s in range(10)}) == 10
     g = np.random.default_rng(5)  # a shared Generator draws fresh noise on each call
-    assert (
-        opdisc(prob, EPS, DELTA, oracle="brute", random_state=g).oracle.objective
-        != opdisc(prob, EPS, DELTA, oracle="brute", random_state=g).oracle.objective
-    )
+    assert objective(g) != objective(g)
 
 
 # === Oracle failures (sections 2, 5 mutants, 6 oracle contract) =================================
@@ -773,7 +784,7 @@ def test_poison_oracle_failure_is_raised_and_visible() -> None:
     def run(problem: ExplicitProblem):
         return failure_aware_sampler(
             lambda rng: int(
-                opdisc(problem, EPS, DELTA, oracle=oracle, random_state=rng).oracle.k[0]
+                _k(opdisc(problem, EPS, DELTA, oracle=oracle, random_state=rng), problem)[0]
             )
         )
 
@@ -797,9 +808,8 @@ def test_fallback_to_default_mutant_fails_audit() -> None:
             out = np.empty(n, dtype=np.int64)
             for i in range(n):
                 try:
-                    out[i] = opdisc(problem, EPS, DELTA, oracle=oracle, random_state=rng).oracle.k[
-                        0
-                    ]
+                    out[i] = _k(opdisc(problem, EPS, DELTA, oracle=oracle, random_state=rng),
+                                problem)[0]
                 except OracleFailure:
                     out[i] = -1
             return out

@@ -140,7 +140,7 @@ def test_opdisc_refuses_uncertified_answer():
                  random_state=0, allow_uncertified=True)
     assert not out.guarantee.holds
     assert not out.certified
-    assert problem.space.contains_k(out.oracle.k)[0]
+    assert problem.space.contains_k(np.rint(out.w / problem.space.tau).astype(np.int64))[0]
 
 
 def test_opdisc_certified_run():
@@ -148,7 +148,7 @@ def test_opdisc_certified_run():
     eta = np.array([0.3, -1.2, 0.7])
     out = opdisc(problem, 1.0, 1e-5, oracle=MonolithicMIPOracle(), eta=eta)
     assert out.certified and out.guarantee.holds
-    assert out.oracle.k.tolist() == BruteForceOracle().solve(problem, eta).k.tolist()
+    assert out.w.tolist() == BruteForceOracle().solve(problem, eta).solution.tolist()
 
 
 @pytest.mark.parametrize("solver", SOLVERS)

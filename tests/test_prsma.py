@@ -16,7 +16,7 @@ import pytest
 from scipy import stats
 
 from oracledp.audit import ALPHA, FAILURE, audit, is_failure
-from oracledp.errors import BudgetError
+from oracledp.errors import BudgetError, DiagnosticsWarning
 from oracledp.learners.prsma import (
     FAIL,
     ExplicitRSPMBase,
@@ -36,6 +36,14 @@ R1_PATTERNS = np.array([[1.0], [0.0]])
 Z = 2
 EXACT = ExplicitRSPMBase(R1_LOSSES, R1_PATTERNS)
 POISON = ExplicitRSPMBase(R1_LOSSES, R1_PATTERNS, fail_records=(Z,))
+
+
+def _with_diagnostics(*args, **kw):
+    """``prsma`` with its non-private diagnostics (per-part outcomes, calls, times): warns."""
+    with pytest.warns(DiagnosticsWarning):
+        res = prsma(*args, return_diagnostics=True, **kw)
+    assert res.guarantee.diagnostics_released
+    return res
 
 
 def _neighbours(n_plus: int, n_minus: int) -> tuple[np.ndarray, np.ndarray]:
@@ -133,8 +141,8 @@ def test_max_calls_refused_before_any_randomness() -> None:
     assert "466871" in str(info.value)
     assert gen.bit_generator.state == state  # no draw, and the generator was not spawned from
     assert base.calls == 0
-    res = prsma(data, base, 1.0, 0.1, rng=gen, max_calls=466_872)  # exactly at the limit runs
-    assert res.calls == 466_872 == res.parameters.calls  # perfect oracle: worst case = K * R
+    res = _with_diagnostics(data, base, 1.0, 0.1, rng=gen, max_calls=466_872)  # at the limit
+    assert res.diagnostics.calls == 466_872 == res.parameters.calls  # perfect oracle: K * R
     assert base.calls == 397  # one vectorized call per part (batch = R)
 
 
@@ -143,12 +151,13 @@ def test_stop_at_first_failure_and_batches() -> None:
     _, d2 = _neighbours(80, 260)
     p = prsma_parameters(340, 3.5, 0.5)
     assert (p.K, p.R) == (85, 166)
-    res = prsma(d2, POISON, 3.5, 0.5, rng=4, batch=1)
+    res = _with_diagnostics(d2, POISON, 3.5, 0.5, rng=4, batch=1).diagnostics
     assert res.n_passing == p.K - 1 and res.part_passed.count(False) == 1
     assert res.calls == (p.K - 1) * p.R + 1
-    res = prsma(d2, POISON, 3.5, 0.5, rng=4, batch=100)
+    res = _with_diagnostics(d2, POISON, 3.5, 0.5, rng=4, batch=100).diagnostics
     assert res.calls == (p.K - 1) * p.R + 100
-    assert prsma(d2, POISON, 3.5, 0.5, rng=4, batch=10**9).calls == p.K * p.R
+    assert _with_diagnostics(d2, POISON, 3.5, 0.5, rng=4, batch=10**9).diagnostics.calls \
+        == p.K * p.R
 
 
 # ---------------------------------------------------------------- the count test and the 1/4 finding
@@ -189,15 +198,17 @@ def test_count_decision_white_box() -> None:
     seen_T = set()
     for data in datasets:
         for z0 in np.linspace(-3.0, 1.0, 17):
-            res = _prsma_run(data, POISON, p, gen, _count_noise=float(z0))
-            seen_T.add(res.n_passing)
-            assert res.count_noise == z0
-            assert res.failed == (not (res.n_passing + z0 > p.threshold))
-            assert res.failed == (res.output is FAIL) == (res.chosen_part is None)
+            res = _prsma_run(data, POISON, p, gen, _count_noise=float(z0),
+                             return_diagnostics=True)
+            diag = res.diagnostics
+            seen_T.add(diag.n_passing)
+            assert diag.count_noise == z0
+            assert res.failed == (not (diag.n_passing + z0 > p.threshold))
+            assert res.failed == (res.output is FAIL) == (diag.chosen_part is None)
     assert {7, 6, 5} <= seen_T
     # T == 0 fails whatever the noise
-    res = _prsma_run(np.full(21, Z), POISON, p, gen, _count_noise=100.0)
-    assert res.n_passing == 0 and res.failed
+    res = _prsma_run(np.full(21, Z), POISON, p, gen, _count_noise=100.0, return_diagnostics=True)
+    assert res.diagnostics.n_passing == 0 and res.failed
 
 
 def _tag_base(part, eps_prime, rng, size):
@@ -218,11 +229,12 @@ def test_output_never_from_failed_part_and_uniform_over_passing() -> None:
     gen = np.random.default_rng(7)
     ranks: dict[int, list[int]] = {5: [], 6: []}
     for _ in range(6000):
-        res = _prsma_run(data, _tag_base, p, gen, _count_noise=50.0)
-        assert not res.failed and res.part_passed[res.chosen_part]
+        res = _prsma_run(data, _tag_base, p, gen, _count_noise=50.0, return_diagnostics=True)
+        diag = res.diagnostics
+        assert not res.failed and diag.part_passed[diag.chosen_part]
         assert 0 not in res.output and 1 not in res.output and len(res.output) == 3
-        passing = np.flatnonzero(res.part_passed)
-        ranks[res.n_passing].append(int(np.searchsorted(passing, res.chosen_part)))
+        passing = np.flatnonzero(diag.part_passed)
+        ranks[diag.n_passing].append(int(np.searchsorted(passing, diag.chosen_part)))
     for T, r in ranks.items():
         counts = np.bincount(r, minlength=T)
         assert len(r) > 500 and counts.shape == (T,)
@@ -306,18 +318,19 @@ def test_poison_oracle_audit_prsma_passes_naive_fallback_fails() -> None:
 
 
 def _signature(res):
-    return (res.output, res.failed, res.part_passed, res.chosen_part, res.count_noise, res.calls)
+    d = res.diagnostics
+    return (res.output, res.failed, d.part_passed, d.chosen_part, d.count_noise, d.calls)
 
 
 def test_results_independent_of_n_jobs() -> None:
     _, d2 = _neighbours(80, 260)
-    ref = prsma(d2, POISON, 3.5, 0.5, rng=12)
-    assert ref.n_passing == 84 and ref.backend == "sequential"
-    two = prsma(d2, POISON, 3.5, 0.5, rng=12, n_jobs=2)
-    thr = prsma(d2, POISON, 3.5, 0.5, rng=12, n_jobs=2, backend="threading")
+    ref = _with_diagnostics(d2, POISON, 3.5, 0.5, rng=12)
+    assert ref.diagnostics.n_passing == 84 and ref.backend == "sequential"
+    two = _with_diagnostics(d2, POISON, 3.5, 0.5, rng=12, n_jobs=2)
+    thr = _with_diagnostics(d2, POISON, 3.5, 0.5, rng=12, n_jobs=2, backend="threading")
     assert _signature(two) == _signature(ref) == _signature(thr)
     assert (two.backend, thr.backend) == ("LokyBackend", "ThreadingBackend")
-    assert _signature(prsma(d2, POISON, 3.5, 0.5, rng=13)) != _signature(ref)
+    assert _signature(_with_diagnostics(d2, POISON, 3.5, 0.5, rng=13)) != _signature(ref)
 
 
 def test_dask_local_cluster_matches_local() -> None:
@@ -327,7 +340,7 @@ def test_dask_local_cluster_matches_local() -> None:
     from distributed import Client, LocalCluster
 
     _, d2 = _neighbours(80, 260)
-    ref = prsma(d2, POISON, 3.5, 0.5, rng=14)
+    ref = _with_diagnostics(d2, POISON, 3.5, 0.5, rng=14)
     with warnings.catch_warnings():
         # cluster start-up/shutdown may warn about ports or closing comms: only distributed's
         warnings.filterwarnings("ignore", module=r"distributed(\..*)?$")
@@ -337,9 +350,9 @@ def test_dask_local_cluster_matches_local() -> None:
                          dashboard_address=None) as cluster,
             Client(cluster),
         ):
-            res = prsma(d2, POISON, 3.5, 0.5, rng=14, backend="dask", n_jobs=2)
+            res = _with_diagnostics(d2, POISON, 3.5, 0.5, rng=14, backend="dask", n_jobs=2)
             with joblib.parallel_config(backend="dask"):
-                res2 = prsma(d2, POISON, 3.5, 0.5, rng=14, n_jobs=-1)
+                res2 = _with_diagnostics(d2, POISON, 3.5, 0.5, rng=14, n_jobs=-1)
     assert res.backend == res2.backend == "DaskDistributedBackend"
     assert _signature(res) == _signature(ref) == _signature(res2)
 
@@ -351,16 +364,17 @@ def test_end_to_end_demo_under_two_minutes() -> None:
     """Public API, eps=1, delta=0.1 (K=397, R=1176: 466,872 RSPM runs), n = 5K records."""
     data, _ = _neighbours(5 * 397 // 2, 5 * 397 - 5 * 397 // 2)
     t0 = time.perf_counter()
-    res = prsma(data, EXACT, 1.0, 0.1, rng=15)
+    res = _with_diagnostics(data, EXACT, 1.0, 0.1, rng=15)
     elapsed = time.perf_counter() - t0
     assert elapsed < 120.0
-    assert res.calls == 466_872 and res.n_passing == 397
+    diag = res.diagnostics
+    assert diag.calls == 466_872 and diag.n_passing == 397
     assert res.failed or res.output in (0, 1)
     g = res.guarantee
     assert g is not None and (g.epsilon, g.delta) == (1.0, 0.1)
     assert g.requires_exact_oracle is False and g.holds
     assert "Theorem 8" in g.source and "Neel, Roth, Wu" in g.source
-    assert res.time_total_s >= res.time_parts_s > 0
+    assert diag.time_total_s >= diag.time_parts_s > 0
 
 
 def test_poison_variant_fails_half_the_time() -> None:

@@ -12,6 +12,7 @@ from oracledp.classes.base import ClassOracleResult
 from oracledp.classes.boolean import MonotoneConjunctions
 from oracledp.classes.decision_lists import MonotoneDecisionLists
 from oracledp.classes.mip import make_class_oracle
+from oracledp.errors import DiagnosticsWarning
 from oracledp.guarantees import GuaranteeKind
 from oracledp.learners.prsma import FAIL, prsma
 from oracledp.learners.prsma_bases import (
@@ -123,8 +124,9 @@ def test_prsma_with_failing_oracle_returns_fail() -> None:
     loss = cls.zero_one_loss()
     Z, y = _data(d=3, n=400)
     base = ClassRSPMBase(cls, oracle=FakeOracle(loss, fail_at=0))
-    res = prsma(loss.encode(Z, y), base, 1.0, 0.1, rng=0)
-    assert res.failed and res.output is FAIL and res.n_passing == 0
+    with pytest.warns(DiagnosticsWarning):
+        res = prsma(loss.encode(Z, y), base, 1.0, 0.1, rng=0, return_diagnostics=True)
+    assert res.failed and res.output is FAIL and res.diagnostics["n_passing"] == 0
 
 
 def test_prsma_adult_end_to_end() -> None:
@@ -135,6 +137,7 @@ def test_prsma_adult_end_to_end() -> None:
     assert (g.epsilon, g.delta) == (1.0, 0.1)
     assert g.kind is GuaranteeKind.APPROXIMATE
     assert not g.requires_exact_oracle and g.holds
+    assert g.diagnostics_released  # the demo reports calls and timings, non-private
     p = out["parameters"]
     assert (p.K, p.R, p.n) == (397, 1176, 32561)
     assert out["n_train"] == 32561 and out["n_test"] == 16281

@@ -227,4 +227,5 @@ def test_adult_rspm_is_certified_and_useful() -> None:
     problem = HalfspaceProblem.from_data(data.X, data.y, rspm_space(data.X.shape[1]))
     res = rspm(problem, 1.0, random_state=0)
     assert res.certified and res.m == 46 and res.scale == 92.0
-    assert 1 - res.oracle.loss / problem.n > 0.7
+    train_acc = float(np.mean(np.where(data.X @ res.w > 0, 1, -1) == data.y))
+    assert train_acc > 0.7

@@ -21,7 +21,7 @@ from oracledp.classes import (
     make_class_oracle,
 )
 from oracledp.classes.base import ClassOracleResult
-from oracledp.errors import OracleFailure
+from oracledp.errors import DiagnosticsWarning, OracleFailure
 from oracledp.learners.rspm import _rspm_sample_explicit
 from oracledp.learners.rspm_class import rspm_class, rspm_class_scale
 
@@ -61,11 +61,12 @@ def test_rspm_output_is_the_perturbed_argmin(cls: QueryClass, kind: str) -> None
         Z = _points(cls, rng, kind)
         w = rng.choice([-1.0, 1.0]) * np.ones(len(Z))
         eta = rng.laplace(0.0, 1.5, size=len(U))
-        res = rspm_class(cls, Z, w, 1.0, oracle="highs", eta=eta)
-        assert res.certified and res.guarantee.holds
+        with pytest.warns(DiagnosticsWarning):
+            res = rspm_class(cls, Z, w, 1.0, oracle="highs", eta=eta, return_diagnostics=True)
+        assert res.certified and res.guarantee.holds and res.guarantee.diagnostics_released
         obj = cls.evaluate(P, Z).astype(float) @ w + cls.evaluate(P, U).astype(float) @ eta
         assert np.array_equal(res.params, P[np.argmin(obj)])
-        assert res.oracle.objective == pytest.approx(obj.min(), abs=1e-9)
+        assert res.diagnostics["oracle"].objective == pytest.approx(obj.min(), abs=1e-9)
     # same seed -> same noise -> same answer for the exact MIP and enumeration oracles
     Z = _points(cls, rng, kind)
     for seed in range(3):

@@ -23,8 +23,8 @@ def test_fit_records_pure_guarantee_and_params() -> None:
     assert clf.guarantee_.requires_exact_oracle and clf.m_ == 4 and clf.scale_ == 4.0
     assert set(np.unique(clf.coef_)) <= {-1.0, 0.0, 1.0}
     assert sorted(clf.get_params()) == ["allow_uncertified", "classes", "epsilon",
-                                        "feature_grid", "random_state", "schema", "solver",
-                                        "time_limit"]
+                                        "feature_grid", "keep_diagnostics", "random_state",
+                                        "schema", "solver", "time_limit"]
     with pytest.raises(BoundsViolation):
         RSPMClassifier(solver="brute", classes=[0, 1], feature_grid=0.5).fit(
             X, np.where(y == 0, 0, 5))
@@ -38,5 +38,5 @@ def test_adult_accuracy() -> None:
     train, test = load_adult(), load_adult("test")
     clf = RSPMClassifier(epsilon=1.0, random_state=0, schema=train.feature_schema)
     clf.fit(train.X, train.y)
-    assert clf.oracle_status_["certified"]
+    assert clf.result_.certified and clf.guarantee_.holds
     assert clf.score(test.X, test.y) > 0.7

@@ -115,7 +115,14 @@ from oracledp._validation import (
     check_rng,
     check_signed_labels,
 )
-from oracledp.errors import PrivacyWarning
+from oracledp.diagnostics import (
+    NonPrivateDiagnostics,
+    PicklesWithoutDiagnostics,
+    check_diagnostics_flag,
+    release_diagnostics,
+    split_diagnostics,
+)
+from oracledp.errors import DiagnosticsWarning, PrivacyWarning
 from oracledp.estimators._base import BinaryClassifierTags, map_binary_labels
 from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
 
@@ -475,10 +482,11 @@ class DPSGDResult:
     history : ndarray of shape (T + 1, d + fit_intercept) or None
         Iterates ``w_0 .. w_T`` (last column: intercept) when requested; covered by the same
         guarantee (they are post-processing of the noisy gradients the accountant counts).
-    search : tuple of dict or None
-        The grid-search table of :func:`dpsgd_paper_protocol`.
-    timings : dict
-        Wall-clock seconds of calibration and optimisation.
+    diagnostics : NonPrivateDiagnostics or None
+        None unless requested (``return_diagnostics=True``): then ``timings`` (wall-clock
+        seconds of calibration and optimisation).  :func:`dpsgd_paper_protocol` always
+        attaches its grid-search table as ``search`` (one row per grid point with its
+        validation accuracy), besides the best run's ``timings``.  NOT private.
     """
 
     coef: NDArray[np.float64]
@@ -496,8 +504,7 @@ class DPSGDResult:
     fit_intercept: bool
     accounted: bool = True
     history: NDArray[np.float64] | None = None
-    search: tuple[dict[str, Any], ...] | None = None
-    timings: dict[str, float] = field(default_factory=dict)
+    diagnostics: NonPrivateDiagnostics | None = field(default=None, repr=False)
 
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
         """Scores ``<x, coef> + intercept``; > 0 means label +1."""
@@ -582,6 +589,7 @@ def dpsgd_logistic(
     fit_intercept: bool = True,
     rng: RandomLike = None,
     return_history: bool = False,
+    return_diagnostics: bool = False,
 ) -> DPSGDResult:
     """(epsilon, delta)-DP logistic regression by DP-SGD (replace-one neighbours).
 
@@ -614,6 +622,10 @@ def dpsgd_logistic(
         The only source of randomness (Poisson batches and noise).
     return_history : bool, default=False
         Also return all iterates (covered by the same guarantee).
+    return_diagnostics : bool, default=False
+        Attach :class:`~oracledp.diagnostics.NonPrivateDiagnostics` (``timings``).  For
+        research only: issues a :class:`~oracledp.errors.DiagnosticsWarning` and sets
+        ``guarantee.diagnostics_released``.
 
     Returns
     -------
@@ -630,6 +642,7 @@ def dpsgd_logistic(
     c, step, ep, reg, intercept = _check_hyper(clip, lr, epochs, l2, fit_intercept)
     if not isinstance(return_history, (bool, np.bool_)):
         raise TypeError("return_history must be a bool")
+    want_diag = check_diagnostics_flag(return_diagnostics)
     gen = check_rng(rng)  # type check only
     X_arr = check_finite_matrix(X)
     n, d = X_arr.shape
@@ -668,10 +681,16 @@ def dpsgd_logistic(
     t2 = time.perf_counter()
     coef = avg[:d].copy()
     b0 = float(avg[d]) if intercept else 0.0
+    guarantee = _dpsgd_guarantee(eps, dlt, spent, sigma, q, steps)
+    diagnostics = None
+    if want_diag:
+        guarantee = release_diagnostics(guarantee, "DP-SGD")
+        diagnostics = NonPrivateDiagnostics(
+            "dpsgd_logistic", {"timings": {"calibration": t1 - t0, "optimization": t2 - t1}})
     return DPSGDResult(
         coef=coef,
         intercept=b0,
-        guarantee=_dpsgd_guarantee(eps, dlt, spent, sigma, q, steps),
+        guarantee=guarantee,
         sigma=sigma,
         steps=steps,
         q=q,
@@ -683,7 +702,7 @@ def dpsgd_logistic(
         l2=reg,
         fit_intercept=intercept,
         history=history,
-        timings={"calibration": t1 - t0, "optimization": t2 - t1},
+        diagnostics=diagnostics,
     )
 
 
@@ -734,8 +753,10 @@ def dpsgd_paper_protocol(
     Returns
     -------
     DPSGDResult
-        The best run, with ``search`` holding one row per grid point (hyper-parameters,
-        ``val_accuracy``, ``sigma``, ``steps``).
+        The best run; its ``diagnostics`` (always attached: the whole result is a
+        non-private reference, ``guarantee.diagnostics_released`` is True) hold
+        ``search``, one row per grid point (hyper-parameters, ``val_accuracy``, ``sigma``,
+        ``steps``), and the best run's ``timings``.
     """
     eps = check_epsilon(epsilon)
     g = dict(DEFAULT_PAPER_GRID if grid is None else grid)
@@ -771,7 +792,10 @@ def dpsgd_paper_protocol(
     best: DPSGDResult | None = None
     best_acc = -1.0
     for cfg in configs:
-        res = dpsgd_logistic(X_arr, y, eps, delta, fit_intercept=fit_intercept, rng=gen, **cfg)
+        with warnings.catch_warnings():  # one PrivacyWarning for the whole protocol, below
+            warnings.simplefilter("ignore", DiagnosticsWarning)
+            res = dpsgd_logistic(X_arr, y, eps, delta, fit_intercept=fit_intercept, rng=gen,
+                                 return_diagnostics=True, **cfg)
         acc = float(np.mean(res.predict(Xv) == yv))
         rows.append({**cfg, "val_accuracy": acc, "sigma": res.sigma, "steps": res.steps})
         if acc > best_acc:
@@ -786,9 +810,11 @@ def dpsgd_paper_protocol(
         PrivacyWarning,
         stacklevel=2,
     )
-    return replace(
-        best, guarantee=best.guarantee.not_holding(reason), accounted=False, search=tuple(rows)
-    )
+    assert best.diagnostics is not None
+    diagnostics = NonPrivateDiagnostics(
+        "dpsgd_paper_protocol", {"search": tuple(rows), "timings": best.diagnostics["timings"]})
+    return replace(best, guarantee=best.guarantee.not_holding(reason), accounted=False,
+                   diagnostics=diagnostics)
 
 
 # ==============================================================================================
@@ -796,7 +822,8 @@ def dpsgd_paper_protocol(
 # ==============================================================================================
 
 
-class DPSGDLogisticRegression(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
+class DPSGDLogisticRegression(PicklesWithoutDiagnostics, BinaryClassifierTags, ClassifierMixin,
+                              BaseEstimator):
     """Differentially private logistic regression trained by DP-SGD (the ICML 2020 baseline).
 
     One call of :func:`dpsgd_logistic` with fixed, documented hyper-parameters (never tuned
@@ -824,6 +851,10 @@ class DPSGDLogisticRegression(BinaryClassifierTags, ClassifierMixin, BaseEstimat
         The public label set, mapped in sorted order to -1 and +1.  ``None`` reads it from
         ``y`` (treating the label set as public; y with one class is refused).  With
         ``classes`` the mapping does not depend on y; labels outside it raise BoundsViolation.
+    keep_diagnostics : bool, default=False
+        Keep the run's :class:`~oracledp.diagnostics.NonPrivateDiagnostics` (timings) as
+        ``diagnostics_``, for research: issues a :class:`~oracledp.errors.DiagnosticsWarning`
+        and sets ``guarantee_.diagnostics_released``.  ``diagnostics_`` is never pickled.
     random_state : None, int, SeedSequence or numpy Generator, default=None
         Source of all randomness.  :func:`sklearn.base.clone` deep-copies a Generator, so
         clones draw identical noise: use int seeds or None in cross-validation.
@@ -839,6 +870,9 @@ class DPSGDLogisticRegression(BinaryClassifierTags, ClassifierMixin, BaseEstimat
     sigma_, steps_, q_ : float, int, float
         Noise multiplier, number of steps, sampling probability.
     result_ : DPSGDResult
+        The released run (its ``diagnostics`` is always None).
+    diagnostics_ : NonPrivateDiagnostics
+        Only with ``keep_diagnostics=True``; NOT private, dropped when pickled.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when X was a DataFrame with string column names.
@@ -864,6 +898,7 @@ class DPSGDLogisticRegression(BinaryClassifierTags, ClassifierMixin, BaseEstimat
         l2: float = 0.0,
         fit_intercept: bool = True,
         classes: Any = None,
+        keep_diagnostics: bool = False,
         random_state: Any = None,
     ) -> None:
         self.epsilon = epsilon
@@ -875,6 +910,7 @@ class DPSGDLogisticRegression(BinaryClassifierTags, ClassifierMixin, BaseEstimat
         self.l2 = l2
         self.fit_intercept = fit_intercept
         self.classes = classes
+        self.keep_diagnostics = keep_diagnostics
         self.random_state = random_state
 
     def __sklearn_is_fitted__(self) -> bool:
@@ -891,6 +927,7 @@ class DPSGDLogisticRegression(BinaryClassifierTags, ClassifierMixin, BaseEstimat
         _check_hyper(self.clip, self.lr, self.epochs, self.l2, self.fit_intercept)
         if self.batch_size is not None:
             _check_int_positive(self.batch_size, "batch_size")
+        keep = check_diagnostics_flag(self.keep_diagnostics, "keep_diagnostics")
         rng = check_rng(self.random_state)
 
         X_arr, y_arr = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=True)
@@ -909,7 +946,9 @@ class DPSGDLogisticRegression(BinaryClassifierTags, ClassifierMixin, BaseEstimat
             l2=self.l2,
             fit_intercept=bool(self.fit_intercept),
             rng=rng,
+            return_diagnostics=keep,
         )
+        result, diagnostics = split_diagnostics(result)
         self.classes_ = classes
         self.coef_ = result.coef.reshape(1, -1)
         self.intercept_ = float(result.intercept)
@@ -918,6 +957,8 @@ class DPSGDLogisticRegression(BinaryClassifierTags, ClassifierMixin, BaseEstimat
         self.steps_ = int(result.steps)
         self.q_ = float(result.q)
         self.result_ = result
+        if diagnostics is not None:
+            self.diagnostics_ = diagnostics
         return self
 
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:

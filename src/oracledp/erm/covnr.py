@@ -35,7 +35,7 @@ from __future__ import annotations
 import dataclasses
 import numbers
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +44,11 @@ from numpy.typing import ArrayLike, NDArray
 from threadpoolctl import ThreadpoolController
 
 from oracledp._validation import RandomLike, check_choice, check_positive, check_rng
+from oracledp.diagnostics import (
+    NonPrivateDiagnostics,
+    check_diagnostics_flag,
+    release_diagnostics,
+)
 from oracledp.erm import sensitivity as sens
 from oracledp.erm.sensitivity import _check_gamma
 from oracledp.erm.theory import resolve_eps_grid
@@ -140,17 +145,16 @@ class AccuracyFirstResult:
         ``X^T X`` and ``X^T y``; Lemma A.10: ``2 sqrt(p) / (n lambda)`` for theta*).
     threshold:
         The public test threshold, ``-alpha/2``.
-    excess_risk:
-        ``L(theta) - L(theta*)`` on the training data.  A *non-private*
-        diagnostic for experiments (it reads the data exactly); it is not covered
-        by the guarantee and must not be published with the model.
-    timings:
-        Wall-clock seconds: ``setup`` (validation, statistics, theta*),
-        ``noise`` (hypothesis generation), ``search`` (tests), ``total``.
     calibration:
         How InteractiveAboveThreshold's epsilon was set (``"paper"`` or
         ``"one-sided"``, see :func:`oracledp.erm.sensitivity.iat_epsilon`);
         ``"paper"`` for the DoublingMethod (Theorem A.2's test scale).
+    diagnostics:
+        None unless the caller passed ``return_diagnostics=True``; then a
+        :class:`~oracledp.diagnostics.NonPrivateDiagnostics` with ``excess_risk``
+        (``L(theta) - L(theta*)`` on the training data: it reads the data exactly)
+        and ``timings`` (wall-clock seconds: ``setup``, ``noise``, ``search``,
+        ``total``).  NOT covered by the guarantee; never publish it with the model.
     """
 
     theta: NDArray[np.float64]
@@ -167,9 +171,8 @@ class AccuracyFirstResult:
     query_sensitivity: float
     hypothesis_sensitivity: float
     threshold: float
-    excess_risk: float
-    timings: Mapping[str, float] = field(default_factory=dict)
     calibration: str = "paper"
+    diagnostics: NonPrivateDiagnostics | None = field(default=None, repr=False)
 
     @property
     def halted(self) -> bool:
@@ -189,8 +192,12 @@ class AccuracyFirstResult:
         return self.ex_post.epsilon_hypothesis
 
     def summary(self) -> dict[str, Any]:
-        """A JSON-friendly record of the run (without theta)."""
-        return {
+        """A JSON-friendly record of the run (without theta).
+
+        ``excess_risk`` and ``timings`` appear only when the run carries its
+        (non-private) diagnostics.
+        """
+        out = {
             "method": self.method,
             "alpha": self.alpha,
             "gamma": self.gamma,
@@ -203,11 +210,13 @@ class AccuracyFirstResult:
             "epsilon_test": self.epsilon_test,
             "epsilon_hypothesis": self.epsilon_hypothesis,
             "guarantee_holds": self.guarantee.holds,
-            "excess_risk": self.excess_risk,
             "calibration": self.calibration,
             "theta_norm": float(np.linalg.norm(self.theta)),
-            "timings": dict(self.timings),
         }
+        if self.diagnostics is not None:
+            out["excess_risk"] = self.diagnostics["excess_risk"]
+            out["timings"] = dict(self.diagnostics["timings"])
+        return out
 
 
 def _check_bool(value: object, name: str) -> bool:
@@ -527,6 +536,7 @@ def covnr(
     allow_no_halt: bool = False,
     calibration: str = "paper",
     block_size: int = 32,
+    return_diagnostics: bool = False,
 ) -> AccuracyFirstResult:
     """CovNR (Algorithm 3): the most private ridge hypothesis with excess risk <= alpha.
 
@@ -561,6 +571,11 @@ def covnr(
     block_size:
         Levels evaluated per block of tests (speed only; the law of the output
         does not depend on it).
+    return_diagnostics:
+        Attach :class:`~oracledp.diagnostics.NonPrivateDiagnostics` (``excess_risk``
+        on the training data, ``timings``).  For research only: issues a
+        :class:`~oracledp.errors.DiagnosticsWarning` and sets
+        ``guarantee.diagnostics_released``.
 
     Returns
     -------
@@ -592,6 +607,7 @@ def covnr(
     a = check_positive(alpha, "alpha")
     g = _check_gamma(gamma)
     allow = _check_bool(allow_no_halt, "allow_no_halt")
+    want_diag = check_diagnostics_flag(return_diagnostics)
     block = _check_block(block_size)
     calib = check_choice(calibration, "calibration", sens.CALIBRATIONS)
     gen = check_rng(rng)
@@ -643,6 +659,7 @@ def covnr(
             threshold=threshold,
             times=(t0, t1, t2, t3),
             calibration=calib,
+            return_diagnostics=want_diag,
         )
 
 
@@ -664,6 +681,7 @@ def _finish(
     threshold: float,
     times: tuple[float, float, float, float],
     calibration: str,
+    return_diagnostics: bool,
 ) -> AccuracyFirstResult:
     """Release gating and the result of CovNR / OutputNR (Lemma 2.8 accounting)."""
     T = int(grid.size)
@@ -694,8 +712,15 @@ def _finish(
         extra_notes=_PUBLIC_NOTE.format(y=y_domain),
         released_theta_star=k is None,
     )
-    t4 = time.perf_counter()
-    t0, t1, t2, t3 = times
+    diagnostics = None
+    if return_diagnostics:
+        guarantee = release_diagnostics(guarantee, method, stacklevel=3)
+        t4 = time.perf_counter()
+        t0, t1, t2, t3 = times
+        diagnostics = NonPrivateDiagnostics(method, {
+            "excess_risk": float(excess_fn(released)[0]),
+            "timings": {"setup": t1 - t0, "noise": t2 - t1, "search": t3 - t2, "total": t4 - t0},
+        })
     return AccuracyFirstResult(
         theta=released,
         stopping_index=k,
@@ -706,8 +731,7 @@ def _finish(
         query_sensitivity=query_sensitivity,
         hypothesis_sensitivity=hypothesis_sensitivity,
         threshold=threshold,
-        excess_risk=float(excess_fn(released)[0]),
-        timings={"setup": t1 - t0, "noise": t2 - t1, "search": t3 - t2, "total": t4 - t0},
         calibration=calibration,
+        diagnostics=diagnostics,
         **params,
     )

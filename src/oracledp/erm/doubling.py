@@ -41,6 +41,11 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from oracledp._validation import RandomLike, check_choice, check_positive, check_rng
+from oracledp.diagnostics import (
+    NonPrivateDiagnostics,
+    check_diagnostics_flag,
+    release_diagnostics,
+)
 from oracledp.erm import sensitivity as sens
 from oracledp.erm.covnr import (
     AccuracyFirstResult,
@@ -79,6 +84,7 @@ def doubling(
     eps_list: ArrayLike | tuple[float, float] | None = None,
     rng: RandomLike = None,
     allow_no_halt: bool = False,
+    return_diagnostics: bool = False,
 ) -> AccuracyFirstResult:
     """DoublingMethod (Algorithm 4): double epsilon until a Laplace test accepts the hypothesis.
 
@@ -102,6 +108,11 @@ def doubling(
     allow_no_halt:
         Release theta* (``epsilon = inf``, ``guarantee.holds = False``) when no test
         passes, instead of raising :class:`~oracledp.erm.NoHaltError`.
+    return_diagnostics:
+        Attach :class:`~oracledp.diagnostics.NonPrivateDiagnostics` (``excess_risk``
+        on the training data, ``timings``).  For research only: issues a
+        :class:`~oracledp.errors.DiagnosticsWarning` and sets
+        ``guarantee.diagnostics_released``.
 
     Returns
     -------
@@ -122,6 +133,7 @@ def doubling(
     a = check_positive(alpha, "alpha")
     g = _check_gamma(gamma)
     allow = _check_bool(allow_no_halt, "allow_no_halt")
+    want_diag = check_diagnostics_flag(return_diagnostics)
     gen = check_rng(rng)
     if isinstance(X, RidgeProblem):
         task_ = "ridge"
@@ -217,7 +229,15 @@ def doubling(
         ),
         released_theta_star=k is None,
     )
-    t4 = time.perf_counter()
+    diagnostics = None
+    if want_diag:
+        guarantee = release_diagnostics(guarantee, method)
+        t4 = time.perf_counter()
+        diagnostics = NonPrivateDiagnostics(method, {
+            "excess_risk": float(problem.excess_risk(released)[0]),
+            "timings": {"setup": t1 - t0, "noise": noise_time, "search": (t3 - t1) - noise_time,
+                        "total": t4 - t0},
+        })
     params: dict[str, Any] = {"alpha": a, "gamma": g, "lam": lam_, "n": n, "p": p}
     return AccuracyFirstResult(
         theta=released,
@@ -229,13 +249,7 @@ def doubling(
         query_sensitivity=Delta,
         hypothesis_sensitivity=hyp_sensitivity,
         threshold=threshold,
-        excess_risk=float(problem.excess_risk(released)[0]),
-        timings={
-            "setup": t1 - t0,
-            "noise": noise_time,
-            "search": (t3 - t1) - noise_time,
-            "total": t4 - t0,
-        },
+        diagnostics=diagnostics,
         **params,
     )
 

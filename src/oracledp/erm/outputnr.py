@@ -41,6 +41,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import expit
 
 from oracledp._validation import RandomLike, check_choice, check_positive, check_rng
+from oracledp.diagnostics import check_diagnostics_flag
 from oracledp.erm import sensitivity as sens
 from oracledp.erm.covnr import (
     DEFAULT_LAMBDA,
@@ -263,6 +264,7 @@ def outputnr(
     allow_no_halt: bool = False,
     calibration: str = "paper",
     block_size: int = 32,
+    return_diagnostics: bool = False,
 ) -> AccuracyFirstResult:
     """OutputNR (Algorithm 5, corrected): the most private logistic hypothesis with excess risk <= alpha.
 
@@ -292,6 +294,11 @@ def outputnr(
         :func:`oracledp.erm.sensitivity.iat_epsilon`).
     block_size:
         Levels evaluated per block of tests (speed only).
+    return_diagnostics:
+        Attach :class:`~oracledp.diagnostics.NonPrivateDiagnostics` (``excess_risk``
+        on the training data, ``timings``).  For research only: issues a
+        :class:`~oracledp.errors.DiagnosticsWarning` and sets
+        ``guarantee.diagnostics_released``.
 
     Returns
     -------
@@ -321,6 +328,7 @@ def outputnr(
     a = check_positive(alpha, "alpha")
     g = _check_gamma(gamma)
     allow = _check_bool(allow_no_halt, "allow_no_halt")
+    want_diag = check_diagnostics_flag(return_diagnostics)
     block = _check_block(block_size)
     calib = check_choice(calibration, "calibration", sens.CALIBRATIONS)
     gen = check_rng(rng)
@@ -365,4 +373,5 @@ def outputnr(
             threshold=threshold,
             times=(t0, t1, t2, t3),
             calibration=calib,
+            return_diagnostics=want_diag,
         )

@@ -26,6 +26,11 @@ from sklearn.utils import Tags
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from oracledp._validation import check_choice, check_positive, check_rng
+from oracledp.diagnostics import (
+    PicklesWithoutDiagnostics,
+    check_diagnostics_flag,
+    split_diagnostics,
+)
 from oracledp.erm import AccuracyFirstResult, covnr, doubling, outputnr
 from oracledp.erm.covnr import DEFAULT_LAMBDA, _check_bool, _check_gamma
 from oracledp.erm.sensitivity import CALIBRATIONS
@@ -58,12 +63,15 @@ def _check_calibration(calibration: object, method: str) -> str:
 
 
 def _store(est: Any, result: AccuracyFirstResult) -> None:
+    result, diagnostics = split_diagnostics(result)
     est.result_ = result
     est.ex_post_ = result.ex_post
     est.guarantee_ = result.guarantee
     est.epsilon_ = result.epsilon
     est.stopping_index_ = result.stopping_index
     est.eps_grid_ = result.eps_grid
+    if diagnostics is not None:
+        est.diagnostics_ = diagnostics
     if not result.guarantee.holds:
         warnings.warn(
             _RELEASE_WARNING.format(name=type(est).__name__), PrivacyWarning, stacklevel=3
@@ -94,6 +102,11 @@ _COMMON_DOC = """
         optimum: ``fit`` raises :class:`~oracledp.erm.NoHaltError` instead.  With
         True the optimum is kept, a :class:`~oracledp.errors.PrivacyWarning` is
         issued and ``guarantee_.holds`` is False (``epsilon_ = inf``).
+    keep_diagnostics : bool, default=False
+        Keep the run's :class:`~oracledp.diagnostics.NonPrivateDiagnostics`
+        (``excess_risk`` on the training data, ``timings``) as ``diagnostics_``, for
+        research: issues a :class:`~oracledp.errors.DiagnosticsWarning` and sets
+        ``guarantee_.diagnostics_released``; ``diagnostics_`` is never pickled.
     random_state : None, int, SeedSequence or numpy Generator, default=None
         Source of all noise.  An int seed reproduces the fit; a Generator is
         consumed.  :func:`sklearn.base.clone` deep-copies a Generator, so clones
@@ -113,15 +126,18 @@ _ATTR_DOC = """
     eps_grid_ : ndarray
         The levels searched.
     result_ : AccuracyFirstResult
-        Everything returned by the algorithm.  Its ``excess_risk`` is a
-        non-private diagnostic: do not publish it.
+        The released run (theta, stopping index, ex-post loss, public parameters);
+        its ``diagnostics`` is always None.
+    diagnostics_ : NonPrivateDiagnostics
+        Only with ``keep_diagnostics=True``: ``excess_risk`` and ``timings``.  NOT
+        private; dropped when the estimator is pickled.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when X was a DataFrame with string column names.
 """
 
 
-class AccuracyFirstRidge(RegressorMixin, BaseEstimator):
+class AccuracyFirstRidge(PicklesWithoutDiagnostics, RegressorMixin, BaseEstimator):
     __doc__ = f"""Ridge regression with a target accuracy and an ex-post privacy loss.
 
     Finds, on a grid of privacy levels, the most private hypothesis whose excess
@@ -178,6 +194,7 @@ class AccuracyFirstRidge(RegressorMixin, BaseEstimator):
         eps_list: Any = None,
         calibration: str = "paper",
         allow_no_halt: bool = False,
+        keep_diagnostics: bool = False,
         random_state: Any = None,
     ) -> None:
         self.alpha = alpha
@@ -187,6 +204,7 @@ class AccuracyFirstRidge(RegressorMixin, BaseEstimator):
         self.eps_list = eps_list
         self.calibration = calibration
         self.allow_no_halt = allow_no_halt
+        self.keep_diagnostics = keep_diagnostics
         self.random_state = random_state
 
     def __sklearn_tags__(self) -> Tags:
@@ -219,11 +237,13 @@ class AccuracyFirstRidge(RegressorMixin, BaseEstimator):
         method = check_choice(self.method, "method", ("covnr", "doubling"))
         calibration = _check_calibration(self.calibration, method)
         allow = _check_bool(self.allow_no_halt, "allow_no_halt")
+        keep = check_diagnostics_flag(self.keep_diagnostics, "keep_diagnostics")
         rng = check_rng(self.random_state)  # type check only: nothing is drawn here
         X_arr, y_arr = validate_data(
             self, X, y, dtype=np.float64, ensure_all_finite=True, y_numeric=True
         )
-        common = {"gamma": gamma, "lam": lam, "eps_list": self.eps_list, "rng": rng}
+        common = {"gamma": gamma, "lam": lam, "eps_list": self.eps_list, "rng": rng,
+                  "return_diagnostics": keep}
         if method == "covnr":
             result = covnr(
                 X_arr, y_arr, alpha, allow_no_halt=allow, calibration=calibration, **common
@@ -242,7 +262,8 @@ class AccuracyFirstRidge(RegressorMixin, BaseEstimator):
         return X_arr @ self.coef_
 
 
-class AccuracyFirstLogisticRegression(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
+class AccuracyFirstLogisticRegression(PicklesWithoutDiagnostics, BinaryClassifierTags,
+                                      ClassifierMixin, BaseEstimator):
     __doc__ = f"""l2-regularised logistic regression with a target accuracy and an ex-post privacy loss.
 
     Finds, on a grid of privacy levels, the most private hypothesis whose excess
@@ -308,6 +329,7 @@ class AccuracyFirstLogisticRegression(BinaryClassifierTags, ClassifierMixin, Bas
         calibration: str = "paper",
         classes: Any = None,
         allow_no_halt: bool = False,
+        keep_diagnostics: bool = False,
         random_state: Any = None,
     ) -> None:
         self.alpha = alpha
@@ -318,6 +340,7 @@ class AccuracyFirstLogisticRegression(BinaryClassifierTags, ClassifierMixin, Bas
         self.calibration = calibration
         self.classes = classes
         self.allow_no_halt = allow_no_halt
+        self.keep_diagnostics = keep_diagnostics
         self.random_state = random_state
 
     def __sklearn_is_fitted__(self) -> bool:
@@ -347,10 +370,12 @@ class AccuracyFirstLogisticRegression(BinaryClassifierTags, ClassifierMixin, Bas
         method = check_choice(self.method, "method", ("outputnr", "doubling"))
         calibration = _check_calibration(self.calibration, method)
         allow = _check_bool(self.allow_no_halt, "allow_no_halt")
+        keep = check_diagnostics_flag(self.keep_diagnostics, "keep_diagnostics")
         rng = check_rng(self.random_state)  # type check only: nothing is drawn here
         X_arr, y_arr = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=True)
         classes, y_pm = self._map_labels(y_arr)
-        common = {"gamma": gamma, "lam": lam, "eps_list": self.eps_list, "rng": rng}
+        common = {"gamma": gamma, "lam": lam, "eps_list": self.eps_list, "rng": rng,
+                  "return_diagnostics": keep}
         if method == "outputnr":
             result = outputnr(
                 X_arr, y_pm, alpha, allow_no_halt=allow, calibration=calibration, **common

@@ -26,6 +26,12 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from oracledp._validation import check_delta, check_epsilon, check_positive, check_rng
+from oracledp.diagnostics import (
+    NonPrivateDiagnostics,
+    PicklesWithoutDiagnostics,
+    check_diagnostics_flag,
+    split_diagnostics,
+)
 from oracledp.errors import PrivacyWarning
 from oracledp.estimators._base import BinaryClassifierTags, map_binary_labels
 from oracledp.learners.opdisc import OPDiscResult, opdisc
@@ -120,7 +126,8 @@ def _check_optional_positive(value: object, name: str) -> float | None:
     return None if value is None else check_positive(value, name)
 
 
-class OPDiscClassifier(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
+class OPDiscClassifier(PicklesWithoutDiagnostics, BinaryClassifierTags, ClassifierMixin,
+                       BaseEstimator):
     """Differentially private 0/1-loss linear classifier (OPDisc, exact oracle).
 
     Draws ``eta ~ N(0, sigma^2 I_{d+1})`` and returns the exact minimizer of
@@ -179,6 +186,14 @@ class OPDiscClassifier(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         of the training data as public and refuses a ``y`` with one class; give
         ``classes`` to make the mapping data-independent (``y`` may then hold a
         single class, and labels outside ``classes`` raise BoundsViolation).
+    keep_diagnostics : bool, default=False
+        Keep the oracle's record and the timings as ``diagnostics_`` (a
+        :class:`~oracledp.diagnostics.NonPrivateDiagnostics`), for research.
+        They read the training data exactly (e.g. the number of training rows
+        the released w misclassifies) and are NOT covered by the guarantee:
+        a :class:`~oracledp.errors.DiagnosticsWarning` is issued,
+        ``guarantee_.diagnostics_released`` is True, and ``diagnostics_`` is
+        dropped when the estimator is pickled or deep-copied.
     random_state : None, int, SeedSequence or numpy Generator, default=None
         Source of the noise.  ``None`` draws fresh noise at every fit; an int
         seed reproduces the fit; a Generator is consumed (successive fits draw
@@ -203,13 +218,16 @@ class OPDiscClassifier(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         Only when X was a DataFrame with string column names.
     guarantee_ : PrivacyGuarantee
         (epsilon, delta)-DP statement of this fit, ``requires_exact_oracle=True``.
-    oracle_status_ : dict
-        :meth:`OracleResult.summary` of the oracle call (status, certified, gap,
-        wall time...).
     sigma_ : float
         Standard deviation of the objective noise.
     result_ : OPDiscResult
-        The full result of :func:`~oracledp.learners.opdisc`.
+        The result of :func:`~oracledp.learners.opdisc` (w, sigma, guarantee; its
+        ``diagnostics`` is always None).
+    diagnostics_ : NonPrivateDiagnostics
+        Only with ``keep_diagnostics=True``: ``oracle`` (the
+        :class:`~oracledp.oracles.OracleResult`: training loss of w, objective,
+        bound, gap, status, wall time), ``oracle_status`` (its summary dict) and
+        ``timings``.  NOT private; never pickled with the estimator.
 
     Raises
     ------
@@ -257,6 +275,7 @@ class OPDiscClassifier(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         schema: FeatureSchema | None = None,
         feature_grid: float | None = None,
         classes: Any = None,
+        keep_diagnostics: bool = False,
         random_state: Any = None,
     ) -> None:
         self.epsilon = epsilon
@@ -270,6 +289,7 @@ class OPDiscClassifier(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         self.schema = schema
         self.feature_grid = feature_grid
         self.classes = classes
+        self.keep_diagnostics = keep_diagnostics
         self.random_state = random_state
 
     def __sklearn_is_fitted__(self) -> bool:
@@ -319,6 +339,7 @@ class OPDiscClassifier(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
             )
         grid = None if self.feature_grid is None else _grid_fraction(self.feature_grid)
         check_solver_name(self.solver)
+        keep = check_diagnostics_flag(self.keep_diagnostics, "keep_diagnostics")
         rng = check_rng(self.random_state)  # type check only: nothing is drawn here
 
         # 2. Data and labels.
@@ -336,12 +357,13 @@ class OPDiscClassifier(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         oracle = build_oracle(self.solver, time_limit)
 
         # 4. The mechanism: the only place noise is drawn.
-        result = self._release(problem, epsilon, delta, oracle, rng)
+        result, diagnostics = split_diagnostics(
+            self._release(problem, epsilon, delta, oracle, rng, return_diagnostics=keep))
         if not result.guarantee.holds:
             warnings.warn(
-                f"{type(self).__name__}: the oracle did not certify an exact optimum "
-                f"(status {result.oracle.status}); the coefficients were released because "
-                "allow_uncertified=True and carry NO differential privacy guarantee.",
+                f"{type(self).__name__}: the oracle did not certify an exact optimum; the "
+                "coefficients were released because allow_uncertified=True and carry NO "
+                "differential privacy guarantee.",
                 PrivacyWarning,
                 stacklevel=2,
             )
@@ -352,9 +374,11 @@ class OPDiscClassifier(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         self.coef_ = np.asarray(result.w, dtype=np.float64).reshape(1, d)
         self.intercept_ = 0.0
         self.guarantee_ = result.guarantee
-        self.oracle_status_ = result.oracle.summary()
         self.result_ = result
         self._set_noise_attributes(result)
+        if diagnostics is not None:
+            self.diagnostics_ = NonPrivateDiagnostics(diagnostics.mechanism, {
+                **diagnostics.to_dict(), "oracle_status": diagnostics["oracle"].summary()})
         return self
 
     # --- hooks for estimators built on other oracle mechanisms --------------------------------
@@ -363,9 +387,10 @@ class OPDiscClassifier(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         return IntegerBall(d, bound=bound, radius=radius, tau=tau)
 
     def _release(self, problem: HalfspaceProblem, epsilon: float, delta: float, oracle: Oracle,
-                 rng: np.random.Generator) -> OPDiscResult:
+                 rng: np.random.Generator, *, return_diagnostics: bool = False) -> OPDiscResult:
         return opdisc(problem, epsilon, delta, oracle=oracle, random_state=rng,
-                      allow_uncertified=bool(self.allow_uncertified))
+                      allow_uncertified=bool(self.allow_uncertified),
+                      return_diagnostics=return_diagnostics)
 
     def _set_noise_attributes(self, result: Any) -> None:
         self.sigma_ = float(result.sigma)

@@ -24,6 +24,11 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from oracledp._validation import check_choice, check_delta, check_epsilon, check_positive, check_rng
+from oracledp.diagnostics import (
+    PicklesWithoutDiagnostics,
+    check_diagnostics_flag,
+    split_diagnostics,
+)
 from oracledp.estimators._base import BinaryClassifierTags, map_binary_labels
 from oracledp.learners.opsamp import OPSampResult, opsamp
 from oracledp.oracles.convex import DOMAINS, LogisticLinearOracle
@@ -31,7 +36,8 @@ from oracledp.oracles.convex import DOMAINS, LogisticLinearOracle
 __all__ = ["OPSampClassifier"]
 
 
-class OPSampClassifier(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
+class OPSampClassifier(PicklesWithoutDiagnostics, BinaryClassifierTags, ClassifierMixin,
+                       BaseEstimator):
     """Differentially private logistic regression with OPSamp (approximate, certified oracle).
 
     Draws m noise vectors sigma_k with i.i.d. exponential entries of rate eta,
@@ -77,6 +83,11 @@ class OPSampClassifier(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
     classes : sequence of two labels or None, default=None
         The public label set, mapped in sorted order to -1 and +1.  ``None``
         reads it from ``y``; give ``classes`` to make the mapping data-independent.
+    keep_diagnostics : bool, default=False
+        Keep the run's :class:`~oracledp.diagnostics.NonPrivateDiagnostics` (timings)
+        as ``diagnostics_``, for research: issues a
+        :class:`~oracledp.errors.DiagnosticsWarning` and sets
+        ``guarantee_.diagnostics_released``; ``diagnostics_`` is never pickled.
     random_state : None, int, SeedSequence or numpy Generator, default=None
         Source of all noise (see :class:`~oracledp.estimators.OPDiscClassifier`
         for the caveat about cloning a Generator).
@@ -97,6 +108,9 @@ class OPSampClassifier(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
     loss_scale_, lipschitz_ : float
         The public loss scale M and Lipschitz constant G = feature_bound / M.
     result_ : OPSampResult
+        The released run (its ``diagnostics`` is always None).
+    diagnostics_ : NonPrivateDiagnostics
+        Only with ``keep_diagnostics=True``; NOT private, dropped when pickled.
 
     Privacy
     -------
@@ -130,6 +144,7 @@ class OPSampClassifier(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         tol: float = 1e-10,
         n_jobs: int = 1,
         classes: Any = None,
+        keep_diagnostics: bool = False,
         random_state: Any = None,
     ) -> None:
         self.epsilon = epsilon
@@ -145,6 +160,7 @@ class OPSampClassifier(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         self.tol = tol
         self.n_jobs = n_jobs
         self.classes = classes
+        self.keep_diagnostics = keep_diagnostics
         self.random_state = random_state
 
     def __sklearn_is_fitted__(self) -> bool:
@@ -181,6 +197,7 @@ class OPSampClassifier(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         oracle = LogisticLinearOracle(
             self.domain, self.radius, alpha=self.alpha, tol=self.tol
         )  # validates radius, alpha, tol
+        keep = check_diagnostics_flag(self.keep_diagnostics, "keep_diagnostics")
         rng = check_rng(self.random_state)  # type check only
 
         # 2. Data and labels.
@@ -204,7 +221,9 @@ class OPSampClassifier(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
             beta=self.beta,
             n_jobs=self.n_jobs,
             random_state=rng,
+            return_diagnostics=keep,
         )
+        result, diagnostics = split_diagnostics(result)
         self.classes_ = classes
         self.coef_ = np.asarray(result.w, dtype=np.float64).reshape(1, -1)
         self.intercept_ = 0.0
@@ -217,6 +236,8 @@ class OPSampClassifier(BinaryClassifierTags, ClassifierMixin, BaseEstimator):
         self.loss_scale_ = problem.loss_scale
         self.lipschitz_ = problem.lipschitz
         self.result_ = result
+        if diagnostics is not None:
+            self.diagnostics_ = diagnostics
         return self
 
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:

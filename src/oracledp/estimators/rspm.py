@@ -29,8 +29,10 @@ class RSPMClassifier(OPDiscClassifier):
 
     Attributes
     ----------
-    coef_, intercept_ (0.0), classes_, guarantee_, oracle_status_, result_ (RSPMResult),
-    scale_ (the Laplace scale 2m/eps), m_ (separator size 2d).
+    coef_, intercept_ (0.0), classes_, guarantee_, result_ (RSPMResult),
+    scale_ (the Laplace scale 2m/eps), m_ (separator size 2d); with
+    ``keep_diagnostics=True`` also ``diagnostics_`` (NOT private, never pickled; see
+    :class:`~oracledp.estimators.OPDiscClassifier`).
     """
 
     # OPDiscClassifier parameters that RSPM does not have (W is fixed to {-1,0,1}^d).
@@ -49,6 +51,7 @@ class RSPMClassifier(OPDiscClassifier):
         schema: FeatureSchema | None = None,
         feature_grid: float | None = None,
         classes: Any = None,
+        keep_diagnostics: bool = False,
         random_state: Any = None,
     ) -> None:
         self.epsilon = epsilon
@@ -58,6 +61,7 @@ class RSPMClassifier(OPDiscClassifier):
         self.schema = schema
         self.feature_grid = feature_grid
         self.classes = classes
+        self.keep_diagnostics = keep_diagnostics
         self.random_state = random_state
 
     def _make_space(self, d: int, bound: float | None, radius: float | None,
@@ -65,9 +69,10 @@ class RSPMClassifier(OPDiscClassifier):
         return rspm_space(d)
 
     def _release(self, problem: HalfspaceProblem, epsilon: float, delta: float, oracle: Oracle,
-                 rng: np.random.Generator) -> RSPMResult:
+                 rng: np.random.Generator, *, return_diagnostics: bool = False) -> RSPMResult:
         return rspm(problem, epsilon, oracle=oracle, random_state=rng,
-                    allow_uncertified=bool(self.allow_uncertified))
+                    allow_uncertified=bool(self.allow_uncertified),
+                    return_diagnostics=return_diagnostics)
 
     def _set_noise_attributes(self, result: Any) -> None:
         self.scale_ = float(result.scale)

@@ -32,6 +32,7 @@ from numpy.typing import NDArray
 
 from oracledp._provenance import environment
 from oracledp._validation import check_epsilon, check_positive
+from oracledp.diagnostics import research_diagnostics
 from oracledp.errors import OracleFailure
 from oracledp.oracles.halfspace import FeatureSchema, HalfspaceProblem
 from oracledp.oracles.registry import check_solver_name
@@ -141,12 +142,15 @@ def _private_run(X_tr: NDArray, y_tr: NDArray, X_te: NDArray, y_te: NDArray, eps
     from oracledp.estimators import OPDiscClassifier
 
     seed = run_seed(config.seed, eps_index, run)
+    # A research report: it records the oracle's status, time and training loss, which are
+    # non-private diagnostics (kept on purpose; the guarantee is flagged accordingly).
     clf = OPDiscClassifier(epsilon=eps, solver=config.solver, time_limit=config.time_limit,
-                           schema=schema, random_state=seed)
+                           schema=schema, keep_diagnostics=True, random_state=seed)
     rec: dict[str, Any] = {"epsilon": eps, "run": run, "seed": seed}
     t0 = time.perf_counter()
     try:
-        clf.fit(X_tr, y_tr)
+        with research_diagnostics():
+            clf.fit(X_tr, y_tr)
     except OracleFailure as exc:
         # Only the status and the time are kept: the uncertified point, its objective and
         # bound (in the exception message) depend on the data and must not be published.
@@ -166,20 +170,21 @@ def _private_run(X_tr: NDArray, y_tr: NDArray, X_te: NDArray, y_te: NDArray, eps
         })
         return rec
     r = clf.result_
+    oracle = clf.diagnostics_["oracle"]
     rec.update({
         "ok": True,
         "certified": bool(r.certified),
-        "status": str(r.oracle.status),
-        "oracle_time_s": float(r.oracle.wall_time),
+        "status": str(oracle.status),
+        "oracle_time_s": float(oracle.wall_time),
         "total_time_s": time.perf_counter() - t0,
         "train_acc": float(clf.score(X_tr, y_tr)),
         "test_acc": float(clf.score(X_te, y_te)),
-        "loss": r.oracle.loss,
+        "loss": oracle.loss,
         "sigma": float(r.sigma),
         "w": clf.coef_[0].tolist(),
         "guarantee": clf.guarantee_.to_dict(),
         "guarantee_text": clf.guarantee_.describe(),
-        "oracle": clf.oracle_status_,
+        "oracle": clf.diagnostics_["oracle_status"],
     })
     return rec
 

@@ -107,6 +107,7 @@ def run(cfg: Config, out_dir: Path,
         progress: Callable[[int, int, str], None] | None = None) -> list[dict[str, Any]]:
     """All (d, run) streams, FTL once and FTPL at every eps on each; writes runs.jsonl/csv."""
     from oracledp.classes import MonotoneConjunctions, make_class_oracle
+    from oracledp.diagnostics import research_diagnostics
     from oracledp.learners.ftpl import follow_the_leader, ftpl, ftpl_privacy, ftpl_regret_bound
 
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -139,18 +140,20 @@ def run(cfg: Config, out_dir: Path,
                     else:
                         assert eps is not None
                         seed = _seed(cfg.seed, d, r, 1, round(eps * 1e6))
-                        res = ftpl(cls, Z, eps, oracle=orc, rng=seed,
-                                   delta_prime=cfg.delta_prime)
+                        with research_diagnostics():  # the regret is a non-private report
+                            res = ftpl(cls, Z, eps, oracle=orc, rng=seed,
+                                       delta_prime=cfg.delta_prime, return_diagnostics=True)
                         rec.update(
                             seed=seed,
                             bound=[ftpl_regret_bound(eps, T, m) for T in cfg.horizons],
                             privacy=[ftpl_privacy(eps, T, cfg.delta_prime).to_dict()
                                      for T in cfg.horizons],
                         )
-                    assert res.regret_curve is not None
-                    rec.update(regret=_curve_at(res.regret_curve, cfg.horizons),
-                               best_cumulative_loss=res.best_cumulative_loss,
-                               learner_cumulative_loss=float(res.cumulative_losses[-1]),
+                    diag = res.diagnostics
+                    assert diag is not None and diag["regret_curve"] is not None
+                    rec.update(regret=_curve_at(diag["regret_curve"], cfg.horizons),
+                               best_cumulative_loss=diag["best_cumulative_loss"],
+                               learner_cumulative_loss=float(diag["cumulative_losses"][-1]),
                                wall_s=time.perf_counter() - t0)
                     fh.write(json.dumps(rec) + "\n")
                     fh.flush()

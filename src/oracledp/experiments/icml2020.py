@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from oracledp._validation import check_epsilon
+from oracledp.diagnostics import research_diagnostics
 from oracledp.errors import OracleFailure
 
 __all__ = ["METHODS", "Config", "quick_config", "run_reproduction", "summarize", "write_figures"]
@@ -124,19 +125,25 @@ def _run_oracle_method(method: str, eps: float, seed: int, cfg: Config) -> dict[
     delta = 1.0 / problem.n**2
     t0 = time.perf_counter()
     try:
-        if method == "opdisc":
-            res = opdisc(problem, eps, delta, oracle=oracle, random_state=seed)
-        else:
-            res = rspm(problem, eps, oracle=oracle, random_state=seed)
+        # research records: certification status and oracle time are non-private diagnostics
+        with research_diagnostics():
+            if method == "opdisc":
+                res = opdisc(problem, eps, delta, oracle=oracle, random_state=seed,
+                             return_diagnostics=True)
+            else:
+                res = rspm(problem, eps, oracle=oracle, random_state=seed,
+                           return_diagnostics=True)
     except OracleFailure as exc:
         r = exc.result
         return {"failed": True, "certified": False, "status": str(getattr(r, "status", "error")),
                 "oracle_s": getattr(r, "wall_time", time.perf_counter() - t0)}
+    assert res.diagnostics is not None
+    orc = res.diagnostics["oracle"]
     return {
         "failed": False,
-        "certified": res.oracle.certified,
-        "status": str(res.oracle.status),
-        "oracle_s": res.oracle.wall_time,
+        "certified": orc.certified,
+        "status": str(orc.status),
+        "oracle_s": orc.wall_time,
         "train_acc": _accuracy(train.X, train.y, res.w),
         "test_acc": _accuracy(test.X, test.y, res.w),
         "guarantee": res.guarantee.to_dict(),

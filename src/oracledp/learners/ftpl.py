@@ -49,6 +49,9 @@ replaced), a stream fixed in advance, and an exact (certified) oracle:
 
 The per-round losses, the regret and the best fixed hypothesis use the whole stream
 (``x^T`` included) without noise: they are diagnostics, **not** private releases.
+:func:`ftpl` therefore returns only the plays and the public configuration unless
+``return_diagnostics=True`` (which warns and flags the guarantees); the non-private
+:func:`follow_the_leader` always returns them.
 """
 
 from __future__ import annotations
@@ -62,6 +65,11 @@ from numpy.typing import ArrayLike, NDArray
 
 from oracledp._validation import RandomLike, check_epsilon, check_rng
 from oracledp.classes.base import ENUMERATE_LIMIT, QueryClass, WeightedOracle
+from oracledp.diagnostics import (
+    NonPrivateDiagnostics,
+    check_diagnostics_flag,
+    release_diagnostics,
+)
 from oracledp.errors import OracleFailure
 from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
 from oracledp.learners.rspm_class import (
@@ -174,27 +182,28 @@ class FTPLResult:
     """Output of :func:`ftpl` / :func:`follow_the_leader`.
 
     ``plays[t]`` is the hypothesis played at round t+1 (the released sequence);
-    ``losses[t] = plays[t](x^{t+1})``.  ``regret`` is the realized average regret
-    after T rounds; ``regret_curve[t-1]`` the realized average regret of the prefix
-    of length t (FTPL does not depend on the horizon, so each prefix is a run of
-    FTPL with horizon t); ``None`` when the class is too large to enumerate.
-    ``privacy`` and ``bound`` are ``None`` for the non-private Follow the Leader.
+    ``epsilon``, ``T``, ``m``, ``privacy`` and ``bound`` (:func:`ftpl_regret_bound`)
+    are public.  ``privacy`` and ``bound`` are ``None`` for the non-private Follow
+    the Leader.
+
+    ``diagnostics`` (None for :func:`ftpl` unless ``return_diagnostics=True``; always
+    set by :func:`follow_the_leader`) is a
+    :class:`~oracledp.diagnostics.NonPrivateDiagnostics` with ``losses``
+    (``losses[t] = plays[t](x^{t+1})``), ``cumulative_losses``, ``best_params`` and
+    ``best_cumulative_loss`` (the best fixed hypothesis in hindsight), ``regret``
+    (realized average regret after T rounds), ``regret_total``, ``regret_curve``
+    (``regret_curve[t-1]``: realized average regret of the prefix of length t;
+    FTPL does not depend on the horizon, so each prefix is a run of FTPL with
+    horizon t; ``None`` when the class is too large to enumerate) and ``timings``.
     """
 
     plays: NDArray[np.int64]
-    losses: NDArray[np.float64]
-    cumulative_losses: NDArray[np.float64]
-    best_params: NDArray[np.int64]
-    best_cumulative_loss: float
-    regret: float
-    regret_total: float
-    regret_curve: NDArray[np.float64] | None
     epsilon: float | None
     T: int
     m: int
     privacy: FTPLPrivacy | None
     bound: float | None
-    timings: dict[str, float] = field(default_factory=dict)
+    diagnostics: NonPrivateDiagnostics | None = field(default=None, repr=False)
 
 
 def _setup(cls: QueryClass, stream: ArrayLike, oracle: str | WeightedOracle
@@ -207,9 +216,10 @@ def _setup(cls: QueryClass, stream: ArrayLike, oracle: str | WeightedOracle
     return X, orc
 
 
-def _finish(cls: QueryClass, X: NDArray[np.float64], orc: WeightedOracle,
-            plays: NDArray[np.int64], epsilon: float | None, m: int,
-            privacy: FTPLPrivacy | None, timings: dict[str, float]) -> FTPLResult:
+def _regret_diagnostics(cls: QueryClass, X: NDArray[np.float64], orc: WeightedOracle,
+                        plays: NDArray[np.int64], mechanism: str,
+                        timings: dict[str, float]) -> NonPrivateDiagnostics:
+    """Losses, the best fixed hypothesis in hindsight and the regret: NOT private."""
     T = X.shape[0]
     losses = cls.evaluate(plays, X)[np.arange(T), np.arange(T)].astype(np.float64)
     cum = np.cumsum(losses)
@@ -226,12 +236,11 @@ def _finish(cls: QueryClass, X: NDArray[np.float64], orc: WeightedOracle,
                                 result=best)
         curve = (cum - cum_all.min(axis=0)) / np.arange(1, T + 1)
     reg_total = float(cum[-1] - best_loss)
-    bound = None if epsilon is None else ftpl_regret_bound(epsilon, T, m)
-    return FTPLResult(plays=plays, losses=losses, cumulative_losses=cum,
-                      best_params=np.asarray(best.params, dtype=np.int64),
-                      best_cumulative_loss=best_loss, regret=reg_total / T,
-                      regret_total=reg_total, regret_curve=curve, epsilon=epsilon, T=T, m=m,
-                      privacy=privacy, bound=bound, timings=timings)
+    return NonPrivateDiagnostics(mechanism, {
+        "losses": losses, "cumulative_losses": cum,
+        "best_params": np.asarray(best.params, dtype=np.int64),
+        "best_cumulative_loss": best_loss, "regret": reg_total / T,
+        "regret_total": reg_total, "regret_curve": curve, "timings": timings})
 
 
 def ftpl(
@@ -242,6 +251,7 @@ def ftpl(
     oracle: str | WeightedOracle = "brute",
     rng: RandomLike = None,
     delta_prime: float | None = 1e-6,
+    return_diagnostics: bool = False,
 ) -> FTPLResult:
     """Run Follow the Private Leader (004 Definition 12) with Laplace RSPM on a fixed stream.
 
@@ -260,16 +270,21 @@ def ftpl(
         Seed or numpy Generator: the only source of randomness.
     delta_prime:
         delta' of the advanced-composition statement (``None``: skip it).
+    return_diagnostics:
+        Attach the non-private losses, best fixed hypothesis, exact regret (best
+        fixed hypothesis by the exact oracle, cross-checked by enumeration) and
+        timings as ``diagnostics``.  For research only: issues a
+        :class:`~oracledp.errors.DiagnosticsWarning` and sets
+        ``diagnostics_released`` on the guarantees of ``privacy``.
 
     Returns
     -------
-    FTPLResult with plays, losses, exact regret (best fixed hypothesis by the
-    exact oracle, cross-checked by enumeration), ``bound`` =
-    :func:`ftpl_regret_bound` (004 Theorem 11) and ``privacy`` =
-    :func:`ftpl_privacy` (reported: basic composition, ``((T-1) eps)``-DP).
-    All inputs are validated before any noise is drawn; an uncertified oracle
-    answer raises :class:`~oracledp.errors.OracleFailure`.
+    FTPLResult with the plays, ``bound`` = :func:`ftpl_regret_bound` (004 Theorem 11)
+    and ``privacy`` = :func:`ftpl_privacy` (reported: basic composition,
+    ``((T-1) eps)``-DP).  All inputs are validated before any noise is drawn; an
+    uncertified oracle answer raises :class:`~oracledp.errors.OracleFailure`.
     """
+    want_diag = check_diagnostics_flag(return_diagnostics)
     eps = check_epsilon(epsilon)
     X, orc = _setup(cls, stream, oracle)
     privacy = ftpl_privacy(eps, X.shape[0], delta_prime)
@@ -288,9 +303,20 @@ def ftpl(
     for t in range(1, T):
         plays[t] = rspm_class(cls, X[:t], None, eps, oracle=orc, rng=gen).params
     t1 = time.perf_counter()
-    res = _finish(cls, X, orc, plays, eps, m, privacy, {"plays_s": t1 - t0})
-    res.timings["total_s"] = time.perf_counter() - t0
-    return res
+    diagnostics = None
+    if want_diag:
+        timings = {"plays_s": t1 - t0}
+        diagnostics = _regret_diagnostics(cls, X, orc, plays, "ftpl", timings)
+        timings["total_s"] = time.perf_counter() - t0
+        privacy = FTPLPrivacy(
+            per_round=release_diagnostics(privacy.per_round, "FTPL"),
+            rounds_using_data=privacy.rounds_using_data,
+            reported=privacy.reported.with_diagnostics_released(),
+            advanced=None if privacy.advanced is None
+            else privacy.advanced.with_diagnostics_released(),
+        )
+    return FTPLResult(plays=plays, epsilon=eps, T=T, m=m, privacy=privacy,
+                      bound=ftpl_regret_bound(eps, T, m), diagnostics=diagnostics)
 
 
 def follow_the_leader(cls: QueryClass, stream: ArrayLike, *,
@@ -298,7 +324,8 @@ def follow_the_leader(cls: QueryClass, stream: ArrayLike, *,
     """Non-private Follow the Leader: ``q^t = argmin_q L_{t-1}(q)`` by the exact oracle.
 
     Ties follow the oracle's deterministic rule (brute force: first enumerated row);
-    round 1 plays the oracle's answer on an empty objective.  No privacy.
+    round 1 plays the oracle's answer on an empty objective.  No privacy: the
+    result always carries its (non-private) ``diagnostics`` (losses, regret...).
     """
     X, orc = _setup(cls, stream, oracle)
     T = X.shape[0]
@@ -310,4 +337,7 @@ def follow_the_leader(cls: QueryClass, stream: ArrayLike, *,
         if not r.certified or r.params is None:
             raise OracleFailure(f"round {t + 1}: oracle answer not certified", result=r)
         plays[t] = r.params
-    return _finish(cls, X, orc, plays, None, m, None, {"plays_s": time.perf_counter() - t0})
+    diagnostics = _regret_diagnostics(cls, X, orc, plays, "follow_the_leader",
+                                      {"plays_s": time.perf_counter() - t0})
+    return FTPLResult(plays=plays, epsilon=None, T=T, m=m, privacy=None, bound=None,
+                      diagnostics=diagnostics)

@@ -58,9 +58,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from oracledp._validation import RandomLike, check_delta, check_epsilon, check_rng
+from oracledp.diagnostics import (
+    NonPrivateDiagnostics,
+    check_diagnostics_flag,
+    release_diagnostics,
+)
 from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
 from oracledp.learners._certify import check_oracle_accepts, guarantee_for_release
-from oracledp.oracles.base import Oracle, OracleResult
+from oracledp.oracles.base import Oracle
 from oracledp.oracles.registry import make_oracle
 
 SOURCE = "Neel, Roth, Vietri, Wu (ICML 2020), Algorithm 1 OPDisc, Theorem 1"
@@ -133,17 +138,27 @@ def opdisc_guarantee(epsilon: float, delta: float) -> PrivacyGuarantee:
 
 @dataclass(frozen=True)
 class OPDiscResult:
-    """Output of :func:`opdisc`: the released parameter vector and everything said about it."""
+    """Output of :func:`opdisc`: the released vector and what the guarantee covers.
+
+    ``w`` is the released parameter vector, ``guarantee`` its privacy statement and
+    ``sigma`` the noise scale (a function of public parameters).  The oracle's record
+    (training loss of w, objective, bound, gap, status, wall time) and the timings
+    read the data: they are in ``diagnostics`` (a
+    :class:`~oracledp.diagnostics.NonPrivateDiagnostics` with entries ``oracle``, the
+    :class:`~oracledp.oracles.OracleResult`, and ``timings``) only when the caller
+    passed ``return_diagnostics=True``; otherwise ``diagnostics`` is None.
+    """
 
     w: NDArray[np.float64]
     guarantee: PrivacyGuarantee
-    oracle: OracleResult
     sigma: float
-    timings: dict[str, float] = field(default_factory=dict)
+    diagnostics: NonPrivateDiagnostics | None = field(default=None, repr=False)
 
     @property
     def certified(self) -> bool:
-        return self.oracle.certified
+        """Whether the released answer was certified optimal (refused otherwise, unless
+        ``allow_uncertified=True``, which marks the guarantee as not holding)."""
+        return self.guarantee.holds
 
 
 def _check_problem(problem: Any) -> None:
@@ -161,6 +176,7 @@ def opdisc(
     random_state: RandomLike = None,
     allow_uncertified: bool = False,
     eta: NDArray[np.floating] | None = None,
+    return_diagnostics: bool = False,
     **oracle_options: Any,
 ) -> OPDiscResult:
     """Run OPDisc once.
@@ -182,12 +198,20 @@ def opdisc(
         Release an uncertified oracle answer anyway, with ``guarantee.holds = False``.
     eta:
         Test hook: use this noise vector instead of sampling one.
+    return_diagnostics:
+        Attach :class:`~oracledp.diagnostics.NonPrivateDiagnostics` (the oracle's
+        record: training loss of w, objective, bound, status, wall time; timings).
+        For research only: issues a :class:`~oracledp.errors.DiagnosticsWarning` and
+        sets ``guarantee.diagnostics_released``; the diagnostics are not private.
 
     Privacy
     -------
     (eps, delta)-DP, replace-one neighbours, Theorem 1 of Neel et al. (ICML 2020);
     requires an exact oracle: uncertified answers raise :class:`OracleFailure`.
+    The result holds only ``w``, ``sigma`` and the guarantee unless
+    ``return_diagnostics=True``.
     """
+    want_diag = check_diagnostics_flag(return_diagnostics)
     _check_problem(problem)
     guarantee = opdisc_guarantee(epsilon, delta)  # validates eps, delta, eps <= ln(1/delta) first
     orc = make_oracle(oracle, **oracle_options)
@@ -209,13 +233,15 @@ def opdisc(
     t2 = time.perf_counter()
     guarantee = guarantee_for_release(res, guarantee, allow_uncertified, "OPDisc")
     assert res.solution is not None
-    return OPDiscResult(
-        w=res.solution,
-        guarantee=guarantee,
-        oracle=res,
-        sigma=sigma,
-        timings={"noise_s": t1 - t0, "oracle_s": t2 - t1, "total_s": t2 - t0},
-    )
+    diagnostics = None
+    if want_diag:
+        guarantee = release_diagnostics(guarantee, "OPDisc")
+        diagnostics = NonPrivateDiagnostics("opdisc", {
+            "oracle": res,
+            "timings": {"noise_s": t1 - t0, "oracle_s": t2 - t1, "total_s": t2 - t0},
+        })
+    return OPDiscResult(w=np.array(res.solution, dtype=np.float64), guarantee=guarantee,
+                        sigma=sigma, diagnostics=diagnostics)
 
 
 def _opdisc_sample_k(

@@ -94,6 +94,11 @@ from oracledp._validation import (
     check_positive,
     check_rng,
 )
+from oracledp.diagnostics import (
+    NonPrivateDiagnostics,
+    check_diagnostics_flag,
+    release_diagnostics,
+)
 from oracledp.errors import OracleFailure
 from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
 from oracledp.oracles.convex import ApproxOracleResult
@@ -411,11 +416,13 @@ class OPSampResult:
         *rate*, the number of oracle calls, the oracle's declared error.
     sensitivity:
         The terms of lambda_ (and the printed bound (7)).
-    timings:
-        Wall-clock seconds (noise, oracle calls, total).
+    diagnostics:
+        None, or with ``return_diagnostics=True`` a
+        :class:`~oracledp.diagnostics.NonPrivateDiagnostics` holding ``timings``
+        (wall-clock seconds of noise, oracle calls, total): NOT private.
 
     The oracle answers themselves (w_k, their objectives and certificates) depend
-    on the data and are not part of the result.
+    on the data and are never part of the result.
     """
 
     w: NDArray[np.float64]
@@ -426,7 +433,7 @@ class OPSampResult:
     m: int
     alpha: float
     sensitivity: OPSampSensitivity
-    timings: dict[str, float] = field(default_factory=dict)
+    diagnostics: NonPrivateDiagnostics | None = field(default=None, repr=False)
 
 
 def _check_problem(problem: Any) -> tuple[int, int, float, float, float, float | None]:
@@ -514,6 +521,7 @@ def opsamp(
     random_state: RandomLike = None,
     sigma: NDArray[np.floating] | None = None,
     mu: NDArray[np.floating] | None = None,
+    return_diagnostics: bool = False,
 ) -> OPSampResult:
     """Run OPSamp once (Algorithm 2 with the calibration of the module docstring).
 
@@ -546,6 +554,10 @@ def opsamp(
     sigma, mu:
         Test hooks: use this (m, d) matrix of exponential draws / this Laplace
         vector instead of sampling them.
+    return_diagnostics:
+        Attach :class:`~oracledp.diagnostics.NonPrivateDiagnostics` (``timings``).
+        For research only: issues a :class:`~oracledp.errors.DiagnosticsWarning` and
+        sets ``guarantee.diagnostics_released``.
 
     Privacy
     -------
@@ -555,6 +567,7 @@ def opsamp(
     and nothing is released.  All inputs are validated before any noise is drawn.
     """
     # 1. Validation (no randomness yet).
+    want_diag = check_diagnostics_flag(return_diagnostics)
     eps = check_epsilon(epsilon)
     dlt = check_delta(delta)
     n, d, G, Dinf, D2, D1 = _check_problem(problem)
@@ -603,6 +616,11 @@ def opsamp(
 
     # 4. Output perturbation: (1/m) sum_k w_k + mu.
     w_out = W.mean(axis=0) + mu_
+    diagnostics = None
+    if want_diag:
+        guarantee = release_diagnostics(guarantee, "OPSamp")
+        diagnostics = NonPrivateDiagnostics("opsamp", {"timings": {
+            "noise_s": t1 - t0, "oracle_s": t2 - t1, "total_s": time.perf_counter() - t0}})
     return OPSampResult(
         w=w_out,
         guarantee=guarantee,
@@ -612,5 +630,5 @@ def opsamp(
         m=m_,
         alpha=alpha,
         sensitivity=sens,
-        timings={"noise_s": t1 - t0, "oracle_s": t2 - t1, "total_s": time.perf_counter() - t0},
+        diagnostics=diagnostics,
     )

@@ -81,7 +81,7 @@ import math
 import numbers
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -89,6 +89,11 @@ from numpy.typing import ArrayLike, NDArray
 
 from oracledp._validation import RandomLike, check_delta, check_epsilon, check_rng
 from oracledp.audit.harness import FAILURE
+from oracledp.diagnostics import (
+    NonPrivateDiagnostics,
+    check_diagnostics_flag,
+    release_diagnostics,
+)
 from oracledp.errors import BudgetError
 from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
 from oracledp.learners.rspm import _rspm_sample_explicit
@@ -239,25 +244,21 @@ class PRSMAResult:
     """Outcome of :func:`prsma`.
 
     ``output`` is one output of the base algorithm or :data:`FAIL` (``failed`` says
-    which).  ``guarantee`` covers ``output`` only.  The remaining fields are
-    **non-private diagnostics** (a part's failure can reveal a record): ``part_passed``
-    (o_i per part), ``n_passing`` (T), ``chosen_part`` (None on FAIL), ``count_noise``
-    (z), ``calls`` (runs of the base actually made), and wall-clock timings.
+    which).  ``guarantee`` covers ``output`` only; ``parameters`` (K, R, eps', ...) and
+    ``backend`` are public configuration.  The run's **non-private diagnostics** (a
+    part's failure can reveal a record) are in ``diagnostics``, only with
+    ``return_diagnostics=True``: ``part_passed`` (o_i per part), ``n_passing`` (T),
+    ``chosen_part`` (None on FAIL), ``count_noise`` (z), ``calls`` (runs of the base
+    actually made), ``time_parts_s`` and ``time_total_s`` (wall-clock seconds).
     """
 
     output: Any
     failed: bool
     guarantee: PrivacyGuarantee | None
     parameters: PRSMAParameters
-    n_passing: int
-    part_passed: tuple[bool, ...]
-    chosen_part: int | None
-    count_noise: float
-    calls: int
-    time_parts_s: float
-    time_total_s: float
     backend: str = field(default="sequential")
     """``"sequential"`` (in-process loop) or the joblib backend class that ran the parts."""
+    diagnostics: NonPrivateDiagnostics | None = field(default=None, repr=False)
 
 
 def _run_part(part_data: Any, base: Base, eps_prime: float, R: int, batch: int,
@@ -312,13 +313,16 @@ def _prsma_run(data: NDArray[Any], base: Base, params: PRSMAParameters,
                gen: np.random.Generator, *, n_jobs: int = 1, backend: str | None = None,
                batch: int | None = None, guarantee: PrivacyGuarantee | None = None,
                _count_noise: float | None = None,
-               _noise_scale_factor: float = 1.0) -> PRSMAResult:
+               _noise_scale_factor: float = 1.0,
+               return_diagnostics: bool = False) -> PRSMAResult:
     """PRSMA with given constants (inputs already validated).
 
     Streams: ``gen.spawn(K + 3)``: 0 = partition, 1 = count noise, 2 = final choice,
     3 + i = part i (so the result does not depend on ``n_jobs`` or ``backend``).
     ``_count_noise`` (test hook) replaces the Laplace draw z; ``_noise_scale_factor``
     plants a bug (count noise scale multiplied) for the audits' meta-tests.
+    ``return_diagnostics`` attaches the non-private diagnostics (the caller warns and
+    flags the guarantee).
     """
     t0 = time.perf_counter()
     K, R, n_part = params.K, params.R, params.n_part
@@ -362,26 +366,25 @@ def _prsma_run(data: NDArray[Any], base: Base, params: PRSMAParameters,
         passing = np.flatnonzero(passed)
         chosen = int(passing[streams[2].integers(T)])
         output = runs[chosen][1]
-    return PRSMAResult(
-        output=output,
-        failed=failed,
-        guarantee=guarantee,
-        parameters=params,
-        n_passing=T,
-        part_passed=passed,
-        chosen_part=chosen,
-        count_noise=z,
-        calls=calls,
-        time_parts_s=t2 - t1,
-        time_total_s=time.perf_counter() - t0,
-        backend=used,
-    )
+    diagnostics = None
+    if return_diagnostics:
+        diagnostics = NonPrivateDiagnostics("prsma", {
+            "n_passing": T,
+            "part_passed": passed,
+            "chosen_part": chosen,
+            "count_noise": z,
+            "calls": calls,
+            "time_parts_s": t2 - t1,
+            "time_total_s": time.perf_counter() - t0,
+        })
+    return PRSMAResult(output=output, failed=failed, guarantee=guarantee, parameters=params,
+                       backend=used, diagnostics=diagnostics)
 
 
 def prsma(data: ArrayLike, base: Base, epsilon: float, delta: float, *,
           rng: RandomLike = None, n_jobs: int = 1, backend: str | None = None,
           max_calls: int = 10**6, threshold: str = "paper",
-          batch: int | None = None) -> PRSMAResult:
+          batch: int | None = None, return_diagnostics: bool = False) -> PRSMAResult:
     """Run PRSMA (Neel, Roth, Wu 2019, Section III-B): robust (epsilon, delta)-DP (Theorem 8).
 
     Parameters
@@ -410,6 +413,11 @@ def prsma(data: ArrayLike, base: Base, epsilon: float, delta: float, *,
     batch:
         Runs per base call (default: all R runs of a part in one vectorized call).
         Smaller batches stop a failing part earlier, at more Python calls.
+    return_diagnostics:
+        Attach :class:`~oracledp.diagnostics.NonPrivateDiagnostics` (per-part outcomes,
+        passing count, count noise, chosen part, base runs made, timings).  For research
+        only: issues a :class:`~oracledp.errors.DiagnosticsWarning` and sets
+        ``guarantee.diagnostics_released``.
 
     Returns
     -------
@@ -420,6 +428,7 @@ def prsma(data: ArrayLike, base: Base, epsilon: float, delta: float, *,
             f"threshold must be 'paper', got {threshold!r}: a lower threshold breaks the "
             "privacy argument of Theorem 8 (see oracledp.learners.prsma docstring)"
         )
+    want_diag = check_diagnostics_flag(return_diagnostics)
     if not callable(base):
         raise TypeError("base must be callable: base(part_data, eps_prime, rng, size)")
     if isinstance(max_calls, bool) or not isinstance(max_calls, numbers.Integral) or max_calls < 1:
@@ -436,8 +445,12 @@ def prsma(data: ArrayLike, base: Base, epsilon: float, delta: float, *,
             f"{params.R} runs) > max_calls = {max_calls}; raise max_calls or use a larger delta"
         )
     gen = check_rng(rng)  # no draw happens before this point
-    return _prsma_run(records, base, params, gen, n_jobs=jobs, backend=backend, batch=batch,
-                      guarantee=prsma_guarantee(params.epsilon, params.delta))
+    res = _prsma_run(records, base, params, gen, n_jobs=jobs, backend=backend, batch=batch,
+                     guarantee=prsma_guarantee(params.epsilon, params.delta),
+                     return_diagnostics=want_diag)
+    if want_diag and res.guarantee is not None:
+        res = replace(res, guarantee=release_diagnostics(res.guarantee, "PRSMA"))
+    return res
 
 
 @dataclass(frozen=True, eq=False)

@@ -33,9 +33,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from oracledp._validation import RandomLike, check_epsilon, check_rng
+from oracledp.diagnostics import (
+    NonPrivateDiagnostics,
+    check_diagnostics_flag,
+    release_diagnostics,
+)
 from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
 from oracledp.learners._certify import check_oracle_accepts, guarantee_for_release
-from oracledp.oracles.base import Oracle, OracleResult
+from oracledp.oracles.base import Oracle
 from oracledp.oracles.halfspace import HalfspaceProblem, Perturbation
 from oracledp.oracles.registry import make_oracle
 from oracledp.oracles.space import IntegerBall
@@ -89,18 +94,24 @@ def rspm_guarantee(epsilon: float) -> PrivacyGuarantee:
 
 @dataclass(frozen=True)
 class RSPMResult:
-    """Output of :func:`rspm`: the released parameter vector and everything said about it."""
+    """Output of :func:`rspm`: the released vector and what the guarantee covers.
+
+    ``w`` is the released parameter vector, ``scale`` the Laplace scale 2m/eps and
+    ``m`` the separator size (public).  The oracle's record (training loss, objective,
+    bound, status, wall time) and the timings are in ``diagnostics`` only with
+    ``return_diagnostics=True`` (see :class:`~oracledp.diagnostics.NonPrivateDiagnostics`).
+    """
 
     w: NDArray[np.float64]
     guarantee: PrivacyGuarantee
-    oracle: OracleResult
     scale: float
     m: int
-    timings: dict[str, float] = field(default_factory=dict)
+    diagnostics: NonPrivateDiagnostics | None = field(default=None, repr=False)
 
     @property
     def certified(self) -> bool:
-        return self.oracle.certified
+        """Whether the released answer was certified optimal (see :class:`OPDiscResult`)."""
+        return self.guarantee.holds
 
 
 def _check_space(problem: Any) -> None:
@@ -122,6 +133,7 @@ def rspm(
     random_state: RandomLike = None,
     allow_uncertified: bool = False,
     eta: NDArray[np.floating] | None = None,
+    return_diagnostics: bool = False,
     **oracle_options: Any,
 ) -> RSPMResult:
     """Run Laplace RSPM once on 0/1-loss halfspaces over {-1, 0, 1}^d.
@@ -142,12 +154,18 @@ def rspm(
         Release an uncertified oracle answer anyway, with ``guarantee.holds = False``.
     eta:
         Test hook: the 2d separator weights instead of sampling them.
+    return_diagnostics:
+        Attach :class:`~oracledp.diagnostics.NonPrivateDiagnostics` (``oracle``: the
+        oracle's record; ``timings``).  For research only: issues a
+        :class:`~oracledp.errors.DiagnosticsWarning` and sets
+        ``guarantee.diagnostics_released``.
 
     Privacy
     -------
     eps-DP (pure), replace-one neighbours, Theorem 6 of Neel, Roth, Wu (FOCS 2019);
     requires an exact oracle: uncertified answers raise :class:`OracleFailure`.
     """
+    want_diag = check_diagnostics_flag(return_diagnostics)
     _check_space(problem)
     guarantee = rspm_guarantee(epsilon)
     orc = make_oracle(oracle, **oracle_options)
@@ -166,8 +184,15 @@ def rspm(
     t2 = time.perf_counter()
     guarantee = guarantee_for_release(res, guarantee, allow_uncertified, "RSPM")
     assert res.solution is not None
-    return RSPMResult(w=res.solution, guarantee=guarantee, oracle=res, scale=scale, m=m,
-                      timings={"noise_s": t1 - t0, "oracle_s": t2 - t1, "total_s": t2 - t0})
+    diagnostics = None
+    if want_diag:
+        guarantee = release_diagnostics(guarantee, "RSPM")
+        diagnostics = NonPrivateDiagnostics("rspm", {
+            "oracle": res,
+            "timings": {"noise_s": t1 - t0, "oracle_s": t2 - t1, "total_s": t2 - t0},
+        })
+    return RSPMResult(w=np.array(res.solution, dtype=np.float64), guarantee=guarantee,
+                      scale=scale, m=m, diagnostics=diagnostics)
 
 
 def _rspm_sample_explicit(data_loss: NDArray[np.floating], patterns: NDArray[np.integer],

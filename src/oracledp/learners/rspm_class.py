@@ -40,12 +40,16 @@ from numpy.typing import ArrayLike, NDArray
 
 from oracledp._validation import RandomLike, check_epsilon, check_rng
 from oracledp.classes.base import (
-    ClassOracleResult,
     QueryClass,
     WeightedOracle,
     check_weighted_points,
 )
 from oracledp.classes.mip import make_class_oracle
+from oracledp.diagnostics import (
+    NonPrivateDiagnostics,
+    check_diagnostics_flag,
+    release_diagnostics,
+)
 from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
 from oracledp.learners._certify import guarantee_for_release
 
@@ -76,21 +80,24 @@ def rspm_class_guarantee(epsilon: float) -> PrivacyGuarantee:
 class RSPMClassResult:
     """Output of :func:`rspm_class`.
 
-    ``params`` is the released hypothesis (one parameter row of the class).  The
-    ``oracle`` record (objective, bound) depends on the secret noise and the data:
-    it is for diagnostics and must not be published.
+    ``params`` is the released hypothesis (one parameter row of the class), ``scale``
+    the Laplace scale 2m/eps and ``m`` the separator size (public).  The oracle's
+    record (objective, bound, status, wall time: it depends on the secret noise and
+    the data) and the timings are in ``diagnostics`` only with
+    ``return_diagnostics=True`` (:class:`~oracledp.diagnostics.NonPrivateDiagnostics`).
     """
 
     params: NDArray[np.int64]
     guarantee: PrivacyGuarantee
-    oracle: ClassOracleResult
     scale: float
     m: int
-    timings: dict[str, float] = field(default_factory=dict)
+    diagnostics: NonPrivateDiagnostics | None = field(default=None, repr=False)
 
     @property
     def certified(self) -> bool:
-        return self.oracle.certified
+        """Whether the released answer was certified optimal (refused otherwise, unless
+        ``allow_uncertified=True``, which marks the guarantee as not holding)."""
+        return self.guarantee.holds
 
 
 
@@ -128,6 +135,7 @@ def rspm_class(
     eta: ArrayLike | None = None,
     public_points: ArrayLike | None = None,
     public_weights: ArrayLike | None = None,
+    return_diagnostics: bool = False,
 ) -> RSPMClassResult:
     """Run Laplace RSPM once over ``cls``: one call to an exact weighted oracle.
 
@@ -153,6 +161,11 @@ def rspm_class(
         Test hook: the m separator weights instead of sampling them.
     public_points, public_weights:
         A fixed, data-independent weighted part of the objective (any weights).
+    return_diagnostics:
+        Attach :class:`~oracledp.diagnostics.NonPrivateDiagnostics` (``oracle``: the
+        oracle's record; ``timings``).  For research only: issues a
+        :class:`~oracledp.errors.DiagnosticsWarning` and sets
+        ``guarantee.diagnostics_released``.
 
     Privacy
     -------
@@ -163,6 +176,7 @@ def rspm_class(
     """
     if not isinstance(cls, QueryClass):
         raise TypeError(f"cls must be a QueryClass, got {type(cls).__name__}")
+    want_diag = check_diagnostics_flag(return_diagnostics)
     guarantee = rspm_class_guarantee(epsilon)
     Z = cls.check_points(points)
     if Z.shape[0] == 0:
@@ -200,6 +214,12 @@ def rspm_class(
     t2 = time.perf_counter()
     guarantee = guarantee_for_release(res, guarantee, allow_uncertified, "RSPM (Theorem 6)")
     assert res.params is not None
-    return RSPMClassResult(params=np.asarray(res.params, dtype=np.int64), guarantee=guarantee,
-                           oracle=res, scale=scale, m=m,
-                           timings={"noise_s": t1 - t0, "oracle_s": t2 - t1, "total_s": t2 - t0})
+    diagnostics = None
+    if want_diag:
+        guarantee = release_diagnostics(guarantee, "RSPM over a class")
+        diagnostics = NonPrivateDiagnostics("rspm_class", {
+            "oracle": res,
+            "timings": {"noise_s": t1 - t0, "oracle_s": t2 - t1, "total_s": t2 - t0},
+        })
+    return RSPMClassResult(params=np.array(res.params, dtype=np.int64), guarantee=guarantee,
+                           scale=scale, m=m, diagnostics=diagnostics)

@@ -56,6 +56,11 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from oracledp._validation import RandomLike, check_epsilon, check_rng
+from oracledp.diagnostics import (
+    NonPrivateDiagnostics,
+    check_diagnostics_flag,
+    release_diagnostics,
+)
 from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
 from oracledp.synth.domain import Domain
 from oracledp.synth.workload import MarginalWorkload, answer, answer_distribution
@@ -160,7 +165,12 @@ def independent_marginals(
 
 @dataclass(frozen=True)
 class MWEMResult:
-    """MWEM output: a distribution over the full domain, and the round log."""
+    """MWEM output: a distribution over the full domain, and the round log.
+
+    Everything here is released (the selections and measurements are the outputs of
+    the composed mechanisms).  The wall-clock time is a non-private diagnostic:
+    ``diagnostics`` (``seconds``) is None unless ``return_diagnostics=True``.
+    """
 
     domain: Domain
     n: int
@@ -169,7 +179,7 @@ class MWEMResult:
     measurements: tuple[float, ...]  # noisy answers (fractions) of the selected queries
     epsilon_per_step: float
     guarantee: PrivacyGuarantee
-    seconds: float = field(default=0.0, compare=False)
+    diagnostics: NonPrivateDiagnostics | None = field(default=None, compare=False, repr=False)
 
     def answer(self, workload: MarginalWorkload) -> NDArray[np.float64]:
         """Exact answers of the workload under the released distribution."""
@@ -195,8 +205,15 @@ def mwem(
     random_state: RandomLike = None,
     *,
     output: str = "average",
+    return_diagnostics: bool = False,
 ) -> MWEMResult:
-    """epsilon-DP MWEM over the full domain (see the module docstring)."""
+    """epsilon-DP MWEM over the full domain (see the module docstring).
+
+    ``return_diagnostics=True`` attaches the wall-clock time as non-private
+    diagnostics (a :class:`~oracledp.errors.DiagnosticsWarning` is issued and the
+    guarantee is flagged ``diagnostics_released``).
+    """
+    want_diag = check_diagnostics_flag(return_diagnostics)
     if not isinstance(domain, Domain):
         raise TypeError(f"domain must be a Domain, got {type(domain).__name__}")
     if not isinstance(workload, MarginalWorkload):
@@ -253,6 +270,10 @@ def mwem(
             f"+ Laplace count scale 1/eps0; replace-one, n={n} public"
         ),
     )
+    diagnostics = None
+    if want_diag:
+        guarantee = release_diagnostics(guarantee, "MWEM")
+        diagnostics = NonPrivateDiagnostics("mwem", {"seconds": time.perf_counter() - start})
     return MWEMResult(
         domain,
         n,
@@ -261,5 +282,5 @@ def mwem(
         tuple(measured),
         eps0,
         guarantee,
-        seconds=time.perf_counter() - start,
+        diagnostics=diagnostics,
     )

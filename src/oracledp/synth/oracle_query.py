@@ -126,6 +126,13 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from oracledp._validation import RandomLike, check_choice, check_epsilon, check_rng
+from oracledp.diagnostics import (
+    NonPrivateDiagnostics,
+    PicklesWithoutDiagnostics,
+    check_diagnostics_flag,
+    release_diagnostics,
+    research_diagnostics,
+)
 from oracledp.errors import BudgetError
 from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
 from oracledp.learners.prsma import EPS_FACTOR, FAIL, PRSMAParameters, prsma, prsma_parameters
@@ -485,7 +492,7 @@ def _ftpl_samples(gain: NDArray[np.float64], xi: NDArray[np.float64],
     return out
 
 
-class OracleQuerySynthesizer:
+class OracleQuerySynthesizer(PicklesWithoutDiagnostics):
     """(epsilon, delta)-DP synthetic data for k-way marginals by the OracleQuery game.
 
     Parameters
@@ -521,11 +528,17 @@ class OracleQuerySynthesizer:
     oracle_failure:
         ``"prsma"`` only, a test hook: ``oracle_failure(part_records) -> bool``; True
         makes the (otherwise exact) oracle fail on that part.
+    keep_diagnostics:
+        Keep the fit's non-private diagnostics as ``diagnostics_`` (a
+        :class:`~oracledp.diagnostics.NonPrivateDiagnostics`: ``fit_seconds``, and for
+        ``"prsma"`` the per-round PRSMA diagnostics ``prsma_rounds``), for research:
+        issues a :class:`~oracledp.errors.DiagnosticsWarning`, sets
+        ``guarantee_.diagnostics_released``; ``diagnostics_`` is never pickled.
 
     Attributes after :meth:`fit`: ``distribution_`` (the released mixture over the
     full domain, shape ``domain.shape``), ``rounds_``, ``eps0_``,
     ``composition_``, ``learning_rate_`` (Hedge eta, or the FTPL Laplace scale b),
-    ``ledger_`` (one :class:`RoundSpend` per round, three for ``"rspm"``), ``guarantee_``, ``workload_``, ``n_``, ``fit_seconds_``;
+    ``ledger_`` (one :class:`RoundSpend` per round, three for ``"rspm"``), ``guarantee_``, ``workload_``, ``n_``;
     for ``"prsma"`` also ``delta0_`` and ``prsma_parameters_`` (per-round K, R, eps', cost).
     """
 
@@ -545,6 +558,7 @@ class OracleQuerySynthesizer:
         max_calls: int = 10**6,
         n_jobs: int = 1,
         oracle_failure: Callable[[NDArray[np.int64]], bool] | None = None,
+        keep_diagnostics: bool = False,
     ) -> None:
         self.epsilon = check_epsilon(epsilon)
         if isinstance(delta, bool) or not isinstance(delta, int | float | np.floating):
@@ -574,6 +588,7 @@ class OracleQuerySynthesizer:
         if oracle_failure is not None and not callable(oracle_failure):
             raise TypeError("oracle_failure must be None or a callable on a part's records")
         self.oracle_failure = oracle_failure
+        self.keep_diagnostics = check_diagnostics_flag(keep_diagnostics, "keep_diagnostics")
         if self.query_player == "prsma" and self.delta == 0.0:
             raise ValueError("query_player='prsma' needs delta > 0 (PRSMA is (eps, delta)-DP)")
 
@@ -640,6 +655,7 @@ class OracleQuerySynthesizer:
         gain = np.zeros(domain.shape)  # sum_{tau<t} qbar_tau(x), up to a constant
         avg = np.zeros(domain.shape)
         ledger: list[RoundSpend] = []
+        prsma_rounds: list[dict[str, Any]] = []
         for t in range(T):
             if self.data_player == "hedge":
                 w = np.exp(eta * (gain - gain.max()))
@@ -663,8 +679,12 @@ class OracleQuerySynthesizer:
                 base = _PrivBRBase(workload, lit, m, answer_distribution(workload, p),
                                    self.oracle_failure)
                 batch = max(1, min(pparams.R, 2**22 // max(1, nq * self.k + 2 * m)))
-                res = prsma(codes, base, eps0, delta0, rng=rng, n_jobs=self.n_jobs,
-                            max_calls=pparams.calls, batch=batch)
+                with research_diagnostics():  # one warning for the whole fit, below
+                    res = prsma(codes, base, eps0, delta0, rng=rng, n_jobs=self.n_jobs,
+                                max_calls=pparams.calls, batch=batch,
+                                return_diagnostics=self.keep_diagnostics)
+                if res.diagnostics is not None:
+                    prsma_rounds.append(res.diagnostics.to_dict())
                 name = "PRSMA(PrivBR-RSPM) (Neel-Roth-Wu 2019 Thm 8)"
                 if res.failed:  # no update: the data player keeps its play
                     ledger.append(RoundSpend(t + 1, name, eps0, -1, False, delta0, True))
@@ -728,6 +748,12 @@ class OracleQuerySynthesizer:
                 f"(rho={math.fsum(r.rho for r in ledger):.6g}); "
                 f"composed eps={eps_tot:.6g} at delta={delta_tot:g}; replace-one, n={n} public",
             )
+        if self.keep_diagnostics:
+            guarantee = release_diagnostics(guarantee, "OracleQuerySynthesizer")
+            diag: dict[str, Any] = {"fit_seconds": time.perf_counter() - start}
+            if self.query_player == "prsma":
+                diag["prsma_rounds"] = tuple(prsma_rounds)
+            self.diagnostics_ = NonPrivateDiagnostics("oracle_query", diag)
         self.n_ = n
         self.domain_ = domain
         self.workload_: MarginalWorkload = workload
@@ -740,7 +766,6 @@ class OracleQuerySynthesizer:
         self.ledger_ = tuple(ledger)
         self.guarantee_ = guarantee
         self.distribution_ = dist
-        self.fit_seconds_ = time.perf_counter() - start
         self._rng = rng
         return self
 
