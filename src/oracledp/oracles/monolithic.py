@@ -39,13 +39,14 @@ whose bound is within ``CERTIFY_ABS_TOL`` of it.  A solver's floating-point
 this order (``info["certificate"]`` says which):
 
 1. ``"enumeration"`` (exact, either solver).  When W is small enough to enumerate
-   (at most ``verify_max_points`` points and ``|W| x groups x d`` integer
-   multiply-adds within a budget; both public sizes), an optimal answer is checked
+   (at most ``verify_max_points`` points and ``|W| x n x d`` within a budget of
+   integer multiply-adds; public sizes only), an optimal answer is checked
    against every point of W: scores and losses in int64 arithmetic (exact: scores
    stay below 2^52), the noise term with the same floating-point expression as the
    exact re-evaluation.  If the solver's point is not within ``CERTIFY_ABS_TOL`` of
-   the enumerated minimum, the enumerated minimizer is returned instead
-   (``info["solver_point_rejected"] = True``).  The enumeration tables are built
+   the enumerated minimum (or the solver failed without a point), the enumerated
+   minimizer is returned instead (``info["solver_point_rejected"] = True``).  Only
+   a search stopped by the time limit is never certified.  The enumeration tables are built
    once per problem; each further eta costs one ``|W| x (d+1)`` product.
 2. ``"solver bound"``: the solver's proven bound, only where it is trusted.
 3. ``"none"``: otherwise the bound is set to -inf: never certified (status ``GAP``,
@@ -160,7 +161,7 @@ _HIGHS_MIP_FEAS_TOL = 1e-6  # integrality, column bounds and rows in the MIP sea
 _HIGHS_PRIMAL_FEAS_TOL = 1e-7  # LP relaxations
 _HIGHS_TOL = max(_HIGHS_MIP_FEAS_TOL, _HIGHS_PRIMAL_FEAS_TOL)
 _VERIFY_MAX_POINTS = 250_000  # default largest |W| verified by enumeration
-_VERIFY_MAX_WORK = 100_000_000  # |W| x groups x d integer multiply-adds (one-time per problem)
+_VERIFY_MAX_WORK = 100_000_000  # |W| x n x d >= the one-time integer multiply-adds
 _HIGHS_SCHEDULER_LOCK = threading.Lock()
 _CPSAT_PRECISION = 1e-9  # aim: worst-case rounding gap 2 E / S <= (d k_max + 1) / S <= this
 _EXACT = 2.0**52  # magnitudes kept below this stay exact in float64 and int64
@@ -824,7 +825,7 @@ class MonolithicMIPOracle:
         if self.verify_max_points > 0 and hasattr(space, "size"):
             size = space.size()
             ok = (size <= self.verify_max_points
-                  and size * max(1, problem.n_groups) * space.d <= _VERIFY_MAX_WORK)
+                  and size * max(1, problem.n) * space.d <= _VERIFY_MAX_WORK)
         with contextlib.suppress(TypeError):
             self._verifiable[problem] = ok
         return ok
@@ -832,9 +833,12 @@ class MonolithicMIPOracle:
     def _certify(self, problem: HalfspaceProblem, eta: NDArray[np.float64], raw: _Raw) -> _Raw:
         """Replace the solver's bound by an exact one, keep it if trusted, or drop it."""
         trusted = bool(raw.info.pop("bound_trusted", False))
-        if raw.status is not OracleStatus.OPTIMAL:
-            return raw  # never certified anyway (make_result needs an optimal status)
+        if raw.status is OracleStatus.TIME_LIMIT:
+            return raw  # a stopped search is never certified
         if self._can_enumerate(problem):
+            # also after a solver failure (HiGHS can end in "Solve error" on large
+            # coefficients): the enumeration alone is the certificate
+            raw.status = OracleStatus.OPTIMAL
             K, loss, P = self._brute._tables(problem)
             obj = loss - P @ eta
             i = int(obj.argmin())
@@ -848,6 +852,8 @@ class MonolithicMIPOracle:
                 raw.info["solver_point_rejected"] = True
             raw.k, raw.bound = k, best
             raw.info["certificate"] = "enumeration"
+        elif raw.status is not OracleStatus.OPTIMAL:
+            raw.info["certificate"] = "none"  # make_result needs an optimal status
         elif trusted:
             raw.info["certificate"] = "solver bound"
         else:
