@@ -241,9 +241,26 @@ def _check_lam_for_problem(lam: object, problem_lam: float) -> None:
         )
 
 
+@dataclass(frozen=True)
+class _EnclosedExcess:
+    """The excess risks ``L(theta^t) - L(theta*)`` of all levels, known through certified bounds.
+
+    ``lower[t] <= exact([t])[0] <= upper[t]``; ``exact(idx)`` computes the excess risks
+    of the levels ``idx`` (a pass over the data).  Called like the plain
+    ``excess(start, stop)`` of :func:`_iat_search`.
+    """
+
+    lower: NDArray[np.float64]
+    upper: NDArray[np.float64]
+    exact: Callable[[NDArray[np.intp]], NDArray[np.float64]]
+
+    def __call__(self, start: int, stop: int) -> NDArray[np.float64]:
+        return self.exact(np.arange(start, stop))
+
+
 def _iat_search(
     iat: InteractiveAboveThreshold,
-    excess: Callable[[int, int], NDArray[np.float64]],
+    excess: Callable[[int, int], NDArray[np.float64]] | _EnclosedExcess,
     T: int,
     block_size: int,
 ) -> int | None:
@@ -252,12 +269,22 @@ def _iat_search(
     ``excess(start, stop)`` returns ``L(theta^t) - L(theta*)`` for levels
     ``start..stop-1``.  Blocks are answered with ``first_above`` (same law as
     asking one at a time); levels after the halt are computed in the last block
-    but never queried or released.
+    but never queried or released.  An :class:`_EnclosedExcess` is answered with
+    ``first_above_enclosed`` (same answers and noise as ``first_above`` on the exact
+    values), which computes only the levels whose test its bounds leave open.
     """
     start = 0
     while start < T:
         stop = min(T, start + block_size)
-        k = iat.first_above(-excess(start, stop))
+        if isinstance(excess, _EnclosedExcess):
+            # f^t = -excess, so its enclosure is [-upper, -lower]
+            k = iat.first_above_enclosed(
+                -excess.upper[start:stop],
+                -excess.lower[start:stop],
+                lambda idx, s=start: -excess.exact(s + idx),
+            )
+        else:
+            k = iat.first_above(-excess(start, stop))
         if k is not None:
             return start + k
         start = stop

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -50,6 +51,7 @@ from oracledp.erm.covnr import (
     _check_bool,
     _check_gamma,
     _check_lam_for_problem,
+    _EnclosedExcess,
     _finish,
     _iat_search,
     _shrink_into_ball,
@@ -68,6 +70,14 @@ OUTPUTNR_SOURCE = (
 _TOKEN = object()
 # log1p(exp(z)) is evaluated directly when |z| stays below this (no overflow); see _softplus.
 _DIRECT_LIMIT = 700.0
+# Rounding allowance of LogisticProblem.excess_risk_enclosure: a multiple of the worst-case
+# relative error of the sums involved (Higham's gamma_m ~ m 2^-53 for m terms), plus 1e-12 for
+# the closed forms of _remainder_factors.  It makes the bounds hold for the *computed* excess
+# risk and costs nothing measurable: IAT's query noise has scale alpha / (4 ln(2T/gamma)).
+_ENCLOSURE_SAFETY = 64.0
+_FACTOR_RTOL = 1e-12
+# Beyond this R, b(R) >= e^40 / 1600 ~ 1.5e14 and the data-free cap R^2 / 8 (always valid) is used.
+_R_CAP = 40.0
 
 
 def project_to_ball(thetas: ArrayLike, radius: float) -> NDArray[np.float64]:
@@ -187,6 +197,100 @@ class LogisticProblem:
     def excess_risk(self, thetas: ArrayLike) -> NDArray[np.float64]:
         """``L(theta) - L(theta*)`` for each row."""
         return self.loss(thetas) - self.loss_star
+
+    def excess_risk_enclosure(
+        self, thetas: ArrayLike
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """Certified ``(lower, upper)`` with ``lower <= excess_risk(theta) <= upper`` per row.
+
+        Costs O(p^2) per theta instead of a pass over the data.  OutputNR's test uses
+        it to answer the queries the bounds decide and computes :meth:`excess_risk`
+        only for the others (:meth:`InteractiveAboveThreshold.first_above_enclosed`).
+
+        Derivation, with ``d = theta - theta*``: along ``s -> theta* + s d`` the data
+        term ``phi(s) = sum_j w_j l(m_j + s delta_j)`` (``l(m) = log(1 + e^-m)``,
+        ``m_j = <u_j, theta*>``, ``delta_j = <u_j, d>``) has
+        ``phi''(s) = sum_j w_j l''(m_j + s delta_j) delta_j^2``.  ``l'' = sigma (1 - sigma)``
+        satisfies ``|l'''| <= l''`` and ``l'' <= 1/4``, so ``l''(m + t) / l''(m)`` lies in
+        ``[e^-|t|, e^|t|]``.  With ``|delta_j| <= R = min(max_j ||u_j||_1 ||d||_inf,
+        max_j ||u_j||_2 ||d||_2)`` and ``Q = d^T H d`` (``H``: the data Hessian at
+        theta*), ``phi''(s)`` lies in ``[e^{-sR} Q, e^{sR} Q]`` and below
+        ``sum_j w_j delta_j^2 / 4 <= R^2 / 4``.  Taylor's formula
+        ``phi(1) = phi(0) + phi'(0) + int_0^1 (1 - s) phi''(s) ds`` and the exact
+        regulariser ``lambda <theta*, d> + lambda ||d||^2 / 2`` give
+
+            ``L(theta) - L(theta*) = <grad L(theta*), d> + lambda ||d||^2 / 2 + rem``,
+            ``Q a(R) <= rem <= min(Q b(R), R^2 / 8)``,
+
+        ``a(R) = (e^-R - 1 + R) / R^2``, ``b(R) = (e^R - 1 - R) / R^2``, and
+        ``|<grad L(theta*), d>| <= ||grad L(theta*)||_2 ||d||_2``.
+
+        Rounding: ``grad_norm``, ``Q``, ``L(theta)`` and ``L(theta*)`` are computed
+        sums of at most ``m = rows + p`` terms; each gets its worst-case error bound
+        (``gamma = 2 (m + 8) 2^-53`` times the sum of the absolute terms) times
+        ``_ENCLOSURE_SAFETY``, so the bounds hold for the *computed* excess risk.
+        """
+        th = np.atleast_2d(np.asarray(thetas, dtype=np.float64))
+        hessian, hessian_abs, l1_max, l2_max = self._enclosure_constants
+        gamma = 2.0 * (self.rows.shape[0] + self.p + 8) * 2.0**-53
+        d = th - self.theta_star
+        dist = np.sqrt(np.einsum("ki,ki->k", d, d))
+        R = np.minimum(l1_max * np.max(np.abs(d), axis=1, initial=0.0), l2_max * dist)
+        a, b = _remainder_factors(R)
+        quad = np.einsum("ki,ki->k", d @ hessian, d)
+        absd = np.abs(d)
+        quad_err = _ENCLOSURE_SAFETY * gamma * np.einsum("ki,ki->k", absd @ hessian_abs, absd)
+        cap = R**2 / 8.0
+        rem_lo = a * np.maximum(quad - quad_err, 0.0)  # Q >= 0: H is positive semidefinite
+        rem_hi = np.where(R <= _R_CAP, np.minimum(b * np.maximum(quad + quad_err, 0.0), cap), cap)
+        ridge = 0.5 * self.lam * dist**2
+        star_norm = float(np.linalg.norm(self.theta_star))
+        # grad_norm was computed: its error is below gamma (l2_max + lambda ||theta*||)
+        grad = self.grad_norm + _ENCLOSURE_SAFETY * gamma * (l2_max + self.lam * star_norm)
+        lower = ridge - grad * dist + rem_lo
+        upper = ridge + grad * dist + rem_hi
+        # L(theta) and L(theta*) sum softplus terms whose arguments are at most
+        # l2_max ||theta|| in size, with ||theta|| <= ||theta*|| + ||d||.
+        scale = 1.0 + abs(self.loss_star) + np.abs(lower) + np.abs(upper)
+        scale += l2_max * (2.0 * star_norm + dist)
+        slack = (_ENCLOSURE_SAFETY * gamma + _FACTOR_RTOL) * scale
+        return lower - slack, upper + slack
+
+    @cached_property
+    def _enclosure_constants(
+        self,
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64], float, float]:
+        """``(H, |H|, max_j ||u_j||_1, max_j ||u_j||_2)`` for :meth:`excess_risk_enclosure`.
+
+        ``H = sum_j w_j l''(m_j) u_j u_j^T`` and ``|H| = sum_j w_j l''(m_j) |u_j| |u_j|^T``
+        (which bounds H's rounding).  One pass over the data, once per problem (cached
+        on the instance, which is reused across trials).
+        """
+        s = expit(self.rows @ self.theta_star)
+        curv = self.weights * s * (1.0 - s)  # w_j l''(m_j)
+        hessian = (self.rows.T * curv) @ self.rows
+        absrows = np.abs(self.rows)
+        hessian_abs = (absrows.T * curv) @ absrows
+        l1_max = float(absrows.sum(axis=1).max())
+        l2_max = float(np.sqrt(np.einsum("ji,ji->j", self.rows, self.rows).max()))
+        return hessian, hessian_abs, l1_max, l2_max
+
+
+def _remainder_factors(R: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """``a <= int_0^1 (1-s) e^{-sR} ds`` and ``b >= int_0^1 (1-s) e^{sR} ds``, elementwise.
+
+    Closed forms for ``R >= 1e-3`` (relative rounding below ``_FACTOR_RTOL`` there);
+    below, the series ``1/2 -+ R/6 + R^2/24 -+ ...`` cut to a lower bound (alternating)
+    and to an upper bound (tail ``<= R^2/24 e^R <= R^2/12``), which also avoids 0/0.
+    ``b`` is computed at ``min(R, _R_CAP)`` (no overflow): beyond, it is not a bound and
+    the caller uses the cap instead.
+    """
+    small = R < 1e-3
+    r = np.where(small, 1.0, R)
+    a = np.where(small, 0.5 - R / 6.0, (np.expm1(-r) + r) / r**2)
+    rb = np.minimum(r, _R_CAP)
+    b = np.where(small, 0.5 + R / 6.0 + R**2 / 12.0, (np.expm1(rb) - rb) / rb**2)
+    return a, b
 
 
 def _loss(
@@ -353,7 +457,12 @@ def outputnr(
 
         # --- InteractiveAboveThreshold on f^t = L(theta*) - L(theta^t) ----------------------------
         iat = InteractiveAboveThreshold(eps_0, threshold, Delta, rng=gen)
-        k = _iat_search(iat, lambda s, e: problem.excess_risk(thetas[s:e]), T, block)
+        # Certified O(p^2) bounds on each level's excess risk decide almost every test; the
+        # data are read only for the levels they leave open.  The answers and the noise are
+        # those of testing the exact excess risks (first_above_enclosed), only cheaper.
+        lower, upper = problem.excess_risk_enclosure(thetas)
+        excess = _EnclosedExcess(lower, upper, lambda idx: problem.excess_risk(thetas[idx]))
+        k = _iat_search(iat, excess, T, block)
         # the final excess risk is evaluated under the same one-thread limit
         t3 = time.perf_counter()
         return _finish(

@@ -34,10 +34,11 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from oracledp._validation import RandomLike, check_epsilon, check_positive, check_rng
 from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
@@ -74,6 +75,22 @@ def _check_finite_real(value: object, name: str) -> float:
     if not math.isfinite(x):
         raise ValueError(f"{name} must be finite, got {value!r}")
     return x
+
+
+def _query_values(values: object, name: str) -> NDArray[np.float64]:
+    """A finite 1-D float array of query values (one per query)."""
+    try:
+        raw = np.asarray(values)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be a 1-D array of real numbers: {exc}") from exc
+    if raw.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must be real numbers, got dtype {raw.dtype}")
+    arr = raw.astype(np.float64)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D (one value per query), got shape {arr.shape}")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} contain NaN or infinite query values")
+    return arr
 
 
 @dataclass(frozen=True)
@@ -207,6 +224,7 @@ class InteractiveAboveThreshold:
         self._rng = gen
         self._n_queries = 0
         self._halted_at: int | None = None
+        self._closed = False  # set when a block failed after its noise was drawn
         # Algorithm 2, line 1: W_hat = W + Lap(2 Delta / eps), drawn once (never released).
         self._noisy_threshold = w + float(gen.laplace(0.0, iat_threshold_scale(eps, delta)))
 
@@ -244,6 +262,11 @@ class InteractiveAboveThreshold:
         )
 
     def _refuse_if_halted(self) -> None:
+        if self._closed:
+            raise RuntimeError(
+                "InteractiveAboveThreshold answers no further queries: a block failed after "
+                "its noise was drawn (asking those queries again would spend privacy twice)"
+            )
         if self._halted_at is not None:
             raise RuntimeError(
                 f"InteractiveAboveThreshold halted at query {self._halted_at}; it answers no "
@@ -275,29 +298,91 @@ class InteractiveAboveThreshold:
         after the first pass are discarded, never answered (``n_queries`` counts only up
         to the pass).  The global index is recorded in ``halted_at``.
         """
-        try:
-            raw = np.asarray(values)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(f"values must be a 1-D array of real numbers: {exc}") from exc
-        if raw.dtype.kind not in "iuf":
-            raise TypeError(f"values must be real numbers, got dtype {raw.dtype}")
-        arr = raw.astype(np.float64)
-        if arr.ndim != 1:
-            raise ValueError(f"values must be 1-D (one value per query), got shape {arr.shape}")
-        if not np.isfinite(arr).all():
-            raise ValueError("values contain NaN or infinite query values")
+        arr = _query_values(values, "values")
+        return self._answer_block(arr, arr, None)
+
+    def first_above_enclosed(
+        self,
+        lower: ArrayLike,
+        upper: ArrayLike,
+        values_at: Callable[[NDArray[np.intp]], ArrayLike],
+    ) -> int | None:
+        """:meth:`first_above` for a block whose values are known through an enclosure.
+
+        ``lower[i] <= values[i] <= upper[i]`` must hold for the values ``f_t(D)`` of the
+        block; ``values_at(idx)`` returns the exact values at the (sorted, 0-based,
+        within-block) indices ``idx``.  It is called at most once, and only for the
+        queries whose answer the enclosure does not decide; the answer (and the noise
+        drawn) is exactly that of ``first_above(values)``.  Why: rounding to nearest is
+        monotone, so ``lower <= v <= upper`` implies
+        ``fl(lower + noise) <= fl(v + noise) <= fl(upper + noise)``; a query whose
+        ``upper + noise`` stays below the noisy threshold fails whatever its value, one
+        whose ``lower + noise`` reaches it passes.  An exact value outside its enclosure
+        raises RuntimeError (the enclosure is wrong).  If ``values_at`` fails or returns
+        such a value, the block is not answered and the instance answers no further
+        queries: the block's noise is already drawn.
+        """
+        lo = _query_values(lower, "lower")
+        hi = _query_values(upper, "upper")
+        if lo.shape != hi.shape:
+            raise ValueError(f"lower and upper differ in shape: {lo.shape} vs {hi.shape}")
+        if (lo > hi).any():
+            raise ValueError("lower must be <= upper for every query")
+        return self._answer_block(lo, hi, values_at)
+
+    def _answer_block(
+        self,
+        lower: NDArray[np.float64],
+        upper: NDArray[np.float64],
+        values_at: Callable[[NDArray[np.intp]], ArrayLike] | None,
+    ) -> int | None:
+        """The block's first pass given ``lower <= values <= upper`` (equal when exact)."""
         self._refuse_if_halted()
-        if arr.size == 0:
+        if lower.size == 0:
             return None
-        noise = self._rng.laplace(0.0, self._query_scale, size=arr.shape)
-        passed = np.flatnonzero(arr + noise >= self._noisy_threshold)
-        if passed.size == 0:
-            self._n_queries += arr.size
+        # Algorithm 2, loop body for every query of the block: f_t(D) + Lap(4 Delta / eps) >= W_hat.
+        noise = self._rng.laplace(0.0, self._query_scale, size=lower.shape)
+        passes = lower + noise >= self._noisy_threshold  # passes whatever the exact value
+        may_pass = upper + noise >= self._noisy_threshold  # the others fail whatever it is
+        first_sure = int(np.argmax(passes)) if passes.any() else lower.size
+        undecided = np.flatnonzero(may_pass[:first_sure] & ~passes[:first_sure])
+        if undecided.size:
+            try:
+                exact = self._exact_values(values_at, undecided, lower, upper)
+            except BaseException:
+                # The block's noise is drawn: answering these queries again with fresh noise
+                # would spend privacy twice, so this instance answers nothing more.
+                self._closed = True
+                raise
+            hits = undecided[exact + noise[undecided] >= self._noisy_threshold]
+            if hits.size:
+                first_sure = int(hits[0])  # undecided indices all lie before first_sure
+        if first_sure == lower.size:
+            self._n_queries += lower.size
             return None
-        k = int(passed[0])
-        self._halted_at = self._n_queries + k
-        self._n_queries += k + 1
-        return k
+        self._halted_at = self._n_queries + first_sure
+        self._n_queries += first_sure + 1
+        return first_sure
+
+    @staticmethod
+    def _exact_values(
+        values_at: Callable[[NDArray[np.intp]], ArrayLike] | None,
+        idx: NDArray[np.intp],
+        lower: NDArray[np.float64],
+        upper: NDArray[np.float64],
+    ) -> NDArray[np.float64]:
+        """``values_at(idx)``, checked: finite, one per index, inside the enclosure."""
+        if values_at is None:  # pragma: no cover - lower == upper leaves nothing undecided
+            raise RuntimeError("internal error: exact values needed but not available")
+        exact = _query_values(values_at(idx), "values_at(idx)")
+        if exact.shape != idx.shape:
+            raise ValueError(f"values_at returned shape {exact.shape} for {idx.size} indices")
+        if ((exact < lower[idx]) | (exact > upper[idx])).any():
+            raise RuntimeError(
+                "an exact query value lies outside its enclosure [lower, upper]: the enclosure "
+                "is wrong, so the block is not answered"
+            )
+        return exact
 
     def ex_post_loss(self, eps_hypothesis: float) -> ExPostLoss:
         """The realised loss so far (Lemma 2.8): ``eps_A + eps_hypothesis`` if halted, else inf.

@@ -1,0 +1,248 @@
+"""OutputNR's test search with certified excess-risk bounds (an evaluation strategy, not a new algorithm).
+
+OutputNR answers InteractiveAboveThreshold's test ``f^t + Lap >= W_hat`` with
+``f^t = -(L(theta^t) - L(theta*))`` for each level.  The search decides most tests
+from O(p^2) bounds on the excess risk (``LogisticProblem.excess_risk_enclosure``)
+and computes the exact excess risk only where the bounds leave the answer open
+(``InteractiveAboveThreshold.first_above_enclosed``).  These tests check that
+nothing but the cost changes:
+
+* the bounds contain the *computed* excess risk, near and far from theta*;
+* ``first_above_enclosed`` gives ``first_above``'s answer with the same noise
+  (same generator state afterwards), asks for exact values only where its bounds
+  leave the answer open, and refuses an exact value outside its enclosure;
+* OutputNR releases exactly (bit for bit) what testing every level's exact excess
+  risk releases, on synthetic data and on a KDD-99 sample;
+* the bounds spare most passes over the data.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+from numpy.typing import NDArray
+
+from oracledp.datasets import load_kdd99
+from oracledp.erm import LogisticProblem, outputnr
+from oracledp.mechanisms import InteractiveAboveThreshold
+
+LAM = 0.005
+
+
+def _logistic_problem(seed: int, n: int = 400, p: int = 5, lam: float = LAM) -> LogisticProblem:
+    """Rows with ||x||_1 <= 1 (a tenth exactly on the sphere, a fifth duplicated), labels from a
+    logistic model."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p))
+    X /= np.abs(X).sum(axis=1, keepdims=True)
+    r = rng.random(n)
+    r[: max(1, n // 10)] = 1.0
+    X *= r[:, None]
+    X[np.abs(X).sum(axis=1) > 1.0] *= 1.0 - 1e-15
+    X[n // 2 : n // 2 + n // 5] = X[: n // 5]  # duplicates: compressed with weights
+    w = 8 * rng.normal(size=p)
+    y = np.where(rng.random(n) < 1 / (1 + np.exp(-X @ w)), 1.0, -1.0)
+    return LogisticProblem.from_data(X, y, lam)
+
+
+def _probe_thetas(prob: LogisticProblem, rng: np.random.Generator) -> NDArray[np.float64]:
+    """theta*, points at distances 1e-9 .. 2M from it (dense and sparse directions) inside the
+    M-ball (where OutputNR's hypotheses live) and a few outside it, and points uniform in the ball."""
+    p = prob.p
+    out = [prob.theta_star[None]]
+    for dist in np.geomspace(1e-9, 2 * prob.radius, 40):
+        dense = rng.laplace(size=(3, p))
+        sparse = np.zeros((2, p))
+        sparse[np.arange(2), rng.integers(0, p, size=2)] = rng.choice([-1.0, 1.0], size=2)
+        dirs = np.vstack([dense, sparse])
+        dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
+        th = prob.theta_star + dist * dirs
+        norms = np.linalg.norm(th, axis=1, keepdims=True)
+        inside = th * np.minimum(1.0, prob.radius * (1 - 1e-12) / norms)
+        out += [inside, th[:1]]
+    ball = rng.normal(size=(200, p))
+    ball *= prob.radius * rng.random((200, 1)) ** (1 / p) / np.linalg.norm(ball, axis=1)[:, None]
+    return np.vstack([*out, ball])
+
+
+@pytest.mark.parametrize(
+    ("seed", "n", "p", "lam"),
+    [
+        (0, 400, 5, LAM),
+        (1, 400, 1, LAM),
+        (2, 60, 12, LAM),
+        (3, 400, 5, 0.5),
+        (4, 2_000, 38, LAM),
+        # tiny lambda: M ~ 1177, |theta*| ~ 100, so R far beyond the Taylor factors' range
+        (11, 5, 32, 1e-6),
+        (12, 50, 10, 1e-4),
+        (13, 3_000, 3, 2.0),
+    ],
+)
+def test_enclosure_contains_the_computed_excess_risk(seed: int, n: int, p: int, lam: float) -> None:
+    prob = _logistic_problem(seed, n, p, lam)
+    thetas = _probe_thetas(prob, np.random.default_rng(100 + seed))
+    excess = prob.excess_risk(thetas)
+    lower, upper = prob.excess_risk_enclosure(thetas)
+    assert np.isfinite(lower).all() and np.isfinite(upper).all()
+    assert (lower <= excess).all() and (excess <= upper).all()
+    # one theta at a time: the same bounds (no batch effects)
+    lo1, hi1 = prob.excess_risk_enclosure(thetas[7])
+    assert lo1[0] == lower[7] and hi1[0] == upper[7]
+    if lam < LAM:  # the loss is too flat near theta* for the tightness check below
+        return
+    # useful, not only valid: where the excess is well above rounding and the hypothesis
+    # close to theta* (as at OutputNR's stopping levels), the bounds are within 25%
+    d = np.linalg.norm(thetas - prob.theta_star, axis=1)
+    near = (excess > 1e-6) & (d < 0.5)
+    assert near.sum() >= 5
+    assert ((upper - lower)[near] <= 0.25 * excess[near]).all()
+
+
+def test_enclosure_on_kdd99_sample() -> None:
+    ds = load_kdd99(n=2_000, random_state=0, task="logistic")
+    prob = LogisticProblem.from_data(ds.X, ds.y)
+    thetas = _probe_thetas(prob, np.random.default_rng(5))
+    excess = prob.excess_risk(thetas)
+    lower, upper = prob.excess_risk_enclosure(thetas)
+    assert (lower <= excess).all() and (excess <= upper).all()
+
+
+# --- first_above_enclosed ----------------------------------------------------------------------------
+def _enclosure(rng: np.random.Generator, values: NDArray[np.float64]) -> tuple[NDArray, NDArray]:
+    """Random enclosures of ``values``: some exact, some tight, some wide."""
+    width = rng.choice([0.0, 1e-3, 0.3, 3.0, 100.0], size=values.size) * rng.random(values.size)
+    share = rng.random(values.size)
+    return values - share * width, values + (1 - share) * width
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_first_above_enclosed_answers_like_first_above(seed: int) -> None:
+    """Same seed: same halting index, query count and generator state after every block; exact
+    values are asked for at most once per block, only where the enclosure is not a point."""
+    rng = np.random.default_rng(seed)
+    eps, W, delta = float(rng.choice([0.3, 1.0, 5.0])), float(rng.normal()), 1.0
+    plain = InteractiveAboveThreshold(eps, W, delta, rng=np.random.default_rng(seed + 1000))
+    enclosed = InteractiveAboveThreshold(eps, W, delta, rng=np.random.default_rng(seed + 1000))
+    for _ in range(6):  # several blocks on the same instances
+        values = rng.normal(size=int(rng.integers(0, 30))) * 3 + W - 4
+        lower, upper = _enclosure(rng, values)
+        asked: list[NDArray[np.intp]] = []
+
+        def values_at(
+            idx: NDArray[np.intp], v: NDArray = values, seen: list = asked
+        ) -> NDArray[np.float64]:
+            seen.append(idx.copy())
+            return v[idx]
+
+        k = plain.first_above(values)
+        assert enclosed.first_above_enclosed(lower, upper, values_at) == k
+        assert enclosed.n_queries == plain.n_queries and enclosed.halted_at == plain.halted_at
+        assert (
+            enclosed._rng.bit_generator.state == plain._rng.bit_generator.state  # same noise drawn
+        )
+        assert len(asked) <= 1
+        if asked:
+            idx = asked[0]
+            assert (np.diff(idx) > 0).all() and (lower[idx] < upper[idx]).all()
+        if k is not None:
+            break
+
+
+def test_first_above_enclosed_with_exact_bounds_never_asks() -> None:
+    iat = InteractiveAboveThreshold(1.0, 0.0, 1.0, rng=1)
+
+    def never(idx: Any) -> Any:
+        raise AssertionError("asked for exact values although the enclosure is exact")
+
+    assert iat.first_above_enclosed([-1e9, 1e9], [-1e9, 1e9], never) == 1
+
+
+def test_first_above_enclosed_refuses_wrong_enclosures() -> None:
+    wide_lo, wide_hi = [-1e9, -1e9], [1e9, 1e9]
+    iat = InteractiveAboveThreshold(1.0, 0.0, 1.0, rng=1)
+    with pytest.raises(RuntimeError, match="outside its enclosure"):
+        iat.first_above_enclosed(wide_lo, wide_hi, lambda idx: np.full(idx.size, 2e9))
+    # the block's noise was drawn: the instance refuses to answer again (fresh noise on the
+    # same queries would spend privacy twice)
+    for ask in (lambda: iat.first_above([0.0]), lambda: iat.test(0.0)):
+        with pytest.raises(RuntimeError, match="no further queries"):
+            ask()
+    assert iat.n_queries == 0 and not iat.halted
+    with pytest.raises(ValueError, match="shape"):
+        InteractiveAboveThreshold(1.0, 0.0, 1.0, rng=1).first_above_enclosed(
+            wide_lo, wide_hi, lambda idx: np.zeros(idx.size + 1)
+        )
+    with pytest.raises(ValueError, match="lower must be <= upper"):
+        InteractiveAboveThreshold(1.0, 0.0, 1.0, rng=1).first_above_enclosed(
+            [1.0], [0.0], lambda idx: idx
+        )
+    with pytest.raises(ValueError, match="differ in shape"):
+        InteractiveAboveThreshold(1.0, 0.0, 1.0, rng=1).first_above_enclosed(
+            [0.0], [0.0, 1.0], lambda idx: idx
+        )
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        InteractiveAboveThreshold(1.0, 0.0, 1.0, rng=1).first_above_enclosed(
+            wide_lo, wide_hi, lambda idx: np.full(idx.size, math.nan)
+        )
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        InteractiveAboveThreshold(1.0, 0.0, 1.0, rng=1).first_above_enclosed(
+            [0.0, -math.inf], [0.0, 1.0], lambda idx: idx
+        )
+
+
+# --- OutputNR: the same release as testing every exact excess risk ---------------------------------
+def _exact_enclosure(self: LogisticProblem, thetas: Any) -> tuple[NDArray, NDArray]:
+    """The brute-force search: every level's exact excess risk, nothing left to bound."""
+    e = self.excess_risk(thetas)
+    return e, e
+
+
+def _same_release(prob: LogisticProblem, alphas: Any, seeds: Any, mp: pytest.MonkeyPatch) -> None:
+    runs = [(a, s) for a in alphas for s in seeds]
+    fast = [outputnr(prob, None, a, rng=s, allow_no_halt=True) for a, s in runs]
+    mp.setattr(LogisticProblem, "excess_risk_enclosure", _exact_enclosure)
+    for (a, s), r in zip(runs, fast, strict=True):
+        ref = outputnr(prob, None, a, rng=s, allow_no_halt=True)
+        assert r.stopping_index == ref.stopping_index, (a, s)
+        np.testing.assert_array_equal(r.theta, ref.theta)
+        assert r.epsilon == ref.epsilon
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_outputnr_releases_what_the_exact_search_releases(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    prob = _logistic_problem(seed, n=2_000, p=6)
+    _same_release(prob, (0.002, 0.01, 0.05), range(15), monkeypatch)
+
+
+def test_outputnr_releases_what_the_exact_search_releases_kdd99(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ds = load_kdd99(n=2_000, random_state=0, task="logistic")
+    prob = LogisticProblem.from_data(ds.X, ds.y)
+    _same_release(prob, (0.01, 0.05, 0.2), range(10), monkeypatch)
+
+
+def test_outputnr_reads_the_data_for_few_levels(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The point of the bounds: most tested levels are answered without a pass over the data."""
+    prob = _logistic_problem(0, n=2_000, p=6)
+    exact_levels = 0
+    real = LogisticProblem.excess_risk
+
+    def counting(self: LogisticProblem, thetas: Any) -> NDArray[np.float64]:
+        nonlocal exact_levels
+        exact_levels += np.atleast_2d(thetas).shape[0]
+        return real(self, thetas)
+
+    monkeypatch.setattr(LogisticProblem, "excess_risk", counting)
+    tested = 0
+    for s in range(10):
+        r = outputnr(prob, None, 0.01, rng=s)
+        tested += r.stopping_index + 1
+    assert tested > 1_000
+    assert exact_levels <= 0.1 * tested  # includes any diagnostic of the released theta
