@@ -69,10 +69,26 @@ def _brute(**kw) -> OPDiscClassifier:
     return OPDiscClassifier(**{"solver": "brute", "feature_grid": 0.5, **kw})
 
 
-def test_large_epsilon_gives_the_nonprivate_optimum():
+class _ZeroNoise(OPDiscClassifier):
+    """Test double: the oracle sees eta = 0, i.e. the non-private optimum.  For tests of the
+    estimator's plumbing (labels, rounding, feature names); no eps in OPDisc's proven range
+    (eps <= ln(1/delta)) makes the noise negligible on tiny data."""
+
+    def _release(self, problem, epsilon, delta, oracle, rng, *, return_diagnostics=False):
+        from oracledp.learners.opdisc import opdisc
+
+        return opdisc(problem, epsilon, delta, oracle=oracle, eta=np.zeros(problem.d + 1),
+                      return_diagnostics=return_diagnostics)
+
+
+def _exact(**kw) -> OPDiscClassifier:
+    return _ZeroNoise(**{"solver": "brute", "feature_grid": 0.5, **kw})
+
+
+def test_zero_noise_gives_the_nonprivate_optimum():
     X, y = _separable()
     with pytest.warns(DiagnosticsWarning):
-        clf = _brute(epsilon=1000.0, random_state=0, keep_diagnostics=True).fit(X, y)
+        clf = _exact(random_state=0, keep_diagnostics=True).fit(X, y)
     problem = HalfspaceProblem.from_data(X, y, IntegerBall(2))
     best = BruteForceOracle().solve(problem, np.zeros(3))
     assert best.loss == 0  # w = (1, 1) separates the data
@@ -110,14 +126,14 @@ def test_explicit_label_mapping(labels, expected):
 def test_label_order_is_sorted_not_first_seen():
     X, y_pm = _separable()
     y = np.where(y_pm > 0, "a", "b")  # "a" is the +1 side of the data, but sorts first
-    clf = _brute(epsilon=1000.0, random_state=0).fit(X, y)
+    clf = _exact(random_state=0).fit(X, y)
     assert list(clf.classes_) == ["a", "b"]
     assert clf.score(X, y) == 1.0  # the learned halfspace points to "b" = +1
 
 
 def test_zero_score_goes_to_negative_class():
     X, y = _separable()
-    clf = _brute(epsilon=1000.0, random_state=0).fit(X, np.where(y > 0, "pos", "neg"))
+    clf = _exact(random_state=0).fit(X, np.where(y > 0, "pos", "neg"))
     w = clf.coef_[0]
     on_plane = np.array([[w[1], -w[0]]])  # <x, w> = 0
     assert clf.decision_function(on_plane)[0] == 0.0
@@ -184,14 +200,14 @@ def test_bad_data_rejected_before_noise():
 def test_feature_grid_rounds_in_fit_and_predict():
     X, y = _separable()
     Xj = X + np.random.default_rng(0).uniform(-0.04, 0.04, X.shape)  # irrational-ish jitter
-    clf = _brute(epsilon=1000.0, random_state=0, feature_grid=0.1).fit(Xj, y)
+    clf = _exact(random_state=0, feature_grid=0.1).fit(Xj, y)
     assert clf.feature_grid_ == Fraction(1, 10)
     Xg = round_to_grid(Xj, clf.feature_grid_)
     np.testing.assert_allclose(Xg, np.round(Xj, 1), atol=1e-12)
     np.testing.assert_array_equal(clf.decision_function(Xj), Xg @ clf.coef_[0])
     clf.set_params(feature_grid=0.5)  # predict keeps the grid of the fit
     np.testing.assert_array_equal(clf.decision_function(Xj), Xg @ clf.coef_[0])
-    ref = _brute(epsilon=1000.0, random_state=0).fit(Xg, y)  # grid data used directly
+    ref = _exact(random_state=0).fit(Xg, y)  # grid data used directly
     np.testing.assert_array_equal(clf.coef_, ref.coef_)
 
 
@@ -232,7 +248,7 @@ def test_guarantee_and_fitted_attributes():
 def test_dataframe_feature_names():
     X, y = _separable()
     df = pd.DataFrame(X, columns=["f0", "f1"])
-    clf = _brute(epsilon=1000.0, random_state=0).fit(df, y)
+    clf = _exact(random_state=0).fit(df, y)
     assert list(clf.feature_names_in_) == ["f0", "f1"]
     assert clf.score(df, y) == 1.0
 

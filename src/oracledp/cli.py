@@ -241,7 +241,10 @@ def demo(
                     time_limit=time_limit, n_train=n_train, n_test=n_test)
 
     console = Console()
-    result = _with_progress(console, lambda report: run_demo(config, progress=report))
+    try:
+        result = _with_progress(console, lambda report: run_demo(config, progress=report))
+    except ValueError as exc:  # e.g. an eps outside OPDisc's proven range, found before any run
+        raise typer.BadParameter(str(exc), param_hint="'--eps'") from None
 
     _print_demo(console, result)
     console.print(f"  total time {result['elapsed_s']:.1f}s")

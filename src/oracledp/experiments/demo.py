@@ -34,6 +34,7 @@ from oracledp._provenance import environment
 from oracledp._validation import check_epsilon, check_positive
 from oracledp.diagnostics import research_diagnostics
 from oracledp.errors import OracleFailure
+from oracledp.learners.opdisc import check_opdisc_range
 from oracledp.oracles.halfspace import FeatureSchema, HalfspaceProblem
 from oracledp.oracles.registry import check_solver_name
 from oracledp.oracles.space import IntegerBall
@@ -237,6 +238,8 @@ def run_demo(config: Config | None = None, progress: ProgressCallback | None = N
     X_tr, y_tr = _subsample(train.X, train.y, config.n_train, config.seed, 1)
     X_te, y_te = _subsample(test.X, test.y, config.n_test, config.seed, 2)
     n, d = X_tr.shape
+    for eps in config.epsilons:  # refuse an eps outside OPDisc's proven range before any run
+        check_opdisc_range(eps, 1.0 / n**2)
 
     step(NON_PRIVATE_LABEL)
     non_private = _non_private(X_tr, y_tr, X_te, y_te, config, train.feature_schema)
