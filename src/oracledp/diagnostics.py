@@ -142,13 +142,27 @@ def research_diagnostics() -> Iterator[None]:
 
 
 class PicklesWithoutDiagnostics:
-    """Mixin: the ``diagnostics_`` attribute is dropped from the pickled (and deep-copied) state."""
+    """Mixin: a fitted object's pickle (and deep copy) carries only the release.
+
+    Dropped from the state: ``diagnostics_`` (non-private), and, once fitted,
+    the seed or generator behind the noise (``random_state`` becomes None and a
+    kept generator ``_rng`` is dropped).  A seed is a key to the noise: with it,
+    the released parameters and the noise together constrain the data far more
+    than the guarantee allows (eps = infinity in the worst case).  An unfitted
+    estimator keeps its seed, so clones sent to parallel workers stay
+    reproducible.
+    """
 
     def __getstate__(self) -> dict[str, Any]:
         parent = getattr(super(), "__getstate__", None)
         state = parent() if parent is not None else None
         state = dict(self.__dict__ if state is None else state)  # object's is __dict__ itself
         state.pop("diagnostics_", None)
+        fitted = any(k.endswith("_") and not k.startswith("_") for k in state)
+        if fitted:
+            if state.get("random_state") is not None:
+                state["random_state"] = None
+            state.pop("_rng", None)
         return state
 
 

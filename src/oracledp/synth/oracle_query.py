@@ -782,18 +782,31 @@ class OracleQuerySynthesizer(PicklesWithoutDiagnostics):
             raise ValueError("the workload is over a different domain")
         return answer_distribution(wl, self.distribution_)
 
-    def sample_codes(self, n: int | None = None) -> NDArray[np.int64]:
-        """``n`` synthetic records (default: the private n) drawn i.i.d. from the mixture, as codes."""
+    def sample_codes(self, n: int | None = None,
+                     random_state: RandomLike = None) -> NDArray[np.int64]:
+        """``n`` synthetic records (default: the private n) drawn i.i.d. from the mixture, as codes.
+
+        ``random_state`` None continues the fit's generator; a pickled synthesizer does not
+        carry that generator (its state would reveal the fit's noise), so after unpickling
+        pass a seed or Generator.
+        """
         self._check_fitted()
         if n is None:
             n = self.n_
         if isinstance(n, bool) or not isinstance(n, int | np.integer) or int(n) < 1:
             raise ValueError(f"the number of records to sample must be an integer >= 1, got {n!r}")
+        if random_state is not None:
+            rng = check_rng(random_state)
+        elif getattr(self, "_rng", None) is not None:
+            rng = self._rng
+        else:
+            raise ValueError("this synthesizer was unpickled without its generator (it would "
+                             "reveal the fit's noise): pass random_state= to sample")
         flat = self.distribution_.ravel()
-        cells = self._rng.choice(flat.size, size=int(n), p=flat / flat.sum())
+        cells = rng.choice(flat.size, size=int(n), p=flat / flat.sum())
         return np.stack(np.unravel_index(cells, self.domain_.shape), axis=1).astype(np.int64)
 
-    def sample(self, n: int | None = None) -> pd.DataFrame:
+    def sample(self, n: int | None = None, random_state: RandomLike = None) -> pd.DataFrame:
         """``n`` synthetic records as a DataFrame in the domain's levels (post-processing)."""
-        codes = self.sample_codes(n)  # checks fitted first
+        codes = self.sample_codes(n, random_state)  # checks fitted first
         return self.domain_.decode(codes)
