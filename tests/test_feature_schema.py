@@ -137,3 +137,25 @@ def test_adult_schema_is_public_and_exact():
     q = HalfspaceProblem.from_data(train.X, train.y, IntegerBall(23))
     np.testing.assert_array_equal(p.N, q.N)
     np.testing.assert_array_equal(p.binary_columns, q.binary_columns)
+
+
+def test_bound_messages_of_the_other_learners_print_no_data():
+    """OPSamp's and Accuracy First's bound refusals name the rule, never rows, values or norms."""
+    from oracledp.erm.sensitivity import check_l1_rows, check_ridge_targets
+    from oracledp.oracles.convex import LogisticProblem
+
+    X = np.full((9, 3), 0.1)
+    X[6] = [0.1, 7.123, 0.1]
+    y = np.ones(9, dtype=int)
+    checks = [
+        lambda: LogisticProblem.from_data(X, y, feature_bound=1.0),
+        lambda: LogisticProblem.from_data(X, y, feature_bound=10.0, feature_l1_bound=2.0),
+        lambda: check_l1_rows(X),
+        lambda: check_ridge_targets(np.where(np.arange(9) == 6, 7.123, 0.0), 9),
+    ]
+    for check in checks:
+        with pytest.raises(BoundsViolation) as info:
+            check()
+        msg = str(info.value)
+        for leaked in ("7.123", "7.3", "[6", " 6 ", "rows [", "first"):
+            assert leaked not in msg, (leaked, msg)

@@ -169,8 +169,7 @@ class LogisticProblem:
         # Claim A.11: ||theta*|| <= M.  A computed optimum outside would break Claim A.12.
         if np.linalg.norm(theta) > radius:  # pragma: no cover - impossible for the exact optimum
             raise RuntimeError(
-                f"computed theta* has norm {np.linalg.norm(theta)!r} > M = {radius!r} "
-                "(Claim A.11); refusing"
+                f"computed theta* has norm > M = {radius!r} (Claim A.11); refusing"
             )
         loss_star = float(_loss(rows, weights, lam_, theta[None])[0])
         for a in (rows, weights, theta):
@@ -341,8 +340,8 @@ def _newton(
             t *= 0.5
         theta, f = cand, fc
     raise RuntimeError(
-        f"Newton's method did not reach ||grad L|| <= {tol:g} in {max_iter} iterations "
-        f"(last {gnorm:.3g}); theta* is needed exactly for the privacy analysis, so nothing "
+        f"Newton's method did not reach ||grad L|| <= {tol:g} in {max_iter} iterations; "
+        "theta* is needed exactly for the privacy analysis, so nothing "
         "is released"
     )
 

@@ -226,8 +226,8 @@ def doubling_loss(
 def check_l1_rows(X: ArrayLike, name: str = "X") -> NDArray[np.float64]:
     """A finite 2-D float array whose rows all satisfy ``||x_i||_1 <= 1``.
 
-    Raises BoundsViolation naming the bound, the number of offending rows, the
-    first few indices and the largest norm.  Nothing is clipped.
+    Raises BoundsViolation naming the bound and the fix, never the offending rows
+    or their norms (they are data).  Nothing is clipped.
     """
     arr = check_finite_matrix(X, name)
     norms = np.abs(arr).sum(axis=1)
@@ -235,8 +235,7 @@ def check_l1_rows(X: ArrayLike, name: str = "X") -> NDArray[np.float64]:
     if bad.size:
         raise BoundsViolation(
             f"{name}: the privacy proofs assume ||x_i||_1 <= 1 for every row (Ligett et al. 2017, "
-            f"Section 3, Lemma A.6, Claim A.12); {bad.size} rows violate it (first rows "
-            f"{bad[:5].tolist()}, largest norm {float(norms[bad].max())!r}). Rescale each row with "
+            "Section 3, Lemma A.6, Claim A.12), and some rows violate it. Rescale each row with "
             "a data-independent rule, e.g. x / max(1, ||x||_1), and call again."
         )
     return arr
@@ -260,8 +259,7 @@ def check_ridge_targets(y: ArrayLike, n: int, name: str = "y") -> NDArray[np.flo
     if bad.size:
         raise BoundsViolation(
             f"{name}: the privacy proofs assume |y_i| <= 1 (Ligett et al. 2017, Section 3, "
-            f"Lemma A.6, Claim A.5); {bad.size} values violate it (first at rows "
-            f"{bad[:5].tolist()}, largest |y| {float(np.abs(arr[bad]).max())!r}). Rescale y by "
+            "Lemma A.6, Claim A.5), and some values violate it. Rescale y by "
             "a public constant and call again."
         )
     return arr

@@ -22,9 +22,12 @@ def guarantee_for_release(result: Any, guarantee: PrivacyGuarantee,
     if result.certified:
         return guarantee
     # No objective, bound or gap in the message: they are functions of the private data.
+    # An oracle's "reason" (e.g. the monolithic MIP's scale refusal) holds no numbers.
+    reason = getattr(result, "info", {}).get("reason")
+    fix = (f"{reason}." if reason else "Raise the time limit.")
     msg = (
         f"oracle {result.solver!r} did not certify an exact optimum; {mechanism}'s privacy "
-        "proof needs the exact minimizer, so nothing is released. Raise the time limit, or pass "
+        f"proof needs the exact minimizer, so nothing is released. {fix} Or pass "
         "allow_uncertified=True to get the answer with a guarantee marked as not holding. "
         "(That the oracle failed depends on the data: see the README's guarantee section.)"
     )

@@ -497,8 +497,8 @@ def _check_answer(res: Any, d: int, alpha: float, problem: Any, k: int) -> NDArr
     gap = float(getattr(res, "gap", math.inf))
     if not (gap <= alpha):  # NaN fails too
         raise OracleFailure(
-            f"oracle answer {k} is not certified within the declared alpha = {alpha:.3g} "
-            f"(certified bound {gap:.3g}); OPSamp's privacy calibration needs every answer "
+            f"oracle answer {k} is not certified within the declared alpha = {alpha:.3g}; "
+            "OPSamp's privacy calibration needs every answer "
             "within alpha, so nothing is released.",
             result=res,
         )

@@ -138,21 +138,22 @@ class LogisticProblem:
         n, d = X.shape
         y = check_signed_labels(self.y, n)
         l1 = min(check_positive(self.feature_l1_bound, "feature_l1_bound"), d * B)
-        absmax = float(np.abs(X).max())
-        if absmax > B:
-            rows = np.flatnonzero((np.abs(X) > B).any(axis=1))[:5].tolist()
+        # Messages name the columns and the rule, never values, norms or rows (they are data).
+        over = np.abs(X) > B
+        if over.any():
+            cols = np.flatnonzero(over.any(axis=0))[:10].tolist()
             raise BoundsViolation(
-                f"X has entries with |x_ij| up to {absmax:.6g} > feature_bound = {B:g} "
-                f"(first rows {rows}); the Lipschitz constant G = feature_bound / M of the "
+                f"X has entries with |x_ij| > feature_bound = {B:g} (in columns {cols}); the "
+                "Lipschitz constant G = feature_bound / M of the "
                 "privacy proof assumes ||x||_inf <= feature_bound. Rescale X with a public, "
                 "data-independent rule, or declare a larger feature_bound."
             )
         row_l1 = np.abs(X).sum(axis=1)
         if float(row_l1.max()) > l1:
-            rows = np.flatnonzero(row_l1 > l1)[:5].tolist()
             raise BoundsViolation(
-                f"rows {rows} have ||x||_1 up to {float(row_l1.max()):.6g} > feature_l1_bound = "
-                f"{l1:g}; the loss scale M assumes ||x||_1 <= feature_l1_bound."
+                f"some rows have ||x||_1 > feature_l1_bound = {l1:g}; the loss scale M assumes "
+                "||x||_1 <= feature_l1_bound. Rescale rows with a public rule or declare a "
+                "larger bound."
             )
         X_ro = np.array(X, dtype=np.float64, order="C", copy=True)
         X_ro.setflags(write=False)
@@ -472,9 +473,9 @@ class LogisticLinearOracle:
         if not result.certified:
             raise OracleFailure(
                 f"LogisticLinearOracle could not certify its declared error alpha = "
-                f"{self.alpha:.3g}: certified bound {bound:.3g} (Frank-Wolfe gap {gap:.3g} + "
-                f"floating-point allowance {allowance:.3g}) after {nit_total} iterations. "
-                "Declare a larger alpha, lower tol or raise max_iter.",
+                f"{self.alpha:.3g} within max_iter (the certified bound and gap depend on the "
+                "data and stay in the attached result). Declare a larger alpha, lower tol or "
+                "raise max_iter.",
                 result=result,
             )
         return result
