@@ -265,3 +265,35 @@ def test_adult_like_small_q_still_certifies_with_solver_bound():
         res = orc.solve(problem, eta)
         assert res.certified and res.info["certificate"] == "solver bound", res.summary()
         assert res.objective - brute.solve(problem, eta).objective <= CERTIFY_ABS_TOL
+
+
+def test_badly_scaled_schema_refused_before_noise_when_w_cannot_be_enumerated():
+    """Whether HiGHS's bound may be trusted is decided from the schema (public), not from the
+    data: a schema allowing huge integer scores on a W too large to enumerate is refused
+    before any randomness; a well-scaled schema is not."""
+    from oracledp.oracles import FeatureSchema
+    from oracledp.oracles.monolithic import highs_scale_trusted_by_schema
+
+    d = 10  # |W| = 327,829 > the enumeration budget
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 100, (12, d)) / 99
+    y = rng.choice([-1, 1], 12)
+    maxima = np.array((99999, 4356, 90, 99, 16) * 2)  # public maxima: Q about 9.7e8
+    big = FeatureSchema(binary=(False,) * d, denominators=tuple(maxima.tolist()),
+                        bounds=(1.0,) * d)
+    small = FeatureSchema.grid(d, 1 / 99, 1.0)
+    Xb = rng.integers(0, maxima + 1, (12, d)) / maxima
+    p_big = HalfspaceProblem.from_data(Xb, y, IntegerBall(d), schema=big)
+    p_small = HalfspaceProblem.from_data(X, y, IntegerBall(d), schema=small)
+    assert highs_scale_trusted_by_schema(p_big) is False
+    assert highs_scale_trusted_by_schema(p_small) is True
+    assert highs_scale_trusted_by_schema(HalfspaceProblem.from_data(X, y)) is None
+    gen = np.random.default_rng(1)
+    state = gen.bit_generator.state
+    for oracle in ("highs", "highs-monolithic"):
+        with pytest.raises(ValueError, match="cpsat") as info:
+            opdisc(p_big, 1.0, 1e-6, oracle=oracle, random_state=gen)
+        assert not any(ch.isdigit() for ch in str(info.value))
+    assert gen.bit_generator.state == state
+    make_oracle("highs").check_problem(p_small, separable=False)  # no refusal
+    make_oracle("cpsat").check_problem(p_big)  # exact integer arithmetic: no refusal

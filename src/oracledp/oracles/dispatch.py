@@ -62,6 +62,8 @@ class AutoOracle:
         perturbation is a general :class:`Perturbation` (RSPM) rather than
         OPDisc's noise vector.
         """
+        if self.formulation_for(problem) == "monolithic" and not separable:
+            self._monolithic_oracle().check_problem(problem)
         if (separable and self.formulation_for(problem) != "structured"
                 and problem.space.size() > _BRUTE_MAX_POINTS):
             raise ValueError(
@@ -82,8 +84,11 @@ class AutoOracle:
             from oracledp.oracles.brute import BruteForceOracle
 
             return BruteForceOracle(max_points=_BRUTE_MAX_POINTS).solve(problem, eta)
+        return self._monolithic_oracle().solve(problem, eta)
+
+    def _monolithic_oracle(self) -> Any:
         if self._monolithic is None:
             from oracledp.oracles.monolithic import MonolithicMIPOracle
 
             self._monolithic = MonolithicMIPOracle(solver="highs", **self._options)
-        return self._monolithic.solve(problem, eta)
+        return self._monolithic

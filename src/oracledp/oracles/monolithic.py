@@ -277,6 +277,26 @@ def _coo_to_csr(
     return start, cols[order].astype(np.int32), vals[order].astype(np.float64)
 
 
+def highs_scale_trusted_by_schema(problem: HalfspaceProblem) -> bool | None:
+    """Whether every table admitted by the problem's schema passes the well-scaling rule.
+
+    An upper bound on the largest row l1 norm of the HiGHS model, from the schema and the
+    space alone: a big-M row has sum_j |N_gj| + 1 + M_g <= S (1 + k_max) + 1 with
+    S = sum_j floor(Q b_j); the norm row has sum_j sum_a a^2 + sum_v v.  None without a
+    schema (then only the data can tell).
+    """
+    schema = getattr(problem, "schema", None)
+    if schema is None:
+        return None
+    sp = problem.space
+    Q = schema.Q
+    S = sum(math.floor(b * Q) for b in schema.bounds)
+    km = sp.k_max
+    norm_row = sp.d * km * (km + 1) * (2 * km + 1) // 3 + sp.k_norm2_max * (sp.k_norm2_max + 1) // 2
+    L = max(S * (1 + km) + 1, norm_row)
+    return _HIGHS_TOL * (1.0 + L) <= 0.5
+
+
 class _HighsModel:
     def __init__(self, st: _Structure, time_limit: float, threads: int, verbose: bool) -> None:
         import highspy
@@ -813,6 +833,23 @@ class MonolithicMIPOracle:
         with contextlib.suppress(TypeError):
             self._models[problem] = model
         return model, False, time.perf_counter() - t
+
+    def check_problem(self, problem: HalfspaceProblem, separable: bool = False) -> None:
+        """Refuse, before any noise, a problem whose certificate could only be refused.
+
+        With HiGHS, a W too large to enumerate and a declared schema whose grids and
+        bounds allow a badly scaled model (:func:`highs_scale_trusted_by_schema` False),
+        whether HiGHS's bound may be trusted would depend on the data: refuse up front,
+        from public facts only.
+        """
+        if (self.solver == "highs" and not self._can_enumerate(problem)
+                and highs_scale_trusted_by_schema(problem) is False):
+            raise ValueError(
+                "the declared feature schema allows integer scores too large for HiGHS's "
+                "tolerances to certify exactly, and W is too large to verify by enumeration: "
+                "use solver='cpsat' (exact integer arithmetic), coarser grids or smaller "
+                "bounds in the schema"
+            )
 
     def _can_enumerate(self, problem: HalfspaceProblem) -> bool:
         """Whether W is small enough to verify by enumeration (public sizes only)."""
