@@ -17,6 +17,16 @@ from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name: str) -> object:
+    # TableSchema / SchemaTransformer import pandas and scikit-learn: load them on first use
+    if name in ("TableSchema", "SchemaTransformer"):
+        from oracledp import tabular
+
+        return getattr(tabular, name)
+    raise AttributeError(f"module 'oracledp' has no attribute {name!r}")
+
+
 __all__ = [
     "BoundsViolation",
     "BudgetError",
@@ -27,6 +37,8 @@ __all__ = [
     "OracleFailure",
     "PrivacyGuarantee",
     "PrivacyWarning",
+    "SchemaTransformer",
+    "TableSchema",
     "__version__",
     "check_rng",
 ]

@@ -3,6 +3,7 @@
 * :func:`load_adult`: UCI Adult, encoded as in Neel et al. (ICML 2020).
 * :func:`load_kdd99_raw`: KDD Cup 1999 (10% file) as a raw table.
 * :func:`load_kdd99`: KDD Cup 1999 encoded as in Ligett et al. (Accuracy First, 2017).
+* :func:`adult_csv`, :func:`kdd99_csv`: small raw CSV samples (for :mod:`oracledp.tabular`).
 * :func:`list_datasets`: the bundled files, their sizes, record counts and checksums.
 
 Every file is checked against its recorded SHA-256 before use.  Licences and
@@ -13,10 +14,13 @@ from oracledp.datasets._files import DataIntegrityError, list_datasets
 from oracledp.datasets.adult import load_adult
 from oracledp.datasets.base import TabularDataset
 from oracledp.datasets.kdd99 import load_kdd99, load_kdd99_raw
+from oracledp.datasets.samples import adult_csv, kdd99_csv
 
 __all__ = [
     "DataIntegrityError",
     "TabularDataset",
+    "adult_csv",
+    "kdd99_csv",
     "list_datasets",
     "load_adult",
     "load_kdd99",
