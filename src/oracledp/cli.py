@@ -1,17 +1,20 @@
 """The ``oracledp`` command line (typer + rich).
 
 Commands: ``datasets`` (bundled data files and their checksums), ``solvers``
-(oracle backends) and ``demo`` (OPDisc on Adult, see
-:mod:`oracledp.experiments.demo`).  All logic lives in importable modules; this
+(oracle backends), ``demo`` (OPDisc on Adult, see
+:mod:`oracledp.experiments.demo`), and for your own CSV (see :mod:`oracledp.tabular`
+and docs/your-own-data.md) ``schema infer``, ``fit``, ``predict``, ``evaluate`` and
+``export-sample``.  All logic lives in importable modules; this
 file parses options and prints.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -544,6 +547,280 @@ def _mean_std(mean: float, std: float) -> str:
     if math.isnan(mean):
         return "-"
     return f"{mean:.3f}" if math.isnan(std) else f"{mean:.3f} ± {std:.3f}"
+
+
+# --- your own table: schema infer / fit / predict / evaluate ----------------------------------
+
+schema_app = typer.Typer(help="Table schemas for your own CSV (see docs/your-own-data.md).",
+                         no_args_is_help=True)
+app.add_typer(schema_app, name="schema")
+
+_MODELS = ("opdisc", "rspm", "opsamp", "dpsgd", "accuracy-first")
+
+
+def _fail(message: str) -> NoReturn:
+    """One plain paragraph on stderr (no markup, no traceback), exit code 2."""
+    typer.echo(f"error: {' '.join(str(message).split())}", err=True)
+    raise typer.Exit(2)
+
+
+def _load_schema(path: Path) -> Any:
+    from oracledp.tabular import TableSchema
+
+    try:
+        return TableSchema.load(path)
+    except OSError as exc:
+        _fail(f"{path}: cannot read the schema ({exc.strerror})")
+    except ValueError as exc:
+        _fail(str(exc))
+
+
+def _read_table(path: Path, schema: Any, sep: str, with_target: bool) -> Any:
+    from oracledp.tabular import read_csv
+
+    try:
+        return read_csv(path, schema, sep=sep, with_target=with_target)
+    except (OracleDPError, ValueError) as exc:
+        _fail(f"{path}: {exc}" if str(path) not in str(exc) else str(exc))
+
+
+_SEP = typer.Option("--sep", help="Field delimiter of the CSV.")
+
+
+@schema_app.command("infer")
+def schema_infer(
+    data: Annotated[Path, typer.Argument(help="CSV file with a header line.")],
+    target: Annotated[str, typer.Option("--target", help="The label column (two labels).")],
+    sep: Annotated[str, _SEP] = ",",
+    max_levels: Annotated[
+        int, typer.Option("--max-levels", min=1, help="Leave out text columns with more levels.")
+    ] = 50,
+) -> None:
+    """Propose a schema from DATA (NOT private): JSON on stdout, to be confirmed by hand."""
+    from oracledp.tabular import TableSchema, read_csv
+
+    try:
+        df = read_csv(data, sep=sep)
+        schema = TableSchema.propose(df, target=target, max_levels=max_levels)
+    except (OracleDPError, ValueError) as exc:
+        _fail(str(exc))
+    typer.echo(schema.to_json())
+    typer.echo(
+        f"warning: every level, bound, step and label in this schema was read from {data} and "
+        "is marked \"from_data\": true. Reading them from private data is not differentially "
+        "private: replace them with public values (or confirm they are public) and delete the "
+        "flags; `oracledp fit` refuses the schema until then.", err=True)
+
+
+def _make_estimator(model: str, schema: Any, epsilon: float | None, delta: float | None,
+                    alpha: float, seed: int | None, solver: str, time_limit: float) -> Any:
+    labels = list(schema.labels)
+    if model in ("opdisc", "rspm"):
+        from oracledp.estimators import OPDiscClassifier, RSPMClassifier
+
+        common = {"schema": schema.feature_schema(), "classes": labels, "random_state": seed,
+                  "solver": solver, "time_limit": time_limit}
+        if model == "rspm":
+            return RSPMClassifier(epsilon, **common)
+        return OPDiscClassifier(epsilon, delta, **common)
+    if model == "opsamp":
+        from oracledp.estimators import OPSampClassifier
+
+        nb = schema.norm_bounds()
+        return OPSampClassifier(epsilon, delta, feature_bound=nb["linf"],
+                                feature_l1_bound=nb["l1"], classes=labels, random_state=seed)
+    if model == "dpsgd":
+        from oracledp.baselines import DPSGDLogisticRegression
+
+        return DPSGDLogisticRegression(epsilon, delta, classes=labels, random_state=seed)
+    from oracledp.estimators import AccuracyFirstLogisticRegression
+
+    return AccuracyFirstLogisticRegression(alpha, classes=labels, random_state=seed)
+
+
+def _coef_plot(path: Path, names: list[str], coef: Any, title: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(max(4.0, 0.35 * len(names) + 1.5), 4.0))
+    ax.bar(range(len(names)), coef, color=["tab:blue" if c >= 0 else "tab:red" for c in coef])
+    ax.set_xticks(range(len(names)), names, rotation=60, ha="right", fontsize=8)
+    ax.axhline(0.0, color="black", linewidth=0.6)
+    ax.set_ylabel("coefficient")
+    ax.set_title(title, fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+@app.command("fit")
+def fit_table(
+    data: Annotated[Path, typer.Argument(help="Training CSV (header line, target column).")],
+    schema_path: Annotated[
+        Path, typer.Option("--schema", help="Confirmed table schema (JSON).")
+    ],
+    out: Annotated[Path, typer.Option("--out", help="Directory for model.json and the plot.",
+                                      file_okay=False)],
+    model: Annotated[str, typer.Option("--model", help=f"One of {', '.join(_MODELS)}.")
+                     ] = "opdisc",
+    epsilon: Annotated[
+        float | None,
+        typer.Option("--epsilon", help="Privacy parameter (all models but accuracy-first)."),
+    ] = None,
+    delta: Annotated[
+        float | None,
+        typer.Option("--delta", help="delta for opdisc/opsamp/dpsgd (default 1/n^2, n public)."),
+    ] = None,
+    alpha: Annotated[
+        float, typer.Option("--alpha", help="accuracy-first: target excess logistic risk.")
+    ] = 0.1,
+    seed: Annotated[
+        int | None, typer.Option("--seed", min=0, help="Seed of the noise (not saved).")
+    ] = None,
+    solver: Annotated[str, typer.Option("--solver", help="Oracle of opdisc/rspm.")] = "highs",
+    time_limit: Annotated[
+        float, typer.Option("--time-limit", help="Seconds per oracle call (opdisc/rspm).")
+    ] = 60.0,
+    sep: Annotated[str, _SEP] = ",",
+) -> None:
+    """Fit a private linear classifier on DATA with a confirmed schema; save model.json."""
+    if model not in _MODELS:
+        _fail(f"--model must be one of {', '.join(_MODELS)}, got {model!r}")
+    if model == "accuracy-first":
+        if epsilon is not None or delta is not None:
+            _fail("accuracy-first takes --alpha (target excess risk) and reports its ex-post "
+                  "privacy loss; --epsilon/--delta do not apply")
+    elif epsilon is None:
+        _fail(f"--epsilon is required for --model {model}")
+    if delta is not None and model == "rspm":
+        _fail("rspm is pure epsilon-DP: --delta does not apply")
+    schema = _load_schema(schema_path)
+    try:
+        schema.check_confirmed()
+    except ValueError as exc:
+        _fail(str(exc))
+    if model == "accuracy-first" and schema.norm_bounds()["l1"] > 1:
+        schema = schema.scaled_to_l1()  # public divisor: every row has ||x||_1 <= 1
+    df = _read_table(data, schema, sep, with_target=True)
+    y = schema.labels_of(df)
+    X = schema.encode(df)
+    try:
+        est = _make_estimator(model, schema, epsilon, delta, alpha, seed, solver, time_limit)
+    except (OracleDPError, ValueError) as exc:
+        _fail(str(exc))
+
+    from oracledp.tabular import save_model
+
+    console = Console()
+    t0 = time.perf_counter()
+    try:
+        with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                      console=console, transient=True) as progress:
+            task = progress.add_task(f"fitting {model} on {X.shape[0]:,} rows x "
+                                     f"{X.shape[1]} features", total=None)
+            est.fit(X, y)
+            progress.update(task, description="saving")
+            out.mkdir(parents=True, exist_ok=True)
+            path = save_model(out, model_type=model, schema=schema, estimator=est)
+            coef = est.coef_.ravel()
+            _coef_plot(out / "coefficients.png", schema.feature_names, coef,
+                       f"{model}: {est.guarantee_.describe()[:90]}")
+    except (OracleDPError, ValueError) as exc:
+        _fail(f"the fit stopped: {exc}")
+    g = est.guarantee_
+    table = Table(title=f"oracledp fit --model {model}")
+    table.add_column("feature")
+    table.add_column("coefficient", justify="right")
+    for name, c in zip(schema.feature_names, coef, strict=True):
+        table.add_row(name, f"{c:+.4g}")
+    if est.intercept_:
+        table.add_row("(intercept)", f"{est.intercept_:+.4g}")
+    console.print(table)
+    console.print(f"  records {X.shape[0]:,}, encoded features {X.shape[1]}, labels "
+                  f"{est.classes_[0]} (-1) / {est.classes_[1]} (+1), "
+                  f"{time.perf_counter() - t0:.1f}s", markup=False)
+    console.print(f"  guarantee: {g.describe()}", markup=False, highlight=False)
+    console.print(f"  wrote {path} and {out / 'coefficients.png'}", markup=False)
+
+
+@app.command("predict")
+def predict_table(
+    model_dir: Annotated[Path, typer.Argument(help="Directory written by `oracledp fit`.")],
+    data: Annotated[Path, typer.Argument(help="CSV with the schema's feature columns.")],
+    sep: Annotated[str, _SEP] = ",",
+) -> None:
+    """Print one predicted label per row of DATA as CSV (column `prediction`) on stdout."""
+    from oracledp.tabular import load_model
+
+    try:
+        saved = load_model(model_dir)
+    except (OracleDPError, ValueError) as exc:
+        _fail(str(exc))
+    df = _read_table(data, saved.schema, sep, with_target=False)
+    pred = saved.predict(df)
+    typer.echo("prediction")
+    for p in pred:
+        typer.echo(p if ("," not in p and '"' not in p) else '"' + p.replace('"', '""') + '"')
+
+
+@app.command("evaluate")
+def evaluate_table(
+    model_dir: Annotated[Path, typer.Argument(help="Directory written by `oracledp fit`.")],
+    data: Annotated[Path, typer.Argument(help="Labelled test CSV.")],
+    sep: Annotated[str, _SEP] = ",",
+) -> None:
+    """Accuracy of a saved model on DATA (NON-private: it reads your test labels)."""
+    from oracledp.tabular import load_model
+
+    try:
+        saved = load_model(model_dir)
+    except (OracleDPError, ValueError) as exc:
+        _fail(str(exc))
+    df = _read_table(data, saved.schema, sep, with_target=True)
+    y = saved.schema.labels_of(df)
+    acc = float((saved.predict(df) == y).mean())
+    console = Console()
+    console.print(f"accuracy {acc:.4f} on {len(y):,} records of {data}", markup=False)
+    console.print("  non-private evaluation on your test data: the accuracy is computed "
+                  "exactly and is not covered by the model's privacy guarantee", markup=False)
+    console.print(f"  model: {saved.model_type}; guarantee of the training: "
+                  f"{_guarantee_line(saved.guarantee)}", markup=False, highlight=False)
+
+
+def _guarantee_line(g: dict[str, Any]) -> str:
+    from oracledp.guarantees import PrivacyGuarantee
+
+    try:
+        return PrivacyGuarantee(**g).describe()
+    except (TypeError, ValueError):
+        return json.dumps(g)
+
+
+@app.command("export-sample")
+def export_sample(
+    name: Annotated[str, typer.Argument(help="adult or kdd99.")],
+    out: Annotated[Path, typer.Argument(help="CSV file to write.")],
+    n: Annotated[int, typer.Option("--n", min=1, help="Number of records.")] = 2000,
+    split: Annotated[str, typer.Option("--split", help="adult: train or test.")] = "train",
+    seed: Annotated[int, typer.Option("--seed", min=0, help="Sampling seed.")] = 0,
+) -> None:
+    """Write a small raw CSV sample of a bundled dataset (a stand-in for your own table)."""
+    from oracledp.datasets import adult_csv, kdd99_csv
+
+    try:
+        if name == "adult":
+            path = adult_csv(out, n=n, split=split, random_state=seed)
+        elif name == "kdd99":
+            if split != "train":
+                _fail("kdd99 has a single file: --split does not apply")
+            path = kdd99_csv(out, n=n, random_state=seed)
+        else:
+            _fail(f"unknown sample {name!r}: choose adult or kdd99")
+    except ValueError as exc:
+        _fail(str(exc))
+    typer.echo(f"wrote {n:,} records to {path}")
 
 
 if __name__ == "__main__":  # pragma: no cover
