@@ -127,7 +127,7 @@ def test_propose_marks_every_entry_from_data(adult_path):
 def test_fit_refuses_unconfirmed_schema_naming_columns(adult_path):
     proposed = TableSchema.propose(adult_path, target="income")
     df = read_csv(adult_path)
-    with pytest.raises(UnconfirmedSchemaError, match="age.*sex.*income"):
+    with pytest.raises(UnconfirmedSchemaError, match=r"age.*sex.*income"):
         SchemaTransformer(proposed).fit(df)
     d = proposed.to_dict()
     for c in d["columns"]:
@@ -231,7 +231,7 @@ def test_read_csv_file_level_errors(tmp_path, schema):
         read_csv(latin, schema)
     semi = tmp_path / "semi.csv"
     _small_df().to_csv(semi, sep=";", index=False)
-    with pytest.raises(TableInputError, match="single column.*--sep ';'"):
+    with pytest.raises(TableInputError, match=r"single column.*--sep ';'"):
         read_csv(semi, schema, with_target=True)
     assert len(read_csv(semi, schema, sep=";", with_target=True)) == 4
 
