@@ -119,7 +119,7 @@ def public_schema(schema: object, grid: Fraction | None, d: int, k_max: int,
         )
     q = grid.denominator
     bound = float(2**52 // (q * d * max(k_max, 1)))  # the largest bound that stays exact
-    return FeatureSchema.grid(d, Fraction(1, q), bound)
+    return FeatureSchema.grid(d, Fraction(1, q), bound, bounds_declared=False)
 
 
 def _check_optional_positive(value: object, name: str) -> float | None:
@@ -179,7 +179,9 @@ class OPDiscClassifier(PicklesWithoutDiagnostics, BinaryClassifierTags, Classifi
         The rounding is a fixed public transform applied to each record on its
         own, so the privacy guarantee is unaffected; it is never applied unless
         asked for.  Without ``schema``, every column is then numeric on the grid
-        ``1/q`` with the largest bound that keeps scores exact in float64.
+        ``1/q`` with the largest bound that keeps scores exact in float64; no real
+        bound is declared, so whether the monolithic HiGHS bound is well scaled is
+        then read from the data (declare a schema to make it public).
     classes : sequence of two labels or None, default=None
         The public label set, mapped in sorted order to -1 and +1.  ``None``
         reads it from ``y`` (sorted unique values), which treats the label set

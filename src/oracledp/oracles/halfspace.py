@@ -105,6 +105,10 @@ class FeatureSchema:
     denominators: tuple[int, ...]
     bounds: tuple[float, ...]
     names: tuple[str, ...] | None = None
+    #: False when the bounds are only the exact-arithmetic limit, not a real declaration
+    #: (e.g. the estimators' ``feature_grid`` without a schema); decisions that need a
+    #: meaningful bound then cannot be made from the schema.
+    bounds_declared: bool = True
 
     def __post_init__(self) -> None:
         d = len(self.binary)
@@ -133,7 +137,8 @@ class FeatureSchema:
 
     @classmethod
     def grid(cls, d: int, step: Fraction | float, bound: float,
-             binary: ArrayLike | None = None, names: ArrayLike | None = None) -> FeatureSchema:
+             binary: ArrayLike | None = None, names: ArrayLike | None = None,
+             bounds_declared: bool = True) -> FeatureSchema:
         """Every non-binary column on the grid ``step`` (= 1/q) within ``|x| <= bound``.
 
         ``binary``: indices (or a boolean mask) of the 0/1 columns, default none.
@@ -155,7 +160,8 @@ class FeatureSchema:
                 mask[idx] = True
         return cls(binary=tuple(mask.tolist()), denominators=(frac.denominator,) * d,
                    bounds=(float(bound),) * d,
-                   names=None if names is None else tuple(map(str, names)))
+                   names=None if names is None else tuple(map(str, names)),
+                   bounds_declared=bounds_declared)
 
     @property
     def d(self) -> int:

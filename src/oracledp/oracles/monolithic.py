@@ -283,10 +283,10 @@ def highs_scale_trusted_by_schema(problem: HalfspaceProblem) -> bool | None:
     An upper bound on the largest row l1 norm of the HiGHS model, from the schema and the
     space alone: a big-M row has sum_j |N_gj| + 1 + M_g <= S (1 + k_max) + 1 with
     S = sum_j floor(Q b_j); the norm row has sum_j sum_a a^2 + sum_v v.  None without a
-    schema (then only the data can tell).
+    schema or without declared bounds (then only the data can tell).
     """
     schema = getattr(problem, "schema", None)
-    if schema is None:
+    if schema is None or not schema.bounds_declared:
         return None
     sp = problem.space
     Q = schema.Q
