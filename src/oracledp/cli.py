@@ -726,7 +726,7 @@ def fit_table(
             path = save_model(out, model_type=model, schema=schema, estimator=est)
             coef = est.coef_.ravel()
             _coef_plot(out / "coefficients.png", schema.feature_names, coef,
-                       f"{model}: {est.guarantee_.describe()[:90]}")
+                       f"{model}: {est.guarantee_.describe().split(';')[0]}")
     except (OracleDPError, ValueError) as exc:
         _fail(f"the fit stopped: {exc}")
     g = est.guarantee_

@@ -184,11 +184,11 @@ class Column:
         if self.kind == "categorical":
             d["levels"] = list(self.levels or ())
         else:
-            d["lower"], d["upper"] = self.lower, self.upper
+            d["lower"], d["upper"] = _plain(self.lower), _plain(self.upper)
             if self.step is not None:
-                d["step"] = self.step
+                d["step"] = _plain(self.step)
             else:
-                d["bins"] = list(self.bins or ())
+                d["bins"] = [_plain(c) for c in self.bins or ()]
         if self.from_data:
             d["from_data"] = True
         return d
@@ -210,6 +210,11 @@ class Column:
                    lower=d.get("lower"), upper=d.get("upper"), step=d.get("step"),
                    bins=None if bins is None else tuple(bins),
                    from_data=_flag(d.get("from_data", False), d["name"]))
+
+
+def _plain(v: float | None) -> float | int | None:
+    """Integral floats as JSON integers (17 rather than 17.0), for readable schema files."""
+    return int(v) if v is not None and float(v).is_integer() and abs(v) < 2**53 else v
 
 
 def _flag(v: Any, name: str) -> bool:
