@@ -413,3 +413,17 @@ def test_cli_fit_option_errors(runner, tmp_path, adult_path):
     res = runner.invoke(app, ["fit", str(adult_path), "--schema", str(bad), "--epsilon", "1",
                               "--out", str(tmp_path / "m")], env=ENV)
     assert res.exit_code == 2 and "at least one feature column" in res.stderr
+
+
+def test_docs_schemas_parse():
+    """The schemas in docs/your-own-data.md are valid and confirmed (no from_data entry)."""
+    from pathlib import Path
+
+    doc = Path(__file__).resolve().parents[1] / "docs" / "your-own-data.md"
+    if not doc.exists():  # pragma: no cover - installed without the docs
+        pytest.skip("docs not available")
+    bodies = [part.split("\nEOF\n")[0] for part in doc.read_text().split("<<'EOF'\n")[1:]]
+    assert len(bodies) == 2
+    for body in bodies:
+        schema = TableSchema.from_json(body)
+        assert schema.unconfirmed() == []
