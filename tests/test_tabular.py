@@ -427,3 +427,12 @@ def test_docs_schemas_parse():
     for body in bodies:
         schema = TableSchema.from_json(body)
         assert schema.unconfirmed() == []
+
+
+def test_propose_ignores_missing_cells_for_the_type():
+    df = pd.DataFrame({"x": ["1", "", "3", "2"], "y": ["a", "b", "a", "b"]})
+    proposed = TableSchema.propose(df, target="y")
+    (col,) = proposed.columns
+    assert col.kind == "numeric" and col.lower == 1 and col.from_data
+    with pytest.raises(BoundsViolation, match="missing values"):
+        proposed.confirmed().encode(df)

@@ -30,7 +30,7 @@ from rich.table import Table
 
 from oracledp import __version__
 from oracledp._provenance import environment_line
-from oracledp.errors import OracleDPError
+from oracledp.errors import OracleDPError, OracleFailure
 
 app = typer.Typer(
     name="oracledp",
@@ -727,6 +727,9 @@ def fit_table(
             coef = est.coef_.ravel()
             _coef_plot(out / "coefficients.png", schema.feature_names, coef,
                        f"{model}: {est.guarantee_.describe().split(';')[0]}")
+    except OracleFailure as exc:  # not bad input: the oracle could not certify an answer
+        typer.echo(f"error: {' '.join(str(exc).split())}", err=True)
+        raise typer.Exit(1) from None
     except (OracleDPError, ValueError) as exc:
         _fail(f"the fit stopped: {exc}")
     g = est.guarantee_

@@ -412,6 +412,7 @@ class TableSchema:
             if name == target:
                 continue
             s = df[name]
+            s = s[(s != "") & (s.str.lower() != "nan")]  # missing cells say nothing of the type
             num = pd.to_numeric(s, errors="coerce")
             if len(s) and num.notna().all():
                 lo, hi = float(num.min()), float(num.max())
