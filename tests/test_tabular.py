@@ -436,3 +436,10 @@ def test_propose_ignores_missing_cells_for_the_type():
     assert col.kind == "numeric" and col.lower == 1 and col.from_data
     with pytest.raises(BoundsViolation, match="missing values"):
         proposed.confirmed().encode(df)
+
+
+def test_header_only_file_is_refused(tmp_path, schema):
+    p = tmp_path / "header.csv"
+    p.write_text("age,hours-per-week,sex,race,income\n")
+    with pytest.raises(TableInputError, match="no rows"):
+        read_csv(p, schema, with_target=True)

@@ -18,6 +18,7 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -737,13 +738,24 @@ def fit_table(
     table.add_column("feature")
     table.add_column("coefficient", justify="right")
     for name, c in zip(schema.feature_names, coef, strict=True):
-        table.add_row(name, f"{c:+.4g}")
+        table.add_row(escape(name), f"{c:+.4g}")
     if est.intercept_:
         table.add_row("(intercept)", f"{est.intercept_:+.4g}")
     console.print(table)
-    console.print(f"  records {X.shape[0]:,}, encoded features {X.shape[1]}, labels "
-                  f"{est.classes_[0]} (-1) / {est.classes_[1]} (+1), "
-                  f"{time.perf_counter() - t0:.1f}s", markup=False)
+    summary = Table(title="summary", show_header=False)
+    summary.add_column("item")
+    summary.add_column("value")
+    for item, value in (
+        ("model", model),
+        ("records, encoded features", f"{X.shape[0]:,}, {X.shape[1]}"),
+        ("labels (-1 / +1)", f"{est.classes_[0]} / {est.classes_[1]}"),
+        ("privacy", f"epsilon {g.epsilon:.4g}, delta {g.delta:.3g} ({g.kind})"),
+        ("exact oracle assumed", "yes (certified)" if g.requires_exact_oracle else "no"),
+        ("guarantee holds", "yes" if g.holds else "NO"),
+        ("time", f"{time.perf_counter() - t0:.1f}s"),
+    ):
+        summary.add_row(item, escape(value))
+    console.print(summary)
     console.print(f"  guarantee: {g.describe()}", markup=False, highlight=False)
     console.print(f"  wrote {path} and {out / 'coefficients.png'}", markup=False)
 
@@ -755,6 +767,8 @@ def predict_table(
     sep: Annotated[str, _SEP] = ",",
 ) -> None:
     """Print one predicted label per row of DATA as CSV (column `prediction`) on stdout."""
+    import pandas as pd
+
     from oracledp.tabular import load_model
 
     try:
@@ -763,9 +777,7 @@ def predict_table(
         _fail(str(exc))
     df = _read_table(data, saved.schema, sep, with_target=False)
     pred = saved.predict(df)
-    typer.echo("prediction")
-    for p in pred:
-        typer.echo(p if ("," not in p and '"' not in p) else '"' + p.replace('"', '""') + '"')
+    typer.echo(pd.DataFrame({"prediction": pred}).to_csv(index=False), nl=False)
 
 
 @app.command("evaluate")
