@@ -98,6 +98,7 @@ def test_json_round_trip_and_files(schema, tmp_path):
     (lambda d: d["target"].update(labels=["a"]), "two distinct"),
     (lambda d: d["target"].update(name="age"), "also listed"),
     (lambda d: d["columns"][0].update(step=1e-9), "must round to an integer"),
+    (lambda d: d["columns"][0].update(step=0.7), "whole number of steps"),
     (lambda d: d.update(row_divisor=0), "row_divisor"),
 ])
 def test_invalid_schemas_are_refused_clearly(edit, match):

@@ -4,8 +4,8 @@
 
 * ``categorical``: declared ``levels``; one 0/1 column per level (one-hot).
 * ``numeric`` with a public ``lower``/``upper`` bound and a public grid ``step``: the value
-  x is mapped to the exact rational ``k/K`` with ``K = round((upper - lower)/step)`` and
-  ``k = round((x - lower)/step)``.  This is a documented, public per-record rounding to the
+  x is mapped to the exact rational ``k/K`` with ``K = (upper - lower)/step`` (a whole
+  number, checked) and ``k = round((x - lower)/step)`` (numpy.rint: halves to even).  This is a documented, public per-record rounding to the
   grid (no data-dependent choice); values outside ``[lower, upper]`` are refused.
 * ``numeric`` with public ``bins`` (cut points c_1 < ... < c_m inside ``[lower, upper]``):
   thermometer encoding, one 0/1 column ``[x >= c_j]`` per cut.
@@ -147,6 +147,9 @@ class Column:
                 if not 1 <= K <= MAX_GRID:
                     raise ValueError(f"{where}: (upper - lower)/step must round to an integer "
                                      f"in [1, {MAX_GRID}], got {K}")
+                if abs((hi - lo) / step - K) > 1e-9 * K:
+                    raise ValueError(f"{where}: upper - lower must be a whole number of steps "
+                                     f"(got {(hi - lo) / step:g} steps)")
             else:
                 cuts = tuple(_num(c, f"{where}: a bin cut point") for c in self.bins or ())
                 if not cuts:
