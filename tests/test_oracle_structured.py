@@ -137,3 +137,67 @@ def test_adult_no_noise_is_locally_optimal() -> None:
     K = K[problem.space.contains_k(K)]
     assert (problem.objective_k(K, eta) >= res.objective - 1e-9).all()
     assert 1 - res.loss / problem.n > 0.78
+
+
+def _richer_instances(seed: int, count: int):
+    """Two numeric columns and two one-hot blocks: more cells, so LP pruning happens."""
+    rng = np.random.default_rng(seed)
+    for _ in range(count):
+        n = int(rng.integers(30, 120))
+        X = _random_table(rng, n, 2, [3, 2])
+        y = np.where(rng.random(n) < 0.5, 1, -1)
+        space = IntegerBall(X.shape[1], bound=2, radius=float(np.sqrt(X.shape[1])))
+        yield rng, HalfspaceProblem.from_data(X, y, space)
+
+
+@pytest.mark.parametrize("scale", [0.0, 2.0, 20.0])
+def test_lp_prune_equals_brute_force_and_plain_search(scale: float) -> None:
+    """The LP-relaxation prune changes speed only: same optimum as brute force and as the
+    search without it, and it does prune inner MIPs on these instances."""
+    brute = BruteForceOracle()
+    pruned_total = 0
+    for rng, problem in _richer_instances(seed=int(scale) + 11, count=12):
+        eta = rng.normal(0.0, scale, size=problem.d + 1)
+        expected = brute.solve(problem, eta)
+        got = StructuredOracle(lp_prune=True).solve(problem, eta)
+        plain = StructuredOracle(lp_prune=False).solve(problem, eta)
+        for res in (got, plain):
+            assert res.certified and res.status is OracleStatus.OPTIMAL
+            assert res.objective == pytest.approx(expected.objective, abs=1e-9)
+            assert res.bound <= res.objective + 1e-9
+        pruned_total += got.info["lp_pruned"]
+        assert plain.info["lp_pruned"] == 0
+    assert pruned_total > 0
+
+
+def test_lp_dual_bound_is_valid_for_any_multipliers() -> None:
+    """_dual_bound is weak duality evaluated outside the solver: for random multipliers
+    (not the solver's duals) it never exceeds the exact minimum over the candidate's points."""
+    from oracledp.oracles.halfspace import as_perturbation
+
+    rng, problem = next(_richer_instances(seed=5, count=1))
+    oracle = StructuredOracle()
+    prep = oracle.prepare(problem)
+    sp = problem.space
+    K = sp.enumerate_k()
+    eta = rng.normal(0.0, 3.0, size=problem.d + 1)
+    pert = as_perturbation(sp, eta)
+    F = problem.objective_k(K, eta)
+    for vi in rng.choice(len(prep.V), size=min(6, len(prep.V)), replace=False):
+        vi = int(vi)
+        model = oracle._build_inner(problem, prep, vi)
+        lin, g, budget, const_pert = oracle._terms(problem, prep, vi, pert)
+        cap = sp.k_norm2_max
+        cost = model.cost0.copy()
+        cost[model.z_index.ravel()] = lin.ravel()
+        rho_cost = np.zeros(cap)
+        rho_cost[:budget] = np.diff(g[: budget + 1])
+        cost[model.rho_index] = rho_cost
+        ub = model.col_ub.copy()
+        ub[model.rho_index[budget:]] = 0.0
+        mine = (K[:, prep.num_cols] == prep.V[vi]).all(axis=1)
+        exact_min = float(F[mine].min())
+        for _ in range(20):
+            y = rng.normal(0.0, 5.0, size=model.A.shape[0])
+            bound = oracle._dual_bound(model, cost, ub, y) + model.const_loss + const_pert
+            assert bound <= exact_min + 1e-9

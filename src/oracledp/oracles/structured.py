@@ -24,7 +24,10 @@ and u those of the binary columns.  Then, exactly:
 4. **Bounds and pruning.**  A lower bound for each v adds (a) the cell-wise
    minimum of the loss tables, (b) a dynamic program over the norm budget for
    the linear and square-root terms, (c) the exact numeric linear term.  The v
-   are visited best bound first; the inner MIP gets the incumbent as a cutoff;
+   are visited best bound first; each inner problem first gets its LP relaxation
+   (milliseconds), pruned when a weak-duality bound evaluated here from the LP's row
+   duals (valid for any multipliers, so no trust in the solver's tolerances) reaches
+   the incumbent; otherwise the inner MIP runs with the incumbent as a cutoff;
    the search stops when every remaining bound is above the incumbent.  The
    certificate is ``min(incumbent, remaining bounds)``.
 
@@ -98,6 +101,13 @@ class _InnerModel:
     delta_cols: list[NDArray[np.int64]]  # per cell: columns of delta_{c,k}
     breaks: list[NDArray[np.int64]]  # per cell: breakpoints b_k (delta_k = [t_c >= b_k])
     const_loss: float  # sum_c f_c(-T_c)
+    # the constraint data, for a rigorous LP-dual bound computed outside the solver
+    A: Any  # scipy.sparse CSR (rows, n_cols)
+    row_lo: NDArray[np.float64]
+    row_hi: NDArray[np.float64]
+    col_lb: NDArray[np.float64]
+    col_ub: NDArray[np.float64]  # base upper bounds (the rho bounds change per v)
+    cost0: NDArray[np.float64]  # base costs (the delta costs; z and rho costs change per call)
 
 
 @dataclass
@@ -134,13 +144,17 @@ class StructuredOracle:
         before the exact phase (affects speed only, never the answer).
     max_models:
         Inner models kept between calls (one per visited outer candidate).
+    lp_prune:
+        Before an inner MIP, solve its LP relaxation and skip the MIP when a
+        weak-duality bound, evaluated outside the solver from HiGHS's row duals
+        (valid for any multipliers), already reaches the incumbent (speed only).
     """
 
     name = "highs-structured"
 
     def __init__(self, *, time_limit: float = 60.0, threads: int = 1, max_numeric: int = 4,
                  heuristic_candidates: int = 40, max_models: int = 256,
-                 verbose: bool = False) -> None:
+                 lp_prune: bool = True, verbose: bool = False) -> None:
         if not (time_limit > 0):
             raise ValueError(f"time_limit must be > 0, got {time_limit!r}")
         self.time_limit = float(time_limit)
@@ -148,6 +162,7 @@ class StructuredOracle:
         self.max_numeric = int(max_numeric)
         self.heuristic_candidates = int(heuristic_candidates)
         self.max_models = max(1, int(max_models))
+        self.lp_prune = bool(lp_prune)
         self.verbose = verbose
         self._cache: weakref.WeakKeyDictionary[HalfspaceProblem, _Prepared] = (
             weakref.WeakKeyDictionary()
@@ -317,19 +332,53 @@ class StructuredOracle:
         h.setOptionValue("mip_abs_gap", 1e-9)
         if self.threads > 0:
             h.setOptionValue("threads", self.threads)
-        h.addVars(n, np.concatenate(col_lb), np.concatenate(col_ub))
+        lb_all, ub_all = np.concatenate(col_lb), np.concatenate(col_ub)
+        h.addVars(n, lb_all, ub_all)
         h.changeColsIntegrality(n, np.arange(n, dtype=np.int32),
                                 np.full(n, highspy.HighsVarType.kInteger))
         starts = np.cumsum([0] + [len(i) for i in idx[:-1]]).astype(np.int32)
         index = np.concatenate(idx).astype(np.int32)
         h.addRows(len(lo), np.asarray(lo), np.asarray(hi), len(index), starts, index,
                   np.concatenate(coef))
+        cost0 = np.zeros(n)
         if delta_all:
             dall = np.concatenate(delta_all)
             h.changeColsCost(len(dall), dall.astype(np.int32), np.concatenate(delta_cost))
+            cost0[dall] = np.concatenate(delta_cost)
+        from scipy.sparse import csr_matrix
+
+        indptr = np.concatenate([starts, [len(index)]]).astype(np.int64)
+        A = csr_matrix((np.concatenate(coef), index, indptr), shape=(len(lo), n))
         return _InnerModel(highs=h, n_cols=n, u_index=u_index, z_index=z_index,
                            rho_index=rho_index, t_index=t_index, delta_cols=delta_cols,
-                           breaks=breaks, const_loss=const_loss)
+                           breaks=breaks, const_loss=const_loss, A=A,
+                           row_lo=np.asarray(lo, dtype=np.float64),
+                           row_hi=np.asarray(hi, dtype=np.float64), col_lb=lb_all,
+                           col_ub=ub_all, cost0=cost0)
+
+    @staticmethod
+    def _dual_bound(model: _InnerModel, cost: NDArray[np.float64], ub: NDArray[np.float64],
+                    y: NDArray[np.float64]) -> float:
+        """A lower bound on min cost'x over the LP relaxation, valid for ANY row multipliers y.
+
+        Weak duality, evaluated here rather than trusted from the solver: with
+        d = cost - A'y, cost'x = d'x + y'Ax >= sum_i (y_i L_i if y_i > 0 else y_i U_i)
+        + sum_j min(d_j l_j, d_j u_j) for every x with L <= Ax <= U, l <= x <= u
+        (every column is bounded).  A multiplier whose side is infinite is set to 0.
+        y only decides how tight the bound is (HiGHS's row duals make it the LP
+        optimum); its validity needs no trust in the solver.  The float evaluation
+        error is covered by a relative margin.
+        """
+        y = np.where((y > 0) & ~np.isfinite(model.row_lo), 0.0, y)
+        y = np.where((y < 0) & ~np.isfinite(model.row_hi), 0.0, y)
+        row_part = np.where(y > 0, y * np.where(np.isfinite(model.row_lo), model.row_lo, 0.0),
+                            y * np.where(np.isfinite(model.row_hi), model.row_hi, 0.0))
+        d = cost - model.A.T @ y
+        col_part = np.minimum(d * model.col_lb, d * ub)
+        terms = np.concatenate([row_part, col_part])
+        if not np.isfinite(terms).all():
+            return -math.inf
+        return float(terms.sum()) - 1e-9 * (1.0 + float(np.abs(terms).sum()))
 
     # ------------------------------------------------------------------ bounds
     @staticmethod
@@ -487,6 +536,8 @@ class StructuredOracle:
                ) -> tuple[str, float, NDArray[np.int64] | None, float]:
         """Solve the inner MIP for candidate vi: (status, value, u, dual bound).
 
+        Status "lp_pruned": the LP relaxation's rigorous bound reached the cutoff (no MIP).
+
         Values include every constant, i.e. they are objective values F(v, u).
         The model of vi is built on first use and kept: between noise draws only
         the costs of the one-hot values of u and of the norm encoding change.
@@ -511,18 +562,34 @@ class StructuredOracle:
         upd = np.concatenate([model.z_index.ravel(), model.rho_index])
         h.changeColsCost(len(upd), upd.astype(np.int32), np.concatenate([lin.ravel(), rho_cost]))
         h.changeColsBounds(cap, model.rho_index.astype(np.int32), np.zeros(cap), ub)
+        if self.lp_prune and math.isfinite(cutoff):
+            # LP relaxation first (milliseconds): if its rigorous dual bound reaches the
+            # cutoff, no point of this v beats the incumbent and the MIP is not needed.
+            cost = model.cost0.copy()
+            cost[model.z_index.ravel()] = lin.ravel()
+            cost[model.rho_index] = rho_cost
+            col_ub = model.col_ub.copy()
+            col_ub[model.rho_index] = ub
+            h.setOptionValue("solve_relaxation", True)
+            h.setOptionValue("time_limit", max(time_left, 1e-3))
+            t_lp = time.perf_counter()
+            try:
+                self._run(h)
+                lp_ok = h.getModelStatus() == highspy.HighsModelStatus.kOptimal
+                y = np.asarray(h.getSolution().row_dual, dtype=np.float64) if lp_ok else None
+            finally:
+                h.setOptionValue("solve_relaxation", False)
+                time_left -= time.perf_counter() - t_lp
+            if y is not None and len(y) == model.A.shape[0]:
+                lp_bound = self._dual_bound(model, cost, col_ub, y) + const
+                if lp_bound >= cutoff - _PRUNE_TOL:
+                    return "lp_pruned", math.inf, None, cutoff
         if u_start is not None:  # a feasible point of this v: HiGHS starts from it
             self._seed(prep, model, u_start, kmax)
         h.setOptionValue("objective_bound", float(cutoff - const) if math.isfinite(cutoff)
                          else highspy.kHighsInf)
         h.setOptionValue("time_limit", max(time_left, 1e-3))
-        if h.run() == highspy.HighsStatus.kError and (
-            h.getModelStatus() == highspy.HighsModelStatus.kNotset
-        ):
-            # HiGHS sizes one global task scheduler per process at its first solve; a
-            # later solve asking for another thread count errors out: reset and retry once.
-            highspy.Highs.resetGlobalScheduler(True)
-            h.run()
+        self._run(h)
         st = h.getModelStatus()
         info = h.getInfo()
         dual = float(info.mip_dual_bound) + const
@@ -540,6 +607,18 @@ class StructuredOracle:
                 return "time_limit", float(info.objective_function_value) + const, point(), dual
             return "time_limit", math.inf, None, dual
         return f"error:{h.modelStatusToString(st)}", math.inf, None, -math.inf
+
+    @staticmethod
+    def _run(h: Any) -> None:
+        import highspy
+
+        if h.run() == highspy.HighsStatus.kError and (
+            h.getModelStatus() == highspy.HighsModelStatus.kNotset
+        ):
+            # HiGHS sizes one global task scheduler per process at its first solve; a
+            # later solve asking for another thread count errors out: reset and retry once.
+            highspy.Highs.resetGlobalScheduler(True)
+            h.run()
 
     # ------------------------------------------------------------------ solve
     def solve(self, problem: HalfspaceProblem,
@@ -569,6 +648,7 @@ class StructuredOracle:
         open_bound = math.inf  # min bound over candidates not closed
         status = OracleStatus.OPTIMAL
         n_inner = 0
+        n_lp_pruned = 0
         for pos, vi in enumerate(order):
             if lb[vi] >= best_val - _PRUNE_TOL:
                 break
@@ -582,6 +662,7 @@ class StructuredOracle:
             st, val, u, dual = self._inner(problem, prep, int(vi), pert, best_val, time_left,
                                            u_start)
             n_inner += 1
+            n_lp_pruned += st == "lp_pruned"
             if st == "optimal" and u is not None and val < best_val:
                 best_val = val
                 best_k = self._assemble(problem, prep, int(vi), u)
@@ -599,7 +680,7 @@ class StructuredOracle:
         bound = min(best_val, open_bound)
         return make_result(
             problem, eta, best_k, bound, status, time.perf_counter() - t0, self.name,
-            inner_solves=n_inner, candidates=len(order), prepare_s=t_prep,
+            inner_solves=n_inner, lp_pruned=n_lp_pruned, candidates=len(order), prepare_s=t_prep,
         )
 
     @staticmethod
