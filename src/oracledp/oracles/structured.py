@@ -153,7 +153,7 @@ class StructuredOracle:
     name = "highs-structured"
 
     def __init__(self, *, time_limit: float = 60.0, threads: int = 1, max_numeric: int = 4,
-                 heuristic_candidates: int = 40, max_models: int = 256,
+                 heuristic_candidates: int = 40, max_models: int = 1024,
                  lp_prune: bool = True, verbose: bool = False) -> None:
         if not (time_limit > 0):
             raise ValueError(f"time_limit must be > 0, got {time_limit!r}")
@@ -532,11 +532,14 @@ class StructuredOracle:
 
     def _inner(self, problem: HalfspaceProblem, prep: _Prepared, vi: int,
                pert: Perturbation, cutoff: float, time_left: float,
-               u_start: NDArray[np.int64] | None = None,
+               u_start: NDArray[np.int64] | None = None, *, lp_only: bool = False,
+               skip_lp: bool = False,
                ) -> tuple[str, float, NDArray[np.int64] | None, float]:
         """Solve the inner MIP for candidate vi: (status, value, u, dual bound).
 
         Status "lp_pruned": the LP relaxation's rigorous bound reached the cutoff (no MIP).
+        ``lp_only``: return ("lp_bound", inf, None, that bound) (-inf if the LP failed).
+        ``skip_lp``: go straight to the MIP (the LP bound is already known).
 
         Values include every constant, i.e. they are objective values F(v, u).
         The model of vi is built on first use and kept: between noise draws only
@@ -562,7 +565,7 @@ class StructuredOracle:
         upd = np.concatenate([model.z_index.ravel(), model.rho_index])
         h.changeColsCost(len(upd), upd.astype(np.int32), np.concatenate([lin.ravel(), rho_cost]))
         h.changeColsBounds(cap, model.rho_index.astype(np.int32), np.zeros(cap), ub)
-        if self.lp_prune and math.isfinite(cutoff):
+        if lp_only or (self.lp_prune and not skip_lp and math.isfinite(cutoff)):
             # LP relaxation first (milliseconds): if its rigorous dual bound reaches the
             # cutoff, no point of this v beats the incumbent and the MIP is not needed.
             cost = model.cost0.copy()
@@ -580,10 +583,13 @@ class StructuredOracle:
             finally:
                 h.setOptionValue("solve_relaxation", False)
                 time_left -= time.perf_counter() - t_lp
+            lp_bound = -math.inf
             if y is not None and len(y) == model.A.shape[0]:
                 lp_bound = self._dual_bound(model, cost, col_ub, y) + const
-                if lp_bound >= cutoff - _PRUNE_TOL:
-                    return "lp_pruned", math.inf, None, cutoff
+            if lp_only:
+                return "lp_bound", math.inf, None, lp_bound
+            if lp_bound >= cutoff - _PRUNE_TOL:
+                return "lp_pruned", math.inf, None, cutoff
         if u_start is not None:  # a feasible point of this v: HiGHS starts from it
             self._seed(prep, model, u_start, kmax)
         h.setOptionValue("objective_bound", float(cutoff - const) if math.isfinite(cutoff)
@@ -644,6 +650,24 @@ class StructuredOracle:
             if val < best_val:
                 best_val, best_k = val, self._assemble(problem, prep, int(vi), u)
                 pool.append(u)
+        # Phase 1b (bounds only): the LP relaxation's rigorous bound of every candidate still
+        # below the incumbent (milliseconds each), then re-order: the stronger bound prunes
+        # more and visits the truly promising candidates first, so the incumbent improves early.
+        lp_done: set[int] = set()
+        if self.lp_prune:
+            lb = lb.copy()
+            for vi in order:
+                if lb[vi] >= best_val - _PRUNE_TOL:
+                    break
+                time_left = self.time_limit - (time.perf_counter() - t0)
+                if time_left <= 0:
+                    break
+                st, _, _, b = self._inner(problem, prep, int(vi), pert, best_val, time_left,
+                                          lp_only=True)
+                if st == "lp_bound":
+                    lp_done.add(int(vi))
+                    lb[vi] = max(float(lb[vi]), b)
+            order = np.argsort(lb, kind="stable")
         # Phase 2 (exact): best-first over candidates, inner MIP with the incumbent as cutoff.
         open_bound = math.inf  # min bound over candidates not closed
         status = OracleStatus.OPTIMAL
@@ -660,7 +684,7 @@ class StructuredOracle:
             seed = seeds.get(int(vi))
             u_start = seed[1] if seed is not None and seed[0] < best_val + _PRUNE_TOL else None
             st, val, u, dual = self._inner(problem, prep, int(vi), pert, best_val, time_left,
-                                           u_start)
+                                           u_start, skip_lp=int(vi) in lp_done)
             n_inner += 1
             n_lp_pruned += st == "lp_pruned"
             if st == "optimal" and u is not None and val < best_val:
@@ -678,6 +702,7 @@ class StructuredOracle:
                 status = OracleStatus.ERROR
                 open_bound = min(open_bound, float(lb[vi]))
         bound = min(best_val, open_bound)
+        n_lp_pruned += sum(1 for vi in lp_done if lb[vi] >= best_val - _PRUNE_TOL)
         return make_result(
             problem, eta, best_k, bound, status, time.perf_counter() - t0, self.name,
             inner_solves=n_inner, lp_pruned=n_lp_pruned, candidates=len(order), prepare_s=t_prep,
