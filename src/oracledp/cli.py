@@ -760,6 +760,18 @@ def fit_table(
     console.print(f"  wrote {path} and {out / 'coefficients.png'}", markup=False)
 
 
+def _saved_model_and_table(model_dir: Path, data: Path, sep: str,
+                           with_target: bool) -> tuple[Any, Any]:
+    """The model saved by `oracledp fit` and DATA read against its schema (exit 2 if bad)."""
+    from oracledp.tabular import load_model
+
+    try:
+        saved = load_model(model_dir)
+    except (OracleDPError, ValueError) as exc:
+        _fail(str(exc))
+    return saved, _read_table(data, saved.schema, sep, with_target=with_target)
+
+
 @app.command("predict")
 def predict_table(
     model_dir: Annotated[Path, typer.Argument(help="Directory written by `oracledp fit`.")],
@@ -769,13 +781,7 @@ def predict_table(
     """Print one predicted label per row of DATA as CSV (column `prediction`) on stdout."""
     import pandas as pd
 
-    from oracledp.tabular import load_model
-
-    try:
-        saved = load_model(model_dir)
-    except (OracleDPError, ValueError) as exc:
-        _fail(str(exc))
-    df = _read_table(data, saved.schema, sep, with_target=False)
+    saved, df = _saved_model_and_table(model_dir, data, sep, with_target=False)
     pred = saved.predict(df)
     typer.echo(pd.DataFrame({"prediction": pred}).to_csv(index=False), nl=False)
 
@@ -787,13 +793,7 @@ def evaluate_table(
     sep: Annotated[str, _SEP] = ",",
 ) -> None:
     """Accuracy of a saved model on DATA (NON-private: it reads your test labels)."""
-    from oracledp.tabular import load_model
-
-    try:
-        saved = load_model(model_dir)
-    except (OracleDPError, ValueError) as exc:
-        _fail(str(exc))
-    df = _read_table(data, saved.schema, sep, with_target=True)
+    saved, df = _saved_model_and_table(model_dir, data, sep, with_target=True)
     y = saved.schema.labels_of(df)
     acc = float((saved.predict(df) == y).mean())
     console = Console()
