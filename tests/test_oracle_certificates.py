@@ -210,13 +210,7 @@ def fuzz(name: str, seed: int, counts: dict[str, int]) -> dict[str, tuple[int, i
     return out
 
 
-FUZZ_ORACLES = [
-    "highs",
-    "highs-monolithic",
-    "highs-bound",
-    pytest.param("cpsat", marks=needs_ortools),
-    pytest.param("cpsat-bound", marks=needs_ortools),
-]
+FUZZ_ORACLES = REPRO_ORACLES
 # certified fraction floors on small-Q tables (the fix must not just refuse everything)
 SMALL_Q_FLOOR = {"highs": 0.95, "highs-monolithic": 0.95, "highs-bound": 0.9,
                  "cpsat": 0.95, "cpsat-bound": 0.95}

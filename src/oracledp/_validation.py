@@ -96,6 +96,24 @@ def check_finite_matrix(X: ArrayLike, name: str = "X") -> NDArray[np.float64]:
     return arr
 
 
+def check_real_vector(values: object, name: str, *, nonempty: bool = False
+                      ) -> NDArray[np.float64]:
+    """A finite 1-D float64 array of real numbers (bools, strings and objects refused)."""
+    try:
+        raw = np.asarray(values)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be a 1-D array of real numbers: {exc}") from exc
+    if raw.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must contain real numbers, got dtype {raw.dtype}")
+    arr = raw.astype(np.float64)
+    if arr.ndim != 1 or (nonempty and arr.size == 0):
+        raise ValueError(f"{name} must be a {'non-empty ' if nonempty else ''}1-D sequence, "
+                         f"got shape {arr.shape}")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} contains NaN or infinite values")
+    return arr
+
+
 def check_signed_labels(y: ArrayLike, n: int | None = None, name: str = "y") -> NDArray[np.int8]:
     """Labels that are exactly -1 or +1 (no implicit mapping from {0,1})."""
     arr = np.asarray(y)

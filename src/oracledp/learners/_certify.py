@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from oracledp.diagnostics import NonPrivateDiagnostics, release_diagnostics
 from oracledp.errors import OracleFailure
 from oracledp.guarantees import PrivacyGuarantee
 
@@ -48,3 +49,22 @@ def check_oracle_accepts(oracle: Any, problem: Any, separable: bool) -> None:
     check = getattr(oracle, "check_problem", None)
     if check is not None:
         check(problem, separable=separable)
+
+
+def release_oracle_answer(
+    result: Any, guarantee: PrivacyGuarantee, *, allow_uncertified: bool, mechanism: str,
+    key: str, want_diagnostics: bool, times: tuple[float, float, float],
+) -> tuple[PrivacyGuarantee, NonPrivateDiagnostics | None]:
+    """:func:`guarantee_for_release`, then the opt-in diagnostics of an exact-oracle run.
+
+    ``times`` = (start, noise drawn, oracle returned).  Without ``want_diagnostics`` the
+    oracle's record (loss, objective, bound, timings) stays here and is not returned.
+    """
+    guarantee = guarantee_for_release(result, guarantee, allow_uncertified, mechanism)
+    if not want_diagnostics:
+        return guarantee, None
+    t0, t1, t2 = times
+    return release_diagnostics(guarantee, mechanism, stacklevel=3), NonPrivateDiagnostics(key, {
+        "oracle": result,
+        "timings": {"noise_s": t1 - t0, "oracle_s": t2 - t1, "total_s": t2 - t0},
+    })

@@ -33,13 +33,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from oracledp._validation import RandomLike, check_epsilon, check_rng
-from oracledp.diagnostics import (
-    NonPrivateDiagnostics,
-    check_diagnostics_flag,
-    release_diagnostics,
-)
+from oracledp.diagnostics import NonPrivateDiagnostics, check_diagnostics_flag
 from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
-from oracledp.learners._certify import check_oracle_accepts, guarantee_for_release
+from oracledp.learners._certify import check_oracle_accepts, release_oracle_answer
 from oracledp.oracles.base import Oracle
 from oracledp.oracles.halfspace import HalfspaceProblem, Perturbation
 from oracledp.oracles.registry import make_oracle
@@ -182,15 +178,10 @@ def rspm(
     t1 = time.perf_counter()
     res = orc.solve(problem, pert)
     t2 = time.perf_counter()
-    guarantee = guarantee_for_release(res, guarantee, allow_uncertified, "RSPM")
+    guarantee, diagnostics = release_oracle_answer(
+        res, guarantee, allow_uncertified=allow_uncertified, mechanism="RSPM",
+        key="rspm", want_diagnostics=want_diag, times=(t0, t1, t2))
     assert res.solution is not None
-    diagnostics = None
-    if want_diag:
-        guarantee = release_diagnostics(guarantee, "RSPM")
-        diagnostics = NonPrivateDiagnostics("rspm", {
-            "oracle": res,
-            "timings": {"noise_s": t1 - t0, "oracle_s": t2 - t1, "total_s": t2 - t0},
-        })
     return RSPMResult(w=np.array(res.solution, dtype=np.float64), guarantee=guarantee,
                       scale=scale, m=m, diagnostics=diagnostics)
 

@@ -45,13 +45,9 @@ from oracledp.classes.base import (
     check_weighted_points,
 )
 from oracledp.classes.mip import make_class_oracle
-from oracledp.diagnostics import (
-    NonPrivateDiagnostics,
-    check_diagnostics_flag,
-    release_diagnostics,
-)
+from oracledp.diagnostics import NonPrivateDiagnostics, check_diagnostics_flag
 from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
-from oracledp.learners._certify import guarantee_for_release
+from oracledp.learners._certify import release_oracle_answer
 
 __all__ = ["SOURCE", "RSPMClassResult", "rspm_class", "rspm_class_guarantee",
            "rspm_class_scale"]
@@ -212,14 +208,9 @@ def rspm_class(
     t1 = time.perf_counter()
     res = orc.solve(np.vstack([Z, Zp, U]), np.concatenate([w, wp, eta_arr]))
     t2 = time.perf_counter()
-    guarantee = guarantee_for_release(res, guarantee, allow_uncertified, "RSPM (Theorem 6)")
+    guarantee, diagnostics = release_oracle_answer(
+        res, guarantee, allow_uncertified=allow_uncertified, mechanism="RSPM (Theorem 6)",
+        key="rspm_class", want_diagnostics=want_diag, times=(t0, t1, t2))
     assert res.params is not None
-    diagnostics = None
-    if want_diag:
-        guarantee = release_diagnostics(guarantee, "RSPM over a class")
-        diagnostics = NonPrivateDiagnostics("rspm_class", {
-            "oracle": res,
-            "timings": {"noise_s": t1 - t0, "oracle_s": t2 - t1, "total_s": t2 - t0},
-        })
     return RSPMClassResult(params=np.array(res.params, dtype=np.int64), guarantee=guarantee,
                            scale=scale, m=m, diagnostics=diagnostics)

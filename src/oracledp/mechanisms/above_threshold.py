@@ -40,7 +40,13 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from oracledp._validation import RandomLike, check_epsilon, check_positive, check_rng
+from oracledp._validation import (
+    RandomLike,
+    check_epsilon,
+    check_positive,
+    check_real_vector,
+    check_rng,
+)
 from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
 
 IAT_SOURCE = "Ligett et al. 2017 (Accuracy First), Algorithm 2 and Lemma 2.8"
@@ -75,22 +81,6 @@ def _check_finite_real(value: object, name: str) -> float:
     if not math.isfinite(x):
         raise ValueError(f"{name} must be finite, got {value!r}")
     return x
-
-
-def _query_values(values: object, name: str) -> NDArray[np.float64]:
-    """A finite 1-D float array of query values (one per query)."""
-    try:
-        raw = np.asarray(values)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be a 1-D array of real numbers: {exc}") from exc
-    if raw.dtype.kind not in "iuf":
-        raise TypeError(f"{name} must be real numbers, got dtype {raw.dtype}")
-    arr = raw.astype(np.float64)
-    if arr.ndim != 1:
-        raise ValueError(f"{name} must be 1-D (one value per query), got shape {arr.shape}")
-    if not np.isfinite(arr).all():
-        raise ValueError(f"{name} contain NaN or infinite query values")
-    return arr
 
 
 @dataclass(frozen=True)
@@ -298,7 +288,7 @@ class InteractiveAboveThreshold:
         after the first pass are discarded, never answered (``n_queries`` counts only up
         to the pass).  The global index is recorded in ``halted_at``.
         """
-        arr = _query_values(values, "values")
+        arr = check_real_vector(values, "values")
         return self._answer_block(arr, arr, None)
 
     def first_above_enclosed(
@@ -322,8 +312,8 @@ class InteractiveAboveThreshold:
         such a value, the block is not answered and the instance answers no further
         queries: the block's noise is already drawn.
         """
-        lo = _query_values(lower, "lower")
-        hi = _query_values(upper, "upper")
+        lo = check_real_vector(lower, "lower")
+        hi = check_real_vector(upper, "upper")
         if lo.shape != hi.shape:
             raise ValueError(f"lower and upper differ in shape: {lo.shape} vs {hi.shape}")
         if (lo > hi).any():
@@ -374,7 +364,7 @@ class InteractiveAboveThreshold:
         """``values_at(idx)``, checked: finite, one per index, inside the enclosure."""
         if values_at is None:  # pragma: no cover - lower == upper leaves nothing undecided
             raise RuntimeError("internal error: exact values needed but not available")
-        exact = _query_values(values_at(idx), "values_at(idx)")
+        exact = check_real_vector(values_at(idx), "values_at(idx)")
         if exact.shape != idx.shape:
             raise ValueError(f"values_at returned shape {exact.shape} for {idx.size} indices")
         if ((exact < lower[idx]) | (exact > upper[idx])).any():

@@ -28,7 +28,7 @@ import numbers
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from oracledp._validation import RandomLike, check_positive, check_rng
+from oracledp._validation import RandomLike, check_positive, check_real_vector, check_rng
 from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
 
 NR_SOURCE = (
@@ -51,17 +51,7 @@ def _check_eps_list(eps_list: object) -> NDArray[np.float64]:
         raise ValueError(
             f"eps_list must be a 1-D sequence of privacy levels, got {type(eps_list).__name__}"
         )
-    try:
-        raw = np.asarray(eps_list)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"eps_list must be a 1-D sequence of real numbers: {exc}") from exc
-    if raw.dtype.kind not in "iuf":
-        raise TypeError(f"eps_list must contain real numbers, got dtype {raw.dtype}")
-    eps = raw.astype(np.float64)
-    if eps.ndim != 1 or eps.size == 0:
-        raise ValueError(f"eps_list must be a non-empty 1-D sequence, got shape {eps.shape}")
-    if not np.isfinite(eps).all():
-        raise ValueError(f"eps_list must contain only finite levels, got {eps.tolist()}")
+    eps = check_real_vector(eps_list, "eps_list", nonempty=True)
     if (eps <= 0).any():
         raise ValueError(f"every level in eps_list must be > 0, got {eps.tolist()}")
     if (np.diff(eps) <= 0).any():
