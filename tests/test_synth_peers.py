@@ -18,7 +18,7 @@ pytest.importorskip("mbi")
 from oracledp.errors import BoundsViolation, DiagnosticsWarning
 from oracledp.guarantees import GuaranteeKind
 from oracledp.synth import Domain, answer, answer_distribution, kway_marginal_workload
-from oracledp.synth.peers import aim, mst, zcdp_rho
+from oracledp.synth.peers import aim, mst, require_mbi, zcdp_rho
 
 DELTA = 1e-6
 BIG_EPS = 1e5
@@ -89,6 +89,10 @@ def test_replace_one_noise_is_sqrt2_times_add_remove(data) -> None:
     rho = zcdp_rho(1.0, DELTA)
     assert s2[0] == pytest.approx(math.sqrt(3 * 4 / (2 * rho)))
     assert r1.n == r1.total == codes.shape[0]  # n public under replace-one
+    assert r2.n is None  # add-remove: n is private, the model's total is estimated
+    assert r2.total == pytest.approx(codes.shape[0], rel=0.05)
+    assert r2.sample(random_state=0).shape[0] == round(r2.total)
+    assert r1.rounds == len(r1.selected) == 3
 
 
 def test_mst_selects_a_spanning_tree(mst_fit, data) -> None:
@@ -221,7 +225,10 @@ def test_bad_input_refused(data) -> None:
 
 def test_missing_extra_gives_install_hint(data, monkeypatch) -> None:
     codes, dom = data
+    require_mbi()  # installed here: no error
     monkeypatch.setitem(sys.modules, "mbi", None)
+    with pytest.raises(ImportError, match=r"oracledp\[peers\]"):
+        require_mbi()
     with pytest.raises(ImportError, match=r"oracledp\[peers\]"):
         mst(codes, dom, 1.0, DELTA, 0)
 

@@ -145,6 +145,7 @@ __all__ = [
     "PGMResult",
     "aim",
     "mst",
+    "require_mbi",
     "zcdp_rho",
 ]
 
@@ -190,6 +191,22 @@ def _sensitivities(neighbours: str) -> tuple[float, float]:
 # ---------------------------------------------------------------------------
 # Lazy mbi / JAX import
 # ---------------------------------------------------------------------------
+
+
+def require_mbi() -> None:
+    """Raise :class:`ImportError` with the install hint unless the ``peers`` extra is installed.
+
+    Only checks that ``mbi`` and ``jax`` can be found; imports and configures nothing.
+    """
+    import importlib.util
+
+    for name in ("jax", "mbi"):
+        try:
+            found = importlib.util.find_spec(name) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            raise ImportError(_INSTALL_HINT)
 
 
 def _import_mbi() -> Any:
@@ -267,8 +284,9 @@ class PGMResult:
     method:
         ``"MST"`` or ``"AIM"``.
     domain, n:
-        The domain, and the number of records of the input (public under
-        replace-one neighbours).
+        The domain, and the number of records n of the input (public under
+        replace-one neighbours).  None under add-remove neighbours, where n is
+        private and not part of the release.
     total:
         The model's total count: n (replace-one) or mbi's estimate from the noisy
         1-way marginals (add-remove).
@@ -291,7 +309,7 @@ class PGMResult:
 
     method: str
     domain: Domain
-    n: int
+    n: int | None
     total: float
     rho: float
     measurements: tuple[PGMMeasurement, ...]
@@ -299,6 +317,11 @@ class PGMResult:
     factors: tuple[tuple[tuple[int, ...], NDArray[np.float64]], ...] = field(repr=False)
     guarantee: PrivacyGuarantee
     diagnostics: NonPrivateDiagnostics | None = field(default=None, repr=False)
+
+    @property
+    def rounds(self) -> int:
+        """Number of selection rounds (MST: d - 1 tree edges; AIM: rounds run)."""
+        return len(self.selected)
 
     def marginal(self, attrs: Sequence[int]) -> NDArray[np.float64]:
         """The model's exact marginal distribution over attribute positions ``attrs``.
@@ -324,13 +347,14 @@ class PGMResult:
         return out
 
     def sample(self, m: int | None = None, random_state: RandomLike = None) -> NDArray[np.int64]:
-        """``m`` records (default n) drawn i.i.d. and exactly from the model.
+        """``m`` records (default n, or the model's total under add-remove), drawn
+        i.i.d. and exactly from the model.
 
         Ancestral sampling along the reversed elimination order of the model's
         junction tree (module docstring); all randomness from ``random_state``.
         """
         if m is None:
-            size = self.n
+            size = self.n if self.n is not None else max(1, round(self.total))
         elif isinstance(m, bool) or not isinstance(m, int | np.integer) or int(m) < 1:
             raise ValueError(f"the number of records to sample must be an integer >= 1, got {m!r}")
         else:
@@ -484,7 +508,8 @@ def _finish(
     if want_diag:
         guarantee = release_diagnostics(guarantee, method)
         diagnostics = NonPrivateDiagnostics(method.lower(), diag)
-    return PGMResult(method, domain, n, total, spent, tuple(measurements), tuple(selected),
+    public_n = n if neighbours == "replace-one" else None
+    return PGMResult(method, domain, public_n, total, spent, tuple(measurements), tuple(selected),
                      factors, guarantee, diagnostics)
 
 
