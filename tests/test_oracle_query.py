@@ -185,10 +185,32 @@ def test_cli_quick_end_to_end(tmp_path) -> None:  # type: ignore[no-untyped-def]
     for name in ("runs.jsonl", "runs.csv", "summary.json", "error_vs_eps.png", "config.json"):
         assert (out / name).exists(), name
     rows = json.loads((out / "summary.json").read_text())
-    assert {r["method"] for r in rows} == {"oracle_query", "mwem", "independent"}
+    assert {r["method"] for r in rows} == {"oracle_query", "oracle_query_pgm", "mwem",
+                                           "independent"}
     recs = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
+    for rec in recs:
+        assert rec["guarantee_eps"] <= 1.0 and 0 < rec["max_error"] < 1
+        assert rec["neighbouring"] == "replace-one"
+        # the sampler draws from the released model: n = 30,718 records add little error
+        assert rec["sample_max_error"] <= rec["max_error"] + 0.03
+        assert rec["sample_seconds"] >= 0
+    pgm = next(r for r in recs if r["method"] == "oracle_query_pgm")
     oq = next(r for r in recs if r["method"] == "oracle_query")
-    assert oq["guarantee_eps"] <= 1.0 and 0 < oq["max_error"] < 1
+    assert pgm["max_error"] < oq["max_error"] and pgm["mean_error"] < oq["mean_error"]
+
+
+def test_cli_peers_without_the_extra_is_refused_before_any_run(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "mbi" else real(name, *a))
+    out = tmp_path / "sa"
+    res = CliRunner().invoke(app, ["reproduce", "synth-adult", "--quick", "--peers",
+                                   "--out", str(out)])
+    assert res.exit_code == 2, res.output
+    assert "oracledp[peers]" in res.output
+    assert not (out / "runs.jsonl").exists()
 
 
 def test_cli_bad_eps(tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -504,36 +504,45 @@ def reproduce_synth_adult(
     data_player: Annotated[
         str, typer.Option("--data-player", help="OracleQuery data player: hedge or ftpl.")
     ] = "hedge",
+    peers: Annotated[bool, typer.Option(
+        "--peers", help="Also run MST and AIM in the same run (needs oracledp[peers]).")] = False,
     out: Annotated[Path, typer.Option("--out", file_okay=False, help="Output directory.")]
     = Path("out/synth-adult"),
 ) -> None:
-    """Synthetic Adult (8 categorical attributes): OracleQuery vs MWEM vs independent marginals.
+    """Synthetic Adult (8 categorical attributes): OracleQuery, OracleQueryPGM, MWEM, marginals (+ MST, AIM).
 
-    Max and mean k-way marginal error of the released distribution, and fit time.
+    Max and mean k-way marginal error of the released distribution, fit and sample time.
     """
     from oracledp.experiments import synth_adult as exp
 
     cfg = _experiment_config(
         exp, quick, seed=seed, query_player=query_player, data_player=data_player,
-        epsilons=None if eps is None else _parse_eps(eps), k=k, runs=runs,
+        epsilons=None if eps is None else _parse_eps(eps), k=k, runs=runs, peers=peers or None,
     )
     console = Console()
+    if cfg.peers:
+        try:
+            exp.check_peers_available()
+        except ImportError as exc:
+            console.print(f"error: {exc}", style="red", markup=False)
+            raise typer.Exit(2) from None
     t0 = time.perf_counter()
     records = _with_progress(console, lambda report: exp.run(cfg, out, report))
     rows = exp.summarize(records)
     table = Table(
         title=f"Adult categorical, {cfg.k}-way marginals: error of the released distribution "
         f"({cfg.runs} run(s) per ε)",
-        caption=(f"oracle_query: (ε, δ={cfg.delta:g})-DP, zCDP composition; mwem and "
-                 "independent: pure ε-DP. Errors are fractions of n."),
+        caption=(f"oracle_query, oracle_query_pgm, mst, aim: (ε, δ={cfg.delta:g})-DP by zCDP; "
+                 "mwem and independent: pure ε-DP; all replace-one. Errors are fractions of n, "
+                 "of the released model's exact answers."),
     )
-    for col in ("method", "ε", "T", "max error", "mean error", "fit time"):
+    for col in ("method", "ε", "T", "max error", "mean error", "fit time", "sample n"):
         table.add_column(col, justify="right")
     for r in rows:
         table.add_row(r["method"], f"{r['eps']:g}", "-" if r["rounds"] is None else str(r["rounds"]),
                       _err_std(r["max_error_mean"], r["max_error_std"]),
                       _err_std(r["mean_error_mean"], r["mean_error_std"]),
-                      f"{r['seconds_mean']:.1f}s")
+                      f"{r['seconds_mean']:.1f}s", f"{r['sample_seconds_mean']:.2f}s")
     console.print(table)
     paths = exp.write_figures(records, out)
     console.print(f"  wrote {out / 'runs.jsonl'}, runs.csv, summary.json, "

@@ -1,4 +1,4 @@
-"""Private synthetic data on Adult's 8 categorical attributes: OracleQuery vs MWEM vs marginals.
+"""Private synthetic data on Adult's 8 categorical attributes: OracleQuery, its measured variant, peers.
 
 Data: :func:`oracledp.synth.load_adult_categorical` (complete rows, n = 30,718,
 public domain of 1,317,120 cells).  Workload: all k-way marginal cells
@@ -7,15 +7,23 @@ public domain of 1,317,120 cells).  Workload: all k-way marginal cells
 * ``oracle_query``: :class:`oracledp.synth.oracle_query.OracleQuerySynthesizer`
   ((epsilon, delta)-DP, zCDP composition, Hedge data player, exponential-mechanism
   query player; T chosen from the accuracy bound, capped at ``max_rounds``);
+* ``oracle_query_pgm``: :class:`oracledp.synth.oracle_query_pgm.OracleQueryPGM`
+  (the same query player selects, Gaussian measurements of the selected tables, a
+  Private-PGM style estimate; (epsilon, delta)-DP by zCDP);
 * ``mwem``: :func:`oracledp.synth.mwem` (pure epsilon-DP, ``mwem_rounds`` rounds,
   averaged output);
-* ``independent``: :func:`oracledp.synth.independent_marginals` (pure epsilon-DP).
+* ``independent``: :func:`oracledp.synth.independent_marginals` (pure epsilon-DP);
+* with ``peers=True`` (needs ``pip install 'oracledp[peers]'``): ``mst`` and ``aim``,
+  :mod:`oracledp.synth.peers` (McKenna et al.'s MST and AIM on ``mbi``, the same
+  (epsilon, delta), replace-one neighbours).
 
-Reported per (method, epsilon, run): max and mean absolute error over the
-workload (exact answers of the released distribution, no sampling error) and the
-fit wall time.  Seeds derive from ``(seed, run, method, eps index)`` through
-:class:`numpy.random.SeedSequence`.  Outputs: ``runs.jsonl``, ``runs.csv``,
-``summary.json``, ``error_vs_eps.png``, ``config.json``.
+Every method is evaluated the same way: max and mean absolute error over the
+workload of the released model's exact answers (no sampling error), the fit wall
+time, and the time to sample n records from the model together with the errors of
+that sample (a check that the sampler draws from the model it released).  Seeds
+derive from ``(seed, run, method, eps index)`` through :class:`numpy.random.SeedSequence`,
+so adding or removing a method leaves the others' draws unchanged.  Outputs:
+``runs.jsonl``, ``runs.csv``, ``summary.json``, ``error_vs_eps.png``, ``config.json``.
 """
 
 from __future__ import annotations
@@ -33,9 +41,15 @@ import numpy as np
 
 from oracledp._validation import check_epsilon
 
-__all__ = ["METHODS", "Config", "quick_config", "run", "summarize", "write_figures"]
+__all__ = ["ALL_METHODS", "METHODS", "PEERS", "Config", "quick_config", "run", "summarize",
+           "write_figures"]
 
-METHODS = ("oracle_query", "mwem", "independent")
+METHODS = ("oracle_query", "oracle_query_pgm", "mwem", "independent")
+PEERS = ("mst", "aim")
+ALL_METHODS = METHODS + PEERS
+#: Seed-stream index of each method (stable: a method's draws do not depend on the others).
+_METHOD_INDEX = {"oracle_query": 0, "mwem": 1, "independent": 2, "oracle_query_pgm": 3,
+                 "mst": 4, "aim": 5}
 
 
 @dataclass(frozen=True)
@@ -49,6 +63,8 @@ class Config:
     seed: int = 0
     query_player: str = "noisy-min"  # OracleQuery's query player: "noisy-min", "rspm" or "prsma"
     data_player: str = "hedge"  # OracleQuery's data player: "hedge" or "ftpl"
+    peers: bool = False  # add MST and AIM (needs the [peers] extra)
+    pgm_rounds: int | None = None  # OracleQueryPGM's T (None: its default for the epsilon)
 
     def __post_init__(self) -> None:
         if not self.epsilons:
@@ -58,6 +74,9 @@ class Config:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < lo:
                 raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}")
+        if self.pgm_rounds is not None and (isinstance(self.pgm_rounds, bool) or not isinstance(
+                self.pgm_rounds, int) or self.pgm_rounds < 1):
+            raise ValueError(f"pgm_rounds must be an integer >= 1, got {self.pgm_rounds!r}")
         if not 0.0 < self.delta < 1.0:
             raise ValueError(f"delta must be in (0, 1), got {self.delta!r}")
         if self.query_player not in ("noisy-min", "rspm", "prsma"):
@@ -66,10 +85,15 @@ class Config:
         if self.data_player not in ("hedge", "ftpl"):
             raise ValueError(f"data_player must be 'hedge' or 'ftpl', got {self.data_player!r}")
 
+    @property
+    def methods(self) -> tuple[str, ...]:
+        return ALL_METHODS if self.peers else METHODS
+
 
 def quick_config(**overrides: Any) -> Config:
     """1 run at eps = 1 with few rounds (well under a minute)."""
-    base: dict[str, Any] = {"epsilons": (1.0,), "runs": 1, "max_rounds": 20, "mwem_rounds": 10}
+    base: dict[str, Any] = {"epsilons": (1.0,), "runs": 1, "max_rounds": 20, "mwem_rounds": 10,
+                            "pgm_rounds": 5}
     base.update(overrides)
     return Config(**base)
 
@@ -78,71 +102,106 @@ def _seed(*key: int) -> np.random.SeedSequence:
     return np.random.SeedSequence(list(key))
 
 
+def check_peers_available() -> None:
+    """Raise ImportError (before any run) when the [peers] extra is not installed."""
+    import importlib.util
+
+    if importlib.util.find_spec("mbi") is None:
+        raise ImportError("--peers needs the optional peers extra (MST and AIM on Private-PGM's "
+                          "mbi): pip install 'oracledp[peers]'")
+
+
+def _fit(method: str, cfg: Config, eps: float, data: Any, workload: Any,
+         rng: np.random.Generator) -> tuple[Any, Any, dict[str, Any], Callable[[int], Any]]:
+    """Fit one method: (answers on the workload, guarantee, extra fields, sampler of n codes)."""
+    from oracledp.synth import independent_marginals, mwem
+
+    if method == "oracle_query":
+        from oracledp.synth.oracle_query import OracleQuerySynthesizer
+
+        syn = OracleQuerySynthesizer(
+            eps, cfg.delta, k=cfg.k, max_rounds=cfg.max_rounds,
+            query_player=cfg.query_player, data_player=cfg.data_player, random_state=rng,
+        ).fit(data.codes, data.domain)
+        extra = {"rounds": syn.rounds_, "eps0": syn.eps0_, "composition": syn.composition_}
+        return syn.answer(workload), syn.guarantee_, extra, syn.sample_codes
+    if method == "oracle_query_pgm":
+        from oracledp.synth.oracle_query_pgm import OracleQueryPGM
+
+        kw = {} if cfg.pgm_rounds is None else {"rounds": cfg.pgm_rounds}
+        pgm = OracleQueryPGM(eps, cfg.delta, k=cfg.k, random_state=rng, **kw).fit(
+            data.codes, data.domain)
+        extra = {"rounds": pgm.rounds_, "eps0": pgm.eps_selection_, "composition": "zcdp"}
+        return pgm.answer(workload), pgm.guarantee_, extra, pgm.sample_codes
+    if method == "mwem":
+        res = mwem(data.codes, data.domain, workload, eps, cfg.mwem_rounds, rng)
+        extra = {"rounds": cfg.mwem_rounds, "eps0": res.epsilon_per_step,
+                 "composition": "basic"}
+        return res.answer(workload), res.guarantee, extra, lambda m: res.sample(m, rng)
+    if method == "independent":
+        ind = independent_marginals(data.codes, data.domain, eps, rng)
+        return (ind.answer(workload), ind.guarantee,
+                {"rounds": None, "eps0": None, "composition": "none"},
+                lambda m: ind.sample(m, rng))
+    if method in PEERS:
+        from oracledp.synth import peers
+
+        fit = peers.mst if method == "mst" else peers.aim
+        kwargs: dict[str, Any] = {"workload": workload} if method == "aim" else {}
+        res = fit(data.codes, data.domain, eps, cfg.delta, rng, **kwargs)
+        extra = {"rounds": getattr(res, "rounds", None), "eps0": None, "composition": "zcdp"}
+        return res.answer(workload), res.guarantee, extra, lambda m: res.sample(m, rng)
+    raise ValueError(f"unknown method {method!r}")
+
+
 def run(cfg: Config, out_dir: Path,
         report: Callable[[int, int, str], None] | None = None) -> list[dict[str, Any]]:
     """Every (run, eps, method); writes config.json, runs.jsonl and runs.csv."""
-    from oracledp.synth import (
-        answer,
-        errors,
-        independent_marginals,
-        kway_marginal_workload,
-        load_adult_categorical,
-        mwem,
-    )
-    from oracledp.synth.oracle_query import OracleQuerySynthesizer
+    from oracledp.synth import answer, errors, kway_marginal_workload, load_adult_categorical
 
+    if cfg.peers:
+        check_peers_available()
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "config.json").write_text(json.dumps(asdict(cfg), indent=2))
     data = load_adult_categorical()
+    n = data.codes.shape[0]
     workload = kway_marginal_workload(data.domain, cfg.k)
     true = answer(workload, data.codes)
-    total = cfg.runs * len(cfg.epsilons) * len(METHODS)
+    methods = cfg.methods
+    total = cfg.runs * len(cfg.epsilons) * len(methods)
     done = 0
     records: list[dict[str, Any]] = []
     with (out_dir / "runs.jsonl").open("w") as fh:
         for r in range(cfg.runs):
             for ie, eps in enumerate(cfg.epsilons):
-                for im, method in enumerate(METHODS):
+                for method in methods:
                     if report is not None:
                         report(done, total, f"run {r + 1}, eps={eps:g}, {method}")
-                    rng = np.random.default_rng(_seed(cfg.seed, r, im, ie))
+                    rng = np.random.default_rng(_seed(cfg.seed, r, _METHOD_INDEX[method], ie))
                     t0 = time.perf_counter()
-                    extra: dict[str, Any] = {}
-                    if method == "oracle_query":
-                        syn = OracleQuerySynthesizer(
-                            eps, cfg.delta, k=cfg.k, max_rounds=cfg.max_rounds,
-                            query_player=cfg.query_player, data_player=cfg.data_player,
-                            random_state=rng,
-                        ).fit(data.codes, data.domain)
-                        est = syn.answer(workload)
-                        g = syn.guarantee_
-                        extra = {"rounds": syn.rounds_, "eps0": syn.eps0_,
-                                 "composition": syn.composition_,
-                                 "query_player": cfg.query_player,
-                                 "data_player": cfg.data_player}
-                    elif method == "mwem":
-                        res = mwem(data.codes, data.domain, workload, eps, cfg.mwem_rounds, rng)
-                        est = res.answer(workload)
-                        g = res.guarantee
-                        extra = {"rounds": cfg.mwem_rounds, "eps0": res.epsilon_per_step,
-                                 "composition": "basic"}
-                    else:
-                        ind = independent_marginals(data.codes, data.domain, eps, rng)
-                        est = ind.answer(workload)
-                        g = ind.guarantee
-                        extra = {"rounds": None, "eps0": None, "composition": "none"}
+                    est, g, extra, sampler = _fit(method, cfg, eps, data, workload, rng)
                     seconds = time.perf_counter() - t0
+                    t1 = time.perf_counter()
+                    sample = np.asarray(sampler(n), dtype=np.int64)
+                    sample_seconds = time.perf_counter() - t1
                     err = errors(true, est)
+                    serr = errors(true, answer(workload, sample))
                     rec = {"run": r, "eps": eps, "method": method, "k": cfg.k,
                            "max_error": err["max"], "mean_error": err["mean"],
-                           "seconds": seconds, "guarantee_eps": g.epsilon,
-                           "guarantee_delta": g.delta, **extra}
+                           "seconds": seconds, "sample_seconds": sample_seconds,
+                           "sample_max_error": serr["max"], "sample_mean_error": serr["mean"],
+                           "guarantee_eps": g.epsilon, "guarantee_delta": g.delta,
+                           "neighbouring": g.neighbouring, **extra}
+                    if method == "oracle_query":
+                        rec["query_player"] = cfg.query_player
+                        rec["data_player"] = cfg.data_player
                     records.append(rec)
                     fh.write(json.dumps(rec) + "\n")
+                    fh.flush()
                     done += 1
     if report is not None:
         report(done, total, "done")
-    cols = list(records[0])
+    cols = list(dict.fromkeys(key for rec in records for key in rec))
     with (out_dir / "runs.csv").open("w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=cols)
         w.writeheader()
@@ -153,14 +212,15 @@ def run(cfg: Config, out_dir: Path,
 def summarize(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Mean and std (nan for one run) of the errors and times per (method, eps)."""
     rows: list[dict[str, Any]] = []
-    for method in METHODS:
+    for method in ALL_METHODS:
         for eps in sorted({r["eps"] for r in records}):
             rs = [r for r in records if r["method"] == method and r["eps"] == eps]
             if not rs:
                 continue
             row: dict[str, Any] = {"method": method, "eps": eps, "runs": len(rs),
                                    "rounds": rs[0]["rounds"]}
-            for key in ("max_error", "mean_error", "seconds"):
+            for key in ("max_error", "mean_error", "seconds", "sample_seconds",
+                        "sample_max_error", "sample_mean_error"):
                 vals = np.array([r[key] for r in rs], dtype=float)
                 row[f"{key}_mean"] = float(vals.mean())
                 row[f"{key}_std"] = float(vals.std(ddof=1)) if len(vals) > 1 else math.nan
@@ -178,8 +238,10 @@ def write_figures(records: list[dict[str, Any]], out_dir: Path) -> list[Path]:
     FigureCanvasAgg(fig)
     for j, key in enumerate(("max_error", "mean_error")):
         ax = fig.add_subplot(1, 2, j + 1)
-        for i, method in enumerate(METHODS):
+        for i, method in enumerate(ALL_METHODS):
             rs = [r for r in rows if r["method"] == method]
+            if not rs:
+                continue
             ax.errorbar([r["eps"] for r in rs], [r[f"{key}_mean"] for r in rs],
                         yerr=[0.0 if math.isnan(r[f"{key}_std"]) else r[f"{key}_std"]
                               for r in rs], marker="o", capsize=3, color=f"C{i}", label=method)

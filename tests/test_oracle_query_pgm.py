@@ -1,0 +1,202 @@
+"""OracleQueryPGM (OracleQuery's selection + Gaussian measurements + estimate) and the estimator."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import pickle
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from oracledp.guarantees import GuaranteeKind
+from oracledp.synth import Domain, answer, errors, kway_marginal_workload
+from oracledp.synth.estimation import (
+    MarginalMeasurement,
+    _MarginalOperator,
+    combine_measurements,
+    estimate_distribution,
+    marginal_tables,
+)
+from oracledp.synth.oracle_query_pgm import OracleQueryPGM, rho_for_epsilon, zcdp_epsilon
+
+
+def _tiny(n: int = 3000, seed: int = 0) -> tuple[np.ndarray, Domain]:
+    """4 attributes (2, 3, 2, 4 levels) with strong pairwise dependence."""
+    rng = np.random.default_rng(seed)
+    a = (rng.random(n) < 0.7).astype(int)
+    b = np.where(rng.random(n) < 0.8, a + 1, rng.integers(0, 3, n))
+    c = (rng.random(n) < 0.2).astype(int)
+    d = np.where(rng.random(n) < 0.75, 2 * c + a, rng.integers(0, 4, n))
+    dom = Domain(("a", "b", "c", "d"), ((0, 1), (0, 1, 2), (0, 1), (0, 1, 2, 3)))
+    return np.stack([a, b, c, d], axis=1).astype(np.int64), dom
+
+
+# --------------------------------------------------------------------- estimator
+@pytest.mark.parametrize("shape", [(7, 16, 7, 14, 6, 5, 2, 2), (3, 4, 2), (5,), (2, 3, 4, 5, 6)])
+def test_marginal_operator_matches_sums_and_is_adjoint(shape: tuple[int, ...]) -> None:
+    rng = np.random.default_rng(1)
+    p = rng.random(shape)
+    d = len(shape)
+    cliques = [c for k in (1, 2, 3) for c in itertools.combinations(range(d), k)][:40]
+    op = _MarginalOperator(shape, cliques)
+    got = op.marginals(p)
+    for c, g in zip(cliques, got, strict=True):
+        other = tuple(a for a in range(d) if a not in c)
+        np.testing.assert_allclose(g, p.sum(axis=other), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(got[0], marginal_tables(p, cliques[:1])[0])
+    tables = [rng.normal(size=g.shape) for g in got]
+    G = op.adjoint(tables)
+    # <G, p> = sum_r <t_r, M_r p> for every p: G is the adjoint applied to the tables
+    assert math.isclose(float(np.vdot(G, p)),
+                        sum(float(np.vdot(t, g)) for t, g in zip(tables, got, strict=True)),
+                        rel_tol=1e-10)
+
+
+def test_combine_measurements_is_inverse_variance_weighted() -> None:
+    m1 = MarginalMeasurement((0,), np.array([10.0, 20.0]), 1.0)
+    m2 = MarginalMeasurement((0,), np.array([13.0, 23.0]), 2.0)
+    (c,) = combine_measurements([m1, m2])
+    np.testing.assert_allclose(c.values, [(10 + 13 / 4) / 1.25, (20 + 23 / 4) / 1.25])
+    assert math.isclose(c.sigma, 1.0 / math.sqrt(1.25))
+
+
+def test_estimate_recovers_full_table_and_max_entropy_product() -> None:
+    rng = np.random.default_rng(2)
+    shape = (3, 4, 2)
+    p = rng.dirichlet(np.ones(24)).reshape(shape)
+    n = 1000
+    full = MarginalMeasurement((0, 1, 2), n * p, 1.0)
+    est = estimate_distribution(shape, [full], n, iterations=400)
+    assert np.abs(est - p).max() < 1e-6
+    # exact 1-way marginals only: the minimizer reached from uniform is their product
+    ones = [MarginalMeasurement((a,), n * p.sum(axis=tuple(b for b in range(3) if b != a)), 1.0)
+            for a in range(3)]
+    est = estimate_distribution(shape, ones, n, iterations=400)
+    m = [p.sum(axis=tuple(b for b in range(3) if b != a)) for a in range(3)]
+    assert np.abs(est - np.einsum("i,j,k->ijk", *m)).max() < 1e-6
+
+
+def test_estimate_decreases_the_loss_monotonically() -> None:
+    rng = np.random.default_rng(3)
+    shape = (2, 3, 4, 5)
+    n = 500
+    ms = [MarginalMeasurement(c, rng.normal(n / math.prod(shape[a] for a in c), 30.0,
+                                            tuple(shape[a] for a in c)), 30.0)
+          for c in [(0, 1), (1, 2), (2, 3), (0, 3)]]
+
+    def loss(q: np.ndarray) -> float:
+        return 0.5 * sum((n / m.sigma) ** 2 * float(np.sum(
+            (q.sum(axis=tuple(a for a in range(4) if a not in m.axes)) - m.values / n) ** 2))
+            for m in ms)
+
+    p, prev = None, math.inf
+    for _ in range(6):
+        p = estimate_distribution(shape, ms, n, iterations=5, p0=p)
+        cur = loss(p)
+        assert cur <= prev + 1e-12
+        prev = cur
+    assert np.all(p >= 0) and math.isclose(float(p.sum()), 1.0)
+
+
+def test_estimate_rejects_mismatched_measurements() -> None:
+    with pytest.raises(ValueError, match="does not match"):
+        estimate_distribution((2, 3), [MarginalMeasurement((1,), np.zeros(2), 1.0)], 10)
+    with pytest.raises(ValueError, match="sigma"):
+        MarginalMeasurement((0,), np.zeros(2), 0.0)
+    with pytest.raises(ValueError, match="finite"):
+        MarginalMeasurement((0,), np.array([np.nan, 1.0]), 1.0)
+
+
+# ------------------------------------------------------------------- mechanism
+def test_rho_conversion_is_the_largest_within_epsilon() -> None:
+    for eps, delta in [(0.1, 1e-6), (1.0, 1e-6), (5.0, 1e-9)]:
+        rho = rho_for_epsilon(eps, delta)
+        assert zcdp_epsilon(rho, delta) <= eps
+        assert zcdp_epsilon(rho * (1 + 1e-9), delta) > eps * (1 - 1e-8)
+
+
+@pytest.mark.parametrize("eps", [0.1, 1.0, 8.0])
+def test_ledger_composes_to_the_target(eps: float) -> None:
+    codes, dom = _tiny()
+    syn = OracleQueryPGM(eps, 1e-6, k=2, rounds=7, iterations=2, final_iterations=5,
+                         random_state=0).fit(codes, dom)
+    rho = math.fsum(s.rho for s in syn.ledger_)
+    assert math.isclose(rho, rho_for_epsilon(eps, 1e-6), rel_tol=1e-9)
+    assert zcdp_epsilon(rho, 1e-6) <= eps * (1 + 1e-9)
+    assert len(syn.ledger_) == 4 + 2 * 7  # 4 one-way tables, then select + measure per round
+    g = syn.guarantee_
+    assert g.kind is GuaranteeKind.APPROXIMATE and g.epsilon == eps and g.delta == 1e-6
+    assert not g.requires_exact_oracle and g.holds and g.neighbouring == "replace-one"
+    # selection: eps_sel^2 / 8 (bounded range); measurement: sqrt(2)-sensitive Gaussian
+    sel = [s for s in syn.ledger_ if not s.axes]
+    assert all(math.isclose(s.rho, syn.eps_selection_**2 / 8) for s in sel)
+    meas = [s for s in syn.ledger_ if len(s.axes) == 2]
+    assert all(math.isclose(s.rho, 2.0 / (2.0 * syn.sigma_**2)) for s in meas)
+
+
+def test_one_way_noise_is_gaussian_with_the_stated_sigma() -> None:
+    """KS test of (measured - true) / sigma1 against N(0, 1); false alarm rate 1e-3."""
+    codes, dom = _tiny(n=500)
+    true = np.bincount(codes[:, 3], minlength=4).astype(float)
+    z = []
+    for seed in range(150):
+        syn = OracleQueryPGM(1.0, 1e-6, k=2, rounds=1, iterations=1, final_iterations=1,
+                             random_state=seed).fit(codes, dom)
+        m = syn.measurements_[3]
+        assert m.axes == (3,)
+        z.extend((m.values - true) / syn.sigma_one_way_)
+    assert stats.kstest(z, "norm").pvalue > 1e-3
+    # a half-sigma mutant would be caught: its z-scores have std 0.5
+    assert stats.kstest(np.asarray(z) * 0.5, "norm").pvalue < 1e-3
+
+
+def test_accurate_at_large_epsilon_and_reproducible() -> None:
+    codes, dom = _tiny()
+    wl = kway_marginal_workload(dom, 2)
+    true = answer(wl, codes)
+    a = OracleQueryPGM(1e3, 1e-6, k=2, rounds=6, random_state=5).fit(codes, dom)
+    b = OracleQueryPGM(1e3, 1e-6, k=2, rounds=6, random_state=5).fit(codes, dom)
+    np.testing.assert_array_equal(a.distribution_, b.distribution_)
+    assert errors(true, a.answer(wl))["max"] < 0.01
+    sizes = np.diff(wl.offsets)
+    uniform = errors(true, np.repeat(1.0 / sizes, sizes))["max"]
+    assert uniform > 0.1
+    s = a.sample(200, random_state=1)
+    assert list(s.columns) == list(dom.attributes) and len(s) == 200
+
+
+def test_pickle_drops_generator_and_keeps_release() -> None:
+    codes, dom = _tiny()
+    syn = OracleQueryPGM(1.0, 1e-6, k=2, rounds=3, random_state=3).fit(codes, dom)
+    back = pickle.loads(pickle.dumps(syn))
+    np.testing.assert_array_equal(back.distribution_, syn.distribution_)
+    assert back.random_state is None
+    with pytest.raises(ValueError, match="random_state"):
+        back.sample(5)
+    assert len(back.sample(5, random_state=0)) == 5
+
+
+@pytest.mark.parametrize("kwargs, exc, match", [
+    ({"epsilon": 0.0}, ValueError, "epsilon"),
+    ({"epsilon": 1.0, "delta": 0.0}, ValueError, "delta"),
+    ({"epsilon": 1.0, "rounds": 0}, ValueError, "rounds"),
+    ({"epsilon": 1.0, "one_way_fraction": 1.0}, ValueError, "one_way_fraction"),
+    ({"epsilon": 1.0, "selection_fraction": 0}, ValueError, "selection_fraction"),
+])
+def test_bad_parameters_refused(kwargs: dict, exc: type, match: str) -> None:
+    with pytest.raises(exc, match=match):
+        OracleQueryPGM(**kwargs)
+
+
+def test_bad_data_refused_before_randomness() -> None:
+    codes, dom = _tiny()
+    with pytest.raises(ValueError, match="k=5"):
+        OracleQueryPGM(1.0, k=5).fit(codes, dom)
+    bad = codes.copy()
+    bad[0, 1] = 7
+    with pytest.raises(ValueError):
+        OracleQueryPGM(1.0).fit(bad, dom)
+    with pytest.raises(TypeError, match="Domain"):
+        OracleQueryPGM(1.0).fit(codes, "domain")
