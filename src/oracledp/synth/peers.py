@@ -138,7 +138,7 @@ from oracledp.diagnostics import (
 )
 from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
 from oracledp.synth.domain import Domain
-from oracledp.synth.workload import MarginalWorkload
+from oracledp.synth.workload import MarginalWorkload, kway_marginal_workload
 
 __all__ = [
     "PGMMeasurement",
@@ -674,8 +674,6 @@ def aim(
     arr, eps, dlt, neighbours = _check_common(codes, domain, epsilon, delta, neighbours)
     d = len(domain)
     if workload is None:
-        from oracledp.synth.workload import kway_marginal_workload
-
         workload = kway_marginal_workload(domain, min(3, d))
     if not isinstance(workload, MarginalWorkload):
         raise TypeError(f"workload must be a MarginalWorkload, got {type(workload).__name__}")
