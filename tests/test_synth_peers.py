@@ -242,3 +242,16 @@ def test_result_answers_only_its_domain(mst_fit) -> None:
     with pytest.raises(ValueError, match="integer >= 1"):
         mst_fit.sample(0)
     assert list(itertools.chain(*mst_fit.selected))  # released tree is non-empty
+
+
+def test_aim_respects_the_model_size_cap(data) -> None:
+    codes, dom = data
+    # 1e-4 MB is about 13 float64 cells, and the 1-way model has 11: only candidates
+    # that do not enlarge the model fit (1-way marginals, and the pair b x d whose
+    # 4 cells replace the 2 + 2 of b and d).
+    res = aim(codes, dom, 1.0, DELTA, 2, kway_marginal_workload(dom, 2), rounds=6,
+              max_model_size=1e-4)
+    assert res.selected
+    for r in res.selected:
+        assert math.prod(dom.shape[a] for a in r) <= sum(dom.shape[a] for a in r)
+    assert res.rho == pytest.approx(zcdp_rho(1.0, DELTA), rel=1e-6)

@@ -46,7 +46,9 @@ clique); candidate ``r`` has weight ``w_r = sum_{s in W} |r ∩ s|``.  With
   per-round exponential-mechanism parameter starts at ``eps_0 = sqrt(8 (1 - alpha) rho / T)``;
 * round t, while budget remains: charge ``eps_t^2 / 8 + 1 / (2 s_t^2)``; the
   candidates ``C_t`` are the ``r`` in ``W+`` whose addition keeps the junction tree
-  of the model at most ``(rho_used / rho) * max_model_size`` MB; select ``r_t``
+  of the model at most ``(rho_used / rho) * max_model_size`` MB (here: or at most its
+  current size, when the cap is below it -- an addition for degenerate caps, so that
+  ``C_t`` is never empty); select ``r_t``
   with the exponential mechanism, score
   ``q_r = w_r (|| M_r(D) - M_r(p_{t-1}) ||_1 - sqrt(2/pi) sigma_t n_r)``
   (``sigma_t = Delta_2 s_t`` the noise std of this round, ``n_r`` the number of
@@ -727,9 +729,11 @@ def aim(
             final = True
         spent += e * e / 8.0 + 1.0 / (2.0 * s * s)
         sigma = delta2 * s
-        # Candidates whose addition keeps the junction tree within the growing size cap.
-        cap = spent / rho * max_mb
+        # Candidates whose addition keeps the junction tree within the growing size cap
+        # (never below the current model's size, so that a cap smaller than the model
+        # still admits the candidates that do not enlarge it, e.g. 1-way marginals).
         model_cliques = [c for c, _ in factors]
+        cap = max(spent / rho * max_mb, fitter.cliques_mb(model_cliques))
         ok = [i for i, r in enumerate(closure) if fitter.cliques_mb([*model_cliques, r]) <= cap]
         est = {closure[i]: total * _model_marginal(factors, shape, closure[i]).ravel() for i in ok}
         scores = np.array([
