@@ -113,18 +113,25 @@ def test_estimator_refusals_happen_before_randomness():
     assert rng.bit_generator.state == state
 
 
-def test_unsupported_perturbation_refused_before_noise():
-    """RSPM on a table with many declared-numeric columns and a huge W: refused from the schema
-    and the sizes alone, before the Laplace noise is drawn."""
+def test_many_numeric_columns_take_the_branch_oracle_and_monolithic_refuses_before_noise():
+    """RSPM on a table with many declared-numeric columns and a huge W (3^16 points): the
+    default oracle takes it with the exact branch-and-bound (chosen from the schema and the
+    sizes alone) and certifies; the monolithic formulation, which takes OPDisc's noise only,
+    refuses from the sizes alone, before the Laplace noise is drawn."""
+    from oracledp.oracles.dispatch import AutoOracle
+
     rng = np.random.default_rng(0)
     d = 16
     X = rng.integers(0, 5, (20, d)) / 4
     schema = FeatureSchema.grid(d, 0.25, 1.0)
     p = HalfspaceProblem.from_data(X, rng.choice([-1, 1], 20), rspm_space(d), schema=schema)
+    assert AutoOracle().formulation_for(p) == "branch"
+    res = rspm(p, 1.0, oracle="highs", random_state=np.random.default_rng(2))
+    assert res.certified
     gen = np.random.default_rng(1)
     state = gen.bit_generator.state
-    with pytest.raises(ValueError, match="structured formulation"):
-        rspm(p, 1.0, oracle="highs", random_state=gen)
+    with pytest.raises(ValueError, match="monolithic formulation"):
+        rspm(p, 1.0, oracle=AutoOracle(formulation="monolithic"), random_state=gen)
     assert gen.bit_generator.state == state
 
 

@@ -284,10 +284,16 @@ def test_badly_scaled_schema_refused_before_noise_when_w_cannot_be_enumerated():
     assert highs_scale_trusted_by_schema(HalfspaceProblem.from_data(X, y)) is None
     gen = np.random.default_rng(1)
     state = gen.bit_generator.state
-    for oracle in ("highs", "highs-monolithic"):
-        with pytest.raises(ValueError, match="cpsat") as info:
-            opdisc(p_big, 1.0, 1e-6, oracle=oracle, random_state=gen)
-        assert not any(ch.isdigit() for ch in str(info.value))
+    with pytest.raises(ValueError, match="cpsat") as info:
+        opdisc(p_big, 1.0, 1e-6, oracle="highs-monolithic", random_state=gen)
+    assert not any(ch.isdigit() for ch in str(info.value))
     assert gen.bit_generator.state == state
     make_oracle("highs").check_problem(p_small, separable=False)  # no refusal
+    # the default oracle takes the badly scaled table with the branch-and-bound (integer
+    # bounds at any scale, no solver tolerance involved): no refusal, and exact
+    make_oracle("highs").check_problem(p_big, separable=False)
+    eta = np.random.default_rng(3).normal(0.0, 3.0, d + 1)
+    res = make_oracle("highs").solve(p_big, eta)
+    assert res.certified and res.solver == "branch-bound"
+    assert res.objective - BruteForceOracle().solve(p_big, eta).objective <= CERTIFY_ABS_TOL
     make_oracle("cpsat").check_problem(p_big)  # exact integer arithmetic: no refusal

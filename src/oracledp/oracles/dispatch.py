@@ -2,8 +2,12 @@
 
 Tabular data (at most ``max_numeric`` non-binary columns, the rest 0/1) go to
 the structured decomposition (:mod:`oracledp.oracles.structured`); anything
-else to the monolithic big-M MIP (:mod:`oracledp.oracles.monolithic`).  Both
-are exact and both report certification honestly.
+else to the exact branch-and-bound over k (:mod:`oracledp.oracles.branch`, no
+solver: integer loss bounds, every noise and separator perturbation, any scale
+of the public grid).  ``formulation="monolithic"`` keeps the big-M MIP
+(:mod:`oracledp.oracles.monolithic`) as a baseline.  The choice reads only the
+declared 0/1 columns and the sizes.  All are exact and report certification
+honestly.
 """
 
 from __future__ import annotations
@@ -16,15 +20,17 @@ from numpy.typing import NDArray
 
 from oracledp._validation import check_choice
 from oracledp.oracles.base import Oracle, OracleResult
+from oracledp.oracles.branch import BranchBoundOracle
 from oracledp.oracles.halfspace import HalfspaceProblem, Perturbation
 from oracledp.oracles.structured import StructuredOracle, structured_applicable
 
-FORMULATIONS = ("auto", "structured", "monolithic")
+FORMULATIONS = ("auto", "structured", "branch", "monolithic")
 _BRUTE_MAX_POINTS = 2_000_000
 
 
 class AutoOracle:
-    """HiGHS-backed exact oracle choosing the structured or monolithic formulation."""
+    """Exact oracle choosing the structured decomposition (HiGHS inner MIPs) or the
+    branch-and-bound over k (or, on request, the monolithic HiGHS MIP)."""
 
     def __init__(self, solver: str = "highs", *, formulation: str = "auto",
                  time_limit: float = 60.0, threads: int = 1, max_numeric: int = 4,
@@ -37,6 +43,7 @@ class AutoOracle:
         self.max_numeric = max_numeric
         self._structured = StructuredOracle(time_limit=time_limit, threads=threads,
                                             max_numeric=max_numeric, verbose=verbose)
+        self._branch = BranchBoundOracle(time_limit=time_limit)
         self._options: dict[str, Any] = {"time_limit": time_limit, "threads": threads,
                                          "verbose": verbose}
         self._monolithic: Oracle | None = None
@@ -50,7 +57,7 @@ class AutoOracle:
         choice = self._choice.get(problem)
         if choice is None:
             choice = ("structured" if structured_applicable(problem, self.max_numeric)
-                      else "monolithic")
+                      else "branch")
             self._choice[problem] = choice
         return choice
 
@@ -64,18 +71,21 @@ class AutoOracle:
         """
         if self.formulation_for(problem) == "monolithic" and not separable:
             self._monolithic_oracle().check_problem(problem)
-        if (separable and self.formulation_for(problem) != "structured"
+        if (separable and self.formulation_for(problem) == "monolithic"
                 and problem.space.size() > _BRUTE_MAX_POINTS):
             raise ValueError(
-                "this perturbation needs the structured formulation (at most "
-                f"{self.max_numeric} non-binary columns, the rest declared 0/1 in the feature "
-                f"schema) or a parameter space of at most {_BRUTE_MAX_POINTS} points"
+                "the monolithic formulation takes OPDisc's noise vector only; this perturbation "
+                "needs the structured or branch formulation (formulation='auto'), or a "
+                f"parameter space of at most {_BRUTE_MAX_POINTS} points"
             )
 
     def solve(self, problem: HalfspaceProblem,
               eta: NDArray[np.floating] | Perturbation) -> OracleResult:
-        if self.formulation_for(problem) == "structured":
+        form = self.formulation_for(problem)
+        if form == "structured":
             return self._structured.solve(problem, eta)
+        if form == "branch":
+            return self._branch.solve(problem, eta)
         if isinstance(eta, Perturbation):
             # The monolithic models take OPDisc's noise vector only; a general separable
             # perturbation (e.g. RSPM's separator weights) on non-tabular data is solved by
