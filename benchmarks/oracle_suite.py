@@ -9,6 +9,15 @@ neighbouring):
   d = 23, n = 15,682).
 * ``adult-workclass``: the same plus one-hot ``workclass`` with ``?`` as a level
   (d = 32): more binary columns, so a larger inner problem per numeric candidate.
+* ``adult-6num``: the paper's Adult rows with all 6 numeric attributes (d = 26): age,
+  education-num and hours-per-week on their exact paper grid; ``fnlwgt``, ``capital-gain``
+  and ``capital-loss`` clipped per record at declared caps (1,500,000; 99,999, the census
+  top code; 5,000), divided by the cap and rounded to the grid 1/10; plus the 20 one-hot
+  columns.  Six numeric columns: neither the structured decomposition (at most 4) nor,
+  so far, the branch-and-bound closes it.
+* ``adult-6num-thermometer`` (only with ``--tables``): the same attributes, the three
+  money/weight columns as thermometer bits at declared cut points (``ADULT_CUTS``), so
+  the structured decomposition applies (d = 29).
 * ``kdd99-rates-10``: KDD-99 (10% file), 2,000 records drawn with a fixed seed (the
   choice reads no data), its 10 ``*_rate`` columns (the file's documented rates in
   [0, 1], written with 2 decimals: public grid 1/100, bound 1, no transform); label
@@ -20,6 +29,13 @@ neighbouring):
   these same 569 rows, so as bounds for *this* table they are not private; they stand
   for a domain expert's public range (they are what a user would find in the
   documentation).  Nothing is read from the rows by this script.
+* ``wine-13``: scikit-learn's bundled wine table (178 rows, 13 numeric columns), label
+  class_0 = +1; column j divided by 1.01 times the documented maximum (same caveat as
+  breast cancer) and rounded to the grid 1/10.
+
+The default ``highs`` oracle takes the tables with at most 4 numeric columns with the
+structured decomposition and the others with the exact branch-and-bound over k
+(``oracledp.oracles.branch``).
 
 For each table: OPDisc at eps in {0.1, 1} and RSPM at eps = 1 (``--draws`` draws each,
 default ``highs`` oracle, ``--time-limit`` seconds), the monolithic HiGHS MIP on the
@@ -76,6 +92,65 @@ def table_adult_workclass() -> tuple[np.ndarray, np.ndarray, FeatureSchema]:
     return np.asarray(data.X), np.asarray(data.y), data.feature_schema
 
 
+#: Adult's three money/weight columns: a declared public cap (values above are clipped to it,
+#: per record) and the grid 1/10 of the scaled value.  capital-gain: 99,999 is the census
+#: top code; capital-loss and fnlwgt: round caps declared here (not read from the rows).
+ADULT_EXTRA_CAPS = {"fnlwgt": 1_500_000, "capital-gain": 99_999, "capital-loss": 5_000}
+
+
+def table_adult_6num() -> tuple[np.ndarray, np.ndarray, FeatureSchema]:
+    from oracledp.datasets.adult import _read_split
+
+    data = load_adult()
+    raw = _read_split("train").iloc[np.asarray(data.source_rows)]
+    X0 = np.asarray(data.X)
+    sch = data.feature_schema
+    extra, names = [], []
+    for col, cap in ADULT_EXTRA_CAPS.items():
+        v = np.minimum(raw[col].to_numpy(dtype=np.float64), cap) / cap
+        extra.append(_grid(v, 10))
+        names.append(col)
+    # column order: age, fnlwgt, education-num, capital-gain, capital-loss, hours-per-week, one-hot
+    X = np.column_stack([X0[:, 0], extra[0], X0[:, 1], extra[1], extra[2], X0[:, 2], X0[:, 3:]])
+    fn = list(data.feature_names)
+    schema = FeatureSchema(
+        binary=(False,) * 6 + tuple(sch.binary[3:]),
+        denominators=(sch.denominators[0], 10, sch.denominators[1], 10, 10, sch.denominators[2],
+                      *sch.denominators[3:]),
+        bounds=(1.0,) * X.shape[1],
+        names=(fn[0], names[0], fn[1], names[1], names[2], fn[2], *fn[3:]),
+    )
+    return X, np.asarray(data.y), schema
+
+
+#: Declared public cut points (thermometer encoding: one 0/1 column "value >= cut" per cut).
+ADULT_CUTS = {"fnlwgt": (100_000, 200_000, 300_000), "capital-gain": (1, 5_000),
+              "capital-loss": (1,)}
+
+
+def table_adult_6num_thermometer() -> tuple[np.ndarray, np.ndarray, FeatureSchema]:
+    """Adult's 6 numeric attributes: the paper's 3 on their exact grid, fnlwgt and the two
+    capital columns as thermometer bits at declared cut points, plus the 20 one-hot columns."""
+    from oracledp.datasets.adult import _read_split
+
+    data = load_adult()
+    raw = _read_split("train").iloc[np.asarray(data.source_rows)]
+    X0 = np.asarray(data.X)
+    sch = data.feature_schema
+    bits, names = [], []
+    for col, cuts in ADULT_CUTS.items():
+        v = raw[col].to_numpy(dtype=np.float64)
+        for c in cuts:
+            bits.append((v >= c).astype(np.float64))
+            names.append(f"{col}>={c}")
+    X = np.column_stack([X0, *bits])
+    schema = FeatureSchema(binary=tuple(sch.binary) + (True,) * len(bits),
+                           denominators=tuple(sch.denominators) + (1,) * len(bits),
+                           bounds=(1.0,) * X.shape[1],
+                           names=tuple(data.feature_names) + tuple(names))
+    return X, np.asarray(data.y), schema
+
+
 def table_kdd99_rates() -> tuple[np.ndarray, np.ndarray, FeatureSchema]:
     from oracledp.datasets.kdd99 import load_kdd99_raw
 
@@ -103,13 +178,34 @@ def table_breast_cancer_30() -> tuple[np.ndarray, np.ndarray, FeatureSchema]:
     return X, y, FeatureSchema.grid(X.shape[1], 1 / q, 1.0, names=list(bc.feature_names))
 
 
+def table_wine_13() -> tuple[np.ndarray, np.ndarray, FeatureSchema]:
+    from sklearn.datasets import load_wine
+
+    wine = load_wine()
+    # documented (min, max, mean, sd) per attribute, in column order, from the description
+    rng = re.findall(r"^([A-Za-z0-9/ ]+):\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s*$", wine.DESCR,
+                     flags=re.M)
+    doc_max = np.array([float(hi) for _, _, hi, _, _ in rng])
+    if len(doc_max) != wine.data.shape[1]:
+        raise RuntimeError("could not read the documented feature ranges")
+    q = 10
+    X = _grid(wine.data / (1.01 * doc_max), q)
+    y = np.where(wine.target == 0, 1, -1)
+    return X, y, FeatureSchema.grid(X.shape[1], 1 / q, 1.0, names=list(wine.feature_names))
+
+
 TABLES: dict[str, Callable[[], tuple[np.ndarray, np.ndarray, FeatureSchema]]] = {
     "adult-paper": table_adult_paper,
     "adult-workclass": table_adult_workclass,
+    "adult-6num": table_adult_6num,
     "kdd99-rates-10": table_kdd99_rates,
+    "wine-13": table_wine_13,
     "breast-cancer-30": table_breast_cancer_30,
+    "adult-6num-thermometer": table_adult_6num_thermometer,
 }
-QUICK = ("adult-paper", "kdd99-rates-10", "breast-cancer-30")
+DEFAULT = ("adult-paper", "adult-workclass", "adult-6num", "kdd99-rates-10", "wine-13",
+           "breast-cancer-30")
+QUICK = ("adult-paper", "kdd99-rates-10", "wine-13", "breast-cancer-30")
 
 
 def _accuracy(w: np.ndarray, X: np.ndarray, y: np.ndarray) -> float:
@@ -150,7 +246,7 @@ def main() -> None:
     args = ap.parse_args()
     if args.quick:
         args.draws, args.time_limit, args.mono_draws = 2, 20.0, 1
-    names = (args.tables.split(",") if args.tables else list(QUICK if args.quick else TABLES))
+    names = (args.tables.split(",") if args.tables else list(QUICK if args.quick else DEFAULT))
 
     print(environment_line(), flush=True)
     from sklearn.linear_model import LogisticRegression

@@ -4,7 +4,8 @@ Every certified answer must be an exact minimizer (objective within CERTIFY_ABS_
 enumerated minimum) and every reported bound must be a true lower bound.  Instances cover
 OPDisc's noise vector and RSPM's separator weights, mixed-label groups, all-zero rows,
 negative features, large common denominators (Q up to ~1e9, where the Cauchy-Schwarz radius
-is switched off) and noise scales from loss-dominated to noise-dominated.
+is switched off), declared one-hot blocks next to numeric columns (the cell bound) and noise
+scales from loss-dominated to noise-dominated.
 """
 
 from __future__ import annotations
@@ -16,15 +17,25 @@ from oracledp.learners.rspm import rspm_perturbation, rspm_space
 from oracledp.oracles.base import CERTIFY_ABS_TOL, OracleStatus
 from oracledp.oracles.branch import BranchBoundOracle
 from oracledp.oracles.brute import BruteForceOracle
-from oracledp.oracles.halfspace import HalfspaceProblem
+from oracledp.oracles.halfspace import FeatureSchema, HalfspaceProblem
 from oracledp.oracles.space import IntegerBall
 
 
 def _instance(rng: np.random.Generator):
     d = int(rng.integers(1, 6))
     n = int(rng.integers(1, 30))
-    kind = rng.integers(0, 3)
-    if kind == 0:  # small grid, possibly negative values, duplicated rows with both labels
+    kind = rng.integers(0, 5)
+    schema = None
+    if kind >= 3:  # numeric columns plus declared one-hot blocks: the cell bound
+        n_num = int(rng.integers(0, 3))
+        q = int(rng.choice([1, 3, 7]))
+        Xn = rng.integers(-q, q + 1, size=(n, n_num)) / q
+        blocks = [np.eye(b)[rng.integers(0, b, n)] for b in rng.integers(1, 4, size=2)]
+        X = np.hstack([Xn, *blocks])
+        d = X.shape[1]
+        schema = FeatureSchema.grid(d, 1 / q, 1.0, binary=np.arange(n_num, d))
+        X = np.vstack([X, X[: n // 2]])
+    elif kind == 0:  # small grid, possibly negative values, duplicated rows with both labels
         q = int(rng.choice([1, 2, 3, 10]))
         X = rng.integers(-q, q + 1, size=(n, d)) / q
         if rng.random() < 0.5:
@@ -39,11 +50,13 @@ def _instance(rng: np.random.Generator):
     y = rng.choice([-1, 1], size=X.shape[0])
     if rng.random() < 0.35:
         space = rspm_space(d)
-        problem = HalfspaceProblem.from_data(X, y, space)
+        problem = HalfspaceProblem.from_data(X, y, space, schema=schema)
         eta = rspm_perturbation(space, rng.laplace(0.0, rng.choice([0.3, 3.0, 30.0]), 2 * d))
     else:
         space = IntegerBall(d, bound=int(rng.integers(1, 4)), radius=float(rng.uniform(1.0, 4.0)))
-        problem = HalfspaceProblem.from_data(X, y, space)
+        if space.size() > 300_000:
+            space = IntegerBall(d, bound=1, radius=2.0)
+        problem = HalfspaceProblem.from_data(X, y, space, schema=schema)
         eta = rng.normal(0.0, rng.choice([0.1, 1.0, 5.0, 50.0]), d + 1)
     return problem, eta
 

@@ -79,6 +79,8 @@ class _Data:
     zero_rows: int  # errors of the all-zero rows
     absN: NDArray[np.int64]
     sqN: NDArray[np.int64] | None  # N^2 when Cauchy-Schwarz stays exact, else None
+    binary: NDArray[np.bool_]  # declared 0/1 columns whose reduced entries are 0 or unit_g
+    unit: NDArray[np.int64]  # (g,) the non-zero value of the binary entries of row g (or 1)
 
 
 def _reduce(problem: HalfspaceProblem) -> _Data:
@@ -100,9 +102,16 @@ def _reduce(problem: HalfspaceProblem) -> _Data:
     cap = problem.space.k_norm2_max
     sq_f = (absN.astype(np.float64) ** 2).sum(axis=1)
     sqN = N * N if (len(N) == 0 or float(sq_f.max()) * cap < _EXACT_FLOAT / 4) else None
+    binary = np.asarray(problem.binary_columns, dtype=bool).copy()
+    unit = absN[:, binary].max(axis=1, initial=0) if len(N) else np.zeros(0, dtype=np.int64)
+    unit = np.where(unit > 0, unit, 1).astype(np.int64)
+    # after the gcd division a 0/1 column holds 0 or Q / gcd_g: check it (exactly) per column
+    for j in np.flatnonzero(binary):
+        if not ((N[:, j] == 0) | (N[:, j] == unit)).all():
+            binary[j] = False  # not a 0/1 column here: treated as numeric (bounds stay valid)
     return _Data(N=N, w_pos=(n_pos - m).astype(np.float64), w_neg=(n_neg - m).astype(np.float64),
                  n_pos=n_pos, n_neg=n_neg, const=zero_rows + int(m.sum()), zero_rows=zero_rows,
-                 absN=absN, sqN=sqN)
+                 absN=absN, sqN=sqN, binary=binary, unit=unit)
 
 
 def _isqrt_up(x: NDArray[np.int64]) -> NDArray[np.int64]:
@@ -151,24 +160,96 @@ class BranchBoundOracle:
 
     # ------------------------------------------------------------------ tables
     @staticmethod
-    def _radius_tables(data: _Data, order: NDArray[np.int64], kmax: int,
-                       cap: int) -> NDArray[np.int64]:
-        """Rt[i, b, g]: bound on |sum_{free j} N_gj k_j| with order[:i] fixed, budget b."""
+    def _radius_tables(data: _Data, order: NDArray[np.int64], kmax: int, cap: int,
+                       only: NDArray[np.bool_] | None = None) -> NDArray[np.int64]:
+        """Rt[i, b, g]: bound on |sum_{free j} N_gj k_j| with order[:i] fixed, budget b
+        (``only``: count only these columns as free)."""
         d = len(order)
         g = data.N.shape[0]
+        absN = data.absN if only is None else data.absN * only[None, :]
         A = np.zeros((d + 1, g), dtype=np.int64)  # A[i] = sum over order[i:] of |N|
-        A[:d] = np.cumsum(data.absN[:, order[::-1]], axis=1)[:, ::-1].T
+        A[:d] = np.cumsum(absN[:, order[::-1]], axis=1)[:, ::-1].T
         budgets = np.arange(cap + 1, dtype=np.int64)
         step = np.minimum(kmax, np.floor(np.sqrt(budgets) + 1e-9).astype(np.int64))
         Rt = A[:, None, :] * step[None, :, None]
         if data.sqN is not None:
+            sqN = data.sqN if only is None else data.sqN * only[None, :]
             B = np.zeros((d + 1, g), dtype=np.int64)
-            B[:d] = np.cumsum(data.sqN[:, order[::-1]], axis=1)[:, ::-1].T
+            B[:d] = np.cumsum(sqN[:, order[::-1]], axis=1)[:, ::-1].T
             cs = _isqrt_up(B[:, None, :] * budgets[None, :, None])
             cs[:, 0, :] = 0
             cs[d] = 0
             Rt = np.minimum(Rt, cs)
         return Rt
+
+    @staticmethod
+    def _cell_tables(data: _Data, order: NDArray[np.int64], kmax: int,
+                     cap: int) -> list[tuple[NDArray[np.int64], NDArray[np.int64], int] | None]:
+        """Per level i: (cell of each group, Tc[b, c], T) for the free 0/1 columns order[i:].
+
+        A cell is a pattern of the free 0/1 columns; its free part of the score is
+        ``unit_g t_c`` with ``t_c`` the sum of the free u_j of the pattern, an integer with
+        ``|t_c| <= Tc[b, c] = min(size_c k_max, isqrt(size_c b))`` under the budget b.
+        """
+        d = len(order)
+        out: list[tuple[NDArray[np.int64], NDArray[np.int64], int] | None] = []
+        budgets = np.arange(cap + 1)
+        for i in range(d + 1):
+            free = order[i:][data.binary[order[i:]]]
+            if len(free) == 0 or data.N.shape[0] == 0:
+                out.append(None)
+                continue
+            pat = data.N[:, free] != 0
+            cells, cell_of = np.unique(pat, axis=0, return_inverse=True)
+            size = cells.sum(axis=1)
+            Tc = np.minimum(size[None, :] * kmax,
+                            np.floor(np.sqrt(size[None, :] * budgets[:, None]) + 1e-9))
+            Tc = Tc.astype(np.int64)
+            out.append((cell_of.ravel().astype(np.int64), Tc, int(Tc.max())))
+        return out
+
+    @staticmethod
+    def _cell_bound(S: NDArray, Rn: NDArray, budget: NDArray[np.int64],
+                    info: tuple[NDArray[np.int64], NDArray[np.int64], int], data: _Data,
+                    pos: NDArray[np.int64], neg: NDArray[np.int64]) -> NDArray[np.float64]:
+        """Loss lower bound of each node: sum over cells of min_t of the certain errors.
+
+        Group g is certainly wrong at cell value t when, for every numeric remainder in
+        [-Rn_g, Rn_g], positives: s_g + Rn_g + unit_g t <= 0, i.e. t <= a_g =
+        floor(-(s_g + Rn_g) / unit_g); negatives: s_g - Rn_g + unit_g t >= 0, i.e.
+        t >= b_g = ceil((Rn_g - s_g) / unit_g).  Integer arithmetic throughout; the
+        counts are summed exactly (bincount of integer weights below 2^53).
+        """
+        cell_of, Tc, T = info
+        m = S.shape[0]
+        ncell = Tc.shape[1]
+        W = 2 * T + 2
+        base = (np.arange(m, dtype=np.int64)[:, None] * ncell) * W
+        size = m * ncell * W
+        S64 = S.astype(np.int64)
+        R64 = Rn.astype(np.int64)
+        hp = np.zeros(size)
+        if len(pos):
+            a = np.floor_divide(-(S64[:, pos] + R64[:, pos]), data.unit[pos][None, :])
+            ja = np.clip(a, -T - 1, T) + T + 1  # 0 = never wrong, j = t + T + 1
+            hp = np.bincount((base + cell_of[pos][None, :] * W + ja).ravel(),
+                             weights=np.broadcast_to(data.w_pos[pos], ja.shape).ravel(),
+                             minlength=size)
+        hn = np.zeros(size)
+        if len(neg):
+            b = -np.floor_divide(S64[:, neg] - R64[:, neg], data.unit[neg][None, :])
+            jb = np.clip(b, -T, T + 1) + T  # 2T + 1 = never wrong, j = t + T
+            hn = np.bincount((base + cell_of[neg][None, :] * W + jb).ravel(),
+                             weights=np.broadcast_to(data.w_neg[neg], jb.shape).ravel(),
+                             minlength=size)
+        hp = hp.reshape(m, ncell, W)
+        hn = hn.reshape(m, ncell, W)
+        suffix = np.cumsum(hp[:, :, ::-1], axis=2)[:, :, ::-1]  # errors_pos(t) = suffix[t+T+1]
+        prefix = np.cumsum(hn, axis=2)  # errors_neg(t) = prefix[t + T]
+        f = suffix[:, :, 1:] + prefix[:, :, :-1]  # t = -T..T
+        t = np.arange(-T, T + 1)
+        allowed = np.abs(t)[None, None, :] <= Tc[budget][:, :, None]
+        return np.where(allowed, f, np.inf).min(axis=2).sum(axis=1)
 
     @staticmethod
     def _pert_tables(pert: Perturbation, order: NDArray[np.int64], kmax: int,
@@ -201,7 +282,9 @@ class BranchBoundOracle:
                "rev": -spread,
                "wmass": (data.absN * (data.n_pos + data.n_neg)[:, None]).sum(axis=0) * 1.0,
                "mass_sp": mass * np.sqrt(spread + 1e-300)}[self.order_rule]
-        return np.argsort(-key, kind="stable").astype(np.int64)
+        # numeric columns first, then the 0/1 columns (each by the key): the cell bound
+        # treats the free 0/1 columns of a group as one integer per binary pattern
+        return np.lexsort((-key, data.binary)).astype(np.int64)
 
     # ------------------------------------------------------------------ search
     def solve(self, problem: HalfspaceProblem,
@@ -216,6 +299,12 @@ class BranchBoundOracle:
         spread = vc_all.max(axis=1) - vc_all.min(axis=1)
         order = self._order(data, spread)
         Rt = self._radius_tables(data, order, kmax, cap)
+        use_cells = bool(data.binary.any())
+        if use_cells:
+            Rnum = self._radius_tables(data, order, kmax, cap, only=~data.binary)
+            cell_info = self._cell_tables(data, order, kmax, cap)
+            pos_g = np.flatnonzero(data.w_pos > 0)
+            neg_g = np.flatnonzero(data.w_neg > 0)
         G, H = self._pert_tables(pert, order, kmax, cap)
         mag = 1.0 + float(np.abs(vc_all).max(axis=1).sum()) + float(np.abs(pert.norm_cost).max())
         slack = (d + 8) * _U * mag
@@ -311,6 +400,10 @@ class BranchBoundOracle:
             R = Rt[lvl + 1][cap - rcc]
             llb = (np.less_equal(Sc, -R).astype(fdt) @ wp + np.greater_equal(Sc, R).astype(fdt) @ wn)
             llb[~np.isfinite(llb)] = 0.0  # never happens (0/1 times counts); 0 is always valid
+            if use_cells and cell_info[lvl + 1] is not None:
+                cb = self._cell_bound(Sc, Rnum[lvl + 1][cap - rcc], cap - rcc,
+                                      cell_info[lvl + 1], data, pos_g, neg_g)
+                llb = np.maximum(llb, cb)
             lbc = plb[mi, vi] + llb
             keep = lbc < best_val - _PRUNE_TOL
             if not keep.all():
