@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.installed-demo
-EXTRAS := test,ortools,dask
+EXTRAS := test,ortools,dask,peers
 
 .PHONY: demo test lint bench lock clean
 
@@ -14,7 +14,8 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet -c constraints.txt --upgrade pip
 
-# The demo needs the library only; the tests also need the optional backends and dask.
+# The demo needs the library only; the tests also need the optional backends, dask and the
+# synthetic-data peers (MST, AIM on mbi).
 $(DEMO_STAMP): $(BIN)/python pyproject.toml constraints.txt
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e .
 	touch $(DEMO_STAMP)

@@ -117,11 +117,12 @@ def test_rho_conversion_is_the_largest_within_epsilon() -> None:
         assert zcdp_epsilon(rho * (1 + 1e-9), delta) > eps * (1 - 1e-8)
 
 
-@pytest.mark.parametrize("eps", [0.1, 1.0, 8.0])
-def test_ledger_composes_to_the_target(eps: float) -> None:
+@pytest.mark.parametrize("eps, selection, orders", [(0.1, "query", None), (1.0, "table", (1, 2)),
+                                                    (8.0, "table", None)])
+def test_ledger_composes_to_the_target(eps: float, selection: str, orders: tuple | None) -> None:
     codes, dom = _tiny()
     syn = OracleQueryPGM(eps, 1e-6, k=2, rounds=7, iterations=2, final_iterations=5,
-                         random_state=0).fit(codes, dom)
+                         selection=selection, orders=orders, random_state=0).fit(codes, dom)
     rho = math.fsum(s.rho for s in syn.ledger_)
     assert math.isclose(rho, rho_for_epsilon(eps, 1e-6), rel_tol=1e-9)
     assert zcdp_epsilon(rho, 1e-6) <= eps * (1 + 1e-9)
@@ -132,8 +133,10 @@ def test_ledger_composes_to_the_target(eps: float) -> None:
     # selection: eps_sel^2 / 8 (bounded range); measurement: sqrt(2)-sensitive Gaussian
     sel = [s for s in syn.ledger_ if not s.axes]
     assert all(math.isclose(s.rho, syn.eps_selection_**2 / 8) for s in sel)
-    meas = [s for s in syn.ledger_ if len(s.axes) == 2]
-    assert all(math.isclose(s.rho, 2.0 / (2.0 * syn.sigma_**2)) for s in meas)
+    meas = [s for s in syn.ledger_ if s.round > 0 and s.axes]
+    assert len(meas) == 7 and all(math.isclose(s.rho, 2.0 / (2.0 * syn.sigma_**2)) for s in meas)
+    allowed = {len(c) for c in syn.measured_axes_[4:]}
+    assert allowed <= set(orders or (2,))
 
 
 def test_one_way_noise_is_gaussian_with_the_stated_sigma() -> None:
@@ -158,6 +161,8 @@ def test_accurate_at_large_epsilon_and_reproducible() -> None:
     true = answer(wl, codes)
     a = OracleQueryPGM(1e3, 1e-6, k=2, rounds=6, random_state=5).fit(codes, dom)
     b = OracleQueryPGM(1e3, 1e-6, k=2, rounds=6, random_state=5).fit(codes, dom)
+    c = OracleQueryPGM(1e3, 1e-6, k=2, rounds=6, random_state=6).fit(codes, dom)
+    assert not np.array_equal(a.distribution_, c.distribution_)
     np.testing.assert_array_equal(a.distribution_, b.distribution_)
     assert errors(true, a.answer(wl))["max"] < 0.01
     sizes = np.diff(wl.offsets)
@@ -184,6 +189,9 @@ def test_pickle_drops_generator_and_keeps_release() -> None:
     ({"epsilon": 1.0, "rounds": 0}, ValueError, "rounds"),
     ({"epsilon": 1.0, "one_way_fraction": 1.0}, ValueError, "one_way_fraction"),
     ({"epsilon": 1.0, "selection_fraction": 0}, ValueError, "selection_fraction"),
+    ({"epsilon": 1.0, "selection": "cell"}, ValueError, "selection"),
+    ({"epsilon": 1.0, "k": 2, "orders": (3,)}, ValueError, "orders"),
+    ({"epsilon": 1.0, "orders": ()}, ValueError, "orders"),
 ])
 def test_bad_parameters_refused(kwargs: dict, exc: type, match: str) -> None:
     with pytest.raises(exc, match=match):
