@@ -110,7 +110,7 @@ used.
 Parameters of AIM and cost
 --------------------------
 AIM keeps the paper's parameters (``T = 16 d``, ``alpha = 0.9``,
-``max_model_size = 80`` MB).  On Adult the full domain (1,505,280 cells, 11.5 MB)
+``max_model_size = 80`` MB).  On Adult the full domain (1,317,120 cells, 10.5 MB)
 is below the cap, so the cap only limits the early rounds.  The cost of a fit is
 dominated by JAX compiling mbi's mirror-descent program once per new model
 structure (about 4-5 s per round on one core for Adult), not by the iterations
