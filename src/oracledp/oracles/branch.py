@@ -54,6 +54,7 @@ import math
 import time
 import weakref
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -150,6 +151,7 @@ class BranchBoundOracle:
         self._cache: weakref.WeakKeyDictionary[HalfspaceProblem, _Data] = (
             weakref.WeakKeyDictionary()
         )
+        self._tile_cache: dict[tuple[int, int, int], tuple[Any, ...]] = {}
 
     def _data(self, problem: HalfspaceProblem) -> _Data:
         data = self._cache.get(problem)
@@ -208,8 +210,7 @@ class BranchBoundOracle:
             out.append((cell_of.ravel().astype(np.int64), Tc, int(Tc.max())))
         return out
 
-    @staticmethod
-    def _cell_bound(S: NDArray, Rn: NDArray, budget: NDArray[np.int64],
+    def _cell_bound(self, S: NDArray, Rn: NDArray, budget: NDArray[np.int64],
                     info: tuple[NDArray[np.int64], NDArray[np.int64], int], data: _Data,
                     pos: NDArray[np.int64], neg: NDArray[np.int64]) -> NDArray[np.float64]:
         """Loss lower bound of each node: sum over cells of min_t of the certain errors.
@@ -217,39 +218,58 @@ class BranchBoundOracle:
         Group g is certainly wrong at cell value t when, for every numeric remainder in
         [-Rn_g, Rn_g], positives: s_g + Rn_g + unit_g t <= 0, i.e. t <= a_g =
         floor(-(s_g + Rn_g) / unit_g); negatives: s_g - Rn_g + unit_g t >= 0, i.e.
-        t >= b_g = ceil((Rn_g - s_g) / unit_g).  Integer arithmetic throughout; the
-        counts are summed exactly (bincount of integer weights below 2^53).
+        t >= b_g = ceil((Rn_g - s_g) / unit_g).  The floors are exact: x / unit_g for
+        integers |x| < 2^52 (checked by the caller) is correctly rounded with an error
+        below half the distance 1 / unit_g from a non-integer quotient to an integer, so
+        ``floor`` of the float quotient is the integer floor.  The counts are summed
+        exactly (bincount of integer weights below 2^53).
         """
         cell_of, Tc, T = info
         m = S.shape[0]
         ncell = Tc.shape[1]
         W = 2 * T + 2
-        base = (np.arange(m, dtype=np.int64)[:, None] * ncell) * W
         size = m * ncell * W
-        S64 = S.astype(np.int64)
-        R64 = Rn.astype(np.int64)
-        hp = np.zeros(size)
-        if len(pos):
-            a = np.floor_divide(-(S64[:, pos] + R64[:, pos]), data.unit[pos][None, :])
-            ja = np.clip(a, -T - 1, T) + T + 1  # 0 = never wrong, j = t + T + 1
-            hp = np.bincount((base + cell_of[pos][None, :] * W + ja).ravel(),
-                             weights=np.broadcast_to(data.w_pos[pos], ja.shape).ravel(),
-                             minlength=size)
-        hn = np.zeros(size)
-        if len(neg):
-            b = -np.floor_divide(S64[:, neg] - R64[:, neg], data.unit[neg][None, :])
-            jb = np.clip(b, -T, T + 1) + T  # 2T + 1 = never wrong, j = t + T
-            hn = np.bincount((base + cell_of[neg][None, :] * W + jb).ravel(),
-                             weights=np.broadcast_to(data.w_neg[neg], jb.shape).ravel(),
-                             minlength=size)
-        hp = hp.reshape(m, ncell, W)
-        hn = hn.reshape(m, ncell, W)
-        suffix = np.cumsum(hp[:, :, ::-1], axis=2)[:, :, ::-1]  # errors_pos(t) = suffix[t+T+1]
-        prefix = np.cumsum(hn, axis=2)  # errors_neg(t) = prefix[t + T]
-        f = suffix[:, :, 1:] + prefix[:, :, :-1]  # t = -T..T
+        base = (np.arange(m, dtype=np.float64)[:, None] * ncell) * W
+        unit = data.unit.astype(np.float64)
+        # one signed histogram per node and cell: -w at a_g + T + 1 (positives, clipped to
+        # [0, 2T + 1], 0 = never wrong) and +w at b_g + T (negatives, clipped to [0, 2T + 1],
+        # 2T + 1 = never wrong); then errors(t) = tot_pos_c + cumsum(hist)[t + T]
+        a = np.add(S[:, pos], Rn[:, pos], dtype=np.float64)
+        np.negative(a, out=a)
+        np.divide(a, unit[pos][None, :], out=a)
+        np.floor(a, out=a)
+        np.clip(a, -T - 1, T, out=a)
+        a += base
+        a += (cell_of[pos] * W + T + 1).astype(np.float64)[None, :]
+        b = np.subtract(S[:, neg], Rn[:, neg], dtype=np.float64)
+        np.divide(b, unit[neg][None, :], out=b)
+        np.floor(b, out=b)
+        np.negative(b, out=b)
+        np.clip(b, -T, T + 1, out=b)
+        b += base
+        b += (cell_of[neg] * W + T).astype(np.float64)[None, :]
+        idx = np.concatenate([a.astype(np.intp).ravel(), b.astype(np.intp).ravel()])
+        h = np.bincount(idx, weights=self._tiled(data, pos, neg, m), minlength=size)
+        cum = np.cumsum(h.reshape(m, ncell, W), axis=2)[:, :, : 2 * T + 1]
+        tot_pos = np.bincount(cell_of[pos], weights=data.w_pos[pos], minlength=ncell)
+        f = cum + tot_pos[None, :, None]
         t = np.arange(-T, T + 1)
         allowed = np.abs(t)[None, None, :] <= Tc[budget][:, :, None]
         return np.where(allowed, f, np.inf).min(axis=2).sum(axis=1)
+
+    def _tiled(self, data: _Data, pos: NDArray[np.int64], neg: NDArray[np.int64],
+               m: int) -> NDArray[np.float64]:
+        """[-w_pos[pos] m times, +w_neg[neg] m times] (cached: the same for every batch of a
+        solve; the cache holds the arrays it was built from, so no identity is reused)."""
+        key = (len(pos), len(neg), m)
+        hit = self._tile_cache.get(key)
+        if hit is not None and hit[0] is data and hit[1] is pos and hit[2] is neg:
+            return hit[3]
+        out = np.concatenate([np.tile(-data.w_pos[pos], m), np.tile(data.w_neg[neg], m)])
+        if len(self._tile_cache) > 64:
+            self._tile_cache.clear()
+        self._tile_cache[key] = (data, pos, neg, out)
+        return out
 
     @staticmethod
     def _pert_tables(pert: Perturbation, order: NDArray[np.int64], kmax: int,
@@ -299,7 +319,9 @@ class BranchBoundOracle:
         spread = vc_all.max(axis=1) - vc_all.min(axis=1)
         order = self._order(data, spread)
         Rt = self._radius_tables(data, order, kmax, cap)
-        use_cells = bool(data.binary.any())
+        # the cell bound divides integers |x| <= kmax sum_j |N_gj| in float64: exact below 2^52
+        use_cells = bool(data.binary.any()) and (
+            int(data.absN.sum(axis=1).max(initial=0)) * kmax + 2 < 2**51)
         if use_cells:
             Rnum = self._radius_tables(data, order, kmax, cap, only=~data.binary)
             cell_info = self._cell_tables(data, order, kmax, cap)
@@ -400,11 +422,14 @@ class BranchBoundOracle:
             R = Rt[lvl + 1][cap - rcc]
             llb = (np.less_equal(Sc, -R).astype(fdt) @ wp + np.greater_equal(Sc, R).astype(fdt) @ wn)
             llb[~np.isfinite(llb)] = 0.0  # never happens (0/1 times counts); 0 is always valid
-            if use_cells and cell_info[lvl + 1] is not None:
-                cb = self._cell_bound(Sc, Rnum[lvl + 1][cap - rcc], cap - rcc,
-                                      cell_info[lvl + 1], data, pos_g, neg_g)
-                llb = np.maximum(llb, cb)
             lbc = plb[mi, vi] + llb
+            if use_cells and cell_info[lvl + 1] is not None:
+                # the cell bound only where the interval bound did not already prune
+                o = np.flatnonzero(lbc < best_val - _PRUNE_TOL)
+                if len(o):
+                    cb = self._cell_bound(Sc[o], Rnum[lvl + 1][cap - rcc[o]], cap - rcc[o],
+                                          cell_info[lvl + 1], data, pos_g, neg_g)
+                    lbc[o] = plb[mi[o], vi[o]] + np.maximum(llb[o], cb)
             keep = lbc < best_val - _PRUNE_TOL
             if not keep.all():
                 pruned_min = min(pruned_min, float(lbc[~keep].min()))
