@@ -13,10 +13,11 @@ Objective (integer coordinates ``k``, see :mod:`oracledp.oracles.halfspace`)::
 with ``P`` any separable perturbation (OPDisc's normalized linear term, RSPM's
 separator weights: :class:`~oracledp.oracles.halfspace.Perturbation`).
 
-Search.  Coordinates are fixed in an order chosen per call (largest spread of the
-value costs first: a speed choice that never changes the answer).  A node fixes a
-prefix; the search is depth first, children best bound first, expanded in batches
-(numpy over nodes x groups).
+Search.  Coordinates are fixed in an order chosen per call: the numeric columns, then
+the declared 0/1 columns, each by decreasing (spread of the value costs) x (sum of
+``|N_gj|``): a speed choice (``order_rule``) that never changes the answer.  A node
+fixes a prefix; the search is depth first, children best bound first, expanded in
+batches (numpy over nodes x groups).
 
 Bounds at a node (prefix fixed, partial scores ``s_g``, squared norm used ``r``,
 remaining budget ``b = cap - r``):
@@ -30,6 +31,17 @@ remaining budget ``b = cap - r``):
   ``min(n_pos_g, n_neg_g)`` (sgn(0) = 0 makes a point on the hyperplane an error for
   both).  The sum of these integer counts is a lower bound on the loss of every
   completion; at a leaf ``R = 0`` and the exact loss is used.
+* **Loss, cells of the free 0/1 columns (exact integers).**  With declared 0/1 columns
+  (entries 0 or ``unit_g = Q / gcd_g`` after the exact gcd reduction, checked), the free
+  0/1 part of a group's score is ``unit_g t_c``, where ``t_c`` is the sum of the free
+  ``u_j`` of its pattern c (its *cell*), an integer with ``|t_c| <= min(size_c k_max,
+  isqrt(size_c b))``.  Relaxing the cells to independent integers, the loss is at least
+  ``sum_c min_t`` (errors certain at ``t`` for every numeric remainder in
+  ``[-Rnum_g, Rnum_g]``): positives when ``t <= floor(-(s_g + Rnum_g) / unit_g)``,
+  negatives when ``t >= ceil((Rnum_g - s_g) / unit_g)``.  The floors are taken of float64
+  quotients of integers below 2^51 (exact: a non-integer quotient is at least
+  ``1 / unit_g`` from an integer, far above the rounding error); the larger of the two
+  loss bounds is used.
 * **Perturbation, exact minimum.**  ``min`` over completions of the free value costs
   plus ``h`` is computed exactly by a dynamic program over the squared-norm budget
   (tables ``G[i][b]`` = best value costs of the free coordinates with squared norm
@@ -294,14 +306,13 @@ class BranchBoundOracle:
             H[:, r] = (G[:, : cap + 1 - r] + nc[None, r:]).min(axis=1)
         return G, H
 
+    #: coordinate order within the numeric and the 0/1 columns (speed only): "product"
+    #: (spread of the value costs x column mass), "spread", "mass" (benchmarks/oracle_branch.py)
     order_rule = "product"
 
     def _order(self, data: _Data, spread: NDArray[np.float64]) -> NDArray[np.int64]:
         mass = data.absN.sum(axis=0).astype(np.float64)
-        key = {"spread": spread, "mass": mass, "product": spread * mass,
-               "rev": -spread,
-               "wmass": (data.absN * (data.n_pos + data.n_neg)[:, None]).sum(axis=0) * 1.0,
-               "mass_sp": mass * np.sqrt(spread + 1e-300)}[self.order_rule]
+        key = {"spread": spread, "mass": mass, "product": spread * mass}[self.order_rule]
         # numeric columns first, then the 0/1 columns (each by the key): the cell bound
         # treats the free 0/1 columns of a group as one integer per binary pattern
         return np.lexsort((-key, data.binary)).astype(np.int64)
