@@ -127,14 +127,37 @@ def _reduce(problem: HalfspaceProblem) -> _Data:
                  absN=absN, sqN=sqN, binary=binary, unit=unit)
 
 
-def _isqrt_up(x: NDArray[np.int64]) -> NDArray[np.int64]:
-    """An integer >= isqrt(x) for every entry (x exact in float64: below 2^52)."""
-    return np.floor(np.sqrt(x.astype(np.float64))).astype(np.int64) + 1
-
-
 def branch_applicable(problem: HalfspaceProblem) -> bool:
     """Whether the search applies (always: exact int64 scores are checked by the problem)."""
     return problem.N.shape[1] >= 1
+
+
+class _Radius:
+    """R[i](b)_g = min(min(k_max, isqrt(b)) A[i]_g, isqrt(B[i]_g b) + 1): a bound on the
+    free part of group g's score (box and Cauchy-Schwarz; B only when B cap < 2^50, so the
+    float square root of the exact integer B b, floored, plus one is >= isqrt(B b)).
+    Tabulated over (level, budget) when small enough, else computed per batch."""
+
+    def __init__(self, A: NDArray[np.int64], B: NDArray[np.int64] | None, kmax: int, cap: int,
+                 dt: type, table: bool) -> None:
+        budgets = np.arange(cap + 1, dtype=np.int64)
+        self.step = np.minimum(kmax, np.floor(np.sqrt(budgets) + 1e-9).astype(np.int64))
+        self.A, self.B, self.dt = A, B, dt
+        self.table = None
+        if table:
+            self.table = np.stack([self._compute(i, budgets) for i in range(A.shape[0])])
+
+    def _compute(self, i: int, b: NDArray[np.int64]) -> NDArray:
+        R = self.step[b][:, None] * self.A[i][None, :]
+        if self.B is not None:
+            cs = np.floor(np.sqrt(self.B[i][None, :].astype(np.float64) * b[:, None])) + 1
+            R = np.minimum(R, cs.astype(np.int64))
+        return R.astype(self.dt)
+
+    def __call__(self, i: int, b: NDArray[np.int64]) -> NDArray:
+        if self.table is not None:
+            return self.table[i][b]
+        return self._compute(i, b)
 
 
 class BranchBoundOracle:
@@ -151,6 +174,8 @@ class BranchBoundOracle:
     """
 
     name = "branch-bound"
+    #: largest (levels x budgets x groups) radius table kept in memory (else per batch)
+    max_table = 30_000_000
 
     def __init__(self, *, time_limit: float = 60.0, batch_entries: int = 4_000_000,
                  max_batch: int = 128, threads: int = 1, verbose: bool = False) -> None:
@@ -173,28 +198,21 @@ class BranchBoundOracle:
         return data
 
     # ------------------------------------------------------------------ tables
-    @staticmethod
-    def _radius_tables(data: _Data, order: NDArray[np.int64], kmax: int, cap: int,
-                       only: NDArray[np.bool_] | None = None) -> NDArray[np.int64]:
-        """Rt[i, b, g]: bound on |sum_{free j} N_gj k_j| with order[:i] fixed, budget b
+    def _radius_tables(self, data: _Data, order: NDArray[np.int64], kmax: int, cap: int,
+                       dt: type, only: NDArray[np.bool_] | None = None) -> _Radius:
+        """Bounds on |sum_{free j} N_gj k_j| with order[:i] fixed, budget b
         (``only``: count only these columns as free)."""
         d = len(order)
         g = data.N.shape[0]
         absN = data.absN if only is None else data.absN * only[None, :]
         A = np.zeros((d + 1, g), dtype=np.int64)  # A[i] = sum over order[i:] of |N|
         A[:d] = np.cumsum(absN[:, order[::-1]], axis=1)[:, ::-1].T
-        budgets = np.arange(cap + 1, dtype=np.int64)
-        step = np.minimum(kmax, np.floor(np.sqrt(budgets) + 1e-9).astype(np.int64))
-        Rt = A[:, None, :] * step[None, :, None]
+        B = None
         if data.sqN is not None:
             sqN = data.sqN if only is None else data.sqN * only[None, :]
             B = np.zeros((d + 1, g), dtype=np.int64)
             B[:d] = np.cumsum(sqN[:, order[::-1]], axis=1)[:, ::-1].T
-            cs = _isqrt_up(B[:, None, :] * budgets[None, :, None])
-            cs[:, 0, :] = 0
-            cs[d] = 0
-            Rt = np.minimum(Rt, cs)
-        return Rt
+        return _Radius(A, B, kmax, cap, dt, table=(d + 1) * (cap + 1) * g <= self.max_table)
 
     @staticmethod
     def _cell_tables(data: _Data, order: NDArray[np.int64], kmax: int,
@@ -329,12 +347,11 @@ class BranchBoundOracle:
         vc_all = pert.value_cost
         spread = vc_all.max(axis=1) - vc_all.min(axis=1)
         order = self._order(data, spread)
-        Rt = self._radius_tables(data, order, kmax, cap)
         # the cell bound divides integers |x| <= kmax sum_j |N_gj| in float64: exact below 2^52
         use_cells = bool(data.binary.any()) and (
             int(data.absN.sum(axis=1).max(initial=0)) * kmax + 2 < 2**51)
         if use_cells:
-            Rnum = self._radius_tables(data, order, kmax, cap, only=~data.binary)
+            Rnum = self._radius_tables(data, order, kmax, cap, np.int64, only=~data.binary)
             cell_info = self._cell_tables(data, order, kmax, cap)
             pos_g = np.flatnonzero(data.w_pos > 0)
             neg_g = np.flatnonzero(data.w_neg > 0)
@@ -347,7 +364,7 @@ class BranchBoundOracle:
         # int32 when that fits, which halves the memory traffic of the bound evaluation
         worst = int(data.absN.sum(axis=1).max(initial=0)) * kmax + 2
         dt = np.int32 if worst < 2**31 - 1 else np.int64
-        Rt = Rt.astype(dt)
+        Rt = self._radius_tables(data, order, kmax, cap, dt)
         Nord = data.N[:, order].astype(dt)  # columns in search order
         g = data.N.shape[0]
         const = float(data.const)
@@ -430,7 +447,7 @@ class BranchBoundOracle:
                 rest[j] = math.inf
                 pruned_min = min(pruned_min, float(rest.min(initial=math.inf)))
                 continue
-            R = Rt[lvl + 1][cap - rcc]
+            R = Rt(lvl + 1, cap - rcc)
             llb = (np.less_equal(Sc, -R).astype(fdt) @ wp + np.greater_equal(Sc, R).astype(fdt) @ wn)
             llb[~np.isfinite(llb)] = 0.0  # never happens (0/1 times counts); 0 is always valid
             lbc = plb[mi, vi] + llb
@@ -438,7 +455,7 @@ class BranchBoundOracle:
                 # the cell bound only where the interval bound did not already prune
                 o = np.flatnonzero(lbc < best_val - _PRUNE_TOL)
                 if len(o):
-                    cb = self._cell_bound(Sc[o], Rnum[lvl + 1][cap - rcc[o]], cap - rcc[o],
+                    cb = self._cell_bound(Sc[o], Rnum(lvl + 1, cap - rcc[o]), cap - rcc[o],
                                           cell_info[lvl + 1], data, pos_g, neg_g)
                     lbc[o] = plb[mi[o], vi[o]] + np.maximum(llb[o], cb)
             keep = lbc < best_val - _PRUNE_TOL
