@@ -493,3 +493,17 @@ def test_prsma_refused_on_adult_at_eps1() -> None:
         OracleQuerySynthesizer(1.0, 1e-6, query_player="prsma", rounds=50,
                                random_state=g).fit(adult.codes, adult.domain)
     assert g.bit_generator.state == state
+
+
+def test_isolated_measurement_equals_in_process() -> None:
+    """MST and AIM run in a fresh process (jaxlib crashed after many fits in one); the
+    isolation must not change the draws: same SeedSequence, same release."""
+    from oracledp.experiments import synth_adult as exp
+
+    cfg = exp.quick_config()
+    seed = np.random.SeedSequence([0, 0, 2, 0])
+    here = exp._measure("independent", cfg, 1.0, seed)
+    there = exp._measure_isolated("independent", cfg, 1.0, seed)
+    np.testing.assert_array_equal(here["est"], there["est"])
+    np.testing.assert_array_equal(here["sample"], there["sample"])
+    assert here["guarantee"] == there["guarantee"]

@@ -112,8 +112,9 @@ def check_peers_available() -> None:
 
 
 def _fit(method: str, cfg: Config, eps: float, data: Any, workload: Any,
-         rng: np.random.Generator) -> tuple[Any, Any, dict[str, Any], Callable[[int], Any]]:
-    """Fit one method: (answers on the workload, guarantee, extra fields, sampler of n codes)."""
+         rng: np.random.Generator) -> tuple[Callable[[Any], Any], Any, dict[str, Any],
+                                            Callable[[int], Any]]:
+    """Fit one method: (answers of a workload, guarantee, extra fields, sampler of n codes)."""
     from oracledp.synth import independent_marginals, mwem
 
     if method == "oracle_query":
@@ -124,7 +125,7 @@ def _fit(method: str, cfg: Config, eps: float, data: Any, workload: Any,
             query_player=cfg.query_player, data_player=cfg.data_player, random_state=rng,
         ).fit(data.codes, data.domain)
         extra = {"rounds": syn.rounds_, "eps0": syn.eps0_, "composition": syn.composition_}
-        return syn.answer(workload), syn.guarantee_, extra, syn.sample_codes
+        return syn.answer, syn.guarantee_, extra, syn.sample_codes
     if method == "oracle_query_pgm":
         from oracledp.synth.oracle_query_pgm import OracleQueryPGM
 
@@ -132,15 +133,15 @@ def _fit(method: str, cfg: Config, eps: float, data: Any, workload: Any,
         pgm = OracleQueryPGM(eps, cfg.delta, k=cfg.k, random_state=rng, **kw).fit(
             data.codes, data.domain)
         extra = {"rounds": pgm.rounds_, "eps0": pgm.eps_selection_, "composition": "zcdp"}
-        return pgm.answer(workload), pgm.guarantee_, extra, pgm.sample_codes
+        return pgm.answer, pgm.guarantee_, extra, pgm.sample_codes
     if method == "mwem":
         res = mwem(data.codes, data.domain, workload, eps, cfg.mwem_rounds, rng)
         extra = {"rounds": cfg.mwem_rounds, "eps0": res.epsilon_per_step,
                  "composition": "basic"}
-        return res.answer(workload), res.guarantee, extra, lambda m: res.sample(m, rng)
+        return res.answer, res.guarantee, extra, lambda m: res.sample(m, rng)
     if method == "independent":
         ind = independent_marginals(data.codes, data.domain, eps, rng)
-        return (ind.answer(workload), ind.guarantee,
+        return (ind.answer, ind.guarantee,
                 {"rounds": None, "eps0": None, "composition": "none"},
                 lambda m: ind.sample(m, rng))
     if method in PEERS:
@@ -149,9 +150,45 @@ def _fit(method: str, cfg: Config, eps: float, data: Any, workload: Any,
         fit = peers.mst if method == "mst" else peers.aim
         kwargs: dict[str, Any] = {"workload": workload} if method == "aim" else {}
         res = fit(data.codes, data.domain, eps, cfg.delta, rng, **kwargs)
-        extra = {"rounds": getattr(res, "rounds", None), "eps0": None, "composition": "zcdp"}
-        return res.answer(workload), res.guarantee, extra, lambda m: res.sample(m, rng)
+        extra = {"rounds": res.rounds, "eps0": None, "composition": "zcdp"}
+        return res.answer, res.guarantee, extra, lambda m: res.sample(m, rng)
     raise ValueError(f"unknown method {method!r}")
+
+
+def _measure(method: str, cfg: Config, eps: float, seed: np.random.SeedSequence,
+             data: Any = None, workload: Any = None) -> dict[str, Any]:
+    """Fit (timed), answer the workload, sample n records (timed); loads Adult if not given."""
+    from oracledp.synth import kway_marginal_workload, load_adult_categorical
+
+    if data is None:
+        data = load_adult_categorical()
+        workload = kway_marginal_workload(data.domain, cfg.k)
+    rng = np.random.default_rng(seed)
+    t0 = time.perf_counter()
+    answer_fn, g, extra, sampler = _fit(method, cfg, eps, data, workload, rng)
+    seconds = time.perf_counter() - t0
+    est = np.asarray(answer_fn(workload), dtype=np.float64)
+    t1 = time.perf_counter()
+    sample = np.asarray(sampler(data.codes.shape[0]), dtype=np.int64)
+    sample_seconds = time.perf_counter() - t1
+    return {"est": est, "sample": sample, "guarantee": g, "extra": extra, "seconds": seconds,
+            "sample_seconds": sample_seconds}
+
+
+def _measure_isolated(method: str, cfg: Config, eps: float,
+                      seed: np.random.SeedSequence) -> dict[str, Any]:
+    """:func:`_measure` in a fresh process (MST and AIM).
+
+    jaxlib crashed (a segmentation fault in libgcc's unwinder) after some 70 mbi fits in
+    one process here, while the same fit ran cleanly in a new process; one process per
+    peer fit keeps a long run alive.  The times are measured inside the worker, after
+    its imports; the draws are the same as in-process (same SeedSequence).
+    """
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context("spawn")) as pool:
+        return pool.submit(_measure, method, cfg, eps, seed).result()
 
 
 def run(cfg: Config, out_dir: Path,
@@ -164,7 +201,6 @@ def run(cfg: Config, out_dir: Path,
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "config.json").write_text(json.dumps(asdict(cfg), indent=2))
     data = load_adult_categorical()
-    n = data.codes.shape[0]
     workload = kway_marginal_workload(data.domain, cfg.k)
     true = answer(workload, data.codes)
     methods = cfg.methods
@@ -177,18 +213,17 @@ def run(cfg: Config, out_dir: Path,
                 for method in methods:
                     if report is not None:
                         report(done, total, f"run {r + 1}, eps={eps:g}, {method}")
-                    rng = np.random.default_rng(_seed(cfg.seed, r, _METHOD_INDEX[method], ie))
-                    t0 = time.perf_counter()
-                    est, g, extra, sampler = _fit(method, cfg, eps, data, workload, rng)
-                    seconds = time.perf_counter() - t0
-                    t1 = time.perf_counter()
-                    sample = np.asarray(sampler(n), dtype=np.int64)
-                    sample_seconds = time.perf_counter() - t1
-                    err = errors(true, est)
-                    serr = errors(true, answer(workload, sample))
+                    seed = _seed(cfg.seed, r, _METHOD_INDEX[method], ie)
+                    if method in PEERS:
+                        m = _measure_isolated(method, cfg, eps, seed)
+                    else:
+                        m = _measure(method, cfg, eps, seed, data, workload)
+                    g, extra = m["guarantee"], m["extra"]
+                    err = errors(true, m["est"])
+                    serr = errors(true, answer(workload, m["sample"]))
                     rec = {"run": r, "eps": eps, "method": method, "k": cfg.k,
                            "max_error": err["max"], "mean_error": err["mean"],
-                           "seconds": seconds, "sample_seconds": sample_seconds,
+                           "seconds": m["seconds"], "sample_seconds": m["sample_seconds"],
                            "sample_max_error": serr["max"], "sample_mean_error": serr["mean"],
                            "guarantee_eps": g.epsilon, "guarantee_delta": g.delta,
                            "neighbouring": g.neighbouring, **extra}

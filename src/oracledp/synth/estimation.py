@@ -33,6 +33,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from oracledp.synth.workload import marginal_tables
+
 __all__ = ["MarginalMeasurement", "combine_measurements", "estimate_distribution",
            "marginal_tables"]
 
@@ -68,29 +70,6 @@ def combine_measurements(
         out.append(MarginalMeasurement(axes, np.asarray(vals, dtype=np.float64),
                                        float(1.0 / math.sqrt(prec.sum()))))
     return out
-
-
-def marginal_tables(p: NDArray[np.float64],
-                    cliques: Sequence[tuple[int, ...]]) -> list[NDArray[np.float64]]:
-    """Marginals of ``p`` (shape = the domain's) on each attribute set, sharing partial sums.
-
-    The table over ``K`` is the table over ``K + {x}`` (x the smallest attribute not in
-    ``K``) summed over ``x``, memoized: the full array is read about d times, not once
-    per clique.
-    """
-    d = p.ndim
-    memo: dict[tuple[int, ...], NDArray[np.float64]] = {tuple(range(d)): p}
-
-    def table(keep: tuple[int, ...]) -> NDArray[np.float64]:
-        got = memo.get(keep)
-        if got is None:
-            x = next(i for i in range(d) if i not in keep)
-            parent = tuple(sorted((*keep, x)))
-            got = table(parent).sum(axis=parent.index(x))
-            memo[keep] = got
-        return got
-
-    return [table(tuple(c)) for c in cliques]
 
 
 class _MarginalOperator:

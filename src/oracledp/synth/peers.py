@@ -107,6 +107,13 @@ is exact for a chordal graph), with the caller's numpy Generator; mbi's own
 ``synthetic_data`` (randomized rounding with numpy's global random state) is not
 used.
 
+Many fits in one process
+------------------------
+In one long process (the ``synth-adult --peers`` benchmark, about 70 mbi fits) jaxlib
+crashed with a segmentation fault in libgcc's unwinder, while the same fit ran cleanly
+in a new process.  The benchmark therefore runs every MST and AIM fit in a fresh
+process (:mod:`oracledp.experiments.synth_adult`); do the same for long sweeps.
+
 Parameters of AIM and cost
 --------------------------
 AIM keeps the paper's parameters (``T = 16 d``, ``alpha = 0.9``,

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,6 +30,7 @@ __all__ = [
     "answer_distribution",
     "errors",
     "kway_marginal_workload",
+    "marginal_tables",
 ]
 
 
@@ -115,11 +117,21 @@ def answer_distribution(workload: MarginalWorkload, p: ArrayLike) -> NDArray[np.
     if abs(arr.sum() - 1.0) > 1e-9:
         raise ValueError(f"p must sum to 1, got {arr.sum()!r}")
     out = np.empty(len(workload), dtype=np.float64)
-    d = len(shape)
-    # Marginal tables share intermediate sums: the table over the kept axes K is
-    # the parent table over K + {x} (x = smallest axis not in K) summed over x,
-    # memoized.  The full table is touched only about d times, not once per block.
-    memo: dict[tuple[int, ...], NDArray[np.float64]] = {tuple(range(d)): arr}
+    for b, table in enumerate(marginal_tables(arr, workload.blocks)):
+        out[workload.offsets[b] : workload.offsets[b + 1]] = table.ravel()
+    return out
+
+
+def marginal_tables(p: NDArray[np.float64],
+                    cliques: Sequence[tuple[int, ...]]) -> list[NDArray[np.float64]]:
+    """Marginals of ``p`` (an array of the domain's shape) on each attribute tuple (increasing).
+
+    Marginal tables share intermediate sums: the table over the kept axes K is the
+    parent table over K + {x} (x = smallest axis not in K) summed over x, memoized.
+    The full table is touched only about d times, not once per clique.
+    """
+    d = p.ndim
+    memo: dict[tuple[int, ...], NDArray[np.float64]] = {tuple(range(d)): p}
 
     def table(keep: tuple[int, ...]) -> NDArray[np.float64]:
         got = memo.get(keep)
@@ -130,9 +142,7 @@ def answer_distribution(workload: MarginalWorkload, p: ArrayLike) -> NDArray[np.
             memo[keep] = got
         return got
 
-    for b, blk in enumerate(workload.blocks):
-        out[workload.offsets[b] : workload.offsets[b + 1]] = table(blk).ravel()
-    return out
+    return [table(tuple(c)) for c in cliques]
 
 
 def errors(true: ArrayLike, est: ArrayLike) -> dict[str, float]:
