@@ -13,8 +13,9 @@ neighbouring):
   education-num and hours-per-week on their exact paper grid; ``fnlwgt``, ``capital-gain``
   and ``capital-loss`` clipped per record at declared caps (1,500,000; 99,999, the census
   top code; 5,000), divided by the cap and rounded to the grid 1/10; plus the 20 one-hot
-  columns.  Six numeric columns: neither the structured decomposition (at most 4) nor,
-  so far, the branch-and-bound closes it.
+  columns.  Six numeric columns: beyond the structured decomposition (at most 4); the
+  branch-and-bound (interval and cell bounds) takes it, but at eps = 1 it does not yet
+  close most draws within 60 s.
 * ``adult-6num-thermometer`` (only with ``--tables``): the same attributes, the three
   money/weight columns as thermometer bits at declared cut points (``ADULT_CUTS``), so
   the structured decomposition applies (d = 29).
