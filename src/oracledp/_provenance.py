@@ -11,7 +11,8 @@ import importlib.metadata as _md
 import os
 import platform
 
-_PACKAGES = ("oracledp", "numpy", "scipy", "highspy", "ortools", "scikit-learn", "dp-accounting")
+_PACKAGES = ("oracledp", "numpy", "scipy", "highspy", "ortools", "scikit-learn", "dp-accounting",
+             "mbi", "jax")
 
 
 def environment() -> dict[str, object]:

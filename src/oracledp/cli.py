@@ -547,6 +547,7 @@ def reproduce_synth_adult(
     paths = exp.write_figures(records, out)
     console.print(f"  wrote {out / 'runs.jsonl'}, runs.csv, summary.json, "
                   f"{', '.join(p.name for p in paths)} in {time.perf_counter() - t0:.1f}s")
+    console.print(environment_line(), markup=False)
 
 
 def _err_std(mean: float, std: float) -> str:

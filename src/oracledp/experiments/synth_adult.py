@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from oracledp._provenance import environment
 from oracledp._validation import check_epsilon
 
 __all__ = ["ALL_METHODS", "METHODS", "PEERS", "Config", "quick_config", "run", "summarize",
@@ -199,7 +200,8 @@ def run(cfg: Config, out_dir: Path,
     if cfg.peers:
         check_peers_available()
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "config.json").write_text(json.dumps(asdict(cfg), indent=2))
+    (out_dir / "config.json").write_text(json.dumps(
+        {**asdict(cfg), "environment_start": environment()}, indent=2))
     data = load_adult_categorical()
     workload = kway_marginal_workload(data.domain, cfg.k)
     true = answer(workload, data.codes)
@@ -236,6 +238,9 @@ def run(cfg: Config, out_dir: Path,
                     done += 1
     if report is not None:
         report(done, total, "done")
+    config = json.loads((out_dir / "config.json").read_text())
+    config["environment_end"] = environment()
+    (out_dir / "config.json").write_text(json.dumps(config, indent=2))
     cols = list(dict.fromkeys(key for rec in records for key in rec))
     with (out_dir / "runs.csv").open("w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=cols)
