@@ -10,16 +10,16 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from oracledp.guarantees import GuaranteeKind
+from oracledp.guarantees import GuaranteeKind, rho_for_epsilon, zcdp_epsilon
 from oracledp.synth import Domain, answer, errors, kway_marginal_workload
 from oracledp.synth.estimation import (
     MarginalMeasurement,
     _MarginalOperator,
     combine_measurements,
     estimate_distribution,
-    marginal_tables,
 )
-from oracledp.synth.oracle_query_pgm import OracleQueryPGM, rho_for_epsilon, zcdp_epsilon
+from oracledp.synth.oracle_query_pgm import OracleQueryPGM
+from oracledp.synth.workload import marginal_tables
 
 
 def _tiny(n: int = 3000, seed: int = 0) -> tuple[np.ndarray, Domain]:

@@ -140,3 +140,21 @@ def gaussian_delta(epsilon: float, mu: float) -> float:
     return float(
         norm.cdf(-epsilon / mu + mu / 2) - math.exp(epsilon) * norm.cdf(-epsilon / mu - mu / 2)
     )
+
+
+def zcdp_epsilon(rho: float, delta: float) -> float:
+    """``rho + 2 sqrt(rho ln(1/delta))``: rho-zCDP implies this epsilon at ``delta`` (Bun-Steinke 2016, Prop. 1.3)."""
+    return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
+
+
+def rho_for_epsilon(epsilon: float, delta: float) -> float:
+    """The largest rho with ``zcdp_epsilon(rho, delta) <= epsilon``: ``(sqrt(L + eps) - sqrt(L))^2``.
+
+    ``L = ln(1/delta)``; the closed form is shrunk if floating point would make the
+    recomputed epsilon exceed the target.
+    """
+    L = math.log(1.0 / delta)
+    rho = (math.sqrt(L + epsilon) - math.sqrt(L)) ** 2
+    while zcdp_epsilon(rho, delta) > epsilon:  # floating-point safety: never overshoot
+        rho *= 1.0 - 1e-12
+    return rho

@@ -9,6 +9,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from oracledp._validation import RandomLike, check_rng
+from oracledp.synth.domain import Domain
 from oracledp.synth.workload import MarginalWorkload, answer_distribution
 
 __all__ = ["DistributionRelease"]
@@ -23,10 +24,24 @@ class DistributionRelease:
     """
 
     distribution_: NDArray[np.float64]
-    domain_: Any
+    domain_: Domain
     workload_: MarginalWorkload
     n_: int
     _rng: np.random.Generator | None
+
+    @staticmethod
+    def _encode(data: Any, domain: Domain) -> NDArray[np.int64]:
+        """The records as integer codes over the public ``domain`` (checked, never inferred)."""
+        if not isinstance(domain, Domain):
+            raise TypeError(f"domain must be a Domain, got {type(domain).__name__}")
+        if isinstance(data, pd.DataFrame):
+            return domain.encode(data)
+        if isinstance(data, np.ndarray):
+            return domain.check_codes(data, "data")
+        raise TypeError(
+            "data must be a pandas DataFrame (columns = the domain's attributes) or an "
+            f"integer code matrix of shape (n, {len(domain)}), got {type(data).__name__}"
+        )
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "distribution_"):

@@ -33,10 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from oracledp.synth.workload import marginal_tables
-
-__all__ = ["MarginalMeasurement", "combine_measurements", "estimate_distribution",
-           "marginal_tables"]
+__all__ = ["MarginalMeasurement", "combine_measurements", "estimate_distribution"]
 
 
 @dataclass(frozen=True)

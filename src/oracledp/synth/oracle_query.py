@@ -594,18 +594,6 @@ class OracleQuerySynthesizer(DistributionRelease, PicklesWithoutDiagnostics):
             raise ValueError("query_player='prsma' needs delta > 0 (PRSMA is (eps, delta)-DP)")
 
     # ------------------------------------------------------------------ fit
-    def _encode(self, data: Any, domain: Domain) -> NDArray[np.int64]:
-        if not isinstance(domain, Domain):
-            raise TypeError(f"domain must be a Domain, got {type(domain).__name__}")
-        if isinstance(data, pd.DataFrame):
-            return domain.encode(data)
-        if isinstance(data, np.ndarray):
-            return domain.check_codes(data, "data")
-        raise TypeError(
-            "data must be a pandas DataFrame (columns = the domain's attributes) or an "
-            f"integer code matrix of shape (n, {len(domain)}), got {type(data).__name__}"
-        )
-
     def fit(self, data: pd.DataFrame | NDArray[np.integer], domain: Domain) -> OracleQuerySynthesizer:
         """Run the T-round game on ``data`` over the public ``domain`` (never inferred)."""
         codes = self._encode(data, domain)

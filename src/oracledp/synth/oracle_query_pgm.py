@@ -68,7 +68,7 @@ from oracledp.diagnostics import (
     check_diagnostics_flag,
     release_diagnostics,
 )
-from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
+from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee, rho_for_epsilon, zcdp_epsilon
 from oracledp.synth._release import DistributionRelease
 from oracledp.synth.domain import Domain
 from oracledp.synth.estimation import MarginalMeasurement, estimate_distribution
@@ -92,20 +92,6 @@ class ZCDPSpend:
     mechanism: str
     rho: float
     axes: tuple[int, ...]  # the measured table's attributes (empty for a selection)
-
-
-def zcdp_epsilon(rho: float, delta: float) -> float:
-    """``rho + 2 sqrt(rho ln(1/delta))`` (Bun-Steinke 2016, Prop. 1.3)."""
-    return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
-
-
-def rho_for_epsilon(epsilon: float, delta: float) -> float:
-    """The largest rho with ``zcdp_epsilon(rho, delta) <= epsilon``: ``(sqrt(L + eps) - sqrt(L))^2``."""
-    L = math.log(1.0 / delta)
-    rho = (math.sqrt(L + epsilon) - math.sqrt(L)) ** 2
-    while zcdp_epsilon(rho, delta) > epsilon:  # floating-point safety: never overshoot
-        rho *= 1.0 - 1e-12
-    return rho
 
 
 def default_rounds(n: int, epsilon: float, delta: float, d: int, *,
@@ -230,15 +216,7 @@ class OracleQueryPGM(DistributionRelease, PicklesWithoutDiagnostics):
 
     def fit(self, data: pd.DataFrame | NDArray[np.integer], domain: Domain) -> OracleQueryPGM:
         """Run the rounds on ``data`` over the public ``domain`` (never inferred)."""
-        if not isinstance(domain, Domain):
-            raise TypeError(f"domain must be a Domain, got {type(domain).__name__}")
-        if isinstance(data, pd.DataFrame):
-            codes = domain.encode(data)
-        elif isinstance(data, np.ndarray):
-            codes = domain.check_codes(data, "data")
-        else:
-            raise TypeError("data must be a pandas DataFrame or an integer code matrix of shape "
-                            f"(n, {len(domain)}), got {type(data).__name__}")
+        codes = self._encode(data, domain)
         d = len(domain)
         if self.k > d:
             raise ValueError(f"k={self.k} exceeds the number of attributes ({d})")
@@ -293,7 +271,7 @@ class OracleQueryPGM(DistributionRelease, PicklesWithoutDiagnostics):
             ledger.append(ZCDPSpend(t_round, name, eps_sel**2 / 8.0, ()))
             tab = table(axes)
             meas.append(MarginalMeasurement(axes, tab + rng.normal(0.0, sigma, tab.shape), sigma))
-            ledger.append(ZCDPSpend(t_round, "Gaussian mechanism (k-way table)", 1.0 / sigma**2,
+            ledger.append(ZCDPSpend(t_round, "Gaussian mechanism (marginal table)", 1.0 / sigma**2,
                                     axes))
             p = estimate_distribution(shape, meas, n, iterations=self.iterations, p0=p)
         p = estimate_distribution(shape, meas, n, iterations=self.final_iterations, p0=p)

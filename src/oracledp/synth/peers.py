@@ -160,7 +160,7 @@ from oracledp.diagnostics import (
     check_diagnostics_flag,
     release_diagnostics,
 )
-from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
+from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee, rho_for_epsilon
 from oracledp.synth.domain import Domain
 from oracledp.synth.workload import MarginalWorkload, kway_marginal_workload
 
@@ -197,12 +197,7 @@ def zcdp_rho(epsilon: float, delta: float) -> float:
     """
     eps = check_epsilon(epsilon)
     dlt = check_delta(delta)
-    L = math.log(1.0 / dlt)
-    r = math.sqrt(L + eps) - math.sqrt(L)
-    rho = r * r
-    while rho + 2.0 * math.sqrt(rho * L) > eps:
-        rho *= 1.0 - 1e-12
-    return rho
+    return rho_for_epsilon(eps, dlt)
 
 
 def _sensitivities(neighbours: str) -> tuple[float, float]:
