@@ -72,7 +72,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from oracledp.oracles.base import OracleResult, OracleStatus, make_result
-from oracledp.oracles.halfspace import HalfspaceProblem, Perturbation, as_perturbation
+from oracledp.oracles.halfspace import (
+    HalfspaceProblem,
+    Perturbation,
+    as_perturbation,
+    gcd_reduced_rows,
+)
 
 _PRUNE_TOL = 1e-9
 _EXACT_FLOAT = 2**52
@@ -102,14 +107,7 @@ def _reduce(problem: HalfspaceProblem) -> _Data:
     n_neg = np.asarray(problem.n_neg, dtype=np.int64)
     keep = (N != 0).any(axis=1)
     zero_rows = int(n_pos[~keep].sum() + n_neg[~keep].sum())
-    N, n_pos, n_neg = N[keep], n_pos[keep], n_neg[keep]
-    if len(N):
-        # S_g and S_g / gcd(N_g) have the same sign for every k: divide, then merge equal rows
-        N = N // np.gcd.reduce(np.abs(N), axis=1)[:, None]
-        N, inv = np.unique(N, axis=0, return_inverse=True)
-        inv = inv.ravel()
-        n_pos = np.bincount(inv, weights=n_pos, minlength=len(N)).astype(np.int64)
-        n_neg = np.bincount(inv, weights=n_neg, minlength=len(N)).astype(np.int64)
+    N, n_pos, n_neg = gcd_reduced_rows(N, n_pos, n_neg)
     m = np.minimum(n_pos, n_neg)
     absN = np.abs(N)
     cap = problem.space.k_norm2_max

@@ -88,6 +88,27 @@ def rationalize_columns(
     return N, Q
 
 
+def gcd_reduced_rows(
+    N: NDArray[np.int64], n_pos: NDArray[np.int64], n_neg: NDArray[np.int64]
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+    """Exact reduction of the distinct rows, for the oracles' bounds and models.
+
+    All-zero rows are dropped (their score is 0 for every k: always misclassified, so
+    the caller counts them separately).  Every other row is divided by the gcd of its
+    entries (``S_g`` and ``S_g / gcd`` have the same sign for every k) and rows that
+    become equal (positive multiples always agree in sign) are merged, adding counts.
+    """
+    keep = (N != 0).any(axis=1)
+    N, n_pos, n_neg = N[keep], n_pos[keep], n_neg[keep]
+    if len(N):
+        N = N // np.gcd.reduce(np.abs(N), axis=1)[:, None]
+        N, inverse = np.unique(N, axis=0, return_inverse=True)
+        inverse = inverse.ravel()
+        n_pos = np.bincount(inverse, weights=n_pos, minlength=len(N)).astype(np.int64)
+        n_neg = np.bincount(inverse, weights=n_neg, minlength=len(N)).astype(np.int64)
+    return N, n_pos, n_neg
+
+
 @dataclass(frozen=True)
 class FeatureSchema:
     """Public description of the feature columns of a 0/1-loss halfspace problem.

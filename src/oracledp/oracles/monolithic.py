@@ -153,7 +153,7 @@ from numpy.typing import NDArray
 from oracledp.oracles._highs import new_highs
 from oracledp.oracles.base import CERTIFY_ABS_TOL, OracleResult, OracleStatus, make_result
 from oracledp.oracles.brute import BruteForceOracle
-from oracledp.oracles.halfspace import HalfspaceProblem
+from oracledp.oracles.halfspace import HalfspaceProblem, gcd_reduced_rows
 
 _NAMES = {"highs": "highs-monolithic", "cpsat": "cpsat"}
 _HIGHS_ABS_GAP = 1e-9
@@ -225,17 +225,9 @@ def _structure(problem: HalfspaceProblem) -> _Structure:
     n_pos = np.asarray(problem.n_pos, dtype=np.int64)
     n_neg = np.asarray(problem.n_neg, dtype=np.int64)
     n_total = int(n_pos.sum() + n_neg.sum())
-    # Exact reduction: S_g and S_g / gcd(N_g) have the same sign for every k, so divide each
-    # row by its gcd (the margin S >= 1 becomes S >= gcd: a tighter relaxation) and merge
-    # rows that become equal (positive multiples of each other always agree in sign).
-    keep = (N != 0).any(axis=1)  # an all-zero row has S = 0: always misclassified
-    N, n_pos, n_neg = N[keep], n_pos[keep], n_neg[keep]
-    if len(N):
-        N = N // np.gcd.reduce(np.abs(N), axis=1)[:, None]
-        N, inverse = np.unique(N, axis=0, return_inverse=True)
-        inverse = inverse.ravel()
-        n_pos = np.bincount(inverse, weights=n_pos, minlength=len(N)).astype(np.int64)
-        n_neg = np.bincount(inverse, weights=n_neg, minlength=len(N)).astype(np.int64)
+    # Exact reduction (the margin S >= 1 becomes S >= gcd: a tighter relaxation); an
+    # all-zero row has S = 0 and is always misclassified.
+    N, n_pos, n_neg = gcd_reduced_rows(N, n_pos, n_neg)
     box = np.abs(N).sum(axis=1) * k_max  # <= 2^52 (checked by HalfspaceProblem.from_data)
     # Cauchy-Schwarz in exact integers: |S| <= sqrt(||N_g||^2 ||k||^2), and S is an integer
     cs = np.array(
