@@ -235,7 +235,10 @@ def test_guarantee_and_fitted_attributes():
     assert g.kind is GuaranteeKind.APPROXIMATE
     assert g.requires_exact_oracle is True
     assert g.holds is True
-    assert clf.sigma_ == pytest.approx(opdisc_sigma(2.0, 1.0 / n**2, 1.0, math.sqrt(2), 1.0))
+    problem = HalfspaceProblem.from_data(X, y, IntegerBall(2))
+    assert clf.sigma_ == pytest.approx(opdisc_sigma(2.0, 1.0 / n**2, problem))
+    assert clf.calibration_.method == "proven" and clf.calibration_.delta_bound <= g.delta
+    assert "docs/proofs/opdisc-calibration.md" in g.source and "m =" in g.calibration
     assert clf.coef_.shape == (1, 2)
     assert clf.intercept_ == 0.0
     assert clf.n_features_in_ == 2

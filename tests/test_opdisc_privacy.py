@@ -23,6 +23,7 @@ Instances
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import itertools
 import math
@@ -38,6 +39,7 @@ from oracledp._validation import check_rng
 from oracledp.audit import FAILURE, audit, failure_aware_sampler, gaussian_mu_max, is_failure
 from oracledp.errors import BoundsViolation, DiagnosticsWarning, OracleFailure
 from oracledp.learners.opdisc import _opdisc_sample_k, opdisc, opdisc_sigma
+from oracledp.learners.opdisc_calibration import proven_multiplier
 from oracledp.oracles import HalfspaceProblem, IntegerBall, OracleStatus, make_oracle
 from oracledp.oracles.base import make_result
 from oracledp.oracles.brute import BruteForceOracle
@@ -47,9 +49,11 @@ opdisc_module = importlib.import_module("oracledp.learners.opdisc")
 
 ALPHA = 1e-6  # false-alarm rate of every statistical assertion in this file
 EPS, DELTA = 1.0, 1e-5
-# sigma for O1 by hand: 7 G D^2 sqrt(ln(1/delta)) / (tau eps) = 7 * (1/2) * 1 * sqrt(ln 1e5) / 2
-# = 1.75 * 3.3930702122075559 = 5.9378728713632228 (40-digit decimal arithmetic).
-SIGMA_O1 = 5.937872871363223
+# sigma for O1 (proven calibration, docs/proofs/opdisc-calibration.md): c = 4 G D^2 / tau = 1,
+# so sigma = m* = the smallest multiplier with a proven delta bound <= 1e-5 at eps = 1, d = 1,
+# |W| = 2 (golden value; the bound itself is checked by mpmath in test_opdisc_calibration.py).
+# Theorem 1's sigma would be 1.75 sqrt(ln 1e5) = 5.93787.
+SIGMA_O1 = 3.8846027804884535
 
 
 # --- explicit-W problems (W = {-1, +1} is not an IntegerBall) ---------------------------------
@@ -82,6 +86,9 @@ class ExplicitSpace:
 
     def enumerate_k(self, max_points: int = 0) -> NDArray[np.int64]:
         return self.K
+
+    def size(self) -> int:
+        return len(self.K)
 
     def contains_k(self, k: NDArray[np.integer]) -> NDArray[np.bool_]:
         k = np.atleast_2d(k)
@@ -155,7 +162,7 @@ def _mutant_sample_k(
     without the normalization pi.  Used only for meta-tests (each must be rejected)."""
     sp = problem.space
     K = sp.enumerate_k()
-    sigma = sigma_scale * opdisc_sigma(eps, delta, problem.lipschitz, sp.max_norm, sp.tau)
+    sigma = sigma_scale * opdisc_sigma(eps, delta, problem)
     loss = loss_scale * problem.loss_k(K).astype(float)
     if use_pi:
         etas = rng.normal(0.0, sigma, size=(n, sp.d + 1))
@@ -192,7 +199,7 @@ def _public_sample_k(
 
 
 def test_o1_sigma_and_decision_rule_via_noise_hook() -> None:
-    """Layer 1.  On O1, opdisc's reported sigma equals the hand value 5.93787 (D = 1, tau = 2,
+    """Layer 1.  On O1, opdisc's reported sigma equals the golden value 3.88460 (D = 1, tau = 2,
     G = 1/2), and with the noise hook the output is +1 iff eta_1 > -g/2 = -6, whatever eta_2
     (pi(+-1) has last coordinate 0).  Catches a wrong sigma formula, an argmax, a loss scaled
     by 1/n (threshold -0.5) and a mis-normalized pi."""
@@ -205,18 +212,20 @@ def test_o1_sigma_and_decision_rule_via_noise_hook() -> None:
         eta = np.array([a, rng.normal(0, 50)])
         res = opdisc(prob, EPS, DELTA, oracle="brute", eta=eta)
         assert res.sigma == pytest.approx(SIGMA_O1, rel=1e-12)
-        assert res.certified and res.guarantee.holds
+        # certified, but the noise came from the caller: the guarantee must not hold
+        assert res.certified and not res.guarantee.holds
+        assert "supplied by the caller" in res.guarantee.notes
         assert int(_k(res, prob)[0]) == (1 if a > -6 else -1), a
 
 
 def test_o1_exact_law_vectorized_sampler() -> None:
-    """Layer 2 (exact law).  P[+1] = Phi(12 / (2 * 5.93787)) = 0.84386 on O1; exact binomial
+    """Layer 2 (exact law).  P[+1] = Phi(12 / (2 * 3.88460)) = 0.93877 on O1; exact binomial
     test on N = 5,000 draws of ``_opdisc_sample_k``, two-sided, false-alarm rate 1e-6.
-    Meta-tests (same N, same seed) that must be rejected: half noise (P = 0.978), loss
-    divided by n with the noise unchanged (P = 0.533), argmax instead of argmin (P = 0.156)."""
+    Meta-tests (same N, same seed) that must be rejected: half noise (P = 0.9990), loss
+    divided by n with the noise unchanged (P = 0.551), argmax instead of argmin (P = 0.061)."""
     prob = _o1_problem()
     p = stats.norm.cdf(12 / (2 * SIGMA_O1))
-    assert p == pytest.approx(0.8438632, abs=1e-6)
+    assert p == pytest.approx(0.9387736, abs=1e-6)
     N = 5000
     k = _opdisc_sample_k(prob, EPS, DELTA, N, np.random.default_rng(101))[:, 0]
     assert set(np.unique(k)) <= {-1, 1}
@@ -235,14 +244,15 @@ def test_o1_exact_law_public_path(monkeypatch: pytest.MonkeyPatch) -> None:
     """Layer 2 (exact law) through the public ``opdisc`` (its own noise draw, spawned seeds):
     same closed form and test as above, N = 5,000, false-alarm rate 1e-6.  Catches a noise
     draw in ``opdisc`` that disagrees with the vectorized sampler.  Meta-test: the module's
-    ``opdisc_sigma`` patched to return half must be rejected."""
+    calibration patched to return half the sigma must be rejected."""
     prob = _o1_problem()
     p = stats.norm.cdf(12 / (2 * SIGMA_O1))
     N = 5000
     hits = int((_public_sample_k(prob, EPS, DELTA, N, 202)[:, 0] == 1).sum())
     assert not _binom_reject(hits, N, p), f"public opdisc P[+1] = {hits}/{N}, expected {p:.5f}"
-    real = opdisc_module.opdisc_sigma
-    monkeypatch.setattr(opdisc_module, "opdisc_sigma", lambda *a: 0.5 * real(*a))
+    real = opdisc_module.calibrate
+    monkeypatch.setattr(opdisc_module, "calibrate",
+                        lambda *a: dataclasses.replace(real(*a), sigma=0.5 * real(*a).sigma))
     half = int((_public_sample_k(prob, EPS, DELTA, N, 202)[:, 0] == 1).sum())
     assert _binom_reject(half, N, p)
 
@@ -263,16 +273,17 @@ def _lattice_law(L_minus: float, L_zero: float, L_plus: float, sigma: float) -> 
 
 def test_o1_lattice_exact_law_integer_ball() -> None:
     """Layer 2 (exact law by quadrature) on the library's own types: HalfspaceProblem over
-    IntegerBall(1) = {-1, 0, 1} (sigma = 7 sqrt(ln 1e5) = 23.75), O1 data (L = 12, 12, 0).
+    IntegerBall(1) = {-1, 0, 1} (sigma = 4 m* = 15.890, proven), O1 data (L = 12, 12, 0).
     Chi-square goodness of fit over the 3 outcomes, N = 5,000, reject iff p < 1e-6
-    (false-alarm rate 1e-6, asymptotic; all expected counts > 1,000).  Meta-tests that must
+    (false-alarm rate 1e-6, asymptotic; all expected counts > 700).  Meta-tests that must
     be rejected: half noise; noise on w in d dims without pi (w = 0 then never wins)."""
     prob = _data_1d([1] * 6 + [-1] * 6, [1] * 6 + [-1] * 6)
     K = prob.space.enumerate_k()
     assert K[:, 0].tolist() == [-1, 0, 1] and prob.loss_k(K).tolist() == [12, 12, 0]
-    sigma = 7 * math.sqrt(math.log(1e5))
+    sigma = opdisc_sigma(EPS, DELTA, prob)
+    assert sigma == pytest.approx(15.8897312433022, rel=1e-9)
     law = _lattice_law(12, 12, 0, sigma)
-    assert (law > 0.15).all() and law.sum() == pytest.approx(1.0)
+    assert (law > 0.14).all() and law.sum() == pytest.approx(1.0)
     N = 5000
 
     def pvalue(k: NDArray[np.int64]) -> float:
@@ -314,10 +325,9 @@ def _plus(o: NDArray[np.int64]) -> NDArray[np.bool_]:
 
 def test_o1p_white_box_mu_audit() -> None:
     """Layer 3 (white-box Gaussian audit), N = 2*10^4 per side.  On O1' the event {+1} has
-    P = Phi(1/(2 sigma)) on D and Phi(-1/(2 sigma)) on D', so mu = 1/sigma = 0.1684.
+    P = Phi(1/(2 sigma)) on D and Phi(-1/(2 sigma)) on D', so mu = 1/sigma = 0.2573.
     FAIL iff mu_lb = Phi^-1(p_lo) - Phi^-1(p'_hi) > 1/sigma_reported or eps_lb > 1
-    (false-alarm rate <= 1e-6 per direction).  Meta-test: half noise (true mu = 0.337,
-    expected mu_lb ~ 0.25) must FAIL on the same N and seed."""
+    (false-alarm rate <= 1e-6 per direction).  Meta-test: half noise (true mu = 0.515) must FAIL on the same N and seed."""
     d, _ = _o1p_pair()
     sigma = opdisc(d, EPS, DELTA, oracle="brute", random_state=0).sigma
     assert sigma == pytest.approx(SIGMA_O1, rel=1e-12)
@@ -352,8 +362,7 @@ def test_o1p_white_box_mu_audit() -> None:
 def test_o1p_mu_against_claimed_gaussian_curve() -> None:
     """Layer 3 (Delta-Siege style), N = 10^5 per side (vectorized, < 1 s).  mu_lb must stay
     below mu_max(1, 1e-5) = 0.2681, the largest shift/sigma of a Gaussian mechanism that is
-    (1, 1e-5)-DP; false-alarm rate <= 1e-6 per direction.  Half noise (mu = 0.337, expected
-    mu_lb ~ 0.297) must FAIL.  Caveat: this is a statement about the calibration -- a
+    (1, 1e-5)-DP; false-alarm rate <= 1e-6 per direction.  Half noise (mu = 0.515) must FAIL.  Caveat: this is a statement about the calibration -- a
     Gaussian mechanism with this mu would violate the claim; the binary output of this tiny
     instance alone has log-ratio only ~0.27 even with half noise."""
     mu_max = gaussian_mu_max(EPS, DELTA)
@@ -420,11 +429,11 @@ def test_o2_noise_injection_equivalence() -> None:
     X, y = _o2_data()
     prob = HalfspaceProblem.from_data(X, y, IntegerBall(2))
     assert prob.space.size() == 9 and prob.space.max_norm == pytest.approx(math.sqrt(2))
-    sigma = opdisc_sigma(EPS, DELTA, 1.0, math.sqrt(2), 1.0)
+    sigma = opdisc_sigma(EPS, DELTA, prob)
     rng = np.random.default_rng(606)
     seen = set()
     for i in range(300):
-        scale = (0.3, 1.0, 3.0, sigma)[i % 4]
+        scale = (0.3, 1.0, 3.0, sigma, 2 * sigma)[i % 5]
         eta = rng.normal(0, scale, size=3)
         res = _with_diagnostics(prob, EPS, DELTA, oracle="brute", eta=eta)
         w_ref, obj_ref = _reference_opdisc(X, y, eta, bound=1, radius=math.sqrt(2), tau=1)
@@ -449,7 +458,7 @@ def _merged_table(a: NDArray[np.int64], b: NDArray[np.int64], min_total: int = 1
 
 def test_o2_law_homogeneity_sampler_vs_public() -> None:
     """Layer 2 (two-sample homogeneity).  N = 3,000 draws of ``_opdisc_sample_k`` vs 3,000
-    public ``opdisc`` calls with spawned seeds on O2 at eps = 4 (sigma = 11.88, a law that
+    public ``opdisc`` calls with spawned seeds on O2 at eps = 4 (sigma = 9.51, a law that
     depends on the data); chi-square contingency over the 9 outcomes (columns with < 10
     draws merged so expected counts >= 5), reject iff p < 1e-6 (false-alarm rate 1e-6,
     asymptotic).  Catches a public path whose noise or objective differs from the sampler's.
@@ -471,16 +480,26 @@ def test_o2_law_homogeneity_sampler_vs_public() -> None:
 
 
 def test_opdisc_sigma_golden() -> None:
-    """Layer 1.  sigma = 7 G D^2 sqrt(ln(1/delta)) / (tau eps) (Algorithm 1 / Lemma 3, ICML 2020).
-    eps = 1, delta = 1e-5, G = 1, D = sqrt(23), tau = 1:  7 * 23 * sqrt(11.5129254649702284)
-    = 161 * 3.39307021220755590 = 546.284304165416500 (40-digit decimal arithmetic)."""
-    assert opdisc_sigma(1.0, 1e-5, 1.0, math.sqrt(23), 1.0) == pytest.approx(
-        546.2843041654165, rel=1e-12
-    )
-    base = opdisc_sigma(1.0, 1e-5, 1.0, 1.0, 1.0)
-    assert opdisc_sigma(0.5, 1e-5, 1.0, 1.0, 1.0) == pytest.approx(2 * base, rel=1e-12)
-    assert opdisc_sigma(1.0, 1e-5, 1.0, 1.0, 0.5) == pytest.approx(2 * base, rel=1e-12)
-    assert opdisc_sigma(1.0, 1e-5, 1.0, 2.0, 1.0) == pytest.approx(4 * base, rel=1e-12)
+    """Layer 1.  sigma = m c / eps with c = 4 G D^2 / tau: golden values of the proven m on the
+    paper's space (d = 23, |W| counted exactly) and the scaling in G, D, tau; Theorem 1's sigma
+    (7 G D^2 sqrt(ln(1/delta)) / (tau eps) = 546.2843041654165 at eps = 1, delta = 1e-5,
+    G = 1, D = sqrt(23), tau = 1, 40-digit decimal arithmetic) only with calibration='paper'."""
+    prob = HalfspaceProblem.from_data(np.eye(23), np.ones(23), IntegerBall(23))
+    cal = opdisc_module.opdisc_calibration(1.0, 1e-5, prob)
+    assert cal.size == IntegerBall(23).size() and cal.size_how == "exact"
+    assert cal.c == pytest.approx(4 * 23, rel=1e-14)
+    assert cal.sigma == pytest.approx(cal.m * 92, rel=1e-14) and cal.sigma >= cal.m * 92
+    assert cal.delta_bound <= 1e-5 and cal.method == "proven"
+    assert opdisc_sigma(1.0, 1e-5, prob, calibration="paper") == pytest.approx(
+        546.2843041654165, rel=1e-12)
+    assert 1.0 < cal.ratio_to_paper < 1.25
+    # m depends on (eps, delta, d, |W|) only; sigma scales as c / eps for fixed m
+    ref = ExplicitProblem(_data_1d([1], [1]), W_PM1)
+    base = opdisc_sigma(1.0, 1e-5, ref)
+    assert base == pytest.approx(SIGMA_O1, rel=1e-12)
+    wide = ExplicitProblem(_data_1d([1], [1]), ExplicitSpace(np.array([[-2], [2]])))
+    assert wide.space.tau == 4.0 and wide.space.max_norm == 2.0  # c = 4 (1/4) 4 / 4 = 1
+    assert opdisc_sigma(1.0, 1e-5, wide) == pytest.approx(base, rel=1e-12)
     # the paper's experiment space for d = 23 has D = sqrt(23) exactly
     assert IntegerBall(23).max_norm == pytest.approx(math.sqrt(23), rel=1e-15)
 
@@ -513,7 +532,8 @@ def test_max_norm_is_largest_point_norm(space: IntegerBall, D: float) -> None:
     X = np.eye(space.d)
     prob = HalfspaceProblem.from_data(X, np.ones(space.d, dtype=int), space)
     res = opdisc(prob, 2.0, 1e-6, oracle="brute", random_state=1)
-    expected = 7 * (1 / space.tau) * D**2 * math.sqrt(math.log(1e6)) / (space.tau * 2.0)
+    m = proven_multiplier(2.0, 1e-6, space.d, space.size())
+    expected = m * 4 * (1 / space.tau) * D**2 / (space.tau * 2.0)
     assert res.sigma == pytest.approx(expected, rel=1e-12)
 
 
@@ -798,8 +818,8 @@ def test_poison_oracle_failure_is_raised_and_visible() -> None:
 def test_fallback_to_default_mutant_fails_audit() -> None:
     """Layer 3 meta-test (section 5 mutant).  A wrapper that catches OracleFailure and releases
     the default w = -1 hides the failure inside an ordinary output: on D' it outputs -1 always,
-    on D only with P = 1 - Phi(12/(2 sigma)) = 0.156.  The audit on the event {-1}, N = 2,000,
-    must FAIL (expected eps_lb ~ 1.7 > 1)."""
+    on D only with P = 1 - Phi(12/(2 sigma)) = 0.061.  The audit on the event {-1}, N = 2,000,
+    must FAIL (expected eps_lb ~ 2.3 > 1)."""
     d, d2 = _poison_pair()
     oracle = PoisonOracle()
 
@@ -825,6 +845,6 @@ def test_fallback_to_default_mutant_fails_audit() -> None:
         claimed_epsilon=EPS,
         claimed_delta=DELTA,
     )
-    assert res.k_d == 2000 and 0.12 < res.p_d2 < 0.2
+    assert res.k_d == 2000 and 0.04 < res.p_d2 < 0.09
     assert not res.passed and res.eps_lb_forward > EPS, res.summary()
     assert FAILURE not in set(fallback(d2)(5, np.random.default_rng(0)).tolist())

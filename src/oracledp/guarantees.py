@@ -59,6 +59,9 @@ class PrivacyGuarantee:
         are then what *would* hold with an exact oracle, not a guarantee.
     notes:
         Free-text caveats.
+    calibration:
+        How the noise was calibrated, when the mechanism computes it numerically
+        (OPDisc: the multiplier, the proven delta bound and which bound was used).
     diagnostics_released:
         True when the caller opted into non-private diagnostics
         (``return_diagnostics=True`` / ``keep_diagnostics=True``): the output keeps
@@ -76,6 +79,7 @@ class PrivacyGuarantee:
     notes: str = ""
     numerics: str = field(default="idealized")
     diagnostics_released: bool = False
+    calibration: str = ""
 
     def __post_init__(self) -> None:
         if not (self.epsilon > 0):  # also rejects NaN

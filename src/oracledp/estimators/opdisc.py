@@ -196,6 +196,11 @@ class OPDiscClassifier(PicklesWithoutDiagnostics, BinaryClassifierTags, Classifi
         a :class:`~oracledp.errors.DiagnosticsWarning` is issued,
         ``guarantee_.diagnostics_released`` is True, and ``diagnostics_`` is
         dropped when the estimator is pickled or deep-copied.
+    calibration : {"proven", "paper"}, default="proven"
+        How sigma is chosen.  ``"proven"``: the smallest multiplier with a proven
+        delta bound (``docs/proofs/opdisc-calibration.md``).  ``"paper"``:
+        Theorem 1's sigma, for reproducing the paper only; it is not private for
+        wide W, so the fit issues a PrivacyWarning and ``guarantee_.holds`` is False.
     random_state : None, int, SeedSequence or numpy Generator, default=None
         Source of the noise.  ``None`` draws fresh noise at every fit; an int
         seed reproduces the fit; a Generator is consumed (successive fits draw
@@ -222,6 +227,9 @@ class OPDiscClassifier(PicklesWithoutDiagnostics, BinaryClassifierTags, Classifi
         (epsilon, delta)-DP statement of this fit, ``requires_exact_oracle=True``.
     sigma_ : float
         Standard deviation of the objective noise.
+    calibration_ : OPDiscCalibration
+        How sigma was chosen (public parameters only): the multiplier m, its ratio
+        to Theorem 1's, the proven delta bound and which bound was used.
     result_ : OPDiscResult
         The result of :func:`~oracledp.learners.opdisc` (w, sigma, guarantee; its
         ``diagnostics`` is always None).
@@ -250,7 +258,9 @@ class OPDiscClassifier(PicklesWithoutDiagnostics, BinaryClassifierTags, Classifi
     Privacy
     -------
     (epsilon, delta)-DP with respect to replacing one training record
-    (Theorem 1 of [NRVW20]), provided the oracle returns the exact minimizer;
+    (Algorithm 1 of [NRVW20] with the calibration proven in
+    ``docs/proofs/opdisc-calibration.md``; Theorem 1's own sigma is not private for
+    wide W), provided the oracle returns the exact minimizer;
     uncertified answers are refused unless ``allow_uncertified=True``.  As in
     scikit-learn, the label set ``classes_``, the number of features and (with
     ``delta=None``) the number of rows are read from the data and treated as
@@ -278,6 +288,7 @@ class OPDiscClassifier(PicklesWithoutDiagnostics, BinaryClassifierTags, Classifi
         feature_grid: float | None = None,
         classes: Any = None,
         keep_diagnostics: bool = False,
+        calibration: str = "proven",
         random_state: Any = None,
     ) -> None:
         self.epsilon = epsilon
@@ -292,6 +303,7 @@ class OPDiscClassifier(PicklesWithoutDiagnostics, BinaryClassifierTags, Classifi
         self.feature_grid = feature_grid
         self.classes = classes
         self.keep_diagnostics = keep_diagnostics
+        self.calibration = calibration
         self.random_state = random_state
 
     def __sklearn_is_fitted__(self) -> bool:
@@ -339,6 +351,9 @@ class OPDiscClassifier(PicklesWithoutDiagnostics, BinaryClassifierTags, Classifi
             raise TypeError(
                 f"allow_uncertified must be a bool, got {type(self.allow_uncertified).__name__}"
             )
+        if self.calibration not in ("proven", "paper"):
+            raise ValueError(
+                f"calibration must be 'proven' or 'paper', got {self.calibration!r}")
         grid = None if self.feature_grid is None else _grid_fraction(self.feature_grid)
         check_solver_name(self.solver)
         keep = check_diagnostics_flag(self.keep_diagnostics, "keep_diagnostics")
@@ -361,7 +376,7 @@ class OPDiscClassifier(PicklesWithoutDiagnostics, BinaryClassifierTags, Classifi
         # 4. The mechanism: the only place noise is drawn.
         result, diagnostics = split_diagnostics(
             self._release(problem, epsilon, delta, oracle, rng, return_diagnostics=keep))
-        if not result.guarantee.holds:
+        if not result.certified:
             warnings.warn(
                 f"{type(self).__name__}: the oracle did not certify an exact optimum; the "
                 "coefficients were released because allow_uncertified=True and carry NO "
@@ -392,10 +407,12 @@ class OPDiscClassifier(PicklesWithoutDiagnostics, BinaryClassifierTags, Classifi
                  rng: np.random.Generator, *, return_diagnostics: bool = False) -> OPDiscResult:
         return opdisc(problem, epsilon, delta, oracle=oracle, random_state=rng,
                       allow_uncertified=bool(self.allow_uncertified),
+                      calibration=self.calibration,
                       return_diagnostics=return_diagnostics)
 
     def _set_noise_attributes(self, result: Any) -> None:
         self.sigma_ = float(result.sigma)
+        self.calibration_ = result.calibration
 
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
         """Scores ``<x, w>`` (after rounding to ``feature_grid`` if set); > 0 means ``classes_[1]``."""

@@ -40,6 +40,7 @@ class RSPMClassifier(OPDiscClassifier):
     tau = 1.0
     bound = None
     radius = None
+    calibration = "proven"
 
     def __init__(
         self,

@@ -1,56 +1,46 @@
 """OPDisc: objective perturbation over a discrete space (Neel, Roth, Vietri, Wu, ICML 2020).
 
-Algorithm 1: draw eta ~ N(0, sigma^2 I_{d+1}) with
-sigma = 7 G D^2 sqrt(ln(1/delta)) / (tau * eps), and output the exact minimizer
-of  L(D, w) - <eta, pi(w)>  over the tau-separated space W_tau (one call to a
+Algorithm 1: draw eta ~ N(0, sigma^2 I_{d+1}) and output the exact minimizer of
+L(D, w) - <eta, pi(w)> over the tau-separated space W_tau (one call to a
 normalized linear optimization oracle, Definition 2.2).
 
-Privacy (Theorem 1, via Lemmas 2-4): (eps, delta)-DP for replace-one
-neighbours **provided the oracle returns the exact minimizer**.  An oracle
-answer that is not certified optimal is therefore never released by default
-(:class:`~oracledp.errors.OracleFailure`); ``allow_uncertified=True`` returns
-it with a guarantee marked as not holding.
+The calibration is proven here, not taken from Theorem 1
+-------------------------------------------------------
+Theorem 1 sets sigma = 7 G D^2 sqrt(ln(1/delta)) / (tau eps) and claims
+(eps, delta)-DP.  Its proof is wrong for wide W, and so is the claim: the chain
+(3)-(5) removes one bad set of noise from every output at once, but Lemma 3's
+set depends on the output w, and the argmin picks the w whose bad event is most
+likely.  The exact output law of the "checkerboard torus" (hypercube for N = 2)
+violates (eps, delta) at the paper's sigma, e.g. realized delta 0.21 at
+(2.3, 0.1) with d = 14 (:mod:`oracledp.audit.opdisc_exact`).
 
-The constant is the paper's: the authors' public code used half this sigma,
-which the theorem does not cover.
+What we ship (proof: ``docs/proofs/opdisc-calibration.md``; code:
+:mod:`oracledp.learners.opdisc_calibration`): sigma = m c / eps with Lemma 4's
+shift c = 4 G D^2 / tau (the printed 2 G D^2 / tau is too small) and the smallest
+m whose proven bound on delta,
+``int_{t0}^inf a e^{eps - a t - a^2/2} min(1, hemisphere chi_{d+1}, |W| Phi-bar(t)) dt``
+(a = eps/m, t0 = m - eps/(2m)), is at most delta.  It holds for every eps > 0
+(no eps <= ln(1/delta) range is needed).  Relative to Theorem 1's sigma it is
+0.79-0.95 at d = 8 and 1.03-1.20 on Adult (d = 23, delta = 1/n^2).
 
-Proven range: eps <= ln(1/delta)  (equivalently delta <= exp(-eps))
--------------------------------------------------------------------
-Theorem 1 states no range, but its proof only holds for eps small against
-ln(1/delta); outside the range :func:`opdisc`, :func:`opdisc_sigma` and
-:func:`opdisc_guarantee` raise ``ValueError`` before any noise is drawn.  Where
-the range comes from (write L = ln(1/delta), Phi-bar the standard normal tail):
+Privacy: (eps, delta)-DP for replace-one neighbours **provided the oracle returns
+the exact minimizer**.  An oracle answer that is not certified optimal is never
+released by default (:class:`~oracledp.errors.OracleFailure`);
+``allow_uncertified=True`` returns it with a guarantee marked as not holding.
 
-* Lemma 4 maps the noise eta to g_w(eta) = eta + c pi(w) with
-  c = 4 G D^2 / tau: its contradiction "c tau < 4 G D^2" needs that c (the
-  "2 G D^2 / tau" printed in the definition of g is too small; on W = {-1, +1}
-  a shift of exactly 4 G D^2 / tau = 1 is needed).  ||pi(w)|| = 1, so the
-  shift has length c.
-* Lemma 3 (bounded ratio), for a fixed w and u = pi(w):
-  ``p(r) / p(g_w(r)) = exp((c <r, u> + c^2 / 2) / sigma^2) <= e^eps``
-  iff ``<r, u> <= sigma^2 eps / c - c / 2``; so the bad set C has
-  ``Pr[eta in C] = Phi-bar(t)``, ``t = sigma eps / c - c / (2 sigma)``, and
-  inequality (3) of Theorem 1 ("C is chosen such that Pr[eta in C] < delta")
-  needs Phi-bar(t) <= delta.  With sigma = 7 G D^2 sqrt(L) / (tau eps) = (7/4) c sqrt(L) / eps:
-  ``t = (7/4) sqrt(L) - (2/7) eps / sqrt(L)``.
-  The second term grows linearly in eps: for eps large against L, t falls
-  below the delta-quantile and (3) fails (exactly: Lemma 3 holds iff
-  eps <= (7 sqrt(L) / 2) ((7/4) sqrt(L) - Phi-bar^{-1}(delta)); the exact
-  output law on W = {-1, +1} is not (eps, delta)-DP e.g. at (25, 1e-5) or (10, 0.3)).
-* If eps <= L then t >= (7/4 - 2/7) sqrt(L) = (41/28) sqrt(L) > sqrt(2 L), and
-  the Gaussian tail bound Phi-bar(t) <= exp(-t^2 / 2) / 2 (t >= 0) gives
-  Pr[eta in C] <= delta / 2 < delta: Lemma 3 and inequality (3) hold, for
-  every delta in (0, 1), with no further condition such as eps <= 1.
-
-Note: the chain (3)-(5) of Theorem 1 uses one set C for every output, while
-Lemma 3's C depends on w; the factor 1/2 above covers two sets (e.g. the two
-antipodal points of W = {-1, +1}), not a union over a large W.
+``calibration="paper"`` uses Theorem 1's sigma, for reproducing the paper only:
+the result's guarantee has ``holds=False`` and a :class:`PrivacyWarning` is
+issued.  It keeps the range eps <= ln(1/delta) where Lemma 3 itself (one fixed
+w) holds (:func:`check_opdisc_range`); the authors' public code used half of
+that sigma, which nothing covers.  A caller-supplied noise vector (``eta=``, a
+test hook) likewise carries a guarantee that does not hold.
 """
 
 from __future__ import annotations
 
 import math
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -59,77 +49,107 @@ from numpy.typing import NDArray
 
 from oracledp._validation import RandomLike, check_delta, check_epsilon, check_rng
 from oracledp.diagnostics import NonPrivateDiagnostics, check_diagnostics_flag
+from oracledp.errors import PrivacyWarning
 from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
 from oracledp.learners._certify import check_oracle_accepts, release_oracle_answer
+from oracledp.learners.opdisc_calibration import (
+    PROOF,
+    Calibration,
+    OPDiscCalibration,
+    calibrate,
+)
 from oracledp.oracles.base import Oracle
 from oracledp.oracles.registry import make_oracle
 
-SOURCE = "Neel, Roth, Vietri, Wu (ICML 2020), Algorithm 1 OPDisc, Theorem 1"
+SOURCE = ("Neel, Roth, Vietri, Wu (ICML 2020), Algorithm 1 OPDisc, with the noise "
+          f"calibration proven in {PROOF} (not Theorem 1's sigma)")
+SOURCE_PAPER = "Neel, Roth, Vietri, Wu (ICML 2020), Algorithm 1 OPDisc, Theorem 1's sigma"
+PAPER_SIGMA_REASON = (
+    "Theorem 1's sigma is not proven private (its proof removes one bad set of noise for all "
+    f"outputs; exact counterexamples for wide W, see {PROOF}); "
+    "calibration='paper' is for reproducing the paper only")
+CALLER_NOISE_REASON = "the noise vector was supplied by the caller (eta=), not drawn"
 
 
 class DiscreteProblem(Protocol):
     """What OPDisc needs from a problem: the space W_tau and the loss's Lipschitz constant."""
 
     @property
-    def space(self) -> Any: ...  # has .tau, .max_norm, .d
+    def space(self) -> Any: ...  # has .tau, .max_norm, .d (and .size() for the union bound)
 
     @property
     def lipschitz(self) -> float: ...
 
 
 def opdisc_max_epsilon(delta: float) -> float:
-    """Largest eps for which OPDisc's calibration is proven at this delta: ln(1/delta).
+    """Largest eps for the *paper's* calibration at this delta: ln(1/delta).
 
-    See the module docstring: eps <= ln(1/delta) gives Pr[eta in C] <= delta / 2 in
-    Lemma 3 / inequality (3) of Theorem 1 (Neel et al., ICML 2020).
+    Only ``calibration='paper'`` is limited to it: there Lemma 3's single-w step,
+    Pr[eta in C] = Phi-bar(t) with t = (7/4) sqrt(L) - (2/7) eps / sqrt(L), L = ln(1/delta),
+    needs eps small against L (eps <= L gives t > sqrt(2L), so Phi-bar(t) <= delta / 2).
+    The proven calibration holds for every eps.
     """
     return -math.log(check_delta(delta))
 
 
 def check_opdisc_range(epsilon: float, delta: float) -> tuple[float, float]:
-    """Validate (eps, delta) and refuse eps > ln(1/delta), where OPDisc is not proven private.
+    """Validate (eps, delta) for ``calibration='paper'``: refuse eps > ln(1/delta).
 
     Raises ``ValueError`` (``TypeError`` for non-numbers); draws nothing.
     """
     eps = check_epsilon(epsilon)
     dlt = check_delta(delta)
     limit = opdisc_max_epsilon(dlt)
-    # Lemma 3 / inequality (3) of Theorem 1: Pr[eta in C] = Phi-bar(t) with
-    # t = (7/4) sqrt(ln(1/delta)) - (2/7) eps / sqrt(ln(1/delta)) <= delta needs eps small
-    # against ln(1/delta); eps <= ln(1/delta) gives t > sqrt(2 ln(1/delta)), i.e. <= delta / 2.
     if eps > limit:
         small = math.exp(-eps)
         small_txt = f"{small:.3g}" if small > 0 else f"exp(-{eps:g}), below the smallest float"
         raise ValueError(
-            f"OPDisc: epsilon={eps:g} with delta={dlt:g} is outside the range where the "
-            f"calibration sigma = 7 G D^2 sqrt(ln(1/delta)) / (tau eps) is proven "
-            f"(Neel et al. ICML 2020, Theorem 1 via the Gaussian tail step of Lemma 3): "
-            f"it needs epsilon <= ln(1/delta) = {limit:.6g}, i.e. delta <= exp(-epsilon).  "
-            f"Use epsilon <= {limit:.6g}, or a smaller delta (delta <= {small_txt})."
+            f"OPDisc with calibration='paper': epsilon={eps:g} with delta={dlt:g} is outside "
+            f"the range where even Lemma 3 of Theorem 1 (one fixed w) holds: it needs "
+            f"epsilon <= ln(1/delta) = {limit:.6g}, i.e. delta <= {small_txt}.  The proven "
+            "calibration (the default) has no such range."
         )
     return eps, dlt
 
 
-def opdisc_sigma(epsilon: float, delta: float, lipschitz: float, max_norm: float, tau: float) -> float:
-    """sigma = 7 G D^2 sqrt(ln(1/delta)) / (tau eps)  (Algorithm 1; Lemma 3 of the ICML paper).
+def opdisc_calibration(epsilon: float, delta: float, problem: DiscreteProblem, *,
+                       calibration: Calibration = "proven") -> OPDiscCalibration:
+    """sigma and what it rests on, from public parameters only (no data, no randomness).
 
-    Only for epsilon <= ln(1/delta) (the proven range, see the module docstring);
-    raises ``ValueError`` outside it.
+    ``calibration='proven'`` (default): the smallest multiplier m with a proven delta
+    bound (:mod:`oracledp.learners.opdisc_calibration`).  ``'paper'``: Theorem 1's, which
+    is not private for wide W (refused outside eps <= ln(1/delta)).
     """
-    eps, dlt = check_opdisc_range(epsilon, delta)
-    return 7.0 * lipschitz * max_norm**2 * math.sqrt(math.log(1.0 / dlt)) / (tau * eps)
+    _check_problem(problem)
+    if calibration == "paper":
+        check_opdisc_range(epsilon, delta)
+    return calibrate(epsilon, delta, problem.space, problem.lipschitz, calibration)
 
 
-def opdisc_guarantee(epsilon: float, delta: float) -> PrivacyGuarantee:
-    eps, dlt = check_opdisc_range(epsilon, delta)  # no guarantee outside eps <= ln(1/delta)
-    return PrivacyGuarantee(
-        epsilon=eps,
-        delta=dlt,
+def opdisc_sigma(epsilon: float, delta: float, problem: DiscreteProblem, *,
+                 calibration: Calibration = "proven") -> float:
+    """OPDisc's noise scale sigma = m c / eps (see :func:`opdisc_calibration`)."""
+    return opdisc_calibration(epsilon, delta, problem, calibration=calibration).sigma
+
+
+def opdisc_guarantee(cal: OPDiscCalibration) -> PrivacyGuarantee:
+    """The (eps, delta)-DP statement of a run with calibration ``cal``.
+
+    It holds only for ``method='proven'`` (and only with an exact oracle); the
+    paper's calibration gives a guarantee marked as not holding.
+    """
+    g = PrivacyGuarantee(
+        epsilon=cal.epsilon,
+        delta=cal.delta,
         kind=GuaranteeKind.APPROXIMATE,
         requires_exact_oracle=True,
-        source=SOURCE,
+        source=SOURCE if cal.method == "proven" else SOURCE_PAPER,
         notes="holds only if the oracle returns the exact minimizer (certified)",
+        calibration=cal.describe(),
     )
+    if cal.method != "proven" or not cal.proven:
+        return g.not_holding(PAPER_SIGMA_REASON)
+    return g
 
 
 @dataclass(frozen=True)
@@ -149,12 +169,14 @@ class OPDiscResult:
     guarantee: PrivacyGuarantee
     sigma: float
     diagnostics: NonPrivateDiagnostics | None = field(default=None, repr=False)
-
-    @property
-    def certified(self) -> bool:
-        """Whether the released answer was certified optimal (refused otherwise, unless
-        ``allow_uncertified=True``, which marks the guarantee as not holding)."""
-        return self.guarantee.holds
+    calibration: OPDiscCalibration | None = field(default=None, repr=False)
+    """How sigma was chosen (public parameters only): multiplier, proven delta bound, bound used."""
+    certified: bool = True
+    """Whether the oracle certified the released answer optimal.  Uncertified answers are
+    refused unless ``allow_uncertified=True``, which also marks the guarantee as not holding,
+    so this says nothing beyond ``guarantee``.  The guarantee holds only if ``certified``
+    and the calibration is the proven one and the noise was drawn by the mechanism:
+    read ``guarantee.holds``."""
 
 
 def _check_problem(problem: Any) -> None:
@@ -171,6 +193,7 @@ def opdisc(
     oracle: str | Oracle = "highs",
     random_state: RandomLike = None,
     allow_uncertified: bool = False,
+    calibration: Calibration = "proven",
     eta: NDArray[np.floating] | None = None,
     return_diagnostics: bool = False,
     **oracle_options: Any,
@@ -183,17 +206,21 @@ def opdisc(
         A discrete problem, e.g. :class:`~oracledp.oracles.HalfspaceProblem`
         (0/1 loss, G = 1/tau).
     epsilon, delta:
-        Target (eps, delta); 0 < delta < 1 and 0 < eps <= ln(1/delta) (the range where
-        the paper's calibration is proven, see the module docstring); outside it a
-        ``ValueError`` is raised before any noise is drawn.
+        Target (eps, delta); eps > 0 and 0 < delta < 1.
     oracle:
         Oracle name (see :func:`~oracledp.oracles.available_oracles`) or instance.
     random_state:
         Seed or Generator; the only source of randomness.
     allow_uncertified:
         Release an uncertified oracle answer anyway, with ``guarantee.holds = False``.
+    calibration:
+        ``"proven"`` (default): sigma from the bound proven in
+        ``docs/proofs/opdisc-calibration.md``.  ``"paper"``: Theorem 1's sigma, for
+        reproducing the paper only; NOT private for wide W: the guarantee has
+        ``holds=False`` and a :class:`~oracledp.errors.PrivacyWarning` is issued.
     eta:
-        Test hook: use this noise vector instead of sampling one.
+        Test hook: use this noise vector instead of sampling one.  The result's
+        guarantee then does not hold (the noise was not drawn by the mechanism).
     return_diagnostics:
         Attach :class:`~oracledp.diagnostics.NonPrivateDiagnostics` (the oracle's
         record: training loss of w, objective, bound, status, wall time; timings).
@@ -202,28 +229,39 @@ def opdisc(
 
     Privacy
     -------
-    (eps, delta)-DP, replace-one neighbours, Theorem 1 of Neel et al. (ICML 2020);
-    requires an exact oracle: uncertified answers raise :class:`OracleFailure`.
-    The result holds only ``w``, ``sigma`` and the guarantee unless
+    (eps, delta)-DP, replace-one neighbours, with the calibration proven in
+    ``docs/proofs/opdisc-calibration.md`` (Algorithm 1 of Neel et al., ICML 2020, with a
+    larger or smaller sigma than Theorem 1's, depending on d and |W|); requires an exact
+    oracle: uncertified answers raise :class:`OracleFailure`.  ``guarantee.calibration``
+    records the multiplier, the proven delta bound and the bound used.  The result holds
+    only ``w``, ``sigma``, the calibration and the guarantee unless
     ``return_diagnostics=True``.
     """
     want_diag = check_diagnostics_flag(return_diagnostics)
     _check_problem(problem)
-    guarantee = opdisc_guarantee(epsilon, delta)  # validates eps, delta, eps <= ln(1/delta) first
+    # validates eps, delta (and the paper's range) before anything else; reads no data
+    cal = opdisc_calibration(epsilon, delta, problem, calibration=calibration)
+    guarantee = opdisc_guarantee(cal)
     orc = make_oracle(oracle, **oracle_options)
     check_oracle_accepts(orc, problem, separable=False)
     rng = check_rng(random_state)
     space = problem.space
-    sigma = opdisc_sigma(epsilon, delta, problem.lipschitz, space.max_norm, space.tau)
-    t0 = time.perf_counter()
-    if eta is None:
-        eta = rng.normal(0.0, sigma, size=space.d + 1)
-    else:
+    sigma = cal.sigma
+    if eta is not None:
         eta = np.asarray(eta, dtype=np.float64)
         if eta.shape != (space.d + 1,):
             raise ValueError(f"eta must have shape ({space.d + 1},), got {eta.shape}")
         if not np.isfinite(eta).all():
             raise ValueError("eta must be finite (no NaN or infinity)")
+        guarantee = guarantee.not_holding(CALLER_NOISE_REASON)
+    if cal.method == "paper":
+        warnings.warn(
+            f"OPDisc with calibration='paper': {PAPER_SIGMA_REASON}. The release carries NO "
+            "differential privacy guarantee (guarantee.holds is False).",
+            PrivacyWarning, stacklevel=2)
+    t0 = time.perf_counter()
+    if eta is None:
+        eta = rng.normal(0.0, sigma, size=space.d + 1)
     t1 = time.perf_counter()
     res = orc.solve(problem, eta)
     t2 = time.perf_counter()
@@ -232,7 +270,8 @@ def opdisc(
         key="opdisc", want_diagnostics=want_diag, times=(t0, t1, t2))
     assert res.solution is not None
     return OPDiscResult(w=np.array(res.solution, dtype=np.float64), guarantee=guarantee,
-                        sigma=sigma, diagnostics=diagnostics)
+                        sigma=sigma, diagnostics=diagnostics, calibration=cal,
+                        certified=bool(res.certified))
 
 
 def _opdisc_sample_k(
@@ -243,6 +282,7 @@ def _opdisc_sample_k(
     rng: np.random.Generator,
     *,
     sigma_scale: float = 1.0,
+    calibration: Calibration = "proven",
 ) -> NDArray[np.int64]:
     """``size`` independent OPDisc outputs (integer coordinates) with the brute-force oracle.
 
@@ -252,6 +292,6 @@ def _opdisc_sample_k(
     from oracledp.oracles.brute import BruteForceOracle
 
     space = problem.space
-    sigma = sigma_scale * opdisc_sigma(epsilon, delta, problem.lipschitz, space.max_norm, space.tau)
+    sigma = sigma_scale * opdisc_sigma(epsilon, delta, problem, calibration=calibration)
     etas = rng.normal(0.0, sigma, size=(size, space.d + 1))
     return BruteForceOracle().solve_batch(problem, etas)

@@ -553,7 +553,8 @@ def opsamp(
         Seed or Generator; the only source of randomness.
     sigma, mu:
         Test hooks: use this (m, d) matrix of exponential draws / this Laplace
-        vector instead of sampling them.
+        vector instead of sampling them.  The result's guarantee then does not hold
+        (the noise was not drawn by the mechanism).
     return_diagnostics:
         Attach :class:`~oracledp.diagnostics.NonPrivateDiagnostics` (``timings``).
         For research only: issues a :class:`~oracledp.errors.DiagnosticsWarning` and
@@ -591,6 +592,9 @@ def opsamp(
     )
     lam = sens.lambda_
     guarantee = opsamp_guarantee(eps, dlt, alpha)
+    if sigma_hook is not None or mu_hook is not None:
+        guarantee = guarantee.not_holding(
+            "the noise was supplied by the caller (sigma= or mu=), not drawn")
 
     # 2. All noise, up front: sigma_kj with density eta e^{-eta z} (rate eta, module note (a)),
     #    then mu ~ Lap(lambda/eps)^d.  Nothing here depends on the data.

@@ -103,11 +103,11 @@ class RSPMResult:
     scale: float
     m: int
     diagnostics: NonPrivateDiagnostics | None = field(default=None, repr=False)
+    certified: bool = True
+    """Whether the oracle certified the released answer optimal (see :class:`OPDiscResult`)."""
 
-    @property
-    def certified(self) -> bool:
-        """Whether the released answer was certified optimal (see :class:`OPDiscResult`)."""
-        return self.guarantee.holds
+
+CALLER_NOISE_REASON = "the noise vector was supplied by the caller (eta=), not drawn"
 
 
 def _check_space(problem: Any) -> None:
@@ -149,7 +149,8 @@ def rspm(
     allow_uncertified:
         Release an uncertified oracle answer anyway, with ``guarantee.holds = False``.
     eta:
-        Test hook: the 2d separator weights instead of sampling them.
+        Test hook: the 2d separator weights instead of sampling them.  The result's
+        guarantee then does not hold (the noise was not drawn by the mechanism).
     return_diagnostics:
         Attach :class:`~oracledp.diagnostics.NonPrivateDiagnostics` (``oracle``: the
         oracle's record; ``timings``).  For research only: issues a
@@ -174,6 +175,8 @@ def rspm(
     t0 = time.perf_counter()
     if eta is None:
         eta = rng.laplace(0.0, scale, size=m)
+    else:
+        guarantee = guarantee.not_holding(CALLER_NOISE_REASON)
     pert = rspm_perturbation(problem.space, eta)
     t1 = time.perf_counter()
     res = orc.solve(problem, pert)
@@ -183,7 +186,8 @@ def rspm(
         key="rspm", want_diagnostics=want_diag, times=(t0, t1, t2))
     assert res.solution is not None
     return RSPMResult(w=np.array(res.solution, dtype=np.float64), guarantee=guarantee,
-                      scale=scale, m=m, diagnostics=diagnostics)
+                      scale=scale, m=m, diagnostics=diagnostics,
+                      certified=bool(res.certified))
 
 
 def _rspm_sample_explicit(data_loss: NDArray[np.floating], patterns: NDArray[np.integer],
