@@ -195,13 +195,16 @@ def test_run_demo_on_adult_subsample():
     assert run["certified"], run
     assert 0.0 <= run["test_acc"] <= 1.0
     assert run["guarantee"]["delta"] == pytest.approx(1e-4)
+    assert "opdisc-calibration.md" in run["guarantee"]["source"]
+    (cal,) = result["calibration"]
+    assert cal["delta_bound"] <= 1e-4 and cal["sigma"] == pytest.approx(run["sigma"])
     assert math.isfinite(result["elapsed_s"])
 
 
-def test_demo_refuses_eps_outside_opdisc_proven_range(runner, tiny_adult, tmp_path):
-    """eps > ln(1/delta) = 2 ln(80) is outside OPDisc's proof: refused before any fit."""
-    res = runner.invoke(app, ["demo", "--eps", "0.5,9", "--solver", "brute",
+def test_demo_refuses_bad_eps_before_any_fit(runner, tiny_adult, tmp_path):
+    """A non-positive eps is refused before any fit (exit 2, nothing written)."""
+    res = runner.invoke(app, ["demo", "--eps", "0.5,0", "--solver", "brute",
                               "--out", str(tmp_path / "o")], env=ENV)
     assert res.exit_code == 2
-    assert "ln(1/delta)" in res.output
+    assert "eps" in res.output.lower()
     assert not (tmp_path / "o").exists()

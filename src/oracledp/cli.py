@@ -251,6 +251,11 @@ def demo(
         raise typer.BadParameter(str(exc), param_hint="'--eps'") from None
 
     _print_demo(console, result)
+    cal = result.get("calibration") or []
+    if cal:
+        ratios = ", ".join(f"ε={c['epsilon']:g}: {c['ratio_to_paper']:.3f}" for c in cal)
+        console.print(f"  σ is the proven calibration (docs/proofs/opdisc-calibration.md); "
+                      f"σ / Theorem 1's σ: {ratios}")
     console.print(f"  total time {result['elapsed_s']:.1f}s")
     console.print(environment_line(result.get("environment")))
     if out is not None:

@@ -147,6 +147,9 @@ def _run_oracle_method(method: str, eps: float, seed: int, cfg: Config) -> dict[
         "train_acc": _accuracy(train.X, train.y, res.w),
         "test_acc": _accuracy(test.X, test.y, res.w),
         "guarantee": res.guarantee.to_dict(),
+        **({"sigma": float(res.sigma),
+            "sigma_ratio_to_paper": float(res.calibration.ratio_to_paper)}
+           if method == "opdisc" else {}),
     }
 
 

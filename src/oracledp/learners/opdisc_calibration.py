@@ -14,12 +14,14 @@ a = c / sigma = eps / m:
   ``t0 = m - eps / (2 m)``, and ``P[Mx > t] <= B(t) = min(1, H(t), |W| Phi-bar(t))``
   with the hemisphere bound ``H(t) = (P[chi_{d+1} > t] + P[chi_d > t]) / 2``
   (every u_w has a non-negative last coordinate) and the union bound over W.
-* The integrand is positive and non-increasing, so a left Riemann sum plus an
-  exact tail term is an upper bound of the integral; :func:`delta_upper_bound`
-  computes it in log space and multiplies by ``1 + SAFETY`` for floating point.
-* The bound is non-increasing in m (Proposition 2), so the smallest admissible m
-  is found by bisection that keeps the invariant ``bound(hi) <= delta`` and
-  returns ``hi`` (rounded up, never the failing end).
+* On a fixed partition of [0, T] the bound is computed from above as
+  ``g(0) + sum_j B(t_{j-1}) (g(t_j) - g(t_{j-1})) + B(T) (1 - g(T))`` in log space, times
+  ``1 + SAFETY`` for floating point (Proposition 4); with B non-increasing this is a
+  non-negative combination of the g(t_j), each non-increasing in m (Proposition 2), so the
+  computed bound is monotone in m.
+* The smallest admissible m is found by bisection that keeps the invariant
+  ``bound(hi) <= delta`` and returns ``hi`` (never the failing end), starting from the
+  closed form of Proposition 3.
 
 Theorem 1's multiplier ``(7/4) sqrt(ln(1/delta))`` (:func:`paper_multiplier`)
 is *not* private for wide W (exact counterexamples in
