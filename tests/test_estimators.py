@@ -41,7 +41,7 @@ def _expected_failed_checks(estimator: OPDiscClassifier) -> dict[str, str]:
     if estimator.epsilon <= _STRONG_DP_EPS:
         return {
             "check_classifiers_train": (
-                "DP noise: at epsilon=0.01 the objective noise (sigma ~ 4.6e3 for 200 points, "
+                "DP noise: at epsilon=0.01 the objective noise (sigma ~ 2.2e3 for 200 points, "
                 "d=2) outweighs the 0/1 loss, so the required training accuracy > 0.83 on "
                 "make_blobs is not attainable by design"
             ),
