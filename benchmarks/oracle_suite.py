@@ -67,6 +67,7 @@ from oracledp._provenance import environment, environment_line
 from oracledp.datasets import load_adult
 from oracledp.diagnostics import research_diagnostics
 from oracledp.learners.opdisc import opdisc
+from oracledp.learners.opdisc_calibration import calibrate
 from oracledp.learners.rspm import rspm, rspm_space
 from oracledp.oracles import FeatureSchema, HalfspaceProblem
 
@@ -261,8 +262,13 @@ def main() -> None:
         lr = LogisticRegression(max_iter=5000).fit(X, y)
         lr_acc = float(lr.score(X, y))
         n_num = int((~schema.binary_mask).sum())
+        # OPDisc's proven sigma against Theorem 1's (public parameters only)
+        ratios = {eps: calibrate(eps, 1.0 / problem.n**2, problem.space,
+                                 problem.lipschitz).ratio_to_paper for eps in (0.1, 1.0)}
         print(f"\n{name}: n={problem.n} d={problem.d} numeric={n_num} groups={problem.n_groups} "
-              f"W_points={problem.space.size()} logreg_train_acc={lr_acc:.3f}", flush=True)
+              f"W_points={problem.space.size()} logreg_train_acc={lr_acc:.3f} "
+              f"sigma/paper_sigma eps=0.1: {ratios[0.1]:.3f} eps=1: {ratios[1.0]:.3f}",
+              flush=True)
         runs: list[tuple[str, HalfspaceProblem, float, str, int]] = []
         for eps in (0.1, 1.0):
             runs += [("opdisc", problem, eps, "highs", s) for s in range(args.draws)]
@@ -271,6 +277,8 @@ def main() -> None:
         for kind, prob, eps, oracle, seed in runs:
             rec = _run(kind, prob, X, y, eps, seed, oracle, args.time_limit)
             rec |= {"table": name, "logreg_accuracy": lr_acc}
+            if kind == "opdisc":
+                rec["sigma_ratio_to_paper"] = ratios[eps]
             records.append(rec)
             print(f"  {kind:<6} eps={eps:<4} {oracle:<16} draw {seed}: {rec['seconds']:6.2f} s "
                   f"certified={rec['certified']} acc={rec['accuracy']:.3f} {rec['status']}"
