@@ -72,8 +72,7 @@ def main() -> None:
                 for e in args.eps.split(",")]
     for eps in eps_list:
         oracle = make_oracle("highs", time_limit=args.time_limit)
-        sigma = 0.0 if math.isinf(eps) else opdisc_sigma(eps, delta, problem.lipschitz,
-                                                         problem.space.max_norm, 1.0)
+        sigma = 0.0 if math.isinf(eps) else opdisc_sigma(eps, delta, problem)
         for i in range(args.draws):
             if math.isinf(eps):
                 oracle = make_oracle("highs", time_limit=args.time_limit)  # cold every time

@@ -52,8 +52,7 @@ def main() -> None:
                 eta = rspm_perturbation(p.space, rng.laplace(0, rspm_scale(args.eps, 2 * p.d),
                                                              2 * p.d))
             else:
-                sig = opdisc_sigma(args.eps, 1 / p.n**2, p.lipschitz, p.space.max_norm,
-                                   p.space.tau)
+                sig = opdisc_sigma(args.eps, 1 / p.n**2, p)
                 eta = rng.normal(0, sig, p.d + 1)
             r = oracle.solve(p, eta)
             times.append(r.wall_time if r.certified else args.time_limit)
