@@ -114,8 +114,10 @@ def test_prsma_argument_validation() -> None:
         prsma(data[:10], EXACT, 1.0, 0.1, rng=0)
     with pytest.raises(TypeError, match="random_state"):
         prsma(data, EXACT, 1.0, 0.1, rng=np.random.RandomState(0))  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="returned 1 outputs for size = 1176"):
-        prsma(data, lambda part, e, rng, size: [0], 1.0, 0.1, rng=0)
+    # a malformed batch (1 output for size = R) fails its part instead of raising
+    res = _with_diagnostics(data, lambda part, e, rng, size: [0], 1.0, 0.1, rng=0)
+    assert res.failed and res.diagnostics.n_passing == 0
+    assert set(res.diagnostics.part_errors) == {"malformed: wrong number of outputs"}
     with pytest.raises(ValueError, match="fail_records"):
         ExplicitRSPMBase(R1_LOSSES, R1_PATTERNS, fail_records=(3,))
     with pytest.raises(ValueError, match="shape"):

@@ -19,10 +19,12 @@ Algorithm (spec ``oracle-query.md`` section 5; rounding = ceil)::
     return a uniform draw from {a_ir : o_i = PASS}   (= uniform passing part, then uniform run)
 
 Guarantee (Theorem 8): (eps, delta)-DP, replace-one neighbours, for every behaviour of
-the oracle, provided ``A`` is eps'-DP with an exact oracle.  Only ``output`` (an output
-of ``A`` or :data:`FAIL`) is covered.  The diagnostics of :class:`PRSMAResult` (which and
-how many parts passed, calls made, timings, chosen part) are *not* private: a part's
-failure may reveal a record.  Never publish them.
+a certifiable oracle, provided ``A`` is eps'-DP with an exact oracle (which oracle
+behaviours that includes exactly: see "Which oracle behaviours the guarantee covers"
+below).  Only ``output`` (an output of ``A`` or :data:`FAIL`) is covered, not the wall
+time.  The diagnostics of :class:`PRSMAResult` (which and how many parts passed, calls
+made, timings, chosen part) are *not* private: a part's failure may reveal a record.
+Never publish them.
 
 The count test rejects even a perfect oracle (threshold decision)
 ------------------------------------------------------------------
@@ -70,9 +72,62 @@ The base algorithm contract
 outputs of ``size`` *independent* runs of ``A`` at privacy ``eps_prime`` on
 ``part_data``, using only ``rng``, or :data:`FAIL` if the oracle failed in at least one
 of them.  It must be eps_prime-DP (pure, replace-one) when its oracle is exact, and
-must signal every oracle failure by returning :data:`FAIL` (never an uncertified
-answer, never an exception).  For ``n_jobs != 1`` it must be picklable (a module-level
+every output it returns must be the exact-oracle run on the same noise: it must turn
+every oracle failure into :data:`FAIL` (never an unverified answer).  As a safety net,
+PRSMA itself counts a base call that raises (any ``Exception``) or returns anything but
+FAIL or ``size`` outputs as a failure of that part (the type of the error is in the
+non-private diagnostics, ``part_errors``); it cannot check the outputs themselves.  An
+optional ``base.check_data(data)`` validates the format of the whole data set before
+any randomness.  For ``n_jobs != 1`` the base must be picklable (a module-level
 function or an object such as :class:`ExplicitRSPMBase`).
+
+Which oracle behaviours the guarantee covers
+--------------------------------------------
+Theorem 8 assumes a *certifiable* oracle: each run of ``A`` either FAILs or is exactly
+the run with a perfect oracle, and the failures may be arbitrary (adversarial,
+data-dependent).  :class:`~oracledp.learners.prsma_bases.ClassRSPMBase` (oracle
+``"highs"`` or an oracle instance) enforces this itself instead of trusting the
+oracle's ``certified`` flag.  Each oracle call ends in FAIL unless it returns, within
+the base's ``time_limit``, a well-formed certified answer (a ``ClassOracleResult``
+with status OPTIMAL, finite objective, non-NaN bound, and parameters of the right
+shape that the class accepts) whose reported objective matches the base's own exact
+recomputation and which the base verifies:
+
+* classes with at most ``verify_limit`` (default 2^16) hypotheses: by enumeration;
+  only the base's own argmin (the ``"brute"`` answer for the same noise) is accepted;
+* larger classes: by a certificate the base computes itself (the answer is optimal
+  over *all* labelings of the distinct points, hence in the class); or, only with
+  ``trust_oracle_bound=True``, within ``CERTIFY_ABS_TOL`` of the oracle's reported
+  lower bound.
+
+Any ``Exception`` (including ``MemoryError`` and ``RecursionError``) raised by the
+oracle or while reading its answer is that run's FAIL.  Hence PRSMA with this base is
+(eps, delta)-DP for **every oracle whose calls each behave as a function of that call's
+input and independent randomness**: it may return anything (wrong, out-of-class, NaN,
+malformed, falsely certified answers), raise any ``Exception``, or take any finite
+time.  Precisely what is *not* covered:
+
+* with ``trust_oracle_bound=True``, an oracle that reports a bound above the true
+  minimum (the paper's certifiability assumption; the base cannot check that bound),
+  and answers within ``CERTIFY_ABS_TOL`` of the minimum that are not the minimizer;
+* **wall time** (a timing channel) and other side effects: the guarantee covers the
+  output (a release or FAIL), not how long PRSMA takes (a failing part stops early, a
+  slow oracle slows the run), nor the oracle's own prints, logs, files or memory use.
+  ``time_limit`` turns a late answer into FAIL after the call returns; it cannot stop
+  a call (that needs threads or processes; not done);
+* an oracle call that never returns, ends the process or a worker (``os._exit``, a
+  crash, being killed for memory: joblib then raises), or raises ``KeyboardInterrupt``,
+  ``SystemExit`` or another non-``Exception``: then PRSMA returns nothing;
+* oracles with memory across calls (e.g. one that fails on every call once it has
+  seen a given record, or slows down after one, so that ``time_limit`` fails later
+  calls): the proof treats the R runs of a part as independent runs of ``A`` on that
+  part, and different parts as independent given the partition; the base does not
+  (cannot) reset an oracle's state;
+* floating point: answers are verified against the base's float64 computation (as the
+  ``"brute"`` path), so exact and float argmins may differ at ulp-level near-ties.
+
+Other bases (e.g. a user-written one) are covered only as far as they meet the contract
+above; PRSMA's safety net catches exceptions and malformed batches, not wrong outputs.
 """
 
 from __future__ import annotations
@@ -232,9 +287,10 @@ def prsma_guarantee(epsilon: float, delta: float) -> PrivacyGuarantee:
         source=SOURCE,
         notes=(
             "robust: holds whatever the certifiable oracle does, provided the base algorithm "
-            "is eps'-DP with an exact oracle; covers the output (or FAIL) only, not the "
-            "diagnostics; with a perfect oracle PRSMA still returns FAIL with probability "
-            "exp(-eps*(K - threshold))/2, about 1/4"
+            "is eps'-DP with an exact oracle and releases only verified answers (covered "
+            "oracle behaviours: oracledp.learners.prsma docstring); covers the output (or "
+            "FAIL) only, not the diagnostics nor the wall time; with a perfect oracle PRSMA "
+            "still returns FAIL with probability exp(-eps*(K - threshold))/2, about 1/4"
         ),
     )
 
@@ -247,7 +303,9 @@ class PRSMAResult:
     which).  ``guarantee`` covers ``output`` only; ``parameters`` (K, R, eps', ...) and
     ``backend`` are public configuration.  The run's **non-private diagnostics** (a
     part's failure can reveal a record) are in ``diagnostics``, only with
-    ``return_diagnostics=True``: ``part_passed`` (o_i per part), ``n_passing`` (T),
+    ``return_diagnostics=True``: ``part_passed`` (o_i per part), ``part_errors`` (per
+    part: None, or the type name of the exception a base call raised / ``"malformed:
+    ..."`` when a part failed that way instead of returning FAIL), ``n_passing`` (T),
     ``chosen_part`` (None on FAIL), ``count_noise`` (z), ``calls`` (runs of the base
     actually made), ``time_parts_s`` and ``time_total_s`` (wall-clock seconds).
     """
@@ -262,30 +320,37 @@ class PRSMAResult:
 
 
 def _run_part(part_data: Any, base: Base, eps_prime: float, R: int, batch: int,
-              rng: np.random.Generator) -> tuple[bool, Any, int]:
+              rng: np.random.Generator) -> tuple[bool, Any, int, str | None]:
     """Run ``R`` independent runs of ``base`` on one part, in batches, stopping at the first FAIL.
 
-    Returns (passed, kept output, runs made).  The kept output is run ``r`` with ``r``
-    uniform in [0, R) drawn first, so it is a uniform draw among the part's R outputs.
+    Returns (passed, kept output, runs made, error).  The kept output is run ``r`` with
+    ``r`` uniform in [0, R) drawn first, so it is a uniform draw among the part's R
+    outputs.  A batch that raises (any ``Exception``) or returns anything but
+    :data:`FAIL` or a sequence of ``size`` outputs fails the part like FAIL; ``error``
+    then names what happened (the exception's type, never its message: it may quote
+    data), for the non-private diagnostics.
     """
     r_keep = int(rng.integers(R))
     kept: Any = None
     done = 0
     while done < R:
         size = min(batch, R - done)
-        out = base(part_data, eps_prime, rng, size)
         done += size
-        if out is FAIL:
-            return False, None, done
         try:
-            m = len(out)
-        except TypeError as exc:
-            raise TypeError("base must return a sequence of `size` outputs or FAIL") from exc
-        if m != size:
-            raise ValueError(f"base returned {m} outputs for size = {size}")
-        if done - size <= r_keep < done:
-            kept = out[r_keep - (done - size)]
-    return True, kept, done
+            out = base(part_data, eps_prime, rng, size)
+            if out is FAIL:
+                return False, None, done, None
+            try:
+                m = len(out)
+            except TypeError:
+                return False, None, done, "malformed: not a sequence"
+            if m != size:
+                return False, None, done, "malformed: wrong number of outputs"
+            if done - size <= r_keep < done:
+                kept = out[r_keep - (done - size)]
+        except Exception as exc:  # a base (or its oracle) that raises fails the part
+            return False, None, done, type(exc).__name__
+    return True, kept, done, None
 
 
 def _check_n_jobs(n_jobs: object) -> int:
@@ -353,6 +418,7 @@ def _prsma_run(data: NDArray[Any], base: Base, params: PRSMAParameters,
     t2 = time.perf_counter()
 
     passed = tuple(bool(r[0]) for r in runs)
+    errors = tuple(r[3] for r in runs)
     T = sum(passed)
     calls = int(sum(r[2] for r in runs))
     if _count_noise is None:
@@ -371,6 +437,7 @@ def _prsma_run(data: NDArray[Any], base: Base, params: PRSMAParameters,
         diagnostics = NonPrivateDiagnostics("prsma", {
             "n_passing": T,
             "part_passed": passed,
+            "part_errors": errors,
             "chosen_part": chosen,
             "count_noise": z,
             "calls": calls,
@@ -393,7 +460,9 @@ def prsma(data: ArrayLike, base: Base, epsilon: float, delta: float, *,
         Array of records (first axis); parts are ``data[idx]`` for random index sets.
     base:
         ``base(part_data, eps_prime, rng, size)`` -> ``size`` outputs or :data:`FAIL`;
-        must be eps_prime-DP with an exact oracle (module docstring, "contract").
+        must be eps_prime-DP with an exact oracle (module docstring, "contract").  A
+        base call that raises or returns a malformed batch fails its part.  An optional
+        ``base.check_data(data)`` validates the whole data set first.
     epsilon, delta:
         End-to-end guarantee; inner eps* = epsilon/62 <= 1/2, delta* = delta/11.
     rng:
@@ -414,8 +483,8 @@ def prsma(data: ArrayLike, base: Base, epsilon: float, delta: float, *,
         Runs per base call (default: all R runs of a part in one vectorized call).
         Smaller batches stop a failing part earlier, at more Python calls.
     return_diagnostics:
-        Attach :class:`~oracledp.diagnostics.NonPrivateDiagnostics` (per-part outcomes,
-        passing count, count noise, chosen part, base runs made, timings).  For research
+        Attach :class:`~oracledp.diagnostics.NonPrivateDiagnostics` (per-part outcomes
+        and error types, passing count, count noise, chosen part, base runs made, timings).  For research
         only: issues a :class:`~oracledp.errors.DiagnosticsWarning` and sets
         ``guarantee.diagnostics_released``.
 
@@ -437,6 +506,9 @@ def prsma(data: ArrayLike, base: Base, epsilon: float, delta: float, *,
     if backend is not None and not isinstance(backend, str):
         raise TypeError(f"backend must be None or a joblib backend name, got {backend!r}")
     records = _as_records(data)
+    check_data = getattr(base, "check_data", None)
+    if check_data is not None:
+        check_data(records)  # a wrong data format raises here, not as K failing parts
     params = prsma_parameters(records.shape[0], epsilon, delta)
     _check_batch(batch, params.R)
     if params.calls > max_calls:
