@@ -127,6 +127,45 @@ def test_sensitivity_goldens() -> None:
     )
 
 
+def _claim_a12_delta(n: int, lam: float) -> Any:
+    """Claim A.12's ``2 M / n``, ``M = sqrt(2 ln 2 / lambda)``, in 80-digit decimal arithmetic
+    from the exact value of the float lambda (error far below one double ulp)."""
+    import decimal
+
+    with decimal.localcontext(decimal.Context(prec=80)):
+        two = decimal.Decimal(2)
+        return two * (two * two.ln() / decimal.Decimal(lam)).sqrt() / n
+
+
+@pytest.mark.parametrize("lam", [1e20, 1e24, 1e30, 1e100, 1e300, 0.5, 1.0, 2.0, 10.0, 1e-6, 1e10])
+@pytest.mark.parametrize("n", [1, 3, 400, 2_000, 100_000, 10**12])
+def test_logistic_delta_never_below_claim_a12(lam: float, n: int) -> None:
+    """Delta >= 2 M / n as real numbers, for every lambda.  The log-ratio
+    log(1 + e^M) - log(1 + e^-M) cancels for huge lambda (both terms round near ln 2): it was
+    1.6e-5 relative below 2M/n at lambda = 1e24 and 0 at 1e100 (Delta = 0), and an ulp below
+    at lambda = 0.5, 1, 2, 10, 1e-6."""
+    import decimal
+
+    delta = sens.logistic_excess_risk_sensitivity(n, lam)
+    exact = _claim_a12_delta(n, lam)
+    assert math.isfinite(delta) and delta > 0
+    assert decimal.Decimal(delta) >= exact
+    M = sens.logistic_radius(lam)
+    assert delta >= 2 * M / n  # the audit's floating-point comparison
+    assert decimal.Decimal(delta) <= exact * decimal.Decimal("1.05")  # not absurdly loose
+    # OutputNR's and the DoublingMethod's eps_0 stay finite and positive
+    assert 0 < sens.iat_epsilon(delta, 0.1, 0.1, 1000) < math.inf
+
+
+@pytest.mark.parametrize("n", [1, 7, 400, 2_000, 100_000])
+def test_logistic_delta_unchanged_where_already_safe(n: int) -> None:
+    """At the paper's lambda the floating-point log-ratio is already >= 2M/n: Delta keeps it
+    bit for bit (so eps_0, the noise and every release are those of before the guard)."""
+    M = sens.logistic_radius(LAM)
+    log_ratio = float(np.logaddexp(0.0, M) - np.logaddexp(0.0, -M))
+    assert sens.logistic_excess_risk_sensitivity(n, LAM) == 2.0 * log_ratio / n
+
+
 def test_iat_epsilon_matches_theorems_3_2_and_3_4() -> None:
     n, T, gamma, alpha = 100_000, 1000, 0.1, 0.05
     # Theorem 3.2: eps_0 = 16 (sqrt(1/lambda) + 1)^2 ln(2T/gamma) / (n alpha)

@@ -18,6 +18,7 @@ nothing but the cost changes:
 
 from __future__ import annotations
 
+import importlib
 import math
 from typing import Any
 
@@ -246,3 +247,233 @@ def test_outputnr_reads_the_data_for_few_levels(monkeypatch: pytest.MonkeyPatch)
         tested += r.stopping_index + 1
     assert tested > 1_000
     assert exact_levels <= 0.1 * tested  # includes any diagnostic of the released theta
+
+
+# --- batch invariance: a level's excess risk never depends on the levels evaluated with it -------
+def _batch_invariance_thetas(prob: LogisticProblem, seed: int) -> NDArray[np.float64]:
+    """Hypotheses like OutputNR's: theta* plus Laplace noise at many scales, in the M-ball."""
+    rng = np.random.default_rng(seed)
+    th = prob.theta_star + rng.laplace(size=(96, prob.p)) * np.geomspace(1e-5, 3, 96)[:, None]
+    norms = np.linalg.norm(th, axis=1, keepdims=True)
+    return th * np.minimum(1.0, prob.radius * (1 - 1e-12) / norms)
+
+
+def _assert_batch_invariant(prob: LogisticProblem, thetas: NDArray[np.float64]) -> None:
+    from threadpoolctl import threadpool_limits
+
+    ref = np.array([prob.excess_risk(t)[0] for t in thetas])  # one level at a time
+    rng = np.random.default_rng(0)
+    perm = rng.permutation(thetas.shape[0])
+    idx = np.sort(rng.choice(thetas.shape[0], size=5, replace=False))
+    fortran = np.asfortranarray(thetas)
+    strided = np.repeat(thetas, 2, axis=0)[::2]  # a non-contiguous view
+    batches = {
+        "all at once": (prob.excess_risk(thetas), ref),
+        "blocks of 32": (np.concatenate([prob.excess_risk(thetas[i : i + 32])
+                                         for i in range(0, thetas.shape[0], 32)]), ref),
+        "permuted": (prob.excess_risk(thetas[perm]), ref[perm]),
+        "subset": (prob.excess_risk(thetas[idx]), ref[idx]),
+        "pairs": (np.concatenate([prob.excess_risk(thetas[i : i + 2])
+                                  for i in range(0, thetas.shape[0], 2)]), ref),
+        "fortran order": (prob.excess_risk(fortran), ref),
+        "strided view": (prob.excess_risk(strided), ref),
+        "loss vs excess": (prob.loss(thetas) - prob.loss_star, ref),
+    }
+    for limit in (1, 2):
+        with threadpool_limits(limits=limit, user_api="blas"):
+            batches[f"{limit} BLAS threads"] = (prob.excess_risk(thetas), ref)
+            batches[f"{limit} BLAS threads, single"] = (prob.excess_risk(thetas[7]), ref[7:8])
+    for name, (got, want) in batches.items():
+        np.testing.assert_array_equal(got, want, err_msg=name)  # bit for bit
+
+
+@pytest.mark.parametrize(("seed", "n", "p", "lam"), [(0, 2_000, 6, LAM), (4, 2_000, 38, LAM),
+                                                     (11, 5, 32, 1e-6), (13, 3_000, 3, 2.0)])
+def test_excess_risk_is_batch_invariant(seed: int, n: int, p: int, lam: float) -> None:
+    prob = _logistic_problem(seed, n, p, lam)
+    _assert_batch_invariant(prob, _batch_invariance_thetas(prob, seed))
+
+
+def test_excess_risk_is_batch_invariant_kdd99() -> None:
+    ds = load_kdd99(n=20_000, random_state=0, task="logistic")
+    prob = LogisticProblem.from_data(ds.X, ds.y)
+    _assert_batch_invariant(prob, _batch_invariance_thetas(prob, 1))
+
+
+def test_excess_risk_fixed_order_of_operations() -> None:
+    """The documented order: margin -<u_j, theta> summed over i = 0..p-1 in sequence (exact
+    zeros add nothing), log(1 + exp) elementwise, NumPy's pairwise sum of w_j * softplus_j."""
+    import platform
+
+    if platform.machine().lower() not in ("x86_64", "amd64"):  # pragma: no cover
+        pytest.skip("compilers may fuse multiply-adds in SciPy's loop on other platforms")
+    prob = _logistic_problem(2, n=600, p=9)
+    for theta in _batch_invariance_thetas(prob, 2)[::7]:
+        z = np.zeros(prob.rows.shape[0])
+        for i in range(prob.p):  # elementwise IEEE products and sums, in column order
+            z = z + prob.rows[:, i] * -theta[i]
+        soft = np.log1p(np.exp(z))
+        want = float(np.add.reduce(prob.weights * soft)) + 0.5 * prob.lam * float(
+            np.add.reduce(theta * theta))
+        assert prob.loss(theta)[0] == want
+
+
+# --- 1-ulp ties: the enclosed search decides them like the exhaustive search ---------------------
+class _NoiseRecorder:
+    """Forwards ``laplace`` to a Generator and records what it drew."""
+
+    def __init__(self, gen: np.random.Generator, draws: list[NDArray[np.float64]]) -> None:
+        self._gen, self._draws = gen, draws
+
+    def laplace(self, *args: Any, **kwargs: Any) -> Any:
+        out = self._gen.laplace(*args, **kwargs)
+        self._draws.append(np.atleast_1d(np.array(out, dtype=np.float64)))
+        return out
+
+
+def _rig(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """Make OutputNR's IAT use a chosen noisy threshold W_hat (its noise is still drawn, so the
+    generator's stream is unchanged) and record the query noise and the hypotheses."""
+    onr = importlib.import_module("oracledp.erm.outputnr")  # the package exports the function
+
+    rig: dict[str, Any] = {"w": None, "noise": [], "thetas": None}
+
+    class RiggedIAT(InteractiveAboveThreshold):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self._noisy_threshold = rig["w"]
+            rig["noise"] = []
+            self._rng = _NoiseRecorder(self._rng, rig["noise"])  # type: ignore[assignment]
+
+    real_project = onr.project_to_ball
+
+    def recording_project(thetas: Any, radius: float) -> NDArray[np.float64]:
+        out = real_project(thetas, radius)
+        rig["thetas"] = out.copy()
+        return out
+
+    monkeypatch.setattr(onr, "InteractiveAboveThreshold", RiggedIAT)
+    monkeypatch.setattr(onr, "project_to_ball", recording_project)
+    return rig
+
+
+def _tie_cases(prob: LogisticProblem, alpha: float, seed: int, rig: dict[str, Any]) -> Any:
+    """The noisy query values v_t = fl(f^t + noise_t) of a run, and the thresholds that put a
+    test exactly on a 1-ulp edge: for each running record v_j > max(v_<j), W_hat = v_j halts at
+    j (v_j >= W_hat) and W_hat = nextafter(v_j, +inf) does not (all v_<=j < W_hat)."""
+    rig["w"] = 1e300  # nothing passes: every level is tested and its noise recorded
+    outputnr(prob, None, alpha, rng=seed, allow_no_halt=True)
+    noise = np.concatenate(rig["noise"])  # the query noise of every block, in order
+    f = -prob.excess_risk(rig["thetas"])
+    assert noise.shape == f.shape
+    v = f + noise  # what IAT compares with W_hat
+    records = [j for j in range(v.size) if j == 0 or v[j] > v[:j].max()]
+    for j in records[-6:]:
+        yield j, float(v[j])
+        yield None, math.nextafter(float(v[j]), math.inf)
+
+
+def _exhaustive_search(
+    kind: str, monkeypatch: pytest.MonkeyPatch
+) -> Any:
+    """OutputNR testing every level's exact excess risk: the public ``search="exhaustive"`` or
+    the brute-force enclosure (every value computed in one batch, lower == upper)."""
+    if kind == "search":
+        return lambda *a, **k: outputnr(*a, search="exhaustive", **k)
+
+    def brute(*a: Any, **k: Any) -> Any:
+        with monkeypatch.context() as mp:
+            mp.setattr(LogisticProblem, "excess_risk_enclosure", _exact_enclosure)
+            return outputnr(*a, **k)
+
+    return brute
+
+
+@pytest.mark.parametrize("kind", ["brute-force", "search"])
+@pytest.mark.parametrize(("seed", "alpha"), [(0, 0.01), (1, 0.002), (2, 0.05)])
+def test_one_ulp_ties_halt_where_the_exhaustive_search_halts(
+    seed: int, alpha: float, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    prob = _logistic_problem(seed, n=2_000, p=6)
+    rig = _rig(monkeypatch)
+    exhaustive = _exhaustive_search(kind, monkeypatch)
+    cases = list(_tie_cases(prob, alpha, 100 + seed, rig))
+    assert len(cases) >= 4
+    for expected, w in cases:
+        rig["w"] = w
+        ref = exhaustive(prob, None, alpha, rng=100 + seed, allow_no_halt=True)
+        if expected is not None:  # the tie is real: the exhaustive search halts exactly there
+            assert ref.stopping_index == expected
+        fast = outputnr(prob, None, alpha, rng=100 + seed, allow_no_halt=True)
+        assert fast.stopping_index == ref.stopping_index, (expected, w)
+        np.testing.assert_array_equal(fast.theta, ref.theta)
+        assert fast.epsilon == ref.epsilon
+
+
+def test_one_ulp_ties_halt_where_the_exhaustive_search_halts_kdd99(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ds = load_kdd99(n=4_000, random_state=1, task="logistic")
+    prob = LogisticProblem.from_data(ds.X, ds.y)
+    rig = _rig(monkeypatch)
+    exhaustive = _exhaustive_search("brute-force", monkeypatch)
+    for expected, w in _tie_cases(prob, 0.02, 7, rig):
+        rig["w"] = w
+        ref = exhaustive(prob, None, 0.02, rng=7, allow_no_halt=True)
+        assert expected is None or ref.stopping_index == expected
+        fast = outputnr(prob, None, 0.02, rng=7, allow_no_halt=True)
+        assert fast.stopping_index == ref.stopping_index, (expected, w)
+        np.testing.assert_array_equal(fast.theta, ref.theta)
+
+
+# --- search="exhaustive": the passes over the data are a function of the release --------------------
+def test_exhaustive_search_passes_depend_on_the_release_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """search="exhaustive" evaluates min(T, block * ceil((k + 1) / block)) levels exactly (T without
+    a halt) and releases what the enclosed search releases."""
+    prob = _logistic_problem(0, n=2_000, p=6)
+    counts: dict[str, list[int]] = {"exhaustive": [], "enclosed": []}
+    current = ["enclosed"]
+    real = LogisticProblem.excess_risk
+
+    def counting(self: LogisticProblem, thetas: Any) -> NDArray[np.float64]:
+        counts[current[0]][-1] += np.atleast_2d(thetas).shape[0]
+        return real(self, thetas)
+
+    monkeypatch.setattr(LogisticProblem, "excess_risk", counting)
+    for s in range(12):
+        for block in (32, 7):
+            runs = {}
+            for mode in ("exhaustive", "enclosed"):
+                current[0] = mode
+                counts[mode].append(0)
+                runs[mode] = outputnr(prob, None, 0.01, rng=s, block_size=block, search=mode)
+            k = runs["exhaustive"].stopping_index
+            assert k is not None and runs["enclosed"].stopping_index == k
+            np.testing.assert_array_equal(runs["enclosed"].theta, runs["exhaustive"].theta)
+            assert runs["enclosed"].epsilon == runs["exhaustive"].epsilon
+            assert counts["exhaustive"][-1] == min(1000, block * math.ceil((k + 1) / block))
+    # without a halt every level is evaluated
+    current[0] = "exhaustive"
+    counts["exhaustive"].append(0)
+    r = outputnr(prob, None, 0.01, eps_list=(1e-6, 1e-5, 50), rng=0, search="exhaustive",
+                 allow_no_halt=True)
+    assert r.stopping_index is None and counts["exhaustive"][-1] == 50
+    with pytest.raises(ValueError, match="search"):
+        outputnr(prob, None, 0.01, rng=0, search="fast")
+
+
+def test_enclosed_block_exact_work_is_not_a_function_of_the_answer() -> None:
+    """The documented channel, in its simplest form: two blocks with the same answer (no pass)
+    whose exact values are asked for in one case and not in the other."""
+    asked: list[int] = []
+
+    def values_at(idx: NDArray[np.intp]) -> NDArray[np.float64]:
+        asked.append(idx.size)
+        return np.full(idx.size, -1e6)
+
+    for lower, upper in (([-1e6] * 4, [-1e6] * 4), ([-1e6] * 4, [1e6] * 4)):
+        iat = InteractiveAboveThreshold(1.0, 0.0, 1.0, rng=3)
+        assert iat.first_above_enclosed(lower, upper, values_at) is None
+    assert asked == [4]

@@ -247,7 +247,10 @@ class _EnclosedExcess:
 
     ``lower[t] <= exact([t])[0] <= upper[t]``; ``exact(idx)`` computes the excess risks
     of the levels ``idx`` (a pass over the data).  Called like the plain
-    ``excess(start, stop)`` of :func:`_iat_search`.
+    ``excess(start, stop)`` of :func:`_iat_search`.  ``exact`` must be batch-invariant
+    (a level's value may not depend on the other levels asked with it, as
+    :meth:`~oracledp.erm.LogisticProblem.excess_risk` guarantees): only then are the
+    answers those of testing ``exact`` on every level, bit for bit.
     """
 
     lower: NDArray[np.float64]

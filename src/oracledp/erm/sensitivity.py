@@ -20,6 +20,7 @@ for ridge and ``log(1 + e^M) / n`` for logistic regression); we do not.
 
 from __future__ import annotations
 
+import decimal
 import math
 import numbers
 
@@ -112,11 +113,40 @@ def logistic_excess_risk_sensitivity(n: int, lam: float) -> float:
     Check of the constant: one record's loss ``log(1 + exp(-y <theta, x>))`` lies
     in ``[log(1 + e^-M), log(1 + e^M)]`` (``|<theta, x>| <= M``), so each of the two
     terms of ``f`` moves by at most ``M / n`` (``theta*`` has norm <= M, Claim A.11).
+
+    Rounding: the returned float is never below the real number
+    ``2 sqrt(2 ln 2 / lambda) / n``.  The floating-point log-ratio alone can fall below
+    it: by an ulp for moderate lambda (e.g. 0.5, 1, 10), by a growing fraction for huge
+    lambda, where ``log(1 + e^M)`` and ``log(1 + e^-M)`` both round near ``ln 2`` and
+    their difference cancels (1.6e-5 relative at ``lambda = 1e24``, 0 from about
+    ``1e33`` on).  It is kept where it is at least the formula (so the value, and
+    every release, is unchanged where it was already safe; an overestimate only adds
+    noise) and otherwise replaced by the formula rounded up
+    (:func:`_logistic_delta_upper`).
     """
     n_ = _check_n(n)
-    M = logistic_radius(lam)
+    lam_ = check_positive(lam, "lam")
+    M = logistic_radius(lam_)
     log_ratio = float(np.logaddexp(0.0, M) - np.logaddexp(0.0, -M))
-    return 2.0 * log_ratio / n_
+    return max(2.0 * log_ratio / n_, _logistic_delta_upper(n_, lam_))
+
+
+def _logistic_delta_upper(n: int, lam: float) -> float:
+    """The smallest float ``>=`` a certified upper bound of ``2 sqrt(2 ln 2 / lambda) / n``.
+
+    Evaluated in 50-digit decimal arithmetic from the exact values of the float ``lambda``
+    and the integer ``n`` (``ln`` and ``sqrt`` are correctly rounded there, division to 50
+    digits: a relative error below ``1e-48``), inflated by ``1e-40`` relative, then rounded
+    up to a float.  So the result exceeds the real formula by at most one ulp (plus 1e-40).
+    """
+    with decimal.localcontext(decimal.Context(prec=50, rounding=decimal.ROUND_HALF_EVEN)):
+        two = decimal.Decimal(2)
+        value = two * (two * two.ln() / decimal.Decimal(lam)).sqrt() / decimal.Decimal(n)
+        bound = value * (1 + decimal.Decimal("1e-40"))
+        out = float(bound)  # correctly rounded to nearest
+        if decimal.Decimal(out) < bound:
+            out = math.nextafter(out, math.inf)
+    return out
 
 
 def output_l2_sensitivity(n: int, lam: float) -> float:
@@ -247,8 +277,9 @@ def check_ridge_targets(y: ArrayLike, n: int, name: str = "y") -> NDArray[np.flo
         raise TypeError(f"{name}: sparse input is not supported; pass a dense array")
     try:
         arr = np.asarray(y, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be a 1-D array of real numbers: {exc}") from exc
+    except (TypeError, ValueError):  # numpy's message quotes the value: data, never shown
+        raise TypeError(f"{name} must be a 1-D array of real numbers (an entry is not a "
+                        "number; values are not shown: they are data)") from None
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
     if arr.shape[0] != n:

@@ -311,6 +311,23 @@ class InteractiveAboveThreshold:
         raises RuntimeError (the enclosure is wrong).  If ``values_at`` fails or returns
         such a value, the block is not answered and the instance answers no further
         queries: the block's noise is already drawn.
+
+        Timing (not covered by the privacy guarantee): the answer is that of
+        ``first_above``, but the work is not.  ``values_at`` is called for the
+        *undecided* queries: those before the block's first sure pass (the first ``i``
+        with ``lower[i] + noise[i] >= W_hat``) with
+        ``lower[i] + noise[i] < W_hat <= upper[i] + noise[i]``.  Which and how many
+        they are depends on the noisy threshold ``W_hat`` and the query noise (never
+        released), on the enclosures (for OutputNR functions of the private data and of
+        every hypothesis of the block, including those after the halting query, which
+        are never released), and it includes queries after the halting query up to the
+        first sure pass.  It is not a function of the answer: two runs with the same
+        answer can ask for different numbers of exact values, and whether
+        ``values_at`` is called at all differs too.  When computing a value is
+        expensive (OutputNR: one pass over the data per value), the wall time reveals
+        that count, roughly how many noisy query values fell within their enclosure's
+        width of the noisy threshold.  Use :meth:`first_above` on exact values when the
+        work must depend on the answer only.
         """
         lo = check_real_vector(lower, "lower")
         hi = check_real_vector(upper, "upper")
