@@ -198,3 +198,14 @@ def test_bad_m_refused() -> None:
     for m in (0.0, -1.0, math.inf, math.nan):
         with pytest.raises(ValueError, match="m must"):
             delta_upper_bound(m, 1.0, 3)
+
+
+def test_former_opdisc_sigma_signature_is_refused() -> None:
+    """opdisc_sigma(eps, delta, G, D, tau) (Theorem 1's constants only) is refused, with a
+    message that names the new signature and the reason."""
+    from oracledp.learners.opdisc import opdisc_sigma
+
+    with pytest.raises(TypeError, match="not private for wide W"):
+        opdisc_sigma(10.0, 0.3, 0.5, 1.0, 2.0)
+    with pytest.raises(TypeError, match="pass the problem"):
+        opdisc_sigma(1.0, 1e-5, 1.0)

@@ -126,9 +126,20 @@ def opdisc_calibration(epsilon: float, delta: float, problem: DiscreteProblem, *
     return calibrate(epsilon, delta, problem.space, problem.lipschitz, calibration)
 
 
-def opdisc_sigma(epsilon: float, delta: float, problem: DiscreteProblem, *,
+def opdisc_sigma(epsilon: float, delta: float, problem: DiscreteProblem, *legacy: Any,
                  calibration: Calibration = "proven") -> float:
-    """OPDisc's noise scale sigma = m c / eps (see :func:`opdisc_calibration`)."""
+    """OPDisc's noise scale sigma = m c / eps (see :func:`opdisc_calibration`).
+
+    The former signature ``opdisc_sigma(eps, delta, G, D, tau)`` (Theorem 1's sigma from
+    the constants alone) is refused with a ``TypeError``: the proven calibration also needs
+    the space's dimension and size, and Theorem 1's sigma is not private for wide W.
+    """
+    if legacy or isinstance(problem, (int, float)):
+        raise TypeError(
+            "opdisc_sigma(epsilon, delta, problem): pass the problem (its space gives d, |W|, "
+            "D and tau). The former opdisc_sigma(eps, delta, G, D, tau) returned Theorem 1's "
+            "sigma, which is not private for wide W (docs/proofs/opdisc-calibration.md); "
+            "calibration='paper' reproduces it, with a guarantee that does not hold.")
     return opdisc_calibration(epsilon, delta, problem, calibration=calibration).sigma
 
 
