@@ -113,8 +113,9 @@ def test_encode_refusals():
         dom.encode(_frame().drop(columns="c"))
     with pytest.raises(TypeError, match="continuous"):
         dom.encode(_frame().assign(b=[0.0, 2.0]))
-    with pytest.raises(BoundsViolation, match=r"'a'.*'z'"):
+    with pytest.raises(BoundsViolation, match=r"'a'") as exc:
         dom.encode(_frame().assign(a=["x", "z"]))
+    assert "'z'" not in str(exc.value) and "row" not in str(exc.value)  # the rule, no value
     with pytest.raises(BoundsViolation, match="'b'"):
         dom.encode(_frame().assign(b=[0, 7]))
     with pytest.raises(BoundsViolation, match="'c'"):
@@ -128,8 +129,9 @@ def test_code_checks_and_refusals_before_randomness():
     bad[3, 1] = 3
     rng = np.random.default_rng(0)
     state = rng.bit_generator.state
-    with pytest.raises(BoundsViolation, match=r"codes\[3, 1\]"):
+    with pytest.raises(BoundsViolation, match=r"attribute 'b' \(column 1\) takes codes 0\.\.2") as exc:
         independent_marginals(bad, dom, 1.0, rng)
+    assert "[3" not in str(exc.value)  # no row index, no code value
     with pytest.raises(BoundsViolation):
         mwem(bad, dom, w, 1.0, 3, rng)
     with pytest.raises(ValueError, match="epsilon"):

@@ -81,8 +81,9 @@ def check_finite_matrix(X: ArrayLike, name: str = "X") -> NDArray[np.float64]:
         raise TypeError(f"{name}: sparse matrices are not supported; pass a dense array")
     try:
         arr = np.asarray(X, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be a numeric 2-D array: {exc}") from exc
+    except (TypeError, ValueError):  # numpy's message quotes the value: data, never shown
+        raise TypeError(f"{name} must be a numeric 2-D array (an entry is not a number; "
+                        "values are not shown: they are data)") from None
     if arr.ndim != 2:
         raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {arr.shape}")
     if arr.shape[0] == 0:

@@ -104,7 +104,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from oracledp._validation import (
     RandomLike,
@@ -123,7 +123,11 @@ from oracledp.diagnostics import (
     split_diagnostics,
 )
 from oracledp.errors import DiagnosticsWarning, PrivacyWarning
-from oracledp.estimators._base import BinaryClassifierTags, map_binary_labels
+from oracledp.estimators._base import (
+    BinaryClassifierTags,
+    map_binary_labels,
+    validate_private_data,
+)
 from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
 
 __all__ = [
@@ -930,7 +934,7 @@ class DPSGDLogisticRegression(PicklesWithoutDiagnostics, BinaryClassifierTags, C
         keep = check_diagnostics_flag(self.keep_diagnostics, "keep_diagnostics")
         rng = check_rng(self.random_state)
 
-        X_arr, y_arr = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=True)
+        X_arr, y_arr = validate_private_data(self, X, y, dtype=np.float64, ensure_all_finite=True)
         check_classification_targets(y_arr)
         classes, y_pm = map_binary_labels(y_arr, self.classes, type(self).__name__)
 
@@ -964,7 +968,8 @@ class DPSGDLogisticRegression(PicklesWithoutDiagnostics, BinaryClassifierTags, C
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
         """Scores ``<x, w> + b``; > 0 means ``classes_[1]``."""
         check_is_fitted(self)
-        X_arr = validate_data(self, X, dtype=np.float64, ensure_all_finite=True, reset=False)
+        X_arr = validate_private_data(
+            self, X, dtype=np.float64, ensure_all_finite=True, reset=False)
         return X_arr @ self.coef_[0] + self.intercept_
 
     def predict(self, X: ArrayLike) -> NDArray[Any]:

@@ -137,8 +137,9 @@ class QueryClass(abc.ABC):
         """Points of the point space: 2-D, finite, ``point_dim`` columns (binary if required)."""
         try:
             arr = np.asarray(Z, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(f"{name} must be a numeric 2-D array: {exc}") from exc
+        except (TypeError, ValueError):  # numpy's message quotes the value: never shown
+            raise TypeError(f"{name} must be a numeric 2-D array (an entry is not a number; "
+                            "values are not shown: they are data)") from None
         if arr.ndim != 2 or arr.shape[1] != self.point_dim:
             raise ValueError(
                 f"{name} must have shape (n, {self.point_dim}) for {self.name}, got {arr.shape}"

@@ -47,11 +47,10 @@ def integer_scaling(Z: NDArray[np.float64], max_denominator: int) -> tuple[
         idx = np.flatnonzero(todo)[ok]
         v[idx] = den
         todo[idx] = False
-    if todo.any():
-        r = int(np.flatnonzero(todo)[0])
+    if todo.any():  # no row index or value in the message: the points may be records
         raise ValueError(
-            f"point {r} ({Z[r].tolist()}) is not rational with denominator <= {max_denominator}; "
-            "halfspace evaluation is exact only for such points"
+            f"a point is not rational with denominator <= {max_denominator}; halfspace "
+            "evaluation is exact only for such points (put the points on a public grid)"
         )
     A = np.rint(Z * v[:, None]).astype(np.int64)
     return A, v

@@ -23,7 +23,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils import Tags
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from oracledp._validation import check_choice, check_positive, check_rng
 from oracledp.diagnostics import (
@@ -35,7 +35,11 @@ from oracledp.erm import AccuracyFirstResult, covnr, doubling, outputnr
 from oracledp.erm.covnr import DEFAULT_LAMBDA, _check_bool, _check_gamma
 from oracledp.erm.sensitivity import CALIBRATIONS
 from oracledp.errors import PrivacyWarning
-from oracledp.estimators._base import BinaryClassifierTags, map_binary_labels
+from oracledp.estimators._base import (
+    BinaryClassifierTags,
+    map_binary_labels,
+    validate_private_data,
+)
 
 __all__ = ["AccuracyFirstLogisticRegression", "AccuracyFirstRidge"]
 
@@ -239,7 +243,7 @@ class AccuracyFirstRidge(PicklesWithoutDiagnostics, RegressorMixin, BaseEstimato
         allow = _check_bool(self.allow_no_halt, "allow_no_halt")
         keep = check_diagnostics_flag(self.keep_diagnostics, "keep_diagnostics")
         rng = check_rng(self.random_state)  # type check only: nothing is drawn here
-        X_arr, y_arr = validate_data(
+        X_arr, y_arr = validate_private_data(
             self, X, y, dtype=np.float64, ensure_all_finite=True, y_numeric=True
         )
         common = {"gamma": gamma, "lam": lam, "eps_list": self.eps_list, "rng": rng,
@@ -258,7 +262,8 @@ class AccuracyFirstRidge(PicklesWithoutDiagnostics, RegressorMixin, BaseEstimato
     def predict(self, X: ArrayLike) -> NDArray[np.float64]:
         """``X @ coef_``."""
         check_is_fitted(self)
-        X_arr = validate_data(self, X, dtype=np.float64, ensure_all_finite=True, reset=False)
+        X_arr = validate_private_data(
+            self, X, dtype=np.float64, ensure_all_finite=True, reset=False)
         return X_arr @ self.coef_
 
 
@@ -372,7 +377,7 @@ class AccuracyFirstLogisticRegression(PicklesWithoutDiagnostics, BinaryClassifie
         allow = _check_bool(self.allow_no_halt, "allow_no_halt")
         keep = check_diagnostics_flag(self.keep_diagnostics, "keep_diagnostics")
         rng = check_rng(self.random_state)  # type check only: nothing is drawn here
-        X_arr, y_arr = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=True)
+        X_arr, y_arr = validate_private_data(self, X, y, dtype=np.float64, ensure_all_finite=True)
         classes, y_pm = self._map_labels(y_arr)
         common = {"gamma": gamma, "lam": lam, "eps_list": self.eps_list, "rng": rng,
                   "return_diagnostics": keep}
@@ -391,7 +396,8 @@ class AccuracyFirstLogisticRegression(PicklesWithoutDiagnostics, BinaryClassifie
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
         """Scores ``<x, theta>``; > 0 means ``classes_[1]``."""
         check_is_fitted(self)
-        X_arr = validate_data(self, X, dtype=np.float64, ensure_all_finite=True, reset=False)
+        X_arr = validate_private_data(
+            self, X, dtype=np.float64, ensure_all_finite=True, reset=False)
         return X_arr @ self.coef_[0]
 
     def predict(self, X: ArrayLike) -> NDArray[Any]:

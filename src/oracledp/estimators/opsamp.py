@@ -21,7 +21,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from oracledp._validation import check_choice, check_delta, check_epsilon, check_positive, check_rng
 from oracledp.diagnostics import (
@@ -29,7 +29,11 @@ from oracledp.diagnostics import (
     check_diagnostics_flag,
     split_diagnostics,
 )
-from oracledp.estimators._base import BinaryClassifierTags, map_binary_labels
+from oracledp.estimators._base import (
+    BinaryClassifierTags,
+    map_binary_labels,
+    validate_private_data,
+)
 from oracledp.learners.opsamp import OPSampResult, opsamp
 from oracledp.oracles.convex import DOMAINS, LogisticLinearOracle
 
@@ -201,7 +205,7 @@ class OPSampClassifier(PicklesWithoutDiagnostics, BinaryClassifierTags, Classifi
         rng = check_rng(self.random_state)  # type check only
 
         # 2. Data and labels.
-        X_arr, y_arr = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=True)
+        X_arr, y_arr = validate_private_data(self, X, y, dtype=np.float64, ensure_all_finite=True)
         check_classification_targets(y_arr)
         classes, y_pm = self._map_labels(y_arr)
         n, _ = X_arr.shape
@@ -243,7 +247,8 @@ class OPSampClassifier(PicklesWithoutDiagnostics, BinaryClassifierTags, Classifi
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
         """Scores ``<x, w>``; > 0 means ``classes_[1]``."""
         check_is_fitted(self)
-        X_arr = validate_data(self, X, dtype=np.float64, ensure_all_finite=True, reset=False)
+        X_arr = validate_private_data(
+            self, X, dtype=np.float64, ensure_all_finite=True, reset=False)
         return X_arr @ self.coef_[0]
 
     def predict(self, X: ArrayLike) -> NDArray[Any]:

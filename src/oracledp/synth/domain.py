@@ -164,8 +164,9 @@ class Domain:
         order).  Refused, before anything else happens: a non-DataFrame, an
         empty frame, unknown or missing columns, real-valued (float) columns
         (:class:`TypeError`), and values outside the declared levels, NaN
-        included (:class:`~oracledp.errors.BoundsViolation`, naming the column
-        and the values; nothing is dropped or clipped).
+        included (:class:`~oracledp.errors.BoundsViolation`, naming each
+        offending column and its number of declared levels, never a value, a
+        count or a row: those are private; nothing is dropped or clipped).
         """
         if not isinstance(df, pd.DataFrame):
             raise TypeError(f"encode expects a pandas DataFrame, got {type(df).__name__}")
@@ -195,28 +196,28 @@ class Domain:
         for j, (a, lv) in enumerate(zip(self.attributes, self.levels, strict=True)):
             raw = df[a].to_numpy(dtype=object)
             idx = pd.Index(list(lv), dtype=object).get_indexer(raw)
-            bad = idx < 0
-            if bad.any():
-                vals, counts = np.unique(raw[bad].astype(str), return_counts=True)
-                shown = ", ".join(
-                    f"{v!r} ({c} rows)" for v, c in zip(vals[:5], counts[:5], strict=True)
-                )
-                more = f" and {len(vals) - 5} more" if len(vals) > 5 else ""
-                first = int(np.flatnonzero(bad)[0])
+            if (idx < 0).any():
+                # The rule and the public declaration only: the offending values, their
+                # counts and their rows are private and never appear in a message.
                 problems.append(
-                    f"column {a!r}: values outside the declared levels: {shown}{more}; "
-                    f"first at row {first}"
+                    f"column {a!r}: values must be one of its {len(lv)} declared levels "
+                    "(a value outside them, or a missing value, was found)"
                 )
             codes[:, j] = idx
         if problems:
             raise BoundsViolation(
-                "records outside the declared public domain (nothing is dropped silently):\n  "
-                + "\n  ".join(problems)
+                "records outside the declared public domain (nothing is dropped silently): "
+                + "; ".join(problems)
+                + ". Fix the data or declare the levels (values are not shown: they are data)."
             )
         return codes
 
     def check_codes(self, codes: object, name: str = "codes") -> NDArray[np.int64]:
-        """Validate an integer code matrix of this domain (shape ``(n, d)``, n >= 1)."""
+        """Validate an integer code matrix of this domain (shape ``(n, d)``, n >= 1).
+
+        A code outside ``0..len(levels) - 1`` raises BoundsViolation naming the attribute and
+        its declared range, never the code, its row or how many there are.
+        """
         arr = np.asarray(codes)
         if arr.ndim != 2 or arr.shape[1] != len(self):
             raise ValueError(f"{name} must have shape (n, {len(self)}), got {arr.shape}")
@@ -226,12 +227,16 @@ class Domain:
             raise TypeError(f"{name} must be an integer array, got dtype {arr.dtype}")
         arr = arr.astype(np.int64, copy=False)
         hi = np.asarray(self.shape)
-        bad = (arr < 0) | (arr >= hi)
-        if bad.any():
-            r, c = np.argwhere(bad)[0]
+        bad_cols = ((arr < 0) | (arr >= hi)).any(axis=0)
+        if bad_cols.any():
+            # Attribute and rule only: no code value, row index or count (they are data).
+            rules = "; ".join(
+                f"attribute {self.attributes[c]!r} (column {c}) takes codes 0..{hi[c] - 1}"
+                for c in np.flatnonzero(bad_cols)
+            )
             raise BoundsViolation(
-                f"{name}[{r}, {c}] = {arr[r, c]} is outside 0..{hi[c] - 1} "
-                f"(attribute {self.attributes[c]!r})"
+                f"{name} holds codes outside the declared public domain: {rules}. "
+                "Nothing is dropped or clipped (values are not shown: they are data)."
             )
         return arr
 
