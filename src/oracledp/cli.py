@@ -10,7 +10,6 @@ file parses options and prints.
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from pathlib import Path
@@ -600,6 +599,37 @@ def _read_table(path: Path, schema: Any, sep: str, with_target: bool) -> Any:
         _fail(f"{path}: {exc}" if str(path) not in str(exc) else str(exc))
 
 
+#: Models fitted from the distinct encoded rows: the CSV is read in chunks (memory grows with
+#: the distinct rows, not with the records).  The others need the whole encoded matrix.
+_AGGREGATED_MODELS = ("opdisc", "rspm")
+
+
+def _out_of_memory(data: Path, model: str, *, loading: bool = True) -> str:
+    """The message of a MemoryError (exit 2, no traceback): what needs the memory, what to do."""
+    when = ("while reading it; nothing was released or written" if loading
+            else "while fitting or saving")
+    if model in _AGGREGATED_MODELS:
+        return (f"{data}: not enough memory for --model {model} {when}: the table has too many "
+                "distinct encoded rows (memory grows with them, not with the number of "
+                "records). Coarsen the schema (a larger 'step', fewer 'bins' or levels) or fit "
+                "on a smaller file.")
+    return (f"{data}: not enough memory for --model {model} {when}: this model needs the whole "
+            "encoded table in memory. Use --model rspm or --model opdisc (they read the file "
+            "in chunks and keep only its distinct encoded rows), or fit on a smaller file.")
+
+
+def _read_aggregated(path: Path, schema: Any, sep: str, model: str) -> Any:
+    """DATA read in chunks into its distinct encoded rows and label counts (exit 2 if bad)."""
+    from oracledp.tabular import read_csv_aggregated
+
+    try:
+        return read_csv_aggregated(path, schema, sep=sep)
+    except (OracleDPError, ValueError) as exc:
+        _fail(f"{path}: {exc}" if str(path) not in str(exc) else str(exc))
+    except MemoryError:
+        _fail(_out_of_memory(path, model))
+
+
 _SEP = typer.Option("--sep", help="Field delimiter of the CSV.")
 
 
@@ -654,6 +684,42 @@ def _make_estimator(model: str, schema: Any, epsilon: float | None, delta: float
     return AccuracyFirstLogisticRegression(alpha, classes=labels, random_state=seed)
 
 
+_OUT_FILES = ("model.json", "coefficients.png")
+
+
+def _check_out(out: Path, force: bool) -> None:
+    """Refuse (exit 2) an --out that already holds a saved model, unless --force."""
+    if out.exists() and not out.is_dir():
+        _fail(f"--out {out} exists and is not a directory")
+    present = [name for name in _OUT_FILES if (out / name).exists()]
+    if present and not force:
+        _fail(f"--out {out} already holds {' and '.join(present)}; nothing was fitted. Choose "
+              "another --out directory, or pass --force to overwrite the saved model.")
+
+
+def _oracle_failure_message(model: str, solver: str, time_limit: float,
+                            exc: OracleFailure) -> str:
+    """What to do when the oracle did not certify: advice in terms of this command's options."""
+    info = getattr(getattr(exc, "result", None), "info", None)
+    reason = info.get("reason") if isinstance(info, dict) else None
+    said = f" The oracle reports: {reason}." if isinstance(reason, str) and reason else ""
+    if model in ("opdisc", "rspm"):
+        return (
+            f"the {model} fit stopped: the oracle (--solver {solver}) did not certify an exact "
+            f"optimum, and {model}'s privacy proof needs the exact minimizer, so nothing was "
+            f"released or written.{said} What to try: a larger --time-limit (now "
+            f"{time_limit:g}s per oracle call); another --solver (see `oracledp solvers`); a "
+            "coarser public grid in the schema (a larger 'step', fewer 'bins' or levels, so "
+            "that the oracle has a smaller problem); or a model that needs no exact oracle "
+            "(--model opsamp, dpsgd or accuracy-first). Whether the oracle certifies depends "
+            "on the data (see the README's guarantee section)."
+        )
+    others = ", ".join(m for m in _MODELS if m != model)
+    return (f"the {model} fit stopped: the optimizer could not certify the accuracy its privacy "
+            f"calibration needs, so nothing was released or written.{said} Try another --model "
+            f"({others}).")
+
+
 def _coef_plot(path: Path, names: list[str], coef: Any, title: str) -> None:
     import matplotlib
 
@@ -700,6 +766,13 @@ def fit_table(
         float, typer.Option("--time-limit", help="Seconds per oracle call (opdisc/rspm).")
     ] = 60.0,
     sep: Annotated[str, _SEP] = ",",
+    force: Annotated[
+        bool, typer.Option("--force", help="Overwrite a model already saved in --out.")
+    ] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", help="Also print the fit's wall time (a NON-private "
+                                             "diagnostic: it depends on the data).")
+    ] = False,
 ) -> None:
     """Fit a private linear classifier on DATA with a confirmed schema; save model.json."""
     if model not in _MODELS:
@@ -712,6 +785,7 @@ def fit_table(
         _fail(f"--epsilon is required for --model {model}")
     if delta is not None and model == "rspm":
         _fail("rspm is pure epsilon-DP: --delta does not apply")
+    _check_out(out, force)  # before the data are read: a refused --out spends no budget
     schema = _load_schema(schema_path)
     try:
         schema.check_confirmed()
@@ -719,35 +793,60 @@ def fit_table(
         _fail(str(exc))
     if model == "accuracy-first" and schema.norm_bounds()["l1"] > 1:
         schema = schema.scaled_to_l1()  # public divisor: every row has ||x||_1 <= 1
-    df = _read_table(data, schema, sep, with_target=True)
-    y = schema.labels_of(df)
-    X = schema.encode(df)
+    table: Any = None
+    X: Any = None
+    y: Any = None
+    if model in _AGGREGATED_MODELS:
+        table = _read_aggregated(data, schema, sep, model)
+        n_rows = table.n
+    else:
+        try:
+            df = _read_table(data, schema, sep, with_target=True)
+            y = schema.labels_of(df)
+            X = schema.encode(df)
+            del df
+        except MemoryError:
+            _fail(_out_of_memory(data, model))
+        n_rows = X.shape[0]
+    n_features = schema.n_features
     try:
         est = _make_estimator(model, schema, epsilon, delta, alpha, seed, solver, time_limit)
     except (OracleDPError, ValueError) as exc:
         _fail(str(exc))
 
-    from oracledp.tabular import save_model
+    from oracledp.tabular import fit_aggregated, save_model
 
     console = Console()
     t0 = time.perf_counter()
+    # The elapsed time is a non-private diagnostic (it depends on the data): shown only
+    # with --verbose, in the live spinner as in the summary.
+    columns = [SpinnerColumn(), TextColumn("{task.description}")]
+    if verbose:
+        columns.append(TimeElapsedColumn())
     try:
-        with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
-                      console=console, transient=True) as progress:
-            task = progress.add_task(f"fitting {model} on {X.shape[0]:,} rows x "
-                                     f"{X.shape[1]} features", total=None)
-            est.fit(X, y)
+        with Progress(*columns, console=console, transient=True) as progress:
+            task = progress.add_task(f"fitting {model} on {n_rows:,} rows x "
+                                     f"{n_features} features", total=None)
+            if table is not None:
+                fit_aggregated(est, table)
+            else:
+                est.fit(X, y)
             progress.update(task, description="saving")
             out.mkdir(parents=True, exist_ok=True)
-            path = save_model(out, model_type=model, schema=schema, estimator=est)
+            path = save_model(out, model_type=model, schema=schema, estimator=est,
+                              overwrite=force)
             coef = est.coef_.ravel()
             _coef_plot(out / "coefficients.png", schema.feature_names, coef,
                        f"{model}: {est.guarantee_.describe().split(';')[0]}")
-    except OracleFailure as exc:  # not bad input: the oracle could not certify an answer
-        typer.echo(f"error: {' '.join(str(exc).split())}", err=True)
-        raise typer.Exit(1) from None
+    except OracleFailure as exc:  # the oracle could not certify an answer: nothing released
+        _fail(_oracle_failure_message(model, solver, time_limit, exc))
     except (OracleDPError, ValueError) as exc:
         _fail(f"the fit stopped: {exc}")
+    except OSError as exc:  # e.g. --out not writable, or a model.json appeared meanwhile
+        _fail(f"cannot write the model to {out}: {exc.strerror or exc}")
+    except MemoryError:
+        _fail(_out_of_memory(data, model, loading=False))
+    fit_seconds = time.perf_counter() - t0
     g = est.guarantee_
     table = Table(title=f"oracledp fit --model {model}")
     table.add_column("feature")
@@ -762,12 +861,12 @@ def fit_table(
     summary.add_column("value")
     for item, value in (
         ("model", model),
-        ("records, encoded features", f"{X.shape[0]:,}, {X.shape[1]}"),
+        ("records, encoded features", f"{n_rows:,}, {n_features}"),
         ("labels (-1 / +1)", f"{est.classes_[0]} / {est.classes_[1]}"),
         ("privacy", f"epsilon {g.epsilon:.4g}, delta {g.delta:.3g} ({g.kind})"),
         ("exact oracle assumed", "yes (certified)" if g.requires_exact_oracle else "no"),
         ("guarantee holds", "yes" if g.holds else "NO"),
-        ("time", f"{time.perf_counter() - t0:.1f}s"),
+        *([("time (non-private diagnostic)", f"{fit_seconds:.1f}s")] if verbose else []),
     ):
         summary.add_row(item, escape(value))
     console.print(summary)
@@ -816,16 +915,7 @@ def evaluate_table(
     console.print("  non-private evaluation on your test data: the accuracy is computed "
                   "exactly and is not covered by the model's privacy guarantee", markup=False)
     console.print(f"  model: {saved.model_type}; guarantee of the training: "
-                  f"{_guarantee_line(saved.guarantee)}", markup=False, highlight=False)
-
-
-def _guarantee_line(g: dict[str, Any]) -> str:
-    from oracledp.guarantees import PrivacyGuarantee
-
-    try:
-        return PrivacyGuarantee(**g).describe()
-    except (TypeError, ValueError):
-        return json.dumps(g)
+                  f"{saved.guarantee.describe()}", markup=False, highlight=False)
 
 
 @app.command("export-sample")

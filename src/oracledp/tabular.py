@@ -25,7 +25,10 @@ Bad input (missing column, missing value, text in a numeric column, unknown leve
 outside its bounds) raises ONE :class:`~oracledp.errors.BoundsViolation` listing every
 problem by column and rule, never a record value or a row number, before anything random
 happens.  :func:`read_csv` adds file-level checks (empty file, non-UTF-8 bytes, wrong
-delimiter) raising :class:`TableInputError`.
+delimiter) raising :class:`TableInputError`.  :func:`read_csv_aggregated` does the same checks
+chunk by chunk and keeps only the distinct encoded rows with their label counts (an
+:class:`AggregatedTable`, memory independent of the number of records);
+:func:`fit_aggregated` fits OPDisc or RSPM on it exactly as on the whole table.
 
 Saved model format (``model.json``, written by :func:`save_model`, read by
 :func:`load_model`; loading needs only this file)::
@@ -43,18 +46,38 @@ Saved model format (``model.json``, written by :func:`save_model`, read by
 It holds the released parameters, the public schema and the guarantee only: no training
 rows, no non-private diagnostics, no seed.  A prediction is ``classes[1]`` where
 ``<x, coef> + intercept > 0`` and ``classes[0]`` otherwise, as in every estimator here.
+
+Versions and validation: ``format_version`` is :data:`MODEL_FORMAT_VERSION` (1; every
+model.json oracledp ever wrote carries it).  :func:`load_model` reads that version only: a
+file without ``format_version`` or with another one is refused with a message to fit the
+model again.  It also refuses (one :class:`ModelFileError`, a ValueError, and nothing of the
+file is used): a missing or unknown top-level field; a model type not listed above; an
+invalid or unconfirmed schema; ``feature_names`` other than the schema's encoded features;
+``coef`` that is not a list of exactly one finite number (not a string, not a boolean) per
+encoded feature; a non-finite ``intercept`` (or a non-zero one for a model without
+intercept; rspm coefficients outside {-1, 0, 1}); ``classes`` other than the schema's two
+labels sorted; a guarantee without exactly the fields of ``PrivacyGuarantee.to_dict()``,
+each of its exact JSON type (``holds`` a real true/false, ``epsilon`` a finite number > 0,
+``delta`` in [0, 1), ``kind`` pure/approximate/ex-post...), or whose kind and exact-oracle
+flag do not match the model type; ``NaN``/``Infinity`` anywhere; a key listed twice.
+:func:`save_model` runs the same checks before writing, so it never writes a file that
+:func:`load_model` would refuse.
 """
 
 from __future__ import annotations
 
+import contextlib
+import gzip
 import io
 import itertools
 import json
 import math
+import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 import pandas as pd
@@ -64,13 +87,18 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from oracledp.errors import BoundsViolation, OracleDPError
 
 __all__ = [
+    "AggregatedTable",
     "Column",
+    "ModelFileError",
+    "SavedModel",
     "SchemaTransformer",
     "TableInputError",
     "TableSchema",
     "UnconfirmedSchemaError",
+    "fit_aggregated",
     "load_model",
     "read_csv",
+    "read_csv_aggregated",
     "save_model",
 ]
 
@@ -407,8 +435,8 @@ class TableSchema:
                                   f"(columns: {list(map(str, df.columns))})")
         labels = sorted(df[target].unique().tolist())
         if len(labels) != 2:
-            raise TableInputError(f"the target column {target!r} must hold exactly two labels, "
-                                  f"found {len(labels)}")
+            raise TableInputError(f"the target column {target!r} must hold exactly two labels "
+                                  "(it does not; its labels are not shown: they are data)")
         cols: list[Column] = []
         skipped: list[str] = []
         for name in df.columns:
@@ -445,71 +473,106 @@ class TableSchema:
         """Every way ``df`` violates the schema, by column and rule (no values, no rows)."""
         if not isinstance(df, pd.DataFrame):
             return [f"expected a pandas DataFrame with named columns, got {type(df).__name__}"]
-        out: list[str] = []
+        return [msg for _, msg in self._scan(df, with_target=with_target)[0]]
+
+    def _scan(self, df: pd.DataFrame, *, with_target: bool, codes: bool = False,
+              ) -> tuple[list[tuple[tuple[int, int], str]], NDArray[np.int64] | None,
+                         NDArray[np.int8] | None]:
+        """The problems of ``df``, each with its rank (column, rule), in the order listed.
+
+        Every rule is a property of single cells (or of the header), so the problems of a
+        table are the union of the problems of its chunks, sorted by rank.  With
+        ``codes=True`` and no problem, also the integer code of every cell (one column per
+        schema column, see :meth:`_decode`) and, with ``with_target``, the index of every
+        label in ``labels``; otherwise ``None``.
+        """
+        found: list[tuple[tuple[int, int], str]] = []
         present = set(map(str, df.columns))
         needed = [c.name for c in self.columns] + ([self.target] if with_target else [])
         missing = [n for n in needed if n not in present]
         if missing:
-            out.append(f"missing column(s): {', '.join(map(repr, missing))}")
-        for c in self.columns:
+            found.append(((-1, 0), f"missing column(s): {', '.join(map(repr, missing))}"))
+        n = len(df)
+        out = np.empty((n, len(self.columns)), dtype=np.int64) if codes and not missing else None
+        for i, c in enumerate(self.columns):
             if c.name not in present:
                 continue
-            s = df[c.name]
-            na = s.isna() | (s.astype(str).str.strip() == "")
-            if na.any():
-                out.append(f"column {c.name!r}: missing values (NaN or empty) are not allowed")
-            s = s[~na]
+            cells = _Cells(df[c.name])
+            if cells.na.any():
+                found.append(((i, 0), f"column {c.name!r}: missing values (NaN or empty) are "
+                                      "not allowed"))
             if c.kind == "categorical":
-                if not s.astype(str).str.strip().isin(c.levels).all():
-                    out.append(f"column {c.name!r}: values must be one of the "
-                               f"{len(c.levels or ())} declared levels (unknown level found)")
-            else:
-                num = pd.to_numeric(s, errors="coerce")
-                if num.isna().any() or not np.isfinite(num.to_numpy(dtype=float)).all():
-                    out.append(f"column {c.name!r}: values must be finite numbers")
-                num = num[num.notna()]
-                if ((num < c.lower) | (num > c.upper)).any():
-                    out.append(f"column {c.name!r}: values must lie in [{c.lower:g}, "
-                               f"{c.upper:g}] (declared public bounds; nothing is clipped)")
+                idx = cells.per_row(pd.Index(c.levels).get_indexer(cells.text))
+                if (idx[cells.ok] < 0).any():
+                    found.append(((i, 1), f"column {c.name!r}: values must be one of the "
+                                          f"{len(c.levels or ())} declared levels (unknown level "
+                                          "found)"))
+                elif out is not None:
+                    out[:, i] = idx
+                continue
+            num = pd.to_numeric(cells.raw, errors="coerce").to_numpy(dtype=float,
+                                                                     na_value=np.nan)
+            x = cells.per_row(num)[cells.ok]
+            if not np.isfinite(x).all():
+                found.append(((i, 1), f"column {c.name!r}: values must be finite numbers"))
+            x = x[~np.isnan(x)]
+            if ((x < c.lower) | (x > c.upper)).any():
+                found.append(((i, 2), f"column {c.name!r}: values must lie in [{c.lower:g}, "
+                                      f"{c.upper:g}] (declared public bounds; nothing is "
+                                      "clipped)"))
+            elif out is not None and not found:  # every cell is then a number in bounds
+                if c.step is not None:  # the clip guards float ties only
+                    k = np.clip(np.rint((num - c.lower) / c.step), 0, c.K)
+                else:  # thermometer: the number of cut points <= x
+                    k = np.searchsorted(np.array(c.bins), num, side="right")
+                out[:, i] = cells.per_row(k.astype(np.int64))
+        y_idx = None
         if with_target and self.target in present:
-            y = df[self.target]
-            if y.isna().any() or not y.astype(str).str.strip().isin(self.labels).all():
-                out.append(f"target {self.target!r}: values must be one of the declared "
-                           f"labels {list(self.labels)}")
-        return out
+            cells = _Cells(df[self.target])
+            lab = cells.per_row(pd.Index(self.labels).get_indexer(cells.text))
+            if cells.nan.any() or (lab < 0).any():
+                found.append(((len(self.columns), 0), f"target {self.target!r}: values must be "
+                                                      f"one of the declared labels "
+                                                      f"{list(self.labels)}"))
+            else:
+                y_idx = lab.astype(np.int8)
+        if found or out is None:
+            return found, None, None
+        return found, out, y_idx
+
+    def _decode(self, codes: NDArray[np.int64]) -> NDArray[np.float64]:
+        """Encoded rows from cell codes (see :meth:`_scan`): one-hot, ``k/K``, thermometer,
+        each divided by ``row_divisor``."""
+        n = codes.shape[0]
+        m = self.row_divisor
+        X = np.zeros((n, self.n_features))
+        j = 0
+        rows = np.arange(n)
+        for i, c in enumerate(self.columns):
+            code = codes[:, i]
+            if c.kind == "categorical":
+                X[rows, j + code] = 1.0 / m
+            elif c.step is not None:
+                X[:, j] = code.astype(np.float64) / (c.K * m)
+            else:
+                X[:, j:j + c.width] = (np.arange(c.width)[None, :] < code[:, None]) / m
+            j += c.width
+        return X
 
     def check(self, df: pd.DataFrame, *, with_target: bool = False) -> None:
         """Raise one BoundsViolation listing every problem of ``df``."""
         probs = self.problems(df, with_target=with_target)
         if probs:
-            raise BoundsViolation(
-                "the table does not fit the schema: " + "; ".join(probs)
-                + ". Fix the data or the schema (no value is clipped, dropped or guessed)."
-            )
+            raise _table_violation(probs)
 
     def encode(self, df: pd.DataFrame) -> NDArray[np.float64]:
         """Check ``df`` then encode it (see the module docstring)."""
-        self.check(df)
-        n = len(df)
-        m = self.row_divisor
-        blocks: list[NDArray[np.float64]] = []
-        for c in self.columns:
-            s = df[c.name]
-            if c.kind == "categorical":
-                codes = pd.Categorical(s.astype(str).str.strip(), categories=c.levels).codes
-                block = np.zeros((n, c.width))
-                block[np.arange(n), codes] = 1.0
-                blocks.append(block / m)
-            else:
-                x = pd.to_numeric(s).to_numpy(dtype=np.float64)
-                if c.step is not None:
-                    k = np.rint((x - c.lower) / c.step)
-                    k = np.clip(k, 0, c.K)  # x is within [lower, upper]: guards float ties only
-                    blocks.append((k / (c.K * m)).reshape(-1, 1))
-                else:
-                    cuts = np.array(c.bins)
-                    blocks.append((x[:, None] >= cuts[None, :]).astype(np.float64) / m)
-        return np.hstack(blocks) if blocks else np.zeros((n, 0))
+        if not isinstance(df, pd.DataFrame):
+            self.check(df)
+        found, codes, _ = self._scan(df, with_target=False, codes=True)
+        if found or codes is None:
+            raise _table_violation([msg for _, msg in found])
+        return self._decode(codes)
 
     def labels_of(self, df: pd.DataFrame) -> NDArray[np.object_]:
         """The target column as strings (checked against the declared labels)."""
@@ -517,6 +580,48 @@ class TableSchema:
         if probs:
             raise BoundsViolation("the table does not fit the schema: " + "; ".join(probs) + ".")
         return df[self.target].astype(str).str.strip().to_numpy(dtype=object)
+
+
+def _table_violation(problems: list[str]) -> BoundsViolation:
+    """The one error listing every problem of a table (by column and rule, never a value)."""
+    return BoundsViolation(
+        "the table does not fit the schema: " + "; ".join(problems)
+        + ". Fix the data or the schema (no value is clipped, dropped or guessed)."
+    )
+
+
+class _Cells:
+    """The cells of one column, for rules that look at one cell at a time.
+
+    A column of strings (what :func:`read_csv` gives) is reduced to its distinct values,
+    each rule is evaluated once per distinct value and mapped back with :meth:`per_row`;
+    any other column is taken cell by cell.  ``raw``: the values as given; ``text``: as
+    stripped strings (``astype(str).str.strip()``); ``nan``: the cells that are NaN;
+    ``na``: missing (NaN or empty after stripping); ``ok``: the others.
+    """
+
+    def __init__(self, s: pd.Series) -> None:
+        inv, uniq = pd.factorize(s, use_na_sentinel=True)
+        if len(uniq) and (isinstance(s.dtype, pd.StringDtype) or (
+                s.dtype == object and all(isinstance(u, str) for u in uniq))):
+            self.raw = pd.Series(uniq, dtype=s.dtype)
+            self.text = self.raw.str.strip()
+            self._inv: NDArray[np.intp] | None = np.where(inv < 0, 0, inv)
+            self.nan = inv < 0
+            empty = (self.text == "").to_numpy(dtype=bool)
+            self.na = self.nan | empty[self._inv]
+        else:
+            self.raw = s.reset_index(drop=True)
+            self.text = self.raw.astype(str).str.strip()
+            self._inv = None
+            self.nan = self.raw.isna().to_numpy(dtype=bool)
+            self.na = self.nan | (self.text == "").to_numpy(dtype=bool)
+        self.ok = ~self.na
+
+    def per_row(self, values: Any) -> NDArray[Any]:
+        """``values`` (one per entry of ``raw``) for every cell."""
+        arr = np.asarray(values)
+        return arr if self._inv is None else arr[self._inv]
 
 
 def _nice_step(x: float) -> float:
@@ -571,73 +676,466 @@ class SchemaTransformer(TransformerMixin, BaseEstimator):
 # --- CSV reading ---------------------------------------------------------------------------
 
 
+#: Rows per chunk of :func:`read_csv_aggregated` (a chunk of strings takes roughly
+#: rows x columns x 60 bytes; the distinct rows found so far are kept besides).
+CHUNK_ROWS = 100_000
+_BLOCK = 1 << 16  # characters per read of the file-level pre-scan
+_PARSE: dict[str, Any] = {"dtype": str, "keep_default_na": False, "skipinitialspace": True}
+
+
+def _source_label(source: str | Path | bytes) -> str:
+    return "the input" if isinstance(source, bytes) else str(source)
+
+
+@contextlib.contextmanager
+def _text_stream(source: str | Path | bytes, label: str) -> Iterator[io.TextIOWrapper]:
+    """The CSV as UTF-8 text, read lazily (never held whole): gunzipped if it starts with the
+    gzip magic bytes, a leading byte-order mark dropped.  Decoding and gzip errors met while
+    reading raise :class:`TableInputError`."""
+    with contextlib.ExitStack() as stack:
+        raw: IO[bytes]
+        if isinstance(source, bytes):
+            raw = io.BytesIO(source)
+        else:
+            try:
+                raw = stack.enter_context(open(source, "rb"))
+            except OSError as exc:
+                raise TableInputError(f"{label}: cannot read the file ({exc.strerror})") from None
+        try:
+            gz = raw.read(2) == b"\x1f\x8b"
+            raw.seek(0)
+        except OSError as exc:
+            raise TableInputError(f"{label}: cannot read the file ({exc.strerror})") from None
+        if gz:
+            raw = stack.enter_context(gzip.GzipFile(fileobj=raw, mode="rb"))
+        text = io.TextIOWrapper(raw, encoding="utf-8-sig", errors="strict", newline="")
+        try:
+            yield text
+        except UnicodeDecodeError:
+            raise TableInputError(f"{label}: the file is not UTF-8 text; re-save it as UTF-8 "
+                                  "(e.g. from a spreadsheet: CSV UTF-8)") from None
+        except (OSError, EOFError, zlib.error) as exc:
+            if gz:
+                raise TableInputError(f"{label}: not a readable gzip file") from None
+            if isinstance(exc, OSError):
+                raise TableInputError(f"{label}: cannot read the file ({exc.strerror})"
+                                      ) from None
+            raise
+
+
+def _prescan(source: str | Path | bytes, label: str) -> None:
+    """The file-level checks, in one streaming pass: readable (and gunzippable), UTF-8 from
+    start to end, not blank.  Run before parsing, so these refusals do not depend on where
+    in the file the problem is."""
+    blank = True
+    with _text_stream(source, label) as fh:
+        while block := fh.read(_BLOCK):
+            if blank and block.strip():
+                blank = False
+    if blank:
+        raise TableInputError(f"{label}: the file is empty (expected a header line and rows)")
+
+
+def _parse_error(label: str, sep: str, exc: Exception) -> TableInputError:
+    first = str(exc).splitlines()[0] if str(exc) else "parse error"
+    return TableInputError(f"{label}: cannot parse as CSV with delimiter {sep!r} "
+                           f"({first.split(':')[0]})")
+
+
+def _check_header(columns: list[str], schema: TableSchema | None, with_target: bool,
+                  sep: str, label: str) -> None:
+    """A header that parsed into one column where the schema expects more: wrong delimiter."""
+    if schema is None:
+        return
+    expected = len(schema.columns) + (1 if with_target else 0)
+    if len(columns) == 1 and expected > 1:
+        guess = next((d for d in (";", "\t", "|", ",") if d != sep and d in columns[0]), None)
+        hint = f" (the header contains {guess!r}: try --sep {guess!r})" if guess else ""
+        raise TableInputError(
+            f"{label}: the file parsed into a single column with delimiter {sep!r}, but the "
+            f"schema expects {expected} columns; is the delimiter right?{hint}")
+
+
+def _no_rows(label: str) -> TableInputError:
+    return TableInputError(f"{label}: the file has a header but no rows")
+
+
 def read_csv(source: str | Path | bytes, schema: TableSchema | None = None, *,
              sep: str = ",", with_target: bool = False) -> pd.DataFrame:
     """Read a CSV as strings; with ``schema``, check it and raise ONE error listing every problem.
 
     File-level problems (unreadable, empty, non-UTF-8, wrong delimiter) raise
-    :class:`TableInputError`; values outside the schema raise BoundsViolation.
+    :class:`TableInputError`; values outside the schema raise BoundsViolation.  The file is
+    streamed into the table (its bytes and text are never held whole besides it); for a
+    table too large for memory see :func:`read_csv_aggregated`.
     """
-    if isinstance(source, bytes):
-        raw, label = source, "the input"
-    else:
-        label = str(source)
+    label = _source_label(source)
+    _prescan(source, label)
+    with _text_stream(source, label) as fh:
         try:
-            raw = Path(source).read_bytes()
-        except OSError as exc:
-            raise TableInputError(f"{label}: cannot read the file ({exc.strerror})") from None
-    if raw[:2] == b"\x1f\x8b":
-        import gzip
-
-        try:
-            raw = gzip.decompress(raw)
-        except OSError:
-            raise TableInputError(f"{label}: not a readable gzip file") from None
-    if raw.startswith(b"\xef\xbb\xbf"):
-        raw = raw[3:]
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise TableInputError(f"{label}: the file is not UTF-8 text; re-save it as UTF-8 "
-                              "(e.g. from a spreadsheet: CSV UTF-8)") from None
-    if not text.strip():
-        raise TableInputError(f"{label}: the file is empty (expected a header line and rows)")
-    try:
-        df = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False,
-                         skipinitialspace=True)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        first = str(exc).splitlines()[0] if str(exc) else "parse error"
-        raise TableInputError(f"{label}: cannot parse as CSV with delimiter {sep!r} "
-                              f"({first.split(':')[0]})") from None
+            df = pd.read_csv(fh, sep=sep, **_PARSE)
+        except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+            raise _parse_error(label, sep, exc) from None
     df.columns = [str(c).strip() for c in df.columns]
-    if schema is not None:
-        expected = len(schema.columns) + (1 if with_target else 0)
-        if df.shape[1] == 1 and expected > 1:
-            guess = next((d for d in (";", "\t", "|", ",") if d != sep and d in df.columns[0]),
-                         None)
-            hint = f" (the header contains {guess!r}: try --sep {guess!r})" if guess else ""
-            raise TableInputError(
-                f"{label}: the file parsed into a single column with delimiter {sep!r}, but the "
-                f"schema expects {expected} columns; is the delimiter right?{hint}")
+    _check_header(list(df.columns), schema, with_target, sep, label)
     if len(df) == 0:
-        raise TableInputError(f"{label}: the file has a header but no rows")
+        raise _no_rows(label)
     if schema is not None:
         schema.check(df, with_target=with_target)
     return df
+
+
+# --- aggregated reading: memory grows with the distinct rows, not with the records ----------
+
+
+@dataclass(frozen=True, eq=False)
+class AggregatedTable:
+    """A labelled table reduced to its distinct encoded rows (see :func:`read_csv_aggregated`).
+
+    ``codes`` (g, number of schema columns): the cell codes of each distinct row (level
+    index, grid index ``k`` or number of bin cut points below the value), which
+    :meth:`features` encodes exactly as :meth:`TableSchema.encode` encodes the records;
+    ``counts`` (g, 2): how many records with that row carry ``schema.labels[0]`` and
+    ``schema.labels[1]``.  No record order, no value off the schema's public grids.
+    """
+
+    schema: TableSchema
+    codes: NDArray[np.int64]
+    counts: NDArray[np.int64]
+
+    @property
+    def n(self) -> int:
+        """The number of records (public, as in every fit here: it sets delta = 1/n^2)."""
+        return int(self.counts.sum())
+
+    @property
+    def n_groups(self) -> int:
+        return int(self.codes.shape[0])
+
+    def features(self) -> NDArray[np.float64]:
+        """The distinct encoded rows, shape (g, ``schema.n_features``)."""
+        return self.schema._decode(self.codes)
+
+
+class _RowCounter:
+    """Label counts per distinct row of cell codes, merged chunk by chunk.
+
+    A row of codes is packed into as few int64 words as keep each word's range below 2**62
+    (one word for usual schemas), so rows are compared as integers.
+    """
+
+    def __init__(self, cards: list[int]) -> None:
+        self.cards = cards
+        self.words: list[list[int]] = [[]]
+        prod = 1
+        for j, k in enumerate(cards):
+            if self.words[-1] and prod * k >= 2**62:
+                self.words.append([])
+                prod = 1
+            self.words[-1].append(j)
+            prod *= k
+        self.keys = np.empty((0, len(self.words)), dtype=np.int64)
+        self.counts = np.empty((0, 2), dtype=np.int64)
+        self._pending: list[tuple[NDArray[np.int64], NDArray[np.int64]]] = []
+        self._pending_rows = 0
+
+    def _pack(self, codes: NDArray[np.int64]) -> NDArray[np.int64]:
+        out = np.zeros((codes.shape[0], len(self.words)), dtype=np.int64)
+        for w, cols in enumerate(self.words):
+            for j in cols:
+                out[:, w] *= self.cards[j]
+                out[:, w] += codes[:, j]
+        return out
+
+    def _unpack(self, keys: NDArray[np.int64]) -> NDArray[np.int64]:
+        out = np.empty((keys.shape[0], len(self.cards)), dtype=np.int64)
+        for w, cols in enumerate(self.words):
+            key = keys[:, w].copy()
+            for j in reversed(cols):
+                key, out[:, j] = np.divmod(key, self.cards[j])
+        return out
+
+    @staticmethod
+    def _unique(keys: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.intp]]:
+        if keys.shape[1] == 1:
+            u, inv = np.unique(keys[:, 0], return_inverse=True)
+            return u[:, None], inv.ravel()
+        u, inv = np.unique(keys, axis=0, return_inverse=True)
+        return u, inv.ravel()
+
+    def add(self, codes: NDArray[np.int64], labels: NDArray[np.int8]) -> None:
+        keys, inv = self._unique(self._pack(codes))
+        counts = np.bincount(inv * 2 + labels, minlength=2 * len(keys)).reshape(-1, 2)
+        self._pending.append((keys, counts.astype(np.int64)))
+        self._pending_rows += len(keys)
+        if self._pending_rows > max(len(self.keys), 1 << 20):
+            self._merge()
+
+    def _merge(self) -> None:
+        if not self._pending:
+            return
+        keys = np.concatenate([self.keys, *(k for k, _ in self._pending)])
+        counts = np.concatenate([self.counts, *(c for _, c in self._pending)])
+        self._pending, self._pending_rows = [], 0
+        self.keys, inv = self._unique(keys)
+        del keys
+        self.counts = np.zeros((len(self.keys), 2), dtype=np.int64)
+        np.add.at(self.counts, inv, counts)
+
+    def result(self) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        self._merge()
+        return self._unpack(self.keys), self.counts
+
+
+def _cardinalities(schema: TableSchema) -> list[int]:
+    """How many codes each column can take (public: from the schema alone)."""
+    return [len(c.levels or ()) if c.kind == "categorical"
+            else c.K + 1 if c.step is not None else len(c.bins or ()) + 1
+            for c in schema.columns]
+
+
+def read_csv_aggregated(source: str | Path | bytes, schema: TableSchema, *, sep: str = ",",
+                        chunksize: int | None = None) -> AggregatedTable:
+    """Read, check and encode a labelled CSV chunk by chunk, keeping only its distinct
+    encoded rows with their label counts.
+
+    The refusals are those of ``read_csv(source, schema, with_target=True)`` followed by
+    encoding: file-level problems raise :class:`TableInputError`, and every violation of the
+    schema anywhere in the file is listed in ONE BoundsViolation, by column and rule (never a
+    value or a row), after the whole file was checked and before anything random can
+    happen.  Memory holds one chunk of ``chunksize`` rows plus the distinct rows, whatever
+    the number of records (``chunksize`` None: :data:`CHUNK_ROWS`).
+    """
+    if not isinstance(schema, TableSchema):
+        raise TypeError(f"schema must be a TableSchema, got {type(schema).__name__}")
+    if chunksize is None:
+        chunksize = CHUNK_ROWS
+    if isinstance(chunksize, bool) or not isinstance(chunksize, int) or chunksize < 1:
+        raise ValueError(f"chunksize must be an integer >= 1, got {chunksize!r}")
+    label = _source_label(source)
+    _prescan(source, label)
+    counter: _RowCounter | None = _RowCounter(_cardinalities(schema))
+    found: dict[tuple[int, int], str] = {}
+    n = 0
+    with _text_stream(source, label) as fh:
+        try:
+            chunks = pd.read_csv(fh, sep=sep, chunksize=chunksize, **_PARSE)
+            for i, chunk in enumerate(chunks):
+                chunk.columns = [str(c).strip() for c in chunk.columns]
+                if i == 0:
+                    _check_header(list(chunk.columns), schema, True, sep, label)
+                n += len(chunk)
+                items, codes, y_idx = schema._scan(chunk, with_target=True,
+                                                   codes=counter is not None)
+                found.update(items)
+                if found:
+                    counter = None  # nothing will be fitted: only the checks go on
+                elif counter is not None and codes is not None and y_idx is not None:
+                    counter.add(codes, y_idx)
+        except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+            raise _parse_error(label, sep, exc) from None
+    if n == 0:
+        raise _no_rows(label)
+    if found or counter is None:
+        raise _table_violation([found[k] for k in sorted(found)])
+    codes, counts = counter.result()
+    return AggregatedTable(schema=schema, codes=codes, counts=counts)
+
+
+def fit_aggregated(estimator: Any, table: AggregatedTable) -> Any:
+    """Fit an OPDisc or RSPM classifier on an :class:`AggregatedTable`.
+
+    Exactly ``estimator.fit(X, y)`` on the full encoded table (``X = schema.encode(df)``,
+    ``y = schema.labels_of(df)``): the same checks in the same order, all before any noise;
+    delta = 1/n^2 with n the number of records; the same exact problem (built by
+    :meth:`~oracledp.oracles.HalfspaceProblem.from_counts`), hence the same release for the
+    same ``random_state``; the same fitted attributes.  Memory grows with the distinct rows.
+    Returns the estimator.
+    """
+    from oracledp.estimators import OPDiscClassifier
+    from oracledp.estimators._base import map_binary_labels
+    from oracledp.oracles.halfspace import HalfspaceProblem
+
+    est = estimator
+    if not isinstance(est, OPDiscClassifier):
+        raise TypeError("fit_aggregated fits an OPDiscClassifier or RSPMClassifier (the models "
+                        f"of the exact 0/1-loss problem), got {type(est).__name__}")
+    if not isinstance(table, AggregatedTable):
+        raise TypeError(f"table must be an AggregatedTable, got {type(table).__name__}")
+    # 1. Parameters: the estimator's own checks (no data, no randomness yet).
+    params = est._start_fit()
+
+    # 2. Labels: the estimator's own mapping, on the labels that occur (one of each).
+    labels = np.array(table.schema.labels, dtype=object)
+    present = labels[table.counts.sum(axis=0) > 0]
+    classes, _ = map_binary_labels(present, est.classes, type(est).__name__)
+    plus = table.schema.labels.index(str(classes[1]))
+    n_pos, n_neg = table.counts[:, plus], table.counts[:, 1 - plus]
+    n, d = table.n, table.schema.n_features
+
+    def build(space: Any, schema: Any, grid: Any) -> HalfspaceProblem:
+        # the exact problem from the distinct rows (the rows are freed once encoded)
+        return HalfspaceProblem.from_counts(est._transform(table.features(), grid, schema),
+                                            n_pos, n_neg, space, schema=schema)
+
+    # 3-4. The estimator's own problem-and-release steps.
+    est._fit_problem(params, n, d, classes, build)
+    est.n_features_in_ = d
+    return est
 
 
 # --- saved models --------------------------------------------------------------------------
 
 MODEL_TYPES = ("opdisc", "rspm", "opsamp", "dpsgd", "accuracy-first")
 
+MODEL_FORMAT_VERSION = 1
+"""The ``format_version`` that :func:`save_model` writes and the only one :func:`load_model`
+reads.  Every model.json written by oracledp carries it; a file without it, or with another
+version, is refused with a message to fit the model again (there is no older format)."""
+
+_MODEL_KEYS = frozenset({"format", "format_version", "model", "schema", "params", "guarantee",
+                         "classes", "feature_names", "coef", "intercept"})
+
+#: What each model type releases: (guarantee kind, proof assumes an exact oracle,
+#: may have a non-zero intercept).  A file that disagrees was not written by that model.
+_MODEL_RULES: dict[str, tuple[str, bool, bool]] = {
+    "opdisc": ("approximate", True, False),
+    "rspm": ("pure", True, False),
+    "opsamp": ("approximate", False, False),
+    "dpsgd": ("approximate", False, True),
+    "accuracy-first": ("ex-post", False, False),
+}
+
+#: The fields of ``PrivacyGuarantee.to_dict()`` and their exact JSON types.
+_GUARANTEE_FIELDS: dict[str, type] = {
+    "epsilon": float, "delta": float, "kind": str, "requires_exact_oracle": bool,
+    "source": str, "neighbouring": str, "holds": bool, "notes": str, "numerics": str,
+    "diagnostics_released": bool, "calibration": str,
+}
+
+
+class ModelFileError(TableInputError):
+    """A ``model.json`` that is not a valid model of the current format (tampered, truncated,
+    written by another version or by hand).  Nothing of it is used."""
+
 
 def _jsonable(v: Any) -> bool:
-    return v is None or isinstance(v, (bool, int, float, str))
+    return v is None or isinstance(v, (bool, int, str)) or (
+        isinstance(v, float) and math.isfinite(v))
+
+
+def _real(v: Any, what: str) -> float:
+    """A finite JSON number (int or float, never a bool or a string)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise ValueError(f"{what} must be a number, got {type(v).__name__}")
+    if not math.isfinite(v):
+        raise ValueError(f"{what} must be finite")
+    return float(v)
+
+
+def _parse_guarantee(g: Any) -> Any:
+    """The saved guarantee as a PrivacyGuarantee; every field present with its exact type."""
+    from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
+
+    if not isinstance(g, dict):
+        raise ValueError("'guarantee' must be a JSON object")
+    missing = sorted(set(_GUARANTEE_FIELDS) - set(g))
+    extra = sorted(set(g) - set(_GUARANTEE_FIELDS))
+    if missing or extra:
+        raise ValueError("'guarantee' must have exactly the fields "
+                         f"{sorted(_GUARANTEE_FIELDS)} (missing {missing}, unknown {extra})")
+    for key, typ in _GUARANTEE_FIELDS.items():
+        v = g[key]
+        if typ is float:
+            _real(v, f"guarantee '{key}'")
+        elif typ is bool:
+            if not isinstance(v, bool):
+                raise ValueError(f"guarantee '{key}' must be true or false, got "
+                                 f"{type(v).__name__}")
+        elif not isinstance(v, str):
+            raise ValueError(f"guarantee '{key}' must be a string, got {type(v).__name__}")
+    if g["kind"] not in {str(k) for k in GuaranteeKind}:
+        raise ValueError(f"guarantee 'kind' must be one of {[str(k) for k in GuaranteeKind]}")
+    if not g["epsilon"] > 0:
+        raise ValueError("guarantee 'epsilon' must be > 0")
+    if not 0 <= g["delta"] < 1:
+        raise ValueError("guarantee 'delta' must be in [0, 1)")
+    if not g["source"].strip() or not g["neighbouring"].strip():
+        raise ValueError("guarantee 'source' and 'neighbouring' must not be empty")
+    return PrivacyGuarantee(**{k: (float(v) if _GUARANTEE_FIELDS[k] is float else v)
+                               for k, v in g.items()})
+
+
+def _check_params(params: Any) -> dict[str, Any]:
+    if not isinstance(params, dict):
+        raise ValueError("'params' must be a JSON object")
+    for k, v in params.items():
+        if not _jsonable(v):
+            raise ValueError(f"params {k!r}: must be null, true/false, a finite number or a "
+                             "string")
+    return dict(params)
+
+
+def _model_from_doc(doc: Any) -> SavedModel:
+    """Validate a parsed model.json (format version :data:`MODEL_FORMAT_VERSION`) strictly."""
+    if not isinstance(doc, dict) or doc.get("format") != MODEL_FORMAT:
+        raise ValueError("not an oracledp model file (no \"format\": \"oracledp.model\")")
+    version = doc.get("format_version")
+    if "format_version" not in doc:
+        raise ValueError("the file has no \"format_version\" (every model oracledp writes has "
+                         f"one; this oracledp reads version {MODEL_FORMAT_VERSION})")
+    if type(version) is not int or version != MODEL_FORMAT_VERSION:
+        raise ValueError(f"unsupported model format version {version!r} (this oracledp reads "
+                         f"version {MODEL_FORMAT_VERSION} only)")
+    missing = sorted(_MODEL_KEYS - set(doc))
+    extra = sorted(set(doc) - _MODEL_KEYS)
+    if missing or extra:
+        raise ValueError(f"the model must have exactly the fields {sorted(_MODEL_KEYS)} "
+                         f"(missing {missing}, unknown {extra})")
+    model_type = doc["model"]
+    if not isinstance(model_type, str) or model_type not in MODEL_TYPES:
+        raise ValueError(f"unknown model type; expected one of {', '.join(MODEL_TYPES)}")
+    kind, exact, has_intercept = _MODEL_RULES[model_type]
+    schema = TableSchema.from_dict(doc["schema"])
+    if schema.unconfirmed():
+        raise ValueError("the saved schema still has entries marked \"from_data\" (a fit "
+                         "refuses such a schema)")
+    names = doc["feature_names"]
+    if not isinstance(names, list) or names != schema.feature_names:
+        raise ValueError("'feature_names' must be the encoded features of the saved schema")
+    coef_raw = doc["coef"]
+    if not isinstance(coef_raw, list) or len(coef_raw) != schema.n_features:
+        raise ValueError(f"'coef' must be a list of {schema.n_features} numbers (one per "
+                         "encoded feature of the saved schema)")
+    coef = np.array([_real(c, "every coefficient") for c in coef_raw], dtype=np.float64)
+    intercept = _real(doc["intercept"], "'intercept'")
+    if intercept != 0.0 and not has_intercept:
+        raise ValueError(f"'intercept' must be 0 for model {model_type!r} (it has none)")
+    if model_type == "rspm" and not np.isin(coef, (-1.0, 0.0, 1.0)).all():
+        raise ValueError("rspm coefficients must be -1, 0 or 1")
+    classes = doc["classes"]
+    if (not isinstance(classes, list) or len(classes) != 2
+            or not all(isinstance(c, str) for c in classes)
+            or classes != sorted(schema.labels)):
+        raise ValueError("'classes' must be the saved schema's two labels, sorted "
+                         f"({sorted(schema.labels)})")
+    guarantee = _parse_guarantee(doc["guarantee"])
+    if str(guarantee.kind) != kind or guarantee.requires_exact_oracle is not exact:
+        raise ValueError(f"the guarantee does not match model {model_type!r} (expected kind "
+                         f"{kind!r}, requires_exact_oracle {str(exact).lower()})")
+    return SavedModel(model_type=model_type, schema=schema, params=_check_params(doc["params"]),
+                      guarantee=guarantee, classes=(classes[0], classes[1]),
+                      feature_names=tuple(names), coef=coef, intercept=intercept)
 
 
 def save_model(directory: str | Path, *, model_type: str, schema: TableSchema,
-               estimator: Any) -> Path:
-    """Write ``directory/model.json`` (format in the module docstring); returns its path."""
+               estimator: Any, overwrite: bool = True) -> Path:
+    """Write ``directory/model.json`` (format in the module docstring); returns its path.
+
+    The document is validated exactly as :func:`load_model` validates it before anything is
+    written (a model that could not be loaded back is never saved: ValueError).  With
+    ``overwrite=False`` an existing ``model.json`` is refused (FileExistsError).
+    """
     if model_type not in MODEL_TYPES:
         raise ValueError(f"unknown model type {model_type!r}")
     params = {k: v for k, v in estimator.get_params(deep=False).items()
@@ -646,7 +1144,7 @@ def save_model(directory: str | Path, *, model_type: str, schema: TableSchema,
     coef = np.asarray(estimator.coef_, dtype=np.float64).ravel()
     doc = {
         "format": MODEL_FORMAT,
-        "format_version": FORMAT_VERSION,
+        "format_version": MODEL_FORMAT_VERSION,
         "model": model_type,
         "schema": schema.to_dict(),
         "params": params,
@@ -656,10 +1154,19 @@ def save_model(directory: str | Path, *, model_type: str, schema: TableSchema,
         "coef": coef.tolist(),
         "intercept": float(estimator.intercept_),
     }
+    text = json.dumps(doc, indent=2, allow_nan=False) + "\n"  # NaN/inf are not JSON: refused
+    try:
+        _model_from_doc(json.loads(text))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"refusing to save an invalid model: {exc}") from None
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     path = out / "model.json"
-    path.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    if overwrite:
+        path.write_text(text, encoding="utf-8")
+    else:
+        with path.open("x", encoding="utf-8") as fh:  # atomic: no check-then-write race
+            fh.write(text)
     return path
 
 
@@ -670,7 +1177,7 @@ class SavedModel:
     model_type: str
     schema: TableSchema
     params: dict[str, Any]
-    guarantee: dict[str, Any]
+    guarantee: Any  # oracledp.guarantees.PrivacyGuarantee
     classes: tuple[str, str]
     feature_names: tuple[str, ...]
     coef: NDArray[np.float64]
@@ -684,34 +1191,46 @@ class SavedModel:
         return np.asarray(self.classes, dtype=object)[(scores > 0).astype(np.intp)]
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [k for k, _ in pairs]
+    dup = sorted({k for k in keys if keys.count(k) > 1})
+    if dup:
+        raise ValueError(f"keys listed twice: {dup}")
+    return dict(pairs)
+
+
 def load_model(path: str | Path) -> SavedModel:
-    """Read a model directory (or its ``model.json``) written by :func:`save_model`."""
+    """Read a model directory (or its ``model.json``) written by :func:`save_model`.
+
+    The file is validated strictly (see the module docstring): format and
+    ``format_version`` (:data:`MODEL_FORMAT_VERSION`; absent or other versions are refused),
+    exactly the known fields, a known model type, the schema, finite coefficients (one per
+    encoded feature) and intercept, the schema's two labels, and a guarantee whose every
+    field has its exact type and which matches the model type.  Anything else raises
+    :class:`ModelFileError` (a ValueError) with one message; no part of the file is used.
+    """
     p = Path(path)
     if p.is_dir():
         p = p / "model.json"
     try:
-        doc = json.loads(p.read_text(encoding="utf-8"))
+        text = p.read_text(encoding="utf-8")
     except OSError as exc:
-        raise TableInputError(f"{p}: cannot read the model ({exc.strerror})") from None
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        raise TableInputError(f"{p}: not a JSON model file") from None
-    if not isinstance(doc, dict) or doc.get("format") != MODEL_FORMAT:
-        raise TableInputError(f"{p}: not an oracledp model file")
-    if doc.get("format_version") != FORMAT_VERSION:
-        raise TableInputError(f"{p}: unsupported model format version "
-                              f"{doc.get('format_version')!r}")
+        raise ModelFileError(f"{p}: cannot read the model ({exc.strerror})") from None
+    except UnicodeDecodeError:
+        raise ModelFileError(f"{p}: not a JSON model file (not UTF-8 text)") from None
+    again = "Fit the model again with `oracledp fit` (a model file is never repaired or guessed)."
     try:
-        schema = TableSchema.from_dict(doc["schema"])
-        coef = np.asarray(doc["coef"], dtype=np.float64)
-        names = tuple(doc["feature_names"])
-        if coef.shape != (schema.n_features,) or names != tuple(schema.feature_names):
-            raise ValueError("coefficients and feature names do not match the schema")
-        classes = tuple(doc["classes"])
-        if len(classes) != 2:
-            raise ValueError("'classes' must list two labels")
-        return SavedModel(model_type=str(doc["model"]), schema=schema,
-                          params=dict(doc.get("params", {})), guarantee=dict(doc["guarantee"]),
-                          classes=(str(classes[0]), str(classes[1])), feature_names=names,
-                          coef=coef, intercept=float(doc.get("intercept", 0.0)))
+        doc = json.loads(text, parse_constant=_no_constant, object_pairs_hook=_unique_keys)
+    except ValueError as exc:  # json.JSONDecodeError is a ValueError
+        raise ModelFileError(f"{p}: not a valid JSON model file ({exc}). {again}") from None
+    except RecursionError:
+        raise ModelFileError(f"{p}: not a valid JSON model file (nested too deeply). {again}"
+                             ) from None
+    try:
+        return _model_from_doc(doc)
     except (KeyError, TypeError, ValueError) as exc:
-        raise TableInputError(f"{p}: invalid model file ({exc})") from None
+        raise ModelFileError(f"{p}: invalid model file: {exc}. {again}") from None

@@ -23,7 +23,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from oracledp._validation import check_delta, check_epsilon, check_positive, check_rng
 from oracledp.diagnostics import (
@@ -33,7 +33,11 @@ from oracledp.diagnostics import (
     split_diagnostics,
 )
 from oracledp.errors import PrivacyWarning
-from oracledp.estimators._base import BinaryClassifierTags, map_binary_labels
+from oracledp.estimators._base import (
+    BinaryClassifierTags,
+    map_binary_labels,
+    validate_private_data,
+)
 from oracledp.learners.opdisc import OPDiscResult, opdisc
 from oracledp.oracles.base import Oracle
 from oracledp.oracles.halfspace import FeatureSchema, HalfspaceProblem
@@ -335,6 +339,24 @@ class OPDiscClassifier(PicklesWithoutDiagnostics, BinaryClassifierTags, Classifi
         -------
         self
         """
+        params = self._start_fit()
+
+        # 2. Data and labels.
+        X_arr, y_arr = validate_private_data(self, X, y, dtype=np.float64, ensure_all_finite=True)
+        check_classification_targets(y_arr)
+        classes, y_pm = map_binary_labels(y_arr, self.classes, type(self).__name__)
+        n, d = X_arr.shape
+
+        def build(space: IntegerBall, schema: FeatureSchema,
+                  grid: Fraction | None) -> HalfspaceProblem:
+            return HalfspaceProblem.from_data(self._transform(X_arr, grid, schema), y_pm, space,
+                                              schema=schema)
+
+        return self._fit_problem(params, n, d, classes, build)
+
+    # --- the steps of fit, shared with tabular.fit_aggregated (aggregated CSV rows) ----------
+    def _start_fit(self) -> dict[str, Any]:
+        """Forget a previous fit and validate every parameter (no data, no randomness yet)."""
         # Forget a previous fit, so a refused refit cannot leave a stale model behind.
         for attr in [a for a in vars(self) if a.endswith("_") and not a.startswith("__")]:
             delattr(self, attr)
@@ -358,31 +380,32 @@ class OPDiscClassifier(PicklesWithoutDiagnostics, BinaryClassifierTags, Classifi
         check_solver_name(self.solver)
         keep = check_diagnostics_flag(self.keep_diagnostics, "keep_diagnostics")
         rng = check_rng(self.random_state)  # type check only: nothing is drawn here
+        return {"epsilon": epsilon, "tau": tau, "bound": bound, "radius": radius,
+                "time_limit": time_limit, "grid": grid, "keep": keep, "rng": rng}
 
-        # 2. Data and labels.
-        X_arr, y_arr = validate_data(self, X, y, dtype=np.float64, ensure_all_finite=True)
-        check_classification_targets(y_arr)
-        classes, y_pm = map_binary_labels(y_arr, self.classes, type(self).__name__)
-        n, d = X_arr.shape
+    def _fit_problem(self, params: dict[str, Any], n: int, d: int, classes: NDArray[Any],
+                     build: Any) -> OPDiscClassifier:
+        """Steps 3-4 of fit: the exact problem (``build(space, schema, grid)``), one release."""
         delta = check_delta(1.0 / n**2 if self.delta is None else self.delta)
+        grid = params["grid"]
 
         # 3. The exact problem over the public schema (refuses data that violate it).
-        space = self._make_space(d, bound, radius, tau)
+        space = self._make_space(d, params["bound"], params["radius"], params["tau"])
         schema = public_schema(self.schema, grid, d, space.k_max, type(self).__name__)
-        X_fit = self._transform(X_arr, grid, schema)
-        problem = HalfspaceProblem.from_data(X_fit, y_pm, space, schema=schema)
-        oracle = build_oracle(self.solver, time_limit)
+        problem = build(space, schema, grid)
+        oracle = build_oracle(self.solver, params["time_limit"])
 
         # 4. The mechanism: the only place noise is drawn.
         result, diagnostics = split_diagnostics(
-            self._release(problem, epsilon, delta, oracle, rng, return_diagnostics=keep))
+            self._release(problem, params["epsilon"], delta, oracle, params["rng"],
+                          return_diagnostics=params["keep"]))
         if not result.certified:
             warnings.warn(
                 f"{type(self).__name__}: the oracle did not certify an exact optimum; the "
                 "coefficients were released because allow_uncertified=True and carry NO "
                 "differential privacy guarantee.",
                 PrivacyWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
 
         self.classes_ = classes
@@ -417,7 +440,8 @@ class OPDiscClassifier(PicklesWithoutDiagnostics, BinaryClassifierTags, Classifi
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
         """Scores ``<x, w>`` (after rounding to ``feature_grid`` if set); > 0 means ``classes_[1]``."""
         check_is_fitted(self)
-        X_arr = validate_data(self, X, dtype=np.float64, ensure_all_finite=True, reset=False)
+        X_arr = validate_private_data(
+            self, X, dtype=np.float64, ensure_all_finite=True, reset=False)
         X_arr = self._transform(X_arr, self.feature_grid_, self.feature_schema_)  # as in fit
         return X_arr @ self.coef_[0]
 

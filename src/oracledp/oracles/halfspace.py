@@ -355,6 +355,96 @@ class HalfspaceProblem:
         n_neg = np.bincount(inverse, weights=(ya == -1), minlength=g).astype(np.int64)
         return cls(N=rows, Q=Q, n_pos=n_pos, n_neg=n_neg, space=space, schema=schema)
 
+    @classmethod
+    def from_counts(
+        cls,
+        X: ArrayLike,
+        n_pos: ArrayLike,
+        n_neg: ArrayLike,
+        space: IntegerBall | None = None,
+        *,
+        schema: FeatureSchema | None = None,
+        max_denominator: int = 10**6,
+    ) -> HalfspaceProblem:
+        """The problem of already-aggregated rows: row ``i`` of ``X`` stands for ``n_pos[i]``
+        records labelled +1 and ``n_neg[i]`` labelled -1.
+
+        Exactly :meth:`from_data` on the table that repeats each row that many times (same
+        ``N`` in the same order, same counts, same refusals), without ever building that
+        table: memory grows with the number of rows of ``X``, not with the number of
+        records.  Rows of ``X`` need not be distinct (equal encoded rows are merged, counts
+        added in integer arithmetic); rows with no record are ignored.
+        """
+        Xa = check_finite_matrix(X)
+        counts = []
+        for name, c in (("n_pos", n_pos), ("n_neg", n_neg)):
+            arr = np.asarray(c)
+            if arr.shape != (Xa.shape[0],) or not np.issubdtype(arr.dtype, np.integer):
+                raise ValueError(f"{name} must be a 1-D integer array with one entry per row "
+                                 f"of X ({Xa.shape[0]})")
+            if (arr < 0).any():
+                raise ValueError(f"{name} must be >= 0 (counts of records)")
+            counts.append(arr.astype(np.int64))
+        pos, neg = counts
+        keep = (pos + neg) > 0
+        if not keep.any():
+            raise ValueError("the counts are all zero: there is no record")
+        if not keep.all():
+            Xa, pos, neg = Xa[keep], pos[keep], neg[keep]
+        if space is None:
+            space = IntegerBall(Xa.shape[1])
+        if space.d != Xa.shape[1]:
+            raise ValueError(f"space has d = {space.d} but X has {Xa.shape[1]} features")
+        if schema is not None:
+            schema.check_exact(space.k_max)
+            N, Q = cls._encode_blocks(schema, Xa), schema.Q
+        else:
+            N, Q = rationalize_columns(Xa, max_denominator)
+            if np.abs(N).sum(axis=1).max() * space.k_max > _MAX_EXACT:
+                raise ValueError("feature magnitudes too large for exact integer scores; "
+                                 "rescale X")
+        del X, Xa  # a caller that passed a temporary frees it here
+        rows, inverse = cls._unique_rows(N)
+        del N
+        g_pos = np.zeros(rows.shape[0], dtype=np.int64)
+        g_neg = np.zeros(rows.shape[0], dtype=np.int64)
+        np.add.at(g_pos, inverse, pos)
+        np.add.at(g_neg, inverse, neg)
+        return cls(N=rows, Q=Q, n_pos=g_pos, n_neg=g_neg, space=space, schema=schema)
+
+    @staticmethod
+    def _encode_blocks(schema: FeatureSchema, X: NDArray[np.float64],
+                       block: int = 1 << 16) -> NDArray[np.int64]:
+        """``schema.encode(X)`` block by block (its temporaries stay small); a refusal comes
+        from ``schema.encode(X)`` on the whole X, so it names every violating column."""
+        N = np.empty(X.shape, dtype=np.int64)
+        try:
+            for a in range(0, X.shape[0], block):
+                N[a:a + block] = schema.encode(X[a:a + block])
+        except BoundsViolation:
+            del N
+            schema.encode(X)
+            raise
+        return N
+
+    @staticmethod
+    def _unique_rows(N: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.intp]]:
+        """``np.unique(N, axis=0, return_inverse=True)`` (rows in lexicographic order) in less
+        memory and time: each column is replaced by the rank of its value (same order) and
+        the ranks are packed into one int64 key when they fit (else numpy's own)."""
+        key = np.zeros(N.shape[0], dtype=np.int64)
+        span = 1
+        for j in range(N.shape[1]):
+            vals = np.unique(N[:, j])
+            if span * len(vals) >= 2**62:
+                rows, inverse = np.unique(N, axis=0, return_inverse=True)
+                return rows, inverse.ravel()
+            key *= len(vals)
+            key += np.searchsorted(vals, N[:, j])
+            span *= len(vals)
+        _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+        return N[first], inverse.ravel()
+
     @property
     def d(self) -> int:
         return self.N.shape[1]

@@ -1,0 +1,130 @@
+"""`oracledp fit`: exit codes, advice, --out / --force and what the summary prints.
+
+* an exact-oracle fit whose oracle does not certify exits 2 with advice that fits the CLI
+  (--time-limit, another --solver or --model, a coarser public grid), never the Python-only
+  ``allow_uncertified``, and writes nothing;
+* ``--out`` holding a saved model is refused before any data is read or noise drawn, unless
+  ``--force``;
+* the fit's wall time (a non-private diagnostic) is printed only with ``--verbose``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from oracledp.cli import app
+from oracledp.oracles import OracleStatus
+from oracledp.oracles import registry as oracle_registry
+from oracledp.oracles.base import make_result
+from oracledp.tabular import load_model
+
+ENV = {"COLUMNS": "200"}
+SCHEMA = {
+    "target": {"name": "y", "labels": ["no", "yes"]},
+    "columns": [
+        {"name": "x", "type": "numeric", "lower": 0, "upper": 10, "step": 1},
+        {"name": "c", "type": "categorical", "levels": ["a", "b"]},
+    ],
+}
+ROWS = ["1,a,no", "9,b,yes", "5,a,no", "3,b,yes", "7,b,yes", "2,a,no"]
+
+
+class _Uncertified:
+    """An oracle that stops at its time limit without a certificate."""
+
+    name = "uncertified"
+
+    def solve(self, problem, eta):
+        k = np.zeros(problem.d, dtype=np.int64)
+        k[0] = 1
+        obj = float(problem.objective_k(k, eta)[0])
+        return make_result(problem, eta, k, obj - 1.0, OracleStatus.TIME_LIMIT, 0.5, self.name)
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, Path]:
+    (tmp_path / "schema.json").write_text(json.dumps(SCHEMA))
+    (tmp_path / "train.csv").write_text("x,c,y\n" + "\n".join(ROWS * 4) + "\n")
+    return {"schema": tmp_path / "schema.json", "data": tmp_path / "train.csv",
+            "out": tmp_path / "model"}
+
+
+def _fit(files: dict[str, Path], *extra: str, model: str = "dpsgd"):
+    return CliRunner().invoke(app, ["fit", str(files["data"]), "--schema", str(files["schema"]),
+                                    "--model", model, "--epsilon", "1", "--seed", "0",
+                                    "--out", str(files["out"]), *extra], env=ENV)
+
+
+@pytest.mark.parametrize("model", ["opdisc", "rspm"])
+def test_uncertified_exact_oracle_exits_2_with_cli_advice(files, monkeypatch, model):
+    monkeypatch.setitem(oracle_registry._REGISTRY, "uncertified",
+                        (lambda **options: _Uncertified(), "test: never certifies"))
+    res = _fit(files, "--solver", "uncertified", "--time-limit", "7", model=model)
+    assert res.exit_code == 2, res.output
+    assert isinstance(res.exception, SystemExit)  # one message, no traceback
+    err = res.stderr
+    assert err.startswith("error: ") and err.count("\n") == 1
+    assert "did not certify" in err and "nothing was released or written" in err
+    assert "allow_uncertified" not in err  # the CLI has no such option
+    for advice in ("--time-limit (now 7s", "--solver", "coarser public grid", "--model opsamp"):
+        assert advice in err, advice
+    assert res.stdout.strip() == "" and not files["out"].exists()
+
+
+def test_out_with_a_saved_model_is_refused_unless_force(files, monkeypatch):
+    res = _fit(files)
+    assert res.exit_code == 0, res.output
+    before = (files["out"] / "model.json").read_text()
+
+    from oracledp.baselines import DPSGDLogisticRegression
+
+    def no_fit(self, *a, **k):  # pragma: no cover - must not run
+        raise AssertionError("fit reached although --out holds a model")
+
+    with monkeypatch.context() as m:
+        m.setattr(DPSGDLogisticRegression, "fit", no_fit)
+        res = _fit(files, "--seed", "1")
+    assert res.exit_code == 2, res.output
+    assert isinstance(res.exception, SystemExit)
+    assert "already holds model.json" in res.stderr and "--force" in res.stderr
+    assert (files["out"] / "model.json").read_text() == before  # untouched
+
+    (files["out"] / "model.json").unlink()  # the plot alone is refused too
+    res = _fit(files)
+    assert res.exit_code == 2 and "coefficients.png" in res.stderr
+
+    res = _fit(files, "--force", "--model", "rspm", model="rspm")
+    assert res.exit_code == 0, res.output
+    assert load_model(files["out"]).model_type == "rspm"  # replaced
+    res = _fit(files, "--force")
+    assert res.exit_code == 0, res.output
+    assert load_model(files["out"]).model_type == "dpsgd"
+
+
+def test_out_that_is_a_file_is_refused(files):
+    files["out"].write_text("not a directory")
+    res = _fit(files)
+    assert res.exit_code == 2 and isinstance(res.exception, SystemExit)
+    assert files["out"].read_text() == "not a directory"
+
+
+_SECONDS = re.compile(r"\b\d+\.\d+s\b")
+
+
+def test_wall_time_only_with_verbose(files):
+    res = _fit(files)
+    assert res.exit_code == 0, res.output
+    out = res.stdout.replace(str(files["out"]), "<out>")
+    assert not re.search(r"\btime\b", out, flags=re.IGNORECASE), out
+    assert not _SECONDS.search(out), out
+    assert "guarantee holds" in res.stdout  # the summary itself is still printed
+    res = _fit(files, "--force", "--verbose")
+    assert res.exit_code == 0, res.output
+    assert "time (non-private diagnostic)" in res.stdout
+    assert _SECONDS.search(res.stdout)

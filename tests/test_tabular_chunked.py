@@ -1,0 +1,435 @@
+"""Large CSVs in bounded memory: chunked reading into distinct encoded rows (the audit's
+125 MB CSV ended in a MemoryError), the exact problem from aggregated rows, the CLI's paths."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+import oracledp.tabular as tabular
+from oracledp.cli import app
+from oracledp.errors import BoundsViolation
+from oracledp.estimators import OPDiscClassifier, RSPMClassifier
+from oracledp.learners.rspm import rspm_space
+from oracledp.oracles import FeatureSchema, HalfspaceProblem, IntegerBall
+from oracledp.tabular import (
+    AggregatedTable,
+    TableInputError,
+    TableSchema,
+    fit_aggregated,
+    read_csv,
+    read_csv_aggregated,
+)
+
+ENV = {"COLUMNS": "200"}
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
+
+#: Every kind of column: integer grid, fractional grid, bins, categorical; labels not sorted.
+SCHEMA = {
+    "target": {"name": "y", "labels": ["yes", "no"]},
+    "columns": [
+        {"name": "age", "type": "numeric", "lower": 0, "upper": 100, "step": 10},
+        {"name": "rate", "type": "numeric", "lower": 0, "upper": 1, "step": 0.25},
+        {"name": "gain", "type": "numeric", "lower": 0, "upper": 1000, "bins": [1, 100, 500]},
+        {"name": "color", "type": "categorical", "levels": ["red", "green", "blue"]},
+    ],
+}
+HEADER = "age,rate,gain,color,y"
+#: Identical rows far apart (and with both labels), values that round to the same grid point,
+#: cells with spaces: the aggregation must merge across chunk boundaries.
+ROWS = [
+    "30,0.5,0,red,yes", "31,0.5,0,red,no", "70,1,600,blue,no", "30,0.5,0, red ,yes",
+    "0,0,1,green,yes", "100,0.25,100,blue,no", "29,0.5,0,red,no", "70,1,999,blue,no",
+    "0,0,0,green,no", "55,0.75,499,red,yes", "30, 0.5,0,red,yes", "70,1,500,blue,yes",
+    "55,0.75,499,red,no", "0,0,1,green,yes",
+]
+
+
+@pytest.fixture
+def schema() -> TableSchema:
+    return TableSchema.from_dict(SCHEMA)
+
+
+@pytest.fixture
+def csv_path(tmp_path: Path) -> Path:
+    p = tmp_path / "t.csv"
+    p.write_text(HEADER + "\n" + "\n".join(ROWS) + "\n")
+    return p
+
+
+def _in_memory(path: Path, schema: TableSchema) -> tuple[np.ndarray, np.ndarray]:
+    df = read_csv(path, schema, with_target=True)
+    return schema.encode(df), schema.labels_of(df)
+
+
+def _make(cls: type, schema: TableSchema, seed: int = 3) -> OPDiscClassifier:
+    return cls(1.0, schema=schema.feature_schema(), classes=list(schema.labels),
+               random_state=seed)
+
+
+# --- the exact problem from aggregated rows ---------------------------------------------------
+
+
+def _assert_same_problem(a: HalfspaceProblem, b: HalfspaceProblem) -> None:
+    assert a.Q == b.Q and a.space == b.space and a.schema == b.schema
+    for name in ("N", "n_pos", "n_neg"):
+        x, y = getattr(a, name), getattr(b, name)
+        assert x.dtype == y.dtype == np.int64 and np.array_equal(x, y), name
+
+
+@pytest.mark.parametrize("with_schema", [True, False])
+def test_from_counts_is_from_data_on_the_repeated_rows(with_schema):
+    rng = np.random.default_rng(0)
+    X = rng.integers(-4, 5, size=(40, 3)) / 4.0
+    X[:, 2] = rng.integers(0, 2, size=40)  # a 0/1 column
+    c_pos = rng.integers(0, 3, size=40)
+    c_neg = rng.integers(0, 3, size=40)
+    c_pos[:3] = c_neg[:3] = 0  # rows without records are ignored (also for the denominators)
+    X[:3] = 1 / 7
+    X[10] = X[11]  # duplicate rows are merged, counts added
+    full = np.repeat(X, c_pos + c_neg, axis=0)
+    y = np.concatenate([np.r_[np.ones(p), -np.ones(q)] for p, q in zip(c_pos, c_neg,
+                                                                      strict=True)])
+    space = IntegerBall(3, bound=2)
+    schema = FeatureSchema.grid(3, 0.25, 1.0, binary=[2]) if with_schema else None
+    want = HalfspaceProblem.from_data(full, y, space, schema=schema)
+    got = HalfspaceProblem.from_counts(X, c_pos, c_neg, space, schema=schema)
+    _assert_same_problem(want, got)
+    assert got.n == len(full)
+
+
+def test_from_counts_refusals():
+    X = np.array([[0.5, 1.0], [0.25, 0.0]])
+    with pytest.raises(ValueError, match="integer array"):
+        HalfspaceProblem.from_counts(X, [1.0, 2.0], [0, 0])
+    with pytest.raises(ValueError, match=">= 0"):
+        HalfspaceProblem.from_counts(X, [1, -1], [0, 0])
+    with pytest.raises(ValueError, match="no record"):
+        HalfspaceProblem.from_counts(X, [0, 0], [0, 0])
+    with pytest.raises(BoundsViolation, match="feature column 0"):  # the schema's check
+        HalfspaceProblem.from_counts(X, [1, 1], [0, 0],
+                                     schema=FeatureSchema.grid(2, 0.5, 1.0, binary=[1]))
+
+
+# --- chunked reading equals the in-memory path ------------------------------------------------
+
+
+@pytest.mark.parametrize("chunksize", [1, 2, 3, 5, 13, 14, 1000])
+def test_chunked_equals_in_memory(csv_path, schema, chunksize):
+    X, y = _in_memory(csv_path, schema)
+    agg = read_csv_aggregated(csv_path, schema, chunksize=chunksize)
+    assert isinstance(agg, AggregatedTable) and agg.n == len(ROWS)
+    F = agg.features()
+    assert len(np.unique(F, axis=0)) == agg.n_groups == len(F) < len(ROWS)
+    # every record's encoded row and label, as a multiset
+    rows = [(tuple(f), lab) for f, c in zip(F, agg.counts, strict=True)
+            for lab, k in zip(schema.labels, c, strict=True) for _ in range(k)]
+    assert sorted(rows) == sorted(zip(map(tuple, X), y, strict=True))
+    # the same exact problem, for RSPM's space and OPDisc's
+    fs = schema.feature_schema()
+    plus = schema.labels.index(sorted(schema.labels)[1])
+    for space in (rspm_space(fs.d), IntegerBall(fs.d)):
+        want = HalfspaceProblem.from_data(X, np.where(y == sorted(schema.labels)[1], 1, -1),
+                                          space, schema=fs)
+        got = HalfspaceProblem.from_counts(F, agg.counts[:, plus], agg.counts[:, 1 - plus],
+                                           space, schema=fs)
+        _assert_same_problem(want, got)
+
+
+def test_row_divisor_and_the_same_problem(csv_path):
+    schema = TableSchema.from_dict({**SCHEMA, "row_divisor": 3})
+    X, y = _in_memory(csv_path, schema)
+    agg = read_csv_aggregated(csv_path, schema, chunksize=2)
+    F = agg.features()
+    assert sorted(map(tuple, np.repeat(F, agg.counts.sum(axis=1), axis=0))) == sorted(
+        map(tuple, X))
+    full = _make(OPDiscClassifier, schema).fit(X, y)
+    assert np.array_equal(fit_aggregated(_make(OPDiscClassifier, schema), agg).coef_,
+                          full.coef_)
+
+
+@pytest.mark.parametrize("cls", [RSPMClassifier, OPDiscClassifier])
+@pytest.mark.parametrize("seed", [0, 7])
+def test_same_release_for_a_fixed_seed(csv_path, schema, cls, seed):
+    X, y = _in_memory(csv_path, schema)
+    full = _make(cls, schema, seed).fit(X, y)
+    agg = fit_aggregated(_make(cls, schema, seed), read_csv_aggregated(csv_path, schema,
+                                                                       chunksize=4))
+    assert np.array_equal(full.coef_, agg.coef_)
+    assert full.guarantee_ == agg.guarantee_
+    assert list(full.classes_) == list(agg.classes_) and agg.intercept_ == 0.0
+    assert agg.n_features_in_ == X.shape[1]
+    noise = ("scale_", "m_") if cls is RSPMClassifier else ("sigma_", "calibration_")
+    for attr in noise:
+        assert getattr(full, attr) == getattr(agg, attr)
+    assert np.array_equal(full.predict(X), agg.predict(X))
+
+
+def test_fit_aggregated_refuses_as_fit_before_any_noise(csv_path, schema, monkeypatch):
+    agg = read_csv_aggregated(csv_path, schema)
+    X, y = _in_memory(csv_path, schema)
+
+    def no_noise(self, *a, **k):  # pragma: no cover - must not run
+        raise AssertionError("noise drawn")
+
+    monkeypatch.setattr(OPDiscClassifier, "_release", no_noise)
+    monkeypatch.setattr(RSPMClassifier, "_release", no_noise)
+    bad = [
+        lambda: OPDiscClassifier(-1.0, schema=schema.feature_schema()),
+        lambda: OPDiscClassifier(1.0, delta=2.0, schema=schema.feature_schema()),
+        lambda: RSPMClassifier(1.0, solver="nope", schema=schema.feature_schema()),
+        lambda: RSPMClassifier(1.0, schema=schema.feature_schema(), classes=["a", "b"]),
+        lambda: RSPMClassifier(1.0),  # no public schema
+        lambda: RSPMClassifier(1.0, schema=FeatureSchema.grid(3, 0.5, 1.0)),  # wrong width
+    ]
+    for make in bad:
+        with pytest.raises((ValueError, TypeError)) as want:
+            make().fit(X, y)
+        with pytest.raises(type(want.value)) as got:
+            fit_aggregated(make(), agg)
+        assert str(got.value) == str(want.value)
+    with pytest.raises(TypeError, match="OPDiscClassifier or RSPMClassifier"):
+        fit_aggregated(object(), agg)
+
+
+def test_one_label_only_is_refused_like_fit(tmp_path, schema):
+    p = tmp_path / "one.csv"
+    p.write_text(HEADER + "\n" + "\n".join(r for r in ROWS if r.endswith(",no")) + "\n")
+    X, y = _in_memory(p, schema)
+    agg = read_csv_aggregated(p, schema)
+    make = lambda: RSPMClassifier(1.0, schema=schema.feature_schema(), random_state=0)  # noqa: E731
+    with pytest.raises(ValueError) as want:
+        make().fit(X, y)
+    with pytest.raises(ValueError) as got:
+        fit_aggregated(make(), agg)
+    assert str(got.value) == str(want.value)
+    # with the declared label set, a table holding one label is fitted, as by fit
+    full = _make(RSPMClassifier, schema).fit(X, y)
+    assert np.array_equal(fit_aggregated(_make(RSPMClassifier, schema), agg).coef_, full.coef_)
+
+
+# --- validation: the same refusals as the in-memory reader ------------------------------------
+
+
+def _bad_files() -> dict[str, bytes]:
+    good = [HEADER, *ROWS]
+    late = lambda row: "\n".join([*good, *ROWS, row]) + "\n"  # noqa: E731 - after many chunks
+    return {
+        "unknown_level": late("30,0.5,0,Martian,yes").encode(),
+        "out_of_bounds": late("130,0.5,0,red,yes").encode(),
+        "off_bins_bound": late("30,0.5,1001,red,yes").encode(),
+        "not_a_number": late("30,half,0,red,yes").encode(),
+        "infinite": late("30,inf,0,red,yes").encode(),
+        "missing_value": late("30,,0,red,yes").encode(),
+        "short_row": late("30,0.5,0").encode(),
+        "unknown_label": late("30,0.5,0,red,maybe").encode(),
+        # several problems, in different chunks and columns: listed once each, in order
+        "many": ("\n".join([HEADER, "130,0.5,0,red,yes", *ROWS, "30,0.5,0,Martian,yes",
+                            *ROWS, "30,,0,red,maybe", "-5,0.5,0,red,yes"]) + "\n").encode(),
+        "no_target": ("\n".join(r.rsplit(",", 1)[0] for r in good) + "\n").encode(),
+        "missing_column": ("\n".join(",".join(r.split(",")[1:]) for r in good) + "\n").encode(),
+        "empty": b"",
+        "blank": b"  \n\n \n",
+        "header_only": (HEADER + "\n").encode(),
+        "latin1": (late("30,0.5,0,r\xe9d,yes")).encode("latin-1"),
+        "delimiter": "\n".join(r.replace(",", ";") for r in good).encode(),
+        "parse_error": late("30,0.5,0,red,yes,extra,fields").encode(),
+        "bad_gzip": b"\x1f\x8b" + b"not gzip at all",
+        "bom_and_crlf": ("\ufeff" + "\r\n".join(good) + "\r\n").encode(),
+        "gzip": gzip.compress(("\n".join(good) + "\n").encode()),
+    }
+
+
+@pytest.mark.parametrize("case", [
+    "unknown_level", "out_of_bounds", "off_bins_bound", "not_a_number", "infinite",
+    "missing_value", "short_row", "unknown_label", "many", "no_target", "missing_column",
+    "empty", "blank", "header_only", "latin1", "delimiter", "parse_error", "bad_gzip",
+    "bom_and_crlf", "gzip",
+])
+@pytest.mark.parametrize("chunksize", [1, 5, 100_000])
+def test_validation_is_that_of_the_in_memory_reader(tmp_path, schema, case, chunksize):
+    p = tmp_path / f"{case}.csv"
+    p.write_bytes(_bad_files()[case])
+    try:
+        df = read_csv(p, schema, with_target=True)
+        schema.encode(df)
+    except (TableInputError, BoundsViolation) as exc:
+        want: Exception | None = exc
+    else:
+        want = None
+    if want is None:  # readable files: the same records
+        agg = read_csv_aggregated(p, schema, chunksize=chunksize)
+        assert agg.n == len(df)
+        return
+    with pytest.raises(type(want)) as got:
+        read_csv_aggregated(p, schema, chunksize=chunksize)
+    assert str(got.value) == str(want)
+    for value in ("Martian", "130", "1001", "half", "maybe", "r\xe9d", "extra"):
+        assert value not in str(got.value)
+
+
+def test_many_problems_are_all_listed(tmp_path, schema):
+    p = tmp_path / "many.csv"
+    p.write_bytes(_bad_files()["many"])
+    with pytest.raises(BoundsViolation) as err:
+        read_csv_aggregated(p, schema, chunksize=2)
+    msg = str(err.value)
+    parts = ["'age': values must lie in [0, 100]", "'rate': missing values",
+             "'color': values must be one of the 3 declared levels", "target 'y'"]
+    assert all(part in msg for part in parts)
+    assert [msg.index(part) for part in parts] == sorted(msg.index(part) for part in parts)
+
+
+def test_memory_is_bounded_by_the_chunk_and_the_distinct_rows(tmp_path, schema):
+    """Many records, few distinct rows: the chunked reader never holds the table."""
+    p = tmp_path / "long.csv"
+    with open(p, "w") as fh:
+        fh.write(HEADER + "\n")
+        for _ in range(12000):
+            fh.write("\n".join(ROWS) + "\n")  # 168,000 records, 6 distinct encoded rows
+    tracemalloc.start()
+    try:
+        read_csv(p, schema, with_target=True)
+        full_peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.reset_peak()
+        agg = read_csv_aggregated(p, schema, chunksize=2000)
+        chunk_peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert agg.n == 12000 * len(ROWS) and agg.n_groups == 6
+    assert chunk_peak < full_peak / 10, (chunk_peak, full_peak)
+
+
+# --- the CLI ----------------------------------------------------------------------------------
+
+
+def _fit(runner: CliRunner, data: Path, schema_path: Path, out: Path, model: str,
+         seed: int = 5) -> object:
+    return runner.invoke(app, ["fit", str(data), "--schema", str(schema_path), "--model", model,
+                               "--epsilon", "1", "--seed", str(seed), "--out", str(out)],
+                         env=ENV)
+
+
+@pytest.mark.parametrize("model, cls", [("rspm", RSPMClassifier), ("opdisc", OPDiscClassifier)])
+def test_cli_fits_rspm_and_opdisc_from_aggregated_rows(tmp_path, csv_path, schema, model, cls,
+                                                       monkeypatch):
+    X, y = _in_memory(csv_path, schema)
+    want = _make(cls, schema, 5).fit(X, y).coef_.ravel()
+    sch = tmp_path / "schema.json"
+    sch.write_text(json.dumps(SCHEMA))
+
+    def refuse(*a, **k):  # pragma: no cover - must not run
+        raise AssertionError("the whole table was loaded")
+
+    monkeypatch.setattr(tabular, "CHUNK_ROWS", 3)  # identical rows in different chunks
+    monkeypatch.setattr(tabular, "read_csv", refuse)
+    monkeypatch.setattr(OPDiscClassifier, "fit", refuse)
+    monkeypatch.setattr(TableSchema, "encode", refuse)
+    res = _fit(CliRunner(), csv_path, sch, tmp_path / "m", model)
+    assert res.exit_code == 0, res.output
+    saved = json.loads((tmp_path / "m" / "model.json").read_text())
+    assert saved["coef"] == want.tolist()
+    assert f"{len(ROWS):,}, {schema.n_features}" in res.stdout  # n records, d features
+
+
+@pytest.mark.parametrize("model", ["rspm", "opdisc"])
+def test_cli_bad_input_in_a_late_chunk_exits_2_before_any_noise(tmp_path, schema, model,
+                                                                 monkeypatch):
+    def no_noise(self, *a, **k):  # pragma: no cover - must not run
+        raise AssertionError("noise drawn with bad input")
+
+    monkeypatch.setattr(OPDiscClassifier, "_release", no_noise)
+    monkeypatch.setattr(RSPMClassifier, "_release", no_noise)
+    monkeypatch.setattr(tabular, "CHUNK_ROWS", 4)
+    sch = tmp_path / "schema.json"
+    sch.write_text(json.dumps(SCHEMA))
+    files = _bad_files()
+    for case, needle in (("unknown_level", "'color'"), ("latin1", "not UTF-8"),
+                         ("many", "'age'"), ("delimiter", "single column")):
+        p = tmp_path / f"{case}.csv"
+        p.write_bytes(files[case])
+        res = _fit(CliRunner(), p, sch, tmp_path / "m", model)
+        assert res.exit_code == 2, res.output
+        assert needle in res.stderr and res.stderr.startswith("error: ")
+        assert res.stderr.count("\n") == 1 and "Martian" not in res.stderr
+        assert "Traceback" not in res.output and not (tmp_path / "m").exists()
+
+
+@pytest.mark.parametrize("model, target", [
+    ("dpsgd", "encode"), ("opsamp", "read_csv"), ("accuracy-first", "labels_of"),
+    ("rspm", "read_csv_aggregated"), ("opdisc", "read_csv_aggregated"),
+])
+def test_cli_out_of_memory_while_loading_exits_2(tmp_path, csv_path, model, target,
+                                                 monkeypatch):
+    def oom(*a, **k):
+        raise MemoryError
+
+    if target == "encode" or target == "labels_of":
+        monkeypatch.setattr(TableSchema, target, oom)
+    else:
+        monkeypatch.setattr(tabular, target, oom)
+    sch = tmp_path / "schema.json"
+    sch.write_text(json.dumps(SCHEMA))
+    args = ["fit", str(csv_path), "--schema", str(sch), "--model", model,
+            "--out", str(tmp_path / "m")]
+    args += ["--alpha", "0.5"] if model == "accuracy-first" else ["--epsilon", "1"]
+    res = CliRunner().invoke(app, args, env=ENV)
+    assert res.exit_code == 2, (res.output, res.exception)
+    assert isinstance(res.exception, SystemExit)
+    err = " ".join(res.stderr.split())
+    assert err.startswith("error: ") and "not enough memory" in err and f"--model {model}" in err
+    if model in ("rspm", "opdisc"):
+        assert "distinct encoded rows" in err and "smaller file" in err
+    else:
+        assert "--model rspm or --model opdisc" in err and "smaller file" in err
+    assert "Traceback" not in res.output and not (tmp_path / "m").exists()
+
+
+def test_cli_out_of_memory_while_fitting_exits_2(tmp_path, csv_path, monkeypatch):
+    def oom(*a, **k):
+        raise MemoryError
+
+    monkeypatch.setattr(RSPMClassifier, "_release", oom)
+    sch = tmp_path / "schema.json"
+    sch.write_text(json.dumps(SCHEMA))
+    res = _fit(CliRunner(), csv_path, sch, tmp_path / "m", "rspm")
+    assert res.exit_code == 2 and "not enough memory" in res.stderr
+    assert not (tmp_path / "m" / "model.json").exists()
+
+
+# --- the benchmark ----------------------------------------------------------------------------
+
+
+def test_large_csv_benchmark_runs_small(tmp_path):
+    proc = subprocess.run([sys.executable, str(BENCH / "large_csv.py"), "--rows", "3000"],
+                          capture_output=True, text=True, timeout=240, check=False,
+                          env={**os.environ, "TMPDIR": str(tmp_path)})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    last = proc.stdout.strip().splitlines()[-1]
+    assert last.startswith("rows=3000 ") and "peak_mb=" in last and "targets_met=yes" in last
+    assert "UTC" in proc.stdout and "load" in proc.stdout  # date, versions and load
+    assert list(tmp_path.iterdir()) == []  # nothing left behind
+
+
+def test_benchmark_data_are_deterministic_and_fit_the_schema():
+    sys.path.insert(0, str(BENCH))
+    try:
+        import large_csv
+    finally:
+        sys.path.remove(str(BENCH))
+    a = large_csv.adult_like_chunk(0, 3, 500)
+    b = large_csv.adult_like_chunk(0, 3, 500)
+    pd.testing.assert_frame_equal(a, b)
+    schema = TableSchema.from_dict(large_csv.SCHEMA)
+    schema.check(a.astype(str), with_target=True)
+    assert set(a["income"]) == set(schema.labels)
