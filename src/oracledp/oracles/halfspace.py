@@ -336,24 +336,9 @@ class HalfspaceProblem:
         """
         Xa = check_finite_matrix(X)
         ya = check_signed_labels(y, Xa.shape[0])
-        if space is None:
-            space = IntegerBall(Xa.shape[1])
-        if space.d != Xa.shape[1]:
-            raise ValueError(f"space has d = {space.d} but X has {Xa.shape[1]} features")
-        if schema is not None:
-            schema.check_exact(space.k_max)
-            N, Q = schema.encode(Xa), schema.Q
-        else:
-            N, Q = rationalize_columns(Xa, max_denominator)
-            if np.abs(N).sum(axis=1).max() * space.k_max > _MAX_EXACT:
-                raise ValueError("feature magnitudes too large for exact integer scores; "
-                                 "rescale X")
-        rows, inverse = np.unique(N, axis=0, return_inverse=True)
-        inverse = inverse.ravel()
-        g = rows.shape[0]
-        n_pos = np.bincount(inverse, weights=(ya == 1), minlength=g).astype(np.int64)
-        n_neg = np.bincount(inverse, weights=(ya == -1), minlength=g).astype(np.int64)
-        return cls(N=rows, Q=Q, n_pos=n_pos, n_neg=n_neg, space=space, schema=schema)
+        # each record is one row with count 1 under its label; from_counts merges equal rows
+        return cls.from_counts(Xa, (ya == 1).astype(np.int64), (ya == -1).astype(np.int64),
+                               space, schema=schema, max_denominator=max_denominator)
 
     @classmethod
     def from_counts(
