@@ -51,6 +51,8 @@ def test_equals_brute_force(scale: float) -> None:
         got = oracle.solve(problem, eta)
         assert got.certified and got.status is OracleStatus.OPTIMAL
         assert got.objective == pytest.approx(expected.objective, abs=1e-9)
+        if scale > 0:  # the exact argmin (eta = 0: any exact minimizer, ties everywhere)
+            assert got.k.tolist() == expected.k.tolist()
         assert got.bound <= got.objective + 1e-9
         # the reported objective is the exact objective of the returned point
         assert got.objective == pytest.approx(problem.objective_k(got.k, eta)[0], abs=1e-12)

@@ -49,15 +49,20 @@ remaining budget ``b = cap - r``):
   lower bound is lowered by an explicit rounding allowance
   ``(d + 8) 2^-50 (1 + sum_j max|c_j| + max|h|)``, far above the error of the at most
   ``d + 3`` floating-point additions that form it (unit roundoff 2^-53 each), and far
-  below :data:`~oracledp.oracles.base.CERTIFY_ABS_TOL`.
+  below :data:`~oracledp.oracles.base.CERTIFY_ABS_TOL`.  The allowance is the float band
+  ``tol`` of :mod:`oracledp.oracles.exact`, which also covers the difference between
+  the float tables and OPDisc's exact (irrational) noise term.
 
-Certificate.  A node is discarded when its (lowered) bound reaches the incumbent's
-exact objective minus 1e-9; the bound reported is ``min(incumbent, every discarded
-or open node's bound)``, so a finished search has a gap of at most 1e-9 and
-:func:`~oracledp.oracles.base.make_result` re-evaluates the returned point exactly
-(integer loss) before certifying.  A search stopped by the time limit is never
-certified.  No solver is involved: nothing is trusted but integer comparisons and
-the rounding allowance above.
+Certificate (exact, see :mod:`oracledp.oracles.base`).  A node is discarded only when
+its lowered bound is *strictly above* the incumbent's float objective plus ``tol``
+(so above the incumbent's exact objective): no exact minimizer is ever discarded.
+Every evaluated point within ``2 tol`` of the incumbent is kept as a candidate, and
+when the search ends the candidates are compared exactly
+(:meth:`~oracledp.oracles.exact.ExactObjective.argmin`, tie rule: smallest k).  The
+bound reported is ``min(incumbent, every discarded or open node's bound)``, for
+information.  A search stopped by the time limit is never certified.  No solver is
+involved: nothing is trusted but integer comparisons, the rounding allowance above and
+the exact comparison.
 """
 
 from __future__ import annotations
@@ -72,6 +77,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from oracledp.oracles.base import OracleResult, OracleStatus, make_result
+from oracledp.oracles.exact import ExactObjective
 from oracledp.oracles.halfspace import (
     HalfspaceProblem,
     Perturbation,
@@ -79,7 +85,6 @@ from oracledp.oracles.halfspace import (
     gcd_reduced_rows,
 )
 
-_PRUNE_TOL = 1e-9
 _EXACT_FLOAT = 2**52
 _U = 2.0**-50  # 8 unit roundoffs
 
@@ -355,7 +360,13 @@ class BranchBoundOracle:
             neg_g = np.flatnonzero(data.w_neg > 0)
         G, H = self._pert_tables(pert, order, kmax, cap)
         mag = 1.0 + float(np.abs(vc_all).max(axis=1).sum()) + float(np.abs(pert.norm_cost).max())
-        slack = (d + 8) * _U * mag
+        exact = ExactObjective(problem, pert)
+        tol = exact.tolerance()
+        slack = max((d + 8) * _U * mag, tol)
+        # keep a node while its bound is <= incumbent + margin: everything that could tie
+        # (exactly or within the float band); with no noise F is an integer computed
+        # exactly, and only nodes that could beat the incumbent by 1 are kept
+        margin = -0.5 if exact.zero_noise else tol
         vals = np.arange(-kmax, kmax + 1, dtype=np.int64)
         sq = vals * vals
         # scores and radii stay below kmax sum_j |N_gj| (and the radii below that + 1):
@@ -373,7 +384,7 @@ class BranchBoundOracle:
             return float(problem.objective_k(k, pert)[0])
 
         # incumbents: k = 0 and the perturbation-only minimizer (DP backtrack)
-        best_val = exact_obj(np.zeros(d, dtype=np.int64))
+        best_val = v0 = exact_obj(np.zeros(d, dtype=np.int64))
         best_k = np.zeros(d, dtype=np.int64)
         r_best = int(np.argmin(G[0] + pert.norm_cost))
         k_p = np.zeros(d, dtype=np.int64)
@@ -387,6 +398,9 @@ class BranchBoundOracle:
         v = exact_obj(k_p)
         if v < best_val:
             best_val, best_k = v, k_p
+        # every evaluated point within 2 tol of the incumbent: (k in search order, value)
+        cands: list[tuple[NDArray[np.int64], float]] = [(np.zeros(d, dtype=np.int64), v0),
+                                                         (k_p, v)]
 
         pruned_min = math.inf
         # stack of batches: (level, S (m, g), r (m,), fc (m,), K (m, level), lb (m,))
@@ -407,7 +421,7 @@ class BranchBoundOracle:
                 status = OracleStatus.TIME_LIMIT
                 break
             lvl, S, r, fc, K, lb = stack.pop()
-            alive = lb < best_val - _PRUNE_TOL
+            alive = lb <= best_val + margin
             if not alive.all():
                 pruned_min = min(pruned_min, float(lb[~alive].min()))
                 if not alive.any():
@@ -418,7 +432,7 @@ class BranchBoundOracle:
             ok = rc <= cap
             fcc = fc[:, None] + vc_all[order[lvl]][None, :]
             plb = fcc + np.where(ok, H[lvl + 1, np.minimum(rc, cap)], np.inf) + const - slack
-            good = ok & (plb < best_val - _PRUNE_TOL)
+            good = ok & (plb <= best_val + margin)
             bad = ok & ~good
             if bad.any():
                 pruned_min = min(pruned_min, float(plb[bad].min()))
@@ -441,8 +455,12 @@ class BranchBoundOracle:
                     val = exact_obj(cand_k)  # the same expression make_result uses
                     if val < best_val:
                         best_val, best_k = val, cand_k
+                near = obj <= best_val + 2 * tol
+                cands.extend((Kc[i].copy(), float(obj[i])) for i in np.flatnonzero(near))
+                if len(cands) > 256:
+                    cands = [c for c in cands if c[1] <= best_val + 2 * tol]
                 rest = obj - slack
-                rest[j] = math.inf
+                rest[near] = math.inf
                 pruned_min = min(pruned_min, float(rest.min(initial=math.inf)))
                 continue
             R = Rt(lvl + 1, cap - rcc)
@@ -451,12 +469,12 @@ class BranchBoundOracle:
             lbc = plb[mi, vi] + llb
             if use_cells and cell_info[lvl + 1] is not None:
                 # the cell bound only where the interval bound did not already prune
-                o = np.flatnonzero(lbc < best_val - _PRUNE_TOL)
+                o = np.flatnonzero(lbc <= best_val + margin)
                 if len(o):
                     cb = self._cell_bound(Sc[o], Rnum(lvl + 1, cap - rcc[o]), cap - rcc[o],
                                           cell_info[lvl + 1], data, pos_g, neg_g)
                     lbc[o] = plb[mi[o], vi[o]] + np.maximum(llb[o], cb)
-            keep = lbc < best_val - _PRUNE_TOL
+            keep = lbc <= best_val + margin
             if not keep.all():
                 pruned_min = min(pruned_min, float(lbc[~keep].min()))
             idx = np.flatnonzero(keep)
@@ -473,5 +491,19 @@ class BranchBoundOracle:
         bound = min(best_val, pruned_min, open_min)
         k = np.zeros(d, dtype=np.int64)
         k[order] = best_k
+        decided = False
+        near_ties = 1
+        if status is OracleStatus.OPTIMAL and exact.zero_noise:
+            decided = True  # integer objective: the incumbent's value is the proven minimum
+        elif status is OracleStatus.OPTIMAL:
+            # every exact minimizer is among the candidates (nothing within tol of the
+            # incumbent was pruned): decide between those in the band exactly
+            cands = [c for c in cands if c[1] <= best_val + 2 * tol]
+            Kc = np.zeros((len(cands), d), dtype=np.int64)
+            Kc[:, order] = np.array([c[0] for c in cands], dtype=np.int64)
+            i, near_ties = exact.argmin(Kc, np.array([c[1] for c in cands]), tol=tol)
+            if i is not None:
+                k, decided = Kc[i], True
         return make_result(problem, eta, k, bound, status, time.perf_counter() - t0, self.name,
-                           nodes=nodes, level_nodes=level_nodes.tolist())
+                           exact=decided, nodes=nodes, level_nodes=level_nodes.tolist(),
+                           near_ties=near_ties)

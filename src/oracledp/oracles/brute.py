@@ -9,6 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from oracledp.oracles.base import OracleResult, OracleStatus, make_result
+from oracledp.oracles.exact import ExactObjective, band_tolerance, opdisc_noise_magnitude
 from oracledp.oracles.halfspace import HalfspaceProblem, Perturbation
 from oracledp.oracles.space import IntegerBall
 
@@ -52,8 +53,10 @@ def exact_losses(problem: HalfspaceProblem, K: NDArray[np.int64]) -> NDArray[np.
 class BruteForceOracle:
     """Exact argmin by enumeration of every point of W (vectorized over noise draws).
 
-    Ties (probability zero under continuous noise) go to the first point in
-    lexicographic order of k.
+    Points whose float objectives lie within the float band of the minimum are compared
+    exactly (:mod:`oracledp.oracles.exact`); exact ties (probability zero under
+    continuous noise) go to the lexicographically smallest k, the first point in
+    enumeration order.
     """
 
     name = "brute"
@@ -82,14 +85,32 @@ class BruteForceOracle:
         return tables
 
     def argmin_batch(self, problem: HalfspaceProblem, etas: NDArray[np.floating]) -> NDArray[np.int64]:
-        """Index into ``enumerate_k`` of the argmin for each row of ``etas`` (shape (m, d+1))."""
-        _, loss, P = self._tables(problem)
+        """Index into ``enumerate_k`` of the argmin for each row of ``etas`` (shape (m, d+1)).
+
+        Exact like :meth:`solve` (rows with a near tie are decided exactly); a comparison
+        undecided at the precision limit (never seen) keeps the float argmin.
+        """
+        K, loss, P = self._tables(problem)
         etas = np.atleast_2d(np.asarray(etas, dtype=np.float64))
         out = np.empty(etas.shape[0], dtype=np.int64)
+        K2 = int((K * K).sum(axis=1).max(initial=1))
+        k_max = int(np.abs(K).max(initial=1))
+        cap = getattr(problem.space, "k_norm2_max", K2)
+        n_terms = int(problem.space.d) + int(cap) + 17
+        max_loss = float(loss.max(initial=0.0))
         step = max(1, 2_000_000 // max(1, P.shape[0]))
         for s in range(0, etas.shape[0], step):
             obj = loss[None, :] - etas[s : s + step] @ P.T
-            out[s : s + step] = obj.argmin(axis=1)
+            idx = obj.argmin(axis=1)
+            mins = obj[np.arange(len(idx)), idx]
+            tols = band_tolerance(n_terms, max_loss, opdisc_noise_magnitude(
+                etas[s : s + step], k_max, K2))
+            near = (obj <= (mins + 2.0 * tols)[:, None]).sum(axis=1)
+            for r in np.flatnonzero(near > 1):
+                i, _ = ExactObjective(problem, etas[s + r]).argmin(K, obj[r], losses=loss)
+                if i is not None:
+                    idx[r] = i
+            out[s : s + step] = idx
         return out
 
     def solve_batch(self, problem: HalfspaceProblem, etas: NDArray[np.floating]) -> NDArray[np.int64]:
@@ -106,6 +127,10 @@ class BruteForceOracle:
             obj = loss + eta.check(problem.space).evaluate_k(K, problem.space.k_max)
         else:
             obj = loss - P @ np.asarray(eta, dtype=np.float64)
-        i = int(obj.argmin())
+        i, near = ExactObjective(problem, eta).argmin(K, obj, losses=loss)
+        exact = i is not None
+        if i is None:  # an exact comparison undecided at the precision limit: refuse
+            i = int(obj.argmin())
         return make_result(problem, eta, K[i], float(obj[i]), OracleStatus.OPTIMAL,
-                           time.perf_counter() - t0, self.name, points=int(K.shape[0]))
+                           time.perf_counter() - t0, self.name, exact=exact,
+                           points=int(K.shape[0]), near_ties=near)

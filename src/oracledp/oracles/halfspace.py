@@ -253,10 +253,21 @@ class Perturbation:
       K2 = max ||k||^2 over W (:meth:`from_eta`).
     * RSPM's separator terms are another: a weight on a separator example whose loss
       depends on one coordinate w_j only is a cost on the value of k_j.
+
+    Exact value (what the oracles minimize exactly, see :mod:`oracledp.oracles.base`):
+    when ``eta`` is set (by :meth:`from_eta`) the tables are float approximations of
+    OPDisc's irrational term and the exact objective is computed from ``eta``; otherwise
+    the table entries are exact (floats are dyadic rationals), plus
+    ``value_cost_residual`` when given: the exact cost of ``k_j = a`` is then
+    ``value_cost[j, a] + value_cost_residual[j, a]`` (a sum of two floats that is not a
+    float, e.g. from :func:`two_sum`; the float evaluation ignores the residual, which is
+    below one rounding error of the entry).
     """
 
     value_cost: NDArray[np.float64]  # (d, 2 k_max + 1)
     norm_cost: NDArray[np.float64]  # (k_norm2_max + 1,)
+    eta: NDArray[np.float64] | None = None  # OPDisc's noise vector the tables approximate
+    value_cost_residual: NDArray[np.float64] | None = None  # exact remainder of value_cost
 
     @classmethod
     def from_eta(cls, space: IntegerBall, eta: ArrayLike) -> Perturbation:
@@ -270,7 +281,7 @@ class Perturbation:
         value_cost = -(eta[: space.d, None] * vals[None, :]) / math.sqrt(K2)
         r = np.arange(space.k_norm2_max + 1)
         norm_cost = -eta[space.d] * np.sqrt(np.clip(1.0 - r / K2, 0.0, None))
-        return cls(value_cost=value_cost, norm_cost=norm_cost)
+        return cls(value_cost=value_cost, norm_cost=norm_cost, eta=eta.copy())
 
     def check(self, space: IntegerBall) -> Perturbation:
         """Validate shapes and finiteness against a space; returns self."""
@@ -283,12 +294,32 @@ class Perturbation:
             )
         if not (np.isfinite(self.value_cost).all() and np.isfinite(self.norm_cost).all()):
             raise ValueError("perturbation tables must be finite")
+        res = self.value_cost_residual
+        if res is not None and (res.shape != shape_v or not np.isfinite(res).all()):
+            raise ValueError(f"value_cost_residual must be finite with shape {shape_v}")
+        if self.eta is not None and np.shape(self.eta) != (space.d + 1,):
+            raise ValueError(f"eta must have shape ({space.d + 1},), got {np.shape(self.eta)}")
         return self
 
     def evaluate_k(self, K: NDArray[np.integer], k_max: int) -> NDArray[np.float64]:
         K = np.atleast_2d(np.asarray(K, dtype=np.int64))
         cols = np.arange(K.shape[1])[None, :]
         return self.value_cost[cols, K + k_max].sum(axis=1) + self.norm_cost[(K**2).sum(axis=1)]
+
+
+def two_sum(a: ArrayLike, b: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """``(s, e)`` with ``s = fl(a + b)`` and ``s + e = a + b`` exactly (Knuth's TwoSum).
+
+    For tables whose exact entries are sums of two floats (RSPM's cost of ``k_j = 0``,
+    ``eta_j + eta_{d+j}``): pass ``s`` as ``value_cost`` and ``e`` as
+    ``value_cost_residual`` of a :class:`Perturbation`.
+    """
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    s = a + b
+    bb = s - a
+    e = (a - (s - bb)) + (b - bb)
+    return s, e
 
 
 def as_perturbation(space: IntegerBall, eta_or_terms: ArrayLike | Perturbation) -> Perturbation:

@@ -32,23 +32,29 @@ only the objective carries the floating-point noise ``eta``):
   relaxation), and rows that then coincide (positive multiples of each other)
   are merged, adding their label counts.
 
-Certification.  :func:`~oracledp.oracles.base.make_result` recomputes the exact
-objective of the returned (rounded) point and certifies only an optimal status
-whose bound is within ``CERTIFY_ABS_TOL`` of it.  A solver's floating-point
-"optimal" is not a certificate, so the bound comes from one of three sources, in
-this order (``info["certificate"]`` says which):
+Certification (exact: the released point is the exact argmin, see
+:mod:`oracledp.oracles.base`).  A solver's floating-point "optimal" is not a
+certificate; the exact decision comes from one of three sources, in this order
+(``info["certificate"]`` says which):
 
 1. ``"enumeration"`` (exact, either solver).  When W is small enough to enumerate
    (at most ``verify_max_points`` points and ``|W| x n x d`` within a budget of
-   integer multiply-adds; public sizes only), an optimal answer is checked
-   against every point of W: scores and losses in int64 arithmetic (exact: scores
-   stay below 2^52), the noise term with the same floating-point expression as the
-   exact re-evaluation.  If the solver's point is not within ``CERTIFY_ABS_TOL`` of
-   the enumerated minimum (or the solver failed without a point), the enumerated
-   minimizer is returned instead (``info["solver_point_rejected"] = True``).  Only
-   a search stopped by the time limit is never certified.  The enumeration tables are built
-   once per problem; each further eta costs one ``|W| x (d+1)`` product.
-2. ``"solver bound"``: the solver's proven bound, only where it is trusted.
+   integer multiply-adds; public sizes only), the exact argmin over W is computed
+   (scores and losses in int64 arithmetic, exact below 2^52; points within the float
+   band of the minimum compared exactly by :mod:`oracledp.oracles.exact`).  If it is
+   not the solver's point (or the solver failed without a point), it replaces it
+   (``info["solver_point_rejected"] = True``).  Only a search stopped by the time limit
+   is never certified.  The enumeration tables are built once per problem; each further
+   eta costs one ``|W| x (d+1)`` product.
+2. ``"solver bound"``: the solver's optimum, only where its bound is trusted, made exact
+   by the *tie check* (:meth:`MonolithicMIPOracle._tie_check`): the solver is asked
+   again, with no-good constraints excluding the known points and an objective bound of
+   the incumbent plus the float band plus the solver's tolerance window (HiGHS:
+   ``_HIGHS_TIE_WINDOW`` = 1e-5, covering its MIP feasibility tolerance 1e-6 by which it
+   may discard points below an incumbent; CP-SAT: twice its rounding bound ``E / S``),
+   until it finds nothing there; the points found are compared exactly.  "Nothing
+   there" rests on the same trust as the solver's optimality.  With no noise the
+   objective is an integer and the solver's optimum is exact without a tie check.
 3. ``"none"``: otherwise the bound is set to -inf: never certified (status ``GAP``,
    ``info["reason"]`` says why, without any data value).
 
@@ -151,12 +157,18 @@ import numpy as np
 from numpy.typing import NDArray
 
 from oracledp.oracles._highs import new_highs
-from oracledp.oracles.base import CERTIFY_ABS_TOL, OracleResult, OracleStatus, make_result
+from oracledp.oracles.base import OracleResult, OracleStatus, make_result
 from oracledp.oracles.brute import BruteForceOracle
+from oracledp.oracles.exact import ExactObjective
 from oracledp.oracles.halfspace import HalfspaceProblem, gcd_reduced_rows
 
 _NAMES = {"highs": "highs-monolithic", "cpsat": "cpsat"}
 _HIGHS_ABS_GAP = 1e-9
+# HiGHS may discard points up to its MIP feasibility tolerance (1e-6) below an incumbent or
+# an objective bound (HighsMipSolverData::computeNewUpperLimit): the tie check asks about
+# a window this much wider, which covers that and the LP relaxations' tolerances (trusted)
+_HIGHS_TIE_WINDOW = 1e-5
+_TIE_MAX_SOLVES = 8  # further solves of the tie check before refusing
 _HIGHS_MIP_FEAS_TOL = 1e-6  # integrality, column bounds and rows in the MIP search
 _HIGHS_PRIMAL_FEAS_TOL = 1e-7  # LP relaxations
 _HIGHS_TOL = max(_HIGHS_MIP_FEAS_TOL, _HIGHS_PRIMAL_FEAS_TOL)
@@ -295,6 +307,7 @@ class _HighsModel:
 
         self._hs = highspy
         self.st = st
+        self.time_limit = float(time_limit)
         d, vals = st.d, st.values
         nv, nu, na, nb = len(vals), len(st.norms), len(st.pos), len(st.neg)
         # column layout: k | z (d x nv, row-major) | u | a | b
@@ -325,6 +338,7 @@ class _HighsModel:
             coef.append(np.asarray(vv, dtype=np.float64))
 
         zc = z0 + np.arange(d * nv).reshape(d, nv)
+        self.z_cols = zc
         jj = np.repeat(np.arange(d), nv)
         # sum_a z_{j,a} <= 1
         add(r + jj, zc.ravel(), np.ones(d * nv))
@@ -409,7 +423,47 @@ class _HighsModel:
         self.start = x0
         self.shape = {"columns": n_cols, "rows": r, "nonzeros": len(idx)}
 
-    def solve(self, eta: NDArray[np.float64]) -> _Raw:
+    def _no_good(self, k: NDArray[np.int64]) -> tuple[NDArray[np.int32], NDArray[np.float64], float]:
+        """Row excluding the point k: sum_{k_j = 0} sum_a z_{j,a} - sum_{k_j != 0} z_{j,k_j}
+        >= 1 - #{k_j != 0} (integer coefficients; every other integer point satisfies it)."""
+        vals = self.st.values
+        idx: list[int] = []
+        coef: list[float] = []
+        for j, kj in enumerate(np.asarray(k, dtype=np.int64)):
+            if kj == 0:
+                idx += self.z_cols[j].tolist()
+                coef += [1.0] * len(vals)
+            else:
+                idx.append(int(self.z_cols[j, int(np.flatnonzero(vals == kj)[0])]))
+                coef.append(-1.0)
+        return (np.array(idx, dtype=np.int32), np.array(coef),
+                1.0 - float(np.count_nonzero(k)))
+
+    def solve(self, eta: NDArray[np.float64], exclude: list[NDArray[np.int64]] | None = None,
+              cutoff: float = math.inf, time_limit: float | None = None) -> _Raw:
+        """Solve for eta; ``exclude``: points to cut off (no-good rows, removed afterwards),
+        ``cutoff``: objective bound (HiGHS prunes every node whose bound is above it)."""
+        hs, h = self._hs, self.h
+        exclude = exclude or []
+        n_rows = h.getNumRow()
+        for k in exclude:
+            idx, coef, lo = self._no_good(k)
+            h.addRow(lo, hs.kHighsInf, len(idx), idx, coef)
+        if math.isfinite(cutoff):
+            h.setOptionValue("objective_bound", float(cutoff))
+        if time_limit is not None:
+            h.setOptionValue("time_limit", max(float(time_limit), 1e-3))
+        try:
+            return self._solve(eta)
+        finally:
+            if exclude:
+                h.deleteRows(len(exclude), np.arange(n_rows, n_rows + len(exclude), dtype=np.int32))
+            if math.isfinite(cutoff):
+                h.setOptionValue("objective_bound", hs.kHighsInf)
+            if time_limit is not None:
+                h.setOptionValue("time_limit", float(self.time_limit))
+
+    def _solve(self, eta: NDArray[np.float64]) -> _Raw:
         hs, h, st = self._hs, self.h, self.st
         c_k, c_u = st.costs(eta)
         h.changeColsCost(st.d, self.k_cols, c_k)
@@ -437,6 +491,8 @@ class _HighsModel:
             hs.HighsModelStatus.kOptimal: OracleStatus.OPTIMAL,
             hs.HighsModelStatus.kTimeLimit: OracleStatus.TIME_LIMIT,
             hs.HighsModelStatus.kInfeasible: OracleStatus.INFEASIBLE,
+            # with an objective bound: nothing below it (only asked in the tie check)
+            hs.HighsModelStatus.kObjectiveBound: OracleStatus.INFEASIBLE,
         }.get(ms, OracleStatus.ERROR)
         k = None
         if info.primal_solution_status == 2:  # kSolutionStatusFeasible
@@ -479,8 +535,10 @@ class _CpSatModel:
         self.k = [m.new_int_var(-st.k_max, st.k_max, f"k{j}") for j in range(st.d)]
         sq_terms: list[Any] = []
         sq_coefs: list[int] = []
+        self.z: list[list[Any]] = []
         for j in range(st.d):
             z = [m.new_bool_var(f"z{j}_{a}") for a in vals]
+            self.z.append(z)
             m.add_at_most_one(z)
             m.add(self.k[j] == cp_model.LinearExpr.weighted_sum(z, vals))
             sq_terms += z
@@ -528,29 +586,51 @@ class _CpSatModel:
         E = st.k_max * float(np.abs(ck_i - ck_s).sum()) + float(np.abs(cu_i - cu_s).max())
         return S, [int(c) for c in ck_i], [int(c) for c in cu_i], E
 
-    def solve(self, eta: NDArray[np.float64]) -> _Raw:
+    def solve(self, eta: NDArray[np.float64], exclude: list[NDArray[np.int64]] | None = None,
+              cutoff: float = math.inf, time_limit: float | None = None) -> _Raw:
+        """Solve for eta; ``exclude``: points to cut off and ``cutoff``: keep only points whose
+        true objective may be below it (both on a copy of the model, exact integers)."""
         cp_model, st = self._cp, self.st
         S, ck, cu, E = self._scaled_objective(eta)
         iS = int(S)
         self.model.clear_hints()  # start from the previous answer (k = 0 at first)
         for var, value in zip(self.k, self.hint, strict=True):
             self.model.add_hint(var, int(value))
+        coefs = [-iS * c for c in self.loss_coefs] + ck + cu
         self.model.minimize(
-            cp_model.LinearExpr.weighted_sum(
-                self.loss_vars + self.k + self.u,
-                [-iS * c for c in self.loss_coefs] + ck + cu,
-            )
+            cp_model.LinearExpr.weighted_sum(self.loss_vars + self.k + self.u, coefs)
         )
+        model = self.model
+        if exclude or math.isfinite(cutoff):
+            model = self.model.clone()
+            lit = model.get_bool_var_from_proto_index
+            for k in exclude or []:
+                clause = []
+                for j, kj in enumerate(np.asarray(k, dtype=np.int64)):
+                    if kj == 0:
+                        clause += [lit(z.index) for z in self.z[j]]
+                    else:
+                        a = int(np.flatnonzero(st.values == kj)[0])
+                        clause.append(lit(self.z[j][a].index).Not())
+                model.add_bool_or(clause)
+            if math.isfinite(cutoff):
+                # a point whose true objective is below the cutoff has a scaled objective
+                # below S (cutoff - n_total) + E: keep exactly those (integer arithmetic)
+                rhs = math.floor(S * (cutoff - st.n_total) + E)
+                variables = [model.get_int_var_from_proto_index(v.index)
+                             for v in self.loss_vars + self.k + self.u]
+                model.add(cp_model.LinearExpr.weighted_sum(variables, coefs) <= rhs)
         solver = cp_model.CpSolver()
         p = solver.parameters
-        p.max_time_in_seconds = float(self.time_limit)
+        p.max_time_in_seconds = float(self.time_limit if time_limit is None
+                                      else max(time_limit, 1e-3))
         p.num_workers = int(self.threads)
         p.log_search_progress = bool(self.verbose)
         p.absolute_gap_limit = 0.0
         p.relative_gap_limit = 0.0
         p.random_seed = 0
         t = time.perf_counter()
-        code = solver.solve(self.model)
+        code = solver.solve(model)
         solve_s = time.perf_counter() - t
         status = {
             cp_model.OPTIMAL: OracleStatus.OPTIMAL,
@@ -791,7 +871,8 @@ class MonolithicMIPOracle:
 
     def _options(self) -> dict[str, Any]:
         return {"solver": self.solver, "time_limit": self.time_limit,
-                "threads": self.threads, "verbose": self.verbose}
+                "threads": self.threads, "verbose": self.verbose,
+                "verify_max_points": self.verify_max_points}
 
     # pickling keeps the configuration only (models and workers are per process)
     def __getstate__(self) -> dict[str, Any]:
@@ -860,31 +941,35 @@ class MonolithicMIPOracle:
         return ok
 
     def _certify(self, problem: HalfspaceProblem, eta: NDArray[np.float64], raw: _Raw) -> _Raw:
-        """Replace the solver's bound by an exact one, keep it if trusted, or drop it."""
+        """Decide exactly by enumeration, keep the solver's tie-checked answer if its bound is
+        trusted, or refuse.  Sets ``raw.info["exact"]``."""
         trusted = bool(raw.info.pop("bound_trusted", False))
+        exact = bool(raw.info.pop("exact", False))
+        raw.info["exact"] = False
         if raw.status is OracleStatus.TIME_LIMIT:
             return raw  # a stopped search is never certified
         if self._can_enumerate(problem):
             # also after a solver failure (HiGHS can end in "Solve error" on large
-            # coefficients): the enumeration alone is the certificate
+            # coefficients): the enumeration alone is the certificate, decided exactly
             raw.status = OracleStatus.OPTIMAL
             K, loss, P = self._brute._tables(problem)
             obj = loss - P @ eta
-            i = int(obj.argmin())
-            best = float(obj[i])
-            k = raw.k
-            if k is None or not (
-                problem.space.contains_k(k)[0]
-                and float(problem.objective_k(k, eta)[0]) - best <= CERTIFY_ABS_TOL
-            ):
-                k = K[i].copy()
-                raw.info["solver_point_rejected"] = True
-            raw.k, raw.bound = k, best
+            i, near = ExactObjective(problem, eta).argmin(K, obj, losses=loss)
             raw.info["certificate"] = "enumeration"
+            raw.info["near_ties"] = near
+            if i is None:
+                raw.info["reason"] = "an exact comparison of near-tied points was undecided"
+                return raw
+            k = raw.k
+            if k is None or not np.array_equal(np.asarray(k, dtype=np.int64), K[i]):
+                raw.info["solver_point_rejected"] = True
+            raw.k, raw.bound = K[i].copy(), float(obj[i])
+            raw.info["exact"] = True
         elif raw.status is not OracleStatus.OPTIMAL:
             raw.info["certificate"] = "none"  # make_result needs an optimal status
         elif trusted:
             raw.info["certificate"] = "solver bound"
+            raw.info["exact"] = exact  # the tie check of _solve_raw
         else:
             raw.bound = -math.inf
             raw.info["certificate"] = "none"
@@ -896,10 +981,73 @@ class MonolithicMIPOracle:
             )
         return raw
 
+    def _tie_check(self, problem: HalfspaceProblem, model: Any, eta: NDArray[np.float64],
+                   raw: _Raw, t0: float) -> None:
+        """Make a trusted optimal answer exact: ask the solver again for any point other than
+        the known candidates whose objective may lie below the incumbent's plus the float band
+        and the solver's own tolerance window; compare the candidates exactly.
+
+        The solver's "nothing there" rests on the same trust as its optimality proof.  Sets
+        ``raw.k`` to the exact argmin of the candidates and ``raw.info["exact"]``.
+        """
+        ex = ExactObjective(problem, eta)
+        if ex.zero_noise:  # F is an integer: the solver's optimum (within its window) is exact
+            raw.info["exact"] = True
+            return
+        tol = ex.tolerance()
+        if self.solver == "highs":
+            window = _HIGHS_TIE_WINDOW
+        else:  # CP-SAT's scaled objective is exact in integers; its rounding, twice
+            window = 2.0 * float(raw.info.get("rounding_bound", 0.0)) + 1e-12
+        assert raw.k is not None
+        cands = [np.asarray(raw.k, dtype=np.int64)]
+        vals = [float(problem.objective_k(cands[0], eta)[0])]
+        settled = False
+        solves = 0
+        while solves < _TIE_MAX_SOLVES:
+            solves += 1
+            best = min(vals)
+            cutoff = best + 3.0 * tol + window
+            left = self.time_limit - (time.perf_counter() - t0)
+            if left <= 0:
+                break
+            r = model.solve(eta, exclude=cands, cutoff=cutoff, time_limit=left)
+            if r.status is OracleStatus.INFEASIBLE:
+                settled = True  # no other point below the cutoff (minus the window)
+                break
+            if r.status is not OracleStatus.OPTIMAL or r.k is None:
+                break  # time limit or failure: undecided
+            k = np.asarray(r.k, dtype=np.int64)
+            if not problem.space.contains_k(k)[0] or any(np.array_equal(k, c) for c in cands):
+                break  # the solver broke an exclusion: refuse
+            f = float(problem.objective_k(k, eta)[0])
+            if f >= cutoff:
+                settled = True  # the best other point is above the cutoff
+                break
+            cands.append(k)
+            vals.append(f)
+        raw.info["tie_solves"] = solves
+        raw.info["exact"] = False
+        if not settled:
+            raw.info["reason"] = "the check for near-tied points did not finish"
+            return
+        K = np.array(cands)
+        i, near = ex.argmin(K, np.array(vals), tol=tol)
+        raw.info["near_ties"] = near
+        if i is None:
+            raw.info["reason"] = "an exact comparison of near-tied points was undecided"
+            return
+        raw.k = K[i]
+        raw.info["exact"] = True
+
     def _solve_raw(self, problem: HalfspaceProblem, eta: NDArray[np.float64]) -> _Raw:
+        t0 = time.perf_counter()
         model, reused, build_s = self._model(problem)
         raw = model.solve(eta)
         raw.info.update(model_reused=reused, build_s=build_s, **model.shape)
+        if (raw.status is OracleStatus.OPTIMAL and raw.k is not None
+                and raw.info.get("bound_trusted") and not self._can_enumerate(problem)):
+            self._tie_check(problem, model, eta, raw, t0)
         return raw
 
     def solve(self, problem: HalfspaceProblem, eta: NDArray[np.floating]) -> OracleResult:
@@ -924,6 +1072,8 @@ class MonolithicMIPOracle:
         if k is None and raw.status is OracleStatus.TIME_LIMIT:
             k = np.zeros(problem.space.d, dtype=np.int64)  # always in W; never certified
             raw.info["incumbent"] = "none found: returning k = 0"
+        exact = bool(raw.info.pop("exact", False))
         return make_result(
-            problem, eta, k, raw.bound, raw.status, time.perf_counter() - t0, self.name, **raw.info
+            problem, eta, k, raw.bound, raw.status, time.perf_counter() - t0, self.name,
+            exact=exact, **raw.info
         )

@@ -26,19 +26,44 @@ and u those of the binary columns.  Then, exactly:
    the linear and square-root terms, (c) the exact numeric linear term.  The v
    are visited best bound first; each inner problem first gets its LP relaxation
    (milliseconds), pruned when a weak-duality bound evaluated here from the LP's row
-   duals (valid for any multipliers, so no trust in the solver's tolerances) reaches
-   the incumbent; otherwise the inner MIP runs with the incumbent as a cutoff;
-   the search stops when every remaining bound is above the incumbent.  The
-   certificate is ``min(incumbent, remaining bounds)``.
+   duals (valid for any multipliers, so no trust in the solver's tolerances) is
+   above the incumbent; otherwise the inner MIP runs with a cutoff; the search stops
+   when every remaining bound is above the incumbent.
+5. **Exact certificate** (see :mod:`oracledp.oracles.base`).  With ``tol`` the float
+   band of :mod:`oracledp.oracles.exact` and ``w`` HiGHS's tolerance window
+   (``_HIGHS_TIE_WINDOW`` = 1e-5: HiGHS discards points up to its MIP feasibility
+   tolerance, 1e-6, below an incumbent or an objective bound):
+
+   * a candidate v is discarded only when its bound exceeds the incumbent's float
+     value by more than ``2 tol`` (then it exceeds the incumbent's exact objective);
+   * each inner MIP asks *is there a point of v, other than the known ones, whose
+     objective may lie below incumbent + 3 tol + w?*  The best known point ``c`` of v
+     below that cutoff is kept out by a *tilt* (HiGHS minimizes
+     ``F(u) - eps #{j: u_j != c_j}`` and the cutoff is lowered by eps, so every other
+     point is asked about as before while c is above the cutoff), further known points
+     by no-good rows;
+   * "nothing below the cutoff" settles v; a point found becomes a known point of v,
+     and HiGHS's optimality of it only says the other points of v lie above its value
+     minus w: where that reaches the final incumbent's band, v is asked again (the
+     *tie check*, usually one extra MIP on the incumbent's v) until settled;
+   * every evaluated point within ``2 tol`` of the incumbent is a candidate, and the
+     candidates are compared exactly at the end (tie rule: smallest k).
+
+   What is trusted is what the design already trusted: that HiGHS's MIP answers hold
+   up to its tolerance window w (no rounding of the costs is trusted: the float band
+   covers it).  With no noise (eta = 0) the objective is an integer: the cutoff is the
+   incumbent (a better point is better by 1), no tie check is needed, and any exact
+   minimizer is returned.  A
+   search stopped by the time limit (or a tie check that does not finish) is not
+   certified.
 
 The inner model is built once per problem and reused for every v and every
 noise draw: only objective coefficients and a few column bounds change.
 
 The method needs the binary columns to take values in {0, 1} and at most
 ``max_numeric`` other columns; :func:`structured_applicable` says whether it
-applies.  Everything stays exact: scores are integers (see
-:mod:`oracledp.oracles.halfspace`), and the final point is re-evaluated in
-integer arithmetic by :func:`~oracledp.oracles.base.make_result`.
+applies.  Scores are integers (see :mod:`oracledp.oracles.halfspace`), and the final
+point is re-evaluated in integer arithmetic by :func:`~oracledp.oracles.base.make_result`.
 """
 
 from __future__ import annotations
@@ -55,9 +80,14 @@ from numpy.typing import NDArray
 
 from oracledp.oracles._highs import new_highs
 from oracledp.oracles.base import OracleResult, OracleStatus, make_result
+from oracledp.oracles.exact import ExactObjective
 from oracledp.oracles.halfspace import HalfspaceProblem, Perturbation, as_perturbation
 
-_PRUNE_TOL = 1e-9
+# HiGHS discards points up to its MIP feasibility tolerance (1e-6, the default here) below an
+# incumbent or an objective bound (HighsMipSolverData::computeNewUpperLimit); every question
+# to HiGHS reaches this much further (covering that and its LP tolerances: trusted)
+_HIGHS_TIE_WINDOW = 1e-5
+_TIE_MAX_SOLVES = 8  # tie-check solves per call before refusing
 
 
 def _enumerate_ball(k: int, kmax: int, cap: int) -> NDArray[np.int64]:
@@ -533,13 +563,20 @@ class StructuredOracle:
     def _inner(self, problem: HalfspaceProblem, prep: _Prepared, vi: int,
                pert: Perturbation, cutoff: float, time_left: float,
                u_start: NDArray[np.int64] | None = None, *, lp_only: bool = False,
-               skip_lp: bool = False,
+               skip_lp: bool = False, lp_threshold: float | None = None,
+               exclude: list[NDArray[np.int64]] | None = None,
+               tilt: tuple[NDArray[np.int64], float] | None = None,
                ) -> tuple[str, float, NDArray[np.int64] | None, float]:
         """Solve the inner MIP for candidate vi: (status, value, u, dual bound).
 
-        Status "lp_pruned": the LP relaxation's rigorous bound reached the cutoff (no MIP).
+        ``cutoff``: HiGHS's objective bound (nodes whose bound is above it are discarded).
+        Status "lp_pruned": the LP relaxation's rigorous bound is above ``lp_threshold``
+        (default: the cutoff), so no point of vi is (no MIP).
         ``lp_only``: return ("lp_bound", inf, None, that bound) (-inf if the LP failed).
         ``skip_lp``: go straight to the MIP (the LP bound is already known).
+        ``exclude``: values of u cut off by no-good rows (added for this MIP only).
+        ``tilt = (c, eps)``: the MIP minimizes ``F(u) - eps #{j: u_j != c_j}`` instead
+        (every other point gains at least eps on c; the LP bound is of F itself).
 
         Values include every constant, i.e. they are objective values F(v, u).
         The model of vi is built on first use and kept: between noise draws only
@@ -588,31 +625,49 @@ class StructuredOracle:
                 lp_bound = self._dual_bound(model, cost, col_ub, y) + const
             if lp_only:
                 return "lp_bound", math.inf, None, lp_bound
-            if lp_bound >= cutoff - _PRUNE_TOL:
-                return "lp_pruned", math.inf, None, cutoff
-        if u_start is not None:  # a feasible point of this v: HiGHS starts from it
-            self._seed(prep, model, u_start, kmax)
+            if lp_bound > (cutoff if lp_threshold is None else lp_threshold):
+                return "lp_pruned", math.inf, None, lp_bound
+        exclude = exclude or []
+        if tilt is not None:
+            c, eps = tilt
+            tilted = lin - eps
+            tilted[np.arange(len(c)), np.asarray(c, dtype=np.int64) + kmax] += eps
+            h.changeColsCost(tilted.size, model.z_index.ravel().astype(np.int32),
+                             tilted.ravel())
+        if u_start is not None and not any(np.array_equal(u_start, x) for x in exclude):
+            self._seed(prep, model, u_start, kmax)  # a feasible point: HiGHS starts from it
         h.setOptionValue("objective_bound", float(cutoff - const) if math.isfinite(cutoff)
                          else highspy.kHighsInf)
         h.setOptionValue("time_limit", max(time_left, 1e-3))
-        self._run(h)
-        st = h.getModelStatus()
-        info = h.getInfo()
-        dual = float(info.mip_dual_bound) + const
-
-        def point() -> NDArray[np.int64]:
-            x = np.asarray(h.getSolution().col_value)
-            return np.rint(x[model.u_index]).astype(np.int64)
-
-        if st == highspy.HighsModelStatus.kOptimal:
-            return "optimal", float(info.objective_function_value) + const, point(), dual
+        n_rows = h.getNumRow()
+        m = len(prep.cat_cols)
+        for x in exclude:  # sum_j z_{j, x_j} <= m - 1: any u but x
+            cols = model.z_index[np.arange(m), np.asarray(x, dtype=np.int64) + kmax]
+            h.addRow(-highspy.kHighsInf, float(m - 1), m, cols.astype(np.int32), np.ones(m))
+        try:
+            self._run(h)
+            st = h.getModelStatus()
+            info = h.getInfo()
+            dual = float(info.mip_dual_bound) + const
+            value = float(info.objective_function_value) + const
+            u = None
+            if info.primal_solution_status == 2:  # a feasible point exists
+                x = np.asarray(h.getSolution().col_value)
+                u = np.rint(x[model.u_index]).astype(np.int64)
+            status_text = h.modelStatusToString(st)
+        finally:
+            if exclude:  # (changing the model clears HiGHS's solution: read first)
+                h.deleteRows(len(exclude),
+                             np.arange(n_rows, n_rows + len(exclude), dtype=np.int32))
+        if st == highspy.HighsModelStatus.kOptimal and u is not None:
+            return "optimal", value, u, dual
         if st in (highspy.HighsModelStatus.kObjectiveBound, highspy.HighsModelStatus.kInfeasible):
             return "pruned", math.inf, None, cutoff  # nothing below the cutoff for this v
         if st == highspy.HighsModelStatus.kTimeLimit:
-            if info.primal_solution_status == 2:  # a feasible incumbent exists
-                return "time_limit", float(info.objective_function_value) + const, point(), dual
+            if u is not None:  # a feasible incumbent exists
+                return "time_limit", value, u, dual
             return "time_limit", math.inf, None, dual
-        return f"error:{h.modelStatusToString(st)}", math.inf, None, -math.inf
+        return f"error:{status_text}", math.inf, None, -math.inf
 
     @staticmethod
     def _run(h: Any) -> None:
@@ -634,22 +689,114 @@ class StructuredOracle:
         pert = as_perturbation(problem.space, eta)
         prep = self.prepare(problem)
         t_prep = time.perf_counter() - t0
+        ex = ExactObjective(problem, pert)
+        tol = ex.tolerance()
+        band = 2.0 * tol  # float values further than this above the best are certainly worse
+        zero = ex.zero_noise  # no noise: F is an integer, computed exactly
+        # a candidate v is discarded when a bound on it exceeds best + gap: with noise, the
+        # bound minus its float error is then above the incumbent's exact objective; with no
+        # noise, it cannot hold a point better by 1 (an integer loss)
+        gap = (-1.0 + 1e-6) if zero else band
         lb = self._lower_bounds(problem, prep, pert)
         order = np.argsort(lb, kind="stable")
         best_val = math.inf
         best_k: NDArray[np.int64] | None = None
+        # every evaluated point within the band of the incumbent (exact decision at the end),
+        # and per outer candidate the values of u evaluated so far (excluded from its MIPs)
+        cands: list[tuple[NDArray[np.int64], float]] = []
+        known: dict[int, list[tuple[NDArray[np.int64], float]]] = {}
+
+        def found(vi: int, u: NDArray[np.int64], val: float) -> None:
+            nonlocal best_val, best_k
+            if val <= best_val + band:  # re-evaluated from the data (loss in integers)
+                k = self._assemble(problem, prep, vi, u)
+                val = float(problem.objective_k(k, pert)[0])
+                if val <= best_val + band:
+                    cands.append((k, val))
+                if val < best_val:
+                    best_val, best_k = val, k
+            known.setdefault(vi, []).append((u, val))
+
         # Phase 1 (heuristic, exact values of feasible points): local search on the most
         # promising candidates gives a strong incumbent before any MIP is solved.
         seeds: dict[int, tuple[float, NDArray[np.int64]]] = {}
         pool: list[NDArray[np.int64]] = []
         for vi in order[: self.heuristic_candidates]:
-            if lb[vi] >= best_val - _PRUNE_TOL:
+            if lb[vi] > best_val + gap:
                 break
             val, u = self._heuristic(problem, prep, int(vi), pert, pool[-3:])
             seeds[int(vi)] = (val, u)
-            if val < best_val:
-                best_val, best_k = val, self._assemble(problem, prep, int(vi), u)
+            improves = val < best_val
+            found(int(vi), u, val)
+            if improves:
                 pool.append(u)
+        open_bound = math.inf  # min bound over candidates not closed
+        status = OracleStatus.OPTIMAL
+        n_inner = 0
+        n_lp_pruned = 0
+        # candidate -> lower bound HiGHS proved on its points other than the known ones
+        unsettled: dict[int, float] = {}
+        m_cat = len(prep.cat_cols)
+
+        def ask(vi: int, time_left: float, u_start: NDArray[np.int64] | None = None,
+                skip_lp: bool = False) -> str:
+            """One MIP for candidate vi.  With noise: is there a point of vi, other than the
+            known ones, whose objective may lie below the incumbent plus the band and HiGHS's
+            window?  The best known point c of vi below that cutoff is kept out by a tilt
+            (every other point is rewarded eps per coordinate differing from c, and the
+            question asked eps lower), the other known points by no-good rows."""
+            nonlocal n_inner, n_lp_pruned, status, open_bound
+            unsettled.pop(vi, None)
+            tilt = None
+            exclude: list[NDArray[np.int64]] = []
+            if zero:  # integer objective: anything below the incumbent is below it by 1
+                cutoff = best_val
+            else:
+                cutoff = best_val + 3.0 * tol + _HIGHS_TIE_WINDOW
+                pts = [(u, val) for u, val in known.get(vi, []) if val < cutoff]
+                if pts:
+                    c, val_c = min(pts, key=lambda p: p[1])
+                    eps = 2.0 * (3.0 * tol + _HIGHS_TIE_WINDOW) + (val_c - best_val)
+                    tilt = (c, eps)
+                    cutoff -= eps
+                    exclude = [u for u, val in known[vi] if u is not c
+                               and val - eps * m_cat < cutoff + _HIGHS_TIE_WINDOW]
+            if u_start is None and tilt is not None:
+                u_start = tilt[0]  # a feasible start for HiGHS (above the tilted cutoff)
+            st, _, u, dual = self._inner(problem, prep, vi, pert, cutoff, time_left, u_start,
+                                         skip_lp=skip_lp or tilt is not None,
+                                         lp_threshold=best_val + gap, exclude=exclude,
+                                         tilt=tilt)
+            n_inner += st != "lp_pruned"
+            n_lp_pruned += st == "lp_pruned"
+            if st == "optimal" and u is not None:
+                val = float(problem.objective_k(self._assemble(problem, prep, vi, u), pert)[0])
+                fval = val
+                if tilt is not None:
+                    fval -= tilt[1] * int(np.count_nonzero(u != tilt[0]))
+                if any(np.array_equal(u, x) for x in exclude):
+                    status = OracleStatus.ERROR  # HiGHS broke a no-good row: refuse
+                elif fval >= cutoff:
+                    pass  # HiGHS's best point of the rest is above the cutoff: settled
+                elif zero:
+                    found(vi, u, val)  # an integer objective: HiGHS's optimum is exact
+                else:
+                    # every other point of vi has (tilted) objective >= fval - window
+                    found(vi, u, val)
+                    unsettled[vi] = fval - _HIGHS_TIE_WINDOW + (0.0 if tilt is None
+                                                                else tilt[1])
+            elif st == "time_limit":
+                status = OracleStatus.TIME_LIMIT
+                if u is not None:
+                    val = float(problem.objective_k(self._assemble(problem, prep, vi, u),
+                                                    pert)[0])
+                    found(vi, u, val)
+                open_bound = min(open_bound, max(dual, float(lb[vi])))
+            elif st.startswith("error"):
+                status = OracleStatus.ERROR
+                open_bound = min(open_bound, float(lb[vi]))
+            return st
+
         # Phase 1b (bounds only): the LP relaxation's rigorous bound of every candidate still
         # below the incumbent (milliseconds each), then re-order: the stronger bound prunes
         # more and visits the truly promising candidates first, so the incumbent improves early.
@@ -657,7 +804,7 @@ class StructuredOracle:
         if self.lp_prune:
             lb = lb.copy()
             for vi in order:
-                if lb[vi] >= best_val - _PRUNE_TOL:
+                if lb[vi] > best_val + gap:
                     break
                 time_left = self.time_limit - (time.perf_counter() - t0)
                 if time_left <= 0:
@@ -668,13 +815,12 @@ class StructuredOracle:
                     lp_done.add(int(vi))
                     lb[vi] = max(float(lb[vi]), b)
             order = np.argsort(lb, kind="stable")
-        # Phase 2 (exact): best-first over candidates, inner MIP with the incumbent as cutoff.
-        open_bound = math.inf  # min bound over candidates not closed
-        status = OracleStatus.OPTIMAL
-        n_inner = 0
-        n_lp_pruned = 0
+        # Phase 2 (exact): best-first over candidates, inner MIP with the incumbent (plus the
+        # float band and HiGHS's tolerance window) as cutoff and the known points of the
+        # candidate kept out.  A candidate is *settled* when HiGHS finds nothing else below
+        # the cutoff; one where HiGHS found a point is asked again at the end (tie check).
         for pos, vi in enumerate(order):
-            if lb[vi] >= best_val - _PRUNE_TOL:
+            if lb[vi] > best_val + gap:
                 break
             time_left = self.time_limit - (time.perf_counter() - t0)
             if time_left <= 0:
@@ -682,30 +828,45 @@ class StructuredOracle:
                 open_bound = min(open_bound, float(lb[order[pos:]].min()))
                 break
             seed = seeds.get(int(vi))
-            u_start = seed[1] if seed is not None and seed[0] < best_val + _PRUNE_TOL else None
-            st, val, u, dual = self._inner(problem, prep, int(vi), pert, best_val, time_left,
-                                           u_start, skip_lp=int(vi) in lp_done)
-            n_inner += 1
-            n_lp_pruned += st == "lp_pruned"
-            if st == "optimal" and u is not None and val < best_val:
-                best_val = val
-                best_k = self._assemble(problem, prep, int(vi), u)
-            elif st == "time_limit":
-                status = OracleStatus.TIME_LIMIT
-                if u is not None and val < best_val:
-                    best_val = val
-                    best_k = self._assemble(problem, prep, int(vi), u)
-                open_bound = min(open_bound, max(dual, float(lb[vi])))
+            u_start = seed[1] if seed is not None and seed[0] < best_val + band else None
+            st = ask(int(vi), time_left, u_start, skip_lp=int(vi) in lp_done)
+            if st == "time_limit":
                 open_bound = min(open_bound, float(lb[order[pos + 1:]].min(initial=math.inf)))
                 break
-            elif st.startswith("error"):
-                status = OracleStatus.ERROR
-                open_bound = min(open_bound, float(lb[vi]))
+        # Tie check: HiGHS's optimum u of a candidate proves nothing about other points of
+        # that candidate within its tolerance window: ask again, u kept out, wherever the
+        # window reaches the band of the final incumbent.
+        tie_solves = 0
+        while status is OracleStatus.OPTIMAL:
+            todo = [vi for vi, low in unsettled.items() if low - 2.0 * tol <= best_val]
+            if not todo:
+                break
+            vi = todo[0]
+            if tie_solves >= _TIE_MAX_SOLVES:
+                status = OracleStatus.GAP  # refuse rather than loop
+                break
+            time_left = self.time_limit - (time.perf_counter() - t0)
+            if time_left <= 0:
+                status = OracleStatus.TIME_LIMIT
+                break
+            tie_solves += 1
+            ask(vi, time_left, skip_lp=True)
+        decided = False
+        near_ties = 0
+        if status is OracleStatus.OPTIMAL and zero and best_k is not None:
+            decided = True  # integer objective: the incumbent's value is the proven minimum
+        elif status is OracleStatus.OPTIMAL and cands:
+            keep = [c for c in cands if c[1] <= best_val + band]
+            K = np.array([c[0] for c in keep], dtype=np.int64)
+            i, near_ties = ex.argmin(K, np.array([c[1] for c in keep]), tol=tol)
+            if i is not None:
+                best_k, decided = K[i], True
         bound = min(best_val, open_bound)
-        n_lp_pruned += sum(1 for vi in lp_done if lb[vi] >= best_val - _PRUNE_TOL)
+        n_lp_pruned += sum(1 for vi in lp_done if lb[vi] > best_val + gap)
         return make_result(
             problem, eta, best_k, bound, status, time.perf_counter() - t0, self.name,
-            inner_solves=n_inner, lp_pruned=n_lp_pruned, candidates=len(order), prepare_s=t_prep,
+            exact=decided, inner_solves=n_inner, lp_pruned=n_lp_pruned, candidates=len(order),
+            prepare_s=t_prep, tie_solves=tie_solves, near_ties=near_ties,
         )
 
     @staticmethod
