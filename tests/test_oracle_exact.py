@@ -430,3 +430,28 @@ def test_no_noise_certifies_an_exact_minimizer(name):
         assert res.certified, res.summary()
         K = ball_points(problem.space)
         assert res.loss == int(problem.loss_k(K).min())
+
+
+def test_rspm_perturbation_is_exact() -> None:
+    """RSPM's cost of k_j = 0 is the real sum eta_j + eta_{d+j}: the float table entry plus
+    its residual equal it exactly, including where the float sum rounds."""
+    from oracledp.learners.rspm import rspm_perturbation
+
+    rng = np.random.default_rng(5)
+    d = 6
+    space = IntegerBall(d, bound=1, radius=math.sqrt(d))
+    rounded = 0
+    for _ in range(50):
+        eta = rng.laplace(0.0, 10.0 ** rng.uniform(-3, 3), size=2 * d)
+        pert = rspm_perturbation(space, eta)
+        assert pert.value_cost_residual is not None
+        for j in range(d):
+            exact = Fraction(float(eta[j])) + Fraction(float(eta[d + j]))
+            got = Fraction(float(pert.value_cost[j, 1])) + Fraction(
+                float(pert.value_cost_residual[j, 1]))
+            assert got == exact
+            rounded += Fraction(float(pert.value_cost[j, 1])) != exact
+            for a, col in ((0, j), (2, d + j)):  # k_j = -1 and +1: single weights, exact floats
+                assert pert.value_cost[j, a] == eta[col]
+                assert pert.value_cost_residual[j, a] == 0.0
+    assert rounded > 0  # the float sums did round: the residual was needed

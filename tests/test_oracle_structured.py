@@ -203,3 +203,29 @@ def test_lp_dual_bound_is_valid_for_any_multipliers() -> None:
             y = rng.normal(0.0, 5.0, size=model.A.shape[0])
             bound = oracle._dual_bound(model, cost, ub, y) + model.const_loss + const_pert
             assert bound <= exact_min + 1e-9
+
+
+def test_loss_tables_do_not_depend_on_the_row_block(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The loss tables are counted in blocks of groups (bounded memory on large tables);
+    the counts are exact integers, so every block size gives the same tables, and a
+    brute-force count of the errors at each t agrees."""
+    import oracledp.oracles.structured as st
+
+    for rng, problem in _instances(seed=77, count=15):
+        if not structured_applicable(problem):
+            continue
+        whole = StructuredOracle()._prepare(problem)
+        monkeypatch.setattr(st, "_BLOCK_ENTRIES", int(rng.integers(1, 40)))
+        blocked = StructuredOracle()._prepare(problem)
+        monkeypatch.undo()
+        np.testing.assert_array_equal(whole.loss_tables, blocked.loss_tables)
+        # brute force for one outer candidate and cell: errors of sign(s + Q t) at each t
+        vi = int(rng.integers(whole.V.shape[0]))
+        s = problem.N[:, whole.num_cols] @ whole.V[vi]
+        cells = (problem.N[:, whole.cat_cols] // problem.Q).astype(np.int8)
+        c = int(rng.integers(whole.n_cells))
+        in_c = (cells == whole.cells[c]).all(axis=1)
+        for i, t in enumerate(range(-whole.T, whole.T + 1)):
+            m = s[in_c] + problem.Q * t
+            errors = problem.n_pos[in_c][m <= 0].sum() + problem.n_neg[in_c][m >= 0].sum()
+            assert whole.loss_tables[vi, c, i] == errors

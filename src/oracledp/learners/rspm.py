@@ -37,7 +37,7 @@ from oracledp.diagnostics import NonPrivateDiagnostics, check_diagnostics_flag
 from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
 from oracledp.learners._certify import check_oracle_accepts, release_oracle_answer
 from oracledp.oracles.base import Oracle
-from oracledp.oracles.halfspace import HalfspaceProblem, Perturbation
+from oracledp.oracles.halfspace import HalfspaceProblem, Perturbation, two_sum
 from oracledp.oracles.registry import make_oracle
 from oracledp.oracles.space import IntegerBall
 
@@ -65,7 +65,11 @@ def separator_patterns(K: NDArray[np.integer]) -> NDArray[np.int8]:
 
 
 def rspm_perturbation(space: IntegerBall, eta: NDArray[np.floating]) -> Perturbation:
-    """The separator weights eta (length 2d) as per-coordinate value costs."""
+    """The separator weights eta (length 2d) as per-coordinate value costs.
+
+    Exact: the cost of ``k_j = 0`` is the real sum ``eta_j + eta_{d+j}``, stored as its
+    float plus an exact residual (:func:`~oracledp.oracles.halfspace.two_sum`).
+    """
     d = space.d
     eta = np.asarray(eta, dtype=np.float64)
     if eta.shape != (2 * d,):
@@ -73,8 +77,13 @@ def rspm_perturbation(space: IntegerBall, eta: NDArray[np.floating]) -> Perturba
     if not np.isfinite(eta).all():
         raise ValueError("eta must be finite (no NaN or infinity)")
     plus, minus = eta[:d], eta[d:]
-    value_cost = np.column_stack([plus, plus + minus, minus])  # k_j = -1, 0, +1
-    return Perturbation(value_cost=value_cost, norm_cost=np.zeros(space.k_norm2_max + 1))
+    # the cost of k_j = 0 is eta_j + eta_{d+j} exactly: its float rounding goes in the
+    # residual table, so the oracles' exact tie decisions use the real sum
+    both, both_residual = two_sum(plus, minus)
+    value_cost = np.column_stack([plus, both, minus])  # k_j = -1, 0, +1
+    residual = np.column_stack([np.zeros(d), both_residual, np.zeros(d)])
+    return Perturbation(value_cost=value_cost, norm_cost=np.zeros(space.k_norm2_max + 1),
+                        value_cost_residual=residual)
 
 
 def rspm_guarantee(epsilon: float) -> PrivacyGuarantee:

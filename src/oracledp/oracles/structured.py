@@ -90,6 +90,10 @@ _HIGHS_TIE_WINDOW = 1e-5
 _TIE_MAX_SOLVES = 8  # tie-check solves per call before refusing
 
 
+_BLOCK_ENTRIES = 1 << 21
+"""Groups x outer candidates processed at once when counting losses (about 16 MB per array)."""
+
+
 def _enumerate_ball(k: int, kmax: int, cap: int) -> NDArray[np.int64]:
     """Integer vectors in [-kmax, kmax]^k with squared norm <= cap."""
     if k == 0:
@@ -219,7 +223,6 @@ class StructuredOracle:
         cat_cols = np.flatnonzero(binary)
         V = _enumerate_ball(len(num_cols), kmax, cap)
         Vn2 = (V**2).sum(axis=1)
-        S = problem.N[:, num_cols] @ V.T  # exact integers
         B = (problem.N[:, cat_cols] // problem.Q).astype(np.int8)
         cells, cell_of_group = np.unique(B, axis=0, return_inverse=True)
         cell_of_group = cell_of_group.ravel()
@@ -229,36 +232,51 @@ class StructuredOracle:
             np.int64
         )
         T = int(T_cell.max(initial=0))
-        loss_tables = self._loss_tables(problem, S, cell_of_group, n_cells, T)
+        loss_tables = self._loss_tables(problem, num_cols, V, cell_of_group, n_cells, T)
         return _Prepared(
             num_cols=num_cols, cat_cols=cat_cols, V=V, Vn2=Vn2, cells=cells, n_cells=n_cells,
             cell_size=cell_size, T=T, T_cell=T_cell, loss_tables=loss_tables, models={},
         )
 
     @staticmethod
-    def _loss_tables(problem: HalfspaceProblem, S: NDArray[np.int64],
+    def _loss_tables(problem: HalfspaceProblem, num_cols: NDArray[np.int64], V: NDArray[np.int64],
                      cell_of_group: NDArray[np.int64], n_cells: int, T: int) -> NDArray[np.int64]:
         """f_c(t) for every outer candidate v, cell c and t in [-T, T] (exact counts).
 
-        A positive group is correct iff t >= lo = ceil((1 - s)/Q); a negative one
-        iff t <= hi = floor((-1 - s)/Q).  Errors at t: positives with lo > t plus
-        negatives with hi < t.
+        With ``s = <x_num, v>`` (exact integers), a positive group is correct iff
+        ``t >= lo = ceil((1 - s)/Q)``; a negative one iff ``t <= hi = floor((-1 - s)/Q)``.
+        Errors at t: positives with lo > t plus negatives with hi < t.  The groups are
+        processed in blocks of rows so the working memory stays at about
+        :data:`_BLOCK_ENTRIES` int64 entries however many distinct rows the table has.
         """
         Q = problem.Q
-        nV = S.shape[1]
+        nV = V.shape[0]
         width = 2 * T + 3  # positions for values -T-1 .. T+1
-        lo = np.clip(-((S - 1) // Q), -T - 1, T + 1) + T + 1  # index 0 .. 2T+2
-        hi = np.clip((-1 - S) // Q, -T - 1, T + 1) + T + 1
-        base = (np.arange(nV)[None, :] * n_cells + cell_of_group[:, None]) * width
         size = nV * n_cells * width
-        pos_w = np.broadcast_to(problem.n_pos[:, None], S.shape)
-        neg_w = np.broadcast_to(problem.n_neg[:, None], S.shape)
-        has_pos = problem.n_pos > 0
-        has_neg = problem.n_neg > 0
-        hp = np.bincount((base + lo)[has_pos].ravel(), weights=pos_w[has_pos].ravel(),
-                         minlength=size).reshape(nV, n_cells, width)
-        hn = np.bincount((base + hi)[has_neg].ravel(), weights=neg_w[has_neg].ravel(),
-                         minlength=size).reshape(nV, n_cells, width)
+        hp = np.zeros(size, dtype=np.float64)
+        hn = np.zeros(size, dtype=np.float64)
+        v_base = np.arange(nV, dtype=np.int64)[None, :] * n_cells
+        Nn = problem.N[:, num_cols]
+        n_groups = Nn.shape[0]
+        step = max(1, _BLOCK_ENTRIES // max(nV, 1))
+        for start in range(0, n_groups, step):
+            sl = slice(start, min(start + step, n_groups))
+            S = Nn[sl] @ V.T  # exact integers
+            base = (v_base + cell_of_group[sl, None]) * width
+            n_pos, n_neg = problem.n_pos[sl], problem.n_neg[sl]
+            has_pos, has_neg = n_pos > 0, n_neg > 0
+            if has_pos.any():
+                lo = np.clip(-((S[has_pos] - 1) // Q), -T - 1, T + 1) + T + 1  # 0 .. 2T+2
+                w = np.broadcast_to(n_pos[has_pos, None], lo.shape)
+                hp += np.bincount((base[has_pos] + lo).ravel(), weights=w.ravel(),
+                                  minlength=size)
+            if has_neg.any():
+                hi = np.clip((-1 - S[has_neg]) // Q, -T - 1, T + 1) + T + 1
+                w = np.broadcast_to(n_neg[has_neg, None], hi.shape)
+                hn += np.bincount((base[has_neg] + hi).ravel(), weights=w.ravel(),
+                                  minlength=size)
+        hp = hp.reshape(nV, n_cells, width)
+        hn = hn.reshape(nV, n_cells, width)
         # errors_pos(t) = #{lo > t}: suffix sums; errors_neg(t) = #{hi < t}: prefix sums
         suffix = np.cumsum(hp[:, :, ::-1], axis=2)[:, :, ::-1]  # suffix[i] = sum_{>= i}
         prefix = np.cumsum(hn, axis=2)  # prefix[i] = sum_{<= i}
