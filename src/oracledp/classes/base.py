@@ -18,14 +18,33 @@ Sections II-III):
   is a set of members of the class itself (dictators), returned as parameters.
 * A **weighted oracle** (004 Definition 5) returns ``argmin_q sum_r w_r q(z_r)`` for
   real weights of any sign.  It *minimizes*.  A certifiable oracle reports
-  ``certified=True`` only on a proven optimum (objective recomputed exactly with
-  :meth:`evaluate`, within :data:`CERTIFY_ABS_TOL` of the proven bound);
-  heuristic oracles (004 Definition 7) have ``certifiable = False``.
+  ``certified=True`` only when it decided that the returned parameters are the
+  **exact** argmin of ``sum_r w_r q(z_r)`` over the class (weights are floats, i.e.
+  exact dyadic rationals; the sum is taken in exact arithmetic, over the points as
+  given, before identical points are merged), see "Exactness" below; heuristic oracles
+  (004 Definition 7) have ``certifiable = False``.
 * The negated class ``{1 - q}`` has the same separator (spec section 1); its
   oracle is the base oracle with all weights negated.
 * The 0/1-loss class of ``H`` has points ``(z, y)`` (label in the last column,
   ``y`` in {0, 1}) and queries ``l_h(z, y) = h(z) XOR y``; ``{(u, 0) : u in U}``
   separates it with the same m (spec section 2(d)).
+
+Exactness (the class-oracle counterpart of :mod:`oracledp.oracles.base`).  The oracles
+search with float objectives; a float objective is within :func:`class_band` of the exact
+one (merging identical points and one float dot product, each at most ``n`` roundings of
+terms below ``sum |w|``, with a margin of 128).  Points whose float objectives are more
+than twice the band above the float minimum are certainly not the argmin; when more
+than one candidate lies within it, :func:`exact_class_argmin` compares them exactly (the
+difference of two objectives is a sum of weights over the points where the two queries
+differ, added as rationals).  Tie rule among exactly equal objectives: enumeration
+(:class:`BruteForceClassOracle`) keeps the first enumerated row; the MIP oracle the
+lexicographically smallest parameter row among the candidates it found.  With integer
+weights (counts: no noise, never a private release by itself) every float objective is
+exact (``sum |w| < 2^53``), no band is needed, and the MIP returns an exact minimizer of
+its choice.  Parameters that agree on every weighted point have equal objectives by
+construction and are not ordered by the MIP; RSPM's points always include the separator
+with nonzero (noisy) weights, on which distinct parameters differ (injectivity), so a
+private release never meets that case.
 """
 
 from __future__ import annotations
@@ -34,6 +53,7 @@ import abc
 import itertools
 import time
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -54,7 +74,10 @@ __all__ = [
     "WeightedOracle",
     "aggregate_points",
     "check_weighted_points",
+    "class_band",
+    "exact_class_argmin",
     "finish_result",
+    "integral_weights",
 ]
 
 ENUMERATE_LIMIT = 1 << 20
@@ -326,9 +349,9 @@ class ClassOracleResult:
     """A weighted-oracle answer: ``params`` minimizes ``sum_r w_r q(z_r)`` if ``certified``.
 
     ``objective`` is recomputed exactly with :meth:`QueryClass.evaluate` at the
-    returned parameters (not the solver's value); ``bound`` is a proven lower
-    bound on the minimum (``-inf`` if none); ``certified`` means an optimal status
-    and ``objective - bound <= CERTIFY_ABS_TOL``.
+    returned parameters (not the solver's value); ``bound`` is a lower bound on the
+    minimum (float, for information; ``-inf`` if none); ``certified`` means an optimal
+    status and an exact decision that ``params`` is the argmin (module docstring).
     """
 
     params: NDArray[np.int64] | None
@@ -381,6 +404,41 @@ def aggregate_points(
     return U[keep], ws[keep]
 
 
+_U = 2.0**-53  # unit roundoff of float64
+
+
+def integral_weights(w: NDArray[np.float64]) -> bool:
+    """Whether every weight is an integer and every partial sum is exact in float64."""
+    return bool(np.all(w == np.rint(w))) and float(np.abs(w).sum()) < 2.0**52
+
+
+def class_band(n_terms: int, w: NDArray[np.float64]) -> float:
+    """A bound (margin 128) on the error of a float objective ``sum_r w_r q_r`` computed
+    after merging identical points: at most ``n_terms`` roundings, each below ``sum |w|``.
+    Zero for integer weights (every float value is exact)."""
+    if integral_weights(w):
+        return 0.0
+    return 128.0 * (n_terms + 2) * _U * float(np.abs(w).sum())
+
+
+def exact_class_argmin(cls: QueryClass, Z: NDArray[np.float64], w: NDArray[np.float64],
+                       P: NDArray[np.int64]) -> int:
+    """Index into ``P`` of the exact minimizer of ``sum_r w_r q_P(z_r)``; exact ties go to
+    the earliest row.  Each comparison adds, as rationals, the weights of the points on
+    which the two queries differ (floats are exact dyadic rationals)."""
+    if Z.shape[0] == 0 or len(P) <= 1:
+        return 0
+    Q = cls._evaluate(P, Z).astype(np.int8)
+    best = 0
+    for i in range(1, len(P)):
+        diff = Q[i] - Q[best]
+        nz = np.flatnonzero(diff)
+        total = sum((Fraction(float(w[r])) * int(diff[r]) for r in nz), Fraction(0))
+        if total < 0:
+            best = i
+    return best
+
+
 def finish_result(
     cls: QueryClass,
     Z: NDArray[np.float64],
@@ -390,15 +448,26 @@ def finish_result(
     status: OracleStatus,
     wall_time: float,
     solver: str,
+    *,
+    exact: bool | None = None,
     **info: Any,
 ) -> ClassOracleResult:
-    """Recompute the objective of ``params`` exactly and decide certification."""
+    """Recompute the objective of ``params`` from the points and decide certification.
+
+    ``exact``: the oracle decided exactly that ``params`` is the argmin (module
+    docstring); certification then also checks the reported bound for consistency
+    (``objective - bound <= CERTIFY_ABS_TOL``).  Without ``exact`` (oracles outside this
+    library) only a zero gap certifies (``objective <= bound``).
+    """
     if params is None:
         return ClassOracleResult(None, float("inf"), float(bound), False, status, wall_time,
                                  solver, dict(info))
     P = cls.check_params(np.asarray(np.rint(params), dtype=np.int64))
     obj = float(cls._evaluate(P, Z)[0].astype(np.float64) @ w) if Z.shape[0] else 0.0
-    certified = status is OracleStatus.OPTIMAL and obj - bound <= CERTIFY_ABS_TOL
+    if exact is None:
+        certified = status is OracleStatus.OPTIMAL and obj <= bound
+    else:
+        certified = status is OracleStatus.OPTIMAL and exact and obj - bound <= CERTIFY_ABS_TOL
     if status is OracleStatus.OPTIMAL and not certified:
         status = OracleStatus.GAP
     return ClassOracleResult(P[0], obj, float(bound), bool(certified), status, wall_time, solver,
@@ -420,12 +489,16 @@ class BruteForceClassOracle:
     def solve(self, points: ArrayLike, weights: ArrayLike) -> ClassOracleResult:
         t0 = time.perf_counter()
         cls = self.query_class
-        Z, w = aggregate_points(*check_weighted_points(cls, points, weights))
+        Z0, w0 = check_weighted_points(cls, points, weights)
+        Z, w = aggregate_points(Z0, w0)
         vals = (cls._evaluate(self._params, Z).astype(np.float64) @ w
                 if Z.shape[0] else np.zeros(len(self._params)))
-        i = int(np.argmin(vals))
+        tol = class_band(len(w0) + len(w), w0)
+        near = np.flatnonzero(vals <= vals.min() + 2.0 * tol)  # enumeration order
+        i = int(near[exact_class_argmin(cls, Z0, w0, self._params[near])])
         return finish_result(cls, Z, w, self._params[i], float(vals[i]), OracleStatus.OPTIMAL,
-                             time.perf_counter() - t0, self.name)
+                             time.perf_counter() - t0, self.name, exact=True,
+                             near_ties=len(near))
 
 
 class NegatedOracle:
@@ -440,12 +513,14 @@ class NegatedOracle:
     def solve(self, points: ArrayLike, weights: ArrayLike) -> ClassOracleResult:
         t0 = time.perf_counter()
         cls = self.query_class
-        Z, w = aggregate_points(*check_weighted_points(cls, points, weights))
-        r = self.base.solve(Z, -w)
+        Z0, w0 = check_weighted_points(cls, points, weights)
+        r = self.base.solve(Z0, -w0)  # the points as given: the base decides exactly
+        Z, w = aggregate_points(Z0, w0)
         const = float(w.sum())
         p = None if r.params is None else r.params
         return finish_result(cls, Z, w, p, const + r.bound, r.status,
-                             time.perf_counter() - t0, self.name, base=r.solver)
+                             time.perf_counter() - t0, self.name, exact=r.certified,
+                             base=r.solver)
 
 
 class LossOracle:
@@ -463,9 +538,12 @@ class LossOracle:
     def solve(self, points: ArrayLike, weights: ArrayLike) -> ClassOracleResult:
         t0 = time.perf_counter()
         cls = self.query_class
-        Z, w = aggregate_points(*check_weighted_points(cls, points, weights))
-        y = Z[:, -1]
-        r = self.base.solve(Z[:, :-1], w * (1.0 - 2.0 * y))
-        const = float(w[y == 1.0].sum())
+        Z0, w0 = check_weighted_points(cls, points, weights)
+        y0 = Z0[:, -1]
+        # the points as given (weights times +-1: exact): the base decides exactly
+        r = self.base.solve(Z0[:, :-1], w0 * (1.0 - 2.0 * y0))
+        Z, w = aggregate_points(Z0, w0)
+        const = float(w[Z[:, -1] == 1.0].sum())
         return finish_result(cls, Z, w, r.params, const + r.bound, r.status,
-                             time.perf_counter() - t0, self.name, base=r.solver)
+                             time.perf_counter() - t0, self.name, exact=r.certified,
+                             base=r.solver)

@@ -31,10 +31,22 @@ equal the query value, not just bounded on one side):
   default dropped), which computes the same function.
 
 Solver settings follow the spec (section 1, "Exactness"): ``mip_rel_gap = 0``,
-``mip_abs_gap = 1e-9``.  A result is certified only with an optimal status and
-the objective of the returned parameters, recomputed exactly with
-:meth:`~oracledp.classes.base.QueryClass.evaluate`, within ``CERTIFY_ABS_TOL``
-of the solver's dual bound.  A time limit yields an uncertified result.
+``mip_abs_gap = 1e-9``.  A solver's float "optimal" is not yet the exact argmin
+(:mod:`oracledp.classes.base`, "Exactness"): HiGHS may discard points up to its MIP
+feasibility tolerance (1e-6) below an incumbent.  So, unless the weights are integers
+(every float objective exact), the oracle asks a second question, the *tie check*: with
+no-good rows excluding the query patterns found so far and an objective bound of the
+best float value plus three times the float band plus a window of
+:data:`_HIGHS_TIE_WINDOW`, is there another feasible point?  "No" rests on the same
+trust in the solver as its optimality proof; a point found joins the candidates and the
+question is asked again (at most :data:`_TIE_MAX_SOLVES` times, then refused); binary
+parameters are excluded directly, other classes by their pattern on the points.  Where
+``class size x points`` is at most ``enumerate_limit`` (public sizes), the exact argmin
+is computed by enumeration instead, which needs no trust in the solver
+(``info["certificate"]`` says which).  The
+candidates are compared exactly (:func:`~oracledp.classes.base.exact_class_argmin`),
+lexicographically smallest parameter row first.  A time limit, in the first solve or in
+the tie check, yields an uncertified result.
 """
 
 from __future__ import annotations
@@ -56,6 +68,8 @@ from oracledp.classes.base import (
     WeightedOracle,
     aggregate_points,
     check_weighted_points,
+    class_band,
+    exact_class_argmin,
     finish_result,
 )
 from oracledp.classes.boolean import MonotoneConjunctions, MonotoneDisjunctions, Parities
@@ -65,6 +79,12 @@ from oracledp.oracles._highs import new_highs
 from oracledp.oracles.base import OracleStatus
 
 __all__ = ["HighsClassOracle", "LocalSearchClassOracle", "make_class_oracle"]
+
+# HiGHS may discard points up to its MIP feasibility tolerance (1e-6, absolute for a
+# non-integral objective) below an incumbent or objective bound: the tie check asks about
+# a window ten times wider (the same constant as the halfspace MIP oracle)
+_HIGHS_TIE_WINDOW = 1e-5
+_TIE_MAX_SOLVES = 8  # further solves of the tie check before refusing
 
 
 class _Model:
@@ -269,13 +289,17 @@ class HighsClassOracle:
         Seconds per solve; on expiry the result is not certified.
     threads:
         HiGHS threads (1: deterministic).
+    enumerate_limit:
+        When ``class size x points`` is at most this (public sizes only), a solver's
+        optimum is made exact by enumerating the class (no trust in the solver);
+        otherwise by the tie check.  0 always uses the tie check.
     """
 
     name = "highs-class"
     certifiable = True
 
     def __init__(self, query_class: QueryClass, *, time_limit: float = 60.0, threads: int = 1,
-                 verbose: bool = False) -> None:
+                 verbose: bool = False, enumerate_limit: int = 1 << 24) -> None:
         if not isinstance(query_class, _SUPPORTED):
             raise TypeError(
                 f"no MIP formulation for {type(query_class).__name__}; supported: "
@@ -287,14 +311,17 @@ class HighsClassOracle:
         self.time_limit = float(time_limit)
         self.threads = int(threads)
         self.verbose = verbose
+        self.enumerate_limit = int(enumerate_limit)
 
     def solve(self, points: ArrayLike, weights: ArrayLike) -> ClassOracleResult:
-        """Minimize ``sum_r w_r q(z_r)``; certified only on a proven zero-gap optimum."""
+        """Minimize ``sum_r w_r q(z_r)``; certified only on an exact decision (module
+        docstring: the solver's optimum, made exact by the tie check)."""
         import highspy
 
         t0 = time.perf_counter()
         cls = self.query_class
-        Z, w = aggregate_points(*check_weighted_points(cls, points, weights))
+        Z0, w0 = check_weighted_points(cls, points, weights)
+        Z, w = aggregate_points(Z0, w0)
         if Z.shape[0] == 0:  # objective identically 0
             p0 = np.zeros(cls.param_dim, dtype=np.int64)
             return finish_result(cls, Z, w, p0, 0.0, OracleStatus.OPTIMAL,
@@ -315,24 +342,127 @@ class HighsClassOracle:
             _link_boolean(model, cls, Z, s, q)
         h = model.build(w, q, time_limit=self.time_limit, threads=self.threads,
                         verbose=self.verbose)
-        h.run()
-        st = h.getModelStatus()
+
+        def run() -> tuple[Any, NDArray[np.int64] | None]:
+            h.run()
+            sol = h.getSolution()
+            if not sol.value_valid:
+                return h.getModelStatus(), None
+            x = np.asarray(sol.col_value, dtype=np.float64)
+            return h.getModelStatus(), (dl.decode(x) if dl is not None
+                                        else np.rint(x[s]).astype(np.int64))
+
+        st, params = run()
         info = h.getInfo()
         status = {
             highspy.HighsModelStatus.kOptimal: OracleStatus.OPTIMAL,
             highspy.HighsModelStatus.kTimeLimit: OracleStatus.TIME_LIMIT,
             highspy.HighsModelStatus.kInfeasible: OracleStatus.INFEASIBLE,
         }.get(st, OracleStatus.ERROR)
-        params = None
-        sol = h.getSolution()
-        if sol.value_valid:
-            x = np.asarray(sol.col_value, dtype=np.float64)
-            params = dl.decode(x) if dl is not None else np.rint(x[s]).astype(np.int64)
         bound = float(info.mip_dual_bound)
         if not np.isfinite(bound):
             bound = -np.inf
+        extra: dict[str, Any] = {}
+        exact = False
+        if status is OracleStatus.OPTIMAL and params is not None:
+            if cls.size * (len(w0) + len(w)) <= self.enumerate_limit:
+                params, exact, extra = self._enumeration(Z, w, Z0, w0, params)
+            else:
+                # binary parameters: exclude them directly (a sparse row); otherwise exclude
+                # the query pattern on the merged points
+                nogood_cols = s if (len(s) and not isinstance(cls, IntegerHalfspaces)) else None
+                params, exact, extra = self._tie_check(h, run, q, nogood_cols, Z, w, Z0, w0,
+                                                       params, t0)
         return finish_result(cls, Z, w, params, bound, status, time.perf_counter() - t0,
-                             self.name, model_status=str(st), n_points=int(Z.shape[0]))
+                             self.name, exact=exact, model_status=str(st),
+                             n_points=int(Z.shape[0]), **extra)
+
+    def _enumeration(self, Z: NDArray[np.float64], w: NDArray[np.float64],
+                     Z0: NDArray[np.float64], w0: NDArray[np.float64], params: NDArray[np.int64]
+                     ) -> tuple[NDArray[np.int64], bool, dict[str, Any]]:
+        """The exact argmin by enumerating the class (no trust in the solver): float values,
+        the candidates within twice the band compared exactly, ties to the first row."""
+        cls = self.query_class
+        P = cls.enumerate(self.enumerate_limit)
+        vals = cls._evaluate(P, Z).astype(np.float64) @ w
+        tol = class_band(len(w0) + len(w), w0)
+        near = np.flatnonzero(vals <= vals.min() + 2.0 * tol)
+        best = P[int(near[exact_class_argmin(cls, Z0, w0, P[near])])]
+        mine = cls.check_params(np.asarray(params, dtype=np.int64))[0]
+        return best, True, {"certificate": "enumeration", "near_ties": len(near),
+                            "solver_point_rejected": not np.array_equal(best, mine)}
+
+    def _tie_check(self, h: Any, run: Any, q: NDArray[np.int64],
+                   nogood_cols: NDArray[np.int64] | None, Z: NDArray[np.float64],
+                   w: NDArray[np.float64], Z0: NDArray[np.float64], w0: NDArray[np.float64],
+                   params: NDArray[np.int64], t0: float
+                   ) -> tuple[NDArray[np.int64], bool, dict[str, Any]]:
+        """Make the solver's optimum exact (module docstring): returns the exact argmin
+        among the candidates, whether the decision is exact, and what it did."""
+        import highspy
+
+        cls = self.query_class
+        tol = class_band(len(w0) + len(w), w0)
+        if tol == 0.0:  # integer weights: float objectives are exact, the optimum too
+            return params, True, {"certificate": "solver", "tie_solves": 0}
+        P = cls.check_params(np.asarray(params, dtype=np.int64))
+        cands = [P[0]]
+        vals = [float(cls._evaluate(P, Z)[0].astype(np.float64) @ w)]
+        n_rows = h.getNumRow()
+        solves = 0
+        settled = False
+        try:
+            while solves < _TIE_MAX_SOLVES:
+                left = self.time_limit - (time.perf_counter() - t0)
+                if left <= 0:
+                    break
+                solves += 1
+                # no-good row for the newest candidate: its binary parameters, or its
+                # pattern on the merged points
+                if nogood_cols is not None:
+                    cols, on = nogood_cols, cands[-1].astype(bool)
+                else:
+                    cols, on = q, cls._evaluate(cands[-1][None, :], Z)[0].astype(bool)
+                h.addRow(1.0 - float(on.sum()), highspy.kHighsInf, len(cols),
+                         cols.astype(np.int32), np.where(on, -1.0, 1.0))
+                h.setOptionValue("objective_bound", min(vals) + 3.0 * tol + _HIGHS_TIE_WINDOW)
+                h.setOptionValue("time_limit", max(left, 1e-3))
+                st, p2 = run()
+                if st in (highspy.HighsModelStatus.kInfeasible,
+                          highspy.HighsModelStatus.kObjectiveBound):
+                    settled = True  # no other pattern below the bound (minus the window)
+                    break
+                if st != highspy.HighsModelStatus.kOptimal or p2 is None:
+                    break  # time limit or failure: undecided
+                P2 = cls.check_params(np.asarray(p2, dtype=np.int64))
+                pat2 = cls._evaluate(P2, Z)[0]
+                if any(np.array_equal(P2[0], c) for c in cands) or (
+                        nogood_cols is None
+                        and any(np.array_equal(pat2, cls._evaluate(c[None, :], Z)[0])
+                                for c in cands)):
+                    break  # the solver broke a no-good row: refuse
+                f = float(pat2.astype(np.float64) @ w)
+                if f >= min(vals) + 3.0 * tol + _HIGHS_TIE_WINDOW:
+                    settled = True
+                    break
+                cands.append(P2[0])
+                vals.append(f)
+        finally:
+            h.deleteRows(h.getNumRow() - n_rows,
+                         np.arange(n_rows, h.getNumRow(), dtype=np.int32))
+            h.setOptionValue("objective_bound", highspy.kHighsInf)
+            h.setOptionValue("time_limit", float(self.time_limit))
+        extra: dict[str, Any] = {"certificate": "solver tie check", "tie_solves": solves}
+        if not settled:
+            extra["reason"] = "the check for near-tied points did not finish"
+            return cands[0], False, extra
+        v = np.asarray(vals)
+        near = [i for i in range(len(cands)) if v[i] <= v.min() + 2.0 * tol]
+        order = sorted(near, key=lambda i: tuple(int(x) for x in cands[i]))
+        K = np.array([cands[i] for i in order], dtype=np.int64)
+        best = K[exact_class_argmin(cls, Z0, w0, K)]
+        extra["near_ties"] = len(near)
+        return best, True, extra
 
 
 class LocalSearchClassOracle:
