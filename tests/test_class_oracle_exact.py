@@ -118,3 +118,20 @@ def test_exact_argmin_beats_float_rounding() -> None:
     assert exact_class_argmin(cls, Z, w2, P) == 1  # ...the exact comparison does not
     assert class_band(3, np.array([1.0, 2.0, -3.0])) == 0.0  # integer weights: exact
     assert class_band(3, w2) > 0.0
+
+
+def test_prsma_base_enumeration_argmin_is_exact() -> None:
+    """PRSMA's class-RSPM base picks its own enumeration argmin exactly: two hypotheses
+    whose float values tie (1 and 1 + 2^-53, which rounds to 1) are told apart."""
+    from types import SimpleNamespace
+
+    from oracledp.learners.prsma_bases import ClassRSPMBase
+
+    fake = SimpleNamespace(_patterns=np.array([[0, 1, 1], [1, 0, 0]], dtype=np.uint8))
+    data_loss = np.array([2.0, 2.0])
+    etas = np.array([[1.0, 1.0, 2.0**-53],  # row 0: 2 + 1 + 2^-53 vs 2 + 1: row 1 wins
+                     [1.0, 0.5, 0.5 - 2.0**-54]])  # row 0: 3 - 2^-54 < 3: row 0 wins
+    floats = data_loss[None, :] + etas @ fake._patterns.T
+    assert floats[0, 0] == floats[0, 1]  # the float values tie...
+    got = ClassRSPMBase._argmin(fake, data_loss, etas)  # type: ignore[arg-type]
+    assert got.tolist() == [1, 0]  # ...the exact ones do not

@@ -96,7 +96,8 @@ recomputation and which the base verifies:
 * classes with at most ``verify_limit`` (default 2^16) hypotheses: by enumeration;
   only the base's own argmin (the ``"brute"`` answer for the same noise) is accepted;
 * larger classes: by a certificate the base computes itself (the answer is optimal
-  over *all* labelings of the distinct points, hence in the class); or, only with
+  over *all* labelings of the distinct points, hence in the class; near-equal sums are
+  compared exactly and an exact tie is FAIL); or, only with
   ``trust_oracle_bound=True``, within ``CERTIFY_ABS_TOL`` of the oracle's reported
   lower bound.
 

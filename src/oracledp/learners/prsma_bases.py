@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 import numbers
 import time
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -108,7 +109,8 @@ class ClassRSPMBase:
       enumeration argmin (the hypothesis the ``"brute"`` path outputs for the same noise);
     * larger classes: the answer must be optimal over *all* labelings of the distinct
       points (for every distinct ``z``, ``h(z) = 1`` iff its summed weight with label 0
-      is at most the one with label 1), which proves optimality in the class without
+      is at most the one with label 1; sums within rounding of each other are compared
+      exactly, and an exact tie is FAIL), which proves optimality in the class without
       trusting the oracle; or, with ``trust_oracle_bound=True``, within
       ``CERTIFY_ABS_TOL`` of the oracle's reported bound.
 
@@ -231,13 +233,37 @@ class ClassRSPMBase:
 
     def _argmin(self, data_loss: NDArray[np.float64],
                 etas: NDArray[np.float64]) -> NDArray[np.intp]:
-        """Index of the exact perturbed minimizer of each run (blocks of runs)."""
-        assert self._patterns is not None
+        """Index of the exact perturbed minimizer of each run (blocks of runs).
+
+        Float values first; where more than one hypothesis lies within twice the float
+        band of a run's minimum (at most ``m + 2`` roundings of terms below the largest
+        magnitude, margin 128), they are compared exactly as rationals (integer data loss
+        plus the separator noise they pick up); exact ties go to the first row, as
+        ``argmin`` does.
+        """
+        patterns = self._patterns
+        assert patterns is not None
         step = max(1, _CHUNK // max(1, data_loss.shape[0]))
-        return np.concatenate([
-            (data_loss[None, :] + etas[s:s + step] @ self._patterns.T).argmin(axis=1)
-            for s in range(0, etas.shape[0], step)
-        ])
+        out = []
+        for s in range(0, etas.shape[0], step):
+            E = etas[s:s + step]
+            vals = data_loss[None, :] + E @ patterns.T
+            idx = vals.argmin(axis=1)
+            tol = 128.0 * (patterns.shape[1] + 2) * 2.0**-53 * (
+                float(np.abs(data_loss).max()) + np.abs(E).sum(axis=1))
+            near = vals <= vals[np.arange(len(E)), idx][:, None] + 2.0 * tol[:, None]
+            for r in np.flatnonzero(near.sum(axis=1) > 1):
+                cands = np.flatnonzero(near[r])
+                eta_q = [Fraction(float(e)) for e in E[r]]
+
+                def exact(i: int, r: int = r, eta_q: list[Fraction] = eta_q) -> Fraction:
+                    return Fraction(float(data_loss[i])) + sum(
+                        (eta_q[j] for j in np.flatnonzero(patterns[i])), Fraction(0))
+
+                values = [exact(int(i)) for i in cands]
+                idx[r] = cands[values.index(min(values))]
+            out.append(idx)
+        return np.concatenate(out)
 
     def __call__(self, part_data: Any, eps_prime: float, rng: np.random.Generator,
                  size: int) -> Any:
@@ -368,7 +394,18 @@ class ClassRSPMBase:
             own = float(np.where(h, a0, w1).sum())
             if not math.isfinite(own):
                 return None
-            if bool(np.where(h, a0 <= w1, w1 <= a0).all()):
+            ok = np.where(h, a0 <= w1, w1 <= a0)
+            # a0 is a float sum: where it is within a few roundings of w1, decide exactly
+            # (counts plus the separator's noise as rationals); an exact tie is refused
+            close = np.flatnonzero(np.abs(a0 - w1) <= 1e-12 * (1.0 + np.abs(w1) + np.abs(a0)))
+            for z in close:
+                exact_a0 = Fraction(float(w0[z])) + sum(
+                    (Fraction(float(e)) for e in eta[sep == z]), Fraction(0))
+                diff = exact_a0 - Fraction(float(w1[z]))
+                if diff == 0:
+                    return None  # two labelings tie exactly: the argmin is not unique
+                ok[z] = bool(h[z]) == (diff < 0)
+            if bool(ok.all()):
                 return row, own  # no labeling of the points does better: optimal in the class
             if trust and math.isfinite(claimed_bound) and own <= claimed_bound + CERTIFY_ABS_TOL:
                 return row, own
