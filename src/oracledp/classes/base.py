@@ -495,7 +495,9 @@ class BruteForceClassOracle:
                 if Z.shape[0] else np.zeros(len(self._params)))
         tol = class_band(len(w0) + len(w), w0)
         near = np.flatnonzero(vals <= vals.min() + 2.0 * tol)  # enumeration order
-        i = int(near[exact_class_argmin(cls, Z0, w0, self._params[near])])
+        # integer weights (tol = 0): the float values are exact, ties are exact ties
+        i = int(near[0] if tol == 0.0 else near[exact_class_argmin(cls, Z0, w0,
+                                                                    self._params[near])])
         return finish_result(cls, Z, w, self._params[i], float(vals[i]), OracleStatus.OPTIMAL,
                              time.perf_counter() - t0, self.name, exact=True,
                              near_ties=len(near))

@@ -387,7 +387,8 @@ class HighsClassOracle:
         vals = cls._evaluate(P, Z).astype(np.float64) @ w
         tol = class_band(len(w0) + len(w), w0)
         near = np.flatnonzero(vals <= vals.min() + 2.0 * tol)
-        best = P[int(near[exact_class_argmin(cls, Z0, w0, P[near])])]
+        # integer weights (tol = 0): the float values are exact, ties are exact ties
+        best = P[int(near[0] if tol == 0.0 else near[exact_class_argmin(cls, Z0, w0, P[near])])]
         mine = cls.check_params(np.asarray(params, dtype=np.int64))[0]
         return best, True, {"certificate": "enumeration", "near_ties": len(near),
                             "solver_point_rejected": not np.array_equal(best, mine)}
