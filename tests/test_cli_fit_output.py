@@ -72,7 +72,7 @@ def test_uncertified_exact_oracle_exits_2_with_cli_advice(files, monkeypatch, mo
     assert err.startswith("error: ") and err.count("\n") == 1
     assert "did not certify" in err and "nothing was released or written" in err
     assert "allow_uncertified" not in err  # the CLI has no such option
-    for advice in ("--time-limit (now 7s", "--solver", "coarser public grid", "--model opsamp"):
+    for advice in ("--time-limit (now 7s", "--solver", "coarser public grid", "--model dpsgd"):
         assert advice in err, advice
     assert res.stdout.strip() == "" and not files["out"].exists()
 

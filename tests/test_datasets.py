@@ -33,6 +33,11 @@ SHA = {
     "adult.data.gz": "8f805dd88a7789bd21c11c925f71c9cb64a13b7ea2bf420c9d81197b94ddb17d",
     "adult.test.gz": "fc24cba18c046ba07b23d08d5ff0ecbf63c7cdaf021d681b11a2080b6ba1f01d",
     "kddcup.data_10_percent.gz": "8045aca0d84e70e622d1148d7df782496f6333bf6eb979a1b0837c42a9fd9561",
+    # the public tables of oracledp.datasets.tables (tests/test_datasets_tables.py)
+    "nhefs.csv.gz": "acd0061ea08d22258962c8451016469ad257a2d956c201a66794d0b8a3d54b21",
+    "biopsy.csv.gz": "517b11702b2b27365fb2a1809c15c4bcb2dc000d36fccc4e0806ed9d147aea49",
+    "health_insurance.csv.gz": "44833446e81b063dc5579eb6593dc186dcc9db7e4074faf9c051258949c902ff",
+    "doctor_visits.csv.gz": "f4f95552a374325a3dd2d6b86edc346c9909cc18ededfc5c2757b6e8fa53e9c3",
 }
 DEFAULT_NAMES = [
     "age",
@@ -154,20 +159,21 @@ def test_loaders_refuse_corrupted_package_data(data_copy: Path) -> None:
         load_adult()
     load_adult(split="test")  # the intact file still loads
     status = {d["file"]: d["verified"] for d in list_datasets()}
-    assert status == {
-        "adult.data.gz": False,
-        "adult.test.gz": True,
-        "kddcup.data_10_percent.gz": True,
-    }
+    assert status == {f: f != "adult.data.gz" for f in SHA}
 
 
 def test_list_datasets() -> None:
     got = list_datasets()
-    assert [d["name"] for d in got] == ["adult-train", "adult-test", "kdd99-10percent"]
+    assert [d["name"] for d in got] == ["adult-train", "adult-test", "kdd99-10percent", "nhefs",
+                                        "biopsy", "health_insurance", "doctor_visits"]
     expected_records = {
         "adult.data.gz": 32_561,
         "adult.test.gz": 16_281,
         "kddcup.data_10_percent.gz": 494_021,
+        "nhefs.csv.gz": 1_629,
+        "biopsy.csv.gz": 699,
+        "health_insurance.csv.gz": 22_272,
+        "doctor_visits.csv.gz": 20_186,
     }
     for d in got:
         assert {"name", "file", "bytes", "records", "sha256", "verified"} <= set(d)

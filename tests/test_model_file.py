@@ -34,7 +34,7 @@ from oracledp.tabular import (
 ENV = {"COLUMNS": "200"}
 SCHEMA = TableSchema(columns=(Column("x", "numeric", lower=0, upper=10, step=1),
                               Column("c", "categorical", levels=("a", "b"))),
-                     target="y", labels=("no", "yes"))
+                     target="y", labels=("no", "yes"), intercept=False)
 GUARANTEES = {
     "opdisc": PrivacyGuarantee(1.0, 1e-6, GuaranteeKind.APPROXIMATE, True, "test"),
     "rspm": PrivacyGuarantee(1.0, 0.0, GuaranteeKind.PURE, True, "test"),
@@ -96,7 +96,7 @@ def _drop(path: str) -> Callable[[dict[str, Any]], None]:
 
 NAN = float("nan")
 _PRISTINE: dict[str, Any] = json.loads(json.dumps({
-    "format": "oracledp.model", "format_version": 1, "model": "opdisc",
+    "format": "oracledp.model", "format_version": MODEL_FORMAT_VERSION, "model": "opdisc",
     "schema": SCHEMA.to_dict(), "params": {"epsilon": 1.0, "delta": None, "solver": "highs"},
     "guarantee": GUARANTEES["opdisc"].to_dict(), "classes": ["no", "yes"],
     "feature_names": SCHEMA.feature_names, "coef": [1.0, -1.0, 0.0], "intercept": 0.0,
@@ -140,7 +140,7 @@ TAMPERED: dict[str, Callable[[dict[str, Any]], None]] = {
     "integer classes": _set("classes", [0, 1]),
     "feature names changed": _set("feature_names", ["x", "c=a", "c=z"]),
     "format version absent": _drop("format_version"),
-    "format version 2": _set("format_version", 2),
+    "format version 3": _set("format_version", 3),
     "format version 0": _set("format_version", 0),
     "format version string": _set("format_version", "1"),
     "format version float": _set("format_version", 1.0),
@@ -224,7 +224,7 @@ def test_broken_files_are_refused(model_dir, text, match):
 
 
 def test_version_messages_tell_to_fit_again(model_dir):
-    for edit in (_drop("format_version"), _set("format_version", 2)):
+    for edit in (_drop("format_version"), _set("format_version", 3)):
         doc = _pristine()
         edit(doc)
         _write(model_dir, doc)
@@ -238,7 +238,7 @@ def test_current_files_round_trip(tmp_path, model):
                   intercept=-0.25 if model == "dpsgd" else 0.0)
     path = save_model(tmp_path, model_type=model, schema=SCHEMA, estimator=est)
     doc = json.loads(path.read_text())
-    assert doc["format_version"] == MODEL_FORMAT_VERSION == 1
+    assert doc["format_version"] == MODEL_FORMAT_VERSION == 2
     assert "random_state" not in doc["params"]
     saved = load_model(path)
     assert saved.model_type == model and saved.schema == SCHEMA
@@ -276,3 +276,40 @@ def test_cli_predict_and_evaluate_accept_a_valid_file(model_dir):
     res = CliRunner().invoke(app, ["evaluate", str(model_dir), str(data)], env=ENV)
     assert res.exit_code == 0, res.output
     assert "(1, 1e-06)-DP" in res.stdout
+
+
+def test_version_1_files_load_without_the_intercept_feature(model_dir):
+    """Version 1 (before schemas had the intercept feature) keeps its meaning: its schema,
+    which has no "intercept" key, is read with intercept False; a version-1 schema that has
+    one (or missing_values) was not written by oracledp and is refused."""
+    doc = _pristine()
+    doc["format_version"] = 1
+    del doc["schema"]["intercept"]
+    _write(model_dir, doc)
+    saved = load_model(model_dir)
+    assert saved.schema.intercept is False and saved.schema == SCHEMA
+    assert saved.feature_names == ("x", "c=a", "c=b")
+    doc["schema"]["intercept"] = False
+    _write(model_dir, doc)
+    with pytest.raises(ModelFileError, match="version-1"):
+        load_model(model_dir)
+
+
+def test_intercept_feature_round_trips(tmp_path):
+    """A schema with the intercept feature (the default): one more coefficient, named
+    "(intercept)", whose weight acts as the intercept of a halfspace through the origin."""
+    schema = TableSchema(columns=SCHEMA.columns, target="y", labels=("no", "yes"))
+    assert schema.intercept and schema.feature_names[-1] == "(intercept)"
+    path = save_model(tmp_path, model_type="opdisc", schema=schema,
+                      estimator=_Fitted(coef=(1.0, 0.0, 0.0, -3.0)))
+    doc = json.loads(path.read_text())
+    assert doc["schema"]["intercept"] is True and len(doc["coef"]) == 4
+    saved = load_model(path)
+    import pandas as pd
+
+    df = pd.DataFrame({"x": ["2", "5"], "c": ["a", "b"]})
+    # x/10 - 3 > 0 never holds on [0, 10] with weight 1: both predicted "no"
+    np.testing.assert_allclose(saved.decision_function(df), [0.2 - 3.0, 0.5 - 3.0])
+    with pytest.raises(ValueError):
+        save_model(tmp_path / "bad", model_type="opdisc", schema=schema,
+                   estimator=_Fitted(coef=(1.0, 0.0, 0.0)))

@@ -199,6 +199,11 @@ BAD_ROWS = {
 }
 
 
+#: The cases the prediction policy encodes (clip, all-zero one-hot) instead of refusing.
+POLICY_CASES = {"unknown level", "numeric level", "number above bound", "number below bound",
+                "binned number above bound"}
+
+
 def _frame(bad: tuple[str, ...] | None) -> pd.DataFrame:
     rows = [*GOOD_ROWS[:2], *([bad] if bad else []), *GOOD_ROWS[2:]]
     return pd.DataFrame(rows, columns=["x", "c", "t", "y"])
@@ -211,21 +216,33 @@ def test_schema_and_transformer_refusals_print_no_value():
         feats = df.drop(columns="y")
         target_only = case in ("undeclared label", "numeric label")
         calls: dict[str, Callable[[], Any]] = {
-            "labels_of": lambda df=df: schema.labels_of(df),
             "check with target": lambda df=df: schema.check(df, with_target=True),
             "read_csv": lambda df=df: read_csv(df.to_csv(index=False).encode(), schema,
                                                with_target=True),
         }
-        if not target_only:
+        if target_only:  # labels_of checks the target column only
+            calls["labels_of"] = lambda df=df: schema.labels_of(df)
+        else:
             calls |= {
                 "check": lambda f=feats: schema.check(f),
                 "encode": lambda f=feats: schema.encode(f),
                 "transformer fit": lambda f=feats: SchemaTransformer(schema).fit(f),
-                "transformer transform": lambda f=feats: SchemaTransformer(schema).fit(
-                    _frame(None).drop(columns="y")).transform(f),
+                "transformer transform": lambda f=feats: SchemaTransformer(
+                    schema, on_unknown="refuse").fit(_frame(None).drop(columns="y")).transform(f),
             }
         for what, call in calls.items():
             _refused(call, f"{what}: {case}")
+        if case in POLICY_CASES:  # the prediction policy encodes the row; its warning counts
+            for call in (lambda f=feats: schema.encode_for_prediction(f),
+                         lambda f=feats: SchemaTransformer(schema).fit(
+                             _frame(None).drop(columns="y")).transform(f)):
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    call()
+                assert len(caught) == 1 and "1 row(s)" in str(caught[0].message), case
+                _assert_private(str(caught[0].message), f"policy warning: {case}")
+        elif not target_only:
+            _refused(lambda f=feats: schema.encode_for_prediction(f), f"policy: {case}")
     # Raw (non-string) frames too: a float NaN and a sentinel number in an object column.
     raw = pd.DataFrame({"x": [1.0, np.nan, N], "c": ["a", S, None], "t": [5, N, -N]})
     _refused(lambda: schema.encode(raw), "encode raw frame")
@@ -285,9 +302,16 @@ def test_cli_refusals_print_no_value(cli_files, tmp_path, case):
         _cli_refused(["fit", data, "--schema", str(cli_files["schema"]), "--model", model,
                       "--epsilon", "1", "--out", str(tmp_path / model)], f"fit {model}: {case}")
         assert not (tmp_path / model).exists()
-    _cli_refused(["evaluate", str(cli_files["model"]), data], f"evaluate: {case}")
-    if not target_only:
-        _cli_refused(["predict", str(cli_files["model"]), data], f"predict: {case}")
+    commands = ["evaluate"] + ([] if target_only else ["predict"])
+    for cmd in commands:
+        _cli_refused([cmd, str(cli_files["model"]), data, "--strict"], f"{cmd} --strict: {case}")
+        if case not in POLICY_CASES:
+            _cli_refused([cmd, str(cli_files["model"]), data], f"{cmd}: {case}")
+            continue
+        res = CliRunner().invoke(app, [cmd, str(cli_files["model"]), data], env=ENV)
+        assert res.exit_code == 0, f"{cmd}: {case}: {res.output}"
+        assert res.stderr.startswith("warning: ") and "1 row(s)" in res.stderr, case
+        _assert_private(res.stderr.replace(data, "<path>"), f"{cmd} policy: {case}")
 
 
 def test_cli_schema_infer_refusal_prints_no_label(cli_files):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from fractions import Fraction
 
 import numpy as np
@@ -15,7 +16,7 @@ import oracledp
 from oracledp.baselines import DPSGDLogisticRegression
 from oracledp.cli import app
 from oracledp.datasets import adult_csv, kdd99_csv
-from oracledp.errors import BoundsViolation
+from oracledp.errors import BoundsViolation, PredictionPolicyWarning
 from oracledp.estimators import (
     AccuracyFirstLogisticRegression,
     OPDiscClassifier,
@@ -148,15 +149,20 @@ def test_encoding_is_exact_and_matches_the_public_feature_schema(schema):
     tr = SchemaTransformer(schema).fit(df)
     X = tr.transform(df)
     names = list(tr.get_feature_names_out())
-    assert names == ["age", "hours-per-week", "sex=Female", "sex=Male", *[f"race={r}" for r in RACES]]
+    assert names == ["age", "hours-per-week", "sex=Female", "sex=Male",
+                     *[f"race={r}" for r in RACES], "(intercept)"]
     fs = schema.feature_schema()
     assert fs.d == X.shape[1] and list(fs.names) == names
-    assert fs.denominators[:2] == (73, 10) and fs.binary == (False, False) + (True,) * 7
+    assert fs.denominators[:2] == (73, 10) and fs.binary == (False, False) + (True,) * 8
+    np.testing.assert_array_equal(X[:, -1], 1.0)  # the public intercept feature
     fs.encode(X)  # on the grid, within the bounds
     # age 40.5 -> k = round(23.5) = 24 (documented rounding), value 24/73 exactly
     assert Fraction(X[2, 0]).limit_denominator(73) == Fraction(24, 73)
     assert X[0, 0] == 0.0 and X[1, 0] == 1.0 and X[1, 1] == 1.0
-    np.testing.assert_array_equal(X[:, 2:].sum(axis=1), [2, 2, 2, 2])
+    np.testing.assert_array_equal(X[:, 2:].sum(axis=1), [3, 3, 3, 3])  # 2 one-hots + 1
+    no_icpt = TableSchema.from_dict({**PUBLIC, "intercept": False})
+    np.testing.assert_array_equal(no_icpt.encode(df), X[:, :-1])
+    assert no_icpt.feature_names == names[:-1] and no_icpt.norm_bounds()["l1"] == 4
 
 
 def test_thermometer_bins_and_row_scaling():
@@ -170,10 +176,11 @@ def test_thermometer_bins_and_row_scaling():
     X = s.encode(df)
     np.testing.assert_array_equal(X[:, :3], [[0, 0, 0], [1, 0, 0], [1, 1, 0], [1, 1, 1]])
     assert s.feature_names[:3] == ["h>=20", "h>=40", "h>=60"]
-    assert s.norm_bounds() == {"l1": 4.0, "l2": 2.0, "linf": 1.0}
+    assert s.norm_bounds() == {"l1": 5.0, "l2": 5.0 ** 0.5, "linf": 1.0}  # 3 + 1 + intercept
     scaled = s.scaled_to_l1()
     Xs = scaled.encode(df)
-    assert scaled.row_divisor == 4 and np.abs(Xs).sum(axis=1).max() <= 1.0
+    assert scaled.row_divisor == 5 and np.abs(Xs).sum(axis=1).max() <= 1.0
+    np.testing.assert_array_equal(Xs[:, -1], 1 / 5)
     scaled.feature_schema().encode(Xs)
 
 
@@ -192,11 +199,23 @@ def test_one_error_lists_every_problem_without_values(schema):
 
 
 def test_transform_checks_again(schema):
-    tr = SchemaTransformer(schema).fit(_small_df())
+    """transform (prediction) applies the prediction policy with a warning by default, and
+    refuses with on_unknown="refuse"; fit and fit_transform always refuse."""
     bad = _small_df()
     bad.loc[3, "race"] = "Martian"
+    bad.loc[2, "age"] = 95
     with pytest.raises(BoundsViolation, match="'race'"):
-        tr.transform(bad)
+        SchemaTransformer(schema, on_unknown="refuse").fit(_small_df()).transform(bad)
+    tr = SchemaTransformer(schema).fit(_small_df())
+    with pytest.warns(PredictionPolicyWarning) as rec:
+        X = tr.transform(bad)
+    msg = str(rec[0].message)
+    assert "race: 1 row(s) with an unknown level" in msg and "age: 1 row(s) clipped" in msg
+    assert "Martian" not in msg and "95" not in msg
+    assert X[2, 0] == 1.0 and X[3, 4:9].sum() == 0  # clipped to 90; all-zero race one-hot
+    for fit in (tr.fit, tr.fit_transform):
+        with pytest.raises(BoundsViolation, match="'race'"):
+            fit(bad)
 
 
 @pytest.mark.parametrize("make", [
@@ -275,14 +294,21 @@ def test_end_to_end_adult(runner, tmp_path, adult_path):
     sch.write_text(json.dumps(_confirmed_from_infer(raw_schema.read_text())))
     res = runner.invoke(app, ["fit", str(adult_path), "--schema", str(sch), "--model", "opdisc",
                               "--epsilon", "1", "--seed", "0", "--out", str(out)], env=ENV)
+    assert res.exit_code == 2 and "--ignore-extra" in res.stderr  # 3 columns left out
+    assert "'education-num', 'marital-status', 'relationship'" in res.stderr
+    assert not out.exists()
+    res = runner.invoke(app, ["fit", str(adult_path), "--schema", str(sch), "--model", "opdisc",
+                              "--epsilon", "1", "--seed", "0", "--out", str(out),
+                              "--ignore-extra"], env=ENV)
     assert res.exit_code == 0, res.output
+    assert "in plain words" in res.output
     assert "DP" in res.output and "coefficient" in res.output and "sex=Male" in res.output
     assert (out / "coefficients.png").stat().st_size > 1000
 
     doc = json.loads((out / "model.json").read_text())
     assert set(doc) == {"format", "format_version", "model", "schema", "params", "guarantee",
                         "classes", "feature_names", "coef", "intercept"}
-    assert doc["model"] == "opdisc" and len(doc["coef"]) == 9
+    assert doc["model"] == "opdisc" and len(doc["coef"]) == 10  # with "(intercept)"
     assert doc["guarantee"]["diagnostics_released"] is False
     text = (out / "model.json").read_text()
     assert "seed" not in text and "random_state" not in text and "diagnostics\"" not in text
@@ -307,19 +333,23 @@ def test_end_to_end_adult(runner, tmp_path, adult_path):
 
 @pytest.mark.parametrize("model, extra", [
     ("rspm", ["--epsilon", "1"]), ("opsamp", ["--epsilon", "1"]),
-    ("dpsgd", ["--epsilon", "1"]), ("accuracy-first", ["--alpha", "0.1"]),
+    ("dpsgd", ["--epsilon", "1"]), ("accuracy-first", ["--alpha", "1", "--max-epsilon", "40", "--allow-large-epsilon"]),
 ])
 def test_cli_fit_other_models(runner, tmp_path, adult_path, model, extra):
     sch = tmp_path / "schema.json"
     sch.write_text(json.dumps(PUBLIC))
     out = tmp_path / "m"
     res = runner.invoke(app, ["fit", str(adult_path), "--schema", str(sch), "--model", model,
-                              *extra, "--seed", "1", "--out", str(out)], env=ENV)
+                              *extra, "--seed", "1", "--out", str(out), "--ignore-extra"],
+                        env=ENV)
     assert res.exit_code == 0, res.output
+    assert ("OPSamp is not recommended" in res.stderr) == (model == "opsamp")
     saved = load_model(out)
     assert saved.model_type == model
     if model == "accuracy-first":
-        assert saved.schema.row_divisor == 4  # public l1 scaling is saved with the model
+        assert saved.schema.row_divisor == 5  # public l1 scaling is saved with the model
+    if model == "dpsgd":  # the schema's intercept feature replaces DP-SGD's own intercept
+        assert saved.intercept == 0.0 and saved.feature_names[-1] == "(intercept)"
     res = runner.invoke(app, ["evaluate", str(out), str(adult_path)], env=ENV)
     assert res.exit_code == 0, res.output
 
@@ -374,7 +404,8 @@ def test_cli_bad_input_exits_2_before_any_noise(runner, tmp_path, adult_path, mo
     sch.write_text(json.dumps(PUBLIC))
     path = _bad_inputs(tmp_path, adult_path)[case]
     res = runner.invoke(app, ["fit", str(path), "--schema", str(sch), "--model", "opdisc",
-                              "--epsilon", "1", "--out", str(tmp_path / "m")], env=ENV)
+                              "--epsilon", "1", "--out", str(tmp_path / "m"), "--ignore-extra"],
+                        env=ENV)
     assert res.exit_code == 2, res.output
     assert isinstance(res.exception, SystemExit)
     assert needle in res.stderr
@@ -388,15 +419,22 @@ def test_cli_predict_and_evaluate_bad_inputs(runner, tmp_path, adult_path):
     sch.write_text(json.dumps(PUBLIC))
     out = tmp_path / "m"
     res = runner.invoke(app, ["fit", str(adult_path), "--schema", str(sch), "--model", "dpsgd",
-                              "--epsilon", "1", "--out", str(out)], env=ENV)
+                              "--epsilon", "1", "--out", str(out), "--ignore-extra"], env=ENV)
     assert res.exit_code == 0, res.output
     bad = _bad_inputs(tmp_path, adult_path)
     res = runner.invoke(app, ["evaluate", str(out), str(bad["no_target"])], env=ENV)
     assert res.exit_code == 2 and "'income'" in res.stderr
     res = runner.invoke(app, ["predict", str(out), str(bad["no_target"])], env=ENV)
     assert res.exit_code == 0  # predict needs no target
-    res = runner.invoke(app, ["predict", str(out), str(bad["unknown_level"])], env=ENV)
+    res = runner.invoke(app, ["predict", str(out), str(bad["unknown_level"]), "--strict"],
+                        env=ENV)
     assert res.exit_code == 2 and "'race'" in res.stderr and res.stdout == ""
+    for cmd in ("predict", "evaluate"):  # the prediction policy: encoded, counted, warned
+        res = runner.invoke(app, [cmd, str(out), str(bad["unknown_level"])], env=ENV)
+        assert res.exit_code == 0, res.output
+        assert "race: 1 row(s) with an unknown level" in res.stderr
+        assert "--strict" in res.stderr and "Martian" not in res.output
+    assert len(res.stdout) > 0
     res = runner.invoke(app, ["predict", str(tmp_path / "nowhere"), str(adult_path)], env=ENV)
     assert res.exit_code == 2 and "cannot read the model" in res.stderr
 
@@ -431,12 +469,16 @@ def test_docs_schemas_parse():
 
 
 def test_propose_ignores_missing_cells_for_the_type():
-    df = pd.DataFrame({"x": ["1", "", "3", "2"], "y": ["a", "b", "a", "b"]})
-    proposed = TableSchema.propose(df, target="y")
+    df = pd.DataFrame({"x": ["1", "", "3", "NA"], "y": ["a", "b", "a", "b"]})
+    proposed, warns = TableSchema.infer(df, target="y")
     (col,) = proposed.columns
     assert col.kind == "numeric" and col.lower == 1 and col.from_data
+    assert col.missing == "level" and any("missing cells" in w for w in warns)
+    X = proposed.confirmed().encode(df)
+    np.testing.assert_array_equal(X, [[0, 0, 1], [0, 1, 1], [1, 0, 1], [0, 1, 1]])
+    refuse = replace(proposed.confirmed(), columns=(replace(col, missing="refuse"),))
     with pytest.raises(BoundsViolation, match="missing values"):
-        proposed.confirmed().encode(df)
+        refuse.encode(df)
 
 
 def test_header_only_file_is_refused(tmp_path, schema):

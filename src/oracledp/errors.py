@@ -59,3 +59,15 @@ class DiagnosticsWarning(PrivacyWarning):
     :class:`~oracledp.diagnostics.NonPrivateDiagnostics` (training loss, objective,
     timings...) are not covered by it and must not be published.
     """
+
+
+class PredictionPolicyWarning(UserWarning):
+    """Rows to predict held values outside the training schema and were encoded by the
+    documented prediction policy (numbers clipped to the public bounds, unknown levels
+    encoded as all-zero one-hots).
+
+    Predicting on new data is post-processing of the released model: the training
+    guarantee is untouched.  The warning counts the affected rows per column (it never
+    lists a row or a value); pass ``on_unknown="refuse"`` (``--strict`` on the command
+    line) to refuse such rows instead.
+    """

@@ -127,6 +127,30 @@ class PrivacyGuarantee:
             status += " [+ non-private diagnostics released, not covered]"
         return f"{loss}, {self.neighbouring} neighbours{oracle}; {self.source}{status}"
 
+    def in_plain_words(self) -> str:
+        """One sentence for a reader who does not know differential privacy."""
+        if not self.holds:
+            return ("No privacy promise holds for this output (see the guarantee's notes): do "
+                    "not publish it.")
+        if math.isinf(self.epsilon):
+            return "No privacy promise: the privacy loss of this output is unbounded."
+        factor = math.exp(self.epsilon) if self.epsilon < 700 else math.inf
+        shown = (f"{factor:,.0f}" if 100 <= factor < 1e9 else f"{factor:.3g}")
+        who = ("whether any one person's record was in the training data (or replaced by "
+               "another)")
+        core = (f"Whatever anyone does with this output, it changes the odds of any "
+                f"conclusion about {who} by at most a factor of {shown} "
+                f"(e^epsilon, epsilon = {self.epsilon:.3g})")
+        if self.kind is GuaranteeKind.APPROXIMATE or self.delta:
+            core += f", except with probability at most delta = {self.delta:.2g}"
+        if self.kind is GuaranteeKind.EX_POST:
+            core += (" -- an ex-post loss: this epsilon was measured for this output after "
+                     "checking its accuracy, not fixed in advance")
+        if self.requires_exact_oracle:
+            core += ("; this relies on the solver's answer being the exact optimum, which was "
+                     "certified")
+        return core + "."
+
     def __str__(self) -> str:
         return self.describe()
 

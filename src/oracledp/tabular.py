@@ -75,6 +75,7 @@ import math
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
+from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from pathlib import Path
 from typing import IO, Any
@@ -128,9 +129,30 @@ def _num(v: Any, what: str) -> float:
     return float(v)
 
 
+#: Cell texts that mean "missing" by default (after stripping spaces), besides an empty cell
+#: and a NaN.  A schema may declare its own list (``"missing_values"``); a declared level of a
+#: categorical column is always that level, never "missing".
+DEFAULT_MISSING_VALUES: tuple[str, ...] = ("NA", "N/A", "NaN", "nan", "NULL", "null", "None",
+                                           "?")
+
+#: The public policies for missing cells of a column (see :class:`Column`).
+MISSING_POLICIES = ("refuse", "level", "fill")
+
+#: Name of the encoded constant feature (the public intercept).
+INTERCEPT_NAME = "(intercept)"
+
+
 @dataclass(frozen=True)
 class Column:
-    """One input column: ``kind`` is ``"categorical"`` or ``"numeric"``."""
+    """One input column: ``kind`` is ``"categorical"``, ``"numeric"`` or ``"unresolved"``.
+
+    ``missing`` is the column's public policy for missing cells (an empty cell, NaN, or one of
+    the schema's ``missing_values``): ``"refuse"`` (default: the table is refused),
+    ``"level"`` (a public extra 0/1 feature ``name=(missing)``; a numeric column's value
+    feature is 0 on such rows) or ``"fill"`` with the public ``fill`` value (a declared level,
+    or a number within the bounds).  ``"unresolved"`` marks a column that schema inference
+    could not type: every fit refuses it until it is declared or removed.
+    """
 
     name: str
     kind: str
@@ -140,11 +162,24 @@ class Column:
     step: float | None = None
     bins: tuple[float, ...] | None = None
     from_data: bool = False
+    missing: str = "refuse"
+    fill: str | float | None = None
+    note: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
         where = f"column {self.name!r}"
         if not isinstance(self.name, str) or not self.name:
             raise ValueError(f"a column name must be a non-empty string, got {self.name!r}")
+        if self.missing not in MISSING_POLICIES:
+            raise ValueError(f"{where}: 'missing' must be \"refuse\", \"level\" or "
+                             "{\"fill\": <public value>}")
+        if (self.missing == "fill") != (self.fill is not None):
+            raise ValueError(f"{where}: a fill value goes with \"missing\": {{\"fill\": ...}}")
+        if self.kind == "unresolved":
+            if any(v is not None for v in (self.levels, self.lower, self.upper, self.step,
+                                           self.bins, self.fill)) or self.missing != "refuse":
+                raise ValueError(f"{where}: an unresolved column takes only a 'note'")
+            return
         if self.kind == "categorical":
             if self.levels is None or len(self.levels) == 0:
                 raise ValueError(f"{where}: a categorical column needs a non-empty 'levels' list")
@@ -154,6 +189,10 @@ class Column:
             object.__setattr__(self, "levels", levels)
             if any(v is not None for v in (self.lower, self.upper, self.step, self.bins)):
                 raise ValueError(f"{where}: a categorical column takes only 'levels'")
+            if self.fill is not None:
+                if not isinstance(self.fill, str) or self.fill not in levels:
+                    raise ValueError(f"{where}: the fill value must be one of the declared "
+                                     "levels")
         elif self.kind == "numeric":
             if self.levels is not None:
                 raise ValueError(f"{where}: a numeric column takes no 'levels'")
@@ -187,6 +226,11 @@ class Column:
                 if not (lo < cuts[0] and cuts[-1] <= hi):
                     raise ValueError(f"{where}: bin cut points must lie in (lower, upper]")
                 object.__setattr__(self, "bins", cuts)
+            if self.fill is not None:
+                f = _num(self.fill, f"{where}: the fill value")
+                if not lo <= f <= hi:
+                    raise ValueError(f"{where}: the fill value must lie in [lower, upper]")
+                object.__setattr__(self, "fill", f)
         else:
             raise ValueError(f"{where}: type must be 'categorical' or 'numeric', "
                              f"got {self.kind!r}")
@@ -198,37 +242,66 @@ class Column:
         return round((self.upper - self.lower) / self.step)  # type: ignore[operator]
 
     @property
-    def width(self) -> int:
+    def missing_level(self) -> bool:
+        return self.missing == "level"
+
+    @property
+    def n_values(self) -> int:
+        """How many codes a present (not missing) cell can take."""
         if self.kind == "categorical":
             return len(self.levels or ())
-        return 1 if self.step is not None else len(self.bins or ())
+        if self.kind == "numeric":
+            return self.K + 1 if self.step is not None else len(self.bins or ()) + 1
+        return 0
+
+    @property
+    def width(self) -> int:
+        if self.kind == "categorical":
+            base = len(self.levels or ())
+        elif self.kind == "numeric":
+            base = 1 if self.step is not None else len(self.bins or ())
+        else:
+            return 0
+        return base + self.missing_level
 
     def output_names(self) -> list[str]:
         if self.kind == "categorical":
-            return [f"{self.name}={v}" for v in self.levels or ()]
-        if self.step is not None:
-            return [self.name]
-        return [f"{self.name}>={c:g}" for c in self.bins or ()]
+            names = [f"{self.name}={v}" for v in self.levels or ()]
+        elif self.kind == "numeric" and self.step is not None:
+            names = [self.name]
+        elif self.kind == "numeric":
+            names = [f"{self.name}>={c:g}" for c in self.bins or ()]
+        else:
+            return []
+        return names + ([f"{self.name}=(missing)"] if self.missing_level else [])
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"name": self.name, "type": self.kind}
         if self.kind == "categorical":
             d["levels"] = list(self.levels or ())
-        else:
+        elif self.kind == "numeric":
             d["lower"], d["upper"] = _plain(self.lower), _plain(self.upper)
             if self.step is not None:
                 d["step"] = _plain(self.step)
             else:
                 d["bins"] = [_plain(c) for c in self.bins or ()]
+        if self.missing == "level":
+            d["missing"] = "level"
+        elif self.missing == "fill":
+            d["missing"] = {"fill": self.fill if isinstance(self.fill, str)
+                            else _plain(self.fill)}
         if self.from_data:
             d["from_data"] = True
+        if self.note:
+            d["note"] = self.note
         return d
 
     @classmethod
     def from_dict(cls, d: Any) -> Column:
         if not isinstance(d, dict):
             raise ValueError(f"each column must be a JSON object, got {type(d).__name__}")
-        allowed = {"name", "type", "levels", "lower", "upper", "step", "bins", "from_data"}
+        allowed = {"name", "type", "levels", "lower", "upper", "step", "bins", "from_data",
+                   "missing", "note"}
         extra = sorted(set(d) - allowed)
         if extra:
             raise ValueError(f"column {d.get('name')!r}: unknown keys {extra}")
@@ -236,11 +309,28 @@ class Column:
             raise ValueError("each column needs 'name' and 'type'")
         levels = d.get("levels")
         bins = d.get("bins")
+        missing, fill = _parse_missing(d.get("missing", "refuse"), d["name"])
+        note = d.get("note", "")
+        if not isinstance(note, str):
+            raise ValueError(f"column {d['name']!r}: 'note' must be a string")
         return cls(name=d["name"], kind=d["type"],
                    levels=None if levels is None else tuple(levels),
                    lower=d.get("lower"), upper=d.get("upper"), step=d.get("step"),
                    bins=None if bins is None else tuple(bins),
-                   from_data=_flag(d.get("from_data", False), d["name"]))
+                   from_data=_flag(d.get("from_data", False), d["name"]),
+                   missing=missing, fill=fill, note=note)
+
+
+def _parse_missing(v: Any, name: Any) -> tuple[str, Any]:
+    """The JSON ``"missing"`` entry: "refuse", "level" or {"fill": value}."""
+    if v in ("refuse", "level"):
+        return v, None
+    if isinstance(v, dict) and set(v) == {"fill"} and (
+            isinstance(v["fill"], str) or (isinstance(v["fill"], (int, float))
+                                           and not isinstance(v["fill"], bool))):
+        return "fill", v["fill"]
+    raise ValueError(f"column {name!r}: 'missing' must be \"refuse\", \"level\" or "
+                     "{\"fill\": <a declared level or a number within the bounds>}")
 
 
 def _plain(v: float | None) -> float | int | None:
@@ -259,7 +349,11 @@ class TableSchema:
     """Public description of a table: feature columns, the target and its two labels.
 
     See the module docstring for the encoding.  ``row_divisor`` (integer >= 1) divides
-    every encoded row (public scaling).
+    every encoded row (public scaling).  ``intercept`` (default True) appends the public
+    constant feature :data:`INTERCEPT_NAME` = 1 (divided by ``row_divisor`` like the others),
+    so that the linear models here, which are halfspaces through the origin, get an
+    intercept as the weight of that feature; it counts in every public norm bound.
+    ``missing_values``: the cell texts read as missing (:data:`DEFAULT_MISSING_VALUES`).
     """
 
     columns: tuple[Column, ...]
@@ -268,6 +362,8 @@ class TableSchema:
     target_from_data: bool = False
     row_divisor: int = 1
     note: str = field(default="", compare=False)
+    intercept: bool = True
+    missing_values: tuple[str, ...] = DEFAULT_MISSING_VALUES
 
     def __post_init__(self) -> None:
         cols = tuple(self.columns)
@@ -289,6 +385,16 @@ class TableSchema:
         m = self.row_divisor
         if isinstance(m, bool) or not isinstance(m, int) or m < 1:
             raise ValueError(f"'row_divisor' must be an integer >= 1, got {m!r}")
+        if not isinstance(self.intercept, bool):
+            raise ValueError("'intercept' must be true or false")
+        mv = self.missing_values
+        if isinstance(mv, str) or not all(isinstance(v, str) for v in mv):
+            raise ValueError("'missing_values' must be a list of strings")
+        object.__setattr__(self, "missing_values", tuple(v.strip() for v in mv))
+        out = [n for c in cols for n in c.output_names()]
+        if self.intercept and INTERCEPT_NAME in out:
+            raise ValueError(f"an encoded feature is named {INTERCEPT_NAME!r}, the name of the "
+                             "intercept feature")
 
     # --- JSON ----------------------------------------------------------------------------
 
@@ -302,10 +408,16 @@ class TableSchema:
         d["target"] = target
         d["columns"] = [c.to_dict() for c in self.columns]
         d["row_divisor"] = self.row_divisor
+        d["intercept"] = self.intercept
+        if self.missing_values != DEFAULT_MISSING_VALUES:
+            d["missing_values"] = list(self.missing_values)
         return d
 
     @classmethod
-    def from_dict(cls, d: Any) -> TableSchema:
+    def from_dict(cls, d: Any, *, default_intercept: bool = True) -> TableSchema:
+        """Parse a schema's JSON object.  Without an ``"intercept"`` key the schema has the
+        intercept feature (``default_intercept``; models saved in format version 1, which
+        had none, are read with False)."""
         if not isinstance(d, dict):
             raise ValueError("a table schema must be a JSON object")
         if d.get("format", SCHEMA_FORMAT) != SCHEMA_FORMAT:
@@ -313,7 +425,7 @@ class TableSchema:
         if d.get("version", FORMAT_VERSION) != FORMAT_VERSION:
             raise ValueError(f"unsupported schema version {d.get('version')!r}")
         extra = sorted(set(d) - {"format", "version", "note", "target", "columns",
-                                 "row_divisor"})
+                                 "row_divisor", "intercept", "missing_values"})
         if extra:
             raise ValueError(f"unknown top-level keys {extra}")
         t = d.get("target")
@@ -325,10 +437,15 @@ class TableSchema:
         cols = d.get("columns")
         if not isinstance(cols, list):
             raise ValueError("'columns' must be a list")
+        mv = d.get("missing_values", list(DEFAULT_MISSING_VALUES))
+        if not isinstance(mv, list):
+            raise ValueError("'missing_values' must be a list of strings")
         return cls(columns=tuple(Column.from_dict(c) for c in cols), target=t["name"],
                    labels=tuple(t["labels"]),  # type: ignore[arg-type]
                    target_from_data=_flag(t.get("from_data", False), t["name"]),
-                   row_divisor=d.get("row_divisor", 1), note=str(d.get("note", "")))
+                   row_divisor=d.get("row_divisor", 1), note=str(d.get("note", "")),
+                   intercept=d.get("intercept", default_intercept),
+                   missing_values=tuple(mv))
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent)
@@ -364,7 +481,19 @@ class TableSchema:
             out.append(f"{self.target} (target labels)")
         return out
 
+    def unresolved(self) -> list[str]:
+        """Names of the columns schema inference could not type (``"type": "unresolved"``)."""
+        return [c.name for c in self.columns if c.kind == "unresolved"]
+
     def check_confirmed(self) -> None:
+        todo = self.unresolved()
+        if todo:
+            raise UnconfirmedSchemaError(
+                f"the schema has column(s) whose type inference could not decide (\"type\": "
+                f"\"unresolved\"): {', '.join(todo)}. Declare each as numeric (public bounds "
+                "and step, and a 'missing' policy if it has missing cells) or categorical "
+                "(public levels), or delete the entry and fit with --ignore-extra "
+                "(ignore_extra=True) to leave the column out.")
         left = self.unconfirmed()
         if left:
             raise UnconfirmedSchemaError(
@@ -383,16 +512,22 @@ class TableSchema:
 
     @property
     def feature_names(self) -> list[str]:
-        return [n for c in self.columns for n in c.output_names()]
+        names = [n for c in self.columns for n in c.output_names()]
+        return [*names, INTERCEPT_NAME] if self.intercept else names
 
     @property
     def n_features(self) -> int:
-        return sum(c.width for c in self.columns)
+        return sum(c.width for c in self.columns) + self.intercept
 
     def norm_bounds(self) -> dict[str, float]:
-        """Public bounds on every encoded row: ``{"l1", "l2", "linf"}`` (after ``row_divisor``)."""
-        l1 = sum(1 if c.kind == "categorical" or c.step is not None else c.width
-                 for c in self.columns)
+        """Public bounds on every encoded row: ``{"l1", "l2", "linf"}`` (after ``row_divisor``).
+
+        A one-hot block (with its missing level) and a grid value with its missing indicator
+        hold at most one 1 (or one value in [0, 1]); a thermometer block at most its width;
+        the intercept feature adds 1.
+        """
+        l1 = sum(1 if c.kind == "categorical" or c.step is not None else len(c.bins or ())
+                 for c in self.columns if c.kind != "unresolved") + self.intercept
         m = self.row_divisor
         return {"l1": l1 / m, "l2": math.sqrt(l1) / m, "linf": 1.0 / m}
 
@@ -410,9 +545,13 @@ class TableSchema:
         dens: list[int] = []
         for c in self.columns:
             grid = c.K if (c.kind == "numeric" and c.step is not None) else 1
-            for _ in range(c.width):
-                binary.append(m == 1 and grid == 1)
-                dens.append(grid * m)
+            for j in range(c.width):
+                g = 1 if (c.missing_level and j == c.width - 1) else grid  # missing indicator
+                binary.append(m == 1 and g == 1)
+                dens.append(g * m)
+        if self.intercept:
+            binary.append(m == 1)
+            dens.append(m)
         return FeatureSchema(binary=tuple(binary), denominators=tuple(dens),
                              bounds=(1.0 / m,) * len(binary), names=tuple(self.feature_names))
 
@@ -423,59 +562,104 @@ class TableSchema:
                 max_levels: int = 50) -> TableSchema:
         """A schema read from ``data`` (a DataFrame or a CSV path): NOT private.
 
+        The schema of :meth:`infer`, without its warnings.
+        """
+        return cls.infer(data, target, max_levels=max_levels)[0]
+
+    @classmethod
+    def infer(cls, data: pd.DataFrame | str | Path, target: str, max_levels: int = 50,
+              ) -> tuple[TableSchema, list[str]]:
+        """A schema read from ``data`` (a DataFrame or a CSV path) and its warnings: NOT private.
+
         Every level, bound, step and the label set are read from the data and marked
         ``"from_data": true``; fitting refuses such a schema until the user confirms or
-        replaces each entry.  Columns with more than ``max_levels`` distinct non-numeric
-        values are left out (listed in the note).
+        replaces each entry.  Cells that are empty or one of :data:`DEFAULT_MISSING_VALUES`
+        are missing: a column holding some gets ``"missing": "level"`` (a public missing
+        level), with a warning.  A column that cannot be typed (every cell missing, numbers
+        mixed with other text, or more than ``max_levels`` distinct texts) gets an
+        ``"unresolved"`` entry, which every fit refuses until it is declared or removed, with
+        a warning.  A numeric column's step is its recorded resolution (``10^-d`` for values
+        written with d decimals), so no value is rounded, unless that grid would exceed
+        :data:`PROPOSE_MAX_GRID` points: then a coarser round step is proposed and a warning
+        names the column and the rounding.  The warnings name columns and rules only.
         """
         df = read_csv(data) if isinstance(data, (str, Path)) else data.astype(str)
         df = df.apply(lambda s: s.str.strip())
         if target not in df.columns:
             raise TableInputError(f"the target column {target!r} is not in the table "
                                   f"(columns: {list(map(str, df.columns))})")
+        tokens = set(DEFAULT_MISSING_VALUES) | {""}
+        if df[target].isin(tokens).any():
+            raise TableInputError(f"the target column {target!r} has missing cells; a fit "
+                                  "refuses them (remove those records first)")
         labels = sorted(df[target].unique().tolist())
         if len(labels) != 2:
             raise TableInputError(f"the target column {target!r} must hold exactly two labels "
                                   "(it does not; its labels are not shown: they are data)")
         cols: list[Column] = []
-        skipped: list[str] = []
+        warns: list[str] = []
         for name in df.columns:
             if name == target:
                 continue
             s = df[name]
-            s = s[(s != "") & (s.str.lower() != "nan")]  # missing cells say nothing of the type
+            miss = s.isin(tokens)
+            s = s[~miss]
+            missing = "level" if miss.any() else "refuse"
+            if missing == "level" and len(s):
+                warns.append(f"column {name!r} has missing cells (empty or a missing-value "
+                             "token): proposed \"missing\": \"level\" (a public extra "
+                             "'missing' feature); declare {\"fill\": <public value>} or "
+                             "\"refuse\" instead if you prefer")
+            if not len(s):
+                cols.append(Column(str(name), "unresolved", from_data=True,
+                                   note="every cell is missing"))
+                warns.append(f"column {name!r}: every cell is missing; it cannot be typed "
+                             "(marked \"unresolved\")")
+                continue
             num = pd.to_numeric(s, errors="coerce")
-            if len(s) and num.notna().all():
-                lo, hi = float(num.min()), float(num.max())
-                if lo == hi:
-                    hi = lo + 1.0
-                integer = bool((num == np.round(num)).all())
-                step = 1.0 if integer and hi - lo <= 200 else _nice_step((hi - lo) / 100)
-                hi = lo + step * math.ceil(round((hi - lo) / step, 9))
-                cols.append(Column(str(name), "numeric", lower=lo, upper=hi, step=step,
-                                   from_data=True))
+            isnum = num.notna() & np.isfinite(num.to_numpy(dtype=float, na_value=np.nan))
+            if isnum.all():
+                col, warn = _propose_numeric(str(name), s, num, missing)
+                cols.append(col)
+                warns.extend([warn] if warn else [])
+            elif isnum.any():
+                cols.append(Column(str(name), "unresolved", from_data=True,
+                                   note="numbers mixed with other text"))
+                warns.append(f"column {name!r}: numbers mixed with text that is not a "
+                             "missing-value token; it cannot be typed (marked \"unresolved\"): "
+                             "declare it numeric (with a 'missing' policy or the schema's "
+                             "missing_values) or categorical")
             else:
                 levels = sorted(s.unique().tolist())
                 if len(levels) > max_levels:
-                    skipped.append(str(name))
+                    cols.append(Column(str(name), "unresolved", from_data=True,
+                                       note=f"more than {max_levels} distinct texts"))
+                    warns.append(f"column {name!r}: more than {max_levels} distinct texts "
+                                 "(marked \"unresolved\"): declare its public levels, or "
+                                 "remove it and fit with --ignore-extra")
                     continue
                 cols.append(Column(str(name), "categorical", levels=tuple(levels),
-                                   from_data=True))
+                                   from_data=True, missing=missing))
         note = FROM_DATA_NOTE
-        if skipped:
-            note += f" Left out (more than {max_levels} levels): {', '.join(skipped)}."
-        return cls(columns=tuple(cols), target=target,
-                   labels=(labels[0], labels[1]), target_from_data=True, note=note)
+        if any(c.kind == "unresolved" for c in cols):
+            note += (" Columns marked \"unresolved\" could not be typed: declare or remove "
+                     "them (fit refuses them).")
+        return cls(columns=tuple(cols), target=target, labels=(labels[0], labels[1]),
+                   target_from_data=True, note=note), warns
 
     # --- checking and encoding ------------------------------------------------------------
 
-    def problems(self, df: pd.DataFrame, *, with_target: bool = False) -> list[str]:
-        """Every way ``df`` violates the schema, by column and rule (no values, no rows)."""
+    def problems(self, df: pd.DataFrame, *, with_target: bool = False,
+                 ignore_extra: bool = True) -> list[str]:
+        """Every way ``df`` violates the schema, by column and rule (no values, no rows).
+        With ``ignore_extra=False``, columns the schema does not mention are one of them."""
         if not isinstance(df, pd.DataFrame):
             return [f"expected a pandas DataFrame with named columns, got {type(df).__name__}"]
-        return [msg for _, msg in self._scan(df, with_target=with_target)[0]]
+        return [msg for _, msg in self._scan(df, with_target=with_target,
+                                             ignore_extra=ignore_extra)[0]]
 
     def _scan(self, df: pd.DataFrame, *, with_target: bool, codes: bool = False,
+              adjusted: dict[str, dict[str, int]] | None = None, ignore_extra: bool = True,
               ) -> tuple[list[tuple[tuple[int, int], str]], NDArray[np.int64] | None,
                          NDArray[np.int8] | None]:
         """The problems of ``df``, each with its rank (column, rule), in the order listed.
@@ -485,47 +669,94 @@ class TableSchema:
         ``codes=True`` and no problem, also the integer code of every cell (one column per
         schema column, see :meth:`_decode`) and, with ``with_target``, the index of every
         label in ``labels``; otherwise ``None``.
+
+        ``adjusted`` (a dict, prediction only) switches on the prediction policy: a number
+        outside its bounds is clipped to them, an unknown level (or a missing cell of a
+        categorical column whose policy is "refuse") gets code -1 (an all-zero one-hot), and
+        the number of affected rows is added to ``adjusted[column][rule]``.
         """
         found: list[tuple[tuple[int, int], str]] = []
         present = set(map(str, df.columns))
-        needed = [c.name for c in self.columns] + ([self.target] if with_target else [])
-        missing = [n for n in needed if n not in present]
-        if missing:
-            found.append(((-1, 0), f"missing column(s): {', '.join(map(repr, missing))}"))
+        needed = [c.name for c in self.columns if c.kind != "unresolved"]
+        needed += [self.target] if with_target else []
+        absent = [n for n in needed if n not in present]
+        if absent:
+            found.append(((-1, 0), f"missing column(s): {', '.join(map(repr, absent))}"))
+        if not ignore_extra:
+            known = {c.name for c in self.columns} | {self.target}
+            extra = [str(c) for c in df.columns if str(c) not in known]
+            if extra:
+                found.append(((-1, 1), f"column(s) {', '.join(map(repr, extra))} are not in the "
+                                       "schema (refused so that no column is left out by "
+                                       "mistake: add them to the schema, or pass "
+                                       "--ignore-extra / ignore_extra=True to leave them out)"))
+        lenient = adjusted is not None
         n = len(df)
-        out = np.empty((n, len(self.columns)), dtype=np.int64) if codes and not missing else None
+        out = np.empty((n, len(self.columns)), dtype=np.int64) if codes and not absent else None
+
+        def count(name: str, rule: str, k: int) -> None:
+            if adjusted is not None and k:
+                adjusted.setdefault(name, {}).setdefault(rule, 0)
+                adjusted[name][rule] += k
+
         for i, c in enumerate(self.columns):
+            if c.kind == "unresolved":
+                found.append(((i, 0), f"column {c.name!r}: its type is unresolved (schema "
+                                      "inference could not decide it); declare it or remove it"))
+                continue
             if c.name not in present:
                 continue
             cells = _Cells(df[c.name])
-            if cells.na.any():
-                found.append(((i, 0), f"column {c.name!r}: missing values (NaN or empty) are "
-                                      "not allowed"))
+            tokens = sorted(set(self.missing_values) - set(c.levels or ()))
+            miss_u = (cells.text.isin(tokens) | (cells.text == "")).to_numpy(dtype=bool)
+            miss = cells.per_row(miss_u) | cells.nan
+            code = np.zeros(n, dtype=np.int64)
+            if miss.any():
+                if c.missing == "level":
+                    code[miss] = c.n_values
+                elif c.missing == "fill":
+                    code[miss] = self._code_of(c, c.fill)
+                elif lenient and c.kind == "categorical":
+                    code[miss] = -1
+                    count(c.name, "missing", int(miss.sum()))
+                else:
+                    found.append(((i, 0), f"column {c.name!r}: missing values (an empty cell, "
+                                          "NaN or one of the schema's missing_values) are not "
+                                          "allowed: the schema declares no 'missing' policy for "
+                                          "it (\"level\" or {\"fill\": ...})"))
+            ok = ~miss
             if c.kind == "categorical":
                 idx = cells.per_row(pd.Index(c.levels).get_indexer(cells.text))
-                if (idx[cells.ok] < 0).any():
-                    found.append(((i, 1), f"column {c.name!r}: values must be one of the "
-                                          f"{len(c.levels or ())} declared levels (unknown level "
-                                          "found)"))
-                elif out is not None:
-                    out[:, i] = idx
-                continue
-            num = pd.to_numeric(cells.raw, errors="coerce").to_numpy(dtype=float,
-                                                                     na_value=np.nan)
-            x = cells.per_row(num)[cells.ok]
-            if not np.isfinite(x).all():
-                found.append(((i, 1), f"column {c.name!r}: values must be finite numbers"))
-            x = x[~np.isnan(x)]
-            if ((x < c.lower) | (x > c.upper)).any():
-                found.append(((i, 2), f"column {c.name!r}: values must lie in [{c.lower:g}, "
-                                      f"{c.upper:g}] (declared public bounds; nothing is "
-                                      "clipped)"))
-            elif out is not None and not found:  # every cell is then a number in bounds
-                if c.step is not None:  # the clip guards float ties only
-                    k = np.clip(np.rint((num - c.lower) / c.step), 0, c.K)
-                else:  # thermometer: the number of cut points <= x
-                    k = np.searchsorted(np.array(c.bins), num, side="right")
-                out[:, i] = cells.per_row(k.astype(np.int64))
+                unknown = ok & (idx < 0)
+                if unknown.any():
+                    if lenient:
+                        count(c.name, "unknown level", int(unknown.sum()))
+                    else:
+                        found.append(((i, 1), f"column {c.name!r}: values must be one of the "
+                                              f"{len(c.levels or ())} declared levels (unknown "
+                                              "level found)"))
+                code[ok] = idx[ok]  # -1 for an unknown level
+            else:
+                num_u = pd.to_numeric(cells.raw, errors="coerce").to_numpy(dtype=float,
+                                                                           na_value=np.nan)
+                num = cells.per_row(num_u)
+                bad = ok & ~np.isfinite(num)
+                if bad.any():
+                    found.append(((i, 1), f"column {c.name!r}: values must be finite numbers"))
+                good = ok & ~bad
+                x = num[good]
+                outside = (x < c.lower) | (x > c.upper)
+                if outside.any():
+                    if lenient:
+                        count(c.name, "clipped", int(outside.sum()))
+                        x = np.clip(x, c.lower, c.upper)
+                    else:
+                        found.append(((i, 2), f"column {c.name!r}: values must lie in "
+                                              f"[{c.lower:g}, {c.upper:g}] (declared public "
+                                              "bounds; nothing is clipped)"))
+                code[good] = self._codes_of_numbers(c, x)
+            if out is not None:
+                out[:, i] = code
         y_idx = None
         if with_target and self.target in present:
             cells = _Cells(df[self.target])
@@ -540,9 +771,24 @@ class TableSchema:
             return found, None, None
         return found, out, y_idx
 
+    @staticmethod
+    def _codes_of_numbers(c: Column, x: NDArray[np.float64]) -> NDArray[np.int64]:
+        """Codes of numbers within ``c``'s bounds: the grid index (rounded half to even; the
+        clip guards float ties only) or the number of bin cut points <= x."""
+        if c.step is not None:
+            return np.clip(np.rint((x - c.lower) / c.step), 0, c.K).astype(np.int64)
+        return np.searchsorted(np.array(c.bins), x, side="right").astype(np.int64)
+
+    def _code_of(self, c: Column, value: Any) -> int:
+        """The code of one declared public value (a fill value)."""
+        if c.kind == "categorical":
+            return (c.levels or ()).index(value)
+        return int(self._codes_of_numbers(c, np.array([float(value)]))[0])
+
     def _decode(self, codes: NDArray[np.int64]) -> NDArray[np.float64]:
-        """Encoded rows from cell codes (see :meth:`_scan`): one-hot, ``k/K``, thermometer,
-        each divided by ``row_divisor``."""
+        """Encoded rows from cell codes (see :meth:`_scan`): one-hot (code -1: all zero),
+        ``k/K``, thermometer, the missing indicator, the intercept feature; each divided by
+        ``row_divisor``."""
         n = codes.shape[0]
         m = self.row_divisor
         X = np.zeros((n, self.n_features))
@@ -550,23 +796,42 @@ class TableSchema:
         rows = np.arange(n)
         for i, c in enumerate(self.columns):
             code = codes[:, i]
-            if c.kind == "categorical":
-                X[rows, j + code] = 1.0 / m
-            elif c.step is not None:
-                X[:, j] = code.astype(np.float64) / (c.K * m)
-            else:
-                X[:, j:j + c.width] = (np.arange(c.width)[None, :] < code[:, None]) / m
+            if c.kind == "categorical":  # the missing level is the last one-hot position
+                valid = code >= 0
+                X[rows[valid], j + code[valid]] = 1.0 / m
+            elif c.kind == "numeric":
+                present = code < c.n_values
+                if c.step is not None:
+                    X[:, j] = np.where(present, code, 0).astype(np.float64) / (c.K * m)
+                else:
+                    B = len(c.bins or ())
+                    X[:, j:j + B] = ((np.arange(B)[None, :] < code[:, None])
+                                     & present[:, None]) / m
+                if c.missing_level:
+                    X[:, j + c.width - 1] = (~present) / m
             j += c.width
+        if self.intercept:
+            X[:, j] = 1.0 / m
         return X
 
-    def check(self, df: pd.DataFrame, *, with_target: bool = False) -> None:
+    def check(self, df: pd.DataFrame, *, with_target: bool = False,
+              ignore_extra: bool = True) -> None:
         """Raise one BoundsViolation listing every problem of ``df``."""
-        probs = self.problems(df, with_target=with_target)
+        probs = self.problems(df, with_target=with_target, ignore_extra=ignore_extra)
         if probs:
             raise _table_violation(probs)
 
-    def encode(self, df: pd.DataFrame) -> NDArray[np.float64]:
-        """Check ``df`` then encode it (see the module docstring)."""
+    def encode(self, df: pd.DataFrame, *, on_unknown: str = "refuse") -> NDArray[np.float64]:
+        """Check ``df`` then encode it (see the module docstring).
+
+        ``on_unknown="refuse"`` (default; always for training): any value outside the schema
+        raises one BoundsViolation.  ``"clip"`` is the prediction policy of
+        :meth:`encode_for_prediction` (with its warning).
+        """
+        if on_unknown == "clip":
+            return self.encode_for_prediction(df)[0]
+        if on_unknown != "refuse":
+            raise ValueError(f"on_unknown must be 'refuse' or 'clip', got {on_unknown!r}")
         if not isinstance(df, pd.DataFrame):
             self.check(df)
         found, codes, _ = self._scan(df, with_target=False, codes=True)
@@ -574,12 +839,60 @@ class TableSchema:
             raise _table_violation([msg for _, msg in found])
         return self._decode(codes)
 
+    def encode_for_prediction(self, df: pd.DataFrame, *, warn: bool = True,
+                              ) -> tuple[NDArray[np.float64], dict[str, dict[str, int]]]:
+        """Encode rows to PREDICT on, by the prediction policy; returns ``(X, adjusted)``.
+
+        Predicting is post-processing of a released model, so rows outside the training
+        schema need not be refused: a number outside ``[lower, upper]`` is clipped to the
+        public bounds, and an unknown level (or a missing cell of a categorical column
+        without a 'missing' policy) is encoded as an all-zero one-hot.  ``adjusted`` counts
+        the affected rows per column and rule (never a row or a value); with ``warn`` a
+        :class:`~oracledp.errors.PredictionPolicyWarning` says the same.  Still refused (one
+        BoundsViolation): a missing column, text or inf in a numeric column, and a missing
+        number in a column without a 'missing' policy.
+        """
+        if not isinstance(df, pd.DataFrame):
+            self.check(df)
+        adjusted: dict[str, dict[str, int]] = {}
+        found, codes, _ = self._scan(df, with_target=False, codes=True, adjusted=adjusted)
+        if found or codes is None:
+            raise _table_violation([msg for _, msg in found])
+        if warn and adjusted:
+            import warnings
+
+            from oracledp.errors import PredictionPolicyWarning
+
+            warnings.warn(describe_adjusted(adjusted, len(df)), PredictionPolicyWarning,
+                          stacklevel=2)
+        return self._decode(codes), adjusted
+
     def labels_of(self, df: pd.DataFrame) -> NDArray[np.object_]:
-        """The target column as strings (checked against the declared labels)."""
-        probs = self.problems(df, with_target=True)
-        if probs:
-            raise BoundsViolation("the table does not fit the schema: " + "; ".join(probs) + ".")
-        return df[self.target].astype(str).str.strip().to_numpy(dtype=object)
+        """The target column as strings, checked against the declared labels (the feature
+        columns are checked where they are encoded)."""
+        if not isinstance(df, pd.DataFrame) or self.target not in set(map(str, df.columns)):
+            raise BoundsViolation(f"the table does not fit the schema: missing column(s): "
+                                  f"{self.target!r}.")
+        cells = _Cells(df[self.target])
+        lab = cells.per_row(pd.Index(self.labels).get_indexer(cells.text))
+        if cells.nan.any() or (lab < 0).any():
+            raise BoundsViolation(f"the table does not fit the schema: target {self.target!r}: "
+                                  f"values must be one of the declared labels "
+                                  f"{list(self.labels)}.")
+        return np.asarray(self.labels, dtype=object)[lab]
+
+
+def describe_adjusted(adjusted: dict[str, dict[str, int]], n_rows: int) -> str:
+    """One sentence counting the rows the prediction policy encoded, by column and rule."""
+    what = {"clipped": "clipped to the public bounds",
+            "unknown level": "with an unknown level, encoded as all zeros",
+            "missing": "missing, encoded as all zeros"}
+    parts = [f"{name}: {k:,} row(s) {what[rule]}"
+             for name, rules in adjusted.items() for rule, k in rules.items()]
+    return (f"of {n_rows:,} row(s) to predict, the prediction policy encoded values outside "
+            f"the training schema ({'; '.join(parts)}). Predictions on such rows are post-processing "
+            "and do not affect the training guarantee; use on_unknown='refuse' (--strict) to "
+            "refuse them instead.")
 
 
 def _table_violation(problems: list[str]) -> BoundsViolation:
@@ -624,6 +937,49 @@ class _Cells:
         return arr if self._inv is None else arr[self._inv]
 
 
+#: The largest grid :meth:`TableSchema.infer` proposes without rounding the recorded values.
+PROPOSE_MAX_GRID = 1000
+
+
+def _decimals(texts: pd.Series) -> int:
+    """The most decimals any of ``texts`` (numbers as written) carries."""
+    d = 0
+    for t in pd.unique(texts):
+        try:
+            exp = Decimal(str(t)).as_tuple().exponent
+        except InvalidOperation:
+            continue
+        if isinstance(exp, int) and exp < 0:
+            d = max(d, -exp)
+    return d
+
+
+def _propose_numeric(name: str, texts: pd.Series, num: pd.Series, missing: str,
+                     ) -> tuple[Column, str | None]:
+    """A gridded numeric column for the recorded values, and a warning if it rounds them."""
+    dec = min(_decimals(texts), 12)
+    fine = Fraction(1, 10**dec)
+    lo = Fraction(str(float(num.min()))).limit_denominator(10**dec)
+    hi = Fraction(str(float(num.max()))).limit_denominator(10**dec)
+    if hi == lo:
+        hi = lo + fine
+    K = (hi - lo) / fine
+    warn = None
+    if K <= PROPOSE_MAX_GRID:
+        step, lower, upper = fine, lo, hi
+    else:
+        step = Fraction(_nice_step(float((hi - lo) / PROPOSE_MAX_GRID))).limit_denominator(
+            10**dec)
+        lower = math.floor(lo / step) * step
+        upper = lower + math.ceil((hi - lower) / step) * step
+        warn = (f"column {name!r}: values are recorded to {float(fine):g}, an exact grid would "
+                f"have {int(K):,} points; the proposed step {float(step):g} ROUNDS them (by at "
+                f"most {float(step) / 2:g}). A finer step is allowed (up to {MAX_GRID:,} points) "
+                "but makes the exact oracle's problem (opdisc, rspm) larger")
+    return Column(name, "numeric", lower=float(lower), upper=float(upper), step=float(step),
+                  from_data=True, missing=missing), warn
+
+
 def _nice_step(x: float) -> float:
     """A round step (1, 2 or 5 times a power of ten) >= x."""
     if x <= 0:
@@ -640,19 +996,27 @@ class SchemaTransformer(TransformerMixin, BaseEstimator):
     """scikit-learn transformer encoding a DataFrame by a public :class:`TableSchema`.
 
     ``fit`` reads nothing from the data: it refuses an unconfirmed schema (any
-    ``from_data`` entry) and checks ``X`` against it.  ``transform`` checks and encodes
-    (one-hot, exact grid ``k/K``, thermometer bins, ``row_divisor``); every problem of the
-    input is reported in one BoundsViolation.  Output: a float numpy array whose columns are
-    ``get_feature_names_out()`` and whose public feature schema is
-    ``schema.feature_schema()``.
+    ``from_data`` entry, any unresolved column) and checks ``X`` against it; ``fit_transform``
+    encodes the training rows with the same strict checks.  ``transform`` encodes rows to
+    predict on (one-hot, exact grid ``k/K``, thermometer bins, missing indicators, the
+    intercept feature, ``row_divisor``) by ``on_unknown``: ``"clip"`` (default) applies the
+    prediction policy of :meth:`TableSchema.encode_for_prediction` (numbers clipped to the
+    public bounds, unknown levels all-zero, a
+    :class:`~oracledp.errors.PredictionPolicyWarning` counting the rows), ``"refuse"``
+    raises one BoundsViolation listing every problem.  Training data are never clipped.
+    Output: a float numpy array whose columns are ``get_feature_names_out()`` and whose
+    public feature schema is ``schema.feature_schema()``.
     """
 
-    def __init__(self, schema: TableSchema) -> None:
+    def __init__(self, schema: TableSchema, on_unknown: str = "clip") -> None:
         self.schema = schema
+        self.on_unknown = on_unknown
 
     def _schema(self) -> TableSchema:
         if not isinstance(self.schema, TableSchema):
             raise TypeError(f"schema must be a TableSchema, got {type(self.schema).__name__}")
+        if self.on_unknown not in ("clip", "refuse"):
+            raise ValueError(f"on_unknown must be 'clip' or 'refuse', got {self.on_unknown!r}")
         return self.schema
 
     def fit(self, X: pd.DataFrame, y: Any = None) -> SchemaTransformer:
@@ -663,11 +1027,20 @@ class SchemaTransformer(TransformerMixin, BaseEstimator):
         self.feature_names_in_ = np.asarray(list(map(str, X.columns)), dtype=object)
         return self
 
+    def fit_transform(self, X: pd.DataFrame, y: Any = None, **fit_params: Any,
+                      ) -> NDArray[np.float64]:
+        """Fit, then encode the training rows strictly (nothing clipped)."""
+        self.fit(X, y)
+        return self._schema().encode(X)
+
     def transform(self, X: pd.DataFrame) -> NDArray[np.float64]:
         from sklearn.utils.validation import check_is_fitted
 
         check_is_fitted(self, "n_features_in_")
-        return self._schema().encode(X)
+        schema = self._schema()
+        if self.on_unknown == "refuse":
+            return schema.encode(X)
+        return schema.encode_for_prediction(X)[0]
 
     def get_feature_names_out(self, input_features: Any = None) -> NDArray[np.object_]:
         return np.asarray(self._schema().feature_names, dtype=object)
@@ -761,11 +1134,14 @@ def _no_rows(label: str) -> TableInputError:
 
 
 def read_csv(source: str | Path | bytes, schema: TableSchema | None = None, *,
-             sep: str = ",", with_target: bool = False) -> pd.DataFrame:
+             sep: str = ",", with_target: bool = False, ignore_extra: bool = True,
+             check: bool = True) -> pd.DataFrame:
     """Read a CSV as strings; with ``schema``, check it and raise ONE error listing every problem.
 
     File-level problems (unreadable, empty, non-UTF-8, wrong delimiter) raise
-    :class:`TableInputError`; values outside the schema raise BoundsViolation.  The file is
+    :class:`TableInputError`; values outside the schema raise BoundsViolation (``check=False``
+    leaves the values to the caller, e.g. the prediction policy); with
+    ``ignore_extra=False`` columns the schema does not mention are refused.  The file is
     streamed into the table (its bytes and text are never held whole besides it); for a
     table too large for memory see :func:`read_csv_aggregated`.
     """
@@ -780,8 +1156,8 @@ def read_csv(source: str | Path | bytes, schema: TableSchema | None = None, *,
     _check_header(list(df.columns), schema, with_target, sep, label)
     if len(df) == 0:
         raise _no_rows(label)
-    if schema is not None:
-        schema.check(df, with_target=with_target)
+    if schema is not None and check:
+        schema.check(df, with_target=with_target, ignore_extra=ignore_extra)
     return df
 
 
@@ -889,13 +1265,12 @@ class _RowCounter:
 
 def _cardinalities(schema: TableSchema) -> list[int]:
     """How many codes each column can take (public: from the schema alone)."""
-    return [len(c.levels or ()) if c.kind == "categorical"
-            else c.K + 1 if c.step is not None else len(c.bins or ()) + 1
-            for c in schema.columns]
+    return [max(c.n_values + c.missing_level, 1) for c in schema.columns]
 
 
 def read_csv_aggregated(source: str | Path | bytes, schema: TableSchema, *, sep: str = ",",
-                        chunksize: int | None = None) -> AggregatedTable:
+                        chunksize: int | None = None,
+                        ignore_extra: bool = True) -> AggregatedTable:
     """Read, check and encode a labelled CSV chunk by chunk, keeping only its distinct
     encoded rows with their label counts.
 
@@ -926,7 +1301,8 @@ def read_csv_aggregated(source: str | Path | bytes, schema: TableSchema, *, sep:
                     _check_header(list(chunk.columns), schema, True, sep, label)
                 n += len(chunk)
                 items, codes, y_idx = schema._scan(chunk, with_target=True,
-                                                   codes=counter is not None)
+                                                   codes=counter is not None,
+                                                   ignore_extra=ignore_extra)
                 found.update(items)
                 if found:
                     counter = None  # nothing will be fitted: only the checks go on
@@ -988,10 +1364,14 @@ def fit_aggregated(estimator: Any, table: AggregatedTable) -> Any:
 
 MODEL_TYPES = ("opdisc", "rspm", "opsamp", "dpsgd", "accuracy-first")
 
-MODEL_FORMAT_VERSION = 1
-"""The ``format_version`` that :func:`save_model` writes and the only one :func:`load_model`
-reads.  Every model.json written by oracledp carries it; a file without it, or with another
-version, is refused with a message to fit the model again (there is no older format)."""
+MODEL_FORMAT_VERSION = 2
+"""The ``format_version`` that :func:`save_model` writes.  :func:`load_model` reads it and
+version 1 (written before schemas had the intercept feature: its schema has no
+``"intercept"`` key and is read with ``intercept`` False, so its coefficients keep their
+meaning); a file without a version, or with another one, is refused with a message to fit
+the model again."""
+
+READABLE_MODEL_VERSIONS = (1, 2)
 
 _MODEL_KEYS = frozenset({"format", "format_version", "model", "schema", "params", "guarantee",
                          "classes", "feature_names", "coef", "intercept"})
@@ -1084,9 +1464,9 @@ def _model_from_doc(doc: Any) -> SavedModel:
     if "format_version" not in doc:
         raise ValueError("the file has no \"format_version\" (every model oracledp writes has "
                          f"one; this oracledp reads version {MODEL_FORMAT_VERSION})")
-    if type(version) is not int or version != MODEL_FORMAT_VERSION:
+    if type(version) is not int or version not in READABLE_MODEL_VERSIONS:
         raise ValueError(f"unsupported model format version {version!r} (this oracledp reads "
-                         f"version {MODEL_FORMAT_VERSION} only)")
+                         f"versions {', '.join(map(str, READABLE_MODEL_VERSIONS))})")
     missing = sorted(_MODEL_KEYS - set(doc))
     extra = sorted(set(doc) - _MODEL_KEYS)
     if missing or extra:
@@ -1096,7 +1476,12 @@ def _model_from_doc(doc: Any) -> SavedModel:
     if not isinstance(model_type, str) or model_type not in MODEL_TYPES:
         raise ValueError(f"unknown model type; expected one of {', '.join(MODEL_TYPES)}")
     kind, exact, has_intercept = _MODEL_RULES[model_type]
-    schema = TableSchema.from_dict(doc["schema"])
+    if version == 1 and isinstance(doc["schema"], dict) and (
+            {"intercept", "missing_values"} & set(doc["schema"])):
+        raise ValueError("a version-1 model's schema has no 'intercept' or 'missing_values'")
+    schema = TableSchema.from_dict(doc["schema"], default_intercept=version != 1)
+    if schema.unresolved():
+        raise ValueError("the saved schema has unresolved columns (a fit refuses them)")
     if schema.unconfirmed():
         raise ValueError("the saved schema still has entries marked \"from_data\" (a fit "
                          "refuses such a schema)")
@@ -1183,11 +1568,19 @@ class SavedModel:
     coef: NDArray[np.float64]
     intercept: float
 
-    def decision_function(self, df: pd.DataFrame) -> NDArray[np.float64]:
-        return self.schema.encode(df) @ self.coef + self.intercept
+    def decision_function(self, df: pd.DataFrame, *, on_unknown: str = "clip",
+                          ) -> NDArray[np.float64]:
+        """Scores ``<x, coef> + intercept`` of rows encoded by the saved schema; values outside
+        it follow ``on_unknown`` (see :meth:`TableSchema.encode`: "clip" is the prediction
+        policy, with a PredictionPolicyWarning; "refuse" raises)."""
+        return self.schema.encode(df, on_unknown=on_unknown) @ self.coef + self.intercept
 
-    def predict(self, df: pd.DataFrame) -> NDArray[np.object_]:
-        scores = self.decision_function(df)
+    def predict(self, df: pd.DataFrame, *, on_unknown: str = "clip") -> NDArray[np.object_]:
+        scores = self.decision_function(df, on_unknown=on_unknown)
+        return self.labels_of_scores(scores)
+
+    def labels_of_scores(self, scores: NDArray[np.float64]) -> NDArray[np.object_]:
+        """``classes[1]`` where a score is > 0, ``classes[0]`` otherwise."""
         return np.asarray(self.classes, dtype=object)[(scores > 0).astype(np.intp)]
 
 

@@ -5,6 +5,9 @@
 * :func:`load_kdd99`: KDD Cup 1999 encoded as in Ligett et al. (Accuracy First, 2017).
 * :func:`adult_csv`, :func:`kdd99_csv`: small raw CSV samples (for :mod:`oracledp.tabular`).
 * :func:`list_datasets`: the bundled files, their sizes, record counts and checksums.
+* :data:`TABLES`, :func:`table_csv`, :func:`table_schema`, :func:`table_info`: small public
+  tables (NHEFS, Wisconsin biopsies, CPS health insurance, RAND HIE doctor visits) with
+  public schemas, as stand-ins for your own table (``docs/datasets.md``).
 
 Every file is checked against its recorded SHA-256 before use.  Licences and
 citations: ``oracledp/datasets/_data/NOTICE.md``.
@@ -15,8 +18,10 @@ from oracledp.datasets.adult import load_adult
 from oracledp.datasets.base import TabularDataset
 from oracledp.datasets.kdd99 import load_kdd99, load_kdd99_raw
 from oracledp.datasets.samples import adult_csv, kdd99_csv
+from oracledp.datasets.tables import TABLES, table_csv, table_info, table_schema
 
 __all__ = [
+    "TABLES",
     "DataIntegrityError",
     "TabularDataset",
     "adult_csv",
@@ -25,4 +30,7 @@ __all__ = [
     "load_adult",
     "load_kdd99",
     "load_kdd99_raw",
+    "table_csv",
+    "table_info",
+    "table_schema",
 ]

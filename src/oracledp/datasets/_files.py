@@ -60,6 +60,38 @@ FILES: dict[str, DataFile] = {
             records=494_021,
             description="KDD Cup 1999, 10% training file kddcup.data_10_percent, gzipped",
         ),
+        DataFile(
+            name="nhefs",
+            file="nhefs.csv.gz",
+            sha256="acd0061ea08d22258962c8451016469ad257a2d956c201a66794d0b8a3d54b21",
+            records=1_629,
+            description="NHEFS (NHANES I follow-up) extract: 39 columns, target death by 1992; "
+                        "CSV, gzipped (public table, see tables.py)",
+        ),
+        DataFile(
+            name="biopsy",
+            file="biopsy.csv.gz",
+            sha256="517b11702b2b27365fb2a1809c15c4bcb2dc000d36fccc4e0806ed9d147aea49",
+            records=699,
+            description="Breast Cancer Wisconsin (Original), MASS::biopsy: 9 scores 1-10, "
+                        "target class; CSV, gzipped (public table, see tables.py)",
+        ),
+        DataFile(
+            name="health_insurance",
+            file="health_insurance.csv.gz",
+            sha256="44833446e81b063dc5579eb6593dc186dcc9db7e4074faf9c051258949c902ff",
+            records=22_272,
+            description="Ecdat::HI (Olson 1998, March 1993 CPS): 11 columns, target whi; "
+                        "CSV, gzipped (public table, see tables.py)",
+        ),
+        DataFile(
+            name="doctor_visits",
+            file="doctor_visits.csv.gz",
+            sha256="f4f95552a374325a3dd2d6b86edc346c9909cc18ededfc5c2757b6e8fa53e9c3",
+            records=20_186,
+            description="Ecdat::DoctorContacts (RAND HIE, Deb & Trivedi 2002): 14 columns, "
+                        "target any_visit = mdu > 0; CSV, gzipped (public table, see tables.py)",
+        ),
     )
 }
 
@@ -107,7 +139,7 @@ def _read_checked(file: str, directory: Traversable | Path) -> bytes:
         raise DataIntegrityError(
             f"checksum mismatch for bundled data file {file} ({resource}): "
             f"expected sha256 {info.sha256}, got {digest}. The file was altered or corrupted; "
-            "reinstall oracledp (the original is byte-identical to the UCI release)"
+            "reinstall oracledp (the provenance of every file is in _data/NOTICE.md)"
         )
     if stable and key is not None:
         with _lock:

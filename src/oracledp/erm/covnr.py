@@ -51,7 +51,7 @@ from oracledp.diagnostics import (
 )
 from oracledp.erm import sensitivity as sens
 from oracledp.erm.sensitivity import _check_gamma
-from oracledp.erm.theory import resolve_eps_grid
+from oracledp.erm.theory import cap_levels, resolve_eps_grid
 from oracledp.errors import OracleDPError
 from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
 from oracledp.mechanisms import ExPostLoss, InteractiveAboveThreshold, noise_reduction
@@ -567,6 +567,7 @@ def covnr(
     calibration: str = "paper",
     block_size: int = 32,
     return_diagnostics: bool = False,
+    max_epsilon: float | None = None,
 ) -> AccuracyFirstResult:
     """CovNR (Algorithm 3): the most private ridge hypothesis with excess risk <= alpha.
 
@@ -601,6 +602,11 @@ def covnr(
     block_size:
         Levels evaluated per block of tests (speed only; the law of the output
         does not depend on it).
+    max_epsilon:
+        A cap on the ex-post loss: the grid is cut to its longest prefix whose worst
+        loss ``eps_0(T) + eps_T`` is at most ``max_epsilon``
+        (:func:`~oracledp.erm.theory.cap_levels`), so no run, released or refused, loses
+        more.  None (default): no cap.
     return_diagnostics:
         Attach :class:`~oracledp.diagnostics.NonPrivateDiagnostics` (``excess_risk``
         on the training data, ``timings``).  For research only: issues a
@@ -644,9 +650,11 @@ def covnr(
     problem = _as_ridge_problem(X, y, lam)
     n, p, lam_ = problem.n, problem.p, problem.lam
     grid = resolve_eps_grid(eps_list, method="covnr", alpha=a, n=n, p=p, lam=lam_)
+    Delta = sens.ridge_excess_risk_sensitivity(n, lam_)  # Claim A.5
+    grid = cap_levels(grid, max_epsilon,
+                      lambda lv: sens.iat_epsilon(Delta, a, g, lv.size, calib) + float(lv[-1]))
     grid.setflags(write=False)
     T = int(grid.size)
-    Delta = sens.ridge_excess_risk_sensitivity(n, lam_)  # Claim A.5
     eps_0 = sens.iat_epsilon(Delta, a, g, T, calib)  # Algorithm 3: 16 Delta ln(2T/gamma) / alpha
     threshold = -a / 2.0  # Algorithm 3: IAT(D, eps_0, -alpha/2, Delta, .)
     t1 = time.perf_counter()

@@ -59,7 +59,7 @@ from oracledp.erm.covnr import (
     _single_blas_thread,
 )
 from oracledp.erm.outputnr import LogisticProblem, _as_logistic_problem, project_to_ball
-from oracledp.erm.theory import resolve_eps_grid
+from oracledp.erm.theory import cap_levels, resolve_eps_grid
 from oracledp.mechanisms import ExPostLoss
 
 __all__ = ["DOUBLING_SOURCE", "doubling"]
@@ -85,6 +85,7 @@ def doubling(
     rng: RandomLike = None,
     allow_no_halt: bool = False,
     return_diagnostics: bool = False,
+    max_epsilon: float | None = None,
 ) -> AccuracyFirstResult:
     """DoublingMethod (Algorithm 4): double epsilon until a Laplace test accepts the hypothesis.
 
@@ -113,6 +114,10 @@ def doubling(
         on the training data, ``timings``).  For research only: issues a
         :class:`~oracledp.errors.DiagnosticsWarning` and sets
         ``guarantee.diagnostics_released``.
+    max_epsilon:
+        A cap on the ex-post loss: the grid is cut to its longest prefix whose worst
+        loss ``E(T)`` is at most ``max_epsilon`` (:func:`~oracledp.erm.theory.cap_levels`).
+        None (default): no cap.
 
     Returns
     -------
@@ -158,6 +163,9 @@ def doubling(
         hyp_sensitivity = sens.output_l1_sensitivity(problem.n, problem.p, problem.lam)
     n, p, lam_ = problem.n, problem.p, problem.lam
     grid = resolve_eps_grid(eps_list, method=method, alpha=a, n=n, p=p, lam=lam_)
+    grid = cap_levels(grid, max_epsilon,  # E(T) of Theorem A.2: T tests and T hypotheses
+                      lambda lv: 2 * lv.size * Delta * math.log(lv.size / g) / a
+                      + math.fsum(lv.tolist()))
     grid.setflags(write=False)
     T = int(grid.size)
     test_scale = sens.doubling_test_scale(a, g, T)  # Algorithm 4: Lap(alpha / (2 ln(T/gamma)))

@@ -60,7 +60,7 @@ from oracledp.erm.covnr import (
     _shrink_into_ball,
     _single_blas_thread,
 )
-from oracledp.erm.theory import resolve_eps_grid
+from oracledp.erm.theory import cap_levels, resolve_eps_grid
 from oracledp.mechanisms import InteractiveAboveThreshold, noise_reduction
 
 __all__ = ["OUTPUTNR_SOURCE", "SEARCHES", "LogisticProblem", "outputnr", "project_to_ball"]
@@ -442,6 +442,7 @@ def outputnr(
     block_size: int = 32,
     search: str = "enclosed",
     return_diagnostics: bool = False,
+    max_epsilon: float | None = None,
 ) -> AccuracyFirstResult:
     """OutputNR (Algorithm 5, corrected): the most private logistic hypothesis with excess risk <= alpha.
 
@@ -485,6 +486,11 @@ def outputnr(
         on the training data, ``timings``).  For research only: issues a
         :class:`~oracledp.errors.DiagnosticsWarning` and sets
         ``guarantee.diagnostics_released``.
+
+    max_epsilon:
+        A cap on the ex-post loss: the grid is cut to its longest prefix whose worst
+        loss ``eps_0(T) + eps_T`` is at most ``max_epsilon``
+        (:func:`~oracledp.erm.theory.cap_levels`).  None (default): no cap.
 
     Returns
     -------
@@ -536,10 +542,12 @@ def outputnr(
     problem = _as_logistic_problem(X, y, lam)
     n, p, lam_ = problem.n, problem.p, problem.lam
     grid = resolve_eps_grid(eps_list, method="outputnr", alpha=a, n=n, p=p, lam=lam_)
+    Delta = sens.logistic_excess_risk_sensitivity(n, lam_)  # Claim A.12
+    grid = cap_levels(grid, max_epsilon,
+                      lambda lv: sens.iat_epsilon(Delta, a, g, lv.size, calib) + float(lv[-1]))
     grid.setflags(write=False)
     T = int(grid.size)
     M = problem.radius  # sqrt(2 ln 2 / lambda), Claim A.11
-    Delta = sens.logistic_excess_risk_sensitivity(n, lam_)  # Claim A.12
     eps_0 = sens.iat_epsilon(Delta, a, g, T, calib)  # Algorithm 5 / Theorem 3.4
     threshold = -a / 2.0  # corrected sign (module docstring)
     nr_sensitivity = sens.output_l1_sensitivity(n, p, lam_)  # Lemma A.10: 2 sqrt(p)/(n lambda)

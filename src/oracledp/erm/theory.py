@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -271,3 +272,35 @@ def resolve_eps_grid(
     if raw.dtype.kind not in "iuf":
         raise TypeError(f"eps_list must contain real numbers, got dtype {raw.dtype}")
     return _check_levels(raw.astype(np.float64).copy())
+
+
+def cap_levels(
+    grid: NDArray[np.float64],
+    max_epsilon: float | None,
+    worst_loss: Callable[[NDArray[np.float64]], float],
+) -> NDArray[np.float64]:
+    """The longest prefix of ``grid`` whose worst ex-post loss stays within ``max_epsilon``.
+
+    ``worst_loss(levels)`` is the largest ex-post privacy loss a search over ``levels`` can
+    report: stopping at the last level, or refusing after it (CovNR/OutputNR:
+    ``eps_0(T) + eps_T``, Lemma 2.8; DoublingMethod: ``E(T)``, Theorem A.2).  It grows with
+    the prefix, so with the returned levels no run -- released or refused -- has a loss
+    above ``max_epsilon``.  Everything here is public (n, p, lambda, alpha, gamma, the grid):
+    nothing random happens.  ``max_epsilon=None`` returns the grid unchanged.  Raises
+    ValueError when even the first level exceeds the cap.
+    """
+    if max_epsilon is None:
+        return grid
+    cap = check_positive(max_epsilon, "max_epsilon")
+    t = int(grid.size)
+    while t > 0 and worst_loss(grid[:t]) > cap:
+        t -= 1
+    if t == 0:
+        raise ValueError(
+            f"max_epsilon = {cap:g} is below the smallest ex-post loss this search can have "
+            f"({worst_loss(grid[:1]):.4g}: the accuracy test's own epsilon plus the first "
+            "level), so nothing can be released within it. Raise alpha (a looser accuracy "
+            "target needs a cheaper test) or max_epsilon; on small tables the test's epsilon "
+            "grows as 1/n."
+        )
+    return grid[:t].copy()

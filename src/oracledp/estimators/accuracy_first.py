@@ -94,6 +94,13 @@ _COMMON_DOC = """
         (noise reduction) or ``(eps_min, eps_max)`` (doubling), or explicit
         strictly increasing levels.  The grid is treated as public; the default
         depends on n, which is then treated as public too.
+    max_epsilon : float or None, default=None
+        A cap on the ex-post privacy loss: the grid is cut to its longest prefix whose
+        worst loss (the accuracy test's epsilon plus the last level, or E(T) for the
+        doubling method) is at most ``max_epsilon``, so no fit, released or refused, loses
+        more (:func:`oracledp.erm.theory.cap_levels`).  ``fit`` raises ValueError, before
+        any randomness, when even the first level exceeds it.  None: no cap (the command
+        line's ``--max-epsilon`` defaults to :data:`oracledp.guidance.EPSILON_CAP`).
     calibration : {"paper", "one-sided"}, default="paper"
         How the accuracy test's epsilon is set for the noise-reduction methods
         (CovNR/OutputNR): the paper's ``16 Delta ln(2T/gamma)/alpha`` or the
@@ -196,6 +203,7 @@ class AccuracyFirstRidge(PicklesWithoutDiagnostics, RegressorMixin, BaseEstimato
         lam: float = DEFAULT_LAMBDA,
         method: str = "covnr",
         eps_list: Any = None,
+        max_epsilon: float | None = None,
         calibration: str = "paper",
         allow_no_halt: bool = False,
         keep_diagnostics: bool = False,
@@ -206,6 +214,7 @@ class AccuracyFirstRidge(PicklesWithoutDiagnostics, RegressorMixin, BaseEstimato
         self.lam = lam
         self.method = method
         self.eps_list = eps_list
+        self.max_epsilon = max_epsilon
         self.calibration = calibration
         self.allow_no_halt = allow_no_halt
         self.keep_diagnostics = keep_diagnostics
@@ -247,7 +256,7 @@ class AccuracyFirstRidge(PicklesWithoutDiagnostics, RegressorMixin, BaseEstimato
             self, X, y, dtype=np.float64, ensure_all_finite=True, y_numeric=True
         )
         common = {"gamma": gamma, "lam": lam, "eps_list": self.eps_list, "rng": rng,
-                  "return_diagnostics": keep}
+                  "return_diagnostics": keep, "max_epsilon": self.max_epsilon}
         if method == "covnr":
             result = covnr(
                 X_arr, y_arr, alpha, allow_no_halt=allow, calibration=calibration, **common
@@ -331,6 +340,7 @@ class AccuracyFirstLogisticRegression(PicklesWithoutDiagnostics, BinaryClassifie
         lam: float = DEFAULT_LAMBDA,
         method: str = "outputnr",
         eps_list: Any = None,
+        max_epsilon: float | None = None,
         calibration: str = "paper",
         classes: Any = None,
         allow_no_halt: bool = False,
@@ -342,6 +352,7 @@ class AccuracyFirstLogisticRegression(PicklesWithoutDiagnostics, BinaryClassifie
         self.lam = lam
         self.method = method
         self.eps_list = eps_list
+        self.max_epsilon = max_epsilon
         self.calibration = calibration
         self.classes = classes
         self.allow_no_halt = allow_no_halt
@@ -380,7 +391,7 @@ class AccuracyFirstLogisticRegression(PicklesWithoutDiagnostics, BinaryClassifie
         X_arr, y_arr = validate_private_data(self, X, y, dtype=np.float64, ensure_all_finite=True)
         classes, y_pm = self._map_labels(y_arr)
         common = {"gamma": gamma, "lam": lam, "eps_list": self.eps_list, "rng": rng,
-                  "return_diagnostics": keep}
+                  "return_diagnostics": keep, "max_epsilon": self.max_epsilon}
         if method == "outputnr":
             result = outputnr(
                 X_arr, y_pm, alpha, allow_no_halt=allow, calibration=calibration, **common

@@ -1,0 +1,579 @@
+"""``oracledp schema infer | fit | predict | evaluate | models | export-sample``: your own table.
+
+The commands parse options, call :mod:`oracledp.tabular` and print; see docs/your-own-data.md.
+Every refusal is one ``error: ...`` line on stderr with exit code 2, decided from public
+parameters and the schema before any randomness; no message prints a record value or a row.
+"""
+
+from __future__ import annotations
+
+import math
+import signal
+import threading
+import time
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from oracledp.errors import OracleDPError, OracleFailure
+from oracledp.guidance import (
+    EPSILON_CAP,
+    MODEL_GUIDE,
+    OPSAMP_WARNING,
+    RECOMMENDED_MODELS,
+    check_epsilon_cap,
+)
+
+schema_app = typer.Typer(help="Table schemas for your own CSV (see docs/your-own-data.md).",
+                         no_args_is_help=True)
+
+_MODELS = ("opdisc", "rspm", "opsamp", "dpsgd", "accuracy-first")
+
+#: Exit code of a fit stopped by Ctrl-C (128 + SIGINT, as shells report it).
+EXIT_INTERRUPTED = 130
+
+
+def _fail(message: str) -> NoReturn:
+    """One plain paragraph on stderr (no markup, no traceback), exit code 2."""
+    typer.echo(f"error: {' '.join(str(message).split())}", err=True)
+    raise typer.Exit(2)
+
+
+def _warn(message: str) -> None:
+    typer.echo(f"warning: {' '.join(str(message).split())}", err=True)
+
+
+def _load_schema(path: Path) -> Any:
+    from oracledp.tabular import TableSchema
+
+    try:
+        return TableSchema.load(path)
+    except OSError as exc:
+        _fail(f"{path}: cannot read the schema ({exc.strerror})")
+    except ValueError as exc:
+        _fail(str(exc))
+
+
+def _read_table(path: Path, schema: Any, sep: str, with_target: bool, *,
+                ignore_extra: bool = True, check: bool = True) -> Any:
+    from oracledp.tabular import read_csv
+
+    try:
+        return read_csv(path, schema, sep=sep, with_target=with_target,
+                        ignore_extra=ignore_extra, check=check)
+    except (OracleDPError, ValueError) as exc:
+        _fail(f"{path}: {exc}" if str(path) not in str(exc) else str(exc))
+
+
+#: Models fitted from the distinct encoded rows: the CSV is read in chunks (memory grows with
+#: the distinct rows, not with the records).  The others need the whole encoded matrix.
+_AGGREGATED_MODELS = ("opdisc", "rspm")
+
+
+def _out_of_memory(data: Path, model: str, *, loading: bool = True) -> str:
+    """The message of a MemoryError (exit 2, no traceback): what needs the memory, what to do."""
+    when = ("while reading it; nothing was released or written" if loading
+            else "while fitting or saving")
+    if model in _AGGREGATED_MODELS:
+        return (f"{data}: not enough memory for --model {model} {when}: the table has too many "
+                "distinct encoded rows (memory grows with them, not with the number of "
+                "records). Coarsen the schema (a larger 'step', fewer 'bins' or levels) or fit "
+                "on a smaller file.")
+    return (f"{data}: not enough memory for --model {model} {when}: this model needs the whole "
+            "encoded table in memory. Use --model rspm or --model opdisc (they read the file "
+            "in chunks and keep only its distinct encoded rows), or fit on a smaller file.")
+
+
+def _read_aggregated(path: Path, schema: Any, sep: str, model: str, ignore_extra: bool) -> Any:
+    """DATA read in chunks into its distinct encoded rows and label counts (exit 2 if bad)."""
+    from oracledp.tabular import read_csv_aggregated
+
+    try:
+        return read_csv_aggregated(path, schema, sep=sep, ignore_extra=ignore_extra)
+    except (OracleDPError, ValueError) as exc:
+        _fail(f"{path}: {exc}" if str(path) not in str(exc) else str(exc))
+    except MemoryError:
+        _fail(_out_of_memory(path, model))
+
+
+_SEP = typer.Option("--sep", help="Field delimiter of the CSV.")
+
+
+def schema_infer(
+    data: Annotated[Path, typer.Argument(help="CSV file with a header line.")],
+    target: Annotated[str, typer.Option("--target", help="The label column (two labels).")],
+    sep: Annotated[str, _SEP] = ",",
+    max_levels: Annotated[
+        int, typer.Option("--max-levels", min=1,
+                          help="Text columns with more distinct values are left unresolved.")
+    ] = 50,
+) -> None:
+    """Propose a schema from DATA (NOT private): JSON on stdout, to be confirmed by hand."""
+    from oracledp.tabular import TableSchema, read_csv
+
+    try:
+        df = read_csv(data, sep=sep)
+        schema, warnings = TableSchema.infer(df, target=target, max_levels=max_levels)
+    except (OracleDPError, ValueError) as exc:
+        _fail(str(exc))
+    typer.echo(schema.to_json())
+    _warn(f"every level, bound, step and label in this schema was read from {data} and is "
+          "marked \"from_data\": true. Reading them from private data is not differentially "
+          "private: replace them with public values (or confirm they are public) and delete "
+          "the flags; `oracledp fit` refuses the schema until then.")
+    for w in warnings:
+        _warn(w)
+    if schema.intercept:
+        _warn("the schema adds the public intercept feature \"(intercept)\" (\"intercept\": "
+              "true); set it to false for halfspaces through the origin.")
+
+
+def _make_estimator(model: str, schema: Any, epsilon: float | None, delta: float | None,
+                    alpha: float, seed: int | None, solver: str, time_limit: float,
+                    max_epsilon: float | None = None) -> Any:
+    labels = list(schema.labels)
+    if model in ("opdisc", "rspm"):
+        from oracledp.estimators import OPDiscClassifier, RSPMClassifier
+
+        common = {"schema": schema.feature_schema(), "classes": labels, "random_state": seed,
+                  "solver": solver, "time_limit": time_limit}
+        if model == "rspm":
+            return RSPMClassifier(epsilon, **common)
+        return OPDiscClassifier(epsilon, delta, **common)
+    if model == "opsamp":
+        from oracledp.estimators import OPSampClassifier
+
+        nb = schema.norm_bounds()
+        return OPSampClassifier(epsilon, delta, feature_bound=nb["linf"],
+                                feature_l1_bound=nb["l1"], classes=labels, random_state=seed)
+    if model == "dpsgd":
+        from oracledp.baselines import DPSGDLogisticRegression
+
+        # the schema's intercept feature plays the intercept's role: no second constant
+        return DPSGDLogisticRegression(epsilon, delta, classes=labels, random_state=seed,
+                                       fit_intercept=not schema.intercept)
+    from oracledp.estimators import AccuracyFirstLogisticRegression
+
+    return AccuracyFirstLogisticRegression(alpha, classes=labels, random_state=seed,
+                                           max_epsilon=max_epsilon)
+
+
+_OUT_FILES = ("model.json", "coefficients.png")
+
+
+def _check_out(out: Path, force: bool) -> None:
+    """Refuse (exit 2) an --out that already holds a saved model, unless --force."""
+    if out.exists() and not out.is_dir():
+        _fail(f"--out {out} exists and is not a directory")
+    present = [name for name in _OUT_FILES if (out / name).exists()]
+    if present and not force:
+        _fail(f"--out {out} already holds {' and '.join(present)}; nothing was fitted. Choose "
+              "another --out directory, or pass --force to overwrite the saved model.")
+
+
+def _oracle_failure_message(model: str, solver: str, time_limit: float,
+                            exc: OracleFailure) -> str:
+    """What to do when the oracle did not certify: advice in terms of this command's options."""
+    info = getattr(getattr(exc, "result", None), "info", None)
+    reason = info.get("reason") if isinstance(info, dict) else None
+    said = f" The oracle reports: {reason}." if isinstance(reason, str) and reason else ""
+    if model in ("opdisc", "rspm"):
+        return (
+            f"the {model} fit stopped: the oracle (--solver {solver}) did not certify an exact "
+            f"optimum, and {model}'s privacy proof needs the exact minimizer, so nothing was "
+            f"released or written.{said} What to try: a larger --time-limit (now "
+            f"{time_limit:g}s per oracle call); another --solver (see `oracledp solvers`); a "
+            "coarser public grid in the schema (a larger 'step', fewer 'bins' or levels, so "
+            "that the oracle has a smaller problem); or a model that needs no exact oracle "
+            "(--model dpsgd or accuracy-first; see `oracledp models`). Whether the oracle "
+            "certifies depends on the data (see the README's guarantee section)."
+        )
+    others = ", ".join(m for m in RECOMMENDED_MODELS if m != model)
+    return (f"the {model} fit stopped: the optimizer could not certify the accuracy its privacy "
+            f"calibration needs, so nothing was released or written.{said} Try another --model "
+            f"({others}).")
+
+
+def _coef_plot(path: Path, names: list[str], coef: Any, title: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(max(4.0, 0.35 * len(names) + 1.5), 4.0))
+    ax.bar(range(len(names)), coef, color=["tab:blue" if c >= 0 else "tab:red" for c in coef])
+    ax.set_xticks(range(len(names)), names, rotation=60, ha="right", fontsize=8)
+    ax.axhline(0.0, color="black", linewidth=0.6)
+    ax.set_ylabel("coefficient")
+    ax.set_title(title, fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def _interrupted() -> NoReturn:
+    typer.echo("interrupted: the fit was stopped by Ctrl-C; nothing was released or written.",
+               err=True)
+    raise typer.Exit(EXIT_INTERRUPTED)
+
+
+def _run_interruptibly(work: Any) -> Any:
+    """``work()`` in a worker thread, waited for in the main thread, so that Ctrl-C (which
+    Python delivers to the main thread) stops the wait at once even while a solver runs in
+    native code.  The abandoned worker is a daemon thread: its result is never used, and
+    nothing is written by it (saving happens in the main thread, after this returns)."""
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = work()
+        except BaseException as exc:  # re-raised in the main thread
+            box["error"] = exc
+
+    worker = threading.Thread(target=target, name="oracledp-fit", daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(0.1)
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+class _NoInterrupt:
+    """Ignore Ctrl-C while the model files are written (a model is saved whole or not at all
+    by the fit; ``save_model`` itself refuses to write an invalid file)."""
+
+    def __enter__(self) -> None:
+        self._old = None
+        if threading.current_thread() is threading.main_thread():
+            self._old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._old is not None:
+            signal.signal(signal.SIGINT, self._old)
+
+
+def _check_fit_options(model: str, epsilon: float | None, delta: float | None,
+                       max_epsilon: float | None, allow_large: bool) -> float | None:
+    """Public-parameter checks of ``fit`` (before any file is read); returns max_epsilon."""
+    if model not in _MODELS:
+        _fail(f"--model must be one of {', '.join(_MODELS)}, got {model!r}")
+    if model == "accuracy-first":
+        if epsilon is not None or delta is not None:
+            _fail("accuracy-first takes --alpha (target excess risk) and --max-epsilon (a cap "
+                  "on its ex-post privacy loss); --epsilon/--delta do not apply")
+        cap = EPSILON_CAP if max_epsilon is None else max_epsilon
+        if not (math.isfinite(cap) and cap > 0):
+            _fail(f"--max-epsilon must be a finite number > 0, got {cap!r}")
+        msg = check_epsilon_cap(cap, "--max-epsilon", allow_large)
+        if msg:
+            _fail(msg)
+        return cap
+    if max_epsilon is not None:
+        _fail("--max-epsilon applies to --model accuracy-first only; the other models take "
+              "--epsilon")
+    if epsilon is None:
+        _fail(f"--epsilon is required for --model {model}")
+    if not (math.isfinite(epsilon) and epsilon > 0):
+        _fail(f"--epsilon must be a finite number > 0, got {epsilon!r}")
+    msg = check_epsilon_cap(epsilon, "--epsilon", allow_large)
+    if msg:
+        _fail(msg)
+    if delta is not None and model == "rspm":
+        _fail("rspm is pure epsilon-DP: --delta does not apply")
+    return None
+
+
+def fit_table(
+    data: Annotated[Path, typer.Argument(help="Training CSV (header line, target column).")],
+    schema_path: Annotated[
+        Path, typer.Option("--schema", help="Confirmed table schema (JSON).")
+    ],
+    out: Annotated[Path, typer.Option("--out", help="Directory for model.json and the plot.",
+                                      file_okay=False)],
+    model: Annotated[str, typer.Option(
+        "--model", help=f"One of {', '.join(RECOMMENDED_MODELS)} (see `oracledp models`); "
+                        "opsamp is accepted but not recommended.")] = "opdisc",
+    epsilon: Annotated[
+        float | None,
+        typer.Option("--epsilon", help=f"Privacy parameter (all models but accuracy-first); at "
+                                       f"most {EPSILON_CAP:g} unless --allow-large-epsilon."),
+    ] = None,
+    delta: Annotated[
+        float | None,
+        typer.Option("--delta", help="delta for opdisc/opsamp/dpsgd (default 1/n^2, n public)."),
+    ] = None,
+    alpha: Annotated[
+        float, typer.Option("--alpha", help="accuracy-first: target excess logistic risk (see "
+                                            "docs/choosing-a-model.md for small tables).")
+    ] = 0.1,
+    max_epsilon: Annotated[
+        float | None, typer.Option(
+            "--max-epsilon", help=f"accuracy-first: cap on the ex-post privacy loss; its grid "
+                                  f"of levels ends there [default: {EPSILON_CAP:g}].")
+    ] = None,
+    allow_large_epsilon: Annotated[
+        bool, typer.Option("--allow-large-epsilon",
+                           help=f"Accept --epsilon or --max-epsilon above {EPSILON_CAP:g}.")
+    ] = False,
+    ignore_extra: Annotated[
+        bool, typer.Option("--ignore-extra", help="Leave out data columns the schema does "
+                                                  "not mention (refused otherwise).")
+    ] = False,
+    seed: Annotated[
+        int | None, typer.Option("--seed", min=0, help="Seed of the noise (not saved).")
+    ] = None,
+    solver: Annotated[str, typer.Option("--solver", help="Oracle of opdisc/rspm.")] = "highs",
+    time_limit: Annotated[
+        float, typer.Option("--time-limit", help="Seconds per oracle call (opdisc/rspm).")
+    ] = 60.0,
+    sep: Annotated[str, _SEP] = ",",
+    force: Annotated[
+        bool, typer.Option("--force", help="Overwrite a model already saved in --out.")
+    ] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", help="Also print the fit's wall time in the summary (a "
+                                             "NON-private diagnostic: it depends on the data).")
+    ] = False,
+) -> None:
+    """Fit a private linear classifier on DATA with a confirmed schema; save model.json."""
+    try:
+        _fit(data, schema_path, out, model, epsilon, delta, alpha, max_epsilon,
+             allow_large_epsilon, ignore_extra, seed, solver, time_limit, sep, force, verbose)
+    except KeyboardInterrupt:
+        _interrupted()
+
+
+def _fit(data: Path, schema_path: Path, out: Path, model: str, epsilon: float | None,
+         delta: float | None, alpha: float, max_epsilon: float | None, allow_large: bool,
+         ignore_extra: bool, seed: int | None, solver: str, time_limit: float, sep: str,
+         force: bool, verbose: bool) -> None:
+    max_epsilon = _check_fit_options(model, epsilon, delta, max_epsilon, allow_large)
+    _check_out(out, force)  # before the data are read: a refused --out spends no budget
+    schema = _load_schema(schema_path)
+    try:
+        schema.check_confirmed()
+    except ValueError as exc:
+        _fail(str(exc))
+    if model == "accuracy-first" and schema.norm_bounds()["l1"] > 1:
+        schema = schema.scaled_to_l1()  # public divisor: every row has ||x||_1 <= 1
+    table: Any = None
+    X: Any = None
+    y: Any = None
+    if model in _AGGREGATED_MODELS:
+        table = _read_aggregated(data, schema, sep, model, ignore_extra)
+        n_rows = table.n
+    else:
+        try:
+            df = _read_table(data, schema, sep, with_target=True, ignore_extra=ignore_extra)
+            y = schema.labels_of(df)
+            X = schema.encode(df)
+            del df
+        except MemoryError:
+            _fail(_out_of_memory(data, model))
+        n_rows = X.shape[0]
+    n_features = schema.n_features
+    try:
+        est = _make_estimator(model, schema, epsilon, delta, alpha, seed, solver, time_limit,
+                              max_epsilon)
+    except (OracleDPError, ValueError) as exc:
+        _fail(str(exc))
+
+    from oracledp.tabular import fit_aggregated, save_model
+
+    console = Console()
+    err_console = Console(stderr=True)
+    t0 = time.perf_counter()
+    limit = (f", oracle time limit {time_limit:g}s" if model in _AGGREGATED_MODELS else "")
+    try:
+        # A live status on stderr: what runs and the elapsed time (the only data-dependent
+        # item it shows; it disappears when the fit ends and is not saved).
+        with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                      console=err_console, transient=True,
+                      disable=not err_console.is_terminal) as progress:
+            progress.add_task(f"fitting {model} on {n_rows:,} rows x {n_features} features"
+                              f"{limit}; Ctrl-C stops, writing nothing", total=None)
+            _run_interruptibly(lambda: fit_aggregated(est, table) if table is not None
+                               else est.fit(X, y))
+        with _NoInterrupt():
+            out.mkdir(parents=True, exist_ok=True)
+            path = save_model(out, model_type=model, schema=schema, estimator=est,
+                              overwrite=force)
+            coef = est.coef_.ravel()
+            _coef_plot(out / "coefficients.png", schema.feature_names, coef,
+                       f"{model}: {est.guarantee_.describe().split(';')[0]}")
+    except OracleFailure as exc:  # the oracle could not certify an answer: nothing released
+        _fail(_oracle_failure_message(model, solver, time_limit, exc))
+    except (OracleDPError, ValueError) as exc:
+        _fail(f"the fit stopped: {exc}")
+    except OSError as exc:  # e.g. --out not writable, or a model.json appeared meanwhile
+        _fail(f"cannot write the model to {out}: {exc.strerror or exc}")
+    except MemoryError:
+        _fail(_out_of_memory(data, model, loading=False))
+    fit_seconds = time.perf_counter() - t0
+    if model == "opsamp":
+        _warn(OPSAMP_WARNING)
+    _print_fit(console, model, schema, est, n_rows, n_features,
+               fit_seconds if verbose else None)
+    console.print(f"  wrote {path} and {out / 'coefficients.png'}", markup=False)
+
+
+def _print_fit(console: Console, model: str, schema: Any, est: Any, n_rows: int,
+               n_features: int, fit_seconds: float | None) -> None:
+    g = est.guarantee_
+    coef = est.coef_.ravel()
+    table = Table(title=f"oracledp fit --model {model}")
+    table.add_column("feature")
+    table.add_column("coefficient", justify="right")
+    for name, c in zip(schema.feature_names, coef, strict=True):
+        table.add_row(escape(name), f"{c:+.4g}")
+    if est.intercept_:
+        table.add_row("(intercept)", f"{est.intercept_:+.4g}")
+    console.print(table)
+    summary = Table(title="summary", show_header=False)
+    summary.add_column("item")
+    summary.add_column("value")
+    for item, value in (
+        ("model", model),
+        ("records, encoded features", f"{n_rows:,}, {n_features}"),
+        ("labels (-1 / +1)", f"{est.classes_[0]} / {est.classes_[1]}"),
+        ("privacy", f"epsilon {g.epsilon:.4g}, delta {g.delta:.3g} ({g.kind})"),
+        ("exact oracle assumed", "yes (certified)" if g.requires_exact_oracle else "no"),
+        ("guarantee holds", "yes" if g.holds else "NO"),
+        *([("time (non-private diagnostic)", f"{fit_seconds:.1f}s")]
+          if fit_seconds is not None else []),
+    ):
+        summary.add_row(item, escape(value))
+    console.print(summary)
+    console.print(f"  in plain words: {g.in_plain_words()}", markup=False, highlight=False)
+    console.print(f"  guarantee: {g.describe()}", markup=False, highlight=False)
+
+
+def _saved_model_and_table(model_dir: Path, data: Path, sep: str,
+                           with_target: bool) -> tuple[Any, Any]:
+    """The model saved by `oracledp fit` and DATA read (file-level checks only; the values
+    are checked when encoded, by the prediction policy)."""
+    from oracledp.tabular import load_model
+
+    try:
+        saved = load_model(model_dir)
+    except (OracleDPError, ValueError) as exc:
+        _fail(str(exc))
+    return saved, _read_table(data, saved.schema, sep, with_target=with_target, check=False)
+
+
+def _scores(saved: Any, df: Any, data: Path, strict: bool) -> Any:
+    """The saved model's scores on DATA: strict refuses values outside the training schema,
+    otherwise the prediction policy encodes them and one warning counts them."""
+    from oracledp.tabular import describe_adjusted
+
+    try:
+        if strict:
+            X = saved.schema.encode(df)
+        else:
+            X, adjusted = saved.schema.encode_for_prediction(df, warn=False)
+            if adjusted:
+                _warn(describe_adjusted(adjusted, len(df)).replace(
+                    "use on_unknown='refuse' (--strict)", "pass --strict"))
+    except (OracleDPError, ValueError) as exc:
+        _fail(f"{data}: {exc}")
+    return X @ saved.coef + saved.intercept
+
+
+_STRICT = typer.Option("--strict", help="Refuse rows with values outside the training schema "
+                                        "instead of clipping numbers to its bounds and "
+                                        "encoding unknown levels as all zeros.")
+
+
+def predict_table(
+    model_dir: Annotated[Path, typer.Argument(help="Directory written by `oracledp fit`.")],
+    data: Annotated[Path, typer.Argument(help="CSV with the schema's feature columns.")],
+    sep: Annotated[str, _SEP] = ",",
+    strict: Annotated[bool, _STRICT] = False,
+) -> None:
+    """Print one predicted label per row of DATA as CSV (column `prediction`) on stdout."""
+    import pandas as pd
+
+    saved, df = _saved_model_and_table(model_dir, data, sep, with_target=False)
+    pred = saved.labels_of_scores(_scores(saved, df, data, strict))
+    typer.echo(pd.DataFrame({"prediction": pred}).to_csv(index=False), nl=False)
+
+
+def evaluate_table(
+    model_dir: Annotated[Path, typer.Argument(help="Directory written by `oracledp fit`.")],
+    data: Annotated[Path, typer.Argument(help="Labelled test CSV.")],
+    sep: Annotated[str, _SEP] = ",",
+    strict: Annotated[bool, _STRICT] = False,
+) -> None:
+    """Accuracy of a saved model on DATA (NON-private: it reads your test labels)."""
+    saved, df = _saved_model_and_table(model_dir, data, sep, with_target=True)
+    try:
+        y = saved.schema.labels_of(df)
+    except (OracleDPError, ValueError) as exc:
+        _fail(f"{data}: {exc}")
+    acc = float((saved.labels_of_scores(_scores(saved, df, data, strict)) == y).mean())
+    console = Console()
+    console.print(f"accuracy {acc:.4f} on {len(y):,} records of {data}", markup=False)
+    console.print("  non-private evaluation on your test data: the accuracy is computed "
+                  "exactly and is not covered by the model's privacy guarantee", markup=False)
+    console.print(f"  model: {saved.model_type}; guarantee of the training: "
+                  f"{saved.guarantee.describe()}", markup=False, highlight=False)
+
+
+def models(
+    all_models: Annotated[bool, typer.Option("--all", help="Also list models that are not "
+                                                           "recommended (opsamp).")] = False,
+) -> None:
+    """Which model to use for your table (measured guidance; docs/choosing-a-model.md)."""
+    console = Console()
+    table = Table(title="which model (from benchmarks/your_tables.py)")
+    for col in ("table", "epsilon", "model", "why"):
+        table.add_column(col)
+    for shape, eps, name, why in MODEL_GUIDE:
+        table.add_row(escape(shape), escape(eps), name, escape(why))
+    if all_models:
+        table.add_row("(not recommended)", "-", "opsamp", escape(OPSAMP_WARNING))
+    console.print(table)
+    console.print(f"  fit refuses --epsilon above {EPSILON_CAP:g} unless --allow-large-epsilon; "
+                  "accuracy-first's --max-epsilon defaults to the same cap. Details and the "
+                  "measured accuracies: docs/choosing-a-model.md", markup=False)
+
+
+def export_sample(
+    name: Annotated[str, typer.Argument(help="adult or kdd99.")],
+    out: Annotated[Path, typer.Argument(help="CSV file to write.")],
+    n: Annotated[int, typer.Option("--n", min=1, help="Number of records.")] = 2000,
+    split: Annotated[str, typer.Option("--split", help="adult: train or test.")] = "train",
+    seed: Annotated[int, typer.Option("--seed", min=0, help="Sampling seed.")] = 0,
+) -> None:
+    """Write a small raw CSV sample of a bundled dataset (a stand-in for your own table)."""
+    from oracledp.datasets import adult_csv, kdd99_csv
+
+    try:
+        if name == "adult":
+            path = adult_csv(out, n=n, split=split, random_state=seed)
+        elif name == "kdd99":
+            if split != "train":
+                _fail("kdd99 has a single file: --split does not apply")
+            path = kdd99_csv(out, n=n, random_state=seed)
+        else:
+            _fail(f"unknown sample {name!r}: choose adult or kdd99")
+    except ValueError as exc:
+        _fail(str(exc))
+    typer.echo(f"wrote {n:,} records to {path}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add these commands to the ``oracledp`` app."""
+    app.add_typer(schema_app, name="schema")
+    schema_app.command("infer")(schema_infer)
+    app.command("fit")(fit_table)
+    app.command("predict")(predict_table)
+    app.command("evaluate")(evaluate_table)
+    app.command("models")(models)
+    app.command("export-sample")(export_sample)
