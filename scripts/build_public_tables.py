@@ -69,7 +69,7 @@ SCHEMAS: dict[str, dict] = {
             _num("age", 25, 74, 1),
             _codes("marital", [1, 2, 3, 4, 5, 6, 8]),
             _codes("education", [1, 2, 3, 4, 5]),
-            _codes("income", list(range(11, 23))),
+            {**_codes("income", list(range(11, 23))), "missing": "level"},
             *[_codes(c, [0, 1]) for c in NHEFS_EVER_NEVER[:10]],
             _codes("hbp", [0, 1, 2]),
             _codes("diabetes", [0, 1, 2]),
@@ -89,10 +89,10 @@ SCHEMAS: dict[str, dict] = {
     },
     "biopsy": {
         "target": {"name": "class", "labels": ["benign", "malignant"]},
-        "columns": [_num(c, 1, 10, 1) for c in (
-            "clump_thickness", "cell_size_uniformity", "cell_shape_uniformity",
-            "marginal_adhesion", "epithelial_cell_size", "bare_nuclei", "bland_chromatin",
-            "normal_nucleoli", "mitoses")],
+        "columns": [{**_num(c, 1, 10, 1), **({"missing": "level"} if c == "bare_nuclei" else {})}
+                    for c in ("clump_thickness", "cell_size_uniformity", "cell_shape_uniformity",
+                              "marginal_adhesion", "epithelial_cell_size", "bare_nuclei",
+                              "bland_chromatin", "normal_nucleoli", "mitoses")],
     },
     "health_insurance": {
         "target": {"name": "whi", "labels": ["no", "yes"]},
@@ -135,9 +135,9 @@ SCHEMAS: dict[str, dict] = {
 NOTES = {
     "nhefs": "NHEFS (Hernan & Robins' extract, via causaldata 0.1.5): levels are the codebook's "
              "codes; age 25-74 is the NHEFS cohort's age range at baseline; smokeyrs <= age. "
-             "income has missing cells. See docs/datasets.md.",
+             "income has missing cells (a public missing level). See docs/datasets.md.",
     "biopsy": "Wisconsin breast cancer (original), MASS::biopsy: each attribute is scored on a "
-              "scale of 1 to 10 (UCI/MASS documentation). bare_nuclei has missing cells.",
+              "scale of 1 to 10 (UCI/MASS documentation). bare_nuclei has missing cells (a public missing level).",
     "health_insurance": "Olson (1998) CPS extract, Ecdat::HI. whrswk <= 168 hours in a week; "
                         "experience, kidslt6, kids618, husby carry declared caps (no codebook "
                         "limit); husby is rounded to $1,000. See docs/datasets.md.",
