@@ -159,6 +159,23 @@ def _markdown(summary: pd.DataFrame, base: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _winners(summary: pd.DataFrame) -> str:
+    """Per table and eps: the model with the best mean test accuracy among those released in
+    every fit (a model that sometimes refuses is listed separately), against the majority."""
+    lines = ["| table | eps | best model (every fit released) | accuracy | majority | "
+             "beats majority by |", "|---|---|---|---|---|---|"]
+    s = summary[summary.intercept & (summary.model != "accuracy-first")]
+    for (table, eps), g in s.groupby(["table", "eps"]):
+        full = g[(g.released == g.fits) & g.acc_mean.notna()]
+        if not len(full):
+            lines.append(f"| {table} | {eps:g} | (none) | - | {g.majority.iloc[0]:.3f} | - |")
+            continue
+        best = full.loc[full.acc_mean.idxmax()]
+        lines.append(f"| {table} | {eps:g} | {best.model} | {best.acc_mean:.3f} | "
+                     f"{best.majority:.3f} | {best.acc_mean - best.majority:+.3f} |")
+    return "\n".join(lines) + "\n"
+
+
 def _plot(summary: pd.DataFrame, base: pd.DataFrame, path: Path) -> None:
     import matplotlib
 
@@ -223,7 +240,7 @@ def main() -> None:
     df.to_csv(a.out / "runs.csv", index=False)
     summary = _summary(df, base)
     summary.to_csv(a.out / "summary.csv", index=False)
-    md = _markdown(summary, base)
+    md = _markdown(summary, base) + "\n" + _winners(summary)
     (a.out / "summary.md").write_text(md)
     (a.out / "runs.json").write_text(json.dumps(
         {"environment": environment(), "time_limit": a.time_limit, "wall_s": round(wall, 1),

@@ -35,6 +35,16 @@ def _threshold_table(n: int = 60) -> tuple[pd.DataFrame, np.ndarray]:
     return pd.DataFrame({"x": x.astype(str)}), np.where(x >= 6, "yes", "no")
 
 
+def _write_threshold_table(tmp_path: Path, n: int) -> None:
+    """t.csv (the threshold table with its labels) and s.json (its public schema)."""
+    df, y = _threshold_table(n)
+    df["y"] = y
+    df.to_csv(tmp_path / "t.csv", index=False)
+    (tmp_path / "s.json").write_text(TableSchema(
+        (Column("x", "numeric", lower=0, upper=10, step=1),), target="y",
+        labels=("no", "yes")).to_json())
+
+
 def test_intercept_feature_lets_opdisc_threshold():
     """Exact (brute-force) OPDisc at a large epsilon: with the public intercept feature the
     threshold is learnt exactly (w = (2, -1): 2 x/10 - 1 > 0 iff x >= 6); without it, it
@@ -165,12 +175,7 @@ def test_fit_refuses_epsilon_above_the_cap_before_reading_data(tmp_path):
 
 
 def test_fit_with_allow_large_epsilon_and_plain_words(tmp_path):
-    df, y = _threshold_table(200)
-    df["y"] = y
-    df.to_csv(tmp_path / "t.csv", index=False)
-    (tmp_path / "s.json").write_text(TableSchema(
-        (Column("x", "numeric", lower=0, upper=10, step=1),), target="y",
-        labels=("no", "yes")).to_json())
+    _write_threshold_table(tmp_path, 200)
     res = CliRunner().invoke(app, ["fit", str(tmp_path / "t.csv"), "--schema",
                                    str(tmp_path / "s.json"), "--model", "dpsgd", "--epsilon",
                                    "12", "--allow-large-epsilon", "--seed", "0", "--out",
@@ -218,12 +223,7 @@ def test_accuracy_first_never_reports_a_loss_above_max_epsilon(method):
 
 
 def test_accuracy_first_cli_refuses_rather_than_exceed_the_cap(tmp_path):
-    df, y = _threshold_table(300)
-    df["y"] = y
-    df.to_csv(tmp_path / "t.csv", index=False)
-    (tmp_path / "s.json").write_text(TableSchema(
-        (Column("x", "numeric", lower=0, upper=10, step=1),), target="y",
-        labels=("no", "yes")).to_json())
+    _write_threshold_table(tmp_path, 300)
     res = CliRunner().invoke(app, ["fit", str(tmp_path / "t.csv"), "--schema",
                                    str(tmp_path / "s.json"), "--model", "accuracy-first",
                                    "--out", str(tmp_path / "m")], env=ENV)
@@ -267,12 +267,7 @@ app()
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 def test_ctrl_c_stops_the_fit_cleanly_and_writes_nothing(tmp_path):
-    df, y = _threshold_table(100)
-    df["y"] = y
-    df.to_csv(tmp_path / "t.csv", index=False)
-    (tmp_path / "s.json").write_text(TableSchema(
-        (Column("x", "numeric", lower=0, upper=10, step=1),), target="y",
-        labels=("no", "yes")).to_json())
+    _write_threshold_table(tmp_path, 100)
     out = tmp_path / "m"
     proc = subprocess.Popen(
         [sys.executable, "-c", _SLOW_FIT, "fit", str(tmp_path / "t.csv"), "--schema",
@@ -292,14 +287,9 @@ def test_ctrl_c_stops_the_fit_cleanly_and_writes_nothing(tmp_path):
     assert not (out / "model.json").exists() and not (out / "coefficients.png").exists()
 
 
-def test_model_files_of_every_model_carry_the_intercept(tmp_path):
-    path = Path(tmp_path / "t.csv")
-    df, y = _threshold_table(200)
-    df["y"] = y
-    df.to_csv(path, index=False)
-    (tmp_path / "s.json").write_text(TableSchema(
-        (Column("x", "numeric", lower=0, upper=10, step=1),), target="y",
-        labels=("no", "yes")).to_json())
+def test_saved_model_carries_the_intercept_feature(tmp_path):
+    _write_threshold_table(tmp_path, 200)
+    path = tmp_path / "t.csv"
     res = CliRunner().invoke(app, ["fit", str(path), "--schema", str(tmp_path / "s.json"),
                                    "--model", "opdisc", "--epsilon", "2", "--seed", "0",
                                    "--out", str(tmp_path / "m")], env=ENV)

@@ -11,6 +11,7 @@ from oracledp.errors import (
     DataIntegrityError,
     DiagnosticsWarning,
     OracleFailure,
+    PredictionPolicyWarning,
     PrivacyWarning,
 )
 from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
@@ -35,6 +36,7 @@ __all__ = [
     "GuaranteeKind",
     "NonPrivateDiagnostics",
     "OracleFailure",
+    "PredictionPolicyWarning",
     "PrivacyGuarantee",
     "PrivacyWarning",
     "SchemaTransformer",

@@ -389,15 +389,15 @@ def _fit(data: Path, schema_path: Path, out: Path, model: str, epsilon: float | 
     console = Console()
     err_console = Console(stderr=True)
     t0 = time.perf_counter()
-    limit = (f", oracle time limit {time_limit:g}s" if model in _AGGREGATED_MODELS else "")
+    limit = (f" (oracle limit {time_limit:g}s)" if model in _AGGREGATED_MODELS else "")
     try:
         # A live status on stderr: what runs and the elapsed time (the only data-dependent
         # item it shows; it disappears when the fit ends and is not saved).
-        with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+        with Progress(SpinnerColumn(), TimeElapsedColumn(), TextColumn("{task.description}"),
                       console=err_console, transient=True,
                       disable=not err_console.is_terminal) as progress:
-            progress.add_task(f"fitting {model} on {n_rows:,} rows x {n_features} features"
-                              f"{limit}; Ctrl-C stops, writing nothing", total=None)
+            progress.add_task(f"{limit.strip()} fitting {model}; Ctrl-C stops, writes nothing",
+                              total=None)
             _run_interruptibly(lambda: fit_aggregated(est, table) if table is not None
                                else est.fit(X, y))
         with _NoInterrupt():
@@ -529,19 +529,16 @@ def models(
     all_models: Annotated[bool, typer.Option("--all", help="Also list models that are not "
                                                            "recommended (opsamp).")] = False,
 ) -> None:
-    """Which model to use for your table (measured guidance; docs/choosing-a-model.md)."""
-    console = Console()
-    table = Table(title="which model (from benchmarks/your_tables.py)")
-    for col in ("table", "epsilon", "model", "why"):
-        table.add_column(col)
-    for shape, eps, name, why in MODEL_GUIDE:
-        table.add_row(escape(shape), escape(eps), name, escape(why))
-    if all_models:
-        table.add_row("(not recommended)", "-", "opsamp", escape(OPSAMP_WARNING))
-    console.print(table)
-    console.print(f"  fit refuses --epsilon above {EPSILON_CAP:g} unless --allow-large-epsilon; "
-                  "accuracy-first's --max-epsilon defaults to the same cap. Details and the "
-                  "measured accuracies: docs/choosing-a-model.md", markup=False)
+    """Which model to use for your table, in brief (measured; docs/choosing-a-model.md)."""
+    lines = ["Which model (measured by benchmarks/your_tables.py on 5 public tables; numbers in "
+             "docs/choosing-a-model.md):"]
+    rows = [*MODEL_GUIDE, *([("opsamp", "not recommended", OPSAMP_WARNING)] if all_models
+                            else [])]
+    for name, when, why in rows:
+        lines.append(f"  {name:<15} {when}: {why}")
+    lines.append(f"fit refuses --epsilon above {EPSILON_CAP:g} unless --allow-large-epsilon; "
+                 "accuracy-first's --max-epsilon defaults to the same cap.")
+    typer.echo("\n".join(lines))
 
 
 def export_sample(

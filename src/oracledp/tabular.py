@@ -10,6 +10,16 @@
 * ``numeric`` with public ``bins`` (cut points c_1 < ... < c_m inside ``[lower, upper]``):
   thermometer encoding, one 0/1 column ``[x >= c_j]`` per cut.
 * the ``target``: a column with exactly two declared ``labels`` (the label set is public).
+* the **intercept feature** ``(intercept)`` = 1 (``"intercept": true``, the default): the
+  linear models here are halfspaces through the origin, so the schema appends a public
+  constant feature whose weight is the intercept.  It is a feature like the others: it is
+  in OPDisc's and RSPM's parameter space W (one more dimension in their norm budget and
+  noise), in the public norm bounds (l1 + 1) and in Accuracy First's l1 scaling.
+* **missing cells** (empty, NaN, or one of the schema's ``missing_values``, by default
+  :data:`DEFAULT_MISSING_VALUES`; a declared level is always a level) follow each column's
+  public ``missing`` policy: ``"refuse"`` (default), ``"level"`` (an extra 0/1 feature
+  ``name=(missing)``) or ``{"fill": v}`` (a declared level or a number within the bounds).
+* ``"type": "unresolved"``: a column schema inference could not type; every fit refuses it.
 
 Every bound, level, step and label is *declared*: :meth:`TableSchema.propose` reads them
 from data only as a convenience, marks each such entry ``"from_data": true`` and
@@ -21,10 +31,15 @@ and :meth:`TableSchema.norm_bounds` public bounds on the rows' l1/l2/sup norms. 
 ``row_divisor = m`` every encoded row is divided by the integer m (e.g. the l1 bound,
 ``schema.scaled_to_l1()``, so that ``||x||_1 <= 1`` as Accuracy First requires).
 
-Bad input (missing column, missing value, text in a numeric column, unknown level, a number
-outside its bounds) raises ONE :class:`~oracledp.errors.BoundsViolation` listing every
-problem by column and rule, never a record value or a row number, before anything random
-happens.  :func:`read_csv` adds file-level checks (empty file, non-UTF-8 bytes, wrong
+Bad training input (missing column, a missing value without a policy, text in a numeric
+column, unknown level, a number outside its bounds, and with ``ignore_extra=False`` a column
+the schema does not mention) raises ONE :class:`~oracledp.errors.BoundsViolation` listing
+every problem by column and rule, never a record value or a row number, before anything
+random happens.  Rows to *predict* on are post-processing of a released model, so by default
+they follow the prediction policy (:meth:`TableSchema.encode_for_prediction`): numbers
+clipped to the public bounds, unknown levels encoded as all-zero one-hots, with a
+:class:`~oracledp.errors.PredictionPolicyWarning` counting the affected rows per column;
+``on_unknown="refuse"`` refuses them as in training.  :func:`read_csv` adds file-level checks (empty file, non-UTF-8 bytes, wrong
 delimiter) raising :class:`TableInputError`.  :func:`read_csv_aggregated` does the same checks
 chunk by chunk and keeps only the distinct encoded rows with their label counts (an
 :class:`AggregatedTable`, memory independent of the number of records);
@@ -34,7 +49,7 @@ Saved model format (``model.json``, written by :func:`save_model`, read by
 :func:`load_model`; loading needs only this file)::
 
     {
-      "format": "oracledp.model", "format_version": 1,
+      "format": "oracledp.model", "format_version": 2,
       "model": "opdisc" | "rspm" | "opsamp" | "dpsgd" | "accuracy-first",
       "schema": <TableSchema.to_dict()>,
       "params": {<public hyper-parameters: epsilon, delta, ...>},
@@ -47,10 +62,11 @@ It holds the released parameters, the public schema and the guarantee only: no t
 rows, no non-private diagnostics, no seed.  A prediction is ``classes[1]`` where
 ``<x, coef> + intercept > 0`` and ``classes[0]`` otherwise, as in every estimator here.
 
-Versions and validation: ``format_version`` is :data:`MODEL_FORMAT_VERSION` (1; every
-model.json oracledp ever wrote carries it).  :func:`load_model` reads that version only: a
-file without ``format_version`` or with another one is refused with a message to fit the
-model again.  It also refuses (one :class:`ModelFileError`, a ValueError, and nothing of the
+Versions and validation: ``format_version`` is :data:`MODEL_FORMAT_VERSION` (2: the schema
+always says ``"intercept"``).  :func:`load_model` also reads version 1 (written before the
+intercept feature existed: its schema is read with ``intercept`` false, so its coefficients
+keep their meaning); a file without ``format_version`` or with another one is refused with
+a message to fit the model again.  It also refuses (one :class:`ModelFileError`, a ValueError, and nothing of the
 file is used): a missing or unknown top-level field; a model type not listed above; an
 invalid or unconfirmed schema; ``feature_names`` other than the schema's encoded features;
 ``coef`` that is not a list of exactly one finite number (not a string, not a boolean) per
