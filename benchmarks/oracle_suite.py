@@ -46,7 +46,10 @@ LogisticRegression.  A refusal (the oracle cannot take the table) counts as not
 certified.  Last line: ``certified_fraction=<x> median_s=<y> p100_s=<z>`` over the
 default-oracle runs (an uncertified run counts as the time limit).
 
-Usage: python benchmarks/oracle_suite.py [--quick] [--draws 5] [--time-limit 60]
+``--intercept`` appends the public constant feature ``(intercept)`` (what a table schema adds
+by default) to every table, to measure what it changes.
+
+Usage: python benchmarks/oracle_suite.py [--quick] [--draws 5] [--time-limit 60] [--intercept]
 """
 
 from __future__ import annotations
@@ -210,6 +213,17 @@ DEFAULT = ("adult-paper", "adult-workclass", "adult-6num", "kdd99-rates-10", "wi
 QUICK = ("adult-paper", "kdd99-rates-10", "wine-13", "breast-cancer-30")
 
 
+def with_intercept(X: np.ndarray, y: np.ndarray, schema: FeatureSchema,
+                   ) -> tuple[np.ndarray, np.ndarray, FeatureSchema]:
+    """The table with the public constant feature "(intercept)" = 1 appended (a 0/1 column of
+    the schema, as ``TableSchema`` adds it): one more dimension of W and of the noise."""
+    names = schema.names or tuple(f"x{j}" for j in range(len(schema.binary)))
+    return (np.column_stack([X, np.ones(len(X))]), y,
+            FeatureSchema(binary=(*schema.binary, True), denominators=(*schema.denominators, 1),
+                          bounds=(*schema.bounds, 1.0), names=(*names, "(intercept)"),
+                          bounds_declared=schema.bounds_declared))
+
+
 def _accuracy(w: np.ndarray, X: np.ndarray, y: np.ndarray) -> float:
     return float(np.mean(np.where(X @ w > 0, 1, -1) == y))
 
@@ -245,6 +259,8 @@ def main() -> None:
     ap.add_argument("--time-limit", type=float, default=60.0)
     ap.add_argument("--tables", default=None, help="comma-separated subset of tables")
     ap.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
+    ap.add_argument("--intercept", action="store_true",
+                    help="append the public constant feature (intercept) to every table")
     args = ap.parse_args()
     if args.quick:
         args.draws, args.time_limit, args.mono_draws = 2, 20.0, 1
@@ -257,6 +273,8 @@ def main() -> None:
     summary: list[str] = []
     for name in names:
         X, y, schema = TABLES[name]()
+        if args.intercept:
+            X, y, schema = with_intercept(X, y, schema)
         problem = HalfspaceProblem.from_data(X, y, schema=schema)
         rspm_problem = HalfspaceProblem.from_data(X, y, rspm_space(X.shape[1]), schema=schema)
         lr = LogisticRegression(max_iter=5000).fit(X, y)
