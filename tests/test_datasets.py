@@ -38,6 +38,7 @@ SHA = {
     "biopsy.csv.gz": "517b11702b2b27365fb2a1809c15c4bcb2dc000d36fccc4e0806ed9d147aea49",
     "health_insurance.csv.gz": "44833446e81b063dc5579eb6593dc186dcc9db7e4074faf9c051258949c902ff",
     "doctor_visits.csv.gz": "f4f95552a374325a3dd2d6b86edc346c9909cc18ededfc5c2757b6e8fa53e9c3",
+    "titanic.csv.gz": "f44ad36343cb06b761b23a93de4ce206c292192055f116556f52ddd907886b08",
 }
 DEFAULT_NAMES = [
     "age",
@@ -165,7 +166,8 @@ def test_loaders_refuse_corrupted_package_data(data_copy: Path) -> None:
 def test_list_datasets() -> None:
     got = list_datasets()
     assert [d["name"] for d in got] == ["adult-train", "adult-test", "kdd99-10percent", "nhefs",
-                                        "biopsy", "health_insurance", "doctor_visits"]
+                                        "biopsy", "health_insurance", "doctor_visits",
+                                        "titanic"]
     expected_records = {
         "adult.data.gz": 32_561,
         "adult.test.gz": 16_281,
@@ -174,6 +176,7 @@ def test_list_datasets() -> None:
         "biopsy.csv.gz": 699,
         "health_insurance.csv.gz": 22_272,
         "doctor_visits.csv.gz": 20_186,
+        "titanic.csv.gz": 1_316,
     }
     for d in got:
         assert {"name", "file", "bytes", "records", "sha256", "verified"} <= set(d)

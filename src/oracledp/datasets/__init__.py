@@ -6,7 +6,8 @@
 * :func:`adult_csv`, :func:`kdd99_csv`: small raw CSV samples (for :mod:`oracledp.tabular`).
 * :func:`list_datasets`: the bundled files, their sizes, record counts and checksums.
 * :data:`TABLES`, :func:`table_csv`, :func:`table_schema`, :func:`table_info`: small public
-  tables (NHEFS, Wisconsin biopsies, CPS health insurance, RAND HIE doctor visits) with
+  tables (NHEFS, Wisconsin biopsies, CPS health insurance, RAND HIE doctor visits, Titanic
+  passengers) with
   public schemas, as stand-ins for your own table (``docs/datasets.md``).
 
 Every file is checked against its recorded SHA-256 before use.  Licences and

