@@ -252,8 +252,12 @@ def test_models_command_lists_recommendations():
     assert res.exit_code == 0 and "opsamp" in res.stdout and "not recommended" in res.stdout
 
 
+#: The child restores Python's default SIGINT handler: a process started in the background by
+#: a non-interactive shell (e.g. a CI runner) inherits SIGINT ignored (POSIX), and Python then
+#: keeps it ignored; a command typed at a terminal has the default handler.
 _SLOW_FIT = """
-import sys, time
+import signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)
 import oracledp.tabular as t
 def slow(est, table):
     print("FITTING", flush=True)
