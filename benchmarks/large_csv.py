@@ -132,6 +132,9 @@ def main() -> None:
     ap.add_argument("--model", default="rspm", choices=("rspm", "opdisc"))
     ap.add_argument("--epsilon", type=float, default=1.0)
     ap.add_argument("--time-limit", type=float, default=300.0, help="seconds per oracle call")
+    ap.add_argument("--compare-intercept", type=int, default=0, metavar="N",
+                    help="after the measured run, fit N times each without and with the "
+                         "schema's intercept feature, alternating, and print the time ratio")
     args = ap.parse_args()
     if args.rows < 2:
         ap.error("--rows must be >= 2")
@@ -145,13 +148,17 @@ def main() -> None:
         file_mb = data.stat().st_size / 2**20
         print(f"wrote {args.rows:,} rows ({file_mb:,.1f} MB) in "
               f"{time.perf_counter() - t0:.1f}s", flush=True)
-        cmd = [sys.executable, "-m", "oracledp.cli", "fit", str(data), "--schema", str(schema),
-               "--model", args.model, "--epsilon", f"{args.epsilon:g}", "--seed", "0",
-               "--time-limit", f"{args.time_limit:g}", "--out", str(tmpdir / "model")]
-        t0 = time.perf_counter()
-        proc = subprocess.run(cmd, capture_output=True, text=True, check=False,
-                              env={**os.environ, "COLUMNS": "120"})
-        seconds = time.perf_counter() - t0
+        def fit(schema_path: Path) -> tuple[subprocess.CompletedProcess[str], float]:
+            cmd = [sys.executable, "-m", "oracledp.cli", "fit", str(data), "--schema",
+                   str(schema_path), "--model", args.model, "--epsilon", f"{args.epsilon:g}",
+                   "--seed", "0", "--time-limit", f"{args.time_limit:g}", "--force",
+                   "--out", str(tmpdir / "model")]
+            t0 = time.perf_counter()
+            proc = subprocess.run(cmd, capture_output=True, text=True, check=False,
+                                  env={**os.environ, "COLUMNS": "120"})
+            return proc, time.perf_counter() - t0
+
+        proc, seconds = fit(schema)
         peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # kB on Linux
         load_after = environment_line()
         if proc.returncode != 0:
@@ -160,6 +167,19 @@ def main() -> None:
         # what the memory grows with (counted here, after the measured run; not by the CLI,
         # which does not print this data-dependent number)
         groups = read_csv_aggregated(data, TableSchema.load(schema)).n_groups
+        if args.compare_intercept:
+            no_icpt = tmpdir / "schema-nointercept.json"
+            TableSchema.from_dict({**SCHEMA, "intercept": False}).save(no_icpt)
+            times: dict[bool, list[float]] = {False: [], True: []}
+            for _ in range(args.compare_intercept):
+                for icpt in (False, True):
+                    p, t = fit(schema if icpt else no_icpt)
+                    if p.returncode != 0:
+                        sys.exit(f"oracledp fit exited with code {p.returncode}")
+                    times[icpt].append(t)
+            print(f"intercept feature: with {min(times[True]):.1f}-{max(times[True]):.1f}s, "
+                  f"without {min(times[False]):.1f}-{max(times[False]):.1f}s; ratio of the "
+                  f"medians {np.median(times[True]) / np.median(times[False]):.2f}x", flush=True)
     for line in proc.stdout.splitlines():
         if line.strip().startswith(("guarantee:", "│ records", "│ privacy")):
             print(" ", line.strip(" │"))

@@ -14,8 +14,7 @@ import oracledp.estimators.opdisc as est_mod
 from oracledp.cli import app
 from oracledp.datasets import TabularDataset
 from oracledp.experiments.demo import NON_PRIVATE_LABEL, Config, run_demo, run_seed
-from oracledp.oracles import FeatureSchema, OracleStatus
-from oracledp.oracles.base import make_result
+from oracledp.oracles import FeatureSchema
 
 ENV = {"COLUMNS": "200"}  # wide enough that rich never wraps a cell
 
@@ -154,18 +153,9 @@ def test_run_demo_is_reproducible_and_reports_progress(tiny_adult):
     assert [d for d, _, _ in calls] == sorted(d for d, _, _ in calls)
 
 
-class _Uncertified:
-    name = "fake"
-
-    def solve(self, problem, eta):
-        k = np.zeros(problem.d, dtype=np.int64)
-        k[0] = 1
-        obj = float(problem.objective_k(k, eta)[0])
-        return make_result(problem, eta, k, obj - 1.0, OracleStatus.TIME_LIMIT, 0.5, self.name)
-
-
-def test_uncertified_runs_are_failures(runner, tiny_adult, monkeypatch, tmp_path):
-    monkeypatch.setattr(est_mod, "build_oracle", lambda solver, time_limit: _Uncertified())
+def test_uncertified_runs_are_failures(runner, tiny_adult, monkeypatch, tmp_path,
+                                       uncertified_oracle):
+    monkeypatch.setattr(est_mod, "build_oracle", lambda solver, time_limit: uncertified_oracle)
     result = run_demo(Config(epsilons=(1.0,), runs=2, solver="brute"))
     row = result["summary"][0]
     assert row["certified"] == 0 and row["failed"] == 2

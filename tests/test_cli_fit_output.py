@@ -14,14 +14,11 @@ import json
 import re
 from pathlib import Path
 
-import numpy as np
 import pytest
 from typer.testing import CliRunner
 
 from oracledp.cli import app
-from oracledp.oracles import OracleStatus
 from oracledp.oracles import registry as oracle_registry
-from oracledp.oracles.base import make_result
 from oracledp.tabular import load_model
 
 ENV = {"COLUMNS": "200"}
@@ -33,18 +30,6 @@ SCHEMA = {
     ],
 }
 ROWS = ["1,a,no", "9,b,yes", "5,a,no", "3,b,yes", "7,b,yes", "2,a,no"]
-
-
-class _Uncertified:
-    """An oracle that stops at its time limit without a certificate."""
-
-    name = "uncertified"
-
-    def solve(self, problem, eta):
-        k = np.zeros(problem.d, dtype=np.int64)
-        k[0] = 1
-        obj = float(problem.objective_k(k, eta)[0])
-        return make_result(problem, eta, k, obj - 1.0, OracleStatus.TIME_LIMIT, 0.5, self.name)
 
 
 @pytest.fixture
@@ -62,9 +47,10 @@ def _fit(files: dict[str, Path], *extra: str, model: str = "dpsgd"):
 
 
 @pytest.mark.parametrize("model", ["opdisc", "rspm"])
-def test_uncertified_exact_oracle_exits_2_with_cli_advice(files, monkeypatch, model):
+def test_uncertified_exact_oracle_exits_2_with_cli_advice(files, monkeypatch, model,
+                                                        uncertified_oracle):
     monkeypatch.setitem(oracle_registry._REGISTRY, "uncertified",
-                        (lambda **options: _Uncertified(), "test: never certifies"))
+                        (lambda **options: uncertified_oracle, "test: never certifies"))
     res = _fit(files, "--solver", "uncertified", "--time-limit", "7", model=model)
     assert res.exit_code == 2, res.output
     assert isinstance(res.exception, SystemExit)  # one message, no traceback

@@ -18,6 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from oracledp.cli import app
+from oracledp.erm import NoHaltError
 from oracledp.erm import sensitivity as sens
 from oracledp.erm.theory import cap_levels, geometric_grid
 from oracledp.estimators import AccuracyFirstLogisticRegression, OPDiscClassifier
@@ -213,7 +214,7 @@ def test_accuracy_first_never_reports_a_loss_above_max_epsilon(method):
                                                   random_state=seed)
             try:
                 est.fit(X, y)
-            except Exception as exc:  # a refusal: its own loss is within the cap too
+            except NoHaltError as exc:  # a refusal: its own loss is within the cap too
                 assert exc.epsilon_refusal <= cap, exc
                 continue
             assert est.guarantee_.epsilon <= cap and est.eps_grid_[-1] < cap

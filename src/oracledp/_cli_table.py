@@ -478,8 +478,7 @@ def _scores(saved: Any, df: Any, data: Path, strict: bool) -> Any:
         else:
             X, adjusted = saved.schema.encode_for_prediction(df, warn=False)
             if adjusted:
-                _warn(describe_adjusted(adjusted, len(df)).replace(
-                    "use on_unknown='refuse' (--strict)", "pass --strict"))
+                _warn(describe_adjusted(adjusted, len(df), strict_hint="pass --strict"))
     except (OracleDPError, ValueError) as exc:
         _fail(f"{data}: {exc}")
     return X @ saved.coef + saved.intercept

@@ -898,8 +898,10 @@ class TableSchema:
         return np.asarray(self.labels, dtype=object)[lab]
 
 
-def describe_adjusted(adjusted: dict[str, dict[str, int]], n_rows: int) -> str:
-    """One sentence counting the rows the prediction policy encoded, by column and rule."""
+def describe_adjusted(adjusted: dict[str, dict[str, int]], n_rows: int,
+                      strict_hint: str = "use on_unknown='refuse'") -> str:
+    """One sentence counting the rows the prediction policy encoded, by column and rule;
+    ``strict_hint`` says how to refuse such rows instead (the option's spelling)."""
     what = {"clipped": "clipped to the public bounds",
             "unknown level": "with an unknown level, encoded as all zeros",
             "missing": "missing, encoded as all zeros"}
@@ -907,8 +909,7 @@ def describe_adjusted(adjusted: dict[str, dict[str, int]], n_rows: int) -> str:
              for name, rules in adjusted.items() for rule, k in rules.items()]
     return (f"of {n_rows:,} row(s) to predict, the prediction policy encoded values outside "
             f"the training schema ({'; '.join(parts)}). Predictions on such rows are post-processing "
-            "and do not affect the training guarantee; use on_unknown='refuse' (--strict) to "
-            "refuse them instead.")
+            f"and do not affect the training guarantee; {strict_hint} to refuse them instead.")
 
 
 def _table_violation(problems: list[str]) -> BoundsViolation:

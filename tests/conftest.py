@@ -1,0 +1,26 @@
+"""Shared test helpers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from oracledp.oracles import OracleStatus
+from oracledp.oracles.base import make_result
+
+
+class UncertifiedOracle:
+    """An oracle that stops at its time limit without a certificate (k = e_1)."""
+
+    name = "uncertified"
+
+    def solve(self, problem, eta):
+        k = np.zeros(problem.d, dtype=np.int64)
+        k[0] = 1
+        obj = float(problem.objective_k(k, eta)[0])
+        return make_result(problem, eta, k, obj - 1.0, OracleStatus.TIME_LIMIT, 0.5, self.name)
+
+
+@pytest.fixture
+def uncertified_oracle() -> UncertifiedOracle:
+    return UncertifiedOracle()
