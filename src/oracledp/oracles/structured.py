@@ -341,40 +341,72 @@ class StructuredOracle:
             np.concatenate([np.tile(vals**2, m).astype(float), -np.ones(cap)]), 0.0, 0.0)
         for a, b in itertools.pairwise(rho_index):
             row(np.array([a, b]), np.array([1.0, -1.0]), 0.0, inf)
+        # Per cell with a non-constant loss, in cell order: columns t_c, delta_{c,1..}; rows
+        # (link t_c = sum u_j; the two ladder rows; delta_k >= delta_{k+1}), all built at once.
+        T, Tc = prep.T, prep.T_cell
+        const_loss = float(f[np.arange(prep.n_cells), T - Tc].sum())  # integers: exact
+        D = np.diff(f, axis=1)  # D[c, i] = f_c(i + 1 - T) - f_c(i - T)
+        pos = np.arange(2 * T)
+        cc, ii = np.nonzero((D != 0) & (pos[None, :] >= (T - Tc)[:, None])
+                            & (pos[None, :] <= (T + Tc - 1)[:, None]))
+        b_all = (ii + 1 - T).astype(np.int64)  # delta = [t_c >= b]; sorted within each cell
+        cost_all = D[cc, ii].astype(np.float64)
+        nb = np.bincount(cc, minlength=prep.n_cells)
+        first = np.concatenate([[0], np.cumsum(nb)[:-1]]).astype(np.int64)
+        ac = np.flatnonzero(nb > 0)
+        nba = nb[ac]
         t_index = np.full(prep.n_cells, -1, dtype=np.int64)
-        delta_cols: list[NDArray[np.int64]] = []
-        breaks: list[NDArray[np.int64]] = []
-        const_loss = 0.0
-        delta_cost: list[NDArray[np.float64]] = []
-        delta_all: list[NDArray[np.int64]] = []
-        for c in range(prep.n_cells):
-            Tc = int(prep.T_cell[c])
-            fc = f[c, prep.T - Tc: prep.T + Tc + 1]
-            const_loss += float(fc[0])
-            df = np.diff(fc)
-            bk = np.flatnonzero(df != 0)
-            if len(bk) == 0:
-                delta_cols.append(np.zeros(0, dtype=np.int64))
-                breaks.append(np.zeros(0, dtype=np.int64))
-                continue
-            b = bk + 1 - Tc  # delta_k = [t_c >= b_k]
-            tc = cols(1, -Tc, Tc)[0]
-            dc = cols(len(b), 0.0, 1.0)
-            t_index[c] = tc
-            active = u_index[np.flatnonzero(prep.cells[c])]
-            row(np.concatenate([active, [tc]]), np.concatenate([np.ones(len(active)), [-1.0]]),
-                0.0, 0.0)
-            b_prev = np.concatenate([[-Tc], b[:-1]])
-            b_next = np.concatenate([b[1:], [Tc + 1]])
-            row(np.concatenate([[tc], dc]), np.concatenate([[1.0], -(b - b_prev)]), -Tc, inf)
-            row(np.concatenate([[tc], dc]), np.concatenate([[1.0], -(b_next - b)]), -inf,
-                float(b[0] - 1))
-            for a, bb in itertools.pairwise(dc):
-                row(np.array([a, bb]), np.array([1.0, -1.0]), 0.0, inf)
-            delta_cols.append(dc)
-            breaks.append(b)
-            delta_all.append(dc)
-            delta_cost.append(df[bk].astype(np.float64))
+        t_index[ac] = n + np.concatenate([[0], np.cumsum(1 + nba)[:-1]]).astype(np.int64)
+        rank = np.arange(len(cc), dtype=np.int64) - first[cc]
+        dcol = t_index[cc] + 1 + rank
+        n_cell_cols = int((1 + nba).sum())
+        lb_c, ub_c = np.zeros(n_cell_cols), np.ones(n_cell_cols)
+        lb_c[t_index[ac] - n], ub_c[t_index[ac] - n] = -Tc[ac], Tc[ac]
+        col_lb.append(lb_c)
+        col_ub.append(ub_c)
+        n += n_cell_cols
+        last = rank == nb[cc] - 1
+        b_prev = np.where(rank == 0, -Tc[cc], np.roll(b_all, 1))
+        b_next = np.where(last, Tc[cc] + 1, np.roll(b_all, -1))
+        r_base = len(lo)
+        r0 = np.full(prep.n_cells, -1, dtype=np.int64)
+        r0[ac] = r_base + np.concatenate([[0], np.cumsum(nba + 2)[:-1]]).astype(np.int64)
+        mc, mj = np.nonzero(prep.cells[ac])
+        ones_t = np.ones(len(ac))
+        big = m + 2  # position of t_c at the end of its link row
+        e_row = np.concatenate([r0[ac][mc], r0[ac], r0[ac] + 1, r0[cc] + 1, r0[ac] + 2,
+                                r0[cc] + 2, (r0[cc] + 3 + rank)[~last],
+                                (r0[cc] + 3 + rank)[~last]])
+        e_pos = np.concatenate([mj, np.full(len(ac), big), np.zeros(len(ac)), 1 + rank,
+                                np.zeros(len(ac)), 1 + rank, np.zeros(int((~last).sum())),
+                                np.ones(int((~last).sum()))])
+        nxt = np.roll(dcol, -1)
+        e_col = np.concatenate([u_index[mj], t_index[ac], t_index[ac], dcol, t_index[ac], dcol,
+                                dcol[~last], nxt[~last]])
+        e_val = np.concatenate([np.ones(len(mj)), -ones_t, ones_t, -(b_all - b_prev), ones_t,
+                                -(b_next - b_all), np.ones(int((~last).sum())),
+                                -np.ones(int((~last).sum()))]).astype(np.float64)
+        order = np.lexsort((e_pos, e_row))
+        e_row, e_col, e_val = e_row[order], e_col[order], e_val[order]
+        n_cell_rows = int((nba + 2).sum())
+        row_len = np.bincount(e_row - r_base, minlength=n_cell_rows)
+        head_len = [len(i) for i in idx]
+        idx.append(e_col)
+        coef.append(e_val)
+        kind = np.full(n_cell_rows, 3)  # 0 link, 1 lower ladder, 2 upper ladder, 3 order
+        kind[r0[ac] - r_base], kind[r0[ac] + 1 - r_base], kind[r0[ac] + 2 - r_base] = 0, 1, 2
+        c_of_row = np.repeat(ac, nba + 2)
+        lo_c = np.select([kind == 0, kind == 1, kind == 2], [0.0, -Tc[c_of_row], -inf], 0.0)
+        b_first = np.zeros(prep.n_cells, dtype=np.int64)
+        b_first[ac] = b_all[first[ac]]
+        hi_c = np.select([kind == 0, kind == 1, kind == 2], [0.0, inf, b_first[c_of_row] - 1.0],
+                         inf)
+        lo.extend(lo_c.tolist())
+        hi.extend(hi_c.tolist())
+        delta_cols = [dcol[first[c]: first[c] + nb[c]] for c in range(prep.n_cells)]
+        breaks = [b_all[first[c]: first[c] + nb[c]] for c in range(prep.n_cells)]
+        delta_all = [dcol] if len(dcol) else []
+        delta_cost = [cost_all] if len(dcol) else []
         h = new_highs(self.verbose)
         h.setOptionValue("mip_rel_gap", 0.0)
         h.setOptionValue("mip_abs_gap", 1e-9)
@@ -384,7 +416,8 @@ class StructuredOracle:
         h.addVars(n, lb_all, ub_all)
         h.changeColsIntegrality(n, np.arange(n, dtype=np.int32),
                                 np.full(n, highspy.HighsVarType.kInteger))
-        starts = np.cumsum([0] + [len(i) for i in idx[:-1]]).astype(np.int32)
+        lengths = np.concatenate([np.asarray(head_len, dtype=np.int64), row_len])
+        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int32)
         index = np.concatenate(idx).astype(np.int32)
         h.addRows(len(lo), np.asarray(lo), np.asarray(hi), len(index), starts, index,
                   np.concatenate(coef))
