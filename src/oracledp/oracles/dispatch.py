@@ -12,6 +12,7 @@ honestly.
 
 from __future__ import annotations
 
+import os
 import weakref
 from typing import Any
 
@@ -25,24 +26,41 @@ from oracledp.oracles.halfspace import HalfspaceProblem, Perturbation
 from oracledp.oracles.structured import StructuredOracle, structured_applicable
 
 FORMULATIONS = ("auto", "structured", "branch", "monolithic")
+
+
+def default_workers() -> int:
+    """Inner problems the structured oracle solves at once by default: the CPUs this
+    process may use, at most 2 (speed only; a certified answer does not depend on it)."""
+    try:
+        n = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        n = os.cpu_count() or 1
+    return max(1, min(2, n))
 _BRUTE_MAX_POINTS = 2_000_000
 
 
 class AutoOracle:
     """Exact oracle choosing the structured decomposition (HiGHS inner MIPs) or the
-    branch-and-bound over k (or, on request, the monolithic HiGHS MIP)."""
+    branch-and-bound over k (or, on request, the monolithic HiGHS MIP).
+
+    ``workers``: inner problems of the structured decomposition solved at once in threads
+    (default :func:`default_workers`: the usable CPUs, at most 2); 1 when draws already run
+    in parallel processes.  Speed only: a certified answer is the exact argmin either way.
+    """
 
     def __init__(self, solver: str = "highs", *, formulation: str = "auto",
                  time_limit: float = 60.0, threads: int = 1, max_numeric: int = 4,
-                 verbose: bool = False) -> None:
+                 workers: int | None = None, verbose: bool = False) -> None:
         check_choice(formulation, "formulation", FORMULATIONS)
         if solver != "highs":
             raise ValueError(f"AutoOracle supports solver 'highs' only, got {solver!r}")
         self.name = "highs"
         self.formulation = formulation
         self.max_numeric = max_numeric
+        self.workers = default_workers() if workers is None else int(workers)
         self._structured = StructuredOracle(time_limit=time_limit, threads=threads,
-                                            max_numeric=max_numeric, verbose=verbose)
+                                            max_numeric=max_numeric, workers=self.workers,
+                                            verbose=verbose)
         self._branch = BranchBoundOracle(time_limit=time_limit)
         self._options: dict[str, Any] = {"time_limit": time_limit, "threads": threads,
                                          "verbose": verbose}

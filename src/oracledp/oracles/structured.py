@@ -70,8 +70,10 @@ from __future__ import annotations
 
 import itertools
 import math
+import threading
 import time
 import weakref
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -182,13 +184,19 @@ class StructuredOracle:
         Before an inner MIP, solve its LP relaxation and skip the MIP when a
         weak-duality bound, evaluated outside the solver from HiGHS's row duals
         (valid for any multipliers), already reaches the incumbent (speed only).
+    workers:
+        Inner problems (LP bounds, then MIPs) solved at once, each in its own thread
+        with its own HiGHS model (HiGHS releases the GIL).  A batch of MIPs is asked with
+        the incumbent known when the batch starts, which only makes some questions wider:
+        a certified answer is the exact argmin whatever ``workers`` is (speed only; what
+        an uncertified, time-limited search holds may differ).
     """
 
     name = "highs-structured"
 
     def __init__(self, *, time_limit: float = 60.0, threads: int = 1, max_numeric: int = 4,
                  heuristic_candidates: int = 40, max_models: int = 1024,
-                 lp_prune: bool = True, verbose: bool = False) -> None:
+                 lp_prune: bool = True, workers: int = 1, verbose: bool = False) -> None:
         if not (time_limit > 0):
             raise ValueError(f"time_limit must be > 0, got {time_limit!r}")
         self.time_limit = float(time_limit)
@@ -197,10 +205,33 @@ class StructuredOracle:
         self.heuristic_candidates = int(heuristic_candidates)
         self.max_models = max(1, int(max_models))
         self.lp_prune = bool(lp_prune)
+        if int(workers) < 1:
+            raise ValueError(f"workers must be >= 1, got {workers!r}")
+        self.workers = int(workers)
         self.verbose = verbose
+        self._lock = threading.Lock()  # the per-problem model dictionaries
+        self._pool: ThreadPoolExecutor | None = None
         self._cache: weakref.WeakKeyDictionary[HalfspaceProblem, _Prepared] = (
             weakref.WeakKeyDictionary()
         )
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()  # a copy for another process: no threads, no models
+        state["_lock"], state["_pool"], state["_cache"] = None, None, None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+        self._cache = weakref.WeakKeyDictionary()
+
+    def _map(self, fn: Any, items: list[Any]) -> list[Any]:
+        """fn over items, in the worker threads when there are several (results in order)."""
+        if self.workers == 1 or len(items) <= 1:
+            return [fn(x) for x in items]
+        if self._pool is None:  # persistent threads: HiGHS keeps one scheduler per thread
+            self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="oracledp-highs")
+        return list(self._pool.map(fn, items))
 
     # ------------------------------------------------------------------ preparation
     def prepare(self, problem: HalfspaceProblem) -> _Prepared:
@@ -637,12 +668,13 @@ class StructuredOracle:
 
         sp = problem.space
         cap, kmax = sp.k_norm2_max, sp.k_max
-        model = prep.models.get(vi)
-        if model is None:
-            model = self._build_inner(problem, prep, vi)
-            if len(prep.models) >= self.max_models:  # bounded memory: drop the oldest model
-                prep.models.pop(next(iter(prep.models)))
-            prep.models[vi] = model
+        with self._lock:
+            model = prep.models.get(vi)
+            if model is None:
+                model = self._build_inner(problem, prep, vi)
+                if len(prep.models) >= self.max_models:  # bounded memory: drop the oldest
+                    prep.models.pop(next(iter(prep.models)))
+                prep.models[vi] = model
         h = model.highs
         lin, g, budget, const_pert = self._terms(problem, prep, vi, pert)
         rho_cost = np.zeros(cap)
@@ -726,9 +758,11 @@ class StructuredOracle:
 
         if h.run() == highspy.HighsStatus.kError and (
             h.getModelStatus() == highspy.HighsModelStatus.kNotset
-        ):
-            # HiGHS sizes one global task scheduler per process at its first solve; a
-            # later solve asking for another thread count errors out: reset and retry once.
+        ) and threading.current_thread() is threading.main_thread():
+            # HiGHS sizes one task scheduler per thread at its first solve; a later solve
+            # asking for another thread count errors out: reset and retry once (on the main
+            # thread only: a reset is not safe while a worker thread solves; a worker's
+            # error is an unanswered question, which never certifies anything).
             highspy.Highs.resetGlobalScheduler(True)
             h.run()
 
@@ -789,14 +823,17 @@ class StructuredOracle:
         unsettled: dict[int, float] = {}
         m_cat = len(prep.cat_cols)
 
-        def ask(vi: int, time_left: float, u_start: NDArray[np.int64] | None = None,
-                skip_lp: bool = False) -> str:
+        deadline = t0 + self.time_limit
+
+        def question(vi: int, u_start: NDArray[np.int64] | None,
+                     skip_lp: bool) -> dict[str, Any]:
             """One MIP for candidate vi.  With noise: is there a point of vi, other than the
             known ones, whose objective may lie below the incumbent plus the band and HiGHS's
             window?  The best known point c of vi below that cutoff is kept out by a tilt
             (every other point is rewarded eps per coordinate differing from c, and the
-            question asked eps lower), the other known points by no-good rows."""
-            nonlocal n_inner, n_lp_pruned, status, open_bound
+            question asked eps lower), the other known points by no-good rows.  A question
+            asked with an incumbent that has since improved is only wider: its answer
+            stays true."""
             unsettled.pop(vi, None)
             tilt = None
             exclude: list[NDArray[np.int64]] = []
@@ -814,10 +851,22 @@ class StructuredOracle:
                                and val - eps * m_cat < cutoff + _HIGHS_TIE_WINDOW]
             if u_start is None and tilt is not None:
                 u_start = tilt[0]  # a feasible start for HiGHS (above the tilted cutoff)
-            st, _, u, dual = self._inner(problem, prep, vi, pert, cutoff, time_left, u_start,
-                                         skip_lp=skip_lp or tilt is not None,
-                                         lp_threshold=best_val + gap, exclude=exclude,
-                                         tilt=tilt)
+            return {"vi": vi, "cutoff": cutoff, "tilt": tilt, "exclude": exclude,
+                    "u_start": u_start, "skip_lp": skip_lp or tilt is not None,
+                    "lp_threshold": best_val + gap}
+
+        def solve_q(q: dict[str, Any]) -> tuple[str, float, NDArray[np.int64] | None, float]:
+            time_left = deadline - time.perf_counter()
+            return self._inner(problem, prep, q["vi"], pert, q["cutoff"], max(time_left, 1e-3),
+                               q["u_start"], skip_lp=q["skip_lp"],
+                               lp_threshold=q["lp_threshold"], exclude=q["exclude"],
+                               tilt=q["tilt"])
+
+        def answer(q: dict[str, Any],
+                   res: tuple[str, float, NDArray[np.int64] | None, float]) -> str:
+            nonlocal n_inner, n_lp_pruned, status, open_bound
+            vi, cutoff, tilt, exclude = q["vi"], q["cutoff"], q["tilt"], q["exclude"]
+            st, _, u, dual = res
             n_inner += st != "lp_pruned"
             n_lp_pruned += st == "lp_pruned"
             if st == "optimal" and u is not None:
@@ -848,41 +897,60 @@ class StructuredOracle:
                 open_bound = min(open_bound, float(lb[vi]))
             return st
 
+        def ask(vi: int, u_start: NDArray[np.int64] | None = None,
+                skip_lp: bool = False) -> str:
+            q = question(vi, u_start, skip_lp)
+            return answer(q, solve_q(q))
+
         # Phase 1b (bounds only): the LP relaxation's rigorous bound of every candidate still
-        # below the incumbent (milliseconds each), then re-order: the stronger bound prunes
-        # more and visits the truly promising candidates first, so the incumbent improves early.
+        # below the incumbent (milliseconds each, ``workers`` at once), then re-order: the
+        # stronger bound prunes more and visits the truly promising candidates first, so the
+        # incumbent improves early.
         lp_done: set[int] = set()
         if self.lp_prune:
             lb = lb.copy()
-            for vi in order:
-                if lb[vi] > best_val + gap:
-                    break
-                time_left = self.time_limit - (time.perf_counter() - t0)
+            todo_lp = [int(vi) for vi in order[: int(np.searchsorted(lb[order], best_val + gap,
+                                                                     side="right"))]]
+
+            def lp_bound(vi: int) -> tuple[str, float]:
+                time_left = deadline - time.perf_counter()
                 if time_left <= 0:
-                    break
-                st, _, _, b = self._inner(problem, prep, int(vi), pert, best_val, time_left,
-                                          lp_only=True)
+                    return "time", -math.inf
+                st, _, _, bnd = self._inner(problem, prep, vi, pert, best_val, time_left,
+                                            lp_only=True)
+                return st, bnd
+
+            for vi, (st, bnd) in zip(todo_lp, self._map(lp_bound, todo_lp), strict=True):
                 if st == "lp_bound":
-                    lp_done.add(int(vi))
-                    lb[vi] = max(float(lb[vi]), b)
+                    lp_done.add(vi)
+                    lb[vi] = max(float(lb[vi]), bnd)
             order = np.argsort(lb, kind="stable")
         # Phase 2 (exact): best-first over candidates, inner MIP with the incumbent (plus the
         # float band and HiGHS's tolerance window) as cutoff and the known points of the
-        # candidate kept out.  A candidate is *settled* when HiGHS finds nothing else below
-        # the cutoff; one where HiGHS found a point is asked again at the end (tie check).
-        for pos, vi in enumerate(order):
-            if lb[vi] > best_val + gap:
+        # candidate kept out, ``workers`` candidates at once.  A candidate is *settled* when
+        # HiGHS finds nothing else below the cutoff; one where HiGHS found a point is asked
+        # again at the end (tie check).
+        pos = 0
+        while pos < len(order):
+            batch: list[int] = []
+            while (pos < len(order) and len(batch) < self.workers
+                   and lb[order[pos]] <= best_val + gap):
+                batch.append(int(order[pos]))
+                pos += 1
+            if not batch:
                 break
-            time_left = self.time_limit - (time.perf_counter() - t0)
-            if time_left <= 0:
+            if deadline - time.perf_counter() <= 0:
                 status = OracleStatus.TIME_LIMIT
-                open_bound = min(open_bound, float(lb[order[pos:]].min()))
+                open_bound = min(open_bound, float(lb[batch].min()))
                 break
-            seed = seeds.get(int(vi))
-            u_start = seed[1] if seed is not None and seed[0] < best_val + band else None
-            st = ask(int(vi), time_left, u_start, skip_lp=int(vi) in lp_done)
-            if st == "time_limit":
-                open_bound = min(open_bound, float(lb[order[pos + 1:]].min(initial=math.inf)))
+            qs = []
+            for vi in batch:
+                seed = seeds.get(vi)
+                u_start = seed[1] if seed is not None and seed[0] < best_val + band else None
+                qs.append(question(vi, u_start, vi in lp_done))
+            sts = [answer(q, r) for q, r in zip(qs, self._map(solve_q, qs), strict=True)]
+            if "time_limit" in sts:
+                open_bound = min(open_bound, float(lb[order[pos:]].min(initial=math.inf)))
                 break
         # Tie check: HiGHS's optimum u of a candidate proves nothing about other points of
         # that candidate within its tolerance window: ask again, u kept out, wherever the
@@ -896,12 +964,11 @@ class StructuredOracle:
             if tie_solves >= _TIE_MAX_SOLVES:
                 status = OracleStatus.GAP  # refuse rather than loop
                 break
-            time_left = self.time_limit - (time.perf_counter() - t0)
-            if time_left <= 0:
+            if deadline - time.perf_counter() <= 0:
                 status = OracleStatus.TIME_LIMIT
                 break
             tie_solves += 1
-            ask(vi, time_left, skip_lp=True)
+            ask(vi, skip_lp=True)
         decided = False
         near_ties = 0
         if status is OracleStatus.OPTIMAL and zero and best_k is not None:
