@@ -34,6 +34,16 @@ neighbouring):
   class_0 = +1; column j divided by 1.01 times the documented maximum (same caveat as
   breast cancer) and rounded to the grid 1/10.
 
+* ``health-insurance``: the bundled ``health_insurance`` table (``oracledp.datasets.tables``,
+  a public survey table of 22,272 married women; the training split of 15,590 rows), read
+  through its public schema exactly as ``oracledp fit`` reads it: 5 numeric columns on their
+  documented grids and bounds, 6 categorical columns one-hot, and the schema's intercept
+  (d = 25).  Large and mixed: 5 numeric columns, so the branch-and-bound takes it.
+* ``doctor-visits``: the bundled ``doctor_visits`` table (20,186 records; training split
+  14,130 rows), 8 numeric and 6 categorical columns plus the intercept (d = 20), read the
+  same way.  The schemas are in ``src/oracledp/datasets/_data/*.schema.json`` and described
+  in ``docs/datasets.md``.
+
 The default ``highs`` oracle takes the tables with at most 4 numeric columns with the
 structured decomposition and the others with the exact branch-and-bound over k
 (``oracledp.oracles.branch``).
@@ -47,14 +57,31 @@ certified.  Last line: ``certified_fraction=<x> median_s=<y> p100_s=<z>`` over t
 default-oracle runs (an uncertified run counts as the time limit).
 
 ``--intercept`` appends the public constant feature ``(intercept)`` (what a table schema adds
-by default) to every table, to measure what it changes.
+by default) to every table, to measure what it changes (the two bundled tables have it
+already).
+
+Machines differ by about 2x, so every table's line also gives the ratio of the monolithic
+MIP's median to the default oracle's median on the same draws (same noise, same run; an
+uncertified run counts as the time limit, so a ratio with an uncertified side is a lower
+or upper bound, marked ``>=`` / ``<=``).
+
+``--workers`` (default: the usable CPUs, at most 2) is how many inner problems the structured
+oracle solves at once.  ``--n-jobs N`` runs the draws in N processes through joblib instead
+(then one worker each; ``joblib.parallel_config(backend="dask")`` runs them on a Dask
+cluster): every record depends only on its table, method, eps, seed and oracle, so the
+certified releases are the same wherever they run (tested in ``tests/test_benchmarks.py``).
+Writes ``oracle_suite.json`` (every record), ``oracle_suite.csv`` (the summary table) and
+``oracle_suite.png`` (median seconds per table and method) to ``--out``.
 
 Usage: python benchmarks/oracle_suite.py [--quick] [--draws 5] [--time-limit 60] [--intercept]
+       [--tables a,b] [--workers 2 | --n-jobs 2] --out DIR
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
+import functools
 import json
 import math
 import re
@@ -73,6 +100,7 @@ from oracledp.learners.opdisc import opdisc
 from oracledp.learners.opdisc_calibration import calibrate
 from oracledp.learners.rspm import rspm, rspm_space
 from oracledp.oracles import FeatureSchema, HalfspaceProblem
+from oracledp.oracles.dispatch import default_workers
 
 #: KDD-99 columns that are rates: documented in [0, 1] and written with 2 decimals.
 KDD_RATES = ("serror_rate", "rerror_rate", "same_srv_rate", "diff_srv_rate",
@@ -199,6 +227,33 @@ def table_wine_13() -> tuple[np.ndarray, np.ndarray, FeatureSchema]:
     return X, y, FeatureSchema.grid(X.shape[1], 1 / q, 1.0, names=list(wine.feature_names))
 
 
+def _bundled(name: str) -> tuple[np.ndarray, np.ndarray, FeatureSchema]:
+    """A bundled table's training split, encoded by its public schema as ``oracledp fit``
+    encodes it (labels -1/+1 in the schema's order)."""
+    import tempfile
+
+    from oracledp.datasets.tables import table_csv, table_schema
+    from oracledp.tabular import TableSchema, read_csv
+
+    schema = TableSchema.from_dict(table_schema(name))
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / f"{name}.csv"
+        table_csv(name, path, split="train")
+        df = read_csv(path, schema, with_target=True)
+    y = schema.labels_of(df)
+    X = np.asarray(schema.encode(df), dtype=np.float64)
+    labels = list(schema.labels)
+    return X, np.where(np.asarray(y) == labels[1], 1, -1), schema.feature_schema()
+
+
+def table_health_insurance() -> tuple[np.ndarray, np.ndarray, FeatureSchema]:
+    return _bundled("health_insurance")
+
+
+def table_doctor_visits() -> tuple[np.ndarray, np.ndarray, FeatureSchema]:
+    return _bundled("doctor_visits")
+
+
 TABLES: dict[str, Callable[[], tuple[np.ndarray, np.ndarray, FeatureSchema]]] = {
     "adult-paper": table_adult_paper,
     "adult-workclass": table_adult_workclass,
@@ -206,10 +261,12 @@ TABLES: dict[str, Callable[[], tuple[np.ndarray, np.ndarray, FeatureSchema]]] = 
     "kdd99-rates-10": table_kdd99_rates,
     "wine-13": table_wine_13,
     "breast-cancer-30": table_breast_cancer_30,
+    "health-insurance": table_health_insurance,
+    "doctor-visits": table_doctor_visits,
     "adult-6num-thermometer": table_adult_6num_thermometer,
 }
 DEFAULT = ("adult-paper", "adult-workclass", "adult-6num", "kdd99-rates-10", "wine-13",
-           "breast-cancer-30")
+           "breast-cancer-30", "health-insurance", "doctor-visits")
 QUICK = ("adult-paper", "kdd99-rates-10", "wine-13", "breast-cancer-30")
 
 
@@ -228,26 +285,90 @@ def _accuracy(w: np.ndarray, X: np.ndarray, y: np.ndarray) -> float:
     return float(np.mean(np.where(X @ w > 0, 1, -1) == y))
 
 
-def _run(kind: str, problem: HalfspaceProblem, X: np.ndarray, y: np.ndarray, eps: float,
-         seed: int, oracle: str, limit: float) -> dict[str, Any]:
+@functools.lru_cache(maxsize=2)
+def _table(name: str, intercept: bool) -> dict[str, Any]:
+    """A table and its two problems, built once per process (public transforms only)."""
+    X, y, schema = TABLES[name]()
+    if intercept and "(intercept)" not in (schema.names or ()):
+        X, y, schema = with_intercept(X, y, schema)
+    return {"X": X, "y": y, "schema": schema,
+            "opdisc": HalfspaceProblem.from_data(X, y, schema=schema),
+            "rspm": HalfspaceProblem.from_data(X, y, rspm_space(X.shape[1]), schema=schema)}
+
+
+def run_job(job: dict[str, Any]) -> dict[str, Any]:
+    """One draw: a record that depends only on the job (table, kind, eps, seed, oracle, time
+    limit), not on the process or machine it runs in (but for its seconds)."""
+    t = _table(job["table"], job["intercept"])
+    X, y = t["X"], t["y"]
+    problem = t[job["kind"]]
+    kind, eps, seed, oracle, limit = (job["kind"], job["eps"], job["seed"], job["oracle"],
+                                      job["time_limit"])
+    opts: dict[str, Any] = {"time_limit": limit}
+    if oracle == "highs":
+        opts["workers"] = job["workers"]
     t0 = time.perf_counter()
-    rec: dict[str, Any] = {"kind": kind, "eps": eps, "seed": seed, "oracle": oracle}
+    rec: dict[str, Any] = {"table": job["table"], "kind": kind, "eps": eps, "seed": seed,
+                           "oracle": oracle}
     try:
         with research_diagnostics():
             if kind == "opdisc":
                 res = opdisc(problem, eps, 1.0 / problem.n**2, oracle=oracle, random_state=seed,
-                             allow_uncertified=True, return_diagnostics=True, time_limit=limit)
+                             allow_uncertified=True, return_diagnostics=True, **opts)
             else:
                 res = rspm(problem, eps, oracle=oracle, random_state=seed,
-                           allow_uncertified=True, return_diagnostics=True, time_limit=limit)
+                           allow_uncertified=True, return_diagnostics=True, **opts)
         orc = res.diagnostics["oracle"]
         rec |= {"certified": bool(orc.certified), "status": str(orc.status),
-                "oracle_s": float(orc.wall_time), "accuracy": _accuracy(res.w, X, y)}
+                "oracle_s": float(orc.wall_time), "accuracy": _accuracy(res.w, X, y),
+                "w": [float(v) for v in res.w]}
     except Exception as exc:  # a refusal (ValueError / OracleFailure) is a result here
         rec |= {"certified": False, "status": f"refused: {type(exc).__name__}",
                 "oracle_s": math.nan, "accuracy": math.nan, "reason": str(exc)[:200]}
     rec["seconds"] = time.perf_counter() - t0
     return rec
+
+
+def _median_t(rs: list[dict[str, Any]], limit: float) -> float:
+    return statistics.median([r["seconds"] if r["certified"] else limit for r in rs])
+
+
+def _ratio(mono: list[dict[str, Any]], main: list[dict[str, Any]], limit: float) -> str:
+    """Monolithic median / default median on the same draws (same seeds): ">=" when the
+    monolithic side hit the limit (its true time is longer), "<=" when the default did."""
+    seeds = {r["seed"] for r in mono}
+    shared = [r for r in main if r["seed"] in seeds]
+    if not mono or not shared:
+        return ""
+    ratio = _median_t(mono, limit) / max(_median_t(shared, limit), 1e-3)
+    lower = not all(r["certified"] for r in mono)
+    upper = not all(r["certified"] for r in shared)
+    mark = "~" if lower and upper else (">=" if lower else ("<=" if upper else ""))
+    return f"{mark}{ratio:.0f}x" if ratio >= 10 else f"{mark}{ratio:.1f}x"
+
+
+def _plot(rows: list[dict[str, Any]], path: Path, limit: float) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    tables = list(dict.fromkeys(r["table"] for r in rows))
+    methods = list(dict.fromkeys(r["method"] for r in rows))
+    fig, ax = plt.subplots(figsize=(10, 4.5))
+    width = 0.8 / max(len(methods), 1)
+    for i, m in enumerate(methods):
+        vals = [next((r["median_s"] for r in rows if r["table"] == t and r["method"] == m),
+                     math.nan) for t in tables]
+        ax.bar(np.arange(len(tables)) + i * width, np.maximum(vals, 1e-3), width, label=m)
+    ax.axhline(limit, color="k", lw=0.8, ls="--", label=f"time limit ({limit:g} s)")
+    ax.set_yscale("log")
+    ax.set_xticks(np.arange(len(tables)) + 0.4 - width / 2, tables, rotation=20, ha="right")
+    ax.set_ylabel("median seconds to a certified optimum")
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
 
 
 def main() -> None:
@@ -261,69 +382,104 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
     ap.add_argument("--intercept", action="store_true",
                     help="append the public constant feature (intercept) to every table")
+    ap.add_argument("--workers", type=int, default=None,
+                    help="inner problems solved at once by the structured oracle "
+                         "(default: the usable CPUs, at most 2)")
+    ap.add_argument("--n-jobs", type=int, default=1,
+                    help="draws run in this many processes (joblib; one worker each)")
     args = ap.parse_args()
     if args.quick:
         args.draws, args.time_limit, args.mono_draws = 2, 20.0, 1
     names = (args.tables.split(",") if args.tables else list(QUICK if args.quick else DEFAULT))
+    unknown = sorted(set(names) - set(TABLES))
+    if unknown:
+        ap.error(f"unknown table(s) {unknown}; choose from {sorted(TABLES)}")
+    workers = 1 if args.n_jobs != 1 else (args.workers or default_workers())
 
     print(environment_line(), flush=True)
+    print(f"workers={workers} n_jobs={args.n_jobs} time_limit={args.time_limit:g}", flush=True)
     from sklearn.linear_model import LogisticRegression
 
-    records: list[dict[str, Any]] = []
-    summary: list[str] = []
+    jobs: list[dict[str, Any]] = []
+    lr_acc: dict[str, float] = {}
     for name in names:
-        X, y, schema = TABLES[name]()
-        if args.intercept:
-            X, y, schema = with_intercept(X, y, schema)
-        problem = HalfspaceProblem.from_data(X, y, schema=schema)
-        rspm_problem = HalfspaceProblem.from_data(X, y, rspm_space(X.shape[1]), schema=schema)
-        lr = LogisticRegression(max_iter=5000).fit(X, y)
-        lr_acc = float(lr.score(X, y))
-        n_num = int((~schema.binary_mask).sum())
+        t = _table(name, args.intercept)
+        problem, X, y = t["opdisc"], t["X"], t["y"]
+        lr_acc[name] = float(LogisticRegression(max_iter=5000).fit(X, y).score(X, y))
+        n_num = int((~t["schema"].binary_mask).sum())
         # OPDisc's proven sigma against Theorem 1's (public parameters only)
         ratios = {eps: calibrate(eps, 1.0 / problem.n**2, problem.space,
                                  problem.lipschitz).ratio_to_paper for eps in (0.1, 1.0)}
-        print(f"\n{name}: n={problem.n} d={problem.d} numeric={n_num} groups={problem.n_groups} "
-              f"W_points={problem.space.size()} logreg_train_acc={lr_acc:.3f} "
+        print(f"{name}: n={problem.n} d={problem.d} numeric={n_num} groups={problem.n_groups} "
+              f"W_points={problem.space.size()} logreg_train_acc={lr_acc[name]:.3f} "
               f"sigma/paper_sigma eps=0.1: {ratios[0.1]:.3f} eps=1: {ratios[1.0]:.3f}",
               flush=True)
-        runs: list[tuple[str, HalfspaceProblem, float, str, int]] = []
+        base = {"table": name, "intercept": args.intercept, "time_limit": args.time_limit,
+                "workers": workers}
         for eps in (0.1, 1.0):
-            runs += [("opdisc", problem, eps, "highs", s) for s in range(args.draws)]
-        runs += [("rspm", rspm_problem, 1.0, "highs", s) for s in range(args.draws)]
-        runs += [("opdisc", problem, 1.0, "highs-monolithic", s) for s in range(args.mono_draws)]
-        for kind, prob, eps, oracle, seed in runs:
-            rec = _run(kind, prob, X, y, eps, seed, oracle, args.time_limit)
-            rec |= {"table": name, "logreg_accuracy": lr_acc}
-            if kind == "opdisc":
-                rec["sigma_ratio_to_paper"] = ratios[eps]
-            records.append(rec)
-            print(f"  {kind:<6} eps={eps:<4} {oracle:<16} draw {seed}: {rec['seconds']:6.2f} s "
-                  f"certified={rec['certified']} acc={rec['accuracy']:.3f} {rec['status']}"
-                  + (f" ({rec['reason']})" if "reason" in rec else ""), flush=True)
+            jobs += [base | {"kind": "opdisc", "eps": eps, "oracle": "highs", "seed": s}
+                     for s in range(args.draws)]
+        jobs += [base | {"kind": "rspm", "eps": 1.0, "oracle": "highs", "seed": s}
+                 for s in range(args.draws)]
+        jobs += [base | {"kind": "opdisc", "eps": 1.0, "oracle": "highs-monolithic", "seed": s}
+                 for s in range(args.mono_draws)]
+    if args.n_jobs == 1:
+        results: Any = map(run_job, jobs)
+    else:
+        from joblib import Parallel, delayed
+
+        results = Parallel(n_jobs=args.n_jobs, return_as="generator")(
+            delayed(run_job)(j) for j in jobs)
+    records: list[dict[str, Any]] = []
+    for rec in results:  # in job order, as they finish
+        rec["logreg_accuracy"] = lr_acc[rec["table"]]
+        records.append(rec)
+        print(f"  {rec['table']:<17} {rec['kind']:<6} eps={rec['eps']:<4} {rec['oracle']:<16} "
+              f"draw {rec['seed']}: {rec['seconds']:6.2f} s certified={rec['certified']} "
+              f"acc={rec['accuracy']:.3f} {rec['status']}"
+              + (f" ({rec['reason']})" if "reason" in rec else ""), flush=True)
+
+    limit = args.time_limit
+    rows: list[dict[str, Any]] = []
+    for name in names:
+        mono = [r for r in records if r["table"] == name and r["oracle"] == "highs-monolithic"]
         for kind, eps, oracle in (("opdisc", 0.1, "highs"), ("opdisc", 1.0, "highs"),
                                   ("rspm", 1.0, "highs"), ("opdisc", 1.0, "highs-monolithic")):
             rs = [r for r in records if r["table"] == name and r["kind"] == kind
                   and r["eps"] == eps and r["oracle"] == oracle]
             if not rs:
                 continue
-            ts = [r["seconds"] if r["certified"] else args.time_limit for r in rs]
+            ts = [r["seconds"] if r["certified"] else limit for r in rs]
             acc = [r["accuracy"] for r in rs if not math.isnan(r["accuracy"])]
-            summary.append(
-                f"{name:<17} {kind:<6} {eps:<4} {oracle:<16} {sum(r['certified'] for r in rs)}/"
-                f"{len(rs)}  {statistics.median(ts):7.2f} {max(ts):7.2f}  "
-                f"{(statistics.median(acc) if acc else math.nan):.3f}  {lr_acc:.3f}")
-
+            rows.append({
+                "table": name, "method": f"{kind} {eps:g} {oracle}", "kind": kind, "eps": eps,
+                "oracle": oracle, "certified": sum(r["certified"] for r in rs), "draws": len(rs),
+                "median_s": statistics.median(ts), "max_s": max(ts),
+                "accuracy": statistics.median(acc) if acc else math.nan,
+                "logreg": lr_acc[name],
+                "mono_ratio": (_ratio(mono, rs, limit)
+                               if (kind, eps, oracle) == ("opdisc", 1.0, "highs") else ""),
+            })
     print("\ntable             method eps  oracle           cert  median_s   max_s  acc    "
-          "logreg")
-    print("\n".join(summary))
+          "logreg  mono/this")
+    for r in rows:
+        print(f"{r['table']:<17} {r['kind']:<6} {r['eps']:<4} {r['oracle']:<16} "
+              f"{r['certified']}/{r['draws']}  {r['median_s']:7.2f} {r['max_s']:7.2f}  "
+              f"{r['accuracy']:.3f}  {r['logreg']:.3f}  {r['mono_ratio']}")
     main_runs = [r for r in records if r["oracle"] == "highs"]
-    ts = [r["seconds"] if r["certified"] else args.time_limit for r in main_runs]
+    ts = [r["seconds"] if r["certified"] else limit for r in main_runs]
     frac = sum(r["certified"] for r in main_runs) / max(len(main_runs), 1)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "oracle_suite.json").write_text(json.dumps(
-        {"records": records, "config": vars(args) | {"out": str(args.out)},
+        {"records": records, "summary": rows,
+         "config": vars(args) | {"out": str(args.out), "workers": workers},
          "environment": environment()}, indent=2, default=str))
+    with open(args.out / "oracle_suite.csv", "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]) if rows else ["table"])
+        w.writeheader()
+        w.writerows(rows)
+    if rows:
+        _plot(rows, args.out / "oracle_suite.png", limit)
     print(f"certified_fraction={frac:.2f} median_s={statistics.median(ts):.2f} "
           f"p100_s={max(ts):.2f}")
 
