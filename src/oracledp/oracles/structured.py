@@ -195,7 +195,7 @@ class StructuredOracle:
     name = "highs-structured"
 
     def __init__(self, *, time_limit: float = 60.0, threads: int = 1, max_numeric: int = 4,
-                 heuristic_candidates: int = 40, max_models: int = 1024,
+                 heuristic_candidates: int = 20, max_models: int = 1024,
                  lp_prune: bool = True, workers: int = 1, verbose: bool = False) -> None:
         if not (time_limit > 0):
             raise ValueError(f"time_limit must be > 0, got {time_limit!r}")
