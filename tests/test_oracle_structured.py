@@ -262,3 +262,13 @@ def test_loss_tables_do_not_depend_on_the_row_block(monkeypatch: pytest.MonkeyPa
             m = s[in_c] + problem.Q * t
             errors = problem.n_pos[in_c][m <= 0].sum() + problem.n_neg[in_c][m >= 0].sum()
             assert whole.loss_tables[vi, c, i] == errors
+
+
+def test_default_workers_is_one_in_a_worker_process() -> None:
+    """Draws run in parallel processes (joblib, Dask) do not each start a second thread."""
+    from joblib import Parallel, delayed
+
+    from oracledp.oracles.dispatch import default_workers
+
+    assert 1 <= default_workers() <= 2
+    assert Parallel(n_jobs=2)(delayed(default_workers)() for _ in range(2)) == [1, 1]

@@ -30,7 +30,13 @@ FORMULATIONS = ("auto", "structured", "branch", "monolithic")
 
 def default_workers() -> int:
     """Inner problems the structured oracle solves at once by default: the CPUs this
-    process may use, at most 2 (speed only; a certified answer does not depend on it)."""
+    process may use, at most 2; 1 in a child process (a joblib / Dask / multiprocessing
+    worker, where the draws themselves already run in parallel).  Speed only: a certified
+    answer does not depend on it."""
+    import multiprocessing
+
+    if multiprocessing.parent_process() is not None:
+        return 1
     try:
         n = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # not on Linux
