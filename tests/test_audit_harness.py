@@ -388,3 +388,29 @@ def test_failure_aware_sampler_records_failures() -> None:
 
     with pytest.raises(RuntimeError):
         failure_aware_sampler(other_error)(3, np.random.default_rng(0))
+
+
+def _laplace_or_fail(rng: np.random.Generator) -> float:
+    """A module-level run (picklable): a Laplace draw, a failure when it is large."""
+    x = float(rng.laplace(0.0, 1.0))
+    if x > 2.0:
+        raise OracleFailure("large draw")
+    return x
+
+
+def test_parallel_sampler_outputs_do_not_depend_on_where_they_run() -> None:
+    """n_jobs: one child generator per run, so in-process, 2 joblib processes and joblib's
+    threads give the same outputs (failures included) at the same seed."""
+    serial = failure_aware_sampler(_laplace_or_fail, n_jobs=1)(40, np.random.default_rng(5))
+    procs = failure_aware_sampler(_laplace_or_fail, n_jobs=2)(40, np.random.default_rng(5))
+    threads = failure_aware_sampler(_laplace_or_fail, n_jobs=2, backend="threading")(
+        40, np.random.default_rng(5))
+    assert is_failure(serial).any() and not is_failure(serial).all()
+    for other in (procs, threads):
+        assert is_failure(other).tolist() == is_failure(serial).tolist()
+        assert [o for o in other if o is not FAILURE] == [o for o in serial if o is not FAILURE]
+    # the runs are independent draws (not one stream reused): no two outputs equal
+    vals = [o for o in serial if o is not FAILURE]
+    assert len(set(vals)) == len(vals)
+    with pytest.raises(ValueError, match="n_jobs"):
+        failure_aware_sampler(_laplace_or_fail, n_jobs=0)

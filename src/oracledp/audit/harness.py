@@ -18,7 +18,9 @@ mapped to a dedicated outcome value (e.g. :data:`FAILURE`, or a reserved index
 such as -1) and kept, never dropped: a data-dependent failure is itself a
 privacy leak, and dropping it would hide exactly that.  The harness refuses a
 sampler that returns fewer or more than ``n`` outputs.
-:func:`failure_aware_sampler` wraps a single-run function this way.
+:func:`failure_aware_sampler` wraps a single-run function this way, and with ``n_jobs``
+runs the draws through joblib (so on a Dask cluster too), one child generator per run, with
+outputs that do not depend on where they ran.
 
 The event is ``event(outputs) -> bool array of shape (n,)``.  Choose it
 before looking at the confirmation runs (spec section 3, steps 1-2).  The same
@@ -65,27 +67,60 @@ FAILURE = _Failure()
 """Dedicated outcome for a failed run (compare with ``is`` or ``==``)."""
 
 
+def _run_caught(run_once: Callable[[np.random.Generator], Any], gen: np.random.Generator,
+                catch: tuple[type[BaseException], ...], failure: Any) -> Any:
+    try:
+        return run_once(gen)
+    except catch:
+        return failure
+
+
 def failure_aware_sampler(
     run_once: Callable[[np.random.Generator], Any],
     *,
     catch: tuple[type[BaseException], ...] = (OracleFailure,),
     failure: Any = FAILURE,
+    n_jobs: int | None = None,
+    backend: str | None = None,
 ) -> Sampler:
     """Turn ``run_once(rng) -> output`` into a sampler that records failures as outcomes.
 
-    Each of the ``n`` runs calls ``run_once`` with the shared generator (so
-    successive runs draw fresh noise); an exception of a type in ``catch``
-    becomes the outcome ``failure`` instead of being dropped or re-raised.
-    Outputs are returned as a 1-D object array.
+    An exception of a type in ``catch`` becomes the outcome ``failure`` instead of being
+    dropped or re-raised.  Outputs are returned as a 1-D object array.
+
+    ``n_jobs=None`` (default): the ``n`` runs call ``run_once`` in turn with the shared
+    generator (successive runs draw fresh noise).  ``n_jobs`` an integer: run ``i`` gets its
+    own child generator ``rng.spawn(n)[i]`` and the runs go through joblib (``n_jobs``
+    processes, ``-1`` = all CPUs; ``backend``, e.g. ``"dask"`` with a running
+    ``dask.distributed`` client, or an ambient ``joblib.parallel_config``), so the outputs are
+    the same for every ``n_jobs`` and backend at the same seed (they differ from the
+    ``n_jobs=None`` stream).  ``run_once`` must then be picklable (joblib's default backend
+    pickles closures too).
     """
+    if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, int)
+                               or n_jobs == 0):
+        raise ValueError(f"n_jobs must be None or a non-zero integer, got {n_jobs!r}")
 
     def sample(n: int, rng: np.random.Generator) -> NDArray[np.object_]:
         out = np.empty(n, dtype=object)
-        for i in range(n):
-            try:
-                out[i] = run_once(rng)
-            except catch:
-                out[i] = failure
+        if n_jobs is None:
+            for i in range(n):
+                out[i] = _run_caught(run_once, rng, catch, failure)
+            return out
+        children = rng.spawn(n)
+        if n_jobs == 1 and backend is None:
+            runs = [_run_caught(run_once, g, catch, failure) for g in children]
+        else:
+            from contextlib import nullcontext
+
+            from joblib import Parallel, delayed, parallel_config
+
+            ctx = parallel_config(backend=backend) if backend is not None else nullcontext()
+            with ctx:
+                runs = Parallel(n_jobs=n_jobs)(
+                    delayed(_run_caught)(run_once, g, catch, failure) for g in children)
+        for i, r in enumerate(runs):
+            out[i] = r
         return out
 
     return sample
