@@ -70,10 +70,11 @@ from __future__ import annotations
 
 import itertools
 import math
+import queue
 import threading
 import time
 import weakref
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
@@ -90,6 +91,35 @@ from oracledp.oracles.halfspace import HalfspaceProblem, Perturbation, as_pertur
 # to HiGHS reaches this much further (covering that and its LP tolerances: trusted)
 _HIGHS_TIE_WINDOW = 1e-5
 _TIE_MAX_SOLVES = 8  # tie-check solves per call before refusing
+
+
+class _DaemonPool:
+    """Persistent daemon worker threads (HiGHS keeps one task scheduler per thread).
+
+    Daemon threads, unlike ``concurrent.futures``' workers, are not joined at interpreter
+    exit: a fit stopped by Ctrl-C (``oracledp fit``) exits at once even while a worker is
+    inside a HiGHS solve, whose answer is then never used."""
+
+    def __init__(self, n: int) -> None:
+        self._tasks: queue.SimpleQueue[tuple[Any, Any, Future[Any]]] = queue.SimpleQueue()
+        for i in range(n):
+            threading.Thread(target=self._work, name=f"oracledp-highs-{i}", daemon=True).start()
+
+    def _work(self) -> None:
+        while True:
+            fn, arg, fut = self._tasks.get()
+            try:
+                fut.set_result(fn(arg))
+            except BaseException as exc:  # re-raised in the caller
+                fut.set_exception(exc)
+
+    def map(self, fn: Any, items: list[Any]) -> list[Any]:
+        futures: list[Future[Any]] = []
+        for x in items:
+            fut: Future[Any] = Future()
+            self._tasks.put((fn, x, fut))
+            futures.append(fut)
+        return [f.result() for f in futures]
 
 
 _BLOCK_ENTRIES = 1 << 21
@@ -210,7 +240,7 @@ class StructuredOracle:
         self.workers = int(workers)
         self.verbose = verbose
         self._lock = threading.Lock()  # the per-problem model dictionaries
-        self._pool: ThreadPoolExecutor | None = None
+        self._pool: _DaemonPool | None = None
         self._cache: weakref.WeakKeyDictionary[HalfspaceProblem, _Prepared] = (
             weakref.WeakKeyDictionary()
         )
@@ -230,8 +260,8 @@ class StructuredOracle:
         if self.workers == 1 or len(items) <= 1:
             return [fn(x) for x in items]
         if self._pool is None:  # persistent threads: HiGHS keeps one scheduler per thread
-            self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="oracledp-highs")
-        return list(self._pool.map(fn, items))
+            self._pool = _DaemonPool(self.workers)
+        return self._pool.map(fn, items)
 
     # ------------------------------------------------------------------ preparation
     def prepare(self, problem: HalfspaceProblem) -> _Prepared:
