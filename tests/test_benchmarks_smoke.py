@@ -41,8 +41,12 @@ def test_oracle_suite_draws_do_not_depend_on_where_they_run(
 
     from joblib import Parallel, delayed
 
+    from joblib.externals.loky import get_reusable_executor
+
     monkeypatch.syspath_prepend(str(BENCH))  # the workers import the script as a module
     suite = importlib.import_module("oracle_suite")
+    # worker processes started by earlier tests have the old sys.path: start fresh ones
+    get_reusable_executor().shutdown(wait=True)
     base = {"table": "wine-13", "intercept": True, "time_limit": 30.0}
     jobs = [base | {"kind": k, "eps": e, "oracle": "highs", "seed": s, "workers": 1}
             for k, e in (("opdisc", 1.0), ("rspm", 1.0)) for s in range(2)]
