@@ -40,7 +40,6 @@ def test_oracle_suite_draws_do_not_depend_on_where_they_run(
     import importlib
 
     from joblib import Parallel, delayed
-
     from joblib.externals.loky import get_reusable_executor
 
     monkeypatch.syspath_prepend(str(BENCH))  # the workers import the script as a module
