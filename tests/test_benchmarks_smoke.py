@@ -61,3 +61,8 @@ def test_oracle_branch_smoke(extra: list[str]) -> None:
     out = _run("oracle_branch.py", "--table", "wine-13", "--draws", "1", "--rules", "product",
                "--time-limit", "20", *extra)
     assert "median_s=" in out
+
+
+def test_bound_gap_smoke() -> None:
+    out = _run("bound_gap.py", "adult-paper", "1", "0", "2", "2")
+    assert "numeric leaves with bound <= U:" in out and "inner on 2 leaves" in out
