@@ -106,10 +106,6 @@ def _curve_at(curve: np.ndarray, horizons: tuple[int, ...]) -> list[float]:
 def run(cfg: Config, out_dir: Path,
         progress: Callable[[int, int, str], None] | None = None) -> list[dict[str, Any]]:
     """All (d, run) streams, FTL once and FTPL at every eps on each; writes runs.jsonl/csv."""
-    from oracledp.classes import MonotoneConjunctions, make_class_oracle
-    from oracledp.diagnostics import research_diagnostics
-    from oracledp.learners.ftpl import follow_the_leader, ftpl, ftpl_privacy, ftpl_regret_bound
-
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "config.json").write_text(json.dumps(asdict(cfg), indent=2))
     total = len(cfg.d_values) * cfg.runs * (1 + len(cfg.epsilons))
@@ -119,42 +115,11 @@ def run(cfg: Config, out_dir: Path,
     records: list[dict[str, Any]] = []
     with (out_dir / "runs.jsonl").open("w") as fh:
         for d in cfg.d_values:
-            cls = MonotoneConjunctions(d).zero_one_loss()
-            orc = make_class_oracle(cls, "brute")
-            m = int(cls.separator().shape[0])
             for r in range(cfg.runs):
-                stream_seed = _seed(cfg.seed, d, r, 0)
-                X, y = make_stream(d, cfg.T, cfg.p, cfg.label_noise,
-                                   np.random.default_rng(stream_seed))
-                Z = cls.encode(X, y)
                 jobs: list[tuple[str, float | None]] = [("ftl", None)]
                 jobs += [("ftpl", e) for e in cfg.epsilons]
                 for method, eps in jobs:
-                    t0 = time.perf_counter()
-                    rec: dict[str, Any] = {"method": method, "d": d, "m": m, "run": r,
-                                           "eps": eps, "stream_seed": stream_seed,
-                                           "T": cfg.T, "horizons": list(cfg.horizons)}
-                    if method == "ftl":
-                        res = follow_the_leader(cls, Z, oracle=orc)
-                        rec.update(seed=None, bound=None, privacy=None)
-                    else:
-                        assert eps is not None
-                        seed = _seed(cfg.seed, d, r, 1, round(eps * 1e6))
-                        with research_diagnostics():  # the regret is a non-private report
-                            res = ftpl(cls, Z, eps, oracle=orc, rng=seed,
-                                       delta_prime=cfg.delta_prime, return_diagnostics=True)
-                        rec.update(
-                            seed=seed,
-                            bound=[ftpl_regret_bound(eps, T, m) for T in cfg.horizons],
-                            privacy=[ftpl_privacy(eps, T, cfg.delta_prime).to_dict()
-                                     for T in cfg.horizons],
-                        )
-                    diag = res.diagnostics
-                    assert diag is not None and diag["regret_curve"] is not None
-                    rec.update(regret=_curve_at(diag["regret_curve"], cfg.horizons),
-                               best_cumulative_loss=diag["best_cumulative_loss"],
-                               learner_cumulative_loss=float(diag["cumulative_losses"][-1]),
-                               wall_s=time.perf_counter() - t0)
+                    rec = run_one(cfg, d, r, method, eps)
                     fh.write(json.dumps(rec) + "\n")
                     fh.flush()
                     records.append(rec)
@@ -164,6 +129,46 @@ def run(cfg: Config, out_dir: Path,
                         progress(done, total, f"d={d} run {r} {label}")
     _write_csv(records, out_dir / "runs.csv")
     return records
+
+
+def run_one(cfg: Config, d: int, r: int, method: str, eps: float | None) -> dict[str, Any]:
+    """One (d, run, method, eps) record: FTL (``eps=None``) or FTPL on the run's stream."""
+    from oracledp.classes import MonotoneConjunctions, make_class_oracle
+    from oracledp.diagnostics import research_diagnostics
+    from oracledp.learners.ftpl import follow_the_leader, ftpl, ftpl_privacy, ftpl_regret_bound
+
+    cls = MonotoneConjunctions(d).zero_one_loss()
+    orc = make_class_oracle(cls, "brute")
+    m = int(cls.separator().shape[0])
+    stream_seed = _seed(cfg.seed, d, r, 0)
+    X, y = make_stream(d, cfg.T, cfg.p, cfg.label_noise, np.random.default_rng(stream_seed))
+    Z = cls.encode(X, y)
+    t0 = time.perf_counter()
+    rec: dict[str, Any] = {"method": method, "d": d, "m": m, "run": r,
+                           "eps": eps, "stream_seed": stream_seed,
+                           "T": cfg.T, "horizons": list(cfg.horizons)}
+    if method == "ftl":
+        res = follow_the_leader(cls, Z, oracle=orc)
+        rec.update(seed=None, bound=None, privacy=None)
+    else:
+        assert eps is not None
+        seed = _seed(cfg.seed, d, r, 1, round(eps * 1e6))
+        with research_diagnostics():  # the regret is a non-private report
+            res = ftpl(cls, Z, eps, oracle=orc, rng=seed,
+                       delta_prime=cfg.delta_prime, return_diagnostics=True)
+        rec.update(
+            seed=seed,
+            bound=[ftpl_regret_bound(eps, T, m) for T in cfg.horizons],
+            privacy=[ftpl_privacy(eps, T, cfg.delta_prime).to_dict()
+                     for T in cfg.horizons],
+        )
+    diag = res.diagnostics
+    assert diag is not None and diag["regret_curve"] is not None
+    rec.update(regret=_curve_at(diag["regret_curve"], cfg.horizons),
+               best_cumulative_loss=diag["best_cumulative_loss"],
+               learner_cumulative_loss=float(diag["cumulative_losses"][-1]),
+               wall_s=time.perf_counter() - t0)
+    return rec
 
 
 def _write_csv(records: list[dict[str, Any]], path: Path) -> None:

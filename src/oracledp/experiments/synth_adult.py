@@ -192,10 +192,41 @@ def _measure_isolated(method: str, cfg: Config, eps: float,
         return pool.submit(_measure, method, cfg, eps, seed).result()
 
 
+def run_one(cfg: Config, r: int, ie: int, method: str, data: Any = None, workload: Any = None,
+            true: Any = None) -> dict[str, Any]:
+    """One (run, eps index, method): a JSON-serializable record (loads Adult if not given)."""
+    from oracledp.synth import answer, errors, kway_marginal_workload, load_adult_categorical
+
+    if data is None:
+        data = load_adult_categorical()
+        workload = kway_marginal_workload(data.domain, cfg.k)
+    if true is None:
+        true = answer(workload, data.codes)
+    eps = cfg.epsilons[ie]
+    seed = _seed(cfg.seed, r, _METHOD_INDEX[method], ie)
+    if method in PEERS:
+        m = _measure_isolated(method, cfg, eps, seed)
+    else:
+        m = _measure(method, cfg, eps, seed, data, workload)
+    g, extra = m["guarantee"], m["extra"]
+    err = errors(true, m["est"])
+    serr = errors(true, answer(workload, m["sample"]))
+    rec = {"run": r, "eps": eps, "method": method, "k": cfg.k,
+           "max_error": err["max"], "mean_error": err["mean"],
+           "seconds": m["seconds"], "sample_seconds": m["sample_seconds"],
+           "sample_max_error": serr["max"], "sample_mean_error": serr["mean"],
+           "guarantee_eps": g.epsilon, "guarantee_delta": g.delta,
+           "neighbouring": g.neighbouring, **extra}
+    if method == "oracle_query":
+        rec["query_player"] = cfg.query_player
+        rec["data_player"] = cfg.data_player
+    return rec
+
+
 def run(cfg: Config, out_dir: Path,
         report: Callable[[int, int, str], None] | None = None) -> list[dict[str, Any]]:
     """Every (run, eps, method); writes config.json, runs.jsonl and runs.csv."""
-    from oracledp.synth import answer, errors, kway_marginal_workload, load_adult_categorical
+    from oracledp.synth import answer, kway_marginal_workload, load_adult_categorical
 
     if cfg.peers:
         check_peers_available()
@@ -215,23 +246,7 @@ def run(cfg: Config, out_dir: Path,
                 for method in methods:
                     if report is not None:
                         report(done, total, f"run {r + 1}, eps={eps:g}, {method}")
-                    seed = _seed(cfg.seed, r, _METHOD_INDEX[method], ie)
-                    if method in PEERS:
-                        m = _measure_isolated(method, cfg, eps, seed)
-                    else:
-                        m = _measure(method, cfg, eps, seed, data, workload)
-                    g, extra = m["guarantee"], m["extra"]
-                    err = errors(true, m["est"])
-                    serr = errors(true, answer(workload, m["sample"]))
-                    rec = {"run": r, "eps": eps, "method": method, "k": cfg.k,
-                           "max_error": err["max"], "mean_error": err["mean"],
-                           "seconds": m["seconds"], "sample_seconds": m["sample_seconds"],
-                           "sample_max_error": serr["max"], "sample_mean_error": serr["mean"],
-                           "guarantee_eps": g.epsilon, "guarantee_delta": g.delta,
-                           "neighbouring": g.neighbouring, **extra}
-                    if method == "oracle_query":
-                        rec["query_player"] = cfg.query_player
-                        rec["data_player"] = cfg.data_player
+                    rec = run_one(cfg, r, ie, method, data, workload, true)
                     records.append(rec)
                     fh.write(json.dumps(rec) + "\n")
                     fh.flush()
