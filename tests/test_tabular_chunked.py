@@ -17,6 +17,8 @@ import pytest
 from typer.testing import CliRunner
 
 import oracledp.tabular as tabular
+import oracledp.tabular._aggregated as tabular_aggregated
+import oracledp.tabular._schema as tabular_schema
 from oracledp.cli import app
 from oracledp.errors import BoundsViolation
 from oracledp.estimators import OPDiscClassifier, RSPMClassifier
@@ -331,8 +333,9 @@ def test_cli_fits_rspm_and_opdisc_from_aggregated_rows(tmp_path, csv_path, schem
     def refuse(*a, **k):  # pragma: no cover - must not run
         raise AssertionError("the whole table was loaded")
 
-    monkeypatch.setattr(tabular, "CHUNK_ROWS", 3)  # identical rows in different chunks
+    monkeypatch.setattr(tabular_aggregated, "CHUNK_ROWS", 3)  # identical rows in different chunks
     monkeypatch.setattr(tabular, "read_csv", refuse)
+    monkeypatch.setattr(tabular_schema, "read_csv", refuse)
     monkeypatch.setattr(OPDiscClassifier, "fit", refuse)
     monkeypatch.setattr(TableSchema, "encode", refuse)
     res = _fit(CliRunner(), csv_path, sch, tmp_path / "m", model)
@@ -350,7 +353,7 @@ def test_cli_bad_input_in_a_late_chunk_exits_2_before_any_noise(tmp_path, schema
 
     monkeypatch.setattr(OPDiscClassifier, "_release", no_noise)
     monkeypatch.setattr(RSPMClassifier, "_release", no_noise)
-    monkeypatch.setattr(tabular, "CHUNK_ROWS", 4)
+    monkeypatch.setattr(tabular_aggregated, "CHUNK_ROWS", 4)
     sch = tmp_path / "schema.json"
     sch.write_text(json.dumps(SCHEMA))
     files = _bad_files()

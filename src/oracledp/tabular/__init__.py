@@ -1,0 +1,122 @@
+"""Bring your own table: a public schema, a scikit-learn transformer and a saved-model format.
+
+:class:`TableSchema` declares, per input column of a CSV/DataFrame, how it is encoded:
+
+* ``categorical``: declared ``levels``; one 0/1 column per level (one-hot).
+* ``numeric`` with a public ``lower``/``upper`` bound and a public grid ``step``: the value
+  x is mapped to the exact rational ``k/K`` with ``K = (upper - lower)/step`` (a whole
+  number, checked) and ``k = round((x - lower)/step)`` (numpy.rint: halves to even).  This is a documented, public per-record rounding to the
+  grid (no data-dependent choice); values outside ``[lower, upper]`` are refused.
+* ``numeric`` with public ``bins`` (cut points c_1 < ... < c_m inside ``[lower, upper]``):
+  thermometer encoding, one 0/1 column ``[x >= c_j]`` per cut.
+* the ``target``: a column with exactly two declared ``labels`` (the label set is public).
+* the **intercept feature** ``(intercept)`` = 1 (``"intercept": true``, the default): the
+  linear models here are halfspaces through the origin, so the schema appends a public
+  constant feature whose weight is the intercept.  It is a feature like the others: it is
+  in OPDisc's and RSPM's parameter space W (one more dimension in their norm budget and
+  noise), in the public norm bounds (l1 + 1) and in Accuracy First's l1 scaling.
+* **missing cells** (empty, NaN, or one of the schema's ``missing_values``, by default
+  :data:`DEFAULT_MISSING_VALUES`; a declared level is always a level) follow each column's
+  public ``missing`` policy: ``"refuse"`` (default), ``"level"`` (an extra 0/1 feature
+  ``name=(missing)``) or ``{"fill": v}`` (a declared level or a number within the bounds).
+* ``"type": "unresolved"``: a column schema inference could not type; every fit refuses it.
+
+Every bound, level, step and label is *declared*: :meth:`TableSchema.propose` reads them
+from data only as a convenience, marks each such entry ``"from_data": true`` and
+:class:`SchemaTransformer` refuses to fit while any such flag remains (reading bounds or
+levels from private data is not private: replace them with public values, or confirm
+them by removing the flag).  :meth:`TableSchema.feature_schema` gives the public
+:class:`~oracledp.oracles.FeatureSchema` of the encoded columns from the schema alone,
+and :meth:`TableSchema.norm_bounds` public bounds on the rows' l1/l2/sup norms.  With
+``row_divisor = m`` every encoded row is divided by the integer m (e.g. the l1 bound,
+``schema.scaled_to_l1()``, so that ``||x||_1 <= 1`` as Accuracy First requires).
+
+Bad training input (missing column, a missing value without a policy, text in a numeric
+column, unknown level, a number outside its bounds, and with ``ignore_extra=False`` a column
+the schema does not mention) raises ONE :class:`~oracledp.errors.BoundsViolation` listing
+every problem by column and rule, never a record value or a row number, before anything
+random happens.  Rows to *predict* on are post-processing of a released model, so by default
+they follow the prediction policy (:meth:`TableSchema.encode_for_prediction`): numbers
+clipped to the public bounds, unknown levels encoded as all-zero one-hots, with a
+:class:`~oracledp.errors.PredictionPolicyWarning` counting the affected rows per column;
+``on_unknown="refuse"`` refuses them as in training.  :func:`read_csv` adds file-level checks (empty file, non-UTF-8 bytes, wrong
+delimiter) raising :class:`TableInputError`.  :func:`read_csv_aggregated` does the same checks
+chunk by chunk and keeps only the distinct encoded rows with their label counts (an
+:class:`AggregatedTable`, memory independent of the number of records);
+:func:`fit_aggregated` fits OPDisc or RSPM on it exactly as on the whole table.
+
+Saved model format (``model.json``, written by :func:`save_model`, read by
+:func:`load_model`; loading needs only this file)::
+
+    {
+      "format": "oracledp.model", "format_version": 2,
+      "model": "opdisc" | "rspm" | "opsamp" | "dpsgd" | "accuracy-first",
+      "schema": <TableSchema.to_dict()>,
+      "params": {<public hyper-parameters: epsilon, delta, ...>},
+      "guarantee": <PrivacyGuarantee.to_dict()>,
+      "classes": [label mapped to -1, label mapped to +1],
+      "feature_names": [...], "coef": [...], "intercept": float
+    }
+
+It holds the released parameters, the public schema and the guarantee only: no training
+rows, no non-private diagnostics, no seed.  A prediction is ``classes[1]`` where
+``<x, coef> + intercept > 0`` and ``classes[0]`` otherwise, as in every estimator here.
+
+Versions and validation: ``format_version`` is :data:`MODEL_FORMAT_VERSION` (2: the schema
+always says ``"intercept"``).  :func:`load_model` also reads version 1 (written before the
+intercept feature existed: its schema is read with ``intercept`` false, so its coefficients
+keep their meaning); a file without ``format_version`` or with another one is refused with
+a message to fit the model again.  It also refuses (one :class:`ModelFileError`, a ValueError, and nothing of the
+file is used): a missing or unknown top-level field; a model type not listed above; an
+invalid or unconfirmed schema; ``feature_names`` other than the schema's encoded features;
+``coef`` that is not a list of exactly one finite number (not a string, not a boolean) per
+encoded feature; a non-finite ``intercept`` (or a non-zero one for a model without
+intercept; rspm coefficients outside {-1, 0, 1}); ``classes`` other than the schema's two
+labels sorted; a guarantee without exactly the fields of ``PrivacyGuarantee.to_dict()``,
+each of its exact JSON type (``holds`` a real true/false, ``epsilon`` a finite number > 0,
+``delta`` in [0, 1), ``kind`` pure/approximate/ex-post...), or whose kind and exact-oracle
+flag do not match the model type; ``NaN``/``Infinity`` anywhere; a key listed twice.
+:func:`save_model` runs the same checks before writing, so it never writes a file that
+:func:`load_model` would refuse.
+"""
+
+from __future__ import annotations
+
+# ``X as X``: public names outside __all__, importable from here as before the package split.
+from oracledp.tabular._aggregated import CHUNK_ROWS as CHUNK_ROWS
+from oracledp.tabular._aggregated import AggregatedTable, fit_aggregated, read_csv_aggregated
+from oracledp.tabular._cells import describe_adjusted as describe_adjusted
+from oracledp.tabular._columns import DEFAULT_MISSING_VALUES as DEFAULT_MISSING_VALUES
+from oracledp.tabular._columns import INTERCEPT_NAME as INTERCEPT_NAME
+from oracledp.tabular._columns import MAX_GRID as MAX_GRID
+from oracledp.tabular._columns import MISSING_POLICIES as MISSING_POLICIES
+from oracledp.tabular._columns import Column
+from oracledp.tabular._csv import read_csv
+from oracledp.tabular._errors import ModelFileError, TableInputError, UnconfirmedSchemaError
+from oracledp.tabular._model_file import MODEL_FORMAT as MODEL_FORMAT
+from oracledp.tabular._model_file import MODEL_FORMAT_VERSION as MODEL_FORMAT_VERSION
+from oracledp.tabular._model_file import MODEL_TYPES as MODEL_TYPES
+from oracledp.tabular._model_file import READABLE_MODEL_VERSIONS as READABLE_MODEL_VERSIONS
+from oracledp.tabular._model_file import SavedModel, load_model, save_model
+from oracledp.tabular._propose import PROPOSE_MAX_GRID as PROPOSE_MAX_GRID
+from oracledp.tabular._schema import FORMAT_VERSION as FORMAT_VERSION
+from oracledp.tabular._schema import FROM_DATA_NOTE as FROM_DATA_NOTE
+from oracledp.tabular._schema import SCHEMA_FORMAT as SCHEMA_FORMAT
+from oracledp.tabular._schema import TableSchema
+from oracledp.tabular._transformer import SchemaTransformer
+
+__all__ = [
+    "AggregatedTable",
+    "Column",
+    "ModelFileError",
+    "SavedModel",
+    "SchemaTransformer",
+    "TableInputError",
+    "TableSchema",
+    "UnconfirmedSchemaError",
+    "fit_aggregated",
+    "load_model",
+    "read_csv",
+    "read_csv_aggregated",
+    "save_model",
+]

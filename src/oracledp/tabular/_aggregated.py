@@ -1,0 +1,233 @@
+"""Aggregated reading: a labelled CSV reduced to its distinct encoded rows and label counts.
+
+:func:`read_csv_aggregated` checks and encodes the file chunk by chunk (:data:`CHUNK_ROWS`
+rows at a time), so memory grows with the distinct rows, not with the records;
+:func:`fit_aggregated` fits OPDisc or RSPM on the resulting :class:`AggregatedTable` exactly
+as on the whole table (the exact problem from counts,
+:meth:`~oracledp.oracles.HalfspaceProblem.from_counts`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from oracledp.tabular._cells import _table_violation
+from oracledp.tabular._csv import (
+    _PARSE,
+    _check_header,
+    _no_rows,
+    _parse_error,
+    _prescan,
+    _source_label,
+    _text_stream,
+)
+from oracledp.tabular._schema import TableSchema
+
+# --- aggregated reading: memory grows with the distinct rows, not with the records ----------
+
+
+#: Rows per chunk of :func:`read_csv_aggregated` (a chunk of strings takes roughly
+#: rows x columns x 60 bytes; the distinct rows found so far are kept besides).
+CHUNK_ROWS = 100_000
+
+
+@dataclass(frozen=True, eq=False)
+class AggregatedTable:
+    """A labelled table reduced to its distinct encoded rows (see :func:`read_csv_aggregated`).
+
+    ``codes`` (g, number of schema columns): the cell codes of each distinct row (level
+    index, grid index ``k`` or number of bin cut points below the value), which
+    :meth:`features` encodes exactly as :meth:`TableSchema.encode` encodes the records;
+    ``counts`` (g, 2): how many records with that row carry ``schema.labels[0]`` and
+    ``schema.labels[1]``.  No record order, no value off the schema's public grids.
+    """
+
+    schema: TableSchema
+    codes: NDArray[np.int64]
+    counts: NDArray[np.int64]
+
+    @property
+    def n(self) -> int:
+        """The number of records (public, as in every fit here: it sets delta = 1/n^2)."""
+        return int(self.counts.sum())
+
+    @property
+    def n_groups(self) -> int:
+        return int(self.codes.shape[0])
+
+    def features(self) -> NDArray[np.float64]:
+        """The distinct encoded rows, shape (g, ``schema.n_features``)."""
+        return self.schema._decode(self.codes)
+
+
+class _RowCounter:
+    """Label counts per distinct row of cell codes, merged chunk by chunk.
+
+    A row of codes is packed into as few int64 words as keep each word's range below 2**62
+    (one word for usual schemas), so rows are compared as integers.
+    """
+
+    def __init__(self, cards: list[int]) -> None:
+        self.cards = cards
+        self.words: list[list[int]] = [[]]
+        prod = 1
+        for j, k in enumerate(cards):
+            if self.words[-1] and prod * k >= 2**62:
+                self.words.append([])
+                prod = 1
+            self.words[-1].append(j)
+            prod *= k
+        self.keys = np.empty((0, len(self.words)), dtype=np.int64)
+        self.counts = np.empty((0, 2), dtype=np.int64)
+        self._pending: list[tuple[NDArray[np.int64], NDArray[np.int64]]] = []
+        self._pending_rows = 0
+
+    def _pack(self, codes: NDArray[np.int64]) -> NDArray[np.int64]:
+        out = np.zeros((codes.shape[0], len(self.words)), dtype=np.int64)
+        for w, cols in enumerate(self.words):
+            for j in cols:
+                out[:, w] *= self.cards[j]
+                out[:, w] += codes[:, j]
+        return out
+
+    def _unpack(self, keys: NDArray[np.int64]) -> NDArray[np.int64]:
+        out = np.empty((keys.shape[0], len(self.cards)), dtype=np.int64)
+        for w, cols in enumerate(self.words):
+            key = keys[:, w].copy()
+            for j in reversed(cols):
+                key, out[:, j] = np.divmod(key, self.cards[j])
+        return out
+
+    @staticmethod
+    def _unique(keys: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.intp]]:
+        if keys.shape[1] == 1:
+            u, inv = np.unique(keys[:, 0], return_inverse=True)
+            return u[:, None], inv.ravel()
+        u, inv = np.unique(keys, axis=0, return_inverse=True)
+        return u, inv.ravel()
+
+    def add(self, codes: NDArray[np.int64], labels: NDArray[np.int8]) -> None:
+        keys, inv = self._unique(self._pack(codes))
+        counts = np.bincount(inv * 2 + labels, minlength=2 * len(keys)).reshape(-1, 2)
+        self._pending.append((keys, counts.astype(np.int64)))
+        self._pending_rows += len(keys)
+        if self._pending_rows > max(len(self.keys), 1 << 20):
+            self._merge()
+
+    def _merge(self) -> None:
+        if not self._pending:
+            return
+        keys = np.concatenate([self.keys, *(k for k, _ in self._pending)])
+        counts = np.concatenate([self.counts, *(c for _, c in self._pending)])
+        self._pending, self._pending_rows = [], 0
+        self.keys, inv = self._unique(keys)
+        del keys
+        self.counts = np.zeros((len(self.keys), 2), dtype=np.int64)
+        np.add.at(self.counts, inv, counts)
+
+    def result(self) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        self._merge()
+        return self._unpack(self.keys), self.counts
+
+
+def _cardinalities(schema: TableSchema) -> list[int]:
+    """How many codes each column can take (public: from the schema alone)."""
+    return [max(c.n_values + c.missing_level, 1) for c in schema.columns]
+
+
+def read_csv_aggregated(source: str | Path | bytes, schema: TableSchema, *, sep: str = ",",
+                        chunksize: int | None = None,
+                        ignore_extra: bool = True) -> AggregatedTable:
+    """Read, check and encode a labelled CSV chunk by chunk, keeping only its distinct
+    encoded rows with their label counts.
+
+    The refusals are those of ``read_csv(source, schema, with_target=True)`` followed by
+    encoding: file-level problems raise :class:`TableInputError`, and every violation of the
+    schema anywhere in the file is listed in ONE BoundsViolation, by column and rule (never a
+    value or a row), after the whole file was checked and before anything random can
+    happen.  Memory holds one chunk of ``chunksize`` rows plus the distinct rows, whatever
+    the number of records (``chunksize`` None: :data:`CHUNK_ROWS`).
+    """
+    if not isinstance(schema, TableSchema):
+        raise TypeError(f"schema must be a TableSchema, got {type(schema).__name__}")
+    if chunksize is None:
+        chunksize = CHUNK_ROWS
+    if isinstance(chunksize, bool) or not isinstance(chunksize, int) or chunksize < 1:
+        raise ValueError(f"chunksize must be an integer >= 1, got {chunksize!r}")
+    label = _source_label(source)
+    _prescan(source, label)
+    counter: _RowCounter | None = _RowCounter(_cardinalities(schema))
+    found: dict[tuple[int, int], str] = {}
+    n = 0
+    with _text_stream(source, label) as fh:
+        try:
+            chunks = pd.read_csv(fh, sep=sep, chunksize=chunksize, **_PARSE)
+            for i, chunk in enumerate(chunks):
+                chunk.columns = [str(c).strip() for c in chunk.columns]
+                if i == 0:
+                    _check_header(list(chunk.columns), schema, True, sep, label)
+                n += len(chunk)
+                items, codes, y_idx = schema._scan(chunk, with_target=True,
+                                                   codes=counter is not None,
+                                                   ignore_extra=ignore_extra)
+                found.update(items)
+                if found:
+                    counter = None  # nothing will be fitted: only the checks go on
+                elif counter is not None and codes is not None and y_idx is not None:
+                    counter.add(codes, y_idx)
+        except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+            raise _parse_error(label, sep, exc) from None
+    if n == 0:
+        raise _no_rows(label)
+    if found or counter is None:
+        raise _table_violation([found[k] for k in sorted(found)])
+    codes, counts = counter.result()
+    return AggregatedTable(schema=schema, codes=codes, counts=counts)
+
+
+def fit_aggregated(estimator: Any, table: AggregatedTable) -> Any:
+    """Fit an OPDisc or RSPM classifier on an :class:`AggregatedTable`.
+
+    Exactly ``estimator.fit(X, y)`` on the full encoded table (``X = schema.encode(df)``,
+    ``y = schema.labels_of(df)``): the same checks in the same order, all before any noise;
+    delta = 1/n^2 with n the number of records; the same exact problem (built by
+    :meth:`~oracledp.oracles.HalfspaceProblem.from_counts`), hence the same release for the
+    same ``random_state``; the same fitted attributes.  Memory grows with the distinct rows.
+    Returns the estimator.
+    """
+    from oracledp.estimators import OPDiscClassifier
+    from oracledp.estimators._base import map_binary_labels
+    from oracledp.oracles.halfspace import HalfspaceProblem
+
+    est = estimator
+    if not isinstance(est, OPDiscClassifier):
+        raise TypeError("fit_aggregated fits an OPDiscClassifier or RSPMClassifier (the models "
+                        f"of the exact 0/1-loss problem), got {type(est).__name__}")
+    if not isinstance(table, AggregatedTable):
+        raise TypeError(f"table must be an AggregatedTable, got {type(table).__name__}")
+    # 1. Parameters: the estimator's own checks (no data, no randomness yet).
+    params = est._start_fit()
+
+    # 2. Labels: the estimator's own mapping, on the labels that occur (one of each).
+    labels = np.array(table.schema.labels, dtype=object)
+    present = labels[table.counts.sum(axis=0) > 0]
+    classes, _ = map_binary_labels(present, est.classes, type(est).__name__)
+    plus = table.schema.labels.index(str(classes[1]))
+    n_pos, n_neg = table.counts[:, plus], table.counts[:, 1 - plus]
+    n, d = table.n, table.schema.n_features
+
+    def build(space: Any, schema: Any, grid: Any) -> HalfspaceProblem:
+        # the exact problem from the distinct rows (the rows are freed once encoded)
+        return HalfspaceProblem.from_counts(est._transform(table.features(), grid, schema),
+                                            n_pos, n_neg, space, schema=schema)
+
+    # 3-4. The estimator's own problem-and-release steps.
+    est._fit_problem(params, n, d, classes, build)
+    est.n_features_in_ = d
+    return est

@@ -1,0 +1,73 @@
+"""Checking helpers of :class:`~oracledp.tabular.TableSchema`: cells, errors, messages.
+
+:class:`_Cells` (the cells of one column, reduced to their distinct values), the one
+:class:`~oracledp.errors.BoundsViolation` listing every problem of a table
+(:func:`_table_violation`) and the sentence counting the rows the prediction policy adjusted
+(:func:`describe_adjusted`).  Messages name columns and rules, never a record value or a row.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from oracledp.errors import BoundsViolation
+
+
+def describe_adjusted(adjusted: dict[str, dict[str, int]], n_rows: int,
+                      strict_hint: str = "use on_unknown='refuse'") -> str:
+    """One sentence counting the rows the prediction policy encoded, by column and rule;
+    ``strict_hint`` says how to refuse such rows instead (the option's spelling)."""
+    what = {"clipped": "clipped to the public bounds",
+            "unknown level": "with an unknown level, encoded as all zeros",
+            "missing": "missing, encoded as all zeros"}
+    parts = [f"{name}: {k:,} row(s) {what[rule]}"
+             for name, rules in adjusted.items() for rule, k in rules.items()]
+    return (f"of {n_rows:,} row(s) to predict, the prediction policy encoded values outside "
+            f"the training schema ({'; '.join(parts)}). Predictions on such rows are post-processing "
+            f"and do not affect the training guarantee; {strict_hint} to refuse them instead.")
+
+
+def _table_violation(problems: list[str]) -> BoundsViolation:
+    """The one error listing every problem of a table (by column and rule, never a value)."""
+    return BoundsViolation(
+        "the table does not fit the schema: " + "; ".join(problems)
+        + ". Fix the data or the schema (no value is clipped, dropped or guessed)."
+    )
+
+
+class _Cells:
+    """The cells of one column, for rules that look at one cell at a time.
+
+    A column of strings (what :func:`read_csv` gives) is reduced to its distinct values,
+    each rule is evaluated once per distinct value and mapped back with :meth:`per_row`;
+    any other column is taken cell by cell.  ``raw``: the values as given; ``text``: as
+    stripped strings (``astype(str).str.strip()``); ``nan``: the cells that are NaN;
+    ``na``: missing (NaN or empty after stripping); ``ok``: the others.
+    """
+
+    def __init__(self, s: pd.Series) -> None:
+        inv, uniq = pd.factorize(s, use_na_sentinel=True)
+        if len(uniq) and (isinstance(s.dtype, pd.StringDtype) or (
+                s.dtype == object and all(isinstance(u, str) for u in uniq))):
+            self.raw = pd.Series(uniq, dtype=s.dtype)
+            self.text = self.raw.str.strip()
+            self._inv: NDArray[np.intp] | None = np.where(inv < 0, 0, inv)
+            self.nan = inv < 0
+            empty = (self.text == "").to_numpy(dtype=bool)
+            self.na = self.nan | empty[self._inv]
+        else:
+            self.raw = s.reset_index(drop=True)
+            self.text = self.raw.astype(str).str.strip()
+            self._inv = None
+            self.nan = self.raw.isna().to_numpy(dtype=bool)
+            self.na = self.nan | (self.text == "").to_numpy(dtype=bool)
+        self.ok = ~self.na
+
+    def per_row(self, values: Any) -> NDArray[Any]:
+        """``values`` (one per entry of ``raw``) for every cell."""
+        arr = np.asarray(values)
+        return arr if self._inv is None else arr[self._inv]

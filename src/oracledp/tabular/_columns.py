@@ -1,0 +1,238 @@
+"""One input column of a :class:`~oracledp.tabular.TableSchema` and its public encoding.
+
+:class:`Column` (categorical levels, a numeric grid ``k/K`` or thermometer bins, the
+``missing`` policy, ``"unresolved"``) with its checks and JSON form, the public constants it
+uses (:data:`MAX_GRID`, :data:`DEFAULT_MISSING_VALUES`, :data:`MISSING_POLICIES`,
+:data:`INTERCEPT_NAME`) and the small JSON helpers shared with the schema.  The encoding is
+described in the :mod:`oracledp.tabular` docstring.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+MAX_GRID = 10**6
+
+
+def _num(v: Any, what: str) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        raise ValueError(f"{what} must be a finite number, got {v!r}")
+    return float(v)
+
+
+#: Cell texts that mean "missing" by default (after stripping spaces), besides an empty cell
+#: and a NaN.  A schema may declare its own list (``"missing_values"``); a declared level of a
+#: categorical column is always that level, never "missing".
+DEFAULT_MISSING_VALUES: tuple[str, ...] = ("NA", "N/A", "NaN", "nan", "NULL", "null", "None",
+                                           "?")
+
+#: The public policies for missing cells of a column (see :class:`Column`).
+MISSING_POLICIES = ("refuse", "level", "fill")
+
+#: Name of the encoded constant feature (the public intercept).
+INTERCEPT_NAME = "(intercept)"
+
+
+@dataclass(frozen=True)
+class Column:
+    """One input column: ``kind`` is ``"categorical"``, ``"numeric"`` or ``"unresolved"``.
+
+    ``missing`` is the column's public policy for missing cells (an empty cell, NaN, or one of
+    the schema's ``missing_values``): ``"refuse"`` (default: the table is refused),
+    ``"level"`` (a public extra 0/1 feature ``name=(missing)``; a numeric column's value
+    feature is 0 on such rows) or ``"fill"`` with the public ``fill`` value (a declared level,
+    or a number within the bounds).  ``"unresolved"`` marks a column that schema inference
+    could not type: every fit refuses it until it is declared or removed.
+    """
+
+    name: str
+    kind: str
+    levels: tuple[str, ...] | None = None
+    lower: float | None = None
+    upper: float | None = None
+    step: float | None = None
+    bins: tuple[float, ...] | None = None
+    from_data: bool = False
+    missing: str = "refuse"
+    fill: str | float | None = None
+    note: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        where = f"column {self.name!r}"
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError(f"a column name must be a non-empty string, got {self.name!r}")
+        if self.missing not in MISSING_POLICIES:
+            raise ValueError(f"{where}: 'missing' must be \"refuse\", \"level\" or "
+                             "{\"fill\": <public value>}")
+        if (self.missing == "fill") != (self.fill is not None):
+            raise ValueError(f"{where}: a fill value goes with \"missing\": {{\"fill\": ...}}")
+        if self.kind == "unresolved":
+            if any(v is not None for v in (self.levels, self.lower, self.upper, self.step,
+                                           self.bins, self.fill)) or self.missing != "refuse":
+                raise ValueError(f"{where}: an unresolved column takes only a 'note'")
+            return
+        if self.kind == "categorical":
+            if self.levels is None or len(self.levels) == 0:
+                raise ValueError(f"{where}: a categorical column needs a non-empty 'levels' list")
+            levels = tuple(str(v) for v in self.levels)
+            if len(set(levels)) != len(levels):
+                raise ValueError(f"{where}: 'levels' must be distinct")
+            object.__setattr__(self, "levels", levels)
+            if any(v is not None for v in (self.lower, self.upper, self.step, self.bins)):
+                raise ValueError(f"{where}: a categorical column takes only 'levels'")
+            if self.fill is not None:
+                if not isinstance(self.fill, str) or self.fill not in levels:
+                    raise ValueError(f"{where}: the fill value must be one of the declared "
+                                     "levels")
+        elif self.kind == "numeric":
+            if self.levels is not None:
+                raise ValueError(f"{where}: a numeric column takes no 'levels'")
+            lo = _num(self.lower, f"{where}: 'lower'")
+            hi = _num(self.upper, f"{where}: 'upper'")
+            if not lo < hi:
+                raise ValueError(f"{where}: 'lower' must be < 'upper'")
+            object.__setattr__(self, "lower", lo)
+            object.__setattr__(self, "upper", hi)
+            if (self.step is None) == (self.bins is None):
+                raise ValueError(f"{where}: a numeric column needs exactly one of 'step' "
+                                 "(grid) or 'bins' (cut points)")
+            if self.step is not None:
+                step = _num(self.step, f"{where}: 'step'")
+                if step <= 0:
+                    raise ValueError(f"{where}: 'step' must be > 0")
+                object.__setattr__(self, "step", step)
+                K = round((hi - lo) / step)
+                if not 1 <= K <= MAX_GRID:
+                    raise ValueError(f"{where}: (upper - lower)/step must round to an integer "
+                                     f"in [1, {MAX_GRID}], got {K}")
+                if abs((hi - lo) / step - K) > 1e-9 * K:
+                    raise ValueError(f"{where}: upper - lower must be a whole number of steps "
+                                     f"(got {(hi - lo) / step:g} steps)")
+            else:
+                cuts = tuple(_num(c, f"{where}: a bin cut point") for c in self.bins or ())
+                if not cuts:
+                    raise ValueError(f"{where}: 'bins' must list at least one cut point")
+                if any(b <= a for a, b in itertools.pairwise(cuts)):
+                    raise ValueError(f"{where}: bin cut points must be strictly increasing")
+                if not (lo < cuts[0] and cuts[-1] <= hi):
+                    raise ValueError(f"{where}: bin cut points must lie in (lower, upper]")
+                object.__setattr__(self, "bins", cuts)
+            if self.fill is not None:
+                f = _num(self.fill, f"{where}: the fill value")
+                if not lo <= f <= hi:
+                    raise ValueError(f"{where}: the fill value must lie in [lower, upper]")
+                object.__setattr__(self, "fill", f)
+        else:
+            raise ValueError(f"{where}: type must be 'categorical' or 'numeric', "
+                             f"got {self.kind!r}")
+
+    @property
+    def K(self) -> int:
+        """Grid size of a gridded numeric column (public)."""
+        assert self.step is not None
+        return round((self.upper - self.lower) / self.step)  # type: ignore[operator]
+
+    @property
+    def missing_level(self) -> bool:
+        return self.missing == "level"
+
+    @property
+    def n_values(self) -> int:
+        """How many codes a present (not missing) cell can take."""
+        if self.kind == "categorical":
+            return len(self.levels or ())
+        if self.kind == "numeric":
+            return self.K + 1 if self.step is not None else len(self.bins or ()) + 1
+        return 0
+
+    @property
+    def width(self) -> int:
+        if self.kind == "categorical":
+            base = len(self.levels or ())
+        elif self.kind == "numeric":
+            base = 1 if self.step is not None else len(self.bins or ())
+        else:
+            return 0
+        return base + self.missing_level
+
+    def output_names(self) -> list[str]:
+        if self.kind == "categorical":
+            names = [f"{self.name}={v}" for v in self.levels or ()]
+        elif self.kind == "numeric" and self.step is not None:
+            names = [self.name]
+        elif self.kind == "numeric":
+            names = [f"{self.name}>={c:g}" for c in self.bins or ()]
+        else:
+            return []
+        return names + ([f"{self.name}=(missing)"] if self.missing_level else [])
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"name": self.name, "type": self.kind}
+        if self.kind == "categorical":
+            d["levels"] = list(self.levels or ())
+        elif self.kind == "numeric":
+            d["lower"], d["upper"] = _plain(self.lower), _plain(self.upper)
+            if self.step is not None:
+                d["step"] = _plain(self.step)
+            else:
+                d["bins"] = [_plain(c) for c in self.bins or ()]
+        if self.missing == "level":
+            d["missing"] = "level"
+        elif self.missing == "fill":
+            d["missing"] = {"fill": self.fill if isinstance(self.fill, str)
+                            else _plain(self.fill)}
+        if self.from_data:
+            d["from_data"] = True
+        if self.note:
+            d["note"] = self.note
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Any) -> Column:
+        if not isinstance(d, dict):
+            raise ValueError(f"each column must be a JSON object, got {type(d).__name__}")
+        allowed = {"name", "type", "levels", "lower", "upper", "step", "bins", "from_data",
+                   "missing", "note"}
+        extra = sorted(set(d) - allowed)
+        if extra:
+            raise ValueError(f"column {d.get('name')!r}: unknown keys {extra}")
+        if "name" not in d or "type" not in d:
+            raise ValueError("each column needs 'name' and 'type'")
+        levels = d.get("levels")
+        bins = d.get("bins")
+        missing, fill = _parse_missing(d.get("missing", "refuse"), d["name"])
+        note = d.get("note", "")
+        if not isinstance(note, str):
+            raise ValueError(f"column {d['name']!r}: 'note' must be a string")
+        return cls(name=d["name"], kind=d["type"],
+                   levels=None if levels is None else tuple(levels),
+                   lower=d.get("lower"), upper=d.get("upper"), step=d.get("step"),
+                   bins=None if bins is None else tuple(bins),
+                   from_data=_flag(d.get("from_data", False), d["name"]),
+                   missing=missing, fill=fill, note=note)
+
+
+def _parse_missing(v: Any, name: Any) -> tuple[str, Any]:
+    """The JSON ``"missing"`` entry: "refuse", "level" or {"fill": value}."""
+    if v in ("refuse", "level"):
+        return v, None
+    if isinstance(v, dict) and set(v) == {"fill"} and (
+            isinstance(v["fill"], str) or (isinstance(v["fill"], (int, float))
+                                           and not isinstance(v["fill"], bool))):
+        return "fill", v["fill"]
+    raise ValueError(f"column {name!r}: 'missing' must be \"refuse\", \"level\" or "
+                     "{\"fill\": <a declared level or a number within the bounds>}")
+
+
+def _plain(v: float | None) -> float | int | None:
+    """Integral floats as JSON integers (17 rather than 17.0), for readable schema files."""
+    return int(v) if v is not None and float(v).is_integer() and abs(v) < 2**53 else v
+
+
+def _flag(v: Any, name: str) -> bool:
+    if not isinstance(v, bool):
+        raise ValueError(f"{name!r}: 'from_data' must be true or false")
+    return v

@@ -1,0 +1,285 @@
+"""Saved models: :func:`save_model` writes ``model.json``, :func:`load_model` reads it.
+
+The format, its versions (:data:`MODEL_FORMAT_VERSION`, :data:`READABLE_MODEL_VERSIONS`) and
+the strict validation of every field (:class:`SavedModel` on success,
+:class:`ModelFileError` otherwise) are described in the :mod:`oracledp.tabular` docstring.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from oracledp.tabular._errors import ModelFileError
+from oracledp.tabular._schema import TableSchema
+
+# --- saved models --------------------------------------------------------------------------
+
+MODEL_FORMAT = "oracledp.model"
+MODEL_TYPES = ("opdisc", "rspm", "opsamp", "dpsgd", "accuracy-first")
+
+MODEL_FORMAT_VERSION = 2
+"""The ``format_version`` that :func:`save_model` writes.  :func:`load_model` reads it and
+version 1 (written before schemas had the intercept feature: its schema has no
+``"intercept"`` key and is read with ``intercept`` False, so its coefficients keep their
+meaning); a file without a version, or with another one, is refused with a message to fit
+the model again."""
+
+READABLE_MODEL_VERSIONS = (1, 2)
+
+_MODEL_KEYS = frozenset({"format", "format_version", "model", "schema", "params", "guarantee",
+                         "classes", "feature_names", "coef", "intercept"})
+
+#: What each model type releases: (guarantee kind, proof assumes an exact oracle,
+#: may have a non-zero intercept).  A file that disagrees was not written by that model.
+_MODEL_RULES: dict[str, tuple[str, bool, bool]] = {
+    "opdisc": ("approximate", True, False),
+    "rspm": ("pure", True, False),
+    "opsamp": ("approximate", False, False),
+    "dpsgd": ("approximate", False, True),
+    "accuracy-first": ("ex-post", False, False),
+}
+
+#: The fields of ``PrivacyGuarantee.to_dict()`` and their exact JSON types.
+_GUARANTEE_FIELDS: dict[str, type] = {
+    "epsilon": float, "delta": float, "kind": str, "requires_exact_oracle": bool,
+    "source": str, "neighbouring": str, "holds": bool, "notes": str, "numerics": str,
+    "diagnostics_released": bool, "calibration": str,
+}
+
+
+def _jsonable(v: Any) -> bool:
+    return v is None or isinstance(v, (bool, int, str)) or (
+        isinstance(v, float) and math.isfinite(v))
+
+
+def _real(v: Any, what: str) -> float:
+    """A finite JSON number (int or float, never a bool or a string)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise ValueError(f"{what} must be a number, got {type(v).__name__}")
+    if not math.isfinite(v):
+        raise ValueError(f"{what} must be finite")
+    return float(v)
+
+
+def _parse_guarantee(g: Any) -> Any:
+    """The saved guarantee as a PrivacyGuarantee; every field present with its exact type."""
+    from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
+
+    if not isinstance(g, dict):
+        raise ValueError("'guarantee' must be a JSON object")
+    missing = sorted(set(_GUARANTEE_FIELDS) - set(g))
+    extra = sorted(set(g) - set(_GUARANTEE_FIELDS))
+    if missing or extra:
+        raise ValueError("'guarantee' must have exactly the fields "
+                         f"{sorted(_GUARANTEE_FIELDS)} (missing {missing}, unknown {extra})")
+    for key, typ in _GUARANTEE_FIELDS.items():
+        v = g[key]
+        if typ is float:
+            _real(v, f"guarantee '{key}'")
+        elif typ is bool:
+            if not isinstance(v, bool):
+                raise ValueError(f"guarantee '{key}' must be true or false, got "
+                                 f"{type(v).__name__}")
+        elif not isinstance(v, str):
+            raise ValueError(f"guarantee '{key}' must be a string, got {type(v).__name__}")
+    if g["kind"] not in {str(k) for k in GuaranteeKind}:
+        raise ValueError(f"guarantee 'kind' must be one of {[str(k) for k in GuaranteeKind]}")
+    if not g["epsilon"] > 0:
+        raise ValueError("guarantee 'epsilon' must be > 0")
+    if not 0 <= g["delta"] < 1:
+        raise ValueError("guarantee 'delta' must be in [0, 1)")
+    if not g["source"].strip() or not g["neighbouring"].strip():
+        raise ValueError("guarantee 'source' and 'neighbouring' must not be empty")
+    return PrivacyGuarantee(**{k: (float(v) if _GUARANTEE_FIELDS[k] is float else v)
+                               for k, v in g.items()})
+
+
+def _check_params(params: Any) -> dict[str, Any]:
+    if not isinstance(params, dict):
+        raise ValueError("'params' must be a JSON object")
+    for k, v in params.items():
+        if not _jsonable(v):
+            raise ValueError(f"params {k!r}: must be null, true/false, a finite number or a "
+                             "string")
+    return dict(params)
+
+
+def _model_from_doc(doc: Any) -> SavedModel:
+    """Validate a parsed model.json (format version :data:`MODEL_FORMAT_VERSION`) strictly."""
+    if not isinstance(doc, dict) or doc.get("format") != MODEL_FORMAT:
+        raise ValueError("not an oracledp model file (no \"format\": \"oracledp.model\")")
+    version = doc.get("format_version")
+    if "format_version" not in doc:
+        raise ValueError("the file has no \"format_version\" (every model oracledp writes has "
+                         f"one; this oracledp reads version {MODEL_FORMAT_VERSION})")
+    if type(version) is not int or version not in READABLE_MODEL_VERSIONS:
+        raise ValueError(f"unsupported model format version {version!r} (this oracledp reads "
+                         f"versions {', '.join(map(str, READABLE_MODEL_VERSIONS))})")
+    missing = sorted(_MODEL_KEYS - set(doc))
+    extra = sorted(set(doc) - _MODEL_KEYS)
+    if missing or extra:
+        raise ValueError(f"the model must have exactly the fields {sorted(_MODEL_KEYS)} "
+                         f"(missing {missing}, unknown {extra})")
+    model_type = doc["model"]
+    if not isinstance(model_type, str) or model_type not in MODEL_TYPES:
+        raise ValueError(f"unknown model type; expected one of {', '.join(MODEL_TYPES)}")
+    kind, exact, has_intercept = _MODEL_RULES[model_type]
+    if version == 1 and isinstance(doc["schema"], dict) and (
+            {"intercept", "missing_values"} & set(doc["schema"])):
+        raise ValueError("a version-1 model's schema has no 'intercept' or 'missing_values'")
+    schema = TableSchema.from_dict(doc["schema"], default_intercept=version != 1)
+    if schema.unresolved():
+        raise ValueError("the saved schema has unresolved columns (a fit refuses them)")
+    if schema.unconfirmed():
+        raise ValueError("the saved schema still has entries marked \"from_data\" (a fit "
+                         "refuses such a schema)")
+    names = doc["feature_names"]
+    if not isinstance(names, list) or names != schema.feature_names:
+        raise ValueError("'feature_names' must be the encoded features of the saved schema")
+    coef_raw = doc["coef"]
+    if not isinstance(coef_raw, list) or len(coef_raw) != schema.n_features:
+        raise ValueError(f"'coef' must be a list of {schema.n_features} numbers (one per "
+                         "encoded feature of the saved schema)")
+    coef = np.array([_real(c, "every coefficient") for c in coef_raw], dtype=np.float64)
+    intercept = _real(doc["intercept"], "'intercept'")
+    if intercept != 0.0 and not has_intercept:
+        raise ValueError(f"'intercept' must be 0 for model {model_type!r} (it has none)")
+    if model_type == "rspm" and not np.isin(coef, (-1.0, 0.0, 1.0)).all():
+        raise ValueError("rspm coefficients must be -1, 0 or 1")
+    classes = doc["classes"]
+    if (not isinstance(classes, list) or len(classes) != 2
+            or not all(isinstance(c, str) for c in classes)
+            or classes != sorted(schema.labels)):
+        raise ValueError("'classes' must be the saved schema's two labels, sorted "
+                         f"({sorted(schema.labels)})")
+    guarantee = _parse_guarantee(doc["guarantee"])
+    if str(guarantee.kind) != kind or guarantee.requires_exact_oracle is not exact:
+        raise ValueError(f"the guarantee does not match model {model_type!r} (expected kind "
+                         f"{kind!r}, requires_exact_oracle {str(exact).lower()})")
+    return SavedModel(model_type=model_type, schema=schema, params=_check_params(doc["params"]),
+                      guarantee=guarantee, classes=(classes[0], classes[1]),
+                      feature_names=tuple(names), coef=coef, intercept=intercept)
+
+
+def save_model(directory: str | Path, *, model_type: str, schema: TableSchema,
+               estimator: Any, overwrite: bool = True) -> Path:
+    """Write ``directory/model.json`` (format in the module docstring); returns its path.
+
+    The document is validated exactly as :func:`load_model` validates it before anything is
+    written (a model that could not be loaded back is never saved: ValueError).  With
+    ``overwrite=False`` an existing ``model.json`` is refused (FileExistsError).
+    """
+    if model_type not in MODEL_TYPES:
+        raise ValueError(f"unknown model type {model_type!r}")
+    params = {k: v for k, v in estimator.get_params(deep=False).items()
+              if k not in ("random_state", "keep_diagnostics", "schema", "classes")
+              and _jsonable(v)}
+    coef = np.asarray(estimator.coef_, dtype=np.float64).ravel()
+    doc = {
+        "format": MODEL_FORMAT,
+        "format_version": MODEL_FORMAT_VERSION,
+        "model": model_type,
+        "schema": schema.to_dict(),
+        "params": params,
+        "guarantee": estimator.guarantee_.to_dict(),
+        "classes": [str(c) for c in estimator.classes_],
+        "feature_names": schema.feature_names,
+        "coef": coef.tolist(),
+        "intercept": float(estimator.intercept_),
+    }
+    text = json.dumps(doc, indent=2, allow_nan=False) + "\n"  # NaN/inf are not JSON: refused
+    try:
+        _model_from_doc(json.loads(text))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"refusing to save an invalid model: {exc}") from None
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "model.json"
+    if overwrite:
+        path.write_text(text, encoding="utf-8")
+    else:
+        with path.open("x", encoding="utf-8") as fh:  # atomic: no check-then-write race
+            fh.write(text)
+    return path
+
+
+@dataclass(frozen=True)
+class SavedModel:
+    """A loaded ``model.json``: the schema, the released linear model and its guarantee."""
+
+    model_type: str
+    schema: TableSchema
+    params: dict[str, Any]
+    guarantee: Any  # oracledp.guarantees.PrivacyGuarantee
+    classes: tuple[str, str]
+    feature_names: tuple[str, ...]
+    coef: NDArray[np.float64]
+    intercept: float
+
+    def decision_function(self, df: pd.DataFrame, *, on_unknown: str = "clip",
+                          ) -> NDArray[np.float64]:
+        """Scores ``<x, coef> + intercept`` of rows encoded by the saved schema; values outside
+        it follow ``on_unknown`` (see :meth:`TableSchema.encode`: "clip" is the prediction
+        policy, with a PredictionPolicyWarning; "refuse" raises)."""
+        return self.schema.encode(df, on_unknown=on_unknown) @ self.coef + self.intercept
+
+    def predict(self, df: pd.DataFrame, *, on_unknown: str = "clip") -> NDArray[np.object_]:
+        scores = self.decision_function(df, on_unknown=on_unknown)
+        return self.labels_of_scores(scores)
+
+    def labels_of_scores(self, scores: NDArray[np.float64]) -> NDArray[np.object_]:
+        """``classes[1]`` where a score is > 0, ``classes[0]`` otherwise."""
+        return np.asarray(self.classes, dtype=object)[(scores > 0).astype(np.intp)]
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [k for k, _ in pairs]
+    dup = sorted({k for k in keys if keys.count(k) > 1})
+    if dup:
+        raise ValueError(f"keys listed twice: {dup}")
+    return dict(pairs)
+
+
+def load_model(path: str | Path) -> SavedModel:
+    """Read a model directory (or its ``model.json``) written by :func:`save_model`.
+
+    The file is validated strictly (see the module docstring): format and
+    ``format_version`` (:data:`MODEL_FORMAT_VERSION`; absent or other versions are refused),
+    exactly the known fields, a known model type, the schema, finite coefficients (one per
+    encoded feature) and intercept, the schema's two labels, and a guarantee whose every
+    field has its exact type and which matches the model type.  Anything else raises
+    :class:`ModelFileError` (a ValueError) with one message; no part of the file is used.
+    """
+    p = Path(path)
+    if p.is_dir():
+        p = p / "model.json"
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ModelFileError(f"{p}: cannot read the model ({exc.strerror})") from None
+    except UnicodeDecodeError:
+        raise ModelFileError(f"{p}: not a JSON model file (not UTF-8 text)") from None
+    again = "Fit the model again with `oracledp fit` (a model file is never repaired or guessed)."
+    try:
+        doc = json.loads(text, parse_constant=_no_constant, object_pairs_hook=_unique_keys)
+    except ValueError as exc:  # json.JSONDecodeError is a ValueError
+        raise ModelFileError(f"{p}: not a valid JSON model file ({exc}). {again}") from None
+    except RecursionError:
+        raise ModelFileError(f"{p}: not a valid JSON model file (nested too deeply). {again}"
+                             ) from None
+    try:
+        return _model_from_doc(doc)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ModelFileError(f"{p}: invalid model file: {exc}. {again}") from None

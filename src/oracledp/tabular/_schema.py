@@ -1,0 +1,573 @@
+"""The public table schema: :class:`TableSchema` (see the :mod:`oracledp.tabular` docstring).
+
+Its JSON form (:data:`SCHEMA_FORMAT`, :data:`FORMAT_VERSION`), confirmation of entries read
+from data, the public derived quantities (feature names, norm bounds, the
+:class:`~oracledp.oracles.FeatureSchema`), the proposal from data (NOT private), the checks
+of a table against it and its encoding (training: strict; prediction: the prediction policy).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from oracledp.errors import BoundsViolation
+from oracledp.tabular._cells import _Cells, _table_violation, describe_adjusted
+from oracledp.tabular._columns import DEFAULT_MISSING_VALUES, INTERCEPT_NAME, Column, _flag
+from oracledp.tabular._csv import read_csv
+from oracledp.tabular._errors import TableInputError, UnconfirmedSchemaError
+from oracledp.tabular._propose import _propose_numeric
+
+SCHEMA_FORMAT = "oracledp.table_schema"
+FORMAT_VERSION = 1
+
+FROM_DATA_NOTE = (
+    "Entries marked \"from_data\": true were read from the data. Reading bounds, levels or "
+    "labels from private data is NOT differentially private. Replace them with public values "
+    "(or confirm they are public knowledge) and delete the flag before fitting."
+)
+
+
+@dataclass(frozen=True)
+class TableSchema:
+    """Public description of a table: feature columns, the target and its two labels.
+
+    See the module docstring for the encoding.  ``row_divisor`` (integer >= 1) divides
+    every encoded row (public scaling).  ``intercept`` (default True) appends the public
+    constant feature :data:`INTERCEPT_NAME` = 1 (divided by ``row_divisor`` like the others),
+    so that the linear models here, which are halfspaces through the origin, get an
+    intercept as the weight of that feature; it counts in every public norm bound.
+    ``missing_values``: the cell texts read as missing (:data:`DEFAULT_MISSING_VALUES`).
+    """
+
+    columns: tuple[Column, ...]
+    target: str
+    labels: tuple[str, str]
+    target_from_data: bool = False
+    row_divisor: int = 1
+    note: str = field(default="", compare=False)
+    intercept: bool = True
+    missing_values: tuple[str, ...] = DEFAULT_MISSING_VALUES
+
+    def __post_init__(self) -> None:
+        cols = tuple(self.columns)
+        if not cols:
+            raise ValueError("a table schema needs at least one feature column")
+        object.__setattr__(self, "columns", cols)
+        names = [c.name for c in cols]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ValueError(f"duplicate column names: {dup}")
+        if not isinstance(self.target, str) or not self.target:
+            raise ValueError("'target' must name the label column")
+        if self.target in names:
+            raise ValueError(f"the target {self.target!r} is also listed as a feature column")
+        labels = tuple(str(v) for v in self.labels)
+        if len(labels) != 2 or labels[0] == labels[1]:
+            raise ValueError("the target needs exactly two distinct 'labels'")
+        object.__setattr__(self, "labels", labels)
+        m = self.row_divisor
+        if isinstance(m, bool) or not isinstance(m, int) or m < 1:
+            raise ValueError(f"'row_divisor' must be an integer >= 1, got {m!r}")
+        if not isinstance(self.intercept, bool):
+            raise ValueError("'intercept' must be true or false")
+        mv = self.missing_values
+        if isinstance(mv, str) or not all(isinstance(v, str) for v in mv):
+            raise ValueError("'missing_values' must be a list of strings")
+        object.__setattr__(self, "missing_values", tuple(v.strip() for v in mv))
+        out = [n for c in cols for n in c.output_names()]
+        if self.intercept and INTERCEPT_NAME in out:
+            raise ValueError(f"an encoded feature is named {INTERCEPT_NAME!r}, the name of the "
+                             "intercept feature")
+
+    # --- JSON ----------------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        target: dict[str, Any] = {"name": self.target, "labels": list(self.labels)}
+        if self.target_from_data:
+            target["from_data"] = True
+        d: dict[str, Any] = {"format": SCHEMA_FORMAT, "version": FORMAT_VERSION}
+        if self.note:
+            d["note"] = self.note
+        d["target"] = target
+        d["columns"] = [c.to_dict() for c in self.columns]
+        d["row_divisor"] = self.row_divisor
+        d["intercept"] = self.intercept
+        if self.missing_values != DEFAULT_MISSING_VALUES:
+            d["missing_values"] = list(self.missing_values)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Any, *, default_intercept: bool = True) -> TableSchema:
+        """Parse a schema's JSON object.  Without an ``"intercept"`` key the schema has the
+        intercept feature (``default_intercept``; models saved in format version 1, which
+        had none, are read with False)."""
+        if not isinstance(d, dict):
+            raise ValueError("a table schema must be a JSON object")
+        if d.get("format", SCHEMA_FORMAT) != SCHEMA_FORMAT:
+            raise ValueError(f"not a table schema (format {d.get('format')!r})")
+        if d.get("version", FORMAT_VERSION) != FORMAT_VERSION:
+            raise ValueError(f"unsupported schema version {d.get('version')!r}")
+        extra = sorted(set(d) - {"format", "version", "note", "target", "columns",
+                                 "row_divisor", "intercept", "missing_values"})
+        if extra:
+            raise ValueError(f"unknown top-level keys {extra}")
+        t = d.get("target")
+        if not isinstance(t, dict) or "name" not in t or "labels" not in t:
+            raise ValueError("'target' must be an object with 'name' and 'labels'")
+        extra = sorted(set(t) - {"name", "labels", "from_data"})
+        if extra:
+            raise ValueError(f"target: unknown keys {extra}")
+        cols = d.get("columns")
+        if not isinstance(cols, list):
+            raise ValueError("'columns' must be a list")
+        mv = d.get("missing_values", list(DEFAULT_MISSING_VALUES))
+        if not isinstance(mv, list):
+            raise ValueError("'missing_values' must be a list of strings")
+        return cls(columns=tuple(Column.from_dict(c) for c in cols), target=t["name"],
+                   labels=tuple(t["labels"]),  # type: ignore[arg-type]
+                   target_from_data=_flag(t.get("from_data", False), t["name"]),
+                   row_divisor=d.get("row_divisor", 1), note=str(d.get("note", "")),
+                   intercept=d.get("intercept", default_intercept),
+                   missing_values=tuple(mv))
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent)
+
+    @classmethod
+    def from_json(cls, text: str) -> TableSchema:
+        try:
+            d = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"the schema is not valid JSON: {exc}") from None
+        return cls.from_dict(d)
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(self.to_json() + "\n", encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: str | Path) -> TableSchema:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise ValueError(f"{path}: the schema file is not UTF-8 text") from None
+        try:
+            return cls.from_json(text)
+        except ValueError as exc:
+            raise ValueError(f"{path}: {exc}") from None
+
+    # --- confirmation ----------------------------------------------------------------------
+
+    def unconfirmed(self) -> list[str]:
+        """Names of the entries still marked ``from_data`` (target included)."""
+        out = [c.name for c in self.columns if c.from_data]
+        if self.target_from_data:
+            out.append(f"{self.target} (target labels)")
+        return out
+
+    def unresolved(self) -> list[str]:
+        """Names of the columns schema inference could not type (``"type": "unresolved"``)."""
+        return [c.name for c in self.columns if c.kind == "unresolved"]
+
+    def check_confirmed(self) -> None:
+        todo = self.unresolved()
+        if todo:
+            raise UnconfirmedSchemaError(
+                f"the schema has column(s) whose type inference could not decide (\"type\": "
+                f"\"unresolved\"): {', '.join(todo)}. Declare each as numeric (public bounds "
+                "and step, and a 'missing' policy if it has missing cells) or categorical "
+                "(public levels), or delete the entry and fit with --ignore-extra "
+                "(ignore_extra=True) to leave the column out.")
+        left = self.unconfirmed()
+        if left:
+            raise UnconfirmedSchemaError(
+                f"the schema still has entries read from the data (\"from_data\": true): "
+                f"{', '.join(left)}. Reading bounds, levels or labels from private data is not "
+                "private: replace them with public values or confirm them, and delete the "
+                "\"from_data\" flags, then fit again."
+            )
+
+    def confirmed(self) -> TableSchema:
+        """The same schema with every ``from_data`` flag removed (the caller vouches for it)."""
+        return replace(self, columns=tuple(replace(c, from_data=False) for c in self.columns),
+                       target_from_data=False, note="")
+
+    # --- public derived quantities --------------------------------------------------------
+
+    @property
+    def feature_names(self) -> list[str]:
+        names = [n for c in self.columns for n in c.output_names()]
+        return [*names, INTERCEPT_NAME] if self.intercept else names
+
+    @property
+    def n_features(self) -> int:
+        return sum(c.width for c in self.columns) + self.intercept
+
+    def norm_bounds(self) -> dict[str, float]:
+        """Public bounds on every encoded row: ``{"l1", "l2", "linf"}`` (after ``row_divisor``).
+
+        A one-hot block (with its missing level) and a grid value with its missing indicator
+        hold at most one 1 (or one value in [0, 1]); a thermometer block at most its width;
+        the intercept feature adds 1.
+        """
+        l1 = sum(1 if c.kind == "categorical" or c.step is not None else len(c.bins or ())
+                 for c in self.columns if c.kind != "unresolved") + self.intercept
+        m = self.row_divisor
+        return {"l1": l1 / m, "l2": math.sqrt(l1) / m, "linf": 1.0 / m}
+
+    def scaled_to_l1(self) -> TableSchema:
+        """This schema with ``row_divisor`` = the l1 bound, so every row has ``||x||_1 <= 1``."""
+        l1 = round(self.norm_bounds()["l1"] * self.row_divisor)
+        return replace(self, row_divisor=l1)
+
+    def feature_schema(self) -> Any:
+        """The public :class:`~oracledp.oracles.FeatureSchema` of the encoded columns."""
+        from oracledp.oracles import FeatureSchema
+
+        m = self.row_divisor
+        binary: list[bool] = []
+        dens: list[int] = []
+        for c in self.columns:
+            grid = c.K if (c.kind == "numeric" and c.step is not None) else 1
+            for j in range(c.width):
+                g = 1 if (c.missing_level and j == c.width - 1) else grid  # missing indicator
+                binary.append(m == 1 and g == 1)
+                dens.append(g * m)
+        if self.intercept:
+            binary.append(m == 1)
+            dens.append(m)
+        return FeatureSchema(binary=tuple(binary), denominators=tuple(dens),
+                             bounds=(1.0 / m,) * len(binary), names=tuple(self.feature_names))
+
+    # --- proposal from data (NOT private) -------------------------------------------------
+
+    @classmethod
+    def propose(cls, data: pd.DataFrame | str | Path, target: str,
+                max_levels: int = 50) -> TableSchema:
+        """A schema read from ``data`` (a DataFrame or a CSV path): NOT private.
+
+        The schema of :meth:`infer`, without its warnings.
+        """
+        return cls.infer(data, target, max_levels=max_levels)[0]
+
+    @classmethod
+    def infer(cls, data: pd.DataFrame | str | Path, target: str, max_levels: int = 50,
+              ) -> tuple[TableSchema, list[str]]:
+        """A schema read from ``data`` (a DataFrame or a CSV path) and its warnings: NOT private.
+
+        Every level, bound, step and the label set are read from the data and marked
+        ``"from_data": true``; fitting refuses such a schema until the user confirms or
+        replaces each entry.  Cells that are empty or one of :data:`DEFAULT_MISSING_VALUES`
+        are missing: a column holding some gets ``"missing": "level"`` (a public missing
+        level), with a warning.  A column that cannot be typed (every cell missing, numbers
+        mixed with other text, or more than ``max_levels`` distinct texts) gets an
+        ``"unresolved"`` entry, which every fit refuses until it is declared or removed, with
+        a warning.  A numeric column's step is its recorded resolution (``10^-d`` for values
+        written with d decimals), so no value is rounded, unless that grid would exceed
+        :data:`PROPOSE_MAX_GRID` points: then a coarser round step is proposed and a warning
+        names the column and the rounding.  The warnings name columns and rules only.
+        """
+        df = read_csv(data) if isinstance(data, (str, Path)) else data.astype(str)
+        df = df.apply(lambda s: s.str.strip())
+        if target not in df.columns:
+            raise TableInputError(f"the target column {target!r} is not in the table "
+                                  f"(columns: {list(map(str, df.columns))})")
+        tokens = set(DEFAULT_MISSING_VALUES) | {""}
+        if df[target].isin(tokens).any():
+            raise TableInputError(f"the target column {target!r} has missing cells; a fit "
+                                  "refuses them (remove those records first)")
+        labels = sorted(df[target].unique().tolist())
+        if len(labels) != 2:
+            raise TableInputError(f"the target column {target!r} must hold exactly two labels "
+                                  "(it does not; its labels are not shown: they are data)")
+        cols: list[Column] = []
+        warns: list[str] = []
+        for name in df.columns:
+            if name == target:
+                continue
+            s = df[name]
+            miss = s.isin(tokens)
+            s = s[~miss]
+            missing = "level" if miss.any() else "refuse"
+            if missing == "level" and len(s):
+                warns.append(f"column {name!r} has missing cells (empty or a missing-value "
+                             "token): proposed \"missing\": \"level\" (a public extra "
+                             "'missing' feature); declare {\"fill\": <public value>} or "
+                             "\"refuse\" instead if you prefer")
+            if not len(s):
+                cols.append(Column(str(name), "unresolved", from_data=True,
+                                   note="every cell is missing"))
+                warns.append(f"column {name!r}: every cell is missing; it cannot be typed "
+                             "(marked \"unresolved\")")
+                continue
+            num = pd.to_numeric(s, errors="coerce")
+            isnum = num.notna() & np.isfinite(num.to_numpy(dtype=float, na_value=np.nan))
+            if isnum.all():
+                col, warn = _propose_numeric(str(name), s, num, missing)
+                cols.append(col)
+                warns.extend([warn] if warn else [])
+            elif isnum.any():
+                cols.append(Column(str(name), "unresolved", from_data=True,
+                                   note="numbers mixed with other text"))
+                warns.append(f"column {name!r}: numbers mixed with text that is not a "
+                             "missing-value token; it cannot be typed (marked \"unresolved\"): "
+                             "declare it numeric (with a 'missing' policy or the schema's "
+                             "missing_values) or categorical")
+            else:
+                levels = sorted(s.unique().tolist())
+                if len(levels) > max_levels:
+                    cols.append(Column(str(name), "unresolved", from_data=True,
+                                       note=f"more than {max_levels} distinct texts"))
+                    warns.append(f"column {name!r}: more than {max_levels} distinct texts "
+                                 "(marked \"unresolved\"): declare its public levels, or "
+                                 "remove it and fit with --ignore-extra")
+                    continue
+                cols.append(Column(str(name), "categorical", levels=tuple(levels),
+                                   from_data=True, missing=missing))
+        note = FROM_DATA_NOTE
+        if any(c.kind == "unresolved" for c in cols):
+            note += (" Columns marked \"unresolved\" could not be typed: declare or remove "
+                     "them (fit refuses them).")
+        return cls(columns=tuple(cols), target=target, labels=(labels[0], labels[1]),
+                   target_from_data=True, note=note), warns
+
+    # --- checking and encoding ------------------------------------------------------------
+
+    def problems(self, df: pd.DataFrame, *, with_target: bool = False,
+                 ignore_extra: bool = True) -> list[str]:
+        """Every way ``df`` violates the schema, by column and rule (no values, no rows).
+        With ``ignore_extra=False``, columns the schema does not mention are one of them."""
+        if not isinstance(df, pd.DataFrame):
+            return [f"expected a pandas DataFrame with named columns, got {type(df).__name__}"]
+        return [msg for _, msg in self._scan(df, with_target=with_target,
+                                             ignore_extra=ignore_extra)[0]]
+
+    def _scan(self, df: pd.DataFrame, *, with_target: bool, codes: bool = False,
+              adjusted: dict[str, dict[str, int]] | None = None, ignore_extra: bool = True,
+              ) -> tuple[list[tuple[tuple[int, int], str]], NDArray[np.int64] | None,
+                         NDArray[np.int8] | None]:
+        """The problems of ``df``, each with its rank (column, rule), in the order listed.
+
+        Every rule is a property of single cells (or of the header), so the problems of a
+        table are the union of the problems of its chunks, sorted by rank.  With
+        ``codes=True`` and no problem, also the integer code of every cell (one column per
+        schema column, see :meth:`_decode`) and, with ``with_target``, the index of every
+        label in ``labels``; otherwise ``None``.
+
+        ``adjusted`` (a dict, prediction only) switches on the prediction policy: a number
+        outside its bounds is clipped to them, an unknown level (or a missing cell of a
+        categorical column whose policy is "refuse") gets code -1 (an all-zero one-hot), and
+        the number of affected rows is added to ``adjusted[column][rule]``.
+        """
+        found: list[tuple[tuple[int, int], str]] = []
+        present = set(map(str, df.columns))
+        needed = [c.name for c in self.columns if c.kind != "unresolved"]
+        needed += [self.target] if with_target else []
+        absent = [n for n in needed if n not in present]
+        if absent:
+            found.append(((-1, 0), f"missing column(s): {', '.join(map(repr, absent))}"))
+        if not ignore_extra:
+            known = {c.name for c in self.columns} | {self.target}
+            extra = [str(c) for c in df.columns if str(c) not in known]
+            if extra:
+                found.append(((-1, 1), f"column(s) {', '.join(map(repr, extra))} are not in the "
+                                       "schema (refused so that no column is left out by "
+                                       "mistake: add them to the schema, or pass "
+                                       "--ignore-extra / ignore_extra=True to leave them out)"))
+        lenient = adjusted is not None
+        n = len(df)
+        out = np.empty((n, len(self.columns)), dtype=np.int64) if codes and not absent else None
+
+        def count(name: str, rule: str, k: int) -> None:
+            if adjusted is not None and k:
+                adjusted.setdefault(name, {}).setdefault(rule, 0)
+                adjusted[name][rule] += k
+
+        for i, c in enumerate(self.columns):
+            if c.kind == "unresolved":
+                found.append(((i, 0), f"column {c.name!r}: its type is unresolved (schema "
+                                      "inference could not decide it); declare it or remove it"))
+                continue
+            if c.name not in present:
+                continue
+            cells = _Cells(df[c.name])
+            tokens = sorted(set(self.missing_values) - set(c.levels or ()))
+            miss_u = (cells.text.isin(tokens) | (cells.text == "")).to_numpy(dtype=bool)
+            miss = cells.per_row(miss_u) | cells.nan
+            code = np.zeros(n, dtype=np.int64)
+            if miss.any():
+                if c.missing == "level":
+                    code[miss] = c.n_values
+                elif c.missing == "fill":
+                    code[miss] = self._code_of(c, c.fill)
+                elif lenient and c.kind == "categorical":
+                    code[miss] = -1
+                    count(c.name, "missing", int(miss.sum()))
+                else:
+                    found.append(((i, 0), f"column {c.name!r}: missing values (an empty cell, "
+                                          "NaN or one of the schema's missing_values) are not "
+                                          "allowed: the schema declares no 'missing' policy for "
+                                          "it (\"level\" or {\"fill\": ...})"))
+            ok = ~miss
+            if c.kind == "categorical":
+                idx = cells.per_row(pd.Index(c.levels).get_indexer(cells.text))
+                unknown = ok & (idx < 0)
+                if unknown.any():
+                    if lenient:
+                        count(c.name, "unknown level", int(unknown.sum()))
+                    else:
+                        found.append(((i, 1), f"column {c.name!r}: values must be one of the "
+                                              f"{len(c.levels or ())} declared levels (unknown "
+                                              "level found)"))
+                code[ok] = idx[ok]  # -1 for an unknown level
+            else:
+                num_u = pd.to_numeric(cells.raw, errors="coerce").to_numpy(dtype=float,
+                                                                           na_value=np.nan)
+                num = cells.per_row(num_u)
+                bad = ok & ~np.isfinite(num)
+                if bad.any():
+                    found.append(((i, 1), f"column {c.name!r}: values must be finite numbers"))
+                good = ok & ~bad
+                x = num[good]
+                outside = (x < c.lower) | (x > c.upper)
+                if outside.any():
+                    if lenient:
+                        count(c.name, "clipped", int(outside.sum()))
+                        x = np.clip(x, c.lower, c.upper)
+                    else:
+                        found.append(((i, 2), f"column {c.name!r}: values must lie in "
+                                              f"[{c.lower:g}, {c.upper:g}] (declared public "
+                                              "bounds; nothing is clipped)"))
+                code[good] = self._codes_of_numbers(c, x)
+            if out is not None:
+                out[:, i] = code
+        y_idx = None
+        if with_target and self.target in present:
+            cells = _Cells(df[self.target])
+            lab = cells.per_row(pd.Index(self.labels).get_indexer(cells.text))
+            if cells.nan.any() or (lab < 0).any():
+                found.append(((len(self.columns), 0), f"target {self.target!r}: values must be "
+                                                      f"one of the declared labels "
+                                                      f"{list(self.labels)}"))
+            else:
+                y_idx = lab.astype(np.int8)
+        if found or out is None:
+            return found, None, None
+        return found, out, y_idx
+
+    @staticmethod
+    def _codes_of_numbers(c: Column, x: NDArray[np.float64]) -> NDArray[np.int64]:
+        """Codes of numbers within ``c``'s bounds: the grid index (rounded half to even; the
+        clip guards float ties only) or the number of bin cut points <= x."""
+        if c.step is not None:
+            return np.clip(np.rint((x - c.lower) / c.step), 0, c.K).astype(np.int64)
+        return np.searchsorted(np.array(c.bins), x, side="right").astype(np.int64)
+
+    def _code_of(self, c: Column, value: Any) -> int:
+        """The code of one declared public value (a fill value)."""
+        if c.kind == "categorical":
+            return (c.levels or ()).index(value)
+        return int(self._codes_of_numbers(c, np.array([float(value)]))[0])
+
+    def _decode(self, codes: NDArray[np.int64]) -> NDArray[np.float64]:
+        """Encoded rows from cell codes (see :meth:`_scan`): one-hot (code -1: all zero),
+        ``k/K``, thermometer, the missing indicator, the intercept feature; each divided by
+        ``row_divisor``."""
+        n = codes.shape[0]
+        m = self.row_divisor
+        X = np.zeros((n, self.n_features))
+        j = 0
+        rows = np.arange(n)
+        for i, c in enumerate(self.columns):
+            code = codes[:, i]
+            if c.kind == "categorical":  # the missing level is the last one-hot position
+                valid = code >= 0
+                X[rows[valid], j + code[valid]] = 1.0 / m
+            elif c.kind == "numeric":
+                present = code < c.n_values
+                if c.step is not None:
+                    X[:, j] = np.where(present, code, 0).astype(np.float64) / (c.K * m)
+                else:
+                    B = len(c.bins or ())
+                    X[:, j:j + B] = ((np.arange(B)[None, :] < code[:, None])
+                                     & present[:, None]) / m
+                if c.missing_level:
+                    X[:, j + c.width - 1] = (~present) / m
+            j += c.width
+        if self.intercept:
+            X[:, j] = 1.0 / m
+        return X
+
+    def check(self, df: pd.DataFrame, *, with_target: bool = False,
+              ignore_extra: bool = True) -> None:
+        """Raise one BoundsViolation listing every problem of ``df``."""
+        probs = self.problems(df, with_target=with_target, ignore_extra=ignore_extra)
+        if probs:
+            raise _table_violation(probs)
+
+    def encode(self, df: pd.DataFrame, *, on_unknown: str = "refuse") -> NDArray[np.float64]:
+        """Check ``df`` then encode it (see the module docstring).
+
+        ``on_unknown="refuse"`` (default; always for training): any value outside the schema
+        raises one BoundsViolation.  ``"clip"`` is the prediction policy of
+        :meth:`encode_for_prediction` (with its warning).
+        """
+        if on_unknown == "clip":
+            return self.encode_for_prediction(df)[0]
+        if on_unknown != "refuse":
+            raise ValueError(f"on_unknown must be 'refuse' or 'clip', got {on_unknown!r}")
+        if not isinstance(df, pd.DataFrame):
+            self.check(df)
+        found, codes, _ = self._scan(df, with_target=False, codes=True)
+        if found or codes is None:
+            raise _table_violation([msg for _, msg in found])
+        return self._decode(codes)
+
+    def encode_for_prediction(self, df: pd.DataFrame, *, warn: bool = True,
+                              ) -> tuple[NDArray[np.float64], dict[str, dict[str, int]]]:
+        """Encode rows to PREDICT on, by the prediction policy; returns ``(X, adjusted)``.
+
+        Predicting is post-processing of a released model, so rows outside the training
+        schema need not be refused: a number outside ``[lower, upper]`` is clipped to the
+        public bounds, and an unknown level (or a missing cell of a categorical column
+        without a 'missing' policy) is encoded as an all-zero one-hot.  ``adjusted`` counts
+        the affected rows per column and rule (never a row or a value); with ``warn`` a
+        :class:`~oracledp.errors.PredictionPolicyWarning` says the same.  Still refused (one
+        BoundsViolation): a missing column, text or inf in a numeric column, and a missing
+        number in a column without a 'missing' policy.
+        """
+        if not isinstance(df, pd.DataFrame):
+            self.check(df)
+        adjusted: dict[str, dict[str, int]] = {}
+        found, codes, _ = self._scan(df, with_target=False, codes=True, adjusted=adjusted)
+        if found or codes is None:
+            raise _table_violation([msg for _, msg in found])
+        if warn and adjusted:
+            import warnings
+
+            from oracledp.errors import PredictionPolicyWarning
+
+            warnings.warn(describe_adjusted(adjusted, len(df)), PredictionPolicyWarning,
+                          stacklevel=2)
+        return self._decode(codes), adjusted
+
+    def labels_of(self, df: pd.DataFrame) -> NDArray[np.object_]:
+        """The target column as strings, checked against the declared labels (the feature
+        columns are checked where they are encoded)."""
+        if not isinstance(df, pd.DataFrame) or self.target not in set(map(str, df.columns)):
+            raise BoundsViolation(f"the table does not fit the schema: missing column(s): "
+                                  f"{self.target!r}.")
+        cells = _Cells(df[self.target])
+        lab = cells.per_row(pd.Index(self.labels).get_indexer(cells.text))
+        if cells.nan.any() or (lab < 0).any():
+            raise BoundsViolation(f"the table does not fit the schema: target {self.target!r}: "
+                                  f"values must be one of the declared labels "
+                                  f"{list(self.labels)}.")
+        return np.asarray(self.labels, dtype=object)[lab]
