@@ -242,7 +242,7 @@ def test_loss_tables_do_not_depend_on_the_row_block(monkeypatch: pytest.MonkeyPa
     """The loss tables are counted in blocks of groups (bounded memory on large tables);
     the counts are exact integers, so every block size gives the same tables, and a
     brute-force count of the errors at each t agrees."""
-    import oracledp.oracles.structured as st
+    import oracledp.oracles._structured_tables as st  # where the loss tables are counted
 
     for rng, problem in _instances(seed=77, count=15):
         if not structured_applicable(problem):

@@ -64,24 +64,40 @@ The method needs the binary columns to take values in {0, 1} and at most
 ``max_numeric`` other columns; :func:`structured_applicable` says whether it
 applies.  Scores are integers (see :mod:`oracledp.oracles.halfspace`), and the final
 point is re-evaluated in integer arithmetic by :func:`~oracledp.oracles.base.make_result`.
+
+The parts live in private modules: :mod:`oracledp.oracles._structured_tables` (outer
+candidates, loss tables, lower bounds), :mod:`oracledp.oracles._structured_model` (the inner
+HiGHS model and its LP-dual bound), :mod:`oracledp.oracles._structured_heuristic` (local
+search) and :mod:`oracledp.oracles._pool` (the worker threads); this module holds the search.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
-import queue
 import threading
 import time
 import weakref
-from concurrent.futures import Future
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from oracledp.oracles._highs import new_highs
+from oracledp.oracles._pool import _DaemonPool
+from oracledp.oracles._structured_heuristic import heuristic
+from oracledp.oracles._structured_model import (
+    _InnerModel,
+    build_inner,
+    dual_bound,
+    run_highs,
+    seed_start,
+)
+from oracledp.oracles._structured_tables import (
+    _enumerate_ball,
+    _Prepared,
+    loss_tables,
+    lower_bounds,
+    terms,
+)
 from oracledp.oracles.base import OracleResult, OracleStatus, make_result
 from oracledp.oracles.exact import ExactObjective
 from oracledp.oracles.halfspace import HalfspaceProblem, Perturbation, as_perturbation
@@ -93,57 +109,6 @@ _HIGHS_TIE_WINDOW = 1e-5
 _TIE_MAX_SOLVES = 8  # tie-check solves per call before refusing
 
 
-class _DaemonPool:
-    """Persistent daemon worker threads (HiGHS keeps one task scheduler per thread).
-
-    Daemon threads, unlike ``concurrent.futures``' workers, are not joined at interpreter
-    exit: a fit stopped by Ctrl-C (``oracledp fit``) exits at once even while a worker is
-    inside a HiGHS solve, whose answer is then never used."""
-
-    def __init__(self, n: int) -> None:
-        self._tasks: queue.SimpleQueue[tuple[Any, Any, Future[Any]]] = queue.SimpleQueue()
-        for i in range(n):
-            threading.Thread(target=self._work, name=f"oracledp-highs-{i}", daemon=True).start()
-
-    def _work(self) -> None:
-        while True:
-            fn, arg, fut = self._tasks.get()
-            try:
-                fut.set_result(fn(arg))
-            except BaseException as exc:  # re-raised in the caller
-                fut.set_exception(exc)
-
-    def map(self, fn: Any, items: list[Any]) -> list[Any]:
-        futures: list[Future[Any]] = []
-        for x in items:
-            fut: Future[Any] = Future()
-            self._tasks.put((fn, x, fut))
-            futures.append(fut)
-        return [f.result() for f in futures]
-
-
-_BLOCK_ENTRIES = 1 << 21
-"""Groups x outer candidates processed at once when counting losses (about 16 MB per array)."""
-
-
-def _enumerate_ball(k: int, kmax: int, cap: int) -> NDArray[np.int64]:
-    """Integer vectors in [-kmax, kmax]^k with squared norm <= cap."""
-    if k == 0:
-        return np.zeros((1, 0), dtype=np.int64)
-    vals = np.arange(-kmax, kmax + 1)
-    grids = np.stack(np.meshgrid(*([vals] * k), indexing="ij"), axis=-1).reshape(-1, k)
-    return grids[(grids**2).sum(axis=1) <= cap].astype(np.int64)
-
-
-def _highs_solution(x: NDArray[np.float64]) -> Any:
-    import highspy
-
-    sol = highspy.HighsSolution()
-    sol.col_value = list(map(float, x))
-    sol.value_valid = True
-    return sol
-
-
 def structured_applicable(problem: HalfspaceProblem, max_numeric: int = 4,
                           max_outer: int = 50_000) -> bool:
     """Whether the decomposition applies: few numeric columns, the rest binary."""
@@ -152,45 +117,6 @@ def structured_applicable(problem: HalfspaceProblem, max_numeric: int = 4,
         return False
     sp = problem.space
     return (2 * sp.k_max + 1) ** n_num <= 50 * max_outer
-
-
-@dataclass
-class _InnerModel:
-    """The inner MIP of one outer candidate v (structure depends on v, not on the noise)."""
-
-    highs: Any
-    n_cols: int
-    u_index: NDArray[np.int64]  # (m,)
-    z_index: NDArray[np.int64]  # (m, 2 kmax + 1)
-    rho_index: NDArray[np.int64]  # rho_s, s = 1..cap
-    t_index: NDArray[np.int64]  # per cell with breakpoints: column of t_c (-1 if none)
-    delta_cols: list[NDArray[np.int64]]  # per cell: columns of delta_{c,k}
-    breaks: list[NDArray[np.int64]]  # per cell: breakpoints b_k (delta_k = [t_c >= b_k])
-    const_loss: float  # sum_c f_c(-T_c)
-    # the constraint data, for a rigorous LP-dual bound computed outside the solver
-    A: Any  # scipy.sparse CSR (rows, n_cols)
-    row_lo: NDArray[np.float64]
-    row_hi: NDArray[np.float64]
-    col_lb: NDArray[np.float64]
-    col_ub: NDArray[np.float64]  # base upper bounds (the rho bounds change per v)
-    cost0: NDArray[np.float64]  # base costs (the delta costs; z and rho costs change per call)
-
-
-@dataclass
-class _Prepared:
-    """Problem-dependent data, and the inner models built so far (one per visited v)."""
-
-    num_cols: NDArray[np.int64]
-    cat_cols: NDArray[np.int64]
-    V: NDArray[np.int64]  # outer candidates (numeric weights)
-    Vn2: NDArray[np.int64]  # their squared norms
-    cells: NDArray[np.int8]  # (cells, binary columns) membership
-    n_cells: int
-    cell_size: NDArray[np.int64]  # active binary columns per cell
-    T: int  # global range of a cell score: t in [-T, T]
-    T_cell: NDArray[np.int64]  # per-cell range (from the norm bound)
-    loss_tables: NDArray[np.int64]  # (|V|, cells, 2T+1) exact f_c(t) for each v
-    models: dict[int, _InnerModel]
 
 
 class StructuredOracle:
@@ -299,378 +225,20 @@ class StructuredOracle:
             cell_size=cell_size, T=T, T_cell=T_cell, loss_tables=loss_tables, models={},
         )
 
-    @staticmethod
-    def _loss_tables(problem: HalfspaceProblem, num_cols: NDArray[np.int64], V: NDArray[np.int64],
-                     cell_of_group: NDArray[np.int64], n_cells: int, T: int) -> NDArray[np.int64]:
-        """f_c(t) for every outer candidate v, cell c and t in [-T, T] (exact counts).
-
-        With ``s = <x_num, v>`` (exact integers), a positive group is correct iff
-        ``t >= lo = ceil((1 - s)/Q)``; a negative one iff ``t <= hi = floor((-1 - s)/Q)``.
-        Errors at t: positives with lo > t plus negatives with hi < t.  The groups are
-        processed in blocks of rows so the working memory stays at about
-        :data:`_BLOCK_ENTRIES` int64 entries however many distinct rows the table has.
-        """
-        Q = problem.Q
-        nV = V.shape[0]
-        width = 2 * T + 3  # positions for values -T-1 .. T+1
-        size = nV * n_cells * width
-        hp = np.zeros(size, dtype=np.float64)
-        hn = np.zeros(size, dtype=np.float64)
-        v_base = np.arange(nV, dtype=np.int64)[None, :] * n_cells
-        Nn = problem.N[:, num_cols]
-        n_groups = Nn.shape[0]
-        step = max(1, _BLOCK_ENTRIES // max(nV, 1))
-        for start in range(0, n_groups, step):
-            sl = slice(start, min(start + step, n_groups))
-            S = Nn[sl] @ V.T  # exact integers
-            base = (v_base + cell_of_group[sl, None]) * width
-            n_pos, n_neg = problem.n_pos[sl], problem.n_neg[sl]
-            has_pos, has_neg = n_pos > 0, n_neg > 0
-            if has_pos.any():
-                lo = np.clip(-((S[has_pos] - 1) // Q), -T - 1, T + 1) + T + 1  # 0 .. 2T+2
-                w = np.broadcast_to(n_pos[has_pos, None], lo.shape)
-                hp += np.bincount((base[has_pos] + lo).ravel(), weights=w.ravel(),
-                                  minlength=size)
-            if has_neg.any():
-                hi = np.clip((-1 - S[has_neg]) // Q, -T - 1, T + 1) + T + 1
-                w = np.broadcast_to(n_neg[has_neg, None], hi.shape)
-                hn += np.bincount((base[has_neg] + hi).ravel(), weights=w.ravel(),
-                                  minlength=size)
-        hp = hp.reshape(nV, n_cells, width)
-        hn = hn.reshape(nV, n_cells, width)
-        # errors_pos(t) = #{lo > t}: suffix sums; errors_neg(t) = #{hi < t}: prefix sums
-        suffix = np.cumsum(hp[:, :, ::-1], axis=2)[:, :, ::-1]  # suffix[i] = sum_{>= i}
-        prefix = np.cumsum(hn, axis=2)  # prefix[i] = sum_{<= i}
-        # t = -T..T sits at index i = t + T + 1 in 1..2T+1
-        idx = np.arange(1, 2 * T + 2)
-        f = suffix[:, :, idx + 1] + prefix[:, :, idx - 1]
-        return np.rint(f).astype(np.int64)
+    # the steps, implemented in the private modules; kept as methods (tests and
+    # benchmarks/bound_gap.py call them on the oracle)
+    _loss_tables = staticmethod(loss_tables)
 
     def _build_inner(self, problem: HalfspaceProblem, prep: _Prepared, vi: int) -> _InnerModel:
-        """Build the inner MIP for candidate vi.
+        """Build the inner MIP for candidate vi (:func:`oracledp.oracles._structured_model.build_inner`)."""
+        return build_inner(problem, prep, vi, verbose=self.verbose, threads=self.threads)
 
-        Columns: u_j (integer), z_{j,a} (one-hot value of u_j, for the exact
-        squared norm), rho_s (incremental encoding of r = ||u||^2), and per cell
-        with a non-constant loss: t_c (integer) and delta_{c,k} = [t_c >= b_k]
-        for the breakpoints b_k of f_c (the compressed incremental encoding).
-        Rows:  sum_a z_{j,a} = 1;  u_j = sum_a a z_{j,a};  sum a^2 z - sum rho = 0;
-        rho_s >= rho_{s+1};  t_c = sum_{j in c} u_j;
-        t_c >= -T_c + sum_k (b_k - b_{k-1}) delta_k;  t_c <= b_1 - 1 + sum_k (b_{k+1} - b_k) delta_k;
-        delta_k >= delta_{k+1}.  With delta ordered these force delta_k = [t_c >= b_k] exactly,
-        so the cost f_c(-T_c) + sum_k (f_c(b_k) - f_c(b_k - 1)) delta_k equals f_c(t_c).
-        """
-        import highspy
-
-        sp = problem.space
-        kmax, cap = sp.k_max, sp.k_norm2_max
-        m = len(prep.cat_cols)
-        vals = np.arange(-kmax, kmax + 1)
-        nv = len(vals)
-        f = prep.loss_tables[vi]
-        lo: list[float] = []
-        hi: list[float] = []
-        idx: list[NDArray[np.int64]] = []
-        coef: list[NDArray[np.float64]] = []
-
-        def row(ix: NDArray[np.int64], vx: NDArray[np.float64], lo_: float, hi_: float) -> None:
-            idx.append(np.asarray(ix, dtype=np.int64))
-            coef.append(np.asarray(vx, dtype=np.float64))
-            lo.append(lo_)
-            hi.append(hi_)
-
-        inf = highspy.kHighsInf
-        col_lb: list[NDArray[np.float64]] = []
-        col_ub: list[NDArray[np.float64]] = []
-        n = 0
-
-        def cols(k: int, lb: float, ub: float) -> NDArray[np.int64]:
-            nonlocal n
-            out = np.arange(n, n + k, dtype=np.int64)
-            col_lb.append(np.full(k, lb))
-            col_ub.append(np.full(k, ub))
-            n += k
-            return out
-
-        u_index = cols(m, -kmax, kmax)
-        z_index = cols(m * nv, 0.0, 1.0).reshape(m, nv)
-        rho_index = cols(cap, 0.0, 1.0)
-        for j in range(m):
-            row(z_index[j], np.ones(nv), 1.0, 1.0)
-            row(np.concatenate([[u_index[j]], z_index[j]]),
-                np.concatenate([[-1.0], vals.astype(float)]), 0.0, 0.0)
-        row(np.concatenate([z_index.ravel(), rho_index]),
-            np.concatenate([np.tile(vals**2, m).astype(float), -np.ones(cap)]), 0.0, 0.0)
-        for a, b in itertools.pairwise(rho_index):
-            row(np.array([a, b]), np.array([1.0, -1.0]), 0.0, inf)
-        # Per cell with a non-constant loss, in cell order: columns t_c, delta_{c,1..}; rows
-        # (link t_c = sum u_j; the two ladder rows; delta_k >= delta_{k+1}), all built at once.
-        T, Tc = prep.T, prep.T_cell
-        const_loss = float(f[np.arange(prep.n_cells), T - Tc].sum())  # integers: exact
-        D = np.diff(f, axis=1)  # D[c, i] = f_c(i + 1 - T) - f_c(i - T)
-        pos = np.arange(2 * T)
-        cc, ii = np.nonzero((D != 0) & (pos[None, :] >= (T - Tc)[:, None])
-                            & (pos[None, :] <= (T + Tc - 1)[:, None]))
-        b_all = (ii + 1 - T).astype(np.int64)  # delta = [t_c >= b]; sorted within each cell
-        cost_all = D[cc, ii].astype(np.float64)
-        nb = np.bincount(cc, minlength=prep.n_cells)
-        first = np.concatenate([[0], np.cumsum(nb)[:-1]]).astype(np.int64)
-        ac = np.flatnonzero(nb > 0)
-        nba = nb[ac]
-        t_index = np.full(prep.n_cells, -1, dtype=np.int64)
-        t_index[ac] = n + np.concatenate([[0], np.cumsum(1 + nba)[:-1]]).astype(np.int64)
-        rank = np.arange(len(cc), dtype=np.int64) - first[cc]
-        dcol = t_index[cc] + 1 + rank
-        n_cell_cols = int((1 + nba).sum())
-        lb_c, ub_c = np.zeros(n_cell_cols), np.ones(n_cell_cols)
-        lb_c[t_index[ac] - n], ub_c[t_index[ac] - n] = -Tc[ac], Tc[ac]
-        col_lb.append(lb_c)
-        col_ub.append(ub_c)
-        n += n_cell_cols
-        last = rank == nb[cc] - 1
-        b_prev = np.where(rank == 0, -Tc[cc], np.roll(b_all, 1))
-        b_next = np.where(last, Tc[cc] + 1, np.roll(b_all, -1))
-        r_base = len(lo)
-        r0 = np.full(prep.n_cells, -1, dtype=np.int64)
-        r0[ac] = r_base + np.concatenate([[0], np.cumsum(nba + 2)[:-1]]).astype(np.int64)
-        mc, mj = np.nonzero(prep.cells[ac])
-        ones_t = np.ones(len(ac))
-        big = m + 2  # position of t_c at the end of its link row
-        e_row = np.concatenate([r0[ac][mc], r0[ac], r0[ac] + 1, r0[cc] + 1, r0[ac] + 2,
-                                r0[cc] + 2, (r0[cc] + 3 + rank)[~last],
-                                (r0[cc] + 3 + rank)[~last]])
-        e_pos = np.concatenate([mj, np.full(len(ac), big), np.zeros(len(ac)), 1 + rank,
-                                np.zeros(len(ac)), 1 + rank, np.zeros(int((~last).sum())),
-                                np.ones(int((~last).sum()))])
-        nxt = np.roll(dcol, -1)
-        e_col = np.concatenate([u_index[mj], t_index[ac], t_index[ac], dcol, t_index[ac], dcol,
-                                dcol[~last], nxt[~last]])
-        e_val = np.concatenate([np.ones(len(mj)), -ones_t, ones_t, -(b_all - b_prev), ones_t,
-                                -(b_next - b_all), np.ones(int((~last).sum())),
-                                -np.ones(int((~last).sum()))]).astype(np.float64)
-        order = np.lexsort((e_pos, e_row))
-        e_row, e_col, e_val = e_row[order], e_col[order], e_val[order]
-        n_cell_rows = int((nba + 2).sum())
-        row_len = np.bincount(e_row - r_base, minlength=n_cell_rows)
-        head_len = [len(i) for i in idx]
-        idx.append(e_col)
-        coef.append(e_val)
-        kind = np.full(n_cell_rows, 3)  # 0 link, 1 lower ladder, 2 upper ladder, 3 order
-        kind[r0[ac] - r_base], kind[r0[ac] + 1 - r_base], kind[r0[ac] + 2 - r_base] = 0, 1, 2
-        c_of_row = np.repeat(ac, nba + 2)
-        lo_c = np.select([kind == 0, kind == 1, kind == 2], [0.0, -Tc[c_of_row], -inf], 0.0)
-        b_first = np.zeros(prep.n_cells, dtype=np.int64)
-        b_first[ac] = b_all[first[ac]]
-        hi_c = np.select([kind == 0, kind == 1, kind == 2], [0.0, inf, b_first[c_of_row] - 1.0],
-                         inf)
-        lo.extend(lo_c.tolist())
-        hi.extend(hi_c.tolist())
-        delta_cols = [dcol[first[c]: first[c] + nb[c]] for c in range(prep.n_cells)]
-        breaks = [b_all[first[c]: first[c] + nb[c]] for c in range(prep.n_cells)]
-        delta_all = [dcol] if len(dcol) else []
-        delta_cost = [cost_all] if len(dcol) else []
-        h = new_highs(self.verbose)
-        h.setOptionValue("mip_rel_gap", 0.0)
-        h.setOptionValue("mip_abs_gap", 1e-9)
-        if self.threads > 0:
-            h.setOptionValue("threads", self.threads)
-        lb_all, ub_all = np.concatenate(col_lb), np.concatenate(col_ub)
-        h.addVars(n, lb_all, ub_all)
-        h.changeColsIntegrality(n, np.arange(n, dtype=np.int32),
-                                np.full(n, highspy.HighsVarType.kInteger))
-        lengths = np.concatenate([np.asarray(head_len, dtype=np.int64), row_len])
-        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int32)
-        index = np.concatenate(idx).astype(np.int32)
-        h.addRows(len(lo), np.asarray(lo), np.asarray(hi), len(index), starts, index,
-                  np.concatenate(coef))
-        cost0 = np.zeros(n)
-        if delta_all:
-            dall = np.concatenate(delta_all)
-            h.changeColsCost(len(dall), dall.astype(np.int32), np.concatenate(delta_cost))
-            cost0[dall] = np.concatenate(delta_cost)
-        from scipy.sparse import csr_matrix
-
-        indptr = np.concatenate([starts, [len(index)]]).astype(np.int64)
-        A = csr_matrix((np.concatenate(coef), index, indptr), shape=(len(lo), n))
-        return _InnerModel(highs=h, n_cols=n, u_index=u_index, z_index=z_index,
-                           rho_index=rho_index, t_index=t_index, delta_cols=delta_cols,
-                           breaks=breaks, const_loss=const_loss, A=A,
-                           row_lo=np.asarray(lo, dtype=np.float64),
-                           row_hi=np.asarray(hi, dtype=np.float64), col_lb=lb_all,
-                           col_ub=ub_all, cost0=cost0)
-
-    @staticmethod
-    def _dual_bound(model: _InnerModel, cost: NDArray[np.float64], ub: NDArray[np.float64],
-                    y: NDArray[np.float64]) -> float:
-        """A lower bound on min cost'x over the LP relaxation, valid for ANY row multipliers y.
-
-        Weak duality, evaluated here rather than trusted from the solver: with
-        d = cost - A'y, cost'x = d'x + y'Ax >= sum_i (y_i L_i if y_i > 0 else y_i U_i)
-        + sum_j min(d_j l_j, d_j u_j) for every x with L <= Ax <= U, l <= x <= u
-        (every column is bounded).  A multiplier whose side is infinite is set to 0.
-        y only decides how tight the bound is (HiGHS's row duals make it the LP
-        optimum); its validity needs no trust in the solver.  The float evaluation
-        error is covered by a relative margin.
-        """
-        y = np.where((y > 0) & ~np.isfinite(model.row_lo), 0.0, y)
-        y = np.where((y < 0) & ~np.isfinite(model.row_hi), 0.0, y)
-        row_part = np.where(y > 0, y * np.where(np.isfinite(model.row_lo), model.row_lo, 0.0),
-                            y * np.where(np.isfinite(model.row_hi), model.row_hi, 0.0))
-        d = cost - model.A.T @ y
-        col_part = np.minimum(d * model.col_lb, d * ub)
-        terms = np.concatenate([row_part, col_part])
-        if not np.isfinite(terms).all():
-            return -math.inf
-        return float(terms.sum()) - 1e-9 * (1.0 + float(np.abs(terms).sum()))
-
-    # ------------------------------------------------------------------ bounds
-    @staticmethod
-    def _norm_dp(cost: NDArray[np.float64], kmax: int, cap: int) -> NDArray[np.float64]:
-        """best[r] = min sum_j cost[j, a_j + kmax] subject to sum_j a_j^2 == r, |a_j| <= kmax."""
-        best = np.full(cap + 1, np.inf)
-        best[0] = 0.0
-        for cj in cost:
-            new = np.full(cap + 1, np.inf)
-            for a in range(-kmax, kmax + 1):
-                s = a * a
-                if s <= cap:
-                    new[s:] = np.minimum(new[s:], best[: cap + 1 - s] + cj[a + kmax])
-            best = new
-        return best
-
-    @staticmethod
-    def _numeric_cost(prep: _Prepared, pert: Perturbation, kmax: int) -> NDArray[np.float64]:
-        """sum_j value_cost[numeric j, v_j] for every outer candidate v."""
-        if len(prep.num_cols) == 0:
-            return np.zeros(len(prep.V))
-        return pert.value_cost[prep.num_cols[None, :], prep.V + kmax].sum(axis=1)
-
-    def _lower_bounds(self, problem: HalfspaceProblem, prep: _Prepared,
-                      pert: Perturbation) -> NDArray[np.float64]:
-        """A lower bound on the objective for each outer candidate v."""
-        sp = problem.space
-        cap, kmax = sp.k_norm2_max, sp.k_max
-        num_cost = self._numeric_cost(prep, pert, kmax)
-        # (a) cell-wise minimum of the loss over each cell's reachable score range
-        R = cap - prep.Vn2  # remaining squared-norm budget for u
-        Tcv = np.minimum(prep.cell_size[None, :] * kmax,
-                         np.floor(np.sqrt(prep.cell_size[None, :] * R[:, None]) + 1e-9))
-        t = np.arange(-prep.T, prep.T + 1)
-        mask = np.abs(t)[None, None, :] <= Tcv[:, :, None]
-        f = np.where(mask, prep.loss_tables, np.iinfo(np.int64).max // 4)
-        loss_lb = f.min(axis=2).sum(axis=1).astype(np.float64)
-        # (b) value costs of u and the norm cost, by dynamic programming over the norm budget
-        best = self._norm_dp(pert.value_cost[prep.cat_cols], kmax, cap)
-        r = np.arange(cap + 1)
-        pert_lb = np.empty(len(prep.V))
-        for s2 in np.unique(prep.Vn2):
-            ok = r <= cap - s2
-            pert_lb[prep.Vn2 == s2] = float(np.min(best[ok] + pert.norm_cost[s2 + r[ok]]))
-        return loss_lb + pert_lb + num_cost
-
-    # ------------------------------------------------------------------ heuristic
-    def _terms(self, problem: HalfspaceProblem, prep: _Prepared, vi: int, pert: Perturbation,
-               ) -> tuple[NDArray[np.float64], NDArray[np.float64], int, float]:
-        """For candidate vi: lin[j, a] (cost of u_j = a), g[r] = norm cost of ||u||^2 = r
-        relative to r = 0 (+inf beyond the budget), the norm budget of u, and the constant
-        norm_cost[||v||^2] + numeric value costs."""
-        sp = problem.space
-        cap, kmax = sp.k_norm2_max, sp.k_max
-        s2 = int(prep.Vn2[vi])
-        budget = cap - s2
-        g = np.full(cap + 1, np.inf)
-        g[: budget + 1] = pert.norm_cost[s2:] - pert.norm_cost[s2]
-        num = float(pert.value_cost[prep.num_cols, prep.V[vi] + kmax].sum())
-        return pert.value_cost[prep.cat_cols], g, budget, float(pert.norm_cost[s2]) + num
-
-    def _heuristic(self, problem: HalfspaceProblem, prep: _Prepared, vi: int,
-                   pert: Perturbation, starts: list[NDArray[np.int64]],
-                   ) -> tuple[float, NDArray[np.int64]]:
-        """Best local-search point for candidate vi over several starts (full objective value).
-
-        Starts: the given points, zero, and a least-squares fit of u to each cell's best score.
-        """
-        lin, g, budget, const = self._terms(problem, prep, vi, pert)
-        kmax = problem.space.k_max
-        f = prep.loss_tables[vi]
-        T = prep.T
-        t = np.arange(-T, T + 1)
-        mask = np.abs(t)[None, :] <= prep.T_cell[:, None]
-        t_best = t[np.where(mask, f, np.iinfo(np.int64).max).argmin(axis=1)]
-        weight = np.sqrt(f.max(axis=1) - f.min(axis=1) + 1.0)
-        A = prep.cells.astype(np.float64) * weight[:, None]
-        u_ls = np.linalg.lstsq(A, t_best * weight, rcond=None)[0]
-        cand = [np.clip(np.rint(u_ls), -kmax, kmax).astype(np.int64),
-                np.zeros(len(prep.cat_cols), dtype=np.int64), *starts]
-        best_val, best_u = math.inf, cand[0]
-        for u0 in cand:
-            val, u = self._local_search(prep, vi, lin, g, budget, kmax, u0)
-            if val < best_val:
-                best_val, best_u = val, u
-        return best_val + const, best_u
-
-    @staticmethod
-    def _local_search(prep: _Prepared, vi: int, lin: NDArray[np.float64], g: NDArray[np.float64],
-                      budget: int, kmax: int, u0: NDArray[np.int64]) -> tuple[float, NDArray[np.int64]]:
-        """Coordinate descent over u for fixed v (heuristic incumbent; exactness comes from the MIP).
-
-        Objective without constants: sum_c f_c(t_c) + sum_j lin[j, u_j + kmax] + g[||u||^2].
-        Returns (value, u) of a feasible point (u0 is repaired to the norm budget first).
-        """
-        assert prep.cells is not None
-        cells = prep.cells.astype(np.int64)
-        f = prep.loss_tables[vi]
-        T = prep.T
-        u = u0.copy()
-        while (u**2).sum() > budget:  # repair: shrink the largest entry
-            j = int(np.abs(u).argmax())
-            u[j] -= np.sign(u[j])
-        vals = np.arange(-kmax, kmax + 1)
-        t = cells @ u
-        idx_c = np.arange(cells.shape[0])
-        big = float(np.abs(f).max() + np.abs(lin).sum() + np.abs(g).sum() + 1.0)
-
-        def total(t_: NDArray[np.int64], u_: NDArray[np.int64]) -> float:
-            if np.abs(t_).max(initial=0) > T:
-                return np.inf
-            return float(f[idx_c, t_ + T].sum() + lin[np.arange(len(u_)), u_ + kmax].sum()
-                         + g[int((u_**2).sum())])
-
-        cur = total(t, u)
-        improved = True
-        while improved:
-            improved = False
-            for j in range(len(u)):
-                members = np.flatnonzero(cells[:, j])
-                n2 = int((u**2).sum()) - int(u[j] ** 2)
-                tt = t[members][:, None] + (vals - u[j])[None, :]  # (members, values)
-                ok_t = (np.abs(tt) <= T).all(axis=0)
-                ok_n = n2 + vals**2 <= budget
-                loss_m = np.where(np.abs(tt) <= T, f[members[:, None], np.clip(tt, -T, T) + T],
-                                  big).sum(axis=0)
-                cand = loss_m - f[members, t[members] + T].sum() + lin[j] - lin[j, u[j] + kmax]
-                cand = cand + np.where(ok_n, g[np.clip(n2 + vals**2, 0, len(g) - 1)], np.inf) \
-                    - g[n2 + int(u[j] ** 2)]
-                cand[~(ok_t & ok_n)] = np.inf
-                a = int(cand.argmin())
-                if cand[a] < -1e-9:
-                    t[members] += vals[a] - u[j]
-                    u[j] = vals[a]
-                    cur = total(t, u)
-                    improved = True
-        return cur, u
-
-    @staticmethod
-    def _seed(prep: _Prepared, model: _InnerModel, u: NDArray[np.int64], kmax: int) -> None:
-        """Hand HiGHS a feasible point (the heuristic incumbent), every column set."""
-        x = np.zeros(model.n_cols)
-        x[model.u_index] = u
-        x[model.z_index[np.arange(len(u)), u + kmax]] = 1.0
-        x[model.rho_index[: int((u**2).sum())]] = 1.0
-        t = prep.cells.astype(np.int64) @ u
-        for c in np.flatnonzero(model.t_index >= 0):
-            x[model.t_index[c]] = t[c]
-            x[model.delta_cols[c]] = (t[c] >= model.breaks[c]).astype(float)
-        model.highs.setSolution(_highs_solution(x))
+    _dual_bound = staticmethod(dual_bound)
+    _lower_bounds = staticmethod(lower_bounds)
+    _terms = staticmethod(terms)
+    _heuristic = staticmethod(heuristic)
+    _seed = staticmethod(seed_start)
+    _run = staticmethod(run_highs)
 
     def _inner(self, problem: HalfspaceProblem, prep: _Prepared, vi: int,
                pert: Perturbation, cutoff: float, time_left: float,
@@ -781,20 +349,6 @@ class StructuredOracle:
                 return "time_limit", value, u, dual
             return "time_limit", math.inf, None, dual
         return f"error:{status_text}", math.inf, None, -math.inf
-
-    @staticmethod
-    def _run(h: Any) -> None:
-        import highspy
-
-        if h.run() == highspy.HighsStatus.kError and (
-            h.getModelStatus() == highspy.HighsModelStatus.kNotset
-        ) and threading.current_thread() is threading.main_thread():
-            # HiGHS sizes one task scheduler per thread at its first solve; a later solve
-            # asking for another thread count errors out: reset and retry once (on the main
-            # thread only: a reset is not safe while a worker thread solves; a worker's
-            # error is an unanswered question, which never certifies anything).
-            highspy.Highs.resetGlobalScheduler(True)
-            h.run()
 
     # ------------------------------------------------------------------ solve
     def solve(self, problem: HalfspaceProblem,

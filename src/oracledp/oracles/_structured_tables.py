@@ -1,0 +1,157 @@
+"""Tables and bounds of the structured oracle (:mod:`oracledp.oracles.structured`).
+
+Steps 1, 2 and 4 of the method described there, for a table with few numeric and many binary
+columns, with k = (v, u) (numeric and binary weights): the outer candidates v
+(:func:`_enumerate_ball`), the problem-dependent data (:class:`_Prepared`), the exact loss
+table f_c(t) of every cell c for every v (:func:`loss_tables`), the cost terms of u for a
+fixed v (:func:`terms`) and a lower bound on the objective of each v (:func:`lower_bounds`:
+the cell-wise minimum of the loss tables plus a dynamic program over the norm budget,
+:func:`norm_dp`, plus the exact numeric term, :func:`numeric_cost`).  The loss tables are
+exact integer counts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from oracledp.oracles._structured_model import _InnerModel
+from oracledp.oracles.halfspace import HalfspaceProblem, Perturbation
+
+_BLOCK_ENTRIES = 1 << 21
+"""Groups x outer candidates processed at once when counting losses (about 16 MB per array)."""
+
+
+def _enumerate_ball(k: int, kmax: int, cap: int) -> NDArray[np.int64]:
+    """Integer vectors in [-kmax, kmax]^k with squared norm <= cap."""
+    if k == 0:
+        return np.zeros((1, 0), dtype=np.int64)
+    vals = np.arange(-kmax, kmax + 1)
+    grids = np.stack(np.meshgrid(*([vals] * k), indexing="ij"), axis=-1).reshape(-1, k)
+    return grids[(grids**2).sum(axis=1) <= cap].astype(np.int64)
+
+
+@dataclass
+class _Prepared:
+    """Problem-dependent data, and the inner models built so far (one per visited v)."""
+
+    num_cols: NDArray[np.int64]
+    cat_cols: NDArray[np.int64]
+    V: NDArray[np.int64]  # outer candidates (numeric weights)
+    Vn2: NDArray[np.int64]  # their squared norms
+    cells: NDArray[np.int8]  # (cells, binary columns) membership
+    n_cells: int
+    cell_size: NDArray[np.int64]  # active binary columns per cell
+    T: int  # global range of a cell score: t in [-T, T]
+    T_cell: NDArray[np.int64]  # per-cell range (from the norm bound)
+    loss_tables: NDArray[np.int64]  # (|V|, cells, 2T+1) exact f_c(t) for each v
+    models: dict[int, _InnerModel]
+
+
+def loss_tables(problem: HalfspaceProblem, num_cols: NDArray[np.int64], V: NDArray[np.int64],
+                cell_of_group: NDArray[np.int64], n_cells: int, T: int) -> NDArray[np.int64]:
+    """f_c(t) for every outer candidate v, cell c and t in [-T, T] (exact counts).
+
+    With ``s = <x_num, v>`` (exact integers), a positive group is correct iff
+    ``t >= lo = ceil((1 - s)/Q)``; a negative one iff ``t <= hi = floor((-1 - s)/Q)``.
+    Errors at t: positives with lo > t plus negatives with hi < t.  The groups are
+    processed in blocks of rows so the working memory stays at about
+    :data:`_BLOCK_ENTRIES` int64 entries however many distinct rows the table has.
+    """
+    Q = problem.Q
+    nV = V.shape[0]
+    width = 2 * T + 3  # positions for values -T-1 .. T+1
+    size = nV * n_cells * width
+    hp = np.zeros(size, dtype=np.float64)
+    hn = np.zeros(size, dtype=np.float64)
+    v_base = np.arange(nV, dtype=np.int64)[None, :] * n_cells
+    Nn = problem.N[:, num_cols]
+    n_groups = Nn.shape[0]
+    step = max(1, _BLOCK_ENTRIES // max(nV, 1))
+    for start in range(0, n_groups, step):
+        sl = slice(start, min(start + step, n_groups))
+        S = Nn[sl] @ V.T  # exact integers
+        base = (v_base + cell_of_group[sl, None]) * width
+        n_pos, n_neg = problem.n_pos[sl], problem.n_neg[sl]
+        has_pos, has_neg = n_pos > 0, n_neg > 0
+        if has_pos.any():
+            lo = np.clip(-((S[has_pos] - 1) // Q), -T - 1, T + 1) + T + 1  # 0 .. 2T+2
+            w = np.broadcast_to(n_pos[has_pos, None], lo.shape)
+            hp += np.bincount((base[has_pos] + lo).ravel(), weights=w.ravel(),
+                              minlength=size)
+        if has_neg.any():
+            hi = np.clip((-1 - S[has_neg]) // Q, -T - 1, T + 1) + T + 1
+            w = np.broadcast_to(n_neg[has_neg, None], hi.shape)
+            hn += np.bincount((base[has_neg] + hi).ravel(), weights=w.ravel(),
+                              minlength=size)
+    hp = hp.reshape(nV, n_cells, width)
+    hn = hn.reshape(nV, n_cells, width)
+    # errors_pos(t) = #{lo > t}: suffix sums; errors_neg(t) = #{hi < t}: prefix sums
+    suffix = np.cumsum(hp[:, :, ::-1], axis=2)[:, :, ::-1]  # suffix[i] = sum_{>= i}
+    prefix = np.cumsum(hn, axis=2)  # prefix[i] = sum_{<= i}
+    # t = -T..T sits at index i = t + T + 1 in 1..2T+1
+    idx = np.arange(1, 2 * T + 2)
+    f = suffix[:, :, idx + 1] + prefix[:, :, idx - 1]
+    return np.rint(f).astype(np.int64)
+
+
+def norm_dp(cost: NDArray[np.float64], kmax: int, cap: int) -> NDArray[np.float64]:
+    """best[r] = min sum_j cost[j, a_j + kmax] subject to sum_j a_j^2 == r, |a_j| <= kmax."""
+    best = np.full(cap + 1, np.inf)
+    best[0] = 0.0
+    for cj in cost:
+        new = np.full(cap + 1, np.inf)
+        for a in range(-kmax, kmax + 1):
+            s = a * a
+            if s <= cap:
+                new[s:] = np.minimum(new[s:], best[: cap + 1 - s] + cj[a + kmax])
+        best = new
+    return best
+
+
+def numeric_cost(prep: _Prepared, pert: Perturbation, kmax: int) -> NDArray[np.float64]:
+    """sum_j value_cost[numeric j, v_j] for every outer candidate v."""
+    if len(prep.num_cols) == 0:
+        return np.zeros(len(prep.V))
+    return pert.value_cost[prep.num_cols[None, :], prep.V + kmax].sum(axis=1)
+
+
+def lower_bounds(problem: HalfspaceProblem, prep: _Prepared,
+                 pert: Perturbation) -> NDArray[np.float64]:
+    """A lower bound on the objective for each outer candidate v."""
+    sp = problem.space
+    cap, kmax = sp.k_norm2_max, sp.k_max
+    num_cost = numeric_cost(prep, pert, kmax)
+    # (a) cell-wise minimum of the loss over each cell's reachable score range
+    R = cap - prep.Vn2  # remaining squared-norm budget for u
+    Tcv = np.minimum(prep.cell_size[None, :] * kmax,
+                     np.floor(np.sqrt(prep.cell_size[None, :] * R[:, None]) + 1e-9))
+    t = np.arange(-prep.T, prep.T + 1)
+    mask = np.abs(t)[None, None, :] <= Tcv[:, :, None]
+    f = np.where(mask, prep.loss_tables, np.iinfo(np.int64).max // 4)
+    loss_lb = f.min(axis=2).sum(axis=1).astype(np.float64)
+    # (b) value costs of u and the norm cost, by dynamic programming over the norm budget
+    best = norm_dp(pert.value_cost[prep.cat_cols], kmax, cap)
+    r = np.arange(cap + 1)
+    pert_lb = np.empty(len(prep.V))
+    for s2 in np.unique(prep.Vn2):
+        ok = r <= cap - s2
+        pert_lb[prep.Vn2 == s2] = float(np.min(best[ok] + pert.norm_cost[s2 + r[ok]]))
+    return loss_lb + pert_lb + num_cost
+
+
+def terms(problem: HalfspaceProblem, prep: _Prepared, vi: int, pert: Perturbation,
+          ) -> tuple[NDArray[np.float64], NDArray[np.float64], int, float]:
+    """For candidate vi: lin[j, a] (cost of u_j = a), g[r] = norm cost of ||u||^2 = r
+    relative to r = 0 (+inf beyond the budget), the norm budget of u, and the constant
+    norm_cost[||v||^2] + numeric value costs."""
+    sp = problem.space
+    cap, kmax = sp.k_norm2_max, sp.k_max
+    s2 = int(prep.Vn2[vi])
+    budget = cap - s2
+    g = np.full(cap + 1, np.inf)
+    g[: budget + 1] = pert.norm_cost[s2:] - pert.norm_cost[s2]
+    num = float(pert.value_cost[prep.num_cols, prep.V[vi] + kmax].sum())
+    return pert.value_cost[prep.cat_cols], g, budget, float(pert.norm_cost[s2]) + num
