@@ -1,4 +1,4 @@
-"""Tests of InteractiveAboveThreshold, Algorithm 2 of Ligett et al. 2017 (privacy-testing.md 4-7).
+"""Tests of InteractiveAboveThreshold, Algorithm 2 of Ligett et al. 2017 (docs/specs/privacy-testing.md 4-7).
 
 Layers (spec section 0): (1) goldens for the noise scales and the ex-post
 accounting of Lemma 2.8, state and input contracts; (2) exact laws: for fixed

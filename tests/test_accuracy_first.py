@@ -1,6 +1,6 @@
 """Accuracy First ERM: CovNR, OutputNR, DoublingMethod, their sensitivities, theory curves, estimators.
 
-Ligett, Neel, Roth, Waggoner, Wu (NeurIPS 2017); test plan: shared/specs/privacy-testing.md
+Ligett, Neel, Roth, Waggoner, Wu (NeurIPS 2017); test plan: docs/specs/privacy-testing.md
 sections 5 ("CovNR / OutputNR / DoublingMethod"), 6 and 7.
 
 Layers (spec section 0): goldens, contracts, sensitivity properties and knob isolation are

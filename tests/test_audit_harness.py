@@ -1,4 +1,4 @@
-"""Unit tests of the audit harness (privacy-testing.md sections 3 and 7 "helper coverage tests").
+"""Unit tests of the audit harness (docs/specs/privacy-testing.md sections 3 and 7 "helper coverage tests").
 
 Layer 1 (deterministic goldens, exact coverage sums) and a few seeded simulations,
 each with its false-alarm rate stated in its docstring.

@@ -1,4 +1,4 @@
-"""Monotone 1-decision lists (spec oracle-query.md section 2, note (a))."""
+"""Monotone 1-decision lists (spec docs/specs/oracle-query.md section 2, note (a))."""
 
 from __future__ import annotations
 

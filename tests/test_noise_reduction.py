@@ -1,4 +1,4 @@
-"""Tests of NoiseReduction, Algorithm 1 of Ligett et al. 2017 (privacy-testing.md sections 4-7).
+"""Tests of NoiseReduction, Algorithm 1 of Ligett et al. 2017 (docs/specs/privacy-testing.md sections 4-7).
 
 Layers (spec section 0): (1) goldens and input contracts; (2) exact-law tests:
 the marginal of level t is v + Lap(Delta/eps_t) (KS and the exact Gamma scale

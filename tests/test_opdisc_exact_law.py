@@ -1,6 +1,6 @@
 """OPDisc's exact output law on the checkerboard torus (``oracledp.audit.opdisc_exact``).
 
-Layers (privacy-testing.md section 0):
+Layers (docs/specs/privacy-testing.md section 0):
 
 1. the quadrature for ``q_N`` against closed forms (N = 2, N = 4, Owen's T) and against a
    second, independent quadrature, including probabilities far below 1e-12 at k = 100;

@@ -1,4 +1,4 @@
-"""Privacy and reliability tests of OPDisc (privacy-testing.md sections 0, 2-6, 8; OPDisc part of 5).
+"""Privacy and reliability tests of OPDisc (docs/specs/privacy-testing.md sections 0, 2-6, 8; OPDisc part of 5).
 
 Layers (section 0): (1) deterministic goldens, properties and input contracts;
 (2) exact-law tests on tiny instances against a closed form or quadrature;

@@ -1,6 +1,6 @@
 """Tests of OPSamp (Neel et al. ICML 2020, Algorithm 2), its convex oracle and estimator.
 
-privacy-testing.md section 5 "OPSamp" and sections 4, 6, 7.  Layers (section 0):
+docs/specs/privacy-testing.md section 5 "OPSamp" and sections 4, 6, 7.  Layers (section 0):
 (1) deterministic goldens, contracts and properties; (2) exact-law tests of the
 two noise draws (exponential objective noise, Laplace output noise); (3) the
 coupled sensitivity check of Lemma 10 on the S1 instance.  Every statistical

@@ -396,7 +396,7 @@ def test_forced_near_ties_big_sweep(name):
 
 
 # --------------------------------------------------------------------------------------------
-# The repro (../shared/repros/near_tie_certificate.py) and the no-noise case
+# A review repro (near-tie certificate, reproduced in full below) and the no-noise case
 # --------------------------------------------------------------------------------------------
 def repro():
     c = np.array([1199, 1087, 1027, 985, 967, 850, 808, 614, 561, 306, 45, -41, -633, -937,

@@ -1,4 +1,4 @@
-"""OracleQuerySynthesizer (spec oracle-query.md §6): Hedge/FTPL data players,
+"""OracleQuerySynthesizer (spec docs/specs/oracle-query.md §6): Hedge/FTPL data players,
 exponential-mechanism/RSPM (PrivBR) query players."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""PRSMA (Neel, Roth, Wu 2019, Section III-B, Theorem 8): spec ``privacy-testing.md`` section 5.
+"""PRSMA (Neel, Roth, Wu 2019, Section III-B, Theorem 8): spec ``docs/specs/privacy-testing.md`` section 5.
 
 Statistical assertions use alpha = 1e-6 each (Clopper-Pearson audits per direction,
 exact binomial / chi-square tests), on fixed seeds; about 12 assertions here, so the

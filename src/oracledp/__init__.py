@@ -1,7 +1,21 @@
 """oracledp: differentially private learning with optimization oracles.
 
-Public API only; no solver is imported at import time.
+The public API, importable from here (heavy parts load on first use; importing ``oracledp``
+imports no solver, pandas or scikit-learn):
+
+* estimators (scikit-learn): :class:`OPDiscClassifier`, :class:`RSPMClassifier`,
+  :class:`OPSampClassifier`, :class:`AccuracyFirstLogisticRegression`,
+  :class:`AccuracyFirstRidge`, :class:`DPSGDLogisticRegression`; :func:`make_estimator` by name;
+* learner functions: :func:`opdisc`, :func:`rspm`, :func:`opsamp`, :func:`prsma`,
+  :func:`ftpl`, :func:`covnr`, :func:`outputnr`, :func:`doubling`, :func:`noise_reduction`;
+* synthesizers: :class:`OracleQuerySynthesizer`, :class:`OracleQueryPGM`, :func:`mwem`,
+  :func:`independent_marginals`;
+* tables: :class:`TableSchema`, :class:`SchemaTransformer`;
+* privacy: :class:`PrivacyGuarantee` (carried by every release), :mod:`oracledp.privacy`;
+* errors: :class:`OracleDPError` and its subclasses (:mod:`oracledp.errors`).
 """
+
+from importlib import import_module
 
 from oracledp._validation import check_rng
 from oracledp.diagnostics import NonPrivateDiagnostics
@@ -10,37 +24,99 @@ from oracledp.errors import (
     BudgetError,
     DataIntegrityError,
     DiagnosticsWarning,
+    ModelFileError,
+    OracleDPError,
     OracleFailure,
     PredictionPolicyWarning,
     PrivacyWarning,
+    TableInputError,
+    UnconfirmedSchemaError,
 )
-from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
+from oracledp.privacy.guarantees import GuaranteeKind, PrivacyGuarantee
 
 __version__ = "0.1.0"
 
+# name -> module that defines it; imported on first access (PEP 562)
+_LAZY = {
+    "TableSchema": "oracledp.tabular",
+    "SchemaTransformer": "oracledp.tabular",
+    "make_estimator": "oracledp.registry",
+    "model_schema": "oracledp.registry",
+    "MODELS": "oracledp.registry",
+    "OPDiscClassifier": "oracledp.estimators",
+    "RSPMClassifier": "oracledp.estimators",
+    "OPSampClassifier": "oracledp.estimators",
+    "AccuracyFirstLogisticRegression": "oracledp.estimators",
+    "AccuracyFirstRidge": "oracledp.estimators",
+    "DPSGDLogisticRegression": "oracledp.baselines",
+    "opdisc": "oracledp.learners",
+    "rspm": "oracledp.learners",
+    "opsamp": "oracledp.learners",
+    "prsma": "oracledp.learners.prsma",
+    "ftpl": "oracledp.learners.ftpl",
+    "covnr": "oracledp.erm",
+    "outputnr": "oracledp.erm",
+    "doubling": "oracledp.erm",
+    "noise_reduction": "oracledp.mechanisms",
+    "OracleQuerySynthesizer": "oracledp.synth.oracle_query",
+    "OracleQueryPGM": "oracledp.synth.oracle_query_pgm",
+    "mwem": "oracledp.synth",
+    "independent_marginals": "oracledp.synth",
+}
+
 
 def __getattr__(name: str) -> object:
-    # TableSchema / SchemaTransformer import pandas and scikit-learn: load them on first use
-    if name in ("TableSchema", "SchemaTransformer"):
-        from oracledp import tabular
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'oracledp' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value  # later accesses skip this hook
+    return value
 
-        return getattr(tabular, name)
-    raise AttributeError(f"module 'oracledp' has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
 
 
 __all__ = [
+    "MODELS",
+    "AccuracyFirstLogisticRegression",
+    "AccuracyFirstRidge",
     "BoundsViolation",
     "BudgetError",
+    "DPSGDLogisticRegression",
     "DataIntegrityError",
     "DiagnosticsWarning",
     "GuaranteeKind",
+    "ModelFileError",
     "NonPrivateDiagnostics",
+    "OPDiscClassifier",
+    "OPSampClassifier",
+    "OracleDPError",
     "OracleFailure",
+    "OracleQueryPGM",
+    "OracleQuerySynthesizer",
     "PredictionPolicyWarning",
     "PrivacyGuarantee",
     "PrivacyWarning",
+    "RSPMClassifier",
     "SchemaTransformer",
+    "TableInputError",
     "TableSchema",
+    "UnconfirmedSchemaError",
     "__version__",
     "check_rng",
+    "covnr",
+    "doubling",
+    "ftpl",
+    "independent_marginals",
+    "make_estimator",
+    "model_schema",
+    "mwem",
+    "noise_reduction",
+    "opdisc",
+    "opsamp",
+    "outputnr",
+    "prsma",
+    "rspm",
 ]

@@ -28,11 +28,12 @@ from oracledp.guidance import (
     RECOMMENDED_MODELS,
     check_epsilon_cap,
 )
+from oracledp.registry import MODELS, make_estimator, model_schema
 
 schema_app = typer.Typer(help="Table schemas for your own CSV (see docs/your-own-data.md).",
                          no_args_is_help=True)
 
-_MODELS = ("opdisc", "rspm", "opsamp", "dpsgd", "accuracy-first")
+_MODELS = MODELS
 
 #: Exit code of a fit stopped by Ctrl-C (128 + SIGINT, as shells report it).
 EXIT_INTERRUPTED = 130
@@ -131,36 +132,6 @@ def schema_infer(
     if schema.intercept:
         _warn("the schema adds the public intercept feature \"(intercept)\" (\"intercept\": "
               "true); set it to false for halfspaces through the origin.")
-
-
-def _make_estimator(model: str, schema: Any, epsilon: float | None, delta: float | None,
-                    alpha: float, seed: int | None, solver: str, time_limit: float,
-                    max_epsilon: float | None = None) -> Any:
-    labels = list(schema.labels)
-    if model in ("opdisc", "rspm"):
-        from oracledp.estimators import OPDiscClassifier, RSPMClassifier
-
-        common = {"schema": schema.feature_schema(), "classes": labels, "random_state": seed,
-                  "solver": solver, "time_limit": time_limit}
-        if model == "rspm":
-            return RSPMClassifier(epsilon, **common)
-        return OPDiscClassifier(epsilon, delta, **common)
-    if model == "opsamp":
-        from oracledp.estimators import OPSampClassifier
-
-        nb = schema.norm_bounds()
-        return OPSampClassifier(epsilon, delta, feature_bound=nb["linf"],
-                                feature_l1_bound=nb["l1"], classes=labels, random_state=seed)
-    if model == "dpsgd":
-        from oracledp.baselines import DPSGDLogisticRegression
-
-        # the schema's intercept feature plays the intercept's role: no second constant
-        return DPSGDLogisticRegression(epsilon, delta, classes=labels, random_state=seed,
-                                       fit_intercept=not schema.intercept)
-    from oracledp.estimators import AccuracyFirstLogisticRegression
-
-    return AccuracyFirstLogisticRegression(alpha, classes=labels, random_state=seed,
-                                           max_epsilon=max_epsilon)
 
 
 _OUT_FILES = ("model.json", "coefficients.png")
@@ -360,8 +331,7 @@ def _fit(data: Path, schema_path: Path, out: Path, model: str, epsilon: float | 
         schema.check_confirmed()
     except ValueError as exc:
         _fail(str(exc))
-    if model == "accuracy-first" and schema.norm_bounds()["l1"] > 1:
-        schema = schema.scaled_to_l1()  # public divisor: every row has ||x||_1 <= 1
+    schema = model_schema(model, schema)
     table: Any = None
     X: Any = None
     y: Any = None
@@ -379,8 +349,8 @@ def _fit(data: Path, schema_path: Path, out: Path, model: str, epsilon: float | 
         n_rows = X.shape[0]
     n_features = schema.n_features
     try:
-        est = _make_estimator(model, schema, epsilon, delta, alpha, seed, solver, time_limit,
-                              max_epsilon)
+        est = make_estimator(model, schema, epsilon, delta, alpha=alpha, random_state=seed,
+                             solver=solver, time_limit=time_limit, max_epsilon=max_epsilon)
     except (OracleDPError, ValueError) as exc:
         _fail(str(exc))
 

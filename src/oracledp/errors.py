@@ -48,6 +48,19 @@ class BudgetError(OracleDPError, ValueError):
     """A privacy budget would be exceeded."""
 
 
+class TableInputError(OracleDPError, ValueError):
+    """A table or CSV that cannot be read against its schema (file-level problems)."""
+
+
+class UnconfirmedSchemaError(OracleDPError, ValueError):
+    """A schema still holds entries read from the data (``"from_data": true``)."""
+
+
+class ModelFileError(TableInputError):
+    """A ``model.json`` that is not a valid model of the current format (tampered, truncated,
+    written by another version or by hand).  Nothing of it is used."""
+
+
 class PrivacyWarning(UserWarning):
     """A privacy guarantee is weaker than the caller may assume."""
 

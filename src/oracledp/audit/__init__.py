@@ -1,6 +1,6 @@
 """Statistical privacy audits: exact binomial bounds and a one-pair audit harness.
 
-See ``privacy-testing.md`` section 3.  An audit can only falsify a privacy
+See ``docs/specs/privacy-testing.md`` section 3.  An audit can only falsify a privacy
 claim; passing is evidence, not proof.
 """
 

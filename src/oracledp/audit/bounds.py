@@ -1,4 +1,4 @@
-"""Confidence bounds used by the privacy audits (spec ``privacy-testing.md``, section 3).
+"""Confidence bounds used by the privacy audits (spec ``docs/specs/privacy-testing.md``, section 3).
 
 Every bound here is exact (Clopper-Pearson, from ``scipy.stats.beta``), so an
 audit that compares it with a claimed privacy loss has a false-alarm rate of

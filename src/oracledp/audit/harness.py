@@ -1,4 +1,4 @@
-"""A black-box privacy audit of one neighbouring pair (spec ``privacy-testing.md``, section 3).
+"""A black-box privacy audit of one neighbouring pair (spec ``docs/specs/privacy-testing.md``, section 3).
 
 :func:`audit` runs a mechanism ``N`` times on D and ``N`` times on D', counts
 how often a pre-registered event happens on each side, and turns the counts

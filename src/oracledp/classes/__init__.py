@@ -1,7 +1,7 @@
 """Query / hypothesis classes over binary features with separator sets and weighted oracles.
 
 See :mod:`oracledp.classes.base` for the conventions (Neel, Roth, Wu, FOCS 2019,
-Definitions 2, 5, 7; spec ``oracle-query.md`` sections 1-2).
+Definitions 2, 5, 7; spec ``docs/specs/oracle-query.md`` sections 1-2).
 """
 
 from oracledp.classes.base import (

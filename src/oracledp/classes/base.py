@@ -1,6 +1,6 @@
 """Query / hypothesis classes with separator sets, and weighted optimization oracles.
 
-Conventions (spec ``oracle-query.md`` sections 1-2; Neel, Roth, Wu, FOCS 2019,
+Conventions (spec ``docs/specs/oracle-query.md`` sections 1-2; Neel, Roth, Wu, FOCS 2019,
 Sections II-III):
 
 * A class is a finite family of 0/1 functions ``q`` on a *point space* of

@@ -1,4 +1,4 @@
-"""Boolean query classes over {0,1}^d (spec ``oracle-query.md`` section 2 table).
+"""Boolean query classes over {0,1}^d (spec ``docs/specs/oracle-query.md`` section 2 table).
 
 Parameter encoding: one 0/1 indicator row ``s`` of the selected set T per
 hypothesis (length ``point_dim``).

@@ -1,4 +1,4 @@
-"""Monotone 1-decision lists over {0,1}^d (spec ``oracle-query.md`` section 2, note (a)).
+"""Monotone 1-decision lists over {0,1}^d (spec ``docs/specs/oracle-query.md`` section 2, note (a)).
 
 A monotone 1-decision list is a sequence of rules "if ``x_j`` then output ``b``"
 (positive literals only, each variable at most once) followed by a default bit:

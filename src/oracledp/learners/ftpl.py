@@ -1,6 +1,6 @@
 """Follow the Private Leader (Neel, Roth, Wu, FOCS 2019, Section V, Definition 12, Theorem 11).
 
-Online learning over a finite class ``Q`` (spec ``oracle-query.md`` section 8).  In
+Online learning over a finite class ``Q`` (spec ``docs/specs/oracle-query.md`` section 8).  In
 rounds ``t = 1..T`` the learner plays
 
     q^t = RSPM(S_t),   S_t = (x^1, .., x^{t-1}),   fresh Laplace noise every round
@@ -78,6 +78,8 @@ from oracledp.learners.rspm_class import (
     rspm_class_guarantee,
     rspm_class_scale,
 )
+from oracledp.privacy import noise
+from oracledp.privacy.composition import advanced_composition_k
 
 __all__ = [
     "FTPLPrivacy",
@@ -168,7 +170,7 @@ def ftpl_privacy(epsilon: float, T: int, delta_prime: float | None = 1e-6) -> FT
     adv = None
     if delta_prime is not None:
         dp = float(delta_prime)
-        e_adv = math.sqrt(2.0 * k * math.log(1.0 / dp)) * eps + k * eps * _expm1(eps)
+        e_adv = advanced_composition_k(eps, k, dp)
         if math.isfinite(e_adv):
             adv = PrivacyGuarantee(
                 epsilon=e_adv, delta=dp, kind=GuaranteeKind.APPROXIMATE,
@@ -296,7 +298,7 @@ def ftpl(
     plays = np.empty((T, cls.param_dim), dtype=np.int64)
     t0 = time.perf_counter()
     # round 1: empty history, RSPM minimizes its perturbation alone (data-independent)
-    first = orc.solve(U, gen.laplace(0.0, scale, size=m))
+    first = orc.solve(U, noise.laplace(gen, scale, size=m))
     if not first.certified or first.params is None:
         raise OracleFailure("round 1: oracle answer not certified; nothing released", result=first)
     plays[0] = first.params

@@ -60,6 +60,7 @@ from oracledp.learners.opdisc_calibration import (
 )
 from oracledp.oracles.base import Oracle
 from oracledp.oracles.registry import make_oracle
+from oracledp.privacy import noise
 
 SOURCE = ("Neel, Roth, Vietri, Wu (ICML 2020), Algorithm 1 OPDisc, with the noise "
           f"calibration proven in {PROOF} (not Theorem 1's sigma)")
@@ -272,7 +273,7 @@ def opdisc(
             PrivacyWarning, stacklevel=2)
     t0 = time.perf_counter()
     if eta is None:
-        eta = rng.normal(0.0, sigma, size=space.d + 1)
+        eta = noise.gaussian(rng, sigma, size=space.d + 1)
     t1 = time.perf_counter()
     res = orc.solve(problem, eta)
     t2 = time.perf_counter()
@@ -304,5 +305,5 @@ def _opdisc_sample_k(
 
     space = problem.space
     sigma = sigma_scale * opdisc_sigma(epsilon, delta, problem, calibration=calibration)
-    etas = rng.normal(0.0, sigma, size=(size, space.d + 1))
+    etas = noise.gaussian(rng, sigma, size=(size, space.d + 1))
     return BruteForceOracle().solve_batch(problem, etas)

@@ -102,6 +102,7 @@ from oracledp.diagnostics import (
 from oracledp.errors import OracleFailure
 from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
 from oracledp.oracles.convex import ApproxOracleResult
+from oracledp.privacy import noise
 
 __all__ = [
     "SOURCE",
@@ -599,8 +600,9 @@ def opsamp(
     # 2. All noise, up front: sigma_kj with density eta e^{-eta z} (rate eta, module note (a)),
     #    then mu ~ Lap(lambda/eps)^d.  Nothing here depends on the data.
     t0 = time.perf_counter()
-    sig = rng.exponential(scale=1.0 / eta_, size=(m_, d)) if sigma_hook is None else sigma_hook
-    mu_ = rng.laplace(0.0, lam / eps, size=d) if mu_hook is None else mu_hook
+    sig = (noise.exponential(rng, 1.0 / eta_, size=(m_, d)) if sigma_hook is None
+           else sigma_hook)
+    mu_ = noise.laplace(rng, lam / eps, size=d) if mu_hook is None else mu_hook
     t1 = time.perf_counter()
 
     # 3. m oracle calls (Algorithm 2, w_k = O_alpha(D, sigma_k)), in parallel if asked.

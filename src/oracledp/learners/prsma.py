@@ -6,7 +6,7 @@ the oracle does** (Theorem 8, "robust" privacy).  A certifiable oracle either
 returns a certified optimum or says FAIL; it may fail adversarially, e.g. exactly
 when one chosen record is in the data (the poison oracle of the test plan).
 
-Algorithm (spec ``oracle-query.md`` section 5; rounding = ceil)::
+Algorithm (spec ``docs/specs/oracle-query.md`` section 5; rounding = ceil)::
 
     eps*, delta* = eps / 62, delta / 11             # Theorem 8; both must be <= 1/2
     K  = ceil((1 / eps*) (1 + ln(2 / delta*)))      # parts
@@ -153,6 +153,7 @@ from oracledp.diagnostics import (
 from oracledp.errors import BudgetError
 from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
 from oracledp.learners.rspm import _rspm_sample_explicit
+from oracledp.privacy import noise
 
 SOURCE = "Neel, Roth, Wu (FOCS 2019) Theorem 8"
 
@@ -169,7 +170,7 @@ Base = Callable[[Any, float, np.random.Generator, int], Any]
 
 @dataclass(frozen=True)
 class PRSMAParameters:
-    """PRSMA's constants for a data size ``n`` (spec ``oracle-query.md`` section 5).
+    """PRSMA's constants for a data size ``n`` (spec ``docs/specs/oracle-query.md`` section 5).
 
     ``eps_star = eps/62``, ``delta_star = delta/11`` (Theorem 8);
     ``K = ceil((1/eps*)(1 + ln(2/delta*)))`` parts of ``n_part = floor(n/K)`` records
@@ -331,7 +332,7 @@ def _run_part(part_data: Any, base: Base, eps_prime: float, R: int, batch: int,
     then names what happened (the exception's type, never its message: it may quote
     data), for the non-private diagnostics.
     """
-    r_keep = int(rng.integers(R))
+    r_keep = noise.uniform_index(rng, R)
     kept: Any = None
     done = 0
     while done < R:
@@ -394,7 +395,7 @@ def _prsma_run(data: NDArray[Any], base: Base, params: PRSMAParameters,
     K, R, n_part = params.K, params.R, params.n_part
     bsize = _check_batch(batch, R)
     streams = gen.spawn(K + 3)
-    order = streams[0].permutation(params.n)[: K * n_part].reshape(K, n_part)
+    order = noise.permutation(streams[0], params.n)[: K * n_part].reshape(K, n_part)
     parts = [data[idx] for idx in order]
 
     t1 = time.perf_counter()
@@ -423,7 +424,7 @@ def _prsma_run(data: NDArray[Any], base: Base, params: PRSMAParameters,
     T = sum(passed)
     calls = int(sum(r[2] for r in runs))
     if _count_noise is None:
-        z = float(streams[1].laplace(0.0, _noise_scale_factor * params.count_noise_scale))
+        z = float(noise.laplace(streams[1], _noise_scale_factor * params.count_noise_scale))
     else:
         z = float(_count_noise)
     failed = T == 0 or not (T + z > params.threshold)
@@ -431,7 +432,7 @@ def _prsma_run(data: NDArray[Any], base: Base, params: PRSMAParameters,
     output: Any = FAIL
     if not failed:
         passing = np.flatnonzero(passed)
-        chosen = int(passing[streams[2].integers(T)])
+        chosen = int(passing[noise.uniform_index(streams[2], T)])
         output = runs[chosen][1]
     diagnostics = None
     if return_diagnostics:

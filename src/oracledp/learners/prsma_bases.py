@@ -44,6 +44,7 @@ from oracledp.classes.mip import make_class_oracle
 from oracledp.diagnostics import research_diagnostics
 from oracledp.learners.prsma import FAIL, prsma, prsma_cost
 from oracledp.oracles.base import OracleStatus
+from oracledp.privacy import noise
 
 __all__ = [
     "ADULT_INDICATORS",
@@ -276,7 +277,7 @@ class ClassRSPMBase:
         scale = 2.0 * self.m / float(eps_prime)  # Theorem 6; eps_prime checked by PRSMA
         if not (np.isfinite(scale) and scale > 0):
             raise ValueError(f"eps_prime must be a positive finite number, got {eps_prime!r}")
-        etas = rng.laplace(0.0, scale, size=(size, self.m))
+        etas = noise.laplace(rng, scale, size=(size, self.m))
         if self.oracle_kind == "brute":
             assert self._params is not None
             return self._params[self._argmin(self._data_loss(Z), etas)]

@@ -40,6 +40,7 @@ from oracledp.oracles.base import Oracle
 from oracledp.oracles.halfspace import HalfspaceProblem, Perturbation, two_sum
 from oracledp.oracles.registry import make_oracle
 from oracledp.oracles.space import IntegerBall
+from oracledp.privacy import noise
 
 SOURCE = "Neel, Roth, Wu (FOCS 2019), RSPM (Section III.A), Theorem 6"
 
@@ -183,7 +184,7 @@ def rspm(
     scale = rspm_scale(epsilon, m)
     t0 = time.perf_counter()
     if eta is None:
-        eta = rng.laplace(0.0, scale, size=m)
+        eta = noise.laplace(rng, scale, size=m)
     else:
         guarantee = guarantee.not_holding(CALLER_NOISE_REASON)
     pert = rspm_perturbation(problem.space, eta)
@@ -211,7 +212,7 @@ def _rspm_sample_explicit(data_loss: NDArray[np.floating], patterns: NDArray[np.
     """
     patterns = np.asarray(patterns, dtype=np.float64)
     m = patterns.shape[1]
-    etas = rng.laplace(0.0, scale_factor * rspm_scale(epsilon, m), size=(size, m))
+    etas = noise.laplace(rng, scale_factor * rspm_scale(epsilon, m), size=(size, m))
     return (np.asarray(data_loss, dtype=np.float64)[None, :] + etas @ patterns.T).argmin(axis=1)
 
 

@@ -2,7 +2,7 @@
 
 Generalizes :func:`oracledp.learners.rspm.rspm` (halfspaces over {-1,0,1}^d) to
 any :class:`~oracledp.classes.QueryClass`, including negated classes and 0/1-loss
-classes (spec ``oracle-query.md`` section 3):
+classes (spec ``docs/specs/oracle-query.md`` section 3):
 
     eta_i ~ Laplace(scale b = 2m/eps), i = 1..m   (m = |U|, U = cls.separator())
     q = O( [(z_r, w_r) private] + [public part] + [(u_i, eta_i)] )      one oracle call
@@ -48,6 +48,7 @@ from oracledp.classes.mip import make_class_oracle
 from oracledp.diagnostics import NonPrivateDiagnostics, check_diagnostics_flag
 from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
 from oracledp.learners._certify import release_oracle_answer
+from oracledp.privacy import noise
 
 __all__ = ["SOURCE", "RSPMClassResult", "rspm_class", "rspm_class_guarantee",
            "rspm_class_scale"]
@@ -204,7 +205,7 @@ def rspm_class(
     gen = check_rng(rng)
     t0 = time.perf_counter()
     if eta is None:
-        eta_arr = gen.laplace(0.0, scale, size=m)
+        eta_arr = noise.laplace(gen, scale, size=m)
     t1 = time.perf_counter()
     res = orc.solve(np.vstack([Z, Zp, U]), np.concatenate([w, wp, eta_arr]))
     t2 = time.perf_counter()

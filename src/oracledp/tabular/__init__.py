@@ -82,6 +82,8 @@ flag do not match the model type; ``NaN``/``Infinity`` anywhere; a key listed tw
 
 from __future__ import annotations
 
+from oracledp.errors import ModelFileError, TableInputError, UnconfirmedSchemaError
+
 # ``X as X``: public names outside __all__, importable from here as before the package split.
 from oracledp.tabular._aggregated import CHUNK_ROWS as CHUNK_ROWS
 from oracledp.tabular._aggregated import AggregatedTable, fit_aggregated, read_csv_aggregated
@@ -92,7 +94,6 @@ from oracledp.tabular._columns import MAX_GRID as MAX_GRID
 from oracledp.tabular._columns import MISSING_POLICIES as MISSING_POLICIES
 from oracledp.tabular._columns import Column
 from oracledp.tabular._csv import read_csv
-from oracledp.tabular._errors import ModelFileError, TableInputError, UnconfirmedSchemaError
 from oracledp.tabular._model_file import MODEL_FORMAT as MODEL_FORMAT
 from oracledp.tabular._model_file import MODEL_FORMAT_VERSION as MODEL_FORMAT_VERSION
 from oracledp.tabular._model_file import MODEL_TYPES as MODEL_TYPES

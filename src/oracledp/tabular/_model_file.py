@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from oracledp.tabular._errors import ModelFileError
+from oracledp.errors import ModelFileError
 from oracledp.tabular._schema import TableSchema
 
 # --- saved models --------------------------------------------------------------------------

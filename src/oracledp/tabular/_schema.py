@@ -18,11 +18,10 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from oracledp.errors import BoundsViolation
+from oracledp.errors import BoundsViolation, TableInputError, UnconfirmedSchemaError
 from oracledp.tabular._cells import _Cells, _table_violation, describe_adjusted
 from oracledp.tabular._columns import DEFAULT_MISSING_VALUES, INTERCEPT_NAME, Column, _flag
 from oracledp.tabular._csv import read_csv
-from oracledp.tabular._errors import TableInputError, UnconfirmedSchemaError
 from oracledp.tabular._propose import _propose_numeric
 
 SCHEMA_FORMAT = "oracledp.table_schema"
