@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from scipy import stats
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from oracledp.baselines import _dpsgd_core
 from oracledp.baselines import dpsgd as mod
 from oracledp.baselines.dpsgd import (
     SOURCE,
@@ -175,7 +176,7 @@ def test_clipping_bound_enforced_on_the_public_path(monkeypatch):
             )
         return out
 
-    monkeypatch.setattr(mod, "_clip_rows", spy)
+    monkeypatch.setattr(_dpsgd_core, "_clip_rows", spy)  # looked up in _dpsgd_core
     rng = np.random.default_rng(0)
     X = 10 * rng.normal(size=(400, 5))  # large features: raw gradients far above C
     y = np.where(X[:, 0] > 0, 1, -1)

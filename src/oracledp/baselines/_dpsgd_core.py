@@ -1,0 +1,92 @@
+"""The DP-SGD optimizer: per-example gradients, clipping, the noisy iterations, the step size.
+
+Steps 1-5 of the algorithm of :mod:`oracledp.baselines.dpsgd` (Bassily, Smith, Thakurta
+2014; Abadi et al. 2016) for the logistic loss, and the release of the average of the
+``T`` iterates.  Internal: no validation and no accounting here (the noise multiplier comes
+from :mod:`oracledp.privacy.rdp` through :func:`oracledp.baselines.dpsgd.dpsgd_logistic`).
+Both draws of a step, the Poisson batch and the Gaussian noise on the clipped-gradient sum,
+go through :mod:`oracledp.privacy.noise`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.special import expit
+
+from oracledp.privacy import noise
+
+__all__ = ["auto_learning_rate"]
+
+
+def _per_example_gradients(
+    X: NDArray[np.float64], y: NDArray[np.float64], w: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """Rows ``-y_i x_i sigmoid(-y_i <w, x_i>)``: gradients of log(1 + exp(-y <w, x>))."""
+    s = expit(-y * (X @ w))
+    return -(y * s)[:, None] * X
+
+
+def _clip_rows(G: NDArray[np.float64], clip: float) -> NDArray[np.float64]:
+    """Scale every row with norm > clip down to norm clip (others unchanged); clip may be inf."""
+    norms = np.linalg.norm(G, axis=1)
+    factor = np.divide(clip, norms, out=np.ones_like(norms), where=norms > clip)
+    return G * factor[:, None]
+
+
+def _dpsgd_core(
+    X: NDArray[np.float64],
+    y: NDArray[np.float64],
+    *,
+    sigma: float,
+    clip: float,
+    q: float,
+    steps: int,
+    lr: float,
+    l2: float,
+    penalized: NDArray[np.bool_],
+    rng: np.random.Generator,
+    return_history: bool = False,
+) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:
+    """DP-SGD iterations; returns (average of w_1..w_T, iterates w_0..w_T or None).
+
+    Internal and unchecked: ``sigma = 0`` or ``clip = inf`` are accepted here (tests isolate
+    the knobs that way) and give no privacy.  Per step the Generator is used exactly twice,
+    through :mod:`oracledp.privacy.noise`: ``noise.poisson_subsample(rng, n, q)`` (that is
+    ``rng.random(n) < q``) for the Poisson batch, then ``noise.gaussian(rng, noise_std, d)``
+    (``rng.normal(0.0, noise_std, d)``, which numpy computes as ``0.0 + noise_std * z`` from
+    standard normals ``z``: the floats of ``noise_std * rng.standard_normal(d)``) for the noise.
+    """
+    n, d = X.shape
+    w = np.zeros(d)
+    total = np.zeros(d)
+    history = np.empty((steps + 1, d)) if return_history else None
+    if history is not None:
+        history[0] = w
+    noise_std = sigma * clip if sigma > 0 else 0.0
+    scale = 1.0 / (q * n)
+    pen = penalized.astype(np.float64) * l2
+    for t in range(1, steps + 1):
+        mask = noise.poisson_subsample(rng, n, q)
+        G = _clip_rows(_per_example_gradients(X[mask], y[mask], w), clip)
+        # N(0, (sigma C)^2 I) on a sum of rows clipped to norm C (l2 sensitivity C, add/remove)
+        noisy_sum = G.sum(axis=0) + noise.gaussian(rng, noise_std, d)
+        w = w - lr * (noisy_sum * scale + pen * w)
+        total += w
+        if history is not None:
+            history[t] = w
+    return total / steps, history
+
+
+def auto_learning_rate(clip: float, steps: int, dim: int, sigma: float, batch: float) -> float:
+    """The default step size ``R / (G sqrt(T))`` of averaged SGD, from public quantities only.
+
+    ``G = C sqrt(1 + dim sigma^2 / batch^2)`` bounds the root-mean-square norm of the noisy
+    averaged gradient (clipped part <= C, noise part ``sigma C sqrt(dim) / (q n)``) and
+    ``R = sqrt(dim)`` is a public guess of the norm of the minimiser (the radius OPDisc uses).
+    It depends on epsilon only through sigma, never on the data.
+    """
+    g = clip * math.sqrt(1.0 + dim * sigma**2 / batch**2)
+    return math.sqrt(dim) / (g * math.sqrt(steps))
