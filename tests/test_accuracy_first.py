@@ -35,7 +35,7 @@ from oracledp.erm import (
     theory,
 )
 from oracledp.erm import sensitivity as sens
-from oracledp.erm.covnr import trust_region_solve
+from oracledp.erm._trust_region import trust_region_solve
 from oracledp.errors import BoundsViolation, DiagnosticsWarning, PrivacyWarning
 from oracledp.estimators.accuracy_first import (
     AccuracyFirstLogisticRegression,
@@ -44,10 +44,10 @@ from oracledp.estimators.accuracy_first import (
 from oracledp.guarantees import GuaranteeKind
 from oracledp.mechanisms import noise_reduction
 
-# The package exports functions named like their modules; reach the modules themselves.
-covnr_mod = importlib.import_module("oracledp.erm.covnr")
-outputnr_mod = importlib.import_module("oracledp.erm.outputnr")
-doubling_mod = importlib.import_module("oracledp.erm.doubling")
+# The implementation modules (the package exports the functions), for monkeypatching.
+covnr_mod = importlib.import_module("oracledp.erm._covnr")
+outputnr_mod = importlib.import_module("oracledp.erm._outputnr")
+doubling_mod = importlib.import_module("oracledp.erm._doubling")
 
 ALPHA = 1e-6  # false-alarm rate of every statistical assertion in this file
 LAM = 0.005

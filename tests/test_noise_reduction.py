@@ -170,7 +170,7 @@ def _marginal_failures(nr: NR, seed: int) -> list[str]:
 
 def test_marginals_are_laplace_at_each_level() -> None:
     """Layer 2 (spec section 5, NR marginals).  Koufogiannis et al.'s mixture gives out[t] - v
-    ~ Lap(Delta/eps_t) exactly (characteristic-function identity in noise_reduction.py).
+    ~ Lap(Delta/eps_t) exactly (characteristic-function identity in _noise_reduction.py).
     False alarm <= 1e-6 in all.  Mutants below must fail on the same seed."""
     assert _marginal_failures(_library, 101) == []
 

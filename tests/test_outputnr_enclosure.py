@@ -334,7 +334,7 @@ class _NoiseRecorder:
 def _rig(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     """Make OutputNR's IAT use a chosen noisy threshold W_hat (its noise is still drawn, so the
     generator's stream is unchanged) and record the query noise and the hypotheses."""
-    onr = importlib.import_module("oracledp.erm.outputnr")  # the package exports the function
+    onr = importlib.import_module("oracledp.erm._outputnr")
 
     rig: dict[str, Any] = {"w": None, "noise": [], "thetas": None}
 

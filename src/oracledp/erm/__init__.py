@@ -25,9 +25,9 @@ level passes, the algorithms would release the non-private optimum (infinite
 loss): they raise :class:`NoHaltError` unless ``allow_no_halt=True``.
 """
 
-from oracledp.erm.covnr import AccuracyFirstResult, NoHaltError, RidgeProblem, covnr
-from oracledp.erm.doubling import doubling
-from oracledp.erm.outputnr import LogisticProblem, outputnr
+from oracledp.erm._covnr import AccuracyFirstResult, NoHaltError, RidgeProblem, covnr
+from oracledp.erm._doubling import doubling
+from oracledp.erm._outputnr import LogisticProblem, outputnr
 
 __all__ = [
     "AccuracyFirstResult",

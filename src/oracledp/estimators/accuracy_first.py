@@ -32,8 +32,8 @@ from oracledp.diagnostics import (
     split_diagnostics,
 )
 from oracledp.erm import AccuracyFirstResult, covnr, doubling, outputnr
-from oracledp.erm.covnr import DEFAULT_LAMBDA, _check_bool, _check_gamma
-from oracledp.erm.sensitivity import CALIBRATIONS
+from oracledp.erm._framework import DEFAULT_LAMBDA, _check_bool
+from oracledp.erm.sensitivity import CALIBRATIONS, _check_gamma
 from oracledp.errors import PrivacyWarning
 from oracledp.estimators._base import (
     BinaryClassifierTags,
@@ -290,7 +290,7 @@ class AccuracyFirstLogisticRegression(PicklesWithoutDiagnostics, BinaryClassifie
     alpha : float
         Target excess empirical risk (> 0).
     method : {{"outputnr", "doubling"}}, default="outputnr"
-        OutputNR (Algorithm 5 with the corrections in :mod:`oracledp.erm.outputnr`,
+        OutputNR (Algorithm 5 with the corrections in :mod:`oracledp.erm._outputnr`,
         Theorem 3.4) or the DoublingMethod with output perturbation (Algorithm 4,
         Theorem A.2).
 {_COMMON_DOC}

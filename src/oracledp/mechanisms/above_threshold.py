@@ -48,6 +48,7 @@ from oracledp._validation import (
     check_rng,
 )
 from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
+from oracledp.privacy import noise
 
 IAT_SOURCE = "Ligett et al. 2017 (Accuracy First), Algorithm 2 and Lemma 2.8"
 
@@ -216,7 +217,9 @@ class InteractiveAboveThreshold:
         self._halted_at: int | None = None
         self._closed = False  # set when a block failed after its noise was drawn
         # Algorithm 2, line 1: W_hat = W + Lap(2 Delta / eps), drawn once (never released).
-        self._noisy_threshold = w + float(gen.laplace(0.0, iat_threshold_scale(eps, delta)))
+        # Scales 2 Delta/eps (threshold) and 4 Delta/eps (queries) for queries of l1
+        # sensitivity Delta give the eps_A of the halting index (Lemma 2.8, AboveThreshold).
+        self._noisy_threshold = w + float(noise.laplace(gen, iat_threshold_scale(eps, delta)))
 
     @property
     def epsilon(self) -> float:
@@ -273,7 +276,7 @@ class InteractiveAboveThreshold:
         x = _check_finite_real(value, "value")
         self._refuse_if_halted()
         # Algorithm 2, loop body: f_t(D) + Lap(4 Delta / eps) >= W_hat.
-        passed = bool(x + self._rng.laplace(0.0, self._query_scale) >= self._noisy_threshold)
+        passed = bool(x + noise.laplace(self._rng, self._query_scale) >= self._noisy_threshold)
         self._n_queries += 1
         if passed:
             self._halted_at = self._n_queries - 1
@@ -348,9 +351,9 @@ class InteractiveAboveThreshold:
         if lower.size == 0:
             return None
         # Algorithm 2, loop body for every query of the block: f_t(D) + Lap(4 Delta / eps) >= W_hat.
-        noise = self._rng.laplace(0.0, self._query_scale, size=lower.shape)
-        passes = lower + noise >= self._noisy_threshold  # passes whatever the exact value
-        may_pass = upper + noise >= self._noisy_threshold  # the others fail whatever it is
+        query_noise = noise.laplace(self._rng, self._query_scale, size=lower.shape)
+        passes = lower + query_noise >= self._noisy_threshold  # passes whatever the exact value
+        may_pass = upper + query_noise >= self._noisy_threshold  # the others fail whatever it is
         first_sure = int(np.argmax(passes)) if passes.any() else lower.size
         undecided = np.flatnonzero(may_pass[:first_sure] & ~passes[:first_sure])
         if undecided.size:
@@ -361,7 +364,7 @@ class InteractiveAboveThreshold:
                 # would spend privacy twice, so this instance answers nothing more.
                 self._closed = True
                 raise
-            hits = undecided[exact + noise[undecided] >= self._noisy_threshold]
+            hits = undecided[exact + query_noise[undecided] >= self._noisy_threshold]
             if hits.size:
                 first_sure = int(hits[0])  # undecided indices all lie before first_sure
         if first_sure == lower.size:

@@ -30,6 +30,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from oracledp._validation import RandomLike, check_positive, check_real_vector, check_rng
 from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
+from oracledp.privacy import noise
 
 NR_SOURCE = (
     "Ligett et al. 2017 (Accuracy First), Algorithm 1 and Theorem 2.7 "
@@ -143,7 +144,8 @@ def noise_reduction(
 
     out = np.empty((T, *shape), dtype=np.float64)
     # Algorithm 1, line 1: v_T := v + Lap(Delta / eps_T).
-    out[T - 1] = arr + gen.laplace(0.0, scales[T - 1], size=shape)
+    # Sensitivity: v has l1 sensitivity Delta, so Lap(Delta / eps_T) is eps_T-DP (Theorem 2.7).
+    out[T - 1] = arr + noise.laplace(gen, scales[T - 1], size=shape)
     # Algorithm 1, loop t = T-1, ..., 1 (0-based: t = T-2, ..., 0).  Every entry flips
     # its own coin (as in the authors' code).  Marginal law, by characteristic functions
     # phi_b(w) = 1 / (1 + b^2 w^2) of Lap(b): with b = Delta/eps_t > b' = Delta/eps_{t+1}
@@ -151,8 +153,9 @@ def noise_reduction(
     # p + (1 - p) phi_b = (1 + b'^2 w^2) / (1 + b^2 w^2), so phi_b' * (p + (1 - p) phi_b) =
     # phi_b: v_t - v ~ Lap(Delta / eps_t) exactly (Koufogiannis et al. 2015).
     for t in range(T - 2, -1, -1):
+        # The keep coin is part of the Markov chain (a Bernoulli, not a noise primitive).
         keep = gen.random(size=shape) < keep_prob[t]
-        step = gen.laplace(0.0, scales[t], size=shape)
+        step = noise.laplace(gen, scales[t], size=shape)
         out[t] = np.where(keep, out[t + 1], out[t + 1] + step)
     return out
 

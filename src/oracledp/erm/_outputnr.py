@@ -47,19 +47,19 @@ from scipy.special import expit
 from oracledp._validation import RandomLike, check_choice, check_positive, check_rng
 from oracledp.diagnostics import check_diagnostics_flag
 from oracledp.erm import sensitivity as sens
-from oracledp.erm.covnr import (
+from oracledp.erm._framework import (
     DEFAULT_LAMBDA,
     AccuracyFirstResult,
     _check_block,
     _check_bool,
-    _check_gamma,
     _check_lam_for_problem,
     _EnclosedExcess,
     _finish,
     _iat_search,
-    _shrink_into_ball,
     _single_blas_thread,
 )
+from oracledp.erm._trust_region import _shrink_into_ball
+from oracledp.erm.sensitivity import _check_gamma
 from oracledp.erm.theory import cap_levels, resolve_eps_grid
 from oracledp.mechanisms import InteractiveAboveThreshold, noise_reduction
 
@@ -503,7 +503,15 @@ def outputnr(
     ``eps_0 = 16 Delta ln(2T/gamma) / alpha = 32 M ln(2T/gamma) / (n alpha)``,
     ``M = sqrt(2 ln 2 / lambda)`` (``calibration="paper"``; ``Delta (12 ln(1/gamma) +
     8 ln(T/2)) / alpha`` with ``"one-sided"``); infinite if theta* is released.  Replace-one
-    neighbours, domain ``||x_i||_1 <= 1``, ``y_i in {-1, +1}``.
+    neighbours, domain ``||x_i||_1 <= 1``, ``y_i in {-1, +1}``.  The proof composes
+    NoiseReduction on theta* (Theorem 2.7, l1 sensitivity ``2 sqrt(p) / (n lambda)``,
+    Lemma A.10) with InteractiveAboveThreshold (Lemma 2.8) on queries of sensitivity
+    ``Delta = 2 ln((1 + e^M)/(1 + e^-M)) / n`` (Claim A.12, valid for hypotheses in the
+    M-ball).  The printed Algorithm 5 is corrected as that proof needs (module
+    docstring of :mod:`oracledp.erm._outputnr`): hypotheses outside the M-ball,
+    ``M = sqrt(2 ln 2 / lambda)``, are projected onto it (the printed condition rescales
+    those inside), the test threshold is ``-alpha/2`` (the text has ``+alpha/2``) and
+    Delta is Claim A.12's (the printed formula is mis-parenthesised).
 
     Accuracy (Theorem 3.4): with probability >= 1 - gamma,
     ``L(theta) - L(theta*) <= alpha``.

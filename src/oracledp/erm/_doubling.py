@@ -47,20 +47,19 @@ from oracledp.diagnostics import (
     release_diagnostics,
 )
 from oracledp.erm import sensitivity as sens
-from oracledp.erm.covnr import (
+from oracledp.erm._covnr import RidgeProblem, _as_ridge_problem, _ridge_hypotheses
+from oracledp.erm._framework import (
     AccuracyFirstResult,
     NoHaltError,
-    RidgeProblem,
-    _as_ridge_problem,
     _check_bool,
-    _check_gamma,
     _ex_post_guarantee,
-    _ridge_hypotheses,
     _single_blas_thread,
 )
-from oracledp.erm.outputnr import LogisticProblem, _as_logistic_problem, project_to_ball
+from oracledp.erm._outputnr import LogisticProblem, _as_logistic_problem, project_to_ball
+from oracledp.erm.sensitivity import _check_gamma
 from oracledp.erm.theory import cap_levels, resolve_eps_grid
 from oracledp.mechanisms import ExPostLoss
+from oracledp.privacy import noise
 
 __all__ = ["DOUBLING_SOURCE", "doubling"]
 
@@ -130,7 +129,13 @@ def doubling(
     -------
     Ex-post differential privacy, Theorem A.2: stopping at the k-th level (1-based)
     the loss is ``2 k Delta ln(T/gamma)/alpha + sum_{i<=k} eps_i``
-    (``= E(k)`` with ``(2^k - 1) eps_1`` on a doubling grid).  Accuracy: with
+    (``= E(k)`` with ``(2^k - 1) eps_1`` on a doubling grid): k Laplace tests
+    ``Lap(alpha / (2 ln(T/gamma)))`` on queries of sensitivity Delta (Claim A.5 or
+    A.12), each ``2 Delta ln(T/gamma)/alpha``-DP, plus the k independent eps_i-DP
+    hypotheses (covariance perturbation, Theorem 3.1 and Lemma A.6; output
+    perturbation, Theorem 3.3 and Lemma A.10), composed with the privacy filter of
+    Rogers et al. 2016, Theorem 3.6.  Infinite if theta* is released.  What is
+    released is the hypothesis ``theta_t``, never the noisy test value.  Accuracy: with
     probability >= 1 - gamma, ``L(theta) - L(theta*) <= alpha``.
     """
     t0 = time.perf_counter()
@@ -183,7 +188,9 @@ def doubling(
             cand = _hypothesis(problem, float(grid[t]), gen)
             noise_time += time.perf_counter() - s
             f_t = -float(problem.excess_risk(cand)[0])  # f^t = L(theta*) - L(theta_t)
-            w_t = float(gen.laplace(0.0, test_scale))
+            # The test query f^t has sensitivity Delta (Claim A.5 / A.12), so this Laplace test
+            # is 2 Delta ln(T/gamma)/alpha-DP (Theorem A.2).
+            w_t = float(noise.laplace(gen, test_scale))
             if f_t + w_t >= threshold:
                 k, theta = t, cand[0]
                 break
@@ -270,11 +277,11 @@ def _hypothesis(
     if isinstance(problem, RidgeProblem):
         # Theorem 3.1: every entry of B and b ~ Lap(4 / eps) ((Z, z) has l1 sensitivity 4, Lemma A.6).
         scale = COVPERT_JOINT_SENSITIVITY / eps
-        Z = problem.gram + gen.laplace(0.0, scale, size=(p, p))
-        z = problem.xty + gen.laplace(0.0, scale, size=p)
+        Z = problem.gram + noise.laplace(gen, scale, size=(p, p))
+        z = problem.xty + noise.laplace(gen, scale, size=p)
         return _ridge_hypotheses(problem, Z[None], z[None])
     # Theorem 3.3: theta* + Lap(2 sqrt(p) / (n lambda eps)) per coordinate (Lemma A.10),
     # then the projection onto the M-ball (Remark A.3) so Claim A.12 bounds the test's sensitivity.
     scale = sens.output_l1_sensitivity(problem.n, p, problem.lam) / eps
-    raw = problem.theta_star + gen.laplace(0.0, scale, size=p)
+    raw = problem.theta_star + noise.laplace(gen, scale, size=p)
     return project_to_ball(raw[None], problem.radius)

@@ -1,0 +1,360 @@
+"""The Accuracy First framework shared by CovNR, OutputNR and the DoublingMethod.
+
+Ligett, Neel, Roth, Waggoner, Wu, "Accuracy First: Selecting a Differential
+Privacy Level for Accuracy-Constrained ERM" (NeurIPS 2017).  OutputNR "follows
+the same structure" as CovNR (Algorithm 3); what the algorithms share lives here:
+
+* :class:`AccuracyFirstResult` (the released hypothesis with its ex-post loss,
+  Definition 2.3) and :class:`NoHaltError` (the refusal to release theta*,
+  whose loss is infinite, Theorems 3.2, 3.4, A.2);
+* the block-wise InteractiveAboveThreshold search (:func:`_iat_search`,
+  Algorithm 2) on the excess-risk queries, plain or through certified
+  enclosures (:class:`_EnclosedExcess`);
+* the release gating and accounting of CovNR / OutputNR (:func:`_finish`,
+  Lemma 2.8: ex-post loss ``eps_0 + eps_k``) and the ex-post guarantee object
+  (:func:`_ex_post_guarantee`);
+* argument checks and the one-BLAS-thread context the algorithms run under.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import numbers
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from threadpoolctl import ThreadpoolController
+
+from oracledp._validation import check_positive
+from oracledp.diagnostics import NonPrivateDiagnostics, release_diagnostics
+from oracledp.errors import OracleDPError
+from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
+from oracledp.mechanisms import ExPostLoss, InteractiveAboveThreshold
+
+__all__ = ["DEFAULT_LAMBDA", "AccuracyFirstResult", "NoHaltError"]
+
+#: lambda of the paper's experiments (Appendix B.1).
+DEFAULT_LAMBDA = 0.005
+
+
+_blas_controller: ThreadpoolController | None = None
+
+
+def _single_blas_thread() -> Any:
+    """Context manager limiting BLAS/LAPACK to one thread.
+
+    The algorithms run many small dense operations (37 x 37 eigendecompositions,
+    thin matrix products); multithreaded BLAS only contends on those, badly so on a
+    shared 2-core machine.  The controller is created once (scanning the loaded
+    libraries costs about a millisecond) and the previous limits are restored on exit.
+    """
+    global _blas_controller
+    if _blas_controller is None:
+        _blas_controller = ThreadpoolController()
+    return _blas_controller.limit(limits=1, user_api="blas")
+
+
+class NoHaltError(OracleDPError, RuntimeError):
+    """No privacy level passed the accuracy test, and releasing theta* was not allowed.
+
+    The algorithms would then output the non-private optimum theta*, whose ex-post
+    loss is infinite (Theorems 3.2, 3.4, A.2).  They refuse instead.  The refusal
+    itself reveals only that no level passed: for CovNR/OutputNR that is the
+    outcome ``(T, bottom)`` of InteractiveAboveThreshold with every hypothesis
+    generated, ex-post loss ``eps_0 + eps_T`` (Lemma 2.8); for the DoublingMethod
+    ``T eps_test + sum_i eps_i``.  That number is ``epsilon_refusal``.
+    """
+
+    def __init__(self, message: str, *, method: str, epsilon_refusal: float) -> None:
+        super().__init__(message)
+        self.method = method
+        self.epsilon_refusal = epsilon_refusal
+
+
+@dataclass(frozen=True, eq=False)
+class AccuracyFirstResult:
+    """The output of one run of CovNR, OutputNR or the DoublingMethod.
+
+    Attributes
+    ----------
+    theta:
+        The released hypothesis (read-only): ``theta^k`` at the stopping index, or
+        the non-private ``theta*`` when nothing passed (only with ``allow_no_halt``).
+    stopping_index:
+        0-based index into ``eps_grid`` of the level that passed, or None.
+    ex_post:
+        The realised ex-post loss with its breakdown: ``ex_post.epsilon_test``
+        (InteractiveAboveThreshold's eps_0, or the doubling tests' total) and
+        ``ex_post.epsilon_hypothesis`` (eps_k, or the doubling hypotheses' total).
+    guarantee:
+        The same loss as a :class:`PrivacyGuarantee` of kind ``EX_POST``;
+        ``epsilon = inf`` and ``holds = False`` when theta* was released.
+    eps_grid:
+        The privacy levels searched (read-only).
+    method:
+        ``"covnr"``, ``"outputnr"``, ``"doubling-covpert"`` or ``"doubling-outpert"``.
+    alpha, gamma, lam, n, p:
+        The public parameters of the run.
+    query_sensitivity:
+        Delta of the excess-risk queries (Claim A.5 or A.12).
+    hypothesis_sensitivity:
+        l1 sensitivity of the perturbed statistic (Lemma A.6: 2 for each of
+        ``X^T X`` and ``X^T y``; Lemma A.10: ``2 sqrt(p) / (n lambda)`` for theta*).
+    threshold:
+        The public test threshold, ``-alpha/2``.
+    calibration:
+        How InteractiveAboveThreshold's epsilon was set (``"paper"`` or
+        ``"one-sided"``, see :func:`oracledp.erm.sensitivity.iat_epsilon`);
+        ``"paper"`` for the DoublingMethod (Theorem A.2's test scale).
+    diagnostics:
+        None unless the caller passed ``return_diagnostics=True``; then a
+        :class:`~oracledp.diagnostics.NonPrivateDiagnostics` with ``excess_risk``
+        (``L(theta) - L(theta*)`` on the training data: it reads the data exactly)
+        and ``timings`` (wall-clock seconds: ``setup``, ``noise``, ``search``,
+        ``total``).  NOT covered by the guarantee; never publish it with the model.
+    """
+
+    theta: NDArray[np.float64]
+    stopping_index: int | None
+    ex_post: ExPostLoss
+    guarantee: PrivacyGuarantee
+    eps_grid: NDArray[np.float64]
+    method: str
+    alpha: float
+    gamma: float
+    lam: float
+    n: int
+    p: int
+    query_sensitivity: float
+    hypothesis_sensitivity: float
+    threshold: float
+    calibration: str = "paper"
+    diagnostics: NonPrivateDiagnostics | None = field(default=None, repr=False)
+
+    @property
+    def halted(self) -> bool:
+        return self.stopping_index is not None
+
+    @property
+    def epsilon(self) -> float:
+        """The realised ex-post loss (inf when theta* was released)."""
+        return self.ex_post.epsilon
+
+    @property
+    def epsilon_test(self) -> float:
+        return self.ex_post.epsilon_test
+
+    @property
+    def epsilon_hypothesis(self) -> float:
+        return self.ex_post.epsilon_hypothesis
+
+    def summary(self) -> dict[str, Any]:
+        """A JSON-friendly record of the run (without theta).
+
+        ``excess_risk`` and ``timings`` appear only when the run carries its
+        (non-private) diagnostics.
+        """
+        out = {
+            "method": self.method,
+            "alpha": self.alpha,
+            "gamma": self.gamma,
+            "lam": self.lam,
+            "n": self.n,
+            "p": self.p,
+            "T": int(self.eps_grid.size),
+            "stopping_index": self.stopping_index,
+            "epsilon": self.epsilon,
+            "epsilon_test": self.epsilon_test,
+            "epsilon_hypothesis": self.epsilon_hypothesis,
+            "guarantee_holds": self.guarantee.holds,
+            "calibration": self.calibration,
+            "theta_norm": float(np.linalg.norm(self.theta)),
+        }
+        if self.diagnostics is not None:
+            out["excess_risk"] = self.diagnostics["excess_risk"]
+            out["timings"] = dict(self.diagnostics["timings"])
+        return out
+
+
+def _check_bool(value: object, name: str) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
+    return bool(value)
+
+
+def _check_block(block_size: object) -> int:
+    if isinstance(block_size, bool) or not isinstance(block_size, numbers.Integral):
+        raise TypeError(f"block_size must be an int, got {type(block_size).__name__}")
+    if int(block_size) < 1:
+        raise ValueError(f"block_size must be >= 1, got {block_size}")
+    return int(block_size)
+
+
+def _check_lam_for_problem(lam: object, problem_lam: float) -> None:
+    if lam is not None and check_positive(lam, "lam") != problem_lam:
+        raise ValueError(
+            f"lam={lam!r} differs from the prepared problem's lambda {problem_lam!r}; "
+            "pass lam=None with a prepared problem"
+        )
+
+
+@dataclass(frozen=True)
+class _EnclosedExcess:
+    """The excess risks ``L(theta^t) - L(theta*)`` of all levels, known through certified bounds.
+
+    ``lower[t] <= exact([t])[0] <= upper[t]``; ``exact(idx)`` computes the excess risks
+    of the levels ``idx`` (a pass over the data).  Called like the plain
+    ``excess(start, stop)`` of :func:`_iat_search`.  ``exact`` must be batch-invariant
+    (a level's value may not depend on the other levels asked with it, as
+    :meth:`~oracledp.erm.LogisticProblem.excess_risk` guarantees): only then are the
+    answers those of testing ``exact`` on every level, bit for bit.
+    """
+
+    lower: NDArray[np.float64]
+    upper: NDArray[np.float64]
+    exact: Callable[[NDArray[np.intp]], NDArray[np.float64]]
+
+    def __call__(self, start: int, stop: int) -> NDArray[np.float64]:
+        return self.exact(np.arange(start, stop))
+
+
+def _iat_search(
+    iat: InteractiveAboveThreshold,
+    excess: Callable[[int, int], NDArray[np.float64]] | _EnclosedExcess,
+    T: int,
+    block_size: int,
+) -> int | None:
+    """Ask IAT the queries ``f^t = L(theta*) - L(theta^t) = -excess(t)`` in blocks; the halting index.
+
+    ``excess(start, stop)`` returns ``L(theta^t) - L(theta*)`` for levels
+    ``start..stop-1``.  Blocks are answered with ``first_above`` (same law as
+    asking one at a time); levels after the halt are computed in the last block
+    but never queried or released.  An :class:`_EnclosedExcess` is answered with
+    ``first_above_enclosed`` (same answers and noise as ``first_above`` on the exact
+    values), which computes only the levels whose test its bounds leave open.
+    """
+    start = 0
+    while start < T:
+        stop = min(T, start + block_size)
+        if isinstance(excess, _EnclosedExcess):
+            # f^t = -excess, so its enclosure is [-upper, -lower]
+            k = iat.first_above_enclosed(
+                -excess.upper[start:stop],
+                -excess.lower[start:stop],
+                lambda idx, s=start: -excess.exact(s + idx),
+            )
+        else:
+            k = iat.first_above(-excess(start, stop))
+        if k is not None:
+            return start + k
+        start = stop
+    return None
+
+
+def _ex_post_guarantee(
+    ex: ExPostLoss,
+    *,
+    extra_notes: str,
+    released_theta_star: bool,
+    statement: str | None = None,
+) -> PrivacyGuarantee:
+    """The ex-post loss as a PrivacyGuarantee of kind EX_POST (not holding if theta* was released)."""
+    g = PrivacyGuarantee(
+        epsilon=ex.epsilon,
+        delta=0.0,
+        kind=GuaranteeKind.EX_POST,
+        requires_exact_oracle=False,
+        source=ex.source,
+        notes=f"{ex.statement if statement is None else statement} {extra_notes}",
+    )
+    if released_theta_star:
+        g = g.not_holding(
+            "no level passed the accuracy test and the non-private optimum theta* was released "
+            "(allow_no_halt=True): infinite ex-post loss"
+        )
+    return g
+
+
+_PUBLIC_NOTE = (
+    "n, p, lambda, alpha, gamma and the epsilon grid are treated as public. Data domain: "
+    "||x_i||_1 <= 1 and {y}. Idealized numerics (exact real arithmetic for the noise and the "
+    "optimisation)."
+)
+
+
+def _finish(
+    *,
+    method: str,
+    iat: InteractiveAboveThreshold,
+    k: int | None,
+    theta: NDArray[np.float64] | None,
+    problem_theta_star: NDArray[np.float64],
+    excess_fn: Callable[[ArrayLike], NDArray[np.float64]],
+    grid: NDArray[np.float64],
+    allow: bool,
+    source: str,
+    y_domain: str,
+    params: dict[str, Any],
+    query_sensitivity: float,
+    hypothesis_sensitivity: float,
+    threshold: float,
+    times: tuple[float, float, float, float],
+    calibration: str,
+    return_diagnostics: bool,
+) -> AccuracyFirstResult:
+    """Release gating and the result of CovNR / OutputNR (Lemma 2.8 accounting)."""
+    T = int(grid.size)
+    if k is None:
+        eps_refusal = iat.epsilon + float(grid[-1])
+        if not allow:
+            raise NoHaltError(
+                f"{method}: InteractiveAboveThreshold did not halt on any of the {T} privacy "
+                f"levels (up to eps_T = {float(grid[-1]):g}). The algorithm would now release the "
+                "non-private optimum theta*, whose ex-post loss is infinite; refused. Nothing "
+                "else was released: the refusal reveals only that no level passed, an ex-post "
+                f"loss of eps_0 + eps_T = {eps_refusal:g} (Lemma 2.8). Use a larger eps_max or "
+                "alpha, or pass allow_no_halt=True to receive theta* with no guarantee.",
+                method=method,
+                epsilon_refusal=eps_refusal,
+            )
+        ex = dataclasses.replace(iat.ex_post_loss(float(grid[-1])), source=source)
+        released = np.array(problem_theta_star, dtype=np.float64)
+    else:
+        if theta is None:  # pragma: no cover - internal invariant
+            raise RuntimeError("internal error: no hypothesis recorded at the stopping index")
+        # Lemma 2.8 / Theorems 3.2, 3.4: E((k, .)) = eps_0 + eps_k.
+        ex = dataclasses.replace(iat.ex_post_loss(float(grid[k])), source=source)
+        released = np.array(theta, dtype=np.float64)
+    released.setflags(write=False)
+    guarantee = _ex_post_guarantee(
+        ex,
+        extra_notes=_PUBLIC_NOTE.format(y=y_domain),
+        released_theta_star=k is None,
+    )
+    diagnostics = None
+    if return_diagnostics:
+        guarantee = release_diagnostics(guarantee, method, stacklevel=3)
+        t4 = time.perf_counter()
+        t0, t1, t2, t3 = times
+        diagnostics = NonPrivateDiagnostics(method, {
+            "excess_risk": float(excess_fn(released)[0]),
+            "timings": {"setup": t1 - t0, "noise": t2 - t1, "search": t3 - t2, "total": t4 - t0},
+        })
+    return AccuracyFirstResult(
+        theta=released,
+        stopping_index=k,
+        ex_post=ex,
+        guarantee=guarantee,
+        eps_grid=grid,
+        method=method,
+        query_sensitivity=query_sensitivity,
+        hypothesis_sensitivity=hypothesis_sensitivity,
+        threshold=threshold,
+        calibration=calibration,
+        diagnostics=diagnostics,
+        **params,
+    )
