@@ -43,13 +43,13 @@ from numpy.typing import NDArray
 from scipy import integrate, stats
 
 from oracledp.audit import audit
-from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
 from oracledp.mechanisms import (
     ExPostLoss,
     InteractiveAboveThreshold,
     iat_query_scale,
     iat_threshold_scale,
 )
+from oracledp.privacy.guarantees import GuaranteeKind, PrivacyGuarantee
 
 iat_module = importlib.import_module("oracledp.mechanisms.above_threshold")
 

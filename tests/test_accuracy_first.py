@@ -41,8 +41,8 @@ from oracledp.estimators.accuracy_first import (
     AccuracyFirstLogisticRegression,
     AccuracyFirstRidge,
 )
-from oracledp.guarantees import GuaranteeKind
 from oracledp.mechanisms import noise_reduction
+from oracledp.privacy.guarantees import GuaranteeKind
 
 # The implementation modules (the package exports the functions), for monkeypatching.
 covnr_mod = importlib.import_module("oracledp.erm._covnr")

@@ -28,7 +28,7 @@ from oracledp.audit import (
     mu_lower_bound,
 )
 from oracledp.errors import OracleFailure
-from oracledp.guarantees import gaussian_delta
+from oracledp.privacy.composition import gaussian_delta
 
 # --- Clopper-Pearson: goldens and edge cases -------------------------------------------------
 

@@ -27,7 +27,7 @@ from oracledp.baselines.dpsgd import (
 )
 from oracledp.datasets import load_adult
 from oracledp.errors import BoundsViolation, PrivacyWarning
-from oracledp.guarantees import GuaranteeKind
+from oracledp.privacy.guarantees import GuaranteeKind
 
 ADULT_N = 15_682
 ADULT_DELTA = 1.0 / ADULT_N**2

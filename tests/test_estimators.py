@@ -15,11 +15,11 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from oracledp.errors import DiagnosticsWarning, OracleFailure, PrivacyWarning
 from oracledp.estimators import OPDiscClassifier
 from oracledp.estimators.opdisc import build_oracle, round_to_grid
-from oracledp.guarantees import GuaranteeKind
 from oracledp.learners.opdisc import opdisc_sigma
 from oracledp.oracles import FeatureSchema, HalfspaceProblem, IntegerBall, OracleStatus
 from oracledp.oracles.base import make_result
 from oracledp.oracles.brute import BruteForceOracle
+from oracledp.privacy.guarantees import GuaranteeKind
 
 # --- scikit-learn's estimator checks -----------------------------------------------------------
 

@@ -15,8 +15,8 @@ from oracledp.classes import LocalSearchClassOracle, MonotoneConjunctions, make_
 from oracledp.cli import app
 from oracledp.errors import DiagnosticsWarning
 from oracledp.experiments import ftpl as exp
-from oracledp.guarantees import GuaranteeKind
 from oracledp.learners.ftpl import follow_the_leader, ftpl, ftpl_privacy, ftpl_regret_bound
+from oracledp.privacy.guarantees import GuaranteeKind
 
 # (z1, z2, y); losses h(z) xor y of the 4 conjunctions [], [1], [2], [1,2] (enumeration order):
 #   x1 = (1,1,1): 0 0 0 0   x2 = (0,1,0): 1 0 1 0   x3 = (1,0,0): 1 1 0 0   x4 = x1

@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from oracledp.cli import app
 from oracledp.errors import OracleDPError
-from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
+from oracledp.privacy.guarantees import GuaranteeKind, PrivacyGuarantee
 from oracledp.tabular import (
     MODEL_FORMAT_VERSION,
     Column,

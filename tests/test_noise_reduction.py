@@ -24,13 +24,13 @@ from numpy.typing import NDArray
 from scipy import stats
 
 from oracledp.audit import audit
-from oracledp.guarantees import GuaranteeKind
 from oracledp.mechanisms import (
     noise_reduction,
     noise_reduction_guarantee,
     nr_keep_probabilities,
     nr_scales,
 )
+from oracledp.privacy.guarantees import GuaranteeKind
 
 ALPHA = 1e-6  # false-alarm rate of every statistical assertion in this file
 

@@ -38,7 +38,6 @@ from scipy import stats
 
 from oracledp.errors import BoundsViolation, OracleFailure
 from oracledp.estimators.opsamp import OPSampClassifier
-from oracledp.guarantees import GuaranteeKind
 from oracledp.learners.opsamp import (
     opsamp,
     opsamp_gamma,
@@ -47,6 +46,7 @@ from oracledp.learners.opsamp import (
     opsamp_sensitivity,
 )
 from oracledp.oracles.convex import ApproxOracleResult, LogisticLinearOracle, LogisticProblem
+from oracledp.privacy.guarantees import GuaranteeKind
 
 ALPHA = 1e-6  # false-alarm rate of every statistical assertion in this file
 

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from oracledp.audit import audit
 from oracledp.cli import app
 from oracledp.errors import BudgetError
-from oracledp.guarantees import GuaranteeKind
+from oracledp.privacy.guarantees import GuaranteeKind
 from oracledp.synth import Domain, answer, errors, kway_marginal_workload
 from oracledp.synth.oracle_query import (
     OracleQuerySynthesizer,

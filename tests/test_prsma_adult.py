@@ -13,7 +13,6 @@ from oracledp.classes.boolean import MonotoneConjunctions
 from oracledp.classes.decision_lists import MonotoneDecisionLists
 from oracledp.classes.mip import make_class_oracle
 from oracledp.errors import DiagnosticsWarning
-from oracledp.guarantees import GuaranteeKind
 from oracledp.learners.prsma import FAIL, prsma
 from oracledp.learners.prsma_bases import (
     ADULT_INDICATORS,
@@ -21,6 +20,7 @@ from oracledp.learners.prsma_bases import (
     prsma_adult_conjunctions,
 )
 from oracledp.oracles.base import OracleStatus
+from oracledp.privacy.guarantees import GuaranteeKind
 
 
 class FakeOracle:

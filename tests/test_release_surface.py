@@ -44,7 +44,6 @@ from oracledp.estimators import (
     OPSampClassifier,
     RSPMClassifier,
 )
-from oracledp.guarantees import PrivacyGuarantee
 from oracledp.learners.ftpl import ftpl
 from oracledp.learners.opdisc import opdisc
 from oracledp.learners.opsamp import opsamp
@@ -54,6 +53,7 @@ from oracledp.learners.rspm_class import rspm_class
 from oracledp.oracles import HalfspaceProblem, IntegerBall
 from oracledp.oracles.base import OracleResult
 from oracledp.oracles.convex import ApproxOracleResult, LogisticLinearOracle
+from oracledp.privacy.guarantees import PrivacyGuarantee
 from oracledp.synth import Domain, independent_marginals, kway_marginal_workload, mwem
 from oracledp.synth.oracle_query import OracleQuerySynthesizer
 

@@ -11,7 +11,7 @@ import pytest
 from scipy import stats
 
 from oracledp.errors import BoundsViolation
-from oracledp.guarantees import GuaranteeKind
+from oracledp.privacy.guarantees import GuaranteeKind
 from oracledp.synth import (
     Domain,
     adult_categorical_domain,

@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("mbi")
 
 from oracledp.errors import BoundsViolation, DiagnosticsWarning
-from oracledp.guarantees import GuaranteeKind
+from oracledp.privacy.guarantees import GuaranteeKind
 from oracledp.synth import Domain, answer, answer_distribution, kway_marginal_workload
 from oracledp.synth.peers import aim, mst, require_mbi, zcdp_rho
 

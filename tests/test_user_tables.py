@@ -22,8 +22,8 @@ from oracledp.erm import NoHaltError
 from oracledp.erm import sensitivity as sens
 from oracledp.erm.theory import cap_levels, geometric_grid
 from oracledp.estimators import AccuracyFirstLogisticRegression, OPDiscClassifier
-from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
 from oracledp.guidance import EPSILON_CAP
+from oracledp.privacy.guarantees import GuaranteeKind, PrivacyGuarantee
 from oracledp.tabular import Column, SchemaTransformer, TableSchema, UnconfirmedSchemaError
 
 ENV = {"COLUMNS": "200"}

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from oracledp.errors import DiagnosticsWarning
-from oracledp.guarantees import PrivacyGuarantee
+from oracledp.privacy.guarantees import PrivacyGuarantee
 
 __all__ = [
     "NonPrivateDiagnostics",

@@ -61,6 +61,23 @@ class ModelFileError(TableInputError):
     written by another version or by hand).  Nothing of it is used."""
 
 
+class NoHaltError(OracleDPError, RuntimeError):
+    """No privacy level passed the accuracy test, and releasing theta* was not allowed.
+
+    The algorithms would then output the non-private optimum theta*, whose ex-post
+    loss is infinite (Theorems 3.2, 3.4, A.2).  They refuse instead.  The refusal
+    itself reveals only that no level passed: for CovNR/OutputNR that is the
+    outcome ``(T, bottom)`` of InteractiveAboveThreshold with every hypothesis
+    generated, ex-post loss ``eps_0 + eps_T`` (Lemma 2.8); for the DoublingMethod
+    ``T eps_test + sum_i eps_i``.  That number is ``epsilon_refusal``.
+    """
+
+    def __init__(self, message: str, *, method: str, epsilon_refusal: float) -> None:
+        super().__init__(message)
+        self.method = method
+        self.epsilon_refusal = epsilon_refusal
+
+
 class PrivacyWarning(UserWarning):
     """A privacy guarantee is weaker than the caller may assume."""
 

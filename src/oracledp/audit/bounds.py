@@ -22,7 +22,7 @@ import numbers
 
 from scipy import optimize, stats
 
-from oracledp.guarantees import gaussian_delta
+from oracledp.privacy.composition import gaussian_delta
 
 ALPHA = 1e-6
 """Default false-alarm rate of one audit assertion (OpenDP uses the same constant)."""

@@ -34,7 +34,7 @@ from oracledp.diagnostics import (
     check_diagnostics_flag,
     release_diagnostics,
 )
-from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
+from oracledp.privacy.guarantees import GuaranteeKind, PrivacyGuarantee
 from oracledp.privacy.rdp import _REPLACE, calibrate_noise_multiplier, dpsgd_epsilon
 
 __all__ = [

@@ -31,9 +31,9 @@ from threadpoolctl import ThreadpoolController
 
 from oracledp._validation import check_positive
 from oracledp.diagnostics import NonPrivateDiagnostics, release_diagnostics
-from oracledp.errors import OracleDPError
-from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
+from oracledp.errors import NoHaltError
 from oracledp.mechanisms import ExPostLoss, InteractiveAboveThreshold
+from oracledp.privacy.guarantees import GuaranteeKind, PrivacyGuarantee
 
 __all__ = ["DEFAULT_LAMBDA", "AccuracyFirstResult", "NoHaltError"]
 
@@ -56,23 +56,6 @@ def _single_blas_thread() -> Any:
     if _blas_controller is None:
         _blas_controller = ThreadpoolController()
     return _blas_controller.limit(limits=1, user_api="blas")
-
-
-class NoHaltError(OracleDPError, RuntimeError):
-    """No privacy level passed the accuracy test, and releasing theta* was not allowed.
-
-    The algorithms would then output the non-private optimum theta*, whose ex-post
-    loss is infinite (Theorems 3.2, 3.4, A.2).  They refuse instead.  The refusal
-    itself reveals only that no level passed: for CovNR/OutputNR that is the
-    outcome ``(T, bottom)`` of InteractiveAboveThreshold with every hypothesis
-    generated, ex-post loss ``eps_0 + eps_T`` (Lemma 2.8); for the DoublingMethod
-    ``T eps_test + sum_i eps_i``.  That number is ``epsilon_refusal``.
-    """
-
-    def __init__(self, message: str, *, method: str, epsilon_refusal: float) -> None:
-        super().__init__(message)
-        self.method = method
-        self.epsilon_refusal = epsilon_refusal
 
 
 @dataclass(frozen=True, eq=False)

@@ -6,7 +6,7 @@ from typing import Any
 
 from oracledp.diagnostics import NonPrivateDiagnostics, release_diagnostics
 from oracledp.errors import OracleFailure
-from oracledp.guarantees import PrivacyGuarantee
+from oracledp.privacy.guarantees import PrivacyGuarantee
 
 
 def guarantee_for_release(result: Any, guarantee: PrivacyGuarantee,

@@ -71,7 +71,6 @@ from oracledp.diagnostics import (
     release_diagnostics,
 )
 from oracledp.errors import OracleFailure
-from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
 from oracledp.learners.rspm_class import (
     certifiable_class_oracle,
     rspm_class,
@@ -80,6 +79,7 @@ from oracledp.learners.rspm_class import (
 )
 from oracledp.privacy import noise
 from oracledp.privacy.composition import advanced_composition_k
+from oracledp.privacy.guarantees import GuaranteeKind, PrivacyGuarantee
 
 __all__ = [
     "FTPLPrivacy",

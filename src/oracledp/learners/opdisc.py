@@ -50,7 +50,6 @@ from numpy.typing import NDArray
 from oracledp._validation import RandomLike, check_delta, check_epsilon, check_rng
 from oracledp.diagnostics import NonPrivateDiagnostics, check_diagnostics_flag
 from oracledp.errors import PrivacyWarning
-from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
 from oracledp.learners._certify import check_oracle_accepts, release_oracle_answer
 from oracledp.learners.opdisc_calibration import (
     PROOF,
@@ -61,6 +60,7 @@ from oracledp.learners.opdisc_calibration import (
 from oracledp.oracles.base import Oracle
 from oracledp.oracles.registry import make_oracle
 from oracledp.privacy import noise
+from oracledp.privacy.guarantees import GuaranteeKind, PrivacyGuarantee
 
 SOURCE = ("Neel, Roth, Vietri, Wu (ICML 2020), Algorithm 1 OPDisc, with the noise "
           f"calibration proven in {PROOF} (not Theorem 1's sigma)")

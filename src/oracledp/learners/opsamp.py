@@ -100,9 +100,9 @@ from oracledp.diagnostics import (
     release_diagnostics,
 )
 from oracledp.errors import OracleFailure
-from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
 from oracledp.oracles.convex import ApproxOracleResult
 from oracledp.privacy import noise
+from oracledp.privacy.guarantees import GuaranteeKind, PrivacyGuarantee
 
 __all__ = [
     "SOURCE",

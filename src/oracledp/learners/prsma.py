@@ -151,9 +151,9 @@ from oracledp.diagnostics import (
     release_diagnostics,
 )
 from oracledp.errors import BudgetError
-from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
 from oracledp.learners.rspm import _rspm_sample_explicit
 from oracledp.privacy import noise
+from oracledp.privacy.guarantees import GuaranteeKind, PrivacyGuarantee
 
 SOURCE = "Neel, Roth, Wu (FOCS 2019) Theorem 8"
 

@@ -34,13 +34,13 @@ from numpy.typing import NDArray
 
 from oracledp._validation import RandomLike, check_epsilon, check_rng
 from oracledp.diagnostics import NonPrivateDiagnostics, check_diagnostics_flag
-from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
 from oracledp.learners._certify import check_oracle_accepts, release_oracle_answer
 from oracledp.oracles.base import Oracle
 from oracledp.oracles.halfspace import HalfspaceProblem, Perturbation, two_sum
 from oracledp.oracles.registry import make_oracle
 from oracledp.oracles.space import IntegerBall
 from oracledp.privacy import noise
+from oracledp.privacy.guarantees import GuaranteeKind, PrivacyGuarantee
 
 SOURCE = "Neel, Roth, Wu (FOCS 2019), RSPM (Section III.A), Theorem 6"
 

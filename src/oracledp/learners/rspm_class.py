@@ -46,9 +46,9 @@ from oracledp.classes.base import (
 )
 from oracledp.classes.mip import make_class_oracle
 from oracledp.diagnostics import NonPrivateDiagnostics, check_diagnostics_flag
-from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
 from oracledp.learners._certify import release_oracle_answer
 from oracledp.privacy import noise
+from oracledp.privacy.guarantees import GuaranteeKind, PrivacyGuarantee
 
 __all__ = ["SOURCE", "RSPMClassResult", "rspm_class", "rspm_class_guarantee",
            "rspm_class_scale"]

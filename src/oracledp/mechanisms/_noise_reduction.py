@@ -29,8 +29,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from oracledp._validation import RandomLike, check_positive, check_real_vector, check_rng
-from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
 from oracledp.privacy import noise
+from oracledp.privacy.guarantees import GuaranteeKind, PrivacyGuarantee
 
 NR_SOURCE = (
     "Ligett et al. 2017 (Accuracy First), Algorithm 1 and Theorem 2.7 "
@@ -154,7 +154,7 @@ def noise_reduction(
     # phi_b: v_t - v ~ Lap(Delta / eps_t) exactly (Koufogiannis et al. 2015).
     for t in range(T - 2, -1, -1):
         # The keep coin is part of the Markov chain (a Bernoulli, not a noise primitive).
-        keep = gen.random(size=shape) < keep_prob[t]
+        keep = noise.bernoulli(gen, keep_prob[t], size=shape)
         step = noise.laplace(gen, scales[t], size=shape)
         out[t] = np.where(keep, out[t + 1], out[t + 1] + step)
     return out

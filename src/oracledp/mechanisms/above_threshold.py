@@ -47,8 +47,8 @@ from oracledp._validation import (
     check_real_vector,
     check_rng,
 )
-from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
 from oracledp.privacy import noise
+from oracledp.privacy.guarantees import GuaranteeKind, PrivacyGuarantee
 
 IAT_SOURCE = "Ligett et al. 2017 (Accuracy First), Algorithm 2 and Lemma 2.8"
 

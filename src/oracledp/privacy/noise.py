@@ -22,6 +22,9 @@ The DP facts, for a query of sensitivity ``Delta`` under the mechanism's neighbo
   (McSherry-Talwar 2007; Dwork-Roth Thm 3.10; the Gumbel-max identity).
 * :func:`exponential`: i.i.d. exponential perturbations (OPSamp's ``sigma``, Neel et al.
   ICML 2020, Algorithm 2; its guarantee is Theorem 11, stated by the learner).
+* :func:`bernoulli`: the coins of NoiseReduction's gradual release (Koufogiannis et al.
+  2015, as used by Ligett et al. 2017, Algorithm 1): each coordinate keeps its previous noise
+  with the stated probability, which makes every level's noise exactly Laplace.
 * :func:`poisson_subsample`: each record kept independently with probability ``q`` (the
   sampling whose amplification DP-SGD's accountant assumes).
 * :func:`permutation` / :func:`uniform_index`: PRSMA's random partition and its uniform
@@ -38,6 +41,7 @@ from numpy.typing import NDArray
 from oracledp.privacy.guarantees import GuaranteeKind, PrivacyGuarantee
 
 __all__ = [
+    "bernoulli",
     "exponential",
     "exponential_mechanism",
     "exponential_mechanism_guarantee",
@@ -148,6 +152,11 @@ def exponential_mechanism_guarantee(epsilon: float, source: str = (
 def exponential(rng: np.random.Generator, scale: float, size: Size = None) -> Any:
     """I.i.d. exponential draws with mean ``scale`` (rate ``1/scale``)."""
     return rng.exponential(scale=scale, size=size)
+
+
+def bernoulli(rng: np.random.Generator, p: float, size: Size = None) -> Any:
+    """I.i.d. coins, True with probability ``p`` (NoiseReduction's coupling of noise levels)."""
+    return rng.random(size=size) < p
 
 
 def poisson_subsample(rng: np.random.Generator, n: int, q: float) -> NDArray[np.bool_]:

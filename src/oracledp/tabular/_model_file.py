@@ -71,7 +71,7 @@ def _real(v: Any, what: str) -> float:
 
 def _parse_guarantee(g: Any) -> Any:
     """The saved guarantee as a PrivacyGuarantee; every field present with its exact type."""
-    from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
+    from oracledp.privacy.guarantees import GuaranteeKind, PrivacyGuarantee
 
     if not isinstance(g, dict):
         raise ValueError("'guarantee' must be a JSON object")
