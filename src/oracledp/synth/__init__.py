@@ -2,7 +2,11 @@
 
 Foundations for OracleQuery (see ``docs``/specs): public categorical
 :class:`Domain`, k-way marginal workloads with fast evaluation, and the
-baselines (independent Laplace 1-way marginals, MWEM).
+baselines (independent Laplace 1-way marginals, MWEM).  The synthesizers
+:class:`OracleQuerySynthesizer` (:mod:`oracledp.synth.oracle_query`) and
+:class:`OracleQueryPGM` (:mod:`oracledp.synth.oracle_query_pgm`) are loaded on first use
+(OracleQuery's PRSMA player imports joblib); MST and AIM are in :mod:`oracledp.synth.peers`
+(optional ``peers`` extra).
 """
 
 from oracledp.synth.baselines import (
@@ -26,6 +30,21 @@ from oracledp.synth.workload import (
     kway_marginal_workload,
 )
 
+_LAZY = {
+    "OracleQuerySynthesizer": "oracledp.synth.oracle_query",
+    "OracleQueryPGM": "oracledp.synth.oracle_query_pgm",
+}
+
+
+def __getattr__(name: str) -> object:
+    # the synthesizers import joblib (PRSMA) and more: load them on first use
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'oracledp.synth' has no attribute {name!r}")
+
+
 __all__ = [
     "ADULT_CATEGORICAL_ATTRIBUTES",
     "AdultCategorical",
@@ -33,6 +52,8 @@ __all__ = [
     "IndependentMarginalsResult",
     "MWEMResult",
     "MarginalWorkload",
+    "OracleQueryPGM",
+    "OracleQuerySynthesizer",
     "adult_categorical_domain",
     "answer",
     "answer_distribution",

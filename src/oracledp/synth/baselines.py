@@ -61,7 +61,8 @@ from oracledp.diagnostics import (
     check_diagnostics_flag,
     release_diagnostics,
 )
-from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
+from oracledp.privacy import noise
+from oracledp.privacy.guarantees import GuaranteeKind, PrivacyGuarantee
 from oracledp.synth.domain import Domain
 from oracledp.synth.workload import MarginalWorkload, answer, answer_distribution
 
@@ -143,7 +144,7 @@ def independent_marginals(
     for j, k in enumerate(domain.shape):
         counts = np.bincount(arr[:, j], minlength=k).astype(np.float64)
         if not noiseless:
-            counts = counts + rng.laplace(0.0, scale, size=k)
+            counts = counts + noise.laplace(rng, scale, size=k)
         noisy.append(counts)
         pos = np.maximum(counts, 0.0)
         tot = pos.sum()
@@ -245,9 +246,10 @@ def mwem(
     for _ in range(T):
         est = answer_distribution(workload, p)
         score = n * np.abs(est - true)
-        # Exponential mechanism via the Gumbel-max trick: argmax(eps0 s / 2 + Gumbel).
-        j = int(np.argmax(eps0 * score / 2.0 + rng.gumbel(size=score.size)))
-        m = float(true[j] + rng.laplace(0.0, 1.0 / (eps0 * n)))
+        # Exponential mechanism via the Gumbel-max trick: argmax(eps0 s / 2 + Gumbel);
+        # the count score n |q(p) - q(S)| moves by at most 1 (p fixed): sensitivity 1.
+        j = noise.exponential_mechanism(rng, score, eps0, 1.0)
+        m = float(true[j] + noise.laplace(rng, 1.0 / (eps0 * n)))
         idx: list[slice | int] = [slice(None)] * len(domain)
         for a, c in workload.literals(j):
             idx[a] = c

@@ -111,6 +111,11 @@ rounds:
 makes it necessary, until the composed total recomputed from the ledger does
 not exceed the target.  Guarantees hold under idealized numerics (see
 :mod:`oracledp.guarantees`).
+
+Layout: this module holds :class:`OracleQuerySynthesizer` (the game loop and the
+release); the ledger, the calibrations and the accuracy bound are in
+:mod:`oracledp.synth._oracle_query_calibration`, the players' exact oracles (PrivBR-RSPM,
+FTPL) in :mod:`oracledp.synth._oracle_query_players`; every name is importable from here.
 """
 
 from __future__ import annotations
@@ -118,7 +123,6 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -134,8 +138,31 @@ from oracledp.diagnostics import (
     research_diagnostics,
 )
 from oracledp.errors import BudgetError
-from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee
-from oracledp.learners.prsma import EPS_FACTOR, FAIL, PRSMAParameters, prsma, prsma_parameters
+from oracledp.learners.prsma import PRSMAParameters, prsma
+from oracledp.privacy import noise
+from oracledp.privacy.guarantees import GuaranteeKind, PrivacyGuarantee
+from oracledp.synth._oracle_query_calibration import (  # noqa: F401 - re-exported (old path)
+    _BETA,
+    _COMPOSITIONS,
+    _PRSMA_MAX_EPS0,
+    RoundSpend,
+    _calibrate,
+    _calibrate_player,
+    _calibrate_prsma,
+    _default_rounds,
+    _ftpl_scale,
+    _prsma_plan,
+    compose_ledger,
+    oracle_query_bound,
+)
+from oracledp.synth._oracle_query_players import (  # noqa: F401 - re-exported (old path)
+    _ftpl_samples,
+    _indicator_offsets,
+    _privbr_rspm,
+    _PrivBRBase,
+    separator_patterns,
+    workload_literals,
+)
 from oracledp.synth._release import DistributionRelease
 from oracledp.synth.domain import Domain
 from oracledp.synth.workload import (
@@ -157,340 +184,7 @@ __all__ = [
 _MAX_CELLS = 50_000_000
 _QUERY_CLASSES = ("conjunctions",)
 _QUERY_PLAYERS = ("noisy-min", "rspm", "prsma")
-_COMPOSITIONS = ("basic", "zcdp", "advanced")
-_PRSMA_MAX_EPS0 = 0.5 * EPS_FACTOR  # Theorem 8: eps0 / 62 <= 1/2
 _DATA_PLAYERS = ("hedge", "ftpl")
-_BETA = 0.05
-
-
-@dataclass(frozen=True)
-class RoundSpend:
-    """Privacy spent by one round (or one PrivBR part): ``(epsilon, delta)``-DP.
-
-    ``delta = 0`` (the non-PRSMA players) is pure DP with ``rho = epsilon^2 / 2``.
-    A PRSMA round has ``delta > 0``; ``failed`` marks a round whose PRSMA returned FAIL
-    (no query selected, ``query = -1``; the privacy is spent all the same).
-    """
-
-    round: int
-    mechanism: str
-    epsilon: float
-    query: int  # index in the workload (-1 for a failed round)
-    negated: bool  # True when the selected query is ¬q
-    delta: float = 0.0
-    failed: bool = False
-
-    @property
-    def rho(self) -> float:
-        if self.delta > 0:
-            raise ValueError("an (epsilon, delta)-DP round with delta > 0 has no zCDP rho")
-        return self.epsilon**2 / 2.0
-
-
-def compose_ledger(
-    ledger: tuple[RoundSpend, ...] | list[RoundSpend], composition: str, delta: float
-) -> tuple[float, float]:
-    """The ``(epsilon, delta)`` of the adaptive composition of the ledger's rounds.
-
-    ``"basic"``: ``(sum eps_t, sum delta_t)``.  ``"zcdp"`` (pure rounds only):
-    ``rho = sum eps_t^2 / 2``, then ``(rho + 2 sqrt(rho ln(1/delta)), delta)``
-    (Bun-Steinke 2016, Props 1.3-1.4).  ``"advanced"`` (Dwork-Rothblum-Vadhan 2010,
-    Dwork-Roth Thm 3.20 in its per-round form): with slack
-    ``delta' = delta - sum delta_t > 0``,
-    ``(sqrt(2 ln(1/delta') sum eps_t^2) + sum eps_t (e^{eps_t} - 1), delta)``.
-    """
-    check_choice(composition, "composition", _COMPOSITIONS)
-    if composition == "basic":
-        return (math.fsum(r.epsilon for r in ledger),
-                math.fsum(r.delta for r in ledger))
-    if composition == "advanced":
-        slack = delta - math.fsum(r.delta for r in ledger)
-        if not 0.0 < slack < 1.0:
-            raise ValueError(
-                f"advanced composition needs delta - sum(delta_t) in (0, 1), got {slack!r}")
-        sq = math.fsum(r.epsilon**2 for r in ledger)
-        lin = math.fsum(r.epsilon * math.expm1(r.epsilon) for r in ledger)
-        return math.sqrt(2.0 * math.log(1.0 / slack) * sq) + lin, delta
-    if any(r.delta > 0 for r in ledger):
-        raise ValueError("zCDP composition does not cover (epsilon, delta)-DP rounds with "
-                         "delta > 0; use 'advanced' or 'basic'")
-    if not 0.0 < delta < 1.0:
-        raise ValueError(f"zCDP conversion needs delta in (0, 1), got {delta!r}")
-    rho = math.fsum(r.rho for r in ledger)
-    return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta)), delta
-
-
-def _calibrate(epsilon: float, delta: float, T: int) -> tuple[float, str]:
-    """Per-round eps0 and the composition, such that the T-fold total stays <= epsilon."""
-    eps_basic = epsilon / T
-    if delta > 0:
-        L = math.log(1.0 / delta)
-        r = math.sqrt(L + epsilon) - math.sqrt(L)  # sqrt(rho): rho + 2 sqrt(rho L) = epsilon
-        eps_z = math.sqrt(2.0 * r * r / T)
-        if eps_z > eps_basic:
-            eps0, comp = eps_z, "zcdp"
-        else:
-            eps0, comp = eps_basic, "basic"
-    else:
-        eps0, comp = eps_basic, "basic"
-
-    def total(e0: float) -> float:
-        fake = [RoundSpend(t, "", e0, 0, False) for t in range(T)]
-        return compose_ledger(fake, comp, delta)[0]
-
-    while total(eps0) > epsilon:  # floating-point safety: never overshoot
-        eps0 *= 1.0 - 1e-12
-    return eps0, comp
-
-
-def _calibrate_prsma(epsilon: float, delta: float, T: int) -> tuple[float, float, str]:
-    """Per-round ``(eps0, delta0)`` of T PRSMA rounds and the composition (module docstring).
-
-    Advanced composition (delta0 = delta/(2T), slack delta/2) or basic composition
-    (eps0 = epsilon/T, delta0 = delta/T), whichever gives the larger eps0; eps0 is capped
-    at 31 (Theorem 8).  The total recomputed by :func:`compose_ledger` never exceeds
-    ``(epsilon, delta)``.
-    """
-    if not 0.0 < delta < 1.0:
-        raise ValueError(f"query_player='prsma' needs delta in (0, 1) (PRSMA is "
-                         f"(eps, delta)-DP), got delta = {delta!r}")
-    d_adv = delta / (2.0 * T)
-
-    c = math.sqrt(2.0 * T * math.log(1.0 / (delta - T * d_adv)))
-
-    def adv(e0: float) -> float:  # compose_ledger(..., "advanced") in closed form
-        return e0 * c + T * e0 * math.expm1(e0)
-
-    lo, hi = 0.0, epsilon  # adv is increasing and adv(epsilon) > epsilon (c > 1)
-    for _ in range(100):
-        mid = 0.5 * (lo + hi)
-        if adv(mid) <= epsilon:
-            lo = mid
-        else:
-            hi = mid
-    eps_adv = lo
-    eps_basic = epsilon / T
-    if eps_adv > eps_basic:
-        eps0, delta0, comp = min(eps_adv, _PRSMA_MAX_EPS0), d_adv, "advanced"
-    else:
-        eps0, delta0, comp = min(eps_basic, _PRSMA_MAX_EPS0), delta / T, "basic"
-        while math.fsum([delta0] * T) > delta:
-            delta0 *= 1.0 - 1e-12
-
-    def total(e0: float) -> tuple[float, float]:
-        fake = [RoundSpend(t, "", e0, 0, False, delta0) for t in range(T)]
-        return compose_ledger(fake, comp, delta)
-
-    while total(eps0)[0] > epsilon:  # floating-point safety: never overshoot
-        eps0 *= 1.0 - 1e-12
-    return eps0, delta0, comp
-
-
-def _calibrate_player(epsilon: float, delta: float, T: int, query_player: str) -> tuple[float, str]:
-    """Per-round eps0 and composition.  RSPM rounds are 3 pure parts of eps0/3 each."""
-    if query_player == "prsma":
-        eps0, _, comp = _calibrate_prsma(epsilon, delta, T)
-        return eps0, comp
-    if query_player == "rspm":
-        part, comp = _calibrate(epsilon, delta, 3 * T)
-        return 3.0 * part, comp
-    return _calibrate(epsilon, delta, T)
-
-
-def _ftpl_scale(T: int, m2: int, log_domain: float) -> float:
-    """Spec 6.2: ``b = sqrt(T m2 / (4 sqrt(2) Lam))``, ``Lam = max(sqrt(m2 L), L)``, L = ln 2|X|."""
-    L = log_domain + math.log(2.0)
-    lam = max(math.sqrt(m2 * L), L)
-    return math.sqrt(T * m2 / (4.0 * math.sqrt(2.0) * lam))
-
-
-def oracle_query_bound(
-    T: int, *, n: int, log_domain: float, n_queries: int, epsilon: float, delta: float,
-    beta: float = _BETA, query_player: str = "noisy-min", data_player: str = "hedge",
-    m: int = 0, k: int = 1, samples: int = 0,
-) -> float:
-    """Accuracy bound ``R_T/T + alpha0 (+ gamma)`` used to choose T (module docstring).
-
-    ``n_queries`` is ``|Qbar| = 2|Q|``; ``m`` the number of indicators (RSPM separator
-    size m1 and FTPL dual-separator size m2); ``samples`` the FTPL s.  For ``"prsma"``
-    alpha0 is the RSPM bound at PRSMA's ``eps'`` on a part of ``n_part`` records
-    (infinite when n < K); it ignores failed rounds (about 1/4 even with a perfect oracle).
-    """
-    if query_player == "prsma":
-        e0, d0, _ = _calibrate_prsma(epsilon, delta, T)
-        try:
-            pp = prsma_parameters(n, e0, d0)
-        except ValueError:
-            return math.inf
-        eps0, n = pp.eps_prime, pp.n_part
-    else:
-        eps0, _ = _calibrate_player(epsilon, delta, T, query_player)
-    if data_player == "ftpl":
-        L = log_domain + math.log(2.0)
-        regret = 4.76 * math.sqrt(m * max(math.sqrt(m * L), L) / T)
-        gamma = math.sqrt(math.log(4.0 * T * n_queries / beta) / (2.0 * samples))
-    else:
-        regret = math.sqrt(log_domain / (2.0 * T))
-        gamma = 0.0
-    if query_player in ("rspm", "prsma"):
-        b = 6.0 * m / eps0
-        alpha0 = (2.0 * k * b * math.log(4.0 * m * T / beta)
-                  + (12.0 / eps0) * math.log(4.0 * T / beta)) / n
-    else:
-        alpha0 = 2.0 * math.log(2.0 * n_queries * T / beta) / (eps0 * n)
-    return regret + alpha0 + gamma
-
-
-def _default_rounds(n: int, domain: Domain, n_queries: int, epsilon: float, delta: float,
-                    max_rounds: int, **player: Any) -> int:
-    logx = math.log(domain.size) if domain.size > 1 else 1.0
-    best_T, best = 1, math.inf
-    for T in range(1, max_rounds + 1):
-        b = oracle_query_bound(T, n=n, log_domain=logx, n_queries=n_queries,
-                               epsilon=epsilon, delta=delta, **player)
-        if b < best:
-            best_T, best = T, b
-    return best_T
-
-
-def _indicator_offsets(domain: Domain) -> NDArray[np.int64]:
-    """``off[a]``: global index of indicator ``(a, level 0)``; ``off[-1]`` = m."""
-    return np.concatenate([[0], np.cumsum(domain.shape)]).astype(np.int64)
-
-
-def workload_literals(workload: MarginalWorkload) -> NDArray[np.int64]:
-    """``lit[q]``: the k global indicator indices (``off[a] + level``) of query q's literals.
-
-    Queries are monotone conjunctions over the m one-hot indicators; the separator
-    point ``u_l = 1 - e_l`` satisfies ``q(u_l) = 1`` iff ``l`` is not in ``lit[q]``.
-    """
-    off = _indicator_offsets(workload.domain)
-    out = np.empty((len(workload), workload.k), dtype=np.int64)
-    for b, blk in enumerate(workload.blocks):
-        bshape = workload.block_shape(b)
-        cells = np.indices(bshape).reshape(len(blk), -1).T
-        out[workload.offsets[b] : workload.offsets[b + 1]] = cells + off[list(blk)]
-    return out
-
-
-def separator_patterns(lit: NDArray[np.int64], m: int) -> NDArray[np.int8]:
-    """``P[q, l] = q(u_l) = 1[l not in q]`` for the separator ``u_l = 1 - e_l`` (spec 2)."""
-    P = np.ones((lit.shape[0], m), dtype=np.int8)
-    P[np.arange(lit.shape[0])[:, None], lit] = 0
-    return P
-
-
-def _privbr_rspm(diff: NDArray[np.float64], lit: NDArray[np.int64], m: int, e3: float,
-                 size: int, rng: np.random.Generator, *, scale_factor: float = 1.0,
-                 ) -> tuple[NDArray[np.int64], NDArray[np.bool_], NDArray[np.int64],
-                            NDArray[np.int64]]:
-    """Spec 6.3 PrivBR with RSPM, vectorized over ``size`` independent runs.
-
-    ``diff[q] = n (q(S) - q(D))`` (counts); the objective of ``q`` is ``-diff[q]``
-    and that of ``notq`` is ``+diff[q]``; each moves by at most 1 under replace-one.
-    (i) RSPM on Q: ``argmin_q -diff[q] + sum_l eta_l q(u_l)``; (ii) RSPM on notQ:
-    ``argmin_q diff[q] + sum_l eta'_l notq(u_l)``, eta, eta' iid ``Lap(2m/e3)``;
-    (iii) report-noisy-min of the two candidates' exact objectives with
-    ``Lap(2/e3)`` noise; ``e3 = eps0/3``, so the round is ``eps0``-DP.  The weighted oracle is exact enumeration of the
-    explicit workload.  ``q(u_l) = 1 - 1[l in q]``, so the sum over separator
-    points is ``sum(eta) - sum_{l in q} eta_l``; ``sum(eta)`` is the same for every
-    q and is dropped (argmin unchanged).  ``scale_factor`` plants a bug in tests.
-    Returns (query, negated, candidate of (i), candidate of (ii)).
-    """
-    b_rspm = scale_factor * 2.0 * m / e3
-    b_min = scale_factor * 2.0 / e3
-    eta = rng.laplace(0.0, b_rspm, size=(size, m))
-    q1 = np.argmin(-diff[None, :] - eta[:, lit].sum(axis=2), axis=1)
-    eta2 = rng.laplace(0.0, b_rspm, size=(size, m))
-    q2 = np.argmin(diff[None, :] + eta2[:, lit].sum(axis=2), axis=1)
-    v1 = -diff[q1] + rng.laplace(0.0, b_min, size=size)
-    v2 = diff[q2] + rng.laplace(0.0, b_min, size=size)
-    neg = v2 < v1
-    return np.where(neg, q2, q1), neg, q1, q2
-
-
-@dataclass(frozen=True, eq=False)
-class _PrivBRBase:
-    """PRSMA base: ``size`` independent PrivBR-RSPM runs on a part against ``D_t``.
-
-    ``target[q] = q(D_t)``; on a part of ``n_part`` records the scores are the counts
-    ``n_part (q(part) - q(D_t))`` (sensitivity 1 under replace-one), and
-    :func:`_privbr_rspm` at ``e3 = eps'/3`` makes each run ``eps'``-DP with the exact
-    (enumeration) oracle.  ``oracle_failure(part) -> bool`` (test hook) makes the
-    oracle fail, signalled as :data:`~oracledp.learners.prsma.FAIL`.  Returns a list of
-    ``(query, negated)``.  Picklable unless ``oracle_failure`` is a lambda.
-    """
-
-    workload: MarginalWorkload
-    lit: NDArray[np.int64]
-    m: int
-    target: NDArray[np.float64]
-    oracle_failure: Callable[[NDArray[np.int64]], bool] | None = None
-
-    def __call__(self, part: NDArray[np.int64], eps_prime: float, rng: np.random.Generator,
-                 size: int) -> Any:
-        if self.oracle_failure is not None and self.oracle_failure(part):
-            return FAIL
-        diff = part.shape[0] * (answer(self.workload, part) - self.target)
-        q, neg, _, _ = _privbr_rspm(diff, self.lit, self.m, eps_prime / 3.0, size, rng)
-        return list(zip(q.tolist(), neg.tolist(), strict=True))
-
-
-def _prsma_plan(n: int, epsilon: float, delta: float, T: int,
-                max_calls: int) -> tuple[float, float, str, PRSMAParameters]:
-    """Calibrate the T PRSMA rounds and check affordability (no randomness).
-
-    Raises :class:`~oracledp.errors.BudgetError` when n < K or T*K*R > ``max_calls``.
-    """
-    eps0, delta0, comp = _calibrate_prsma(epsilon, delta, T)
-    try:
-        pp = prsma_parameters(n, eps0, delta0)
-    except ValueError as exc:
-        raise BudgetError(
-            f"query_player='prsma' is not affordable: each of the T = {T} rounds is "
-            f"(eps0 = {eps0:.6g}, delta0 = {delta0:.3g})-DP and {exc}; use a larger epsilon "
-            "or delta, or fewer rounds"
-        ) from exc
-    total = T * pp.calls
-    if total > max_calls:
-        raise BudgetError(
-            f"query_player='prsma' costs {total:.4g} base runs (T = {T} rounds x K = {pp.K} "
-            f"parts x R = {pp.R} runs, at eps0 = {eps0:.6g}, delta0 = {delta0:.3g} per round, "
-            f"n = {n}) > max_calls = {max_calls}; affordable only with a larger epsilon or "
-            "delta, fewer rounds, or a larger max_calls"
-        )
-    return eps0, delta0, comp, pp
-
-
-def _ftpl_samples(gain: NDArray[np.float64], xi: NDArray[np.float64],
-                  shape: tuple[int, ...]) -> NDArray[np.int64]:
-    """Exact data oracle of spec 6.2, one call per row of ``xi`` (shape (s, m)).
-
-    Returns the flat cell index of ``argmax_x gain(x) - sum_j xi_j g_j(x)`` for
-    each row, where ``g_j`` are the m one-hot indicators (dictators, the dual
-    separator): ``sum_j xi_j g_j(x) = sum_a xi[off[a] + x_a]``.  Enumerates the full
-    domain; the separable noise is summed over two attribute groups and broadcast.
-    (The sign of xi is immaterial: Laplace noise is symmetric.)
-    """
-    d = len(shape)
-    off = np.concatenate([[0], np.cumsum(shape)])
-    h = max(1, d // 2)
-    sa, sb = math.prod(shape[:h]), math.prod(shape[h:])
-
-    def group(x: NDArray[np.float64], attrs: range) -> NDArray[np.float64]:
-        acc = np.zeros(1)
-        for a in attrs:
-            acc = np.add.outer(acc, x[off[a]:off[a + 1]]).ravel()
-        return acc
-
-    G = gain.reshape(sa, sb)
-    out = np.empty(xi.shape[0], dtype=np.int64)
-    buf = np.empty((sa, sb))
-    for i, x in enumerate(xi):
-        np.subtract(G, group(x, range(h))[:, None], out=buf)
-        buf -= group(x, range(h, d))[None, :]
-        out[i] = int(np.argmax(buf))
-    return out
 
 
 class OracleQuerySynthesizer(DistributionRelease, PicklesWithoutDiagnostics):
@@ -650,7 +344,7 @@ class OracleQuerySynthesizer(DistributionRelease, PicklesWithoutDiagnostics):
                 w = np.exp(eta * (gain - gain.max()))
                 p = w / w.sum()
             else:
-                cells = _ftpl_samples(gain, rng.laplace(0.0, eta, size=(self.samples, m)),
+                cells = _ftpl_samples(gain, noise.laplace(rng, eta, size=(self.samples, m)),
                                       domain.shape)
                 p = np.bincount(cells, minlength=domain.size).reshape(domain.shape)
                 p = p / self.samples
@@ -658,7 +352,8 @@ class OracleQuerySynthesizer(DistributionRelease, PicklesWithoutDiagnostics):
             diff = n * (true - answer_distribution(workload, p))  # score of q; ¬q gets -diff
             if self.query_player == "noisy-min":
                 scores = np.concatenate([diff, -diff])
-                j = int(np.argmax(eps0 * scores / 2.0 + rng.gumbel(size=scores.size)))
+                # each count score moves by at most 1 under replace-one: sensitivity 1
+                j = noise.exponential_mechanism(rng, scores, eps0, 1.0)
                 neg = j >= nq
                 q = j - nq if neg else j
                 ledger.append(RoundSpend(t + 1, "exponential mechanism over Q ∪ ¬Q", eps0, q,

@@ -68,7 +68,9 @@ from oracledp.diagnostics import (
     check_diagnostics_flag,
     release_diagnostics,
 )
-from oracledp.guarantees import GuaranteeKind, PrivacyGuarantee, rho_for_epsilon, zcdp_epsilon
+from oracledp.privacy import noise
+from oracledp.privacy.composition import rho_for_epsilon, zcdp_epsilon
+from oracledp.privacy.guarantees import GuaranteeKind, PrivacyGuarantee
 from oracledp.synth._release import DistributionRelease
 from oracledp.synth.domain import Domain
 from oracledp.synth.estimation import MarginalMeasurement, estimate_distribution
@@ -245,7 +247,7 @@ class OracleQueryPGM(DistributionRelease, PicklesWithoutDiagnostics):
         meas: list[MarginalMeasurement] = []
         for a in range(d):  # Gaussian mechanism, sensitivity sqrt(2): rho = 1 / sigma1^2
             t = table((a,))
-            meas.append(MarginalMeasurement((a,), t + rng.normal(0.0, sigma1, t.shape), sigma1))
+            meas.append(MarginalMeasurement((a,), t + noise.gaussian(rng, sigma1, t.shape), sigma1))
             ledger.append(ZCDPSpend(0, "Gaussian mechanism (1-way table)", 1.0 / sigma1**2, (a,)))
         p = estimate_distribution(shape, meas, n, iterations=self.iterations * 3)
         true = np.concatenate([answer(w, codes) for w in plays])
@@ -258,19 +260,20 @@ class OracleQueryPGM(DistributionRelease, PicklesWithoutDiagnostics):
             if self.selection == "query":
                 scores = np.concatenate([diff, -diff])
                 # exponential mechanism, sensitivity 1: P ∝ exp(eps_sel * score / 2) (Gumbel-max)
-                j = int(np.argmax(eps_sel * scores / 2.0 + rng.gumbel(size=scores.size)))
+                j = noise.exponential_mechanism(rng, scores, eps_sel, 1.0)
                 name = "exponential mechanism over Q ∪ ¬Q"
                 axes = blocks[int(block_of[j % nq])]
             else:
-                # score of a table: its worst query's |count error| (each moves by <= 1)
+                # score of a table: its worst query's |count error| (each moves by <= 1, so
+                # the maximum does too: sensitivity 1)
                 bscores = np.zeros(len(blocks))
                 np.maximum.at(bscores, block_of, np.abs(diff))
-                j = int(np.argmax(eps_sel * bscores / 2.0 + rng.gumbel(size=bscores.size)))
+                j = noise.exponential_mechanism(rng, bscores, eps_sel, 1.0)
                 name = "exponential mechanism over the tables (score: worst query)"
                 axes = blocks[j]
             ledger.append(ZCDPSpend(t_round, name, eps_sel**2 / 8.0, ()))
             tab = table(axes)
-            meas.append(MarginalMeasurement(axes, tab + rng.normal(0.0, sigma, tab.shape), sigma))
+            meas.append(MarginalMeasurement(axes, tab + noise.gaussian(rng, sigma, tab.shape), sigma))
             ledger.append(ZCDPSpend(t_round, "Gaussian mechanism (marginal table)", 1.0 / sigma**2,
                                     axes))
             p = estimate_distribution(shape, meas, n, iterations=self.iterations, p0=p)

@@ -1,0 +1,101 @@
+"""MST's and AIM's privacy accounting: budget, sensitivities, checks, the released guarantee.
+
+The zCDP budget ``rho`` of a target ``(epsilon, delta)`` (Bun-Steinke 2016, Prop. 1.3,
+:func:`zcdp_rho`), the sensitivities of a marginal table and of an L1 score under the
+chosen neighbouring relation (:func:`_sensitivities`), the checks both mechanisms share,
+and :func:`_finish`, which turns the spent ``rho`` into the released
+:class:`~oracledp.synth._peers_model.PGMResult` and its guarantee.  The derivations are in
+the docstring of :mod:`oracledp.synth.peers` ("Neighbouring relation and sensitivities",
+"Privacy accounting").
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from oracledp._validation import (
+    check_choice,
+    check_delta,
+    check_epsilon,
+    check_positive,
+)
+from oracledp.diagnostics import NonPrivateDiagnostics, release_diagnostics
+from oracledp.privacy.composition import rho_for_epsilon
+from oracledp.privacy.guarantees import GuaranteeKind, PrivacyGuarantee
+from oracledp.synth._peers_model import PGMMeasurement, PGMResult
+from oracledp.synth.domain import Domain
+
+__all__ = ["zcdp_rho"]
+
+_NEIGHBOURS = ("replace-one", "add-remove")
+
+
+def zcdp_rho(epsilon: float, delta: float) -> float:
+    """The largest zCDP ``rho`` with ``rho + 2 sqrt(rho ln(1/delta)) <= epsilon``.
+
+    Bun, Steinke 2016, Prop. 1.3: ``rho``-zCDP implies
+    ``(rho + 2 sqrt(rho ln(1/delta)), delta)``-DP.  Solving for ``rho`` gives
+    ``sqrt(rho) = sqrt(ln(1/delta) + epsilon) - sqrt(ln(1/delta))``; the value is
+    shrunk if floating point would make the recomputed epsilon exceed the target.
+    """
+    eps = check_epsilon(epsilon)
+    dlt = check_delta(delta)
+    return rho_for_epsilon(eps, dlt)
+
+
+def _sensitivities(neighbours: str) -> tuple[float, float]:
+    """(L2 sensitivity of a marginal count table, sensitivity of an L1 score)."""
+    if neighbours == "replace-one":
+        return math.sqrt(2.0), 2.0
+    return 1.0, 1.0
+
+
+def _check_common(
+    codes: ArrayLike, domain: Domain, epsilon: float, delta: float, neighbours: str
+) -> tuple[NDArray[np.int64], float, float, str]:
+    if not isinstance(domain, Domain):
+        raise TypeError(f"domain must be a Domain, got {type(domain).__name__}")
+    arr = domain.check_codes(codes)
+    eps = check_epsilon(epsilon)
+    dlt = check_delta(delta)
+    check_choice(neighbours, "neighbours", _NEIGHBOURS)
+    return arr, eps, dlt, neighbours
+
+
+def _check_iters(value: object, name: str) -> int:
+    return int(check_positive(value, name, integer=True))
+
+
+def _finish(
+    method: str, domain: Domain, n: int, total: float, rho: float, spent: float,
+    measurements: list[PGMMeasurement], selected: list[tuple[int, ...]],
+    factors: tuple[tuple[tuple[int, ...], NDArray[np.float64]], ...], eps: float, dlt: float,
+    neighbours: str, source: str, notes: str, want_diag: bool, diag: dict[str, Any],
+) -> PGMResult:
+    if spent > rho * (1.0 + 1e-9):  # pragma: no cover - guarded by construction
+        raise AssertionError(f"{method} spent rho = {spent!r} > budget {rho!r}")
+    guarantee = PrivacyGuarantee(
+        epsilon=eps,
+        delta=dlt,
+        kind=GuaranteeKind.APPROXIMATE,
+        requires_exact_oracle=False,
+        source=source,
+        neighbouring=neighbours,
+        notes=notes,
+    )
+    diagnostics = None
+    if want_diag:
+        guarantee = release_diagnostics(guarantee, method)
+        diagnostics = NonPrivateDiagnostics(method.lower(), diag)
+    public_n = n if neighbours == "replace-one" else None
+    return PGMResult(method, domain, public_n, total, spent, tuple(measurements), tuple(selected),
+                     factors, guarantee, diagnostics)
+
+
+_ACCOUNTING = ("zCDP: Gaussian Delta_2^2/(2 sigma^2) (Bun-Steinke 2016 Prop 1.6), exponential "
+               "mechanism eps^2/8 (Cesar-Rogers 2021), additive composition (Bun-Steinke Lemma "
+               "2.3), (rho + 2 sqrt(rho ln(1/delta)), delta)-DP (Bun-Steinke Prop 1.3)")

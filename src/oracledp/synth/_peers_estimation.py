@@ -1,0 +1,107 @@
+"""Private-PGM estimation for MST and AIM through ``mbi``, imported lazily (post-processing).
+
+``mbi`` (the ``peers`` extra, JAX-based) is imported only by :func:`_import_mbi`, which
+:func:`~oracledp.synth.peers.mst` and :func:`~oracledp.synth.peers.aim` call; the rest of
+oracledp never imports it.  :class:`_Fitter` fits a graphical model to the noisy
+measurements by mirror descent over the marginal polytope (McKenna, Sheldon, Miklau,
+ICML 2019): post-processing, no privacy cost.  JAX settings: see "JAX" in
+:mod:`oracledp.synth.peers`.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from oracledp.synth._peers_model import PGMMeasurement
+from oracledp.synth.domain import Domain
+
+__all__ = ["require_mbi"]
+
+_INSTALL_HINT = (
+    "MST and AIM need the optional dependencies mbi and jax; install them with "
+    "pip install 'oracledp[peers]'"
+)
+
+
+def require_mbi() -> None:
+    """Raise :class:`ImportError` with the install hint unless the ``peers`` extra is installed.
+
+    Only checks that ``mbi`` and ``jax`` can be found; imports and configures nothing.
+    """
+    import importlib.util
+
+    for name in ("jax", "mbi"):
+        try:
+            found = importlib.util.find_spec(name) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            raise ImportError(_INSTALL_HINT)
+
+
+def _import_mbi() -> Any:
+    """Import mbi with JAX on CPU, float64, no compilation cache, no output."""
+    try:
+        import jax
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError(_INSTALL_HINT) from exc
+    try:
+        jax.config.update("jax_platforms", "cpu")
+    except RuntimeError:  # pragma: no cover - a backend is already initialised
+        pass
+    jax.config.update("jax_enable_x64", True)
+    jax.config.update("jax_enable_compilation_cache", False)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            import mbi
+            import mbi.estimation
+            import mbi.junction_tree
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError(_INSTALL_HINT) from exc
+    return mbi
+
+
+class _Fitter:
+    """mbi estimation of a model from the measurements so far (post-processing)."""
+
+    def __init__(self, mbi: Any, domain: Domain, total: float | None, seconds: list[float]):
+        self.mbi = mbi
+        self.names = domain.attributes
+        self.mdomain = mbi.Domain(domain.attributes, domain.shape)
+        self.known_total = total
+        self.seconds = seconds
+
+    def cliques_mb(self, cliques: Sequence[tuple[int, ...]]) -> float:
+        """Size in MB of the junction tree of a model over ``cliques`` (float64 cells)."""
+        named = [tuple(self.names[a] for a in c) for c in cliques]
+        return float(self.mbi.junction_tree.hypothetical_model_size(self.mdomain, named))
+
+    def fit(self, measurements: Sequence[PGMMeasurement], iters: int, warm: Any = None
+            ) -> tuple[Any, tuple[tuple[tuple[int, ...], NDArray[np.float64]], ...], float]:
+        start = time.perf_counter()
+        lms = [
+            self.mbi.LinearMeasurement(
+                np.asarray(m.values), tuple(self.names[a] for a in m.clique), stddev=m.sigma
+            )
+            for m in measurements
+        ]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = self.mbi.estimation.MirrorDescent().estimate(
+                self.mdomain, lms, known_total=self.known_total, iters=iters, warm_start=warm
+            )
+        factors = []
+        for cl in model.potentials.cliques:
+            f = model.potentials[cl]
+            pos = tuple(self.names.index(a) for a in f.domain.attributes)
+            factors.append((pos, np.asarray(f.values, dtype=np.float64)))
+        total = float(model.total)
+        self.seconds.append(time.perf_counter() - start)
+        return model, tuple(factors), total

@@ -1,0 +1,41 @@
+"""MST's and AIM's accesses to the data: marginal counts, Gaussian measurements, selections.
+
+:func:`_measure` releases a marginal count table with Gaussian noise (Bun-Steinke 2016,
+Prop. 1.6: ``Delta_2^2 / (2 sigma^2)``-zCDP) and :func:`_exp_mech` selects by the
+exponential mechanism (McSherry-Talwar 2007; ``eps^2 / 8``-zCDP by Cesar-Rogers 2021);
+both draw through :mod:`oracledp.privacy.noise`.  The sensitivities are in
+:mod:`oracledp.synth._peers_accounting`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numpy.typing import NDArray
+
+from oracledp.privacy import noise
+from oracledp.synth._peers_model import PGMMeasurement
+
+__all__: list[str] = []
+
+
+def _counts(arr: NDArray[np.int64], shape: tuple[int, ...], clique: tuple[int, ...]
+            ) -> NDArray[np.float64]:
+    """The marginal count table of ``clique`` (attribute positions), C order, flattened."""
+    sub = tuple(shape[a] for a in clique)
+    joint = np.ravel_multi_index(tuple(arr[:, a] for a in clique), sub)
+    return np.bincount(joint, minlength=math.prod(sub)).astype(np.float64)
+
+
+def _measure(arr: NDArray[np.int64], shape: tuple[int, ...], clique: tuple[int, ...],
+             sigma: float, rng: np.random.Generator) -> PGMMeasurement:
+    """Gaussian mechanism on a marginal count table (Bun-Steinke 2016, Prop. 1.6)."""
+    counts = _counts(arr, shape, clique)
+    return PGMMeasurement(clique, sigma, counts + noise.gaussian(rng, sigma, size=counts.size))
+
+
+def _exp_mech(scores: NDArray[np.float64], eps: float, sensitivity: float,
+              rng: np.random.Generator) -> int:
+    """Exponential mechanism, P(i) ∝ exp(eps * score_i / (2 sensitivity)), by Gumbel-max."""
+    return noise.exponential_mechanism(rng, scores, eps, sensitivity)
