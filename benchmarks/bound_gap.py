@@ -18,7 +18,7 @@ import numpy as np
 
 sys.path.insert(0, __import__("os").path.dirname(__file__))
 from oracle_suite import _table
-from oracledp.learners.opdisc import opdisc_sigma
+from oracledp.learners._opdisc import opdisc_sigma
 from oracledp.oracles import structured as S
 from oracledp.oracles.branch import BranchBoundOracle
 from oracledp.oracles.halfspace import as_perturbation

@@ -30,7 +30,7 @@ import numpy as np
 
 from oracledp._provenance import environment, environment_line
 from oracledp.datasets import load_adult
-from oracledp.learners.opdisc import opdisc_sigma
+from oracledp.learners._opdisc import opdisc_sigma
 from oracledp.oracles import HalfspaceProblem, make_oracle
 from oracledp.oracles.dispatch import default_workers
 

@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 
 from oracledp._provenance import environment_line
-from oracledp.learners.opdisc import opdisc_sigma
-from oracledp.learners.rspm import rspm_perturbation, rspm_scale, rspm_space
+from oracledp.learners._opdisc import opdisc_sigma
+from oracledp.learners._rspm import rspm_perturbation, rspm_scale, rspm_space
 from oracledp.oracles.branch import BranchBoundOracle
 from oracledp.oracles.halfspace import HalfspaceProblem
 

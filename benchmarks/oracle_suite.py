@@ -96,9 +96,9 @@ import numpy as np
 from oracledp._provenance import environment, environment_line
 from oracledp.datasets import load_adult
 from oracledp.diagnostics import research_diagnostics
-from oracledp.learners.opdisc import opdisc
+from oracledp.learners._opdisc import opdisc
+from oracledp.learners._rspm import rspm, rspm_space
 from oracledp.learners.opdisc_calibration import calibrate
-from oracledp.learners.rspm import rspm, rspm_space
 from oracledp.oracles import FeatureSchema, HalfspaceProblem
 from oracledp.oracles.dispatch import default_workers
 

@@ -15,7 +15,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from oracledp.errors import DiagnosticsWarning, OracleFailure, PrivacyWarning
 from oracledp.estimators import OPDiscClassifier
 from oracledp.estimators.opdisc import build_oracle, round_to_grid
-from oracledp.learners.opdisc import opdisc_sigma
+from oracledp.learners._opdisc import opdisc_sigma
 from oracledp.oracles import FeatureSchema, HalfspaceProblem, IntegerBall, OracleStatus
 from oracledp.oracles.base import make_result
 from oracledp.oracles.brute import BruteForceOracle
@@ -75,7 +75,7 @@ class _ZeroNoise(OPDiscClassifier):
     (eps <= ln(1/delta)) makes the noise negligible on tiny data."""
 
     def _release(self, problem, epsilon, delta, oracle, rng, *, return_diagnostics=False):
-        from oracledp.learners.opdisc import opdisc
+        from oracledp.learners._opdisc import opdisc
 
         return opdisc(problem, epsilon, delta, oracle=oracle, eta=np.zeros(problem.d + 1),
                       return_diagnostics=return_diagnostics)

@@ -9,7 +9,7 @@ import pytest
 from oracledp.datasets import load_adult
 from oracledp.errors import BoundsViolation
 from oracledp.estimators import OPDiscClassifier
-from oracledp.learners.rspm import rspm, rspm_space
+from oracledp.learners._rspm import rspm, rspm_space
 from oracledp.oracles import FeatureSchema, HalfspaceProblem, IntegerBall
 from oracledp.oracles.dispatch import AutoOracle
 from oracledp.oracles.halfspace import rationalize_columns

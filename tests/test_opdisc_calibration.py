@@ -203,7 +203,7 @@ def test_bad_m_refused() -> None:
 def test_former_opdisc_sigma_signature_is_refused() -> None:
     """opdisc_sigma(eps, delta, G, D, tau) (Theorem 1's constants only) is refused, with a
     message that names the new signature and the reason."""
-    from oracledp.learners.opdisc import opdisc_sigma
+    from oracledp.learners._opdisc import opdisc_sigma
 
     with pytest.raises(TypeError, match="not private for wide W"):
         opdisc_sigma(10.0, 0.3, 0.5, 1.0, 2.0)

@@ -30,7 +30,7 @@ from scipy import stats
 
 from oracledp.errors import PrivacyWarning
 from oracledp.estimators import OPDiscClassifier
-from oracledp.learners.opdisc import (
+from oracledp.learners._opdisc import (
     _opdisc_sample_k,
     check_opdisc_range,
     opdisc,

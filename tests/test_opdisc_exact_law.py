@@ -38,7 +38,7 @@ from oracledp.audit.opdisc_exact import (
     torus_tau,
     worst_torus,
 )
-from oracledp.learners.opdisc import _opdisc_sample_k, opdisc_calibration, opdisc_sigma
+from oracledp.learners._opdisc import _opdisc_sample_k, opdisc_calibration, opdisc_sigma
 from oracledp.learners.opdisc_calibration import (
     delta_upper_bound,
     paper_multiplier,

@@ -38,14 +38,14 @@ from scipy import integrate, stats
 from oracledp._validation import check_rng
 from oracledp.audit import FAILURE, audit, failure_aware_sampler, gaussian_mu_max, is_failure
 from oracledp.errors import BoundsViolation, DiagnosticsWarning, OracleFailure
-from oracledp.learners.opdisc import _opdisc_sample_k, opdisc, opdisc_sigma
+from oracledp.learners._opdisc import _opdisc_sample_k, opdisc, opdisc_sigma
 from oracledp.learners.opdisc_calibration import proven_multiplier
 from oracledp.oracles import HalfspaceProblem, IntegerBall, OracleStatus, make_oracle
 from oracledp.oracles.base import make_result
 from oracledp.oracles.brute import BruteForceOracle
 
-# the submodule (oracledp.learners.opdisc as an attribute is the function, not the module)
-opdisc_module = importlib.import_module("oracledp.learners.opdisc")
+# the implementation module (oracledp.learners.opdisc is the function)
+opdisc_module = importlib.import_module("oracledp.learners._opdisc")
 
 ALPHA = 1e-6  # false-alarm rate of every statistical assertion in this file
 EPS, DELTA = 1.0, 1e-5

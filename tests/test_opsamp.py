@@ -38,7 +38,7 @@ from scipy import stats
 
 from oracledp.errors import BoundsViolation, OracleFailure
 from oracledp.estimators.opsamp import OPSampClassifier
-from oracledp.learners.opsamp import (
+from oracledp.learners._opsamp import (
     opsamp,
     opsamp_gamma,
     opsamp_lambda,

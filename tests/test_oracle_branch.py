@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from oracledp.learners.rspm import rspm_perturbation, rspm_space
+from oracledp.learners._rspm import rspm_perturbation, rspm_space
 from oracledp.oracles.base import CERTIFY_ABS_TOL, OracleStatus
 from oracledp.oracles.branch import BranchBoundOracle
 from oracledp.oracles.brute import BruteForceOracle

@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 from oracledp.errors import OracleFailure
-from oracledp.learners.opdisc import opdisc
+from oracledp.learners._opdisc import opdisc
 from oracledp.oracles.base import CERTIFY_ABS_TOL
 from oracledp.oracles.brute import BruteForceOracle
 from oracledp.oracles.halfspace import HalfspaceProblem

@@ -28,7 +28,7 @@ import mpmath
 import numpy as np
 import pytest
 
-from oracledp.learners.rspm import rspm_space
+from oracledp.learners._rspm import rspm_space
 from oracledp.oracles.branch import BranchBoundOracle
 from oracledp.oracles.brute import BruteForceOracle, ball_points
 from oracledp.oracles.dispatch import AutoOracle
@@ -435,7 +435,7 @@ def test_no_noise_certifies_an_exact_minimizer(name):
 def test_rspm_perturbation_is_exact() -> None:
     """RSPM's cost of k_j = 0 is the real sum eta_j + eta_{d+j}: the float table entry plus
     its residual equal it exactly, including where the float sum rounds."""
-    from oracledp.learners.rspm import rspm_perturbation
+    from oracledp.learners._rspm import rspm_perturbation
 
     rng = np.random.default_rng(5)
     d = 6

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from oracledp.errors import OracleFailure
-from oracledp.learners.opdisc import opdisc
+from oracledp.learners._opdisc import opdisc
 from oracledp.oracles.base import OracleStatus
 from oracledp.oracles.brute import BruteForceOracle
 from oracledp.oracles.halfspace import HalfspaceProblem

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from oracledp.errors import OracleFailure
-from oracledp.learners.opdisc import opdisc
+from oracledp.learners._opdisc import opdisc
 from oracledp.oracles import HalfspaceProblem, IntegerBall, OracleStatus, make_oracle
 from oracledp.oracles.brute import BruteForceOracle
 from oracledp.oracles.structured import StructuredOracle, structured_applicable
@@ -63,7 +63,7 @@ def test_workers_give_the_same_release_on_a_real_table() -> None:
     """Two threads (a batch of questions asked with an older incumbent) change only the
     speed: on Adult's encoding the certified point is the same, draw by draw."""
     from oracledp.datasets import load_adult
-    from oracledp.learners.opdisc import opdisc_sigma
+    from oracledp.learners._opdisc import opdisc_sigma
 
     data = load_adult()
     problem = HalfspaceProblem.from_data(np.asarray(data.X), np.asarray(data.y),

@@ -44,11 +44,11 @@ from oracledp.estimators import (
     OPSampClassifier,
     RSPMClassifier,
 )
+from oracledp.learners._opdisc import opdisc
+from oracledp.learners._opsamp import opsamp
+from oracledp.learners._rspm import rspm, rspm_space
 from oracledp.learners.ftpl import ftpl
-from oracledp.learners.opdisc import opdisc
-from oracledp.learners.opsamp import opsamp
 from oracledp.learners.prsma import ExplicitRSPMBase, prsma
-from oracledp.learners.rspm import rspm, rspm_space
 from oracledp.learners.rspm_class import rspm_class
 from oracledp.oracles import HalfspaceProblem, IntegerBall
 from oracledp.oracles.base import OracleResult

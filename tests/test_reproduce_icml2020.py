@@ -46,7 +46,7 @@ def test_failures_are_recorded_not_counted(tmp_path: Path, monkeypatch: pytest.M
         raise OracleFailure("time limit", result=None)
 
     # the package re-exports the function under the module's name: patch the module object
-    monkeypatch.setattr(importlib.import_module("oracledp.learners.rspm"), "rspm", failing)
+    monkeypatch.setattr(importlib.import_module("oracledp.learners._rspm"), "rspm", failing)
     cfg = exp.Config(epsilons=(1.0,), runs=1, methods=("rspm",))
     runs = exp.run_reproduction(cfg, tmp_path)
     assert runs[0]["failed"] and "train_acc" not in runs[0]

@@ -15,7 +15,7 @@ from scipy import integrate, stats
 
 from oracledp.audit import audit
 from oracledp.errors import OracleFailure
-from oracledp.learners.rspm import (
+from oracledp.learners._rspm import (
     _rspm_sample_explicit,
     _rspm_sample_k,
     rspm,

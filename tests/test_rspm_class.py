@@ -22,7 +22,7 @@ from oracledp.classes import (
 )
 from oracledp.classes.base import ClassOracleResult
 from oracledp.errors import DiagnosticsWarning, OracleFailure
-from oracledp.learners.rspm import _rspm_sample_explicit
+from oracledp.learners._rspm import _rspm_sample_explicit
 from oracledp.learners.rspm_class import rspm_class, rspm_class_scale
 
 

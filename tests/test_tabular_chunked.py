@@ -22,7 +22,7 @@ import oracledp.tabular._schema as tabular_schema
 from oracledp.cli import app
 from oracledp.errors import BoundsViolation
 from oracledp.estimators import OPDiscClassifier, RSPMClassifier
-from oracledp.learners.rspm import rspm_space
+from oracledp.learners._rspm import rspm_space
 from oracledp.oracles import FeatureSchema, HalfspaceProblem, IntegerBall
 from oracledp.tabular import (
     AggregatedTable,

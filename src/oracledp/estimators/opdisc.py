@@ -38,7 +38,7 @@ from oracledp.estimators._base import (
     map_binary_labels,
     validate_private_data,
 )
-from oracledp.learners.opdisc import OPDiscResult, opdisc
+from oracledp.learners._opdisc import OPDiscResult, opdisc
 from oracledp.oracles.base import Oracle
 from oracledp.oracles.halfspace import FeatureSchema, HalfspaceProblem
 from oracledp.oracles.registry import check_solver_name, make_oracle

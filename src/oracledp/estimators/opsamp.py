@@ -4,7 +4,7 @@ Private logistic regression by objective perturbation with sampling: the
 estimator validates every parameter and the data, maps the two class labels to
 {-1, +1}, builds the scaled logistic
 :class:`~oracledp.oracles.convex.LogisticProblem` over a box or a ball and
-calls :func:`~oracledp.learners.opsamp.opsamp` once, with the certified convex
+calls :func:`~oracledp.learners.opsamp` once, with the certified convex
 oracle :class:`~oracledp.oracles.convex.LogisticLinearOracle`.  The privacy
 statement of the fit is stored as ``guarantee_``.
 
@@ -34,7 +34,7 @@ from oracledp.estimators._base import (
     map_binary_labels,
     validate_private_data,
 )
-from oracledp.learners.opsamp import OPSampResult, opsamp
+from oracledp.learners._opsamp import OPSampResult, opsamp
 from oracledp.oracles.convex import DOMAINS, LogisticLinearOracle
 
 __all__ = ["OPSampClassifier"]

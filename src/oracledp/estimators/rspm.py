@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from oracledp.estimators.opdisc import OPDiscClassifier
-from oracledp.learners.rspm import RSPMResult, rspm, rspm_space
+from oracledp.learners._rspm import RSPMResult, rspm, rspm_space
 from oracledp.oracles.base import Oracle
 from oracledp.oracles.halfspace import FeatureSchema, HalfspaceProblem
 from oracledp.oracles.space import IntegerBall

@@ -102,7 +102,7 @@ def _problem(kind: str, data_seed: int, time_limit: float) -> tuple[Any, Any]:
     """(problem, oracle) for OPDisc or RSPM, built once per worker process."""
     key = f"{kind}-{data_seed}-{time_limit}"
     if key not in _CACHE:
-        from oracledp.learners.rspm import rspm_space
+        from oracledp.learners._rspm import rspm_space
         from oracledp.oracles import HalfspaceProblem, make_oracle
 
         train, _ = _data(data_seed)
@@ -117,8 +117,8 @@ def _accuracy(X: np.ndarray, y: np.ndarray, w: np.ndarray, b: float = 0.0) -> fl
 
 
 def _run_oracle_method(method: str, eps: float, seed: int, cfg: Config) -> dict[str, Any]:
-    from oracledp.learners.opdisc import opdisc
-    from oracledp.learners.rspm import rspm
+    from oracledp.learners._opdisc import opdisc
+    from oracledp.learners._rspm import rspm
 
     train, test = _data(cfg.data_seed)
     problem, oracle = _problem(method, cfg.data_seed, cfg.time_limit)

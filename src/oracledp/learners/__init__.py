@@ -1,7 +1,7 @@
 """Private learners built on optimization oracles."""
 
-from oracledp.learners.opdisc import OPDiscResult, opdisc, opdisc_guarantee, opdisc_sigma
-from oracledp.learners.opsamp import (
+from oracledp.learners._opdisc import OPDiscResult, opdisc, opdisc_guarantee, opdisc_sigma
+from oracledp.learners._opsamp import (
     OPSampResult,
     opsamp,
     opsamp_guarantee,
@@ -9,7 +9,7 @@ from oracledp.learners.opsamp import (
     opsamp_parameters,
     opsamp_sensitivity,
 )
-from oracledp.learners.rspm import RSPMResult, rspm, rspm_guarantee, rspm_space
+from oracledp.learners._rspm import RSPMResult, rspm, rspm_guarantee, rspm_space
 
 __all__ = [
     "OPDiscResult",

@@ -151,7 +151,7 @@ from oracledp.diagnostics import (
     release_diagnostics,
 )
 from oracledp.errors import BudgetError
-from oracledp.learners.rspm import _rspm_sample_explicit
+from oracledp.learners._rspm import _rspm_sample_explicit
 from oracledp.privacy import noise
 from oracledp.privacy.guarantees import GuaranteeKind, PrivacyGuarantee
 

@@ -1,6 +1,6 @@
 """RSPM over any query class with a separator set (Neel, Roth, Wu, FOCS 2019, Section III.A).
 
-Generalizes :func:`oracledp.learners.rspm.rspm` (halfspaces over {-1,0,1}^d) to
+Generalizes :func:`oracledp.learners.rspm` (halfspaces over {-1,0,1}^d) to
 any :class:`~oracledp.classes.QueryClass`, including negated classes and 0/1-loss
 classes (spec ``docs/specs/oracle-query.md`` section 3):
 

@@ -1,7 +1,7 @@
 """OracleQuery for k-way marginals over a public categorical domain (tractable variant).
 
 Reference: Neel, Roth, Wu (FOCS 2019) Section IV, Theorem 10, as reconstructed in
-``specs/oracle-query.md`` Section 6.  The game (spec 6.1): the data player picks a
+``docs/specs/oracle-query.md`` Section 6.  The game (spec 6.1): the data player picks a
 distribution ``D`` over the domain X, the query player a query ``qbar`` in
 ``Qbar = Q ∪ ¬Q`` (``Q`` = the k-way marginal workload), and the data player's loss
 is ``A(D, qbar) = qbar(S) - qbar(D)``; the value of the game is 0.

@@ -526,6 +526,16 @@ def opsamp(
 ) -> OPSampResult:
     """Run OPSamp once (Algorithm 2 with the calibration of the module docstring).
 
+    Privacy: ``(epsilon, delta)``-DP (approximate, fixed in advance) for replace-one
+    neighbours (Neel, Roth, Vietri, Wu, ICML 2020, Theorem 11, with lambda from Lemmas 8-10),
+    *provided every oracle answer is within its declared additive error alpha*: each answer's
+    certificate (its gap) is checked and an uncertified answer raises
+    :class:`~oracledp.errors.OracleFailure`; the oracle need not be exact.  The perturbations
+    are exponential (rate eta) and Laplace (scale lambda/eps), drawn by
+    :mod:`oracledp.privacy.noise`.  The conservative readings of the paper that the
+    calibration uses are listed, with their reasons, in the docstring of the implementation
+    module :mod:`oracledp.learners._opsamp`.
+
     Parameters
     ----------
     problem:

@@ -144,6 +144,14 @@ def rspm(
 ) -> RSPMResult:
     """Run Laplace RSPM once on 0/1-loss halfspaces over {-1, 0, 1}^d.
 
+    Privacy: ``epsilon``-DP (pure, fixed in advance) for replace-one neighbours (Neel, Roth,
+    Wu, FOCS 2019, Section III.A, Theorem 6), *provided the oracle returns the exact
+    minimizer* of the perturbed objective: an uncertified answer raises
+    :class:`~oracledp.errors.OracleFailure` (or is released with ``guarantee.holds = False``
+    under ``allow_uncertified=True``).  The ``m = 2d`` separator weights are Laplace with scale
+    :func:`rspm_scale` ``= 2m / epsilon``, drawn by :func:`oracledp.privacy.noise.laplace`
+    (spec ``docs/specs/oracle-query.md`` section 3).
+
     Parameters
     ----------
     problem:

@@ -210,7 +210,16 @@ def opdisc(
     return_diagnostics: bool = False,
     **oracle_options: Any,
 ) -> OPDiscResult:
-    """Run OPDisc once.
+    """Run OPDisc once (Neel, Roth, Vietri, Wu, ICML 2020, Algorithm 1).
+
+    Privacy: ``(epsilon, delta)``-DP (approximate, fixed in advance, not ex-post) for
+    replace-one neighbours, *provided the oracle returns the exact minimizer*: an answer
+    without a certificate raises :class:`~oracledp.errors.OracleFailure` (or, with
+    ``allow_uncertified=True``, is released with ``guarantee.holds = False``).  The noise is
+    ``eta ~ N(0, sigma^2 I)`` drawn by :func:`oracledp.privacy.noise.gaussian`, with sigma from
+    :func:`opdisc_sigma`: the bound proven in ``docs/proofs/opdisc-calibration.md`` (the
+    paper's Theorem 1 sigma is not private for wide W).  The result carries the
+    :class:`~oracledp.privacy.guarantees.PrivacyGuarantee`.
 
     Parameters
     ----------
