@@ -34,6 +34,25 @@ def model_schema(name: str, schema: Any) -> Any:
     For ``"accuracy-first"`` a schema whose rows may exceed ``||x||_1 = 1`` is replaced by
     :meth:`~oracledp.tabular.TableSchema.scaled_to_l1` (rows divided by the public l1 bound);
     every other model uses the schema as it is.
+
+    Examples
+    --------
+    >>> from oracledp.registry import make_estimator, model_schema
+    >>> from oracledp.tabular import TableSchema
+    >>> schema = TableSchema.from_dict({
+    ...     "target": {"name": "y", "labels": ["no", "yes"]},
+    ...     "columns": [{"name": "x", "type": "numeric", "lower": 0, "upper": 4, "step": 1},
+    ...                 {"name": "c", "type": "categorical", "levels": ["a", "b"]}]})
+    >>> schema.norm_bounds()["l1"]  # x in [0, 1], one level of c, the intercept feature
+    3.0
+    >>> scaled = model_schema("accuracy-first", schema)
+    >>> scaled.row_divisor, scaled.norm_bounds()["l1"]  # rows divided by 3, a public constant
+    (3, 1.0)
+    >>> model_schema("opdisc", schema) is schema
+    True
+    >>> make_estimator("accuracy-first", scaled, alpha=0.1, random_state=0)
+    ... # doctest: +NORMALIZE_WHITESPACE
+    AccuracyFirstLogisticRegression(alpha=0.1, classes=['no', 'yes'], random_state=0)
     """
     if _check_name(name) == "accuracy-first" and schema.norm_bounds()["l1"] > 1:
         return schema.scaled_to_l1()  # public divisor: every row has ||x||_1 <= 1
@@ -52,6 +71,23 @@ def make_estimator(name: str, schema: Any, epsilon: float | None = None,
     exact oracle of ``opdisc`` / ``rspm``.  Labels and bounds come from the schema (public).
     Pass ``model_schema(name, schema)`` for ``accuracy-first``.  Each estimator's docstring
     states its guarantee; the fitted estimator carries it as ``guarantee_``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from oracledp.registry import make_estimator
+    >>> from oracledp.tabular import TableSchema
+    >>> schema = TableSchema.from_dict({
+    ...     "target": {"name": "y", "labels": ["no", "yes"]},
+    ...     "columns": [{"name": "x", "type": "numeric", "lower": 0, "upper": 4, "step": 1},
+    ...                 {"name": "c", "type": "categorical", "levels": ["a", "b"]}]})
+    >>> df = pd.DataFrame({"x": [0, 1, 3, 4], "c": ["a", "a", "b", "b"],
+    ...                    "y": ["no", "no", "yes", "yes"]})
+    >>> est = make_estimator("rspm", schema, epsilon=1.0, solver="brute", random_state=0)
+    >>> est.fit(schema.encode(df), schema.labels_of(df)).guarantee_.describe().split("; ")[0]
+    '1-DP (pure), replace-one neighbours'
+    >>> est.classes_.tolist(), est.feature_schema_.names  # the schema's labels and columns
+    (['no', 'yes'], ('x', 'c=a', 'c=b', '(intercept)'))
     """
     labels = list(schema.labels)
     if _check_name(name) in ("opdisc", "rspm"):

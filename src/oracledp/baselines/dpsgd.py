@@ -77,12 +77,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.special import expit
-from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted
 
-from oracledp._validation import check_delta, check_epsilon, check_rng
 from oracledp.baselines._dpsgd_core import _clip_rows as _clip_rows
 from oracledp.baselines._dpsgd_core import _dpsgd_core as _dpsgd_core
 from oracledp.baselines._dpsgd_core import _per_example_gradients as _per_example_gradients
@@ -98,15 +93,11 @@ from oracledp.baselines._dpsgd_logistic import (
     dpsgd_logistic,
 )
 from oracledp.baselines._dpsgd_protocol import DEFAULT_PAPER_GRID, dpsgd_paper_protocol
-from oracledp.diagnostics import (
-    PicklesWithoutDiagnostics,
-    check_diagnostics_flag,
-    split_diagnostics,
-)
+from oracledp.diagnostics import split_diagnostics
 from oracledp.estimators._base import (
-    BinaryClassifierTags,
-    map_binary_labels,
-    validate_private_data,
+    PrivateLogisticClassifier,
+    check_privacy_parameters,
+    store_init_arguments,
 )
 from oracledp.privacy.rdp import calibrate_noise_multiplier, dpsgd_epsilon
 
@@ -131,8 +122,7 @@ __all__ = [
 # ==============================================================================================
 
 
-class DPSGDLogisticRegression(PicklesWithoutDiagnostics, BinaryClassifierTags, ClassifierMixin,
-                              BaseEstimator):
+class DPSGDLogisticRegression(PrivateLogisticClassifier):
     """Differentially private logistic regression trained by DP-SGD (the ICML 2020 baseline).
 
     One call of :func:`dpsgd_logistic` with fixed, documented hyper-parameters (never tuned
@@ -193,6 +183,20 @@ class DPSGDLogisticRegression(PicklesWithoutDiagnostics, BinaryClassifierTags, C
     of size 2 (see :mod:`oracledp.baselines.dpsgd`).  As in scikit-learn, ``classes_`` (unless
     given), the number of features and, with ``delta=None``, n are read from the data and
     treated as public.
+
+    Examples
+    --------
+    A fixed, documented schedule (two epochs of full-batch steps on this tiny table):
+
+    >>> from oracledp.baselines import DPSGDLogisticRegression
+    >>> X = [[0.9, 0.1], [0.8, 0.3], [0.7, 0.2], [0.1, 0.9], [0.2, 0.6], [0.3, 0.8]]
+    >>> y = ["spam", "spam", "spam", "ham", "ham", "ham"]
+    >>> clf = DPSGDLogisticRegression(epsilon=2.0, delta=1e-3, epochs=2, random_state=0)
+    >>> print(clf.fit(X, y).guarantee_.describe())  # doctest: +NORMALIZE_WHITESPACE
+    (2, 0.001)-DP, replace-one neighbours; Abadi et al. 2016 DP-SGD;
+    RDP accountant (dp_accounting)
+    >>> clf.classes_.tolist(), clf.steps_  # classes_[0] is mapped to -1
+    (['ham', 'spam'], 2)
     """
 
     def __init__(
@@ -210,38 +214,19 @@ class DPSGDLogisticRegression(PicklesWithoutDiagnostics, BinaryClassifierTags, C
         keep_diagnostics: bool = False,
         random_state: Any = None,
     ) -> None:
-        self.epsilon = epsilon
-        self.delta = delta
-        self.clip = clip
-        self.batch_size = batch_size
-        self.lr = lr
-        self.epochs = epochs
-        self.l2 = l2
-        self.fit_intercept = fit_intercept
-        self.classes = classes
-        self.keep_diagnostics = keep_diagnostics
-        self.random_state = random_state
+        store_init_arguments(self, locals())
 
-    def __sklearn_is_fitted__(self) -> bool:
-        return hasattr(self, "coef_")
-
-    def fit(self, X: ArrayLike, y: ArrayLike) -> DPSGDLogisticRegression:
-        """Fit by one DP-SGD run; all validation happens before any noise is drawn."""
-        for attr in [a for a in vars(self) if a.endswith("_") and not a.startswith("__")]:
-            delattr(self, attr)
-
-        check_epsilon(self.epsilon)
-        if self.delta is not None:
-            check_delta(self.delta)
+    def _check_params(self) -> dict[str, Any]:
+        check_privacy_parameters(self.epsilon, self.delta)
         _check_hyper(self.clip, self.lr, self.epochs, self.l2, self.fit_intercept)
         if self.batch_size is not None:
             _check_int_positive(self.batch_size, "batch_size")
-        keep = check_diagnostics_flag(self.keep_diagnostics, "keep_diagnostics")
-        rng = check_rng(self.random_state)
+        return {}
 
-        X_arr, y_arr = validate_private_data(self, X, y, dtype=np.float64, ensure_all_finite=True)
-        check_classification_targets(y_arr)
-        classes, y_pm = map_binary_labels(y_arr, self.classes, type(self).__name__)
+    def fit(self, X: ArrayLike, y: ArrayLike) -> DPSGDLogisticRegression:
+        """Fit by one DP-SGD run; all validation happens before any noise is drawn."""
+        params = self._start_fit()
+        X_arr, classes, y_pm = self._training_data(X, y)
 
         result = dpsgd_logistic(
             X_arr,
@@ -254,35 +239,23 @@ class DPSGDLogisticRegression(PicklesWithoutDiagnostics, BinaryClassifierTags, C
             epochs=self.epochs,
             l2=self.l2,
             fit_intercept=bool(self.fit_intercept),
-            rng=rng,
-            return_diagnostics=keep,
+            rng=params["rng"],
+            return_diagnostics=params["keep"],
         )
         result, diagnostics = split_diagnostics(result)
-        self.classes_ = classes
-        self.coef_ = result.coef.reshape(1, -1)
-        self.intercept_ = float(result.intercept)
-        self.guarantee_ = result.guarantee
-        self.sigma_ = float(result.sigma)
-        self.steps_ = int(result.steps)
-        self.q_ = float(result.q)
-        self.result_ = result
-        if diagnostics is not None:
-            self.diagnostics_ = diagnostics
+        self._set_fitted(
+            diagnostics,
+            classes_=classes,
+            coef_=result.coef.reshape(1, -1),
+            intercept_=float(result.intercept),
+            guarantee_=result.guarantee,
+            sigma_=float(result.sigma),
+            steps_=int(result.steps),
+            q_=float(result.q),
+            result_=result,
+        )
         return self
 
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
         """Scores ``<x, w> + b``; > 0 means ``classes_[1]``."""
-        check_is_fitted(self)
-        X_arr = validate_private_data(
-            self, X, dtype=np.float64, ensure_all_finite=True, reset=False)
-        return X_arr @ self.coef_[0] + self.intercept_
-
-    def predict(self, X: ArrayLike) -> NDArray[Any]:
-        """``classes_[1]`` where the score is > 0, else ``classes_[0]``."""
-        scores = self.decision_function(X)
-        return self.classes_[(scores > 0).astype(np.intp)]
-
-    def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
-        """Logistic probabilities, columns in the order of ``classes_``."""
-        p = expit(self.decision_function(X))
-        return np.column_stack([1.0 - p, p])
+        return super().decision_function(X) + self.intercept_

@@ -1,15 +1,35 @@
-"""Pieces shared by the binary private classifiers."""
+"""What every private estimator shares: the base classes and the checks of a fit.
+
+* :class:`PrivateEstimator`: constructor arguments stored as given, the parameter checks
+  that open every ``fit`` (:meth:`~PrivateEstimator._start_fit`: forget the previous fit,
+  check every parameter, read no data, draw nothing), the fitted attributes stored in one
+  step, new data validated as in fit, dense float tags, pickles without diagnostics or seed.
+* :class:`PrivateBinaryClassifier`: the explicit label mapping (:func:`map_binary_labels`),
+  ``decision_function`` and ``predict`` of a linear classifier;
+  :class:`PrivateLogisticClassifier` adds the logistic ``predict_proba``.
+* :func:`validate_private_data`: scikit-learn's validation whose refusals quote no record.
+* :func:`check_privacy_parameters` / :func:`delta_for`: epsilon and delta of the
+  fixed-budget estimators, with ``delta=None`` meaning ``1/n**2``.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
+from scipy.special import expit
+from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils import Tags
-from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import validate_data
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.validation import check_is_fitted, validate_data
 
+from oracledp._validation import check_delta, check_epsilon, check_rng
+from oracledp.diagnostics import (
+    NonPrivateDiagnostics,
+    PicklesWithoutDiagnostics,
+    check_diagnostics_flag,
+)
 from oracledp.errors import BoundsViolation
 
 #: What replaces a record value that a third-party message would have shown.
@@ -96,12 +116,122 @@ def map_binary_labels(y: NDArray[Any], declared: Any, name: str,
     return classes, np.where(np.ravel(y_idx) == 1, 1, -1).astype(np.int8)
 
 
-class BinaryClassifierTags:
-    """scikit-learn tags of the private linear classifiers: binary, dense, no NaN."""
+def store_init_arguments(est: Any, arguments: dict[str, Any]) -> None:
+    """Store every constructor argument unchanged under its own name (scikit-learn's rule).
+
+    Called first in ``__init__`` as ``store_init_arguments(self, locals())``: the
+    arguments, in the order of the signature that :meth:`~sklearn.base.BaseEstimator.get_params`
+    reads back; no logic, no validation (``fit`` validates).
+    """
+    for name, value in arguments.items():
+        if name != "self" and not name.startswith("__"):
+            setattr(est, name, value)
+
+
+def forget_fit(est: Any) -> None:
+    """Forget a previous fit, so a refused refit cannot leave a stale model behind."""
+    for attr in [a for a in vars(est) if a.endswith("_") and not a.startswith("__")]:
+        delattr(est, attr)
+
+
+def check_privacy_parameters(epsilon: object, delta: object) -> float:
+    """``epsilon`` checked and returned; ``delta`` checked unless None (``1/n**2`` later)."""
+    eps = check_epsilon(epsilon)
+    if delta is not None:
+        check_delta(delta)
+    return eps
+
+
+def delta_for(delta: object, n: int) -> float:
+    """The delta of a fit on ``n`` rows: ``delta``, or ``1/n**2`` for None (n treated as public)."""
+    return check_delta(1.0 / n**2 if delta is None else delta)
+
+
+class PrivateEstimator(PicklesWithoutDiagnostics, BaseEstimator):
+    """Base of the private estimators: the steps every ``fit`` shares.
+
+    ``fit`` opens with :meth:`_start_fit` (all parameter checks, before any data or noise)
+    and ends with :meth:`_set_fitted`.  An estimator is fitted once it has ``coef_``; it
+    takes dense, finite float features; its pickle drops ``diagnostics_`` and, once fitted,
+    the seed (:class:`~oracledp.diagnostics.PicklesWithoutDiagnostics`).
+    """
 
     def __sklearn_tags__(self) -> Tags:
-        tags = super().__sklearn_tags__()  # type: ignore[misc]
-        tags.classifier_tags.multi_class = False
+        tags = super().__sklearn_tags__()
         tags.input_tags.sparse = False
         tags.input_tags.allow_nan = False
         return tags
+
+    def __sklearn_is_fitted__(self) -> bool:
+        return hasattr(self, "coef_")
+
+    def _check_params(self) -> dict[str, Any]:
+        """The estimator's own parameter checks, in its order; the checked values by name."""
+        raise NotImplementedError
+
+    def _start_fit(self) -> dict[str, Any]:
+        """Forget a previous fit and validate every parameter (no data, no randomness yet).
+
+        The estimator's :meth:`_check_params`, then ``keep_diagnostics`` (``"keep"``) and
+        ``random_state`` (``"rng"``, checked by type only: nothing is drawn here).
+        """
+        forget_fit(self)
+        params = self._check_params()
+        params["keep"] = check_diagnostics_flag(self.keep_diagnostics, "keep_diagnostics")
+        params["rng"] = check_rng(self.random_state)  # type check only: nothing is drawn here
+        return params
+
+    def _set_fitted(self, diagnostics: NonPrivateDiagnostics | None,
+                    **fitted: Any) -> PrivateEstimator:
+        """Store the fitted attributes in the order given, then ``diagnostics_`` if kept."""
+        for name, value in fitted.items():
+            setattr(self, name, value)
+        if diagnostics is not None:
+            self.diagnostics_ = diagnostics
+        return self
+
+    def _new_data(self, X: ArrayLike) -> NDArray[np.float64]:
+        """X for the fitted model: validated as in fit (same columns), no value quoted."""
+        check_is_fitted(self)
+        return validate_private_data(
+            self, X, dtype=np.float64, ensure_all_finite=True, reset=False)
+
+
+class PrivateBinaryClassifier(ClassifierMixin, PrivateEstimator):
+    """Base of the private linear classifiers: binary labels, scores ``<x, w>``.
+
+    ``classes_[0]`` is mapped to -1 and ``classes_[1]`` to +1 (:func:`map_binary_labels`);
+    a score > 0 predicts ``classes_[1]``.
+    """
+
+    def __sklearn_tags__(self) -> Tags:
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+    def _training_data(self, X: ArrayLike, y: ArrayLike, *, check_targets: bool = True,
+                       ) -> tuple[NDArray[np.float64], NDArray[Any], NDArray[np.int8]]:
+        """``(X, classes_, y in {-1, +1})``: the data validated, the labels mapped."""
+        X_arr, y_arr = validate_private_data(self, X, y, dtype=np.float64, ensure_all_finite=True)
+        if check_targets:
+            check_classification_targets(y_arr)
+        classes, y_pm = map_binary_labels(y_arr, self.classes, type(self).__name__)
+        return X_arr, classes, y_pm
+
+    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
+        """Scores ``<x, w>``; > 0 means ``classes_[1]``."""
+        return self._new_data(X) @ self.coef_[0]
+
+    def predict(self, X: ArrayLike) -> NDArray[Any]:
+        """``classes_[1]`` where the score is > 0, else ``classes_[0]`` (a score of 0 included)."""
+        scores = self.decision_function(X)
+        return self.classes_[(scores > 0).astype(np.intp)]
+
+
+class PrivateLogisticClassifier(PrivateBinaryClassifier):
+    """A private linear classifier of the logistic model: adds ``predict_proba``."""
+
+    def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
+        """``[1 - sigmoid(score), sigmoid(score)]`` per row, columns in the order of ``classes_``."""
+        p = expit(self.decision_function(X))
+        return np.column_stack([1.0 - p, p])

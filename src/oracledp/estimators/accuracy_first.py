@@ -20,24 +20,18 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.special import expit
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.utils import Tags
-from sklearn.utils.validation import check_is_fitted
+from sklearn.base import RegressorMixin
 
-from oracledp._validation import check_choice, check_positive, check_rng
-from oracledp.diagnostics import (
-    PicklesWithoutDiagnostics,
-    check_diagnostics_flag,
-    split_diagnostics,
-)
+from oracledp._validation import check_choice, check_positive
+from oracledp.diagnostics import split_diagnostics
 from oracledp.erm import AccuracyFirstResult, covnr, doubling, outputnr
 from oracledp.erm._framework import DEFAULT_LAMBDA, _check_bool
 from oracledp.erm.sensitivity import CALIBRATIONS, _check_gamma
 from oracledp.errors import PrivacyWarning
 from oracledp.estimators._base import (
-    BinaryClassifierTags,
-    map_binary_labels,
+    PrivateEstimator,
+    PrivateLogisticClassifier,
+    store_init_arguments,
     validate_private_data,
 )
 
@@ -50,12 +44,6 @@ _RELEASE_WARNING = (
 )
 
 
-def _reset(est: BaseEstimator) -> None:
-    """Forget a previous fit, so a refused refit cannot leave a stale model behind."""
-    for attr in [a for a in vars(est) if a.endswith("_") and not a.startswith("__")]:
-        delattr(est, attr)
-
-
 def _check_calibration(calibration: object, method: str) -> str:
     cal = check_choice(calibration, "calibration", CALIBRATIONS)
     if method == "doubling" and cal != "paper":
@@ -66,20 +54,57 @@ def _check_calibration(calibration: object, method: str) -> str:
     return cal
 
 
-def _store(est: Any, result: AccuracyFirstResult) -> None:
-    result, diagnostics = split_diagnostics(result)
-    est.result_ = result
-    est.ex_post_ = result.ex_post
-    est.guarantee_ = result.guarantee
-    est.epsilon_ = result.epsilon
-    est.stopping_index_ = result.stopping_index
-    est.eps_grid_ = result.eps_grid
-    if diagnostics is not None:
-        est.diagnostics_ = diagnostics
-    if not result.guarantee.holds:
-        warnings.warn(
-            _RELEASE_WARNING.format(name=type(est).__name__), PrivacyWarning, stacklevel=3
+class _AccuracyFirst(PrivateEstimator):
+    """The fit of both Accuracy First estimators: checks, one search, the ex-post release.
+
+    A subclass names its two methods (``_METHODS``: its noise-reduction algorithm,
+    ``"covnr"`` or ``"outputnr"``, then ``"doubling"``) and its ``doubling`` task (``_TASK``).
+    """
+
+    _METHODS: tuple[str, str]
+    _TASK: str
+
+    def _check_params(self) -> dict[str, Any]:
+        alpha = check_positive(self.alpha, "alpha")
+        gamma = _check_gamma(self.gamma)
+        lam = check_positive(self.lam, "lam")
+        method = check_choice(self.method, "method", self._METHODS)
+        calibration = _check_calibration(self.calibration, method)
+        allow = _check_bool(self.allow_no_halt, "allow_no_halt")
+        return {"alpha": alpha, "gamma": gamma, "lam": lam, "method": method,
+                "calibration": calibration, "allow": allow}
+
+    def _search(self, params: dict[str, Any], X: NDArray[np.float64],
+                y: NDArray[Any]) -> AccuracyFirstResult:
+        """One run of the chosen method on the validated data: the only place noise is drawn."""
+        common = {"gamma": params["gamma"], "lam": params["lam"], "eps_list": self.eps_list,
+                  "rng": params["rng"], "return_diagnostics": params["keep"],
+                  "max_epsilon": self.max_epsilon}
+        if params["method"] == "doubling":
+            return doubling(X, y, params["alpha"], task=self._TASK,
+                            allow_no_halt=params["allow"], **common)
+        noise_reduction = covnr if params["method"] == "covnr" else outputnr
+        return noise_reduction(X, y, params["alpha"], allow_no_halt=params["allow"],
+                               calibration=params["calibration"], **common)
+
+    def _keep_release(self, result: AccuracyFirstResult, **model: Any) -> None:
+        """Store the model, then the run and its ex-post loss; warn if theta* was released."""
+        result, diagnostics = split_diagnostics(result)
+        self._set_fitted(
+            diagnostics,
+            **model,
+            intercept_=0.0,
+            result_=result,
+            ex_post_=result.ex_post,
+            guarantee_=result.guarantee,
+            epsilon_=result.epsilon,
+            stopping_index_=result.stopping_index,
+            eps_grid_=result.eps_grid,
         )
+        if not result.guarantee.holds:
+            warnings.warn(
+                _RELEASE_WARNING.format(name=type(self).__name__), PrivacyWarning, stacklevel=3
+            )
 
 
 _COMMON_DOC = """
@@ -148,7 +173,7 @@ _ATTR_DOC = """
 """
 
 
-class AccuracyFirstRidge(PicklesWithoutDiagnostics, RegressorMixin, BaseEstimator):
+class AccuracyFirstRidge(RegressorMixin, _AccuracyFirst):
     __doc__ = f"""Ridge regression with a target accuracy and an ex-post privacy loss.
 
     Finds, on a grid of privacy levels, the most private hypothesis whose excess
@@ -193,7 +218,24 @@ class AccuracyFirstRidge(PicklesWithoutDiagnostics, RegressorMixin, BaseEstimato
     K. Ligett, S. Neel, A. Roth, B. Waggoner, Z. S. Wu. "Accuracy First:
     Selecting a Differential Privacy Level for Accuracy-Constrained ERM".
     NeurIPS 2017.
+
+    Examples
+    --------
+    Rows with ``||x_i||_1 <= 1`` and targets in [-1, 1]; the target excess risk is fixed,
+    the privacy loss is measured (tiny data pay a large loss):
+
+    >>> import numpy as np
+    >>> from oracledp.estimators import AccuracyFirstRidge
+    >>> X = np.array([[0.5, 0.25], [0.25, 0.5], [0.5, 0.5], [-0.5, -0.25], [-0.25, -0.5]])
+    >>> reg = AccuracyFirstRidge(alpha=0.5, random_state=0).fit(X, X.sum(axis=1))
+    >>> print(reg.guarantee_.describe())  # doctest: +ELLIPSIS
+    ex-post loss ..., replace-one neighbours; Ligett et al. 2017 (Accuracy First), Algorithm 3 ...
+    >>> reg.epsilon_ == reg.guarantee_.epsilon == reg.ex_post_.epsilon
+    True
     """
+
+    _METHODS = ("covnr", "doubling")
+    _TASK = "ridge"
 
     def __init__(
         self,
@@ -209,25 +251,7 @@ class AccuracyFirstRidge(PicklesWithoutDiagnostics, RegressorMixin, BaseEstimato
         keep_diagnostics: bool = False,
         random_state: Any = None,
     ) -> None:
-        self.alpha = alpha
-        self.gamma = gamma
-        self.lam = lam
-        self.method = method
-        self.eps_list = eps_list
-        self.max_epsilon = max_epsilon
-        self.calibration = calibration
-        self.allow_no_halt = allow_no_halt
-        self.keep_diagnostics = keep_diagnostics
-        self.random_state = random_state
-
-    def __sklearn_tags__(self) -> Tags:
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = False
-        tags.input_tags.allow_nan = False
-        return tags
-
-    def __sklearn_is_fitted__(self) -> bool:
-        return hasattr(self, "coef_")
+        store_init_arguments(self, locals())
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> AccuracyFirstRidge:
         """Run CovNR or the DoublingMethod once on (X, y).
@@ -243,41 +267,20 @@ class AccuracyFirstRidge(PicklesWithoutDiagnostics, RegressorMixin, BaseEstimato
         -------
         self
         """
-        _reset(self)
-        alpha = check_positive(self.alpha, "alpha")
-        gamma = _check_gamma(self.gamma)
-        lam = check_positive(self.lam, "lam")
-        method = check_choice(self.method, "method", ("covnr", "doubling"))
-        calibration = _check_calibration(self.calibration, method)
-        allow = _check_bool(self.allow_no_halt, "allow_no_halt")
-        keep = check_diagnostics_flag(self.keep_diagnostics, "keep_diagnostics")
-        rng = check_rng(self.random_state)  # type check only: nothing is drawn here
+        params = self._start_fit()
         X_arr, y_arr = validate_private_data(
             self, X, y, dtype=np.float64, ensure_all_finite=True, y_numeric=True
         )
-        common = {"gamma": gamma, "lam": lam, "eps_list": self.eps_list, "rng": rng,
-                  "return_diagnostics": keep, "max_epsilon": self.max_epsilon}
-        if method == "covnr":
-            result = covnr(
-                X_arr, y_arr, alpha, allow_no_halt=allow, calibration=calibration, **common
-            )
-        else:
-            result = doubling(X_arr, y_arr, alpha, task="ridge", allow_no_halt=allow, **common)
-        self.coef_ = np.array(result.theta, dtype=np.float64)
-        self.intercept_ = 0.0
-        _store(self, result)
+        result = self._search(params, X_arr, y_arr)
+        self._keep_release(result, coef_=np.array(result.theta, dtype=np.float64))
         return self
 
     def predict(self, X: ArrayLike) -> NDArray[np.float64]:
         """``X @ coef_``."""
-        check_is_fitted(self)
-        X_arr = validate_private_data(
-            self, X, dtype=np.float64, ensure_all_finite=True, reset=False)
-        return X_arr @ self.coef_
+        return self._new_data(X) @ self.coef_
 
 
-class AccuracyFirstLogisticRegression(PicklesWithoutDiagnostics, BinaryClassifierTags,
-                                      ClassifierMixin, BaseEstimator):
+class AccuracyFirstLogisticRegression(_AccuracyFirst, PrivateLogisticClassifier):
     __doc__ = f"""l2-regularised logistic regression with a target accuracy and an ex-post privacy loss.
 
     Finds, on a grid of privacy levels, the most private hypothesis whose excess
@@ -330,7 +333,22 @@ class AccuracyFirstLogisticRegression(PicklesWithoutDiagnostics, BinaryClassifie
     K. Ligett, S. Neel, A. Roth, B. Waggoner, Z. S. Wu. "Accuracy First:
     Selecting a Differential Privacy Level for Accuracy-Constrained ERM".
     NeurIPS 2017.
+
+    Examples
+    --------
+    >>> from oracledp.estimators import AccuracyFirstLogisticRegression
+    >>> X = [[0.5, 0.25], [0.25, 0.5], [0.5, 0.5], [-0.5, -0.25], [-0.25, -0.5], [-0.5, 0.0]]
+    >>> clf = AccuracyFirstLogisticRegression(alpha=0.5, method="doubling", random_state=0)
+    >>> clf.fit(X, [1, 1, 1, 0, 0, 0]).guarantee_.kind
+    <GuaranteeKind.EX_POST: 'ex-post'>
+    >>> clf.guarantee_.describe().split("; ")[0]  # doctest: +ELLIPSIS
+    'ex-post loss ..., replace-one neighbours'
+    >>> clf.predict([[0.5, 0.5], [-0.5, -0.5]])
+    array([1, 0])
     """
+
+    _METHODS = ("outputnr", "doubling")
+    _TASK = "logistic"
 
     def __init__(
         self,
@@ -347,23 +365,7 @@ class AccuracyFirstLogisticRegression(PicklesWithoutDiagnostics, BinaryClassifie
         keep_diagnostics: bool = False,
         random_state: Any = None,
     ) -> None:
-        self.alpha = alpha
-        self.gamma = gamma
-        self.lam = lam
-        self.method = method
-        self.eps_list = eps_list
-        self.max_epsilon = max_epsilon
-        self.calibration = calibration
-        self.classes = classes
-        self.allow_no_halt = allow_no_halt
-        self.keep_diagnostics = keep_diagnostics
-        self.random_state = random_state
-
-    def __sklearn_is_fitted__(self) -> bool:
-        return hasattr(self, "coef_")
-
-    def _map_labels(self, y_arr: NDArray[Any]) -> tuple[NDArray[Any], NDArray[np.int8]]:
-        return map_binary_labels(y_arr, self.classes, type(self).__name__)
+        store_init_arguments(self, locals())
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> AccuracyFirstLogisticRegression:
         """Run OutputNR or the DoublingMethod once on (X, y).
@@ -379,44 +381,10 @@ class AccuracyFirstLogisticRegression(PicklesWithoutDiagnostics, BinaryClassifie
         -------
         self
         """
-        _reset(self)
-        alpha = check_positive(self.alpha, "alpha")
-        gamma = _check_gamma(self.gamma)
-        lam = check_positive(self.lam, "lam")
-        method = check_choice(self.method, "method", ("outputnr", "doubling"))
-        calibration = _check_calibration(self.calibration, method)
-        allow = _check_bool(self.allow_no_halt, "allow_no_halt")
-        keep = check_diagnostics_flag(self.keep_diagnostics, "keep_diagnostics")
-        rng = check_rng(self.random_state)  # type check only: nothing is drawn here
-        X_arr, y_arr = validate_private_data(self, X, y, dtype=np.float64, ensure_all_finite=True)
-        classes, y_pm = self._map_labels(y_arr)
-        common = {"gamma": gamma, "lam": lam, "eps_list": self.eps_list, "rng": rng,
-                  "return_diagnostics": keep, "max_epsilon": self.max_epsilon}
-        if method == "outputnr":
-            result = outputnr(
-                X_arr, y_pm, alpha, allow_no_halt=allow, calibration=calibration, **common
-            )
-        else:
-            result = doubling(X_arr, y_pm, alpha, task="logistic", allow_no_halt=allow, **common)
-        self.classes_ = classes
-        self.coef_ = np.array(result.theta, dtype=np.float64).reshape(1, -1)
-        self.intercept_ = 0.0
-        _store(self, result)
+        params = self._start_fit()
+        X_arr, classes, y_pm = self._training_data(X, y, check_targets=False)
+        result = self._search(params, X_arr, y_pm)
+        self._keep_release(
+            result, classes_=classes, coef_=np.array(result.theta, dtype=np.float64).reshape(1, -1)
+        )
         return self
-
-    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
-        """Scores ``<x, theta>``; > 0 means ``classes_[1]``."""
-        check_is_fitted(self)
-        X_arr = validate_private_data(
-            self, X, dtype=np.float64, ensure_all_finite=True, reset=False)
-        return X_arr @ self.coef_[0]
-
-    def predict(self, X: ArrayLike) -> NDArray[Any]:
-        """``classes_[1]`` where the score is > 0, else ``classes_[0]``."""
-        scores = self.decision_function(X)
-        return self.classes_[(scores > 0).astype(np.intp)]
-
-    def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
-        """``[1 - sigmoid(score), sigmoid(score)]`` per row (the logistic model)."""
-        p1 = expit(self.decision_function(X))
-        return np.column_stack([1.0 - p1, p1])

@@ -21,22 +21,15 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted
 
-from oracledp._validation import check_delta, check_epsilon, check_positive, check_rng
-from oracledp.diagnostics import (
-    NonPrivateDiagnostics,
-    PicklesWithoutDiagnostics,
-    check_diagnostics_flag,
-    split_diagnostics,
-)
+from oracledp._validation import check_positive
+from oracledp.diagnostics import NonPrivateDiagnostics, split_diagnostics
 from oracledp.errors import PrivacyWarning
 from oracledp.estimators._base import (
-    BinaryClassifierTags,
-    map_binary_labels,
-    validate_private_data,
+    PrivateBinaryClassifier,
+    check_privacy_parameters,
+    delta_for,
+    store_init_arguments,
 )
 from oracledp.learners._opdisc import OPDiscResult, opdisc
 from oracledp.oracles.base import Oracle
@@ -130,8 +123,7 @@ def _check_optional_positive(value: object, name: str) -> float | None:
     return None if value is None else check_positive(value, name)
 
 
-class OPDiscClassifier(PicklesWithoutDiagnostics, BinaryClassifierTags, ClassifierMixin,
-                       BaseEstimator):
+class OPDiscClassifier(PrivateBinaryClassifier):
     """Differentially private 0/1-loss linear classifier (OPDisc, exact oracle).
 
     Draws ``eta ~ N(0, sigma^2 I_{d+1})`` and returns the exact minimizer of
@@ -275,6 +267,21 @@ class OPDiscClassifier(PicklesWithoutDiagnostics, BinaryClassifierTags, Classifi
     ----------
     .. [NRVW20] S. Neel, A. Roth, G. Vietri, Z. S. Wu. "Oracle Efficient Private
        Non-Convex Optimization". ICML 2020.
+
+    Examples
+    --------
+    Six rows on the public grid 1/2, solved exactly by the brute-force oracle (it
+    enumerates W; fine for two features):
+
+    >>> import numpy as np
+    >>> from oracledp.estimators import OPDiscClassifier
+    >>> X = np.array([[2, 1], [1, 2], [2, 2], [-2, -1], [-1, -2], [-2, 0]]) / 2
+    >>> y = ["yes", "yes", "yes", "no", "no", "no"]
+    >>> clf = OPDiscClassifier(epsilon=1.0, solver="brute", feature_grid=0.5, random_state=0)
+    >>> print(clf.fit(X, y).guarantee_.describe())  # doctest: +ELLIPSIS
+    (1, 0.0278)-DP, replace-one neighbours; assumes an exact oracle; Neel, Roth, Vietri, ...
+    >>> clf.coef_, clf.predict([[1.0, 0.5], [-0.5, -1.0]])
+    (array([[1., 0.]]), array(['yes', 'no'], dtype='<U3'))
     """
 
     def __init__(
@@ -295,23 +302,7 @@ class OPDiscClassifier(PicklesWithoutDiagnostics, BinaryClassifierTags, Classifi
         calibration: str = "proven",
         random_state: Any = None,
     ) -> None:
-        self.epsilon = epsilon
-        self.delta = delta
-        self.tau = tau
-        self.bound = bound
-        self.radius = radius
-        self.solver = solver
-        self.time_limit = time_limit
-        self.allow_uncertified = allow_uncertified
-        self.schema = schema
-        self.feature_grid = feature_grid
-        self.classes = classes
-        self.keep_diagnostics = keep_diagnostics
-        self.calibration = calibration
-        self.random_state = random_state
-
-    def __sklearn_is_fitted__(self) -> bool:
-        return hasattr(self, "coef_")
+        store_init_arguments(self, locals())
 
     # ------------------------------------------------------------------------------------------
     @staticmethod
@@ -339,12 +330,10 @@ class OPDiscClassifier(PicklesWithoutDiagnostics, BinaryClassifierTags, Classifi
         -------
         self
         """
-        params = self._start_fit()
+        params = self._start_fit()  # 1. Parameters (no data, no randomness yet).
 
         # 2. Data and labels.
-        X_arr, y_arr = validate_private_data(self, X, y, dtype=np.float64, ensure_all_finite=True)
-        check_classification_targets(y_arr)
-        classes, y_pm = map_binary_labels(y_arr, self.classes, type(self).__name__)
+        X_arr, classes, y_pm = self._training_data(X, y)
         n, d = X_arr.shape
 
         def build(space: IntegerBall, schema: FeatureSchema,
@@ -355,16 +344,9 @@ class OPDiscClassifier(PicklesWithoutDiagnostics, BinaryClassifierTags, Classifi
         return self._fit_problem(params, n, d, classes, build)
 
     # --- the steps of fit, shared with tabular.fit_aggregated (aggregated CSV rows) ----------
-    def _start_fit(self) -> dict[str, Any]:
-        """Forget a previous fit and validate every parameter (no data, no randomness yet)."""
-        # Forget a previous fit, so a refused refit cannot leave a stale model behind.
-        for attr in [a for a in vars(self) if a.endswith("_") and not a.startswith("__")]:
-            delattr(self, attr)
-
-        # 1. Parameters (no data, no randomness yet).
-        epsilon = check_epsilon(self.epsilon)
-        if self.delta is not None:
-            check_delta(self.delta)
+    def _check_params(self) -> dict[str, Any]:
+        """The checks of step 1, run by :meth:`_start_fit` (which fit_aggregated calls too)."""
+        epsilon = check_privacy_parameters(self.epsilon, self.delta)
         tau = check_positive(self.tau, "tau")
         bound = _check_optional_positive(self.bound, "bound")
         radius = _check_optional_positive(self.radius, "radius")
@@ -378,15 +360,13 @@ class OPDiscClassifier(PicklesWithoutDiagnostics, BinaryClassifierTags, Classifi
                 f"calibration must be 'proven' or 'paper', got {self.calibration!r}")
         grid = None if self.feature_grid is None else _grid_fraction(self.feature_grid)
         check_solver_name(self.solver)
-        keep = check_diagnostics_flag(self.keep_diagnostics, "keep_diagnostics")
-        rng = check_rng(self.random_state)  # type check only: nothing is drawn here
         return {"epsilon": epsilon, "tau": tau, "bound": bound, "radius": radius,
-                "time_limit": time_limit, "grid": grid, "keep": keep, "rng": rng}
+                "time_limit": time_limit, "grid": grid}
 
     def _fit_problem(self, params: dict[str, Any], n: int, d: int, classes: NDArray[Any],
                      build: Any) -> OPDiscClassifier:
         """Steps 3-4 of fit: the exact problem (``build(space, schema, grid)``), one release."""
-        delta = check_delta(1.0 / n**2 if self.delta is None else self.delta)
+        delta = delta_for(self.delta, n)
         grid = params["grid"]
 
         # 3. The exact problem over the public schema (refuses data that violate it).
@@ -408,17 +388,20 @@ class OPDiscClassifier(PicklesWithoutDiagnostics, BinaryClassifierTags, Classifi
                 stacklevel=3,
             )
 
-        self.classes_ = classes
-        self.feature_grid_ = grid
-        self.feature_schema_ = schema
-        self.coef_ = np.asarray(result.w, dtype=np.float64).reshape(1, d)
-        self.intercept_ = 0.0
-        self.guarantee_ = result.guarantee
-        self.result_ = result
-        self._set_noise_attributes(result)
         if diagnostics is not None:
-            self.diagnostics_ = NonPrivateDiagnostics(diagnostics.mechanism, {
+            diagnostics = NonPrivateDiagnostics(diagnostics.mechanism, {
                 **diagnostics.to_dict(), "oracle_status": diagnostics["oracle"].summary()})
+        self._set_fitted(
+            diagnostics,
+            classes_=classes,
+            feature_grid_=grid,
+            feature_schema_=schema,
+            coef_=np.asarray(result.w, dtype=np.float64).reshape(1, d),
+            intercept_=0.0,
+            guarantee_=result.guarantee,
+            result_=result,
+            **self._noise_attributes(result),
+        )
         return self
 
     # --- hooks for estimators built on other oracle mechanisms --------------------------------
@@ -433,19 +416,12 @@ class OPDiscClassifier(PicklesWithoutDiagnostics, BinaryClassifierTags, Classifi
                       calibration=self.calibration,
                       return_diagnostics=return_diagnostics)
 
-    def _set_noise_attributes(self, result: Any) -> None:
-        self.sigma_ = float(result.sigma)
-        self.calibration_ = result.calibration
+    def _noise_attributes(self, result: Any) -> dict[str, Any]:
+        """The fitted attributes that describe the mechanism's noise."""
+        return {"sigma_": float(result.sigma), "calibration_": result.calibration}
 
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
         """Scores ``<x, w>`` (after rounding to ``feature_grid`` if set); > 0 means ``classes_[1]``."""
-        check_is_fitted(self)
-        X_arr = validate_private_data(
-            self, X, dtype=np.float64, ensure_all_finite=True, reset=False)
+        X_arr = self._new_data(X)
         X_arr = self._transform(X_arr, self.feature_grid_, self.feature_schema_)  # as in fit
         return X_arr @ self.coef_[0]
-
-    def predict(self, X: ArrayLike) -> NDArray[Any]:
-        """``classes_[1]`` where the score is > 0, else ``classes_[0]`` (a score of 0 included)."""
-        scores = self.decision_function(X)
-        return self.classes_[(scores > 0).astype(np.intp)]

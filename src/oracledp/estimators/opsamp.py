@@ -18,21 +18,15 @@ import numbers
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
-from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted
+from numpy.typing import ArrayLike
 
-from oracledp._validation import check_choice, check_delta, check_epsilon, check_positive, check_rng
-from oracledp.diagnostics import (
-    PicklesWithoutDiagnostics,
-    check_diagnostics_flag,
-    split_diagnostics,
-)
+from oracledp._validation import check_choice, check_positive
+from oracledp.diagnostics import split_diagnostics
 from oracledp.estimators._base import (
-    BinaryClassifierTags,
-    map_binary_labels,
-    validate_private_data,
+    PrivateBinaryClassifier,
+    check_privacy_parameters,
+    delta_for,
+    store_init_arguments,
 )
 from oracledp.learners._opsamp import OPSampResult, opsamp
 from oracledp.oracles.convex import DOMAINS, LogisticLinearOracle
@@ -40,8 +34,7 @@ from oracledp.oracles.convex import DOMAINS, LogisticLinearOracle
 __all__ = ["OPSampClassifier"]
 
 
-class OPSampClassifier(PicklesWithoutDiagnostics, BinaryClassifierTags, ClassifierMixin,
-                       BaseEstimator):
+class OPSampClassifier(PrivateBinaryClassifier):
     """Differentially private logistic regression with OPSamp (approximate, certified oracle).
 
     Draws m noise vectors sigma_k with i.i.d. exponential entries of rate eta,
@@ -130,6 +123,20 @@ class OPSampClassifier(PicklesWithoutDiagnostics, BinaryClassifierTags, Classifi
     ----------
     .. [NRVW20] S. Neel, A. Roth, G. Vietri, Z. S. Wu. "Oracle Efficient Private
        Non-Convex Optimization". ICML 2020.
+
+    Examples
+    --------
+    Features within the public bound ``|x_ij| <= 1``; three oracle calls:
+
+    >>> import numpy as np
+    >>> from oracledp.estimators import OPSampClassifier
+    >>> X = np.array([[1.0, 0.5], [0.5, 1.0], [1.0, 1.0], [-1.0, -0.5], [-0.5, -1.0]])
+    >>> clf = OPSampClassifier(epsilon=1.0, m=3, random_state=0).fit(X, [1, 1, 1, 0, 0])
+    >>> print(clf.guarantee_.describe())  # doctest: +NORMALIZE_WHITESPACE
+    (1, 0.04)-DP, replace-one neighbours; Neel, Roth, Vietri, Wu (ICML 2020),
+    Algorithm 2 OPSamp, Theorem 11
+    >>> clf.guarantee_.requires_exact_oracle  # each answer certifies its error alpha
+    False
     """
 
     def __init__(
@@ -151,27 +158,18 @@ class OPSampClassifier(PicklesWithoutDiagnostics, BinaryClassifierTags, Classifi
         keep_diagnostics: bool = False,
         random_state: Any = None,
     ) -> None:
-        self.epsilon = epsilon
-        self.delta = delta
-        self.m = m
-        self.eta = eta
-        self.beta = beta
-        self.domain = domain
-        self.radius = radius
-        self.feature_bound = feature_bound
-        self.feature_l1_bound = feature_l1_bound
-        self.alpha = alpha
-        self.tol = tol
-        self.n_jobs = n_jobs
-        self.classes = classes
-        self.keep_diagnostics = keep_diagnostics
-        self.random_state = random_state
+        store_init_arguments(self, locals())
 
-    def __sklearn_is_fitted__(self) -> bool:
-        return hasattr(self, "coef_")
-
-    def _map_labels(self, y_arr: NDArray[Any]) -> tuple[NDArray[Any], NDArray[np.int8]]:
-        return map_binary_labels(y_arr, self.classes, type(self).__name__)
+    def _check_params(self) -> dict[str, Any]:
+        epsilon = check_privacy_parameters(self.epsilon, self.delta)
+        if isinstance(self.m, bool) or not isinstance(self.m, numbers.Integral) or self.m < 1:
+            raise ValueError(f"m must be an integer >= 1, got {self.m!r}")
+        eta = None if self.eta is None else check_positive(self.eta, "eta")
+        check_choice(self.domain, "domain", DOMAINS)
+        oracle = LogisticLinearOracle(
+            self.domain, self.radius, alpha=self.alpha, tol=self.tol
+        )  # validates radius, alpha, tol
+        return {"epsilon": epsilon, "eta": eta, "oracle": oracle}
 
     def fit(self, X: ArrayLike, y: ArrayLike) -> OPSampClassifier:
         """Fit the private classifier (one OPSamp run with m oracle calls).
@@ -187,71 +185,44 @@ class OPSampClassifier(PicklesWithoutDiagnostics, BinaryClassifierTags, Classifi
         -------
         self
         """
-        for attr in [a for a in vars(self) if a.endswith("_") and not a.startswith("__")]:
-            delattr(self, attr)
-
         # 1. Parameters (no data, no randomness).
-        epsilon = check_epsilon(self.epsilon)
-        if self.delta is not None:
-            check_delta(self.delta)
-        if isinstance(self.m, bool) or not isinstance(self.m, numbers.Integral) or self.m < 1:
-            raise ValueError(f"m must be an integer >= 1, got {self.m!r}")
-        eta = None if self.eta is None else check_positive(self.eta, "eta")
-        check_choice(self.domain, "domain", DOMAINS)
-        oracle = LogisticLinearOracle(
-            self.domain, self.radius, alpha=self.alpha, tol=self.tol
-        )  # validates radius, alpha, tol
-        keep = check_diagnostics_flag(self.keep_diagnostics, "keep_diagnostics")
-        rng = check_rng(self.random_state)  # type check only
+        params = self._start_fit()
 
         # 2. Data and labels.
-        X_arr, y_arr = validate_private_data(self, X, y, dtype=np.float64, ensure_all_finite=True)
-        check_classification_targets(y_arr)
-        classes, y_pm = self._map_labels(y_arr)
+        X_arr, classes, y_pm = self._training_data(X, y)
         n, _ = X_arr.shape
-        delta = check_delta(1.0 / n**2 if self.delta is None else self.delta)
-        problem = oracle.problem(
+        delta = delta_for(self.delta, n)
+        problem = params["oracle"].problem(
             X_arr, y_pm, feature_bound=self.feature_bound, feature_l1_bound=self.feature_l1_bound
         )  # BoundsViolation on out-of-bound records
 
         # 3. The mechanism: the only place noise is drawn.
         result: OPSampResult = opsamp(
             problem,
-            epsilon,
+            params["epsilon"],
             delta,
             m=int(self.m),
-            oracle=oracle,
-            eta=eta,
+            oracle=params["oracle"],
+            eta=params["eta"],
             beta=self.beta,
             n_jobs=self.n_jobs,
-            random_state=rng,
-            return_diagnostics=keep,
+            random_state=params["rng"],
+            return_diagnostics=params["keep"],
         )
         result, diagnostics = split_diagnostics(result)
-        self.classes_ = classes
-        self.coef_ = np.asarray(result.w, dtype=np.float64).reshape(1, -1)
-        self.intercept_ = 0.0
-        self.guarantee_ = result.guarantee
-        self.lambda_ = result.lambda_
-        self.gamma_ = result.gamma
-        self.eta_ = result.eta
-        self.m_ = result.m
-        self.alpha_ = result.alpha
-        self.loss_scale_ = problem.loss_scale
-        self.lipschitz_ = problem.lipschitz
-        self.result_ = result
-        if diagnostics is not None:
-            self.diagnostics_ = diagnostics
+        self._set_fitted(
+            diagnostics,
+            classes_=classes,
+            coef_=np.asarray(result.w, dtype=np.float64).reshape(1, -1),
+            intercept_=0.0,
+            guarantee_=result.guarantee,
+            lambda_=result.lambda_,
+            gamma_=result.gamma,
+            eta_=result.eta,
+            m_=result.m,
+            alpha_=result.alpha,
+            loss_scale_=problem.loss_scale,
+            lipschitz_=problem.lipschitz,
+            result_=result,
+        )
         return self
-
-    def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
-        """Scores ``<x, w>``; > 0 means ``classes_[1]``."""
-        check_is_fitted(self)
-        X_arr = validate_private_data(
-            self, X, dtype=np.float64, ensure_all_finite=True, reset=False)
-        return X_arr @ self.coef_[0]
-
-    def predict(self, X: ArrayLike) -> NDArray[Any]:
-        """``classes_[1]`` where the score is > 0, else ``classes_[0]``."""
-        scores = self.decision_function(X)
-        return self.classes_[(scores > 0).astype(np.intp)]

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from oracledp.estimators._base import store_init_arguments
 from oracledp.estimators.opdisc import OPDiscClassifier
 from oracledp.learners._rspm import RSPMResult, rspm, rspm_space
 from oracledp.oracles.base import Oracle
@@ -33,6 +34,17 @@ class RSPMClassifier(OPDiscClassifier):
     scale_ (the Laplace scale 2m/eps), m_ (separator size 2d); with
     ``keep_diagnostics=True`` also ``diagnostics_`` (NOT private, never pickled; see
     :class:`~oracledp.estimators.OPDiscClassifier`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from oracledp.estimators import RSPMClassifier
+    >>> X = np.array([[2, 1], [1, 2], [2, 2], [-2, -1], [-1, -2], [-2, 0]]) / 2
+    >>> clf = RSPMClassifier(epsilon=1.0, solver="brute", feature_grid=0.5, random_state=0)
+    >>> clf.fit(X, [1, 1, 1, 0, 0, 0]).guarantee_.describe().split("; ")[:2]
+    ['1-DP (pure), replace-one neighbours', 'assumes an exact oracle']
+    >>> clf.scale_, clf.m_  # Laplace scale 2m/eps of the 2d separator weights
+    (8.0, 4)
     """
 
     # OPDiscClassifier parameters that RSPM does not have (W is fixed to {-1,0,1}^d).
@@ -55,15 +67,7 @@ class RSPMClassifier(OPDiscClassifier):
         keep_diagnostics: bool = False,
         random_state: Any = None,
     ) -> None:
-        self.epsilon = epsilon
-        self.solver = solver
-        self.time_limit = time_limit
-        self.allow_uncertified = allow_uncertified
-        self.schema = schema
-        self.feature_grid = feature_grid
-        self.classes = classes
-        self.keep_diagnostics = keep_diagnostics
-        self.random_state = random_state
+        store_init_arguments(self, locals())
 
     def _make_space(self, d: int, bound: float | None, radius: float | None,
                     tau: float) -> IntegerBall:
@@ -75,6 +79,5 @@ class RSPMClassifier(OPDiscClassifier):
                     allow_uncertified=bool(self.allow_uncertified),
                     return_diagnostics=return_diagnostics)
 
-    def _set_noise_attributes(self, result: Any) -> None:
-        self.scale_ = float(result.scale)
-        self.m_ = int(result.m)
+    def _noise_attributes(self, result: Any) -> dict[str, Any]:
+        return {"scale_": float(result.scale), "m_": int(result.m)}
