@@ -1,9 +1,10 @@
-"""Shared test helpers."""
+"""Fixtures shared by the test folders (tests/ mirrors the package: tests/<subpackage>/)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from typer.testing import CliRunner
 
 from oracledp.oracles import OracleStatus
 from oracledp.oracles.base import make_result
@@ -24,3 +25,9 @@ class UncertifiedOracle:
 @pytest.fixture
 def uncertified_oracle() -> UncertifiedOracle:
     return UncertifiedOracle()
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    """A typer test runner for the ``oracledp`` command line (tests/cli, tests/tabular)."""
+    return CliRunner()

@@ -6,7 +6,7 @@ OPDisc (Neel, Roth, Vietri, Wu, ICML 2020, Algorithm 1) releases
 for 0/1 losses) write ``sigma = m c / eps``; the law below depends on the calibration
 only through ``a = c / sigma = eps / m``.  The paper's multiplier is
 ``m_paper = (7/4) sqrt(ln(1/delta))``.  Everything here is deterministic quadrature
-(no sampling); ``tests/test_opdisc_exact_law.py`` checks it against Monte Carlo draws
+(no sampling); ``tests/audit/test_opdisc_exact_law.py`` checks it against Monte Carlo draws
 of the library's OPDisc.
 
 Construction (checkerboard torus)

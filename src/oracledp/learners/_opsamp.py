@@ -29,7 +29,7 @@ The formulas are those of 003 (the ICML text), cross-checked with 001 and 000.
     D_2 sqrt(2d) / (eta n), i.e. E||sigma||_2 <= sqrt(2d)/eta (rate).  Under
     the scale reading Lemma 8 is false: on the spec's S1 instance, with
     sigma ~ Exp(scale eta) the coupled sensitivity exceeds bound (7) in every
-    run (``tests/test_opsamp.py`` pins this).  We therefore draw
+    run (``tests/learners/test_opsamp.py`` pins this).  We therefore draw
     sigma_kj with density eta exp(-eta z), i.e. ``rng.exponential(scale=1/eta)``.
 (b) **gamma from m (Lemmas 9-10).**  Algorithm 2 and Lemma 9 write
     m = ln(2d/delta) / (2 gamma^2), Lemma 10 writes m = ln(2d/delta) / gamma^2.

@@ -7,7 +7,6 @@ import math
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 import oracledp.datasets
 import oracledp.estimators.opdisc as est_mod
@@ -17,11 +16,6 @@ from oracledp.experiments.demo import NON_PRIVATE_LABEL, Config, run_demo, run_s
 from oracledp.oracles import FeatureSchema
 
 ENV = {"COLUMNS": "200"}  # wide enough that rich never wraps a cell
-
-
-@pytest.fixture
-def runner() -> CliRunner:
-    return CliRunner()
 
 
 def _tiny(split: str = "train", *, balanced: bool = True, random_state: int = 0) -> TabularDataset:

@@ -10,7 +10,6 @@ import numpy as np
 import pandas as pd
 import pytest
 from sklearn.pipeline import make_pipeline
-from typer.testing import CliRunner
 
 import oracledp
 from oracledp.baselines import DPSGDLogisticRegression
@@ -55,11 +54,6 @@ def adult_path(tmp_path_factory: pytest.TempPathFactory):
 @pytest.fixture
 def schema() -> TableSchema:
     return TableSchema.from_dict(PUBLIC)
-
-
-@pytest.fixture
-def runner() -> CliRunner:
-    return CliRunner()
 
 
 def _small_df() -> pd.DataFrame:
@@ -458,7 +452,7 @@ def test_docs_schemas_parse():
     """The schemas in docs/your-own-data.md are valid and confirmed (no from_data entry)."""
     from pathlib import Path
 
-    doc = Path(__file__).resolve().parents[1] / "docs" / "your-own-data.md"
+    doc = Path(__file__).resolve().parents[2] / "docs" / "your-own-data.md"
     if not doc.exists():  # pragma: no cover - installed without the docs
         pytest.skip("docs not available")
     bodies = [part.split("\nEOF\n")[0] for part in doc.read_text().split("<<'EOF'\n")[1:]]

@@ -31,7 +31,7 @@ from oracledp.privacy import (
 
 ALPHA = 1e-4  # false-alarm rate of each distribution test
 N = 20_000
-SRC = Path(__file__).resolve().parents[1] / "src" / "oracledp"
+SRC = Path(__file__).resolve().parents[2] / "src" / "oracledp"
 
 
 # --- noise laws ------------------------------------------------------------------------------

@@ -34,7 +34,7 @@ from oracledp.tabular import (
 )
 
 ENV = {"COLUMNS": "200"}
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 
 #: Every kind of column: integer grid, fractional grid, bins, categorical; labels not sorted.
 SCHEMA = {
