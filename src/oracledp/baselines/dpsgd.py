@@ -254,7 +254,7 @@ class DPSGDLogisticRegression(PicklesWithoutDiagnostics, BinaryClassifierTags, C
             epochs=self.epochs,
             l2=self.l2,
             fit_intercept=bool(self.fit_intercept),
-            rng=rng,
+            random_state=rng,
             return_diagnostics=keep,
         )
         result, diagnostics = split_diagnostics(result)

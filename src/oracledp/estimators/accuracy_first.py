@@ -255,7 +255,7 @@ class AccuracyFirstRidge(PicklesWithoutDiagnostics, RegressorMixin, BaseEstimato
         X_arr, y_arr = validate_private_data(
             self, X, y, dtype=np.float64, ensure_all_finite=True, y_numeric=True
         )
-        common = {"gamma": gamma, "lam": lam, "eps_list": self.eps_list, "rng": rng,
+        common = {"gamma": gamma, "lam": lam, "eps_list": self.eps_list, "random_state": rng,
                   "return_diagnostics": keep, "max_epsilon": self.max_epsilon}
         if method == "covnr":
             result = covnr(
@@ -390,7 +390,7 @@ class AccuracyFirstLogisticRegression(PicklesWithoutDiagnostics, BinaryClassifie
         rng = check_rng(self.random_state)  # type check only: nothing is drawn here
         X_arr, y_arr = validate_private_data(self, X, y, dtype=np.float64, ensure_all_finite=True)
         classes, y_pm = self._map_labels(y_arr)
-        common = {"gamma": gamma, "lam": lam, "eps_list": self.eps_list, "rng": rng,
+        common = {"gamma": gamma, "lam": lam, "eps_list": self.eps_list, "random_state": rng,
                   "return_diagnostics": keep, "max_epsilon": self.max_epsilon}
         if method == "outputnr":
             result = outputnr(
