@@ -57,12 +57,22 @@ def check_epsilon(epsilon: object, name: str = "epsilon") -> float:
 
 def check_delta(delta: object, name: str = "delta") -> float:
     """delta strictly inside (0, 1) for approximate-DP mechanisms."""
-    if isinstance(delta, bool) or not isinstance(delta, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {type(delta).__name__}")
-    d = float(delta)
-    if not (0.0 < d < 1.0):  # NaN fails too
-        raise ValueError(f"{name} must be in the open interval (0, 1), got {delta!r}")
-    return d
+    return check_open_unit(delta, name, interval="the open interval (0, 1)")
+
+
+def check_open_unit(value: object, name: str, *, label: str | None = None,
+                    number: str = "a real number", interval: str = "(0, 1)") -> float:
+    """A real number strictly inside (0, 1): delta, or a failure probability (gamma, beta).
+
+    Bools and non-reals raise TypeError (``{name} must be {number}``); values outside, NaN
+    included, raise ValueError (``{label} must be in {interval}``, label defaulting to name).
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be {number}, got {type(value).__name__}")
+    v = float(value)
+    if not (0.0 < v < 1.0):  # NaN fails too
+        raise ValueError(f"{name if label is None else label} must be in {interval}, got {value!r}")
+    return v
 
 
 def check_positive(value: object, name: str, *, integer: bool = False) -> float:
@@ -76,15 +86,43 @@ def check_positive(value: object, name: str, *, integer: bool = False) -> float:
     return v
 
 
+def as_dense_float64(values: object, name: str, *, must_be: str,
+                     sparse: str = "sparse matrices are") -> NDArray[np.float64]:
+    """``np.asarray(values, dtype=float64)``; sparse input and entries that are not numbers refused.
+
+    The messages never quote the input (numpy's would: the values are data):
+    ``{name}: {sparse} not supported; pass a dense array`` and ``{name} must be {must_be} (an
+    entry is not a number; ...)``.  No check of shape or finiteness.
+    """
+    if hasattr(values, "toarray") or hasattr(values, "tocsr"):
+        raise TypeError(f"{name}: {sparse} not supported; pass a dense array")
+    try:
+        return np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):  # numpy's message quotes the value: data, never shown
+        raise TypeError(f"{name} must be {must_be} (an entry is not a number; "
+                        "values are not shown: they are data)") from None
+
+
+def as_real_float64(values: object, name: str, *, must_be: str,
+                    dtype_must: str = "contain real numbers") -> NDArray[np.float64]:
+    """A float64 copy of ``values`` if its dtype is integer or float (bools, strings... refused).
+
+    TypeError ``{name} must be {must_be}: ...`` if numpy cannot make an array of it, and
+    ``{name} must {dtype_must}, got dtype ...`` for another dtype.  No check of shape or
+    finiteness.
+    """
+    try:
+        raw = np.asarray(values)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be {must_be}: {exc}") from exc
+    if raw.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must {dtype_must}, got dtype {raw.dtype}")
+    return raw.astype(np.float64)
+
+
 def check_finite_matrix(X: ArrayLike, name: str = "X") -> NDArray[np.float64]:
     """A non-empty 2-D float array with only finite entries."""
-    if hasattr(X, "toarray") or hasattr(X, "tocsr"):
-        raise TypeError(f"{name}: sparse matrices are not supported; pass a dense array")
-    try:
-        arr = np.asarray(X, dtype=np.float64)
-    except (TypeError, ValueError):  # numpy's message quotes the value: data, never shown
-        raise TypeError(f"{name} must be a numeric 2-D array (an entry is not a number; "
-                        "values are not shown: they are data)") from None
+    arr = as_dense_float64(X, name, must_be="a numeric 2-D array")
     if arr.ndim != 2:
         raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {arr.shape}")
     if arr.shape[0] == 0:
@@ -101,13 +139,7 @@ def check_finite_matrix(X: ArrayLike, name: str = "X") -> NDArray[np.float64]:
 def check_real_vector(values: object, name: str, *, nonempty: bool = False
                       ) -> NDArray[np.float64]:
     """A finite 1-D float64 array of real numbers (bools, strings and objects refused)."""
-    try:
-        raw = np.asarray(values)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be a 1-D array of real numbers: {exc}") from exc
-    if raw.dtype.kind not in "iuf":
-        raise TypeError(f"{name} must contain real numbers, got dtype {raw.dtype}")
-    arr = raw.astype(np.float64)
+    arr = as_real_float64(values, name, must_be="a 1-D array of real numbers")
     if arr.ndim != 1 or (nonempty and arr.size == 0):
         raise ValueError(f"{name} must be a {'non-empty ' if nonempty else ''}1-D sequence, "
                          f"got shape {arr.shape}")

@@ -180,7 +180,7 @@ def test_clipping_bound_enforced_on_the_public_path(monkeypatch):
     rng = np.random.default_rng(0)
     X = 10 * rng.normal(size=(400, 5))  # large features: raw gradients far above C
     y = np.where(X[:, 0] > 0, 1, -1)
-    dpsgd_logistic(X, y, 1.0, 1e-6, clip=0.5, batch_size=50, epochs=2, rng=1)
+    dpsgd_logistic(X, y, 1.0, 1e-6, clip=0.5, batch_size=50, epochs=2, random_state=1)
     assert seen and len(seen) == math.ceil(2 * 400 / 50)
     assert max(raw for raw, _ in seen) > 0.5  # clipping was active
     assert all(clipped <= 0.5 * (1 + 1e-12) for _, clipped in seen)
@@ -203,7 +203,7 @@ def test_noise_has_the_calibrated_variance():
         batch_size=100,
         epochs=20,
         fit_intercept=False,
-        rng=11,
+        random_state=11,
         return_history=True,
     )
     z = -np.diff(res.history, axis=0) * (res.q * n) / res.lr
@@ -230,15 +230,15 @@ def _toy(n=300, d=4, seed=0):
 
 def test_reproducible_by_seed_and_fresh_noise_otherwise():
     X, y = _toy()
-    a = dpsgd_logistic(X, y, 1.0, batch_size=64, rng=5)
-    b = dpsgd_logistic(X, y, 1.0, batch_size=64, rng=5)
-    c = dpsgd_logistic(X, y, 1.0, batch_size=64, rng=6)
+    a = dpsgd_logistic(X, y, 1.0, batch_size=64, random_state=5)
+    b = dpsgd_logistic(X, y, 1.0, batch_size=64, random_state=5)
+    c = dpsgd_logistic(X, y, 1.0, batch_size=64, random_state=6)
     np.testing.assert_array_equal(a.coef, b.coef)
     assert a.intercept == b.intercept
     assert not np.array_equal(a.coef, c.coef)
     gen = np.random.default_rng(5)
-    first = dpsgd_logistic(X, y, 1.0, batch_size=64, rng=gen)
-    second = dpsgd_logistic(X, y, 1.0, batch_size=64, rng=gen)
+    first = dpsgd_logistic(X, y, 1.0, batch_size=64, random_state=gen)
+    second = dpsgd_logistic(X, y, 1.0, batch_size=64, random_state=gen)
     np.testing.assert_array_equal(first.coef, a.coef)  # int seed == fresh Generator(seed)
     assert not np.array_equal(first.coef, second.coef)  # a Generator is consumed
 
@@ -273,7 +273,8 @@ def test_validation_before_any_randomness(kwargs, error):
     before = gen.bit_generator.state
     with pytest.raises(error):
         dpsgd_logistic(
-            args.pop("X"), args.pop("y"), args.pop("epsilon"), args.pop("delta"), rng=gen, **args
+            args.pop("X"), args.pop("y"), args.pop("epsilon"), args.pop("delta"),
+            random_state=gen, **args
         )
     assert gen.bit_generator.state == before
 
@@ -352,7 +353,7 @@ def test_paper_protocol_is_flagged_unaccounted():
     Xv, yv = _toy(200, seed=1)
     grid = {"lr": (0.05, 1.0), "batch_size": (64,)}
     with pytest.warns(PrivacyWarning, match="NO differential privacy"):
-        res = dpsgd_paper_protocol(X, y, Xv, yv, 1.0, grid=grid, rng=0)
+        res = dpsgd_paper_protocol(X, y, Xv, yv, 1.0, grid=grid, random_state=0)
     assert res.accounted is False
     assert res.guarantee.holds is False
     assert "not accounted" in res.guarantee.notes
@@ -361,3 +362,20 @@ def test_paper_protocol_is_flagged_unaccounted():
     assert len(search) == 2
     best = max(row["val_accuracy"] for row in search)
     assert np.mean(res.predict(Xv) == yv) == best
+
+
+def test_old_rng_keyword_still_works_and_warns():
+    """One spelling per concept: ``random_state=``; ``rng=`` still works with a FutureWarning."""
+    X, y = _toy(200)
+    new = dpsgd_logistic(X, y, 1.0, epochs=1, random_state=3)
+    with pytest.warns(FutureWarning, match=r"rng= is deprecated.*use random_state="):
+        old = dpsgd_logistic(X, y, 1.0, epochs=1, rng=3)
+    np.testing.assert_array_equal(old.coef, new.coef)
+    Xv, yv = _toy(100, seed=1)
+    grid = {"lr": (0.5,)}
+    with pytest.warns(PrivacyWarning), pytest.warns(FutureWarning, match="use random_state="):
+        old = dpsgd_paper_protocol(X, y, Xv, yv, 1.0, grid=grid, rng=0)
+    with pytest.warns(PrivacyWarning) as rec:
+        new = dpsgd_paper_protocol(X, y, Xv, yv, 1.0, grid=grid, random_state=0)
+    np.testing.assert_array_equal(old.coef, new.coef)
+    assert rec[0].filename == __file__  # the wrapper's frame is skipped

@@ -11,6 +11,7 @@ with false-alarm rate ALPHA = 1e-6 per assertion (Bonferroni-split where several
 from __future__ import annotations
 
 import importlib
+import inspect
 import math
 from collections.abc import Callable
 from typing import Any
@@ -409,7 +410,7 @@ def test_covnr_noise_off_releases_the_closed_form_ridge_optimum(
     X, y = _ridge_data(1)
     n, p = X.shape
     monkeypatch.setattr(covnr_mod, "noise_reduction", _identity_nr)
-    res = covnr(X, y, 0.01, rng=3)
+    res = covnr(X, y, 0.01, random_state=3)
     closed = np.linalg.solve(X.T @ X + n * LAM * np.eye(p), X.T @ y)
     assert np.linalg.norm(closed) <= 1 / math.sqrt(LAM)  # Lemma A.4: inside C
     np.testing.assert_allclose(res.theta, closed, rtol=1e-10, atol=1e-12)
@@ -431,7 +432,7 @@ def test_outputnr_noise_off_releases_the_logistic_optimum(monkeypatch: pytest.Mo
 
     ref = optimize.minimize(L, np.zeros(p), jac=grad, method="BFGS", options={"gtol": 1e-13})
     monkeypatch.setattr(outputnr_mod, "noise_reduction", _identity_nr)
-    res = outputnr(X, y, 0.01, rng=3)
+    res = outputnr(X, y, 0.01, random_state=3)
     np.testing.assert_allclose(res.theta, ref.x, atol=1e-8)
     # ||theta*|| < M: the corrected projection leaves it alone (the printed condition
     # "if ||theta|| <= M then rescale to M" would have stretched it to norm M).
@@ -462,7 +463,7 @@ def test_outputnr_projects_only_hypotheses_outside_the_m_ball(
 
     monkeypatch.setattr(outputnr_mod, "_iat_search", spy)
     prob = LogisticProblem.from_data(X, y)
-    outputnr(prob, None, 0.01, rng=0, eps_list=[0.5, 1.0], allow_no_halt=True)
+    outputnr(prob, None, 0.01, random_state=0, eps_list=[0.5, 1.0], allow_no_halt=True)
     projected = M * np.ones(4) / 2 * (1 - 1e-12)
     np.testing.assert_allclose(seen[0][0], prob.excess_risk(projected)[0], rtol=1e-12)
     assert seen[0][1] == pytest.approx(0.0, abs=1e-15)  # theta* itself: unchanged
@@ -489,7 +490,7 @@ def test_covnr_noise_on_zero_data_is_laplace_4_over_eps(monkeypatch: pytest.Monk
     monkeypatch.setattr(covnr_mod, "noise_reduction", _recording(store))
     prob = RidgeProblem.from_data(np.zeros((n, p)), np.zeros(n))
     for seed in (1, 2):
-        covnr(prob, None, 0.05, rng=seed, eps_list=grid, allow_no_halt=True)
+        covnr(prob, None, 0.05, random_state=seed, eps_list=grid, allow_no_halt=True)
     assert len(store) == 4
     for v, s, eps, _ in store:
         assert s == 2.0 and np.array_equal(eps, np.array(grid) / 2) and not v.any()
@@ -513,7 +514,7 @@ def test_outputnr_noise_on_zero_data_is_laplace(monkeypatch: pytest.MonkeyPatch)
     assert not prob.theta_star.any()
     released = []
     for seed in range(10):
-        r = outputnr(prob, None, 0.05, rng=seed, eps_list=grid, allow_no_halt=True)
+        r = outputnr(prob, None, 0.05, random_state=seed, eps_list=grid, allow_no_halt=True)
         released.append(r)
     a = ALPHA / 6
     for t, e in enumerate(grid):
@@ -542,8 +543,8 @@ def test_no_halt_is_refused_unless_allowed(which: str) -> None:
         "doubling-logistic": doubling,
     }[which]
     with pytest.raises(NoHaltError, match="refused") as exc:
-        run(prob, None, 0.002, rng=0, eps_list=tiny)
-    res = run(prob, None, 0.002, rng=0, eps_list=tiny, allow_no_halt=True)
+        run(prob, None, 0.002, random_state=0, eps_list=tiny)
+    res = run(prob, None, 0.002, random_state=0, eps_list=tiny, allow_no_halt=True)
     assert res.stopping_index is None and not res.halted
     np.testing.assert_array_equal(res.theta, prob.theta_star)
     assert res.epsilon == math.inf and res.guarantee.epsilon == math.inf
@@ -586,119 +587,121 @@ def _contract_cases() -> list[tuple[str, Callable[[np.random.Generator], Any], t
         cases += [
             (
                 f"{name} l1 norm",
-                lambda g, f=fn, y=y: f(big, y, 0.1, rng=g),
+                lambda g, f=fn, y=y: f(big, y, 0.1, random_state=g),
                 BoundsViolation,
                 r"\|\|x_i\|\|_1 <= 1",
             ),
-            (f"{name} NaN X", lambda g, f=fn, y=y: f(nan, y, 0.1, rng=g), ValueError, "NaN"),
-            (f"{name} alpha 0", lambda g, f=fn, X=X, y=y: f(X, y, 0.0, rng=g), ValueError, "alpha"),
+            (f"{name} NaN X", lambda g, f=fn, y=y: f(nan, y, 0.1, random_state=g), ValueError,
+             "NaN"),
+            (f"{name} alpha 0", lambda g, f=fn, X=X, y=y: f(X, y, 0.0, random_state=g), ValueError,
+             "alpha"),
             (
                 f"{name} alpha nan",
-                lambda g, f=fn, X=X, y=y: f(X, y, math.nan, rng=g),
+                lambda g, f=fn, X=X, y=y: f(X, y, math.nan, random_state=g),
                 ValueError,
                 "alpha",
             ),
             (
                 f"{name} alpha inf",
-                lambda g, f=fn, X=X, y=y: f(X, y, math.inf, rng=g),
+                lambda g, f=fn, X=X, y=y: f(X, y, math.inf, random_state=g),
                 ValueError,
                 "alpha",
             ),
             (
                 f"{name} gamma 1",
-                lambda g, f=fn, X=X, y=y: f(X, y, 0.1, gamma=1.0, rng=g),
+                lambda g, f=fn, X=X, y=y: f(X, y, 0.1, gamma=1.0, random_state=g),
                 ValueError,
                 "gamma",
             ),
             (
                 f"{name} gamma 0",
-                lambda g, f=fn, X=X, y=y: f(X, y, 0.1, gamma=0.0, rng=g),
+                lambda g, f=fn, X=X, y=y: f(X, y, 0.1, gamma=0.0, random_state=g),
                 ValueError,
                 "gamma",
             ),
             (
                 f"{name} lam",
-                lambda g, f=fn, X=X, y=y: f(X, y, 0.1, lam=-1.0, rng=g),
+                lambda g, f=fn, X=X, y=y: f(X, y, 0.1, lam=-1.0, random_state=g),
                 ValueError,
                 "lam",
             ),
             (
                 f"{name} eps order",
-                lambda g, f=fn, X=X, y=y: f(X, y, 0.1, eps_list=[1.0, 0.5], rng=g),
+                lambda g, f=fn, X=X, y=y: f(X, y, 0.1, eps_list=[1.0, 0.5], random_state=g),
                 ValueError,
                 "increasing",
             ),
             (
                 f"{name} eps negative",
-                lambda g, f=fn, X=X, y=y: f(X, y, 0.1, eps_list=[-1.0, 0.5], rng=g),
+                lambda g, f=fn, X=X, y=y: f(X, y, 0.1, eps_list=[-1.0, 0.5], random_state=g),
                 ValueError,
                 "> 0",
             ),
             (
                 f"{name} eps nan",
-                lambda g, f=fn, X=X, y=y: f(X, y, 0.1, eps_list=[0.1, math.nan], rng=g),
+                lambda g, f=fn, X=X, y=y: f(X, y, 0.1, eps_list=[0.1, math.nan], random_state=g),
                 ValueError,
                 "finite",
             ),
             (
                 f"{name} eps tuple T",
-                lambda g, f=fn, X=X, y=y: f(X, y, 0.1, eps_list=(0.1, 1.0, 5.0), rng=g),
+                lambda g, f=fn, X=X, y=y: f(X, y, 0.1, eps_list=(0.1, 1.0, 5.0), random_state=g),
                 TypeError,
                 "int T",
             ),
             (
                 f"{name} eps range",
-                lambda g, f=fn, X=X, y=y: f(X, y, 0.1, eps_list=(1.0, 0.1, 5), rng=g),
+                lambda g, f=fn, X=X, y=y: f(X, y, 0.1, eps_list=(1.0, 0.1, 5), random_state=g),
                 ValueError,
                 "eps_min < eps_max",
             ),
             (
                 f"{name} block",
-                lambda g, f=fn, X=X, y=y: f(X, y, 0.1, block_size=0, rng=g),
+                lambda g, f=fn, X=X, y=y: f(X, y, 0.1, block_size=0, random_state=g),
                 ValueError,
                 "block_size",
             ),
             (
                 f"{name} allow",
-                lambda g, f=fn, X=X, y=y: f(X, y, 0.1, allow_no_halt="yes", rng=g),
+                lambda g, f=fn, X=X, y=y: f(X, y, 0.1, allow_no_halt="yes", random_state=g),
                 TypeError,
                 "allow_no_halt",
             ),
             (
                 f"{name} shape",
-                lambda g, f=fn, X=X, y=y: f(X, y[:-1], 0.1, rng=g),
+                lambda g, f=fn, X=X, y=y: f(X, y[:-1], 0.1, random_state=g),
                 ValueError,
                 "rows",
             ),
             (
                 f"{name} empty",
-                lambda g, f=fn: f(np.zeros((0, 3)), np.zeros(0), 0.1, rng=g),
+                lambda g, f=fn: f(np.zeros((0, 3)), np.zeros(0), 0.1, random_state=g),
                 ValueError,
                 "empty",
             ),
             (
                 f"{name} 1-D X",
-                lambda g, f=fn, y=y: f(np.zeros(20), y, 0.1, rng=g),
+                lambda g, f=fn, y=y: f(np.zeros(20), y, 0.1, random_state=g),
                 ValueError,
                 "2-D",
             ),
         ]
     cases += [
-        ("covnr calibration", lambda g: covnr(Xr, yr, 0.1, calibration="tight", rng=g), ValueError, "calibration"),
-        ("outputnr l2 <= 1 but l1 > 1", lambda g: outputnr(l2ok, yl, 0.1, rng=g), BoundsViolation, r"\|\|x_i\|\|_1 <= 1"),
+        ("covnr calibration", lambda g: covnr(Xr, yr, 0.1, calibration="tight", random_state=g), ValueError, "calibration"),
+        ("outputnr l2 <= 1 but l1 > 1", lambda g: outputnr(l2ok, yl, 0.1, random_state=g), BoundsViolation, r"\|\|x_i\|\|_1 <= 1"),
         ("estimator doubling calibration", lambda g: AccuracyFirstRidge(0.1, method="doubling", calibration="one-sided", random_state=g).fit(Xr, yr), ValueError, "noise-reduction"),
-        ("covnr |y| > 1", lambda g: covnr(Xr, y_big, 0.1, rng=g), BoundsViolation, r"\|y_i\| <= 1"),
-        ("covnr inf y", lambda g: covnr(Xr, np.full(20, np.inf), 0.1, rng=g), ValueError, "NaN or infinite"),
-        ("outputnr labels 0/1", lambda g: outputnr(Xl, y01, 0.1, rng=g), BoundsViolation, r"-1 and \+1"),
-        ("outputnr labels 0.5", lambda g: outputnr(Xl, yl * 0.5, 0.1, rng=g), BoundsViolation, r"-1 and \+1"),
-        ("problem with y", lambda g: covnr(rp, yr, 0.1, rng=g), ValueError, "y=None"),
-        ("problem lam", lambda g: covnr(rp, None, 0.1, lam=0.1, rng=g), ValueError, "lam"),
-        ("doubling task", lambda g: doubling(Xr, yr, 0.1, rng=g), ValueError, "task"),
-        ("doubling task mismatch", lambda g: doubling(rp, None, 0.1, task="logistic", rng=g), ValueError, "does not match"),
-        ("doubling l1", lambda g: doubling(big, yr, 0.1, task="ridge", rng=g), BoundsViolation, r"\|\|x_i\|\|_1"),
-        ("doubling labels", lambda g: doubling(Xl, y01, 0.1, task="logistic", rng=g), BoundsViolation, "-1"),
-        ("doubling 3-tuple", lambda g: doubling(rp, None, 0.1, eps_list=(0.1, 1.0, 5), rng=g), ValueError, "tuple"),
-        ("doubling gamma", lambda g: doubling(rp, None, 0.1, gamma=2.0, rng=g), ValueError, "gamma"),
+        ("covnr |y| > 1", lambda g: covnr(Xr, y_big, 0.1, random_state=g), BoundsViolation, r"\|y_i\| <= 1"),
+        ("covnr inf y", lambda g: covnr(Xr, np.full(20, np.inf), 0.1, random_state=g), ValueError, "NaN or infinite"),
+        ("outputnr labels 0/1", lambda g: outputnr(Xl, y01, 0.1, random_state=g), BoundsViolation, r"-1 and \+1"),
+        ("outputnr labels 0.5", lambda g: outputnr(Xl, yl * 0.5, 0.1, random_state=g), BoundsViolation, r"-1 and \+1"),
+        ("problem with y", lambda g: covnr(rp, yr, 0.1, random_state=g), ValueError, "y=None"),
+        ("problem lam", lambda g: covnr(rp, None, 0.1, lam=0.1, random_state=g), ValueError, "lam"),
+        ("doubling task", lambda g: doubling(Xr, yr, 0.1, random_state=g), ValueError, "task"),
+        ("doubling task mismatch", lambda g: doubling(rp, None, 0.1, task="logistic", random_state=g), ValueError, "does not match"),
+        ("doubling l1", lambda g: doubling(big, yr, 0.1, task="ridge", random_state=g), BoundsViolation, r"\|\|x_i\|\|_1"),
+        ("doubling labels", lambda g: doubling(Xl, y01, 0.1, task="logistic", random_state=g), BoundsViolation, "-1"),
+        ("doubling 3-tuple", lambda g: doubling(rp, None, 0.1, eps_list=(0.1, 1.0, 5), random_state=g), ValueError, "tuple"),
+        ("doubling gamma", lambda g: doubling(rp, None, 0.1, gamma=2.0, random_state=g), ValueError, "gamma"),
         ("estimator l1", lambda g: AccuracyFirstRidge(0.1, random_state=g).fit(big, yr), BoundsViolation, r"\|\|x_i\|\|_1"),
         ("estimator method", lambda g: AccuracyFirstRidge(0.1, method="sgd", random_state=g).fit(Xr, yr), ValueError, "method"),
         ("estimator classes", lambda g: AccuracyFirstLogisticRegression(0.1, classes=[-1, 2], random_state=g).fit(Xl, yl), BoundsViolation, "outside the declared"),
@@ -731,16 +734,16 @@ def test_same_seed_same_output_block_size_irrelevant_different_seeds_differ() ->
     rp = RidgeProblem.from_data(*_ridge_data(7))
     lp = LogisticProblem.from_data(*_logistic_data(7))
     for run, prob in ((covnr, rp), (outputnr, lp)):
-        base = run(prob, None, 0.02, rng=42)
+        base = run(prob, None, 0.02, random_state=42)
         for block in (1, 5, 1000):
-            again = run(prob, None, 0.02, rng=42, block_size=block)
+            again = run(prob, None, 0.02, random_state=42, block_size=block)
             assert again.stopping_index == base.stopping_index
             np.testing.assert_array_equal(again.theta, base.theta)
-        other = run(prob, None, 0.02, rng=43)
+        other = run(prob, None, 0.02, random_state=43)
         assert not np.array_equal(other.theta, base.theta)
     for prob in (rp, lp):
-        a = doubling(prob, None, 0.02, rng=42)
-        b = doubling(prob, None, 0.02, rng=np.random.default_rng(42))
+        a = doubling(prob, None, 0.02, random_state=42)
+        b = doubling(prob, None, 0.02, random_state=np.random.default_rng(42))
         assert a.stopping_index == b.stopping_index
         np.testing.assert_array_equal(a.theta, b.theta)
 
@@ -751,19 +754,19 @@ def test_global_numpy_random_is_never_used(monkeypatch: pytest.MonkeyPatch) -> N
 
     for name in ("laplace", "random", "rand", "normal", "uniform", "choice"):
         monkeypatch.setattr(np.random, name, boom)
-    covnr(*_ridge_data(8, n=50), 0.05, rng=1)
-    outputnr(*_logistic_data(8, n=50), 0.05, rng=1)
-    doubling(*_ridge_data(8, n=50), 0.05, task="ridge", rng=1)
+    covnr(*_ridge_data(8, n=50), 0.05, random_state=1)
+    outputnr(*_logistic_data(8, n=50), 0.05, random_state=1)
+    doubling(*_ridge_data(8, n=50), 0.05, task="ridge", random_state=1)
 
 
 @pytest.mark.parametrize("method", ["covnr", "outputnr"])
 def test_guarantee_is_eps0_plus_eps_k(method: str) -> None:
     n = 300
     if method == "covnr":
-        res = covnr(*_ridge_data(9, n=n), 0.03, rng=5)
+        res = covnr(*_ridge_data(9, n=n), 0.03, random_state=5)
         Delta = (math.sqrt(1 / LAM) + 1) ** 2 / n
     else:
-        res = outputnr(*_logistic_data(9, n=n), 0.03, rng=5)
+        res = outputnr(*_logistic_data(9, n=n), 0.03, random_state=5)
         M = math.sqrt(2 * math.log(2) / LAM)
         Delta = 2 * math.log((1 + math.exp(M)) / (1 + math.exp(-M))) / n
     T = res.eps_grid.size
@@ -786,7 +789,7 @@ def test_guarantee_is_eps0_plus_eps_k(method: str) -> None:
     # the one-sided calibration: same hypotheses (same seed), smaller test epsilon
     run = covnr if method == "covnr" else outputnr
     data = _ridge_data(9, n=n) if method == "covnr" else _logistic_data(9, n=n)
-    one = run(*data, 0.03, rng=5, calibration="one-sided")
+    one = run(*data, 0.03, random_state=5, calibration="one-sided")
     assert one.calibration == "one-sided"
     assert one.ex_post.epsilon_test == pytest.approx(
         Delta * (12 * math.log(10) + 8 * math.log(T / 2)) / 0.03, rel=1e-12
@@ -801,7 +804,7 @@ def test_accuracy_holds_with_probability_one_minus_gamma() -> None:
     lp = LogisticProblem.from_data(*_logistic_data(10, n=200))
     limit = stats.binom.isf(ALPHA / 2, 60, 0.1)
     for run, prob in ((covnr, rp), (outputnr, lp)):
-        fails = sum(prob.excess_risk(run(prob, None, 0.05, rng=s).theta)[0] > 0.05
+        fails = sum(prob.excess_risk(run(prob, None, 0.05, random_state=s).theta)[0] > 0.05
                     for s in range(60))
         assert fails <= limit
 
@@ -832,7 +835,8 @@ def test_doubling_stopping_index_law(monkeypatch: pytest.MonkeyPatch) -> None:
     gen = np.random.default_rng(2024)
     counts = np.zeros(5)
     for _ in range(N):
-        r = doubling(prob, None, alpha, gamma=gamma, eps_list=grid, rng=gen, allow_no_halt=True)
+        r = doubling(prob, None, alpha, gamma=gamma, eps_list=grid, random_state=gen,
+                     allow_no_halt=True)
         counts[4 if r.stopping_index is None else r.stopping_index] += 1
     expected = N * np.array(probs)
     assert expected.min() >= 5
@@ -857,7 +861,7 @@ def test_doubling_never_reports_below_theorem_a2(
         X, y = _logistic_data(seed % 1000, n=n, p=3)
         M = math.sqrt(2 * math.log(2) / LAM)
         Delta = 2 * math.log((1 + math.exp(M)) / (1 + math.exp(-M))) / n
-    res = doubling(X, y, alpha, task=task, gamma=gamma, rng=seed, allow_no_halt=True)
+    res = doubling(X, y, alpha, task=task, gamma=gamma, random_state=seed, allow_no_halt=True)
     T, eps_1 = res.eps_grid.size, float(res.eps_grid[0])
     assert np.array_equal(res.eps_grid, eps_1 * 2.0 ** np.arange(T))  # doubling grid
     if res.stopping_index is None:
@@ -931,3 +935,35 @@ def test_end_to_end_kdd_ridge(kdd_ridge: Any) -> None:
     with pytest.raises(NoHaltError):
         est.set_params(eps_list=[1e-9, 2e-9], alpha=1e-4).fit(ds.X, ds.y)
     assert not hasattr(est, "coef_")
+
+
+# =================================================================================================
+# One spelling per concept: rng= still works (FutureWarning), random_state= is the signature's
+# =================================================================================================
+@pytest.mark.parametrize("method", ["covnr", "outputnr", "doubling"])
+def test_old_rng_keyword_still_works_and_warns(method: str) -> None:
+    fn = {"covnr": covnr, "outputnr": outputnr, "doubling": doubling}[method]
+    X, y = _ridge_data(12, n=80) if method != "outputnr" else _logistic_data(12, n=80)
+    kw: dict[str, Any] = {"task": "ridge"} if method == "doubling" else {}
+    assert "random_state" in inspect.signature(fn).parameters
+    assert "rng" not in inspect.signature(fn).parameters
+    new = fn(X, y, 0.5, random_state=4, allow_no_halt=True, **kw)
+    with pytest.warns(FutureWarning, match=r"rng= is deprecated.*use random_state="):
+        old = fn(X, y, 0.5, rng=4, allow_no_halt=True, **kw)
+    assert old.stopping_index == new.stopping_index
+    np.testing.assert_array_equal(old.theta, new.theta)
+    with pytest.raises(TypeError, match="both rng= and random_state="):
+        fn(X, y, 0.5, rng=4, random_state=4, **kw)
+
+
+def test_diagnostics_warning_points_at_the_caller() -> None:
+    """The renamed_keywords wrapper adds a frame: the DiagnosticsWarning still names this file."""
+    X, y = _ridge_data(13, n=80)
+    for run in (
+        lambda: covnr(X, y, 0.5, random_state=1, allow_no_halt=True, return_diagnostics=True),
+        lambda: doubling(X, y, 0.5, task="ridge", random_state=1, allow_no_halt=True,
+                         return_diagnostics=True),
+    ):
+        with pytest.warns(DiagnosticsWarning) as rec:
+            run()
+        assert rec[0].filename == __file__

@@ -126,8 +126,10 @@ def test_first_above_enclosed_answers_like_first_above(seed: int) -> None:
     values are asked for at most once per block, only where the enclosure is not a point."""
     rng = np.random.default_rng(seed)
     eps, W, delta = float(rng.choice([0.3, 1.0, 5.0])), float(rng.normal()), 1.0
-    plain = InteractiveAboveThreshold(eps, W, delta, rng=np.random.default_rng(seed + 1000))
-    enclosed = InteractiveAboveThreshold(eps, W, delta, rng=np.random.default_rng(seed + 1000))
+    plain = InteractiveAboveThreshold(eps, W, delta,
+                                      random_state=np.random.default_rng(seed + 1000))
+    enclosed = InteractiveAboveThreshold(eps, W, delta,
+                                         random_state=np.random.default_rng(seed + 1000))
     for _ in range(6):  # several blocks on the same instances
         values = rng.normal(size=int(rng.integers(0, 30))) * 3 + W - 4
         lower, upper = _enclosure(rng, values)
@@ -154,7 +156,7 @@ def test_first_above_enclosed_answers_like_first_above(seed: int) -> None:
 
 
 def test_first_above_enclosed_with_exact_bounds_never_asks() -> None:
-    iat = InteractiveAboveThreshold(1.0, 0.0, 1.0, rng=1)
+    iat = InteractiveAboveThreshold(1.0, 0.0, 1.0, random_state=1)
 
     def never(idx: Any) -> Any:
         raise AssertionError("asked for exact values although the enclosure is exact")
@@ -164,7 +166,7 @@ def test_first_above_enclosed_with_exact_bounds_never_asks() -> None:
 
 def test_first_above_enclosed_refuses_wrong_enclosures() -> None:
     wide_lo, wide_hi = [-1e9, -1e9], [1e9, 1e9]
-    iat = InteractiveAboveThreshold(1.0, 0.0, 1.0, rng=1)
+    iat = InteractiveAboveThreshold(1.0, 0.0, 1.0, random_state=1)
     with pytest.raises(RuntimeError, match="outside its enclosure"):
         iat.first_above_enclosed(wide_lo, wide_hi, lambda idx: np.full(idx.size, 2e9))
     # the block's noise was drawn: the instance refuses to answer again (fresh noise on the
@@ -174,23 +176,23 @@ def test_first_above_enclosed_refuses_wrong_enclosures() -> None:
             ask()
     assert iat.n_queries == 0 and not iat.halted
     with pytest.raises(ValueError, match="shape"):
-        InteractiveAboveThreshold(1.0, 0.0, 1.0, rng=1).first_above_enclosed(
+        InteractiveAboveThreshold(1.0, 0.0, 1.0, random_state=1).first_above_enclosed(
             wide_lo, wide_hi, lambda idx: np.zeros(idx.size + 1)
         )
     with pytest.raises(ValueError, match="lower must be <= upper"):
-        InteractiveAboveThreshold(1.0, 0.0, 1.0, rng=1).first_above_enclosed(
+        InteractiveAboveThreshold(1.0, 0.0, 1.0, random_state=1).first_above_enclosed(
             [1.0], [0.0], lambda idx: idx
         )
     with pytest.raises(ValueError, match="differ in shape"):
-        InteractiveAboveThreshold(1.0, 0.0, 1.0, rng=1).first_above_enclosed(
+        InteractiveAboveThreshold(1.0, 0.0, 1.0, random_state=1).first_above_enclosed(
             [0.0], [0.0, 1.0], lambda idx: idx
         )
     with pytest.raises(ValueError, match="NaN or infinite"):
-        InteractiveAboveThreshold(1.0, 0.0, 1.0, rng=1).first_above_enclosed(
+        InteractiveAboveThreshold(1.0, 0.0, 1.0, random_state=1).first_above_enclosed(
             wide_lo, wide_hi, lambda idx: np.full(idx.size, math.nan)
         )
     with pytest.raises(ValueError, match="NaN or infinite"):
-        InteractiveAboveThreshold(1.0, 0.0, 1.0, rng=1).first_above_enclosed(
+        InteractiveAboveThreshold(1.0, 0.0, 1.0, random_state=1).first_above_enclosed(
             [0.0, -math.inf], [0.0, 1.0], lambda idx: idx
         )
 
@@ -204,10 +206,10 @@ def _exact_enclosure(self: LogisticProblem, thetas: Any) -> tuple[NDArray, NDArr
 
 def _same_release(prob: LogisticProblem, alphas: Any, seeds: Any, mp: pytest.MonkeyPatch) -> None:
     runs = [(a, s) for a in alphas for s in seeds]
-    fast = [outputnr(prob, None, a, rng=s, allow_no_halt=True) for a, s in runs]
+    fast = [outputnr(prob, None, a, random_state=s, allow_no_halt=True) for a, s in runs]
     mp.setattr(LogisticProblem, "excess_risk_enclosure", _exact_enclosure)
     for (a, s), r in zip(runs, fast, strict=True):
-        ref = outputnr(prob, None, a, rng=s, allow_no_halt=True)
+        ref = outputnr(prob, None, a, random_state=s, allow_no_halt=True)
         assert r.stopping_index == ref.stopping_index, (a, s)
         np.testing.assert_array_equal(r.theta, ref.theta)
         assert r.epsilon == ref.epsilon
@@ -243,7 +245,7 @@ def test_outputnr_reads_the_data_for_few_levels(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(LogisticProblem, "excess_risk", counting)
     tested = 0
     for s in range(10):
-        r = outputnr(prob, None, 0.01, rng=s)
+        r = outputnr(prob, None, 0.01, random_state=s)
         tested += r.stopping_index + 1
     assert tested > 1_000
     assert exact_levels <= 0.1 * tested  # includes any diagnostic of the released theta
@@ -362,7 +364,7 @@ def _tie_cases(prob: LogisticProblem, alpha: float, seed: int, rig: dict[str, An
     test exactly on a 1-ulp edge: for each running record v_j > max(v_<j), W_hat = v_j halts at
     j (v_j >= W_hat) and W_hat = nextafter(v_j, +inf) does not (all v_<=j < W_hat)."""
     rig["w"] = 1e300  # nothing passes: every level is tested and its noise recorded
-    outputnr(prob, None, alpha, rng=seed, allow_no_halt=True)
+    outputnr(prob, None, alpha, random_state=seed, allow_no_halt=True)
     noise = np.concatenate(rig["noise"])  # the query noise of every block, in order
     f = -prob.excess_risk(rig["thetas"])
     assert noise.shape == f.shape
@@ -401,10 +403,10 @@ def test_one_ulp_ties_halt_where_the_exhaustive_search_halts(
     assert len(cases) >= 4
     for expected, w in cases:
         rig["w"] = w
-        ref = exhaustive(prob, None, alpha, rng=100 + seed, allow_no_halt=True)
+        ref = exhaustive(prob, None, alpha, random_state=100 + seed, allow_no_halt=True)
         if expected is not None:  # the tie is real: the exhaustive search halts exactly there
             assert ref.stopping_index == expected
-        fast = outputnr(prob, None, alpha, rng=100 + seed, allow_no_halt=True)
+        fast = outputnr(prob, None, alpha, random_state=100 + seed, allow_no_halt=True)
         assert fast.stopping_index == ref.stopping_index, (expected, w)
         np.testing.assert_array_equal(fast.theta, ref.theta)
         assert fast.epsilon == ref.epsilon
@@ -419,9 +421,9 @@ def test_one_ulp_ties_halt_where_the_exhaustive_search_halts_kdd99(
     exhaustive = _exhaustive_search("brute-force", monkeypatch)
     for expected, w in _tie_cases(prob, 0.02, 7, rig):
         rig["w"] = w
-        ref = exhaustive(prob, None, 0.02, rng=7, allow_no_halt=True)
+        ref = exhaustive(prob, None, 0.02, random_state=7, allow_no_halt=True)
         assert expected is None or ref.stopping_index == expected
-        fast = outputnr(prob, None, 0.02, rng=7, allow_no_halt=True)
+        fast = outputnr(prob, None, 0.02, random_state=7, allow_no_halt=True)
         assert fast.stopping_index == ref.stopping_index, (expected, w)
         np.testing.assert_array_equal(fast.theta, ref.theta)
 
@@ -448,7 +450,8 @@ def test_exhaustive_search_passes_depend_on_the_release_only(
             for mode in ("exhaustive", "enclosed"):
                 current[0] = mode
                 counts[mode].append(0)
-                runs[mode] = outputnr(prob, None, 0.01, rng=s, block_size=block, search=mode)
+                runs[mode] = outputnr(prob, None, 0.01, random_state=s, block_size=block,
+                                      search=mode)
             k = runs["exhaustive"].stopping_index
             assert k is not None and runs["enclosed"].stopping_index == k
             np.testing.assert_array_equal(runs["enclosed"].theta, runs["exhaustive"].theta)
@@ -457,11 +460,11 @@ def test_exhaustive_search_passes_depend_on_the_release_only(
     # without a halt every level is evaluated
     current[0] = "exhaustive"
     counts["exhaustive"].append(0)
-    r = outputnr(prob, None, 0.01, eps_list=(1e-6, 1e-5, 50), rng=0, search="exhaustive",
+    r = outputnr(prob, None, 0.01, eps_list=(1e-6, 1e-5, 50), random_state=0, search="exhaustive",
                  allow_no_halt=True)
     assert r.stopping_index is None and counts["exhaustive"][-1] == 50
     with pytest.raises(ValueError, match="search"):
-        outputnr(prob, None, 0.01, rng=0, search="fast")
+        outputnr(prob, None, 0.01, random_state=0, search="fast")
 
 
 def test_enclosed_block_exact_work_is_not_a_function_of_the_answer() -> None:
@@ -474,6 +477,6 @@ def test_enclosed_block_exact_work_is_not_a_function_of_the_answer() -> None:
         return np.full(idx.size, -1e6)
 
     for lower, upper in (([-1e6] * 4, [-1e6] * 4), ([-1e6] * 4, [1e6] * 4)):
-        iat = InteractiveAboveThreshold(1.0, 0.0, 1.0, rng=3)
+        iat = InteractiveAboveThreshold(1.0, 0.0, 1.0, random_state=3)
         assert iat.first_above_enclosed(lower, upper, values_at) is None
     assert asked == [4]

@@ -137,7 +137,7 @@ def test_scale_goldens() -> None:
 def test_ex_post_loss_goldens() -> None:
     """Lemma 2.8: halting at t gives ex-post loss eps_A + eps_t; no halt gives infinity
     (Theorems 3.2 / 3.4).  Computed from the public output (stopping index) only."""
-    iat = InteractiveAboveThreshold(0.5, 0.0, 1.0, rng=1)
+    iat = InteractiveAboveThreshold(0.5, 0.0, 1.0, random_state=1)
     assert iat.first_above([-1e9, -1e9, 1e9, 0.0]) == 2
     loss = iat.ex_post_loss(0.25)
     assert (loss.epsilon, loss.epsilon_test, loss.epsilon_hypothesis) == (0.75, 0.5, 0.25)
@@ -148,7 +148,7 @@ def test_ex_post_loss_goldens() -> None:
     assert g.epsilon == 0.75 and g.delta == 0.0 and "Lemma 2.8" in g.source
     assert "Definition 2.3" in loss.statement and "not an ex-ante" in loss.statement
 
-    never = InteractiveAboveThreshold(0.5, 0.0, 1.0, rng=1)
+    never = InteractiveAboveThreshold(0.5, 0.0, 1.0, random_state=1)
     assert never.first_above([-1e9] * 4) is None
     inf_loss = never.ex_post_loss(0.25)
     assert inf_loss.epsilon == math.inf and not inf_loss.halted and inf_loss.stopping_index is None
@@ -156,7 +156,8 @@ def test_ex_post_loss_goldens() -> None:
     assert gi.epsilon == math.inf and gi.kind is GuaranteeKind.EX_POST
     assert "ex-post loss inf" in gi.describe()
     assert "unbounded" in inf_loss.statement and "not an ex-ante" in inf_loss.statement
-    assert InteractiveAboveThreshold(1.0, 0.0, 1.0, rng=1).ex_post_loss(0.1).epsilon == math.inf
+    never_asked = InteractiveAboveThreshold(1.0, 0.0, 1.0, random_state=1)
+    assert never_asked.ex_post_loss(0.1).epsilon == math.inf
 
     for bad, exc in ((-0.1, ValueError), (math.nan, ValueError), (math.inf, ValueError)):
         with pytest.raises(exc):
@@ -189,7 +190,7 @@ def test_halting_state_and_indices() -> None:
     block and halted_at the global index; after halting every query raises RuntimeError and
     consumes no randomness; queries after the pass are not counted (never answered)."""
     rng = np.random.default_rng(5)
-    iat = InteractiveAboveThreshold(1.0, 0.0, 1.0, rng=rng)
+    iat = InteractiveAboveThreshold(1.0, 0.0, 1.0, random_state=rng)
     assert iat.first_above([]) is None and iat.n_queries == 0
     assert iat.test(-1e9) is False
     assert iat.first_above([-1e9, -1e9]) is None
@@ -206,7 +207,7 @@ def test_halting_state_and_indices() -> None:
     assert rng.bit_generator.state == before and iat.n_queries == 5
     assert iat.ex_post_loss(0.5).stopping_index == 4
 
-    iat2 = InteractiveAboveThreshold(1.0, 0.0, 1.0, rng=6)
+    iat2 = InteractiveAboveThreshold(1.0, 0.0, 1.0, random_state=6)
     assert iat2.test(-1e9) is False and iat2.test(1e9) is True and iat2.halted_at == 1
     with pytest.raises(RuntimeError):
         iat2.test(1e9)
@@ -216,7 +217,7 @@ def test_halting_state_and_indices() -> None:
 def test_only_the_bit_is_released() -> None:
     """test() returns a plain bool, first_above an int or None: no noisy value leaves the
     object (StatDP's "noisy value released" variant is impossible through the API)."""
-    iat = InteractiveAboveThreshold(1.0, 0.0, 1.0, rng=2)
+    iat = InteractiveAboveThreshold(1.0, 0.0, 1.0, random_state=2)
     r = iat.test(np.float64(-1e9))
     assert type(r) is bool
     k = iat.first_above(np.array([-1e9, 1e9]))
@@ -226,7 +227,8 @@ def test_only_the_bit_is_released() -> None:
 def test_reproducible() -> None:
     def run(seed: int) -> list[int | None]:
         return [
-            InteractiveAboveThreshold(1.0, 0.0, 1.0, rng=g).first_above([0.0, 1.0, 0.5, 2.0])
+            InteractiveAboveThreshold(1.0, 0.0, 1.0, random_state=g).first_above(
+                [0.0, 1.0, 0.5, 2.0])
             for g in [np.random.default_rng(seed)]
             for _ in range(50)
         ]
@@ -252,7 +254,7 @@ def _sample_first_above(factory: Factory, q: Any, W: float, n: int, rng: np.rand
     """n independent runs (fresh instance each) through first_above; no halt -> T."""
     out = np.empty(n, dtype=np.int64)
     for i in range(n):
-        k = factory(EPS_GOF, W, DELTA_GOF, rng=rng).first_above(q)
+        k = factory(EPS_GOF, W, DELTA_GOF, random_state=rng).first_above(q)
         out[i] = len(q) if k is None else k
     return out
 
@@ -261,7 +263,7 @@ def _sample_test_loop(factory: Factory, q: Any, W: float, n: int, rng: np.random
     """n independent runs through repeated test() calls; no halt -> T."""
     out = np.full(n, len(q), dtype=np.int64)
     for i in range(n):
-        iat = factory(EPS_GOF, W, DELTA_GOF, rng=rng)
+        iat = factory(EPS_GOF, W, DELTA_GOF, random_state=rng)
         for t, x in enumerate(q):
             if iat.test(x):
                 out[i] = t
@@ -493,7 +495,7 @@ def test_monte_carlo_audit_on_worst_pair() -> None:
         def sample(n: int, rng: np.random.Generator) -> NDArray[np.int64]:
             out = np.empty(n, dtype=np.int64)
             for i in range(n):
-                k = InteractiveAboveThreshold(1.0, -1.0, 1.0, rng=rng).first_above(q)
+                k = InteractiveAboveThreshold(1.0, -1.0, 1.0, random_state=rng).first_above(q)
                 out[i] = -1 if k is None else k  # "no halt" is an outcome, never dropped
             return out
 
@@ -520,7 +522,7 @@ def _bad_constructor_args() -> list[tuple[str, dict[str, Any], type[Exception]]]
     for s in (0.0, -1.0, math.nan, math.inf):
         cases.append((f"sensitivity={s}", {"sensitivity": s}, ValueError))
     cases.append(("sensitivity=None", {"sensitivity": None}, TypeError))
-    cases.append(("rng=1.5", {"rng": 1.5}, TypeError))
+    cases.append(("random_state=1.5", {"random_state": 1.5}, TypeError))
     return cases
 
 
@@ -532,7 +534,8 @@ def test_constructor_rejects_before_drawing_noise(
 ) -> None:
     rng = np.random.default_rng(9)
     before = rng.bit_generator.state
-    kwargs: dict[str, Any] = {"epsilon": 1.0, "threshold": 0.0, "sensitivity": 1.0, "rng": rng}
+    kwargs: dict[str, Any] = {"epsilon": 1.0, "threshold": 0.0, "sensitivity": 1.0,
+                              "random_state": rng}
     kwargs.update(override)
     with pytest.raises(exc):
         InteractiveAboveThreshold(
@@ -565,9 +568,18 @@ def test_queries_reject_before_drawing_noise(method: str, value: Any, exc: type)
     """NaN/inf query values (a data-dependent NaN would never pass: a leak), wrong shapes and
     non-numbers are refused; no randomness consumed and nothing counted."""
     rng = np.random.default_rng(9)
-    iat = InteractiveAboveThreshold(1.0, 0.0, 1.0, rng=rng)
+    iat = InteractiveAboveThreshold(1.0, 0.0, 1.0, random_state=rng)
     before = rng.bit_generator.state
     with pytest.raises(exc):
         getattr(iat, method)(value)
     assert rng.bit_generator.state == before
     assert iat.n_queries == 0 and iat.halted_at is None
+
+
+def test_old_rng_keyword_still_works_and_warns() -> None:
+    """One spelling per concept: ``random_state=``; ``rng=`` still works with a FutureWarning."""
+    new = InteractiveAboveThreshold(1.0, 0.0, 1.0, random_state=8)
+    with pytest.warns(FutureWarning, match=r"__init__\(\): the keyword rng= is deprecated"):
+        old = InteractiveAboveThreshold(1.0, 0.0, 1.0, rng=8)
+    assert old._noisy_threshold == new._noisy_threshold
+    assert old.first_above([-1.0, 0.0, 1.0]) == new.first_above([-1.0, 0.0, 1.0])

@@ -131,13 +131,13 @@ def test_shapes_reproducibility_and_exact_ties() -> None:
     assert noise_reduction(3.0, 1.0, [0.5, 1.0], 0).shape == (2,)
     assert noise_reduction(np.zeros((2, 3)), 1.0, [0.1, 0.5, 1.0], 0).shape == (3, 2, 3)
     assert noise_reduction([1, 2], 1.0, [2.0], 0).shape == (1, 2)
-    a = noise_reduction(np.arange(5.0), 1.0, [0.5, 1.0, 2.0], rng=11)
-    b = noise_reduction(np.arange(5.0), 1.0, [0.5, 1.0, 2.0], rng=11)
+    a = noise_reduction(np.arange(5.0), 1.0, [0.5, 1.0, 2.0], random_state=11)
+    b = noise_reduction(np.arange(5.0), 1.0, [0.5, 1.0, 2.0], random_state=11)
     np.testing.assert_array_equal(a, b)
     g = np.random.default_rng(11)
     np.testing.assert_array_equal(noise_reduction(np.arange(5.0), 1.0, [0.5, 1.0, 2.0], g), a)
     assert not np.array_equal(noise_reduction(np.arange(5.0), 1.0, [0.5, 1.0, 2.0], g), a)
-    out = noise_reduction(np.zeros(1000), 1.0, [0.9, 1.0], rng=3)  # keep prob 0.81
+    out = noise_reduction(np.zeros(1000), 1.0, [0.9, 1.0], random_state=3)  # keep prob 0.81
     assert 700 < int((out[0] == out[1]).sum()) < 900
 
 
@@ -329,7 +329,7 @@ def test_no_unnoised_entry_is_released() -> None:
     (10^5 entries, 3 levels; exact equality has probability 0 under continuous noise).
     Mutant: a top level that releases v itself is caught."""
     v = np.random.default_rng(1).uniform(-3, 3, size=100_000)
-    out = noise_reduction(v, 1.0, (0.5, 0.7, 1.0), rng=606)
+    out = noise_reduction(v, 1.0, (0.5, 0.7, 1.0), random_state=606)
     assert int((out == v).sum()) == 0
     bad = _mutant(top_unnoised=True)(v, 1.0, (0.5, 0.7, 1.0), np.random.default_rng(606))
     assert int((bad == v).sum()) > 0
@@ -354,7 +354,7 @@ def _bad_calls() -> list[tuple[str, dict[str, Any], type[Exception]]]:
         cases.append((f"v={v}", {"v": v}, ValueError))
     for v in ("abc", [1.0, None], np.array([True, False]), np.array([1 + 2j])):
         cases.append((f"v={v!r}", {"v": v}, TypeError))
-    cases.append(("rng=float", {"rng": 1.5}, TypeError))
+    cases.append(("random_state=float", {"random_state": 1.5}, TypeError))
     return cases
 
 
@@ -367,7 +367,15 @@ def test_rejects_before_drawing_noise(name: str, override: dict[str, Any], exc: 
     before = rng.bit_generator.state
     kwargs: dict[str, Any] = {"v": [0.0, 1.0], "sensitivity": 1.0, "eps_list": [0.5, 1.0]}
     kwargs.update(override)
-    kwargs.setdefault("rng", rng)
+    kwargs.setdefault("random_state", rng)
     with pytest.raises(exc):
         noise_reduction(**kwargs)
     assert rng.bit_generator.state == before, name
+
+
+def test_old_rng_keyword_still_works_and_warns() -> None:
+    """One spelling per concept: ``random_state=``; ``rng=`` still works with a FutureWarning."""
+    new = noise_reduction([1.0, 2.0], 1.0, [0.5, 1.0], random_state=5)
+    with pytest.warns(FutureWarning, match=r"rng= is deprecated.*use random_state="):
+        old = noise_reduction([1.0, 2.0], 1.0, [0.5, 1.0], rng=5)
+    np.testing.assert_array_equal(old, new)

@@ -27,6 +27,7 @@ from oracledp._validation import (
     check_positive,
     check_rng,
     check_signed_labels,
+    renamed_keywords,
 )
 from oracledp.baselines._dpsgd_core import _dpsgd_core, auto_learning_rate
 from oracledp.diagnostics import (
@@ -181,6 +182,7 @@ def _batch_and_steps(batch_size: object, epochs: float, n: int) -> tuple[float, 
     return b, q, steps
 
 
+@renamed_keywords(rng="random_state")
 def dpsgd_logistic(
     X: ArrayLike,
     y: ArrayLike,
@@ -193,7 +195,7 @@ def dpsgd_logistic(
     epochs: float = DEFAULT_EPOCHS,
     l2: float = 0.0,
     fit_intercept: bool = True,
-    rng: RandomLike = None,
+    random_state: RandomLike = None,
     return_history: bool = False,
     return_diagnostics: bool = False,
 ) -> DPSGDResult:
@@ -224,8 +226,9 @@ def dpsgd_logistic(
         Coefficient of ``(l2 / 2) ||w||^2`` (intercept not penalised); free of privacy cost.
     fit_intercept : bool, default=True
         Append a constant feature 1 whose weight is the intercept.
-    rng : None, int, SeedSequence or Generator
-        The only source of randomness (Poisson batches and noise).
+    random_state : None, int, SeedSequence or Generator
+        The only source of randomness (Poisson batches and noise).  The old spelling
+        ``rng=`` still works, with a FutureWarning.
     return_history : bool, default=False
         Also return all iterates (covered by the same guarantee).
     return_diagnostics : bool, default=False
@@ -242,6 +245,19 @@ def dpsgd_logistic(
     (epsilon, delta)-DP for replace-one neighbours (datasets of the same n differing in one
     record), provided the hyper-parameters do not depend on the data.  Everything is validated
     before the first random number is drawn.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from oracledp.baselines import dpsgd_logistic
+    >>> gen = np.random.default_rng(0)
+    >>> X = gen.normal(size=(200, 2)) / 3
+    >>> y = np.where(X[:, 0] - X[:, 1] > 0, 1, -1)
+    >>> res = dpsgd_logistic(X, y, 1.0, epochs=2, random_state=0)  # delta = 1/n^2
+    >>> str(res.guarantee.kind), res.guarantee.epsilon, res.guarantee.delta
+    ('approximate', 1.0, 2.5e-05)
+    >>> res.epsilon_spent <= 1.0, res.steps
+    (True, 2)
     """
     # 1. Parameters and data, before any randomness.
     eps = check_epsilon(epsilon)
@@ -249,7 +265,7 @@ def dpsgd_logistic(
     if not isinstance(return_history, (bool, np.bool_)):
         raise TypeError("return_history must be a bool")
     want_diag = check_diagnostics_flag(return_diagnostics)
-    gen = check_rng(rng)  # type check only
+    gen = check_rng(random_state)  # type check only
     X_arr = check_finite_matrix(X)
     n, d = X_arr.shape
     y_pm = check_signed_labels(y, n).astype(np.float64)
@@ -290,7 +306,8 @@ def dpsgd_logistic(
     guarantee = _dpsgd_guarantee(eps, dlt, spent, sigma, q, steps)
     diagnostics = None
     if want_diag:
-        guarantee = release_diagnostics(guarantee, "DP-SGD")
+        # stacklevel: dpsgd_logistic <- renamed_keywords wrapper <- the caller
+        guarantee = release_diagnostics(guarantee, "DP-SGD", stacklevel=3)
         diagnostics = NonPrivateDiagnostics(
             "dpsgd_logistic", {"timings": {"calibration": t1 - t0, "optimization": t2 - t1}})
     return DPSGDResult(

@@ -24,6 +24,7 @@ from oracledp._validation import (
     check_finite_matrix,
     check_rng,
     check_signed_labels,
+    renamed_keywords,
 )
 from oracledp.baselines._dpsgd_logistic import (
     DEFAULT_CLIP,
@@ -49,6 +50,7 @@ DEFAULT_PAPER_GRID: dict[str, tuple[Any, ...]] = {
 _GRID_KEYS = ("clip", "batch_size", "lr", "epochs", "l2")
 
 
+@renamed_keywords(rng="random_state")
 def dpsgd_paper_protocol(
     X: ArrayLike,
     y: ArrayLike,
@@ -59,7 +61,7 @@ def dpsgd_paper_protocol(
     *,
     grid: Mapping[str, Sequence[Any]] | None = None,
     fit_intercept: bool = True,
-    rng: RandomLike = None,
+    random_state: RandomLike = None,
 ) -> DPSGDResult:
     """The ICML 2020 baseline protocol: one DP-SGD run per grid point, keep the best.
 
@@ -77,6 +79,9 @@ def dpsgd_paper_protocol(
     grid : mapping, default=DEFAULT_PAPER_GRID
         Values per hyper-parameter among ``clip``, ``batch_size``, ``lr``, ``epochs``, ``l2``;
         the Cartesian product is searched, in order, ties going to the first.
+    random_state : None, int, SeedSequence or Generator
+        The only source of randomness, shared by the runs in grid order.  The old spelling
+        ``rng=`` still works, with a FutureWarning.
 
     Returns
     -------
@@ -95,7 +100,7 @@ def dpsgd_paper_protocol(
             raise ValueError(f"unknown grid key {key!r}; valid keys: {', '.join(_GRID_KEYS)}")
         if isinstance(values, str) or len(values) == 0:
             raise ValueError(f"grid[{key!r}] must be a non-empty sequence of values")
-    gen = check_rng(rng)
+    gen = check_rng(random_state)
     X_arr = check_finite_matrix(X)
     n = X_arr.shape[0]
     check_signed_labels(y, n)
@@ -122,8 +127,8 @@ def dpsgd_paper_protocol(
     for cfg in configs:
         with warnings.catch_warnings():  # one PrivacyWarning for the whole protocol, below
             warnings.simplefilter("ignore", DiagnosticsWarning)
-            res = dpsgd_logistic(X_arr, y, eps, delta, fit_intercept=fit_intercept, rng=gen,
-                                 return_diagnostics=True, **cfg)
+            res = dpsgd_logistic(X_arr, y, eps, delta, fit_intercept=fit_intercept,
+                                 random_state=gen, return_diagnostics=True, **cfg)
         acc = float(np.mean(res.predict(Xv) == yv))
         rows.append({**cfg, "val_accuracy": acc, "sigma": res.sigma, "steps": res.steps})
         if acc > best_acc:
@@ -136,7 +141,7 @@ def dpsgd_paper_protocol(
     warnings.warn(
         f"dpsgd_paper_protocol: {reason}; the result carries NO differential privacy guarantee.",
         PrivacyWarning,
-        stacklevel=2,
+        stacklevel=3,  # dpsgd_paper_protocol <- renamed_keywords wrapper <- the caller
     )
     assert best.diagnostics is not None
     diagnostics = NonPrivateDiagnostics(

@@ -239,7 +239,7 @@ class DPSGDLogisticRegression(PrivateLogisticClassifier):
             epochs=self.epochs,
             l2=self.l2,
             fit_intercept=bool(self.fit_intercept),
-            rng=params["rng"],
+            random_state=params["rng"],
             return_diagnostics=params["keep"],
         )
         result, diagnostics = split_diagnostics(result)

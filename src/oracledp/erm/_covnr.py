@@ -36,28 +36,31 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from oracledp._validation import RandomLike, check_choice, check_positive, check_rng
-from oracledp.diagnostics import check_diagnostics_flag
+from oracledp._validation import (
+    RandomLike,
+    check_choice,
+    check_positive,
+    check_rng,
+    renamed_keywords,
+)
 from oracledp.erm import sensitivity as sens
 from oracledp.erm._framework import (
     DEFAULT_LAMBDA,
     AccuracyFirstResult,
     NoHaltError,
+    _as_problem,
     _check_block,
-    _check_bool,
-    _check_lam_for_problem,
+    _check_common,
     _finish,
     _iat_search,
+    _nr_run,
     _single_blas_thread,
 )
 from oracledp.erm._trust_region import trust_region_solve
-from oracledp.erm.sensitivity import _check_gamma
-from oracledp.erm.theory import cap_levels, resolve_eps_grid
 from oracledp.mechanisms import InteractiveAboveThreshold, noise_reduction
 
 __all__ = [
@@ -180,15 +183,7 @@ def _ridge_hypotheses(
     return trust_region_solve(A, z / n, problem.radius)
 
 
-def _as_ridge_problem(X: Any, y: Any, lam: Any) -> RidgeProblem:
-    if isinstance(X, RidgeProblem):
-        if y is not None:
-            raise ValueError("pass y=None together with a prepared RidgeProblem")
-        _check_lam_for_problem(lam, X.lam)
-        return X
-    return RidgeProblem.from_data(X, y, DEFAULT_LAMBDA if lam is None else lam)
-
-
+@renamed_keywords(rng="random_state")
 def covnr(
     X: ArrayLike | RidgeProblem,
     y: ArrayLike | None,
@@ -197,7 +192,7 @@ def covnr(
     gamma: float = 0.1,
     lam: float | None = None,
     eps_list: ArrayLike | tuple[float, float, int] | None = None,
-    rng: RandomLike = None,
+    random_state: RandomLike = None,
     allow_no_halt: bool = False,
     calibration: str = "paper",
     block_size: int = 32,
@@ -223,8 +218,9 @@ def covnr(
         The privacy levels: None (Appendix B: T = 1000 geometric levels from 1/n
         to 4E, E from Theorem 3.1), a tuple ``(eps_min, eps_max, T)``, or an
         explicit strictly increasing list/array.
-    rng:
-        Seed or numpy Generator, the only source of randomness.
+    random_state:
+        Seed or numpy Generator, the only source of randomness (the old spelling
+        ``rng=`` still works, with a FutureWarning).
     allow_no_halt:
         If no level passes, Algorithm 3 outputs the non-private theta*.  By
         default this raises :class:`NoHaltError` instead; with True, theta* is
@@ -277,38 +273,49 @@ def covnr(
         Malformed parameters (before any randomness is used).
     NoHaltError
         No level passed and ``allow_no_halt`` is False.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from oracledp.erm import covnr
+    >>> gen = np.random.default_rng(0)
+    >>> X = gen.uniform(-0.5, 0.5, size=(2000, 2))  # ||x_i||_1 <= 1
+    >>> y = np.clip(X @ [0.8, -0.4] + 0.05 * gen.normal(size=2000), -1, 1)  # |y_i| <= 1
+    >>> res = covnr(X, y, 0.01, lam=1.0, eps_list=(0.01, 10.0, 20), random_state=0)
+    >>> res.halted, str(res.guarantee.kind)
+    (True, 'ex-post')
+    >>> # ex-post loss eps_0 + eps_k (Theorem 3.2): the test's epsilon plus the stopping level
+    >>> res.epsilon == res.epsilon_test + float(res.eps_grid[res.stopping_index])
+    True
+    >>> print(f"stopped at level {res.stopping_index}: epsilon = {res.epsilon:.2f}")
+    stopped at level 4: epsilon = 19.22
     """
     t0 = time.perf_counter()
     # --- validation: nothing random happens before this block ends ---------------------------
-    a = check_positive(alpha, "alpha")
-    g = _check_gamma(gamma)
-    allow = _check_bool(allow_no_halt, "allow_no_halt")
-    want_diag = check_diagnostics_flag(return_diagnostics)
+    checked = _check_common(alpha, gamma, allow_no_halt, return_diagnostics)
     block = _check_block(block_size)
     calib = check_choice(calibration, "calibration", sens.CALIBRATIONS)
-    gen = check_rng(rng)
-    problem = _as_ridge_problem(X, y, lam)
-    n, p, lam_ = problem.n, problem.p, problem.lam
-    grid = resolve_eps_grid(eps_list, method="covnr", alpha=a, n=n, p=p, lam=lam_)
-    Delta = sens.ridge_excess_risk_sensitivity(n, lam_)  # Claim A.5
-    grid = cap_levels(grid, max_epsilon,
-                      lambda lv: sens.iat_epsilon(Delta, a, g, lv.size, calib) + float(lv[-1]))
-    grid.setflags(write=False)
-    T = int(grid.size)
-    eps_0 = sens.iat_epsilon(Delta, a, g, T, calib)  # Algorithm 3: 16 Delta ln(2T/gamma) / alpha
-    threshold = -a / 2.0  # Algorithm 3: IAT(D, eps_0, -alpha/2, Delta, .)
+    gen = check_rng(random_state)
+    problem: RidgeProblem = _as_problem(RidgeProblem, X, y, lam)
+    # Algorithm 3: IAT(D, eps_0, -alpha/2, Delta, .), eps_0 = 16 Delta ln(2T/gamma) / alpha
+    run, eps_0 = _nr_run(
+        "covnr", problem, checked, calib, eps_list, max_epsilon,
+        query_sensitivity=sens.ridge_excess_risk_sensitivity(problem.n, problem.lam),  # Claim A.5
+        hypothesis_sensitivity=sens.COVARIANCE_SENSITIVITY,
+    )
     t1 = time.perf_counter()
 
     # Small dense linear algebra: one BLAS thread (many threads on tiny matrices only contend).
     with _single_blas_thread():
         # --- hypotheses: NR on X^T X and X^T y, each with sensitivity 2 at eps_t / 2 (Lemma A.6) ----
-        half = grid / 2.0
+        half = run.grid / 2.0
         Z = noise_reduction(problem.gram, sens.COVARIANCE_SENSITIVITY, half, gen)
         z = noise_reduction(problem.xty, sens.COVARIANCE_SENSITIVITY, half, gen)
         t2 = time.perf_counter()
 
         # --- InteractiveAboveThreshold on f^t = L(theta*) - L(theta^t) ----------------------------
-        iat = InteractiveAboveThreshold(eps_0, threshold, Delta, rng=gen)
+        iat = InteractiveAboveThreshold(eps_0, run.threshold, run.query_sensitivity,
+                                        random_state=gen)
         thetas: dict[int, NDArray[np.float64]] = {}
 
         def excess(start: int, stop: int) -> NDArray[np.float64]:
@@ -317,25 +324,8 @@ def covnr(
                 thetas[start + i] = block_thetas[i]
             return problem.excess_risk(block_thetas)
 
-        k = _iat_search(iat, excess, T, block)
+        k = _iat_search(iat, excess, int(run.grid.size), block)
         # the final excess risk is evaluated under the same one-thread limit
         t3 = time.perf_counter()
-        return _finish(
-            method="covnr",
-            iat=iat,
-            k=k,
-            theta=thetas[k] if k is not None else None,
-            problem_theta_star=problem.theta_star,
-            excess_fn=problem.excess_risk,
-            grid=grid,
-            allow=allow,
-            source=COVNR_SOURCE,
-            y_domain="|y_i| <= 1",
-            params={"alpha": a, "gamma": g, "lam": lam_, "n": n, "p": p},
-            query_sensitivity=Delta,
-            hypothesis_sensitivity=sens.COVARIANCE_SENSITIVITY,
-            threshold=threshold,
-            times=(t0, t1, t2, t3),
-            calibration=calib,
-            return_diagnostics=want_diag,
-        )
+        return _finish(run, iat, k, thetas[k] if k is not None else None, source=COVNR_SOURCE,
+                       y_domain="|y_i| <= 1", times=(t0, t1, t2, t3))

@@ -35,28 +35,25 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from oracledp._validation import RandomLike, check_choice, check_positive, check_rng
-from oracledp.diagnostics import (
-    NonPrivateDiagnostics,
-    check_diagnostics_flag,
-    release_diagnostics,
-)
+from oracledp._validation import RandomLike, check_choice, check_rng, renamed_keywords
 from oracledp.erm import sensitivity as sens
-from oracledp.erm._covnr import RidgeProblem, _as_ridge_problem, _ridge_hypotheses
+from oracledp.erm._covnr import RidgeProblem, _ridge_hypotheses
 from oracledp.erm._framework import (
     AccuracyFirstResult,
     NoHaltError,
-    _check_bool,
-    _ex_post_guarantee,
+    _as_problem,
+    _check_common,
+    _no_halt_error,
+    _released_theta,
+    _result,
+    _Run,
     _single_blas_thread,
 )
-from oracledp.erm._outputnr import LogisticProblem, _as_logistic_problem, project_to_ball
-from oracledp.erm.sensitivity import _check_gamma
+from oracledp.erm._outputnr import LogisticProblem, project_to_ball
 from oracledp.erm.theory import cap_levels, resolve_eps_grid
 from oracledp.mechanisms import ExPostLoss
 from oracledp.privacy import noise
@@ -72,6 +69,7 @@ DOUBLING_SOURCE = (
 COVPERT_JOINT_SENSITIVITY = 2.0 * sens.COVARIANCE_SENSITIVITY
 
 
+@renamed_keywords(rng="random_state")
 def doubling(
     X: ArrayLike | RidgeProblem | LogisticProblem,
     y: ArrayLike | None,
@@ -81,7 +79,7 @@ def doubling(
     gamma: float = 0.1,
     lam: float | None = None,
     eps_list: ArrayLike | tuple[float, float] | None = None,
-    rng: RandomLike = None,
+    random_state: RandomLike = None,
     allow_no_halt: bool = False,
     return_diagnostics: bool = False,
     max_epsilon: float | None = None,
@@ -103,8 +101,9 @@ def doubling(
         None (doubling grid from 1/n to 4E, E from Theorem 3.1 or 3.3), a tuple
         ``(eps_min, eps_max)`` (:func:`~oracledp.erm.theory.doubling_grid`), or
         explicit strictly increasing levels.
-    rng:
-        Seed or numpy Generator, the only source of randomness.
+    random_state:
+        Seed or numpy Generator, the only source of randomness (the old spelling
+        ``rng=`` still works, with a FutureWarning).
     allow_no_halt:
         Release theta* (``epsilon = inf``, ``guarantee.holds = False``) when no test
         passes, instead of raising :class:`~oracledp.erm.NoHaltError`.
@@ -137,14 +136,25 @@ def doubling(
     Rogers et al. 2016, Theorem 3.6.  Infinite if theta* is released.  What is
     released is the hypothesis ``theta_t``, never the noisy test value.  Accuracy: with
     probability >= 1 - gamma, ``L(theta) - L(theta*) <= alpha``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from oracledp.erm import doubling
+    >>> gen = np.random.default_rng(0)
+    >>> X = gen.uniform(-0.5, 0.5, size=(2000, 2))  # ||x_i||_1 <= 1
+    >>> y = np.clip(X @ [0.8, -0.4] + 0.05 * gen.normal(size=2000), -1, 1)  # |y_i| <= 1
+    >>> res = doubling(X, y, 0.01, task="ridge", lam=1.0, eps_list=(0.01, 10.0), random_state=0)
+    >>> res.method, str(res.guarantee.kind), res.stopping_index
+    ('doubling-covpert', 'ex-post', 2)
+    >>> # Theorem A.2: k = 3 Laplace tests plus the hypotheses at 0.01, 0.02 and 0.04
+    >>> print(f"{res.epsilon_test:.4f} + {res.epsilon_hypothesis:.2f} = {res.epsilon:.4f}")
+    5.6406 + 0.07 = 5.7106
     """
     t0 = time.perf_counter()
     # --- validation: nothing random happens before this block ends ---------------------------
-    a = check_positive(alpha, "alpha")
-    g = _check_gamma(gamma)
-    allow = _check_bool(allow_no_halt, "allow_no_halt")
-    want_diag = check_diagnostics_flag(return_diagnostics)
-    gen = check_rng(rng)
+    a, g, allow, want_diag = _check_common(alpha, gamma, allow_no_halt, return_diagnostics)
+    gen = check_rng(random_state)
     if isinstance(X, RidgeProblem):
         task_ = "ridge"
     elif isinstance(X, LogisticProblem):
@@ -157,12 +167,12 @@ def doubling(
         raise ValueError(f"task={task!r} does not match the prepared {type(X).__name__}")
     problem: RidgeProblem | LogisticProblem
     if task_ == "ridge":
-        problem = _as_ridge_problem(X, y, lam)
+        problem = _as_problem(RidgeProblem, X, y, lam)
         method = "doubling-covpert"
         Delta = sens.ridge_excess_risk_sensitivity(problem.n, problem.lam)  # Claim A.5
         hyp_sensitivity = COVPERT_JOINT_SENSITIVITY
     else:
-        problem = _as_logistic_problem(X, y, lam)
+        problem = _as_problem(LogisticProblem, X, y, lam)
         method = "doubling-outpert"
         Delta = sens.logistic_excess_risk_sensitivity(problem.n, problem.lam)  # Claim A.12
         hyp_sensitivity = sens.output_l1_sensitivity(problem.n, problem.p, problem.lam)
@@ -201,33 +211,25 @@ def doubling(
     # Same expression as Theorem A.2 / sens.doubling_loss: 2 k Delta ln(T/gamma) / alpha.
     eps_test = 2 * stopped * Delta * math.log(T / g) / a
     eps_hyp = math.fsum(grid[:stopped].tolist())  # = (2^k - 1) eps_1 on a doubling grid
+    run = _Run(method, problem, a, g, allow, want_diag, grid, Delta, hyp_sensitivity, threshold)
+
+    def refusal() -> NoHaltError:
+        refused = eps_test + eps_hyp
+        return _no_halt_error(
+            run, f"none of the {T} doubling tests passed",
+            f"The refusal reveals only that every test failed: ex-post loss {refused:g} "
+            "(T tests plus T hypotheses, Theorem A.2).", refused,
+        )
+
+    released = _released_theta(run, k, theta, refusal)
     if k is None:
-        refusal = eps_test + eps_hyp
-        if not allow:
-            raise NoHaltError(
-                f"{method}: none of the {T} doubling tests passed (up to eps_T = "
-                f"{float(grid[-1]):g}). The algorithm would now release the non-private optimum "
-                "theta*, whose ex-post loss is infinite; refused. The refusal reveals only that "
-                f"every test failed: ex-post loss {refusal:g} (T tests plus T hypotheses, "
-                "Theorem A.2). Use a larger eps_max or alpha, or pass allow_no_halt=True.",
-                method=method,
-                epsilon_refusal=refusal,
-            )
         ex = ExPostLoss(math.inf, eps_test, eps_hyp, None, DOUBLING_SOURCE)
-        released = np.array(problem.theta_star, dtype=np.float64)
-    else:
-        if theta is None:  # pragma: no cover - internal invariant
-            raise RuntimeError("internal error: no hypothesis recorded at the stopping index")
-        ex = ExPostLoss(eps_test + eps_hyp, eps_test, eps_hyp, k, DOUBLING_SOURCE)
-        released = np.array(theta, dtype=np.float64)
-    released.setflags(write=False)
-    y_domain = "|y_i| <= 1" if task_ == "ridge" else "y_i in {-1, +1}"
-    if k is None:
         statement = (
             "No doubling test passed and theta* was released: the ex-post privacy loss is "
             "unbounded (infinity); nothing is promised for this output."
         )
     else:
+        ex = ExPostLoss(eps_test + eps_hyp, eps_test, eps_hyp, k, DOUBLING_SOURCE)
         statement = (
             f"Ex-post privacy loss {ex.epsilon:g} for this realised output (stopped at test "
             f"{k + 1} of {T}): {k + 1} Laplace tests, {ex.epsilon_test:g} in total, plus the "
@@ -235,37 +237,17 @@ def doubling(
             "This is an ex-post loss (Definition 2.3 of Ligett et al. 2017), not an ex-ante "
             "epsilon-DP guarantee: it depends on the data through the stopping index."
         )
-    guarantee = _ex_post_guarantee(
-        ex,
+    y_domain = "|y_i| <= 1" if task_ == "ridge" else "y_i in {-1, +1}"
+    return _result(
+        run, released, k, ex,
         statement=statement,
         extra_notes=(
             "n, p, lambda, alpha, gamma and the epsilon grid are treated as public. Data domain: "
             f"||x_i||_1 <= 1 and {y_domain}. Idealized numerics."
         ),
-        released_theta_star=k is None,
-    )
-    diagnostics = None
-    if want_diag:
-        guarantee = release_diagnostics(guarantee, method)
-        t4 = time.perf_counter()
-        diagnostics = NonPrivateDiagnostics(method, {
-            "excess_risk": float(problem.excess_risk(released)[0]),
-            "timings": {"setup": t1 - t0, "noise": noise_time, "search": (t3 - t1) - noise_time,
-                        "total": t4 - t0},
-        })
-    params: dict[str, Any] = {"alpha": a, "gamma": g, "lam": lam_, "n": n, "p": p}
-    return AccuracyFirstResult(
-        theta=released,
-        stopping_index=k,
-        ex_post=ex,
-        guarantee=guarantee,
-        eps_grid=grid,
-        method=method,
-        query_sensitivity=Delta,
-        hypothesis_sensitivity=hyp_sensitivity,
-        threshold=threshold,
-        diagnostics=diagnostics,
-        **params,
+        timings=lambda t4: {"setup": t1 - t0, "noise": noise_time,
+                            "search": (t3 - t1) - noise_time, "total": t4 - t0},
+        stacklevel=3,  # doubling <- renamed_keywords wrapper <- the caller
     )
 
 

@@ -10,10 +10,14 @@ the same structure" as CovNR (Algorithm 3); what the algorithms share lives here
 * the block-wise InteractiveAboveThreshold search (:func:`_iat_search`,
   Algorithm 2) on the excess-risk queries, plain or through certified
   enclosures (:class:`_EnclosedExcess`);
+* the public setup of a run (:class:`_Run`: levels, sensitivities, threshold; for
+  CovNR / OutputNR built by :func:`_nr_run`, with IAT's ``eps_0``);
 * the release gating and accounting of CovNR / OutputNR (:func:`_finish`,
-  Lemma 2.8: ex-post loss ``eps_0 + eps_k``) and the ex-post guarantee object
-  (:func:`_ex_post_guarantee`);
-* argument checks and the one-BLAS-thread context the algorithms run under.
+  Lemma 2.8: ex-post loss ``eps_0 + eps_k``), the release of all three algorithms
+  (:func:`_released_theta`: the hypothesis, or the refusal to release theta*;
+  :func:`_result`) and the ex-post guarantee object (:func:`_ex_post_guarantee`);
+* argument checks (:func:`_check_common`, :func:`_as_problem`) and the
+  one-BLAS-thread context the algorithms run under.
 """
 
 from __future__ import annotations
@@ -23,14 +27,21 @@ import numbers
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from threadpoolctl import ThreadpoolController
 
 from oracledp._validation import check_positive
-from oracledp.diagnostics import NonPrivateDiagnostics, release_diagnostics
+from oracledp.diagnostics import (
+    NonPrivateDiagnostics,
+    check_diagnostics_flag,
+    release_diagnostics,
+)
+from oracledp.erm import sensitivity as sens
+from oracledp.erm.sensitivity import _check_gamma
+from oracledp.erm.theory import cap_levels, resolve_eps_grid
 from oracledp.errors import NoHaltError
 from oracledp.mechanisms import ExPostLoss, InteractiveAboveThreshold
 from oracledp.privacy.guarantees import GuaranteeKind, PrivacyGuarantee
@@ -269,75 +280,214 @@ _PUBLIC_NOTE = (
 )
 
 
-def _finish(
-    *,
+class _Problem(Protocol):
+    """What the release needs of a RidgeProblem / LogisticProblem."""
+
+    n: int
+    p: int
+    lam: float
+    theta_star: NDArray[np.float64]
+
+    def excess_risk(self, thetas: ArrayLike) -> NDArray[np.float64]: ...
+
+
+def _as_problem(cls: Any, X: Any, y: Any, lam: Any) -> Any:
+    """``X`` itself if it is a prepared ``cls`` (then ``y`` must be None and ``lam`` None or its
+    lambda), else ``cls.from_data(X, y, lam)`` (lambda 0.005 by default, Appendix B.1)."""
+    if isinstance(X, cls):
+        if y is not None:
+            raise ValueError(f"pass y=None together with a prepared {cls.__name__}")
+        _check_lam_for_problem(lam, X.lam)
+        return X
+    return cls.from_data(X, y, DEFAULT_LAMBDA if lam is None else lam)
+
+
+def _check_common(
+    alpha: object, gamma: object, allow_no_halt: object, return_diagnostics: object
+) -> tuple[float, float, bool, bool]:
+    """``(alpha, gamma, allow_no_halt, return_diagnostics)`` checked, in this order (alpha > 0,
+    gamma in (0, 1), two bools); the first checks of every algorithm, before any randomness."""
+    return (
+        check_positive(alpha, "alpha"),
+        _check_gamma(gamma),
+        _check_bool(allow_no_halt, "allow_no_halt"),
+        check_diagnostics_flag(return_diagnostics),
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class _Run:
+    """The public setup of one run of CovNR, OutputNR or the DoublingMethod.
+
+    Fixed before any randomness is used and public (n, p, lambda, alpha, gamma, the grid,
+    the sensitivities, the threshold), except ``problem``: the prepared data with theta*,
+    which is released only when no level passes and the caller allowed it.
+    """
+
+    method: str
+    problem: _Problem
+    alpha: float
+    gamma: float
+    allow: bool
+    want_diag: bool
+    grid: NDArray[np.float64]
+    query_sensitivity: float
+    hypothesis_sensitivity: float
+    threshold: float
+    calibration: str = "paper"
+
+
+def _nr_run(
     method: str,
+    problem: _Problem,
+    checked: tuple[float, float, bool, bool],
+    calibration: str,
+    eps_list: Any,
+    max_epsilon: float | None,
+    *,
+    query_sensitivity: float,
+    hypothesis_sensitivity: float,
+) -> tuple[_Run, float]:
+    """The run of CovNR / OutputNR and the ``eps_0`` of its InteractiveAboveThreshold (all public).
+
+    The levels are ``eps_list`` (or Appendix B's default) cut by ``max_epsilon`` on the worst
+    loss ``eps_0(T) + eps_T`` (Lemma 2.8); ``eps_0 = 16 Delta ln(2T/gamma)/alpha`` (Algorithms 3
+    and 5, ``calibration="paper"``; see :func:`~oracledp.erm.sensitivity.iat_epsilon`) and the
+    threshold ``-alpha/2`` (Algorithm 3: IAT(D, eps_0, -alpha/2, Delta, .); Algorithm 5 with
+    the sign corrected).  ``query_sensitivity`` is Delta (Claim A.5 or A.12).
+    """
+    a, g, allow, want_diag = checked
+    grid = resolve_eps_grid(eps_list, method=method, alpha=a, n=problem.n, p=problem.p,
+                            lam=problem.lam)
+    Delta = query_sensitivity
+    grid = cap_levels(
+        grid, max_epsilon,
+        lambda lv: sens.iat_epsilon(Delta, a, g, lv.size, calibration) + float(lv[-1]),
+    )
+    grid.setflags(write=False)
+    eps_0 = sens.iat_epsilon(Delta, a, g, int(grid.size), calibration)
+    run = _Run(method, problem, a, g, allow, want_diag, grid, Delta, hypothesis_sensitivity,
+               -a / 2.0, calibration)
+    return run, eps_0
+
+
+def _finish(
+    run: _Run,
     iat: InteractiveAboveThreshold,
     k: int | None,
     theta: NDArray[np.float64] | None,
-    problem_theta_star: NDArray[np.float64],
-    excess_fn: Callable[[ArrayLike], NDArray[np.float64]],
-    grid: NDArray[np.float64],
-    allow: bool,
+    *,
     source: str,
     y_domain: str,
-    params: dict[str, Any],
-    query_sensitivity: float,
-    hypothesis_sensitivity: float,
-    threshold: float,
     times: tuple[float, float, float, float],
-    calibration: str,
-    return_diagnostics: bool,
 ) -> AccuracyFirstResult:
-    """Release gating and the result of CovNR / OutputNR (Lemma 2.8 accounting)."""
-    T = int(grid.size)
-    if k is None:
+    """Release gating and the result of CovNR / OutputNR (Lemma 2.8 accounting).
+
+    Called by covnr / outputnr, themselves called through their ``renamed_keywords`` wrapper.
+    """
+    grid, T = run.grid, int(run.grid.size)
+
+    def refusal() -> NoHaltError:
         eps_refusal = iat.epsilon + float(grid[-1])
-        if not allow:
-            raise NoHaltError(
-                f"{method}: InteractiveAboveThreshold did not halt on any of the {T} privacy "
-                f"levels (up to eps_T = {float(grid[-1]):g}). The algorithm would now release the "
-                "non-private optimum theta*, whose ex-post loss is infinite; refused. Nothing "
-                "else was released: the refusal reveals only that no level passed, an ex-post "
-                f"loss of eps_0 + eps_T = {eps_refusal:g} (Lemma 2.8). Use a larger eps_max or "
-                "alpha, or pass allow_no_halt=True to receive theta* with no guarantee.",
-                method=method,
-                epsilon_refusal=eps_refusal,
-            )
-        ex = dataclasses.replace(iat.ex_post_loss(float(grid[-1])), source=source)
-        released = np.array(problem_theta_star, dtype=np.float64)
+        return _no_halt_error(
+            run, f"InteractiveAboveThreshold did not halt on any of the {T} privacy levels",
+            "Nothing else was released: the refusal reveals only that no level passed, an "
+            f"ex-post loss of eps_0 + eps_T = {eps_refusal:g} (Lemma 2.8).",
+            eps_refusal, fix=" to receive theta* with no guarantee",
+        )
+
+    released = _released_theta(run, k, theta, refusal)
+    # Lemma 2.8 / Theorems 3.2, 3.4: E((k, .)) = eps_0 + eps_k (inf when no level passed).
+    ex = dataclasses.replace(iat.ex_post_loss(float(grid[-1] if k is None else grid[k])),
+                             source=source)
+    t0, t1, t2, t3 = times
+    return _result(
+        run, released, k, ex,
+        extra_notes=_PUBLIC_NOTE.format(y=y_domain),
+        timings=lambda t4: {"setup": t1 - t0, "noise": t2 - t1, "search": t3 - t2,
+                            "total": t4 - t0},
+        stacklevel=4,  # _finish <- covnr/outputnr <- renamed_keywords wrapper <- the caller
+    )
+
+
+def _no_halt_error(
+    run: _Run, failed: str, reveals: str, epsilon_refusal: float, *, fix: str = ""
+) -> NoHaltError:
+    """The refusal to release theta* (infinite ex-post loss) when no level passed: what failed,
+    what the refusal itself reveals (its own ex-post loss ``epsilon_refusal``), and the way out."""
+    return NoHaltError(
+        f"{run.method}: {failed} (up to eps_T = {float(run.grid[-1]):g}). The algorithm would "
+        "now release the non-private optimum theta*, whose ex-post loss is infinite; refused. "
+        f"{reveals} Use a larger eps_max or alpha, or pass allow_no_halt=True{fix}.",
+        method=run.method,
+        epsilon_refusal=epsilon_refusal,
+    )
+
+
+def _released_theta(
+    run: _Run, k: int | None, theta: NDArray[np.float64] | None,
+    refusal: Callable[[], NoHaltError],
+) -> NDArray[np.float64]:
+    """What the algorithm releases (read-only): ``theta``, the hypothesis at the stopping index
+    ``k``; when no level passed (``k`` None), theta* (infinite loss) if the caller allowed it,
+    else ``refusal()`` (a NoHaltError stating the refusal's own ex-post loss) is raised."""
+    if k is None:
+        if not run.allow:
+            raise refusal()
+        released = np.array(run.problem.theta_star, dtype=np.float64)
     else:
         if theta is None:  # pragma: no cover - internal invariant
             raise RuntimeError("internal error: no hypothesis recorded at the stopping index")
-        # Lemma 2.8 / Theorems 3.2, 3.4: E((k, .)) = eps_0 + eps_k.
-        ex = dataclasses.replace(iat.ex_post_loss(float(grid[k])), source=source)
         released = np.array(theta, dtype=np.float64)
     released.setflags(write=False)
+    return released
+
+
+def _result(
+    run: _Run,
+    released: NDArray[np.float64],
+    k: int | None,
+    ex: ExPostLoss,
+    *,
+    extra_notes: str,
+    timings: Callable[[float], dict[str, float]],
+    stacklevel: int,
+    statement: str | None = None,
+) -> AccuracyFirstResult:
+    """The :class:`AccuracyFirstResult` of any of the three algorithms: ``released`` with its
+    ex-post loss ``ex`` as an EX_POST guarantee (not holding if theta* was released, ``k`` None).
+
+    With diagnostics requested, ``timings(t4)`` gives their wall-clock split (t4: now) and
+    ``stacklevel`` counts from the caller of this function to the user's call (where the
+    DiagnosticsWarning points).
+    """
     guarantee = _ex_post_guarantee(
-        ex,
-        extra_notes=_PUBLIC_NOTE.format(y=y_domain),
-        released_theta_star=k is None,
+        ex, statement=statement, extra_notes=extra_notes, released_theta_star=k is None
     )
     diagnostics = None
-    if return_diagnostics:
-        guarantee = release_diagnostics(guarantee, method, stacklevel=3)
+    if run.want_diag:
+        guarantee = release_diagnostics(guarantee, run.method, stacklevel=stacklevel + 1)
         t4 = time.perf_counter()
-        t0, t1, t2, t3 = times
-        diagnostics = NonPrivateDiagnostics(method, {
-            "excess_risk": float(excess_fn(released)[0]),
-            "timings": {"setup": t1 - t0, "noise": t2 - t1, "search": t3 - t2, "total": t4 - t0},
+        diagnostics = NonPrivateDiagnostics(run.method, {
+            "excess_risk": float(run.problem.excess_risk(released)[0]),
+            "timings": timings(t4),
         })
+    problem = run.problem
     return AccuracyFirstResult(
         theta=released,
         stopping_index=k,
         ex_post=ex,
         guarantee=guarantee,
-        eps_grid=grid,
-        method=method,
-        query_sensitivity=query_sensitivity,
-        hypothesis_sensitivity=hypothesis_sensitivity,
-        threshold=threshold,
-        calibration=calibration,
+        eps_grid=run.grid,
+        method=run.method,
+        alpha=run.alpha,
+        gamma=run.gamma,
+        lam=problem.lam,
+        n=problem.n,
+        p=problem.p,
+        query_sensitivity=run.query_sensitivity,
+        hypothesis_sensitivity=run.hypothesis_sensitivity,
+        threshold=run.threshold,
+        calibration=run.calibration,
         diagnostics=diagnostics,
-        **params,
     )

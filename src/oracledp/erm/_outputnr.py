@@ -44,23 +44,27 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import sparse
 from scipy.special import expit
 
-from oracledp._validation import RandomLike, check_choice, check_positive, check_rng
-from oracledp.diagnostics import check_diagnostics_flag
+from oracledp._validation import (
+    RandomLike,
+    check_choice,
+    check_positive,
+    check_rng,
+    renamed_keywords,
+)
 from oracledp.erm import sensitivity as sens
 from oracledp.erm._framework import (
     DEFAULT_LAMBDA,
     AccuracyFirstResult,
+    _as_problem,
     _check_block,
-    _check_bool,
-    _check_lam_for_problem,
+    _check_common,
     _EnclosedExcess,
     _finish,
     _iat_search,
+    _nr_run,
     _single_blas_thread,
 )
 from oracledp.erm._trust_region import _shrink_into_ball
-from oracledp.erm.sensitivity import _check_gamma
-from oracledp.erm.theory import cap_levels, resolve_eps_grid
 from oracledp.mechanisms import InteractiveAboveThreshold, noise_reduction
 
 __all__ = ["OUTPUTNR_SOURCE", "SEARCHES", "LogisticProblem", "outputnr", "project_to_ball"]
@@ -419,15 +423,7 @@ def _newton(
     )
 
 
-def _as_logistic_problem(X: Any, y: Any, lam: Any) -> LogisticProblem:
-    if isinstance(X, LogisticProblem):
-        if y is not None:
-            raise ValueError("pass y=None together with a prepared LogisticProblem")
-        _check_lam_for_problem(lam, X.lam)
-        return X
-    return LogisticProblem.from_data(X, y, DEFAULT_LAMBDA if lam is None else lam)
-
-
+@renamed_keywords(rng="random_state")
 def outputnr(
     X: ArrayLike | LogisticProblem,
     y: ArrayLike | None,
@@ -436,7 +432,7 @@ def outputnr(
     gamma: float = 0.1,
     lam: float | None = None,
     eps_list: ArrayLike | tuple[float, float, int] | None = None,
-    rng: RandomLike = None,
+    random_state: RandomLike = None,
     allow_no_halt: bool = False,
     calibration: str = "paper",
     block_size: int = 32,
@@ -460,8 +456,9 @@ def outputnr(
     eps_list:
         None (Appendix B: T = 1000 geometric levels from 1/n to 4E, E from
         Theorem 3.3), a tuple ``(eps_min, eps_max, T)``, or explicit levels.
-    rng:
-        Seed or numpy Generator, the only source of randomness.
+    random_state:
+        Seed or numpy Generator, the only source of randomness (the old spelling
+        ``rng=`` still works, with a FutureWarning).
     allow_no_halt:
         Release theta* (``epsilon = inf``, ``guarantee.holds = False``) when no
         level passes, instead of raising :class:`~oracledp.erm.NoHaltError`.
@@ -536,40 +533,55 @@ def outputnr(
         Before any randomness is used.
     NoHaltError
         No level passed and ``allow_no_halt`` is False.
+
+    Examples
+    --------
+    A prepared problem (theta* computed once) searched with two seeds: the ex-post loss
+    ``eps_0 + eps_k`` (Theorem 3.4) depends on the level ``k`` where each run stopped.
+
+    >>> import numpy as np
+    >>> from oracledp.erm import LogisticProblem, outputnr
+    >>> gen = np.random.default_rng(1)
+    >>> X = gen.uniform(-0.5, 0.5, size=(2000, 2))  # ||x_i||_1 <= 1
+    >>> y = np.where(X[:, 0] - X[:, 1] + 0.1 * gen.normal(size=2000) > 0, 1, -1)
+    >>> problem = LogisticProblem.from_data(X, y, lam=1.0)
+    >>> runs = [outputnr(problem, None, 0.01, eps_list=(0.01, 10.0, 20), random_state=s)
+    ...         for s in (0, 1)]
+    >>> [(r.stopping_index, round(r.epsilon, 2)) for r in runs]
+    [(2, 11.31), (3, 11.32)]
+    >>> str(runs[0].guarantee.kind), runs[0].threshold  # the test at -alpha/2 (corrected sign)
+    ('ex-post', -0.005)
     """
     t0 = time.perf_counter()
     # --- validation: nothing random happens before this block ends ---------------------------
-    a = check_positive(alpha, "alpha")
-    g = _check_gamma(gamma)
-    allow = _check_bool(allow_no_halt, "allow_no_halt")
-    want_diag = check_diagnostics_flag(return_diagnostics)
+    checked = _check_common(alpha, gamma, allow_no_halt, return_diagnostics)
     block = _check_block(block_size)
     calib = check_choice(calibration, "calibration", sens.CALIBRATIONS)
     mode = check_choice(search, "search", SEARCHES)
-    gen = check_rng(rng)
-    problem = _as_logistic_problem(X, y, lam)
+    gen = check_rng(random_state)
+    problem: LogisticProblem = _as_problem(LogisticProblem, X, y, lam)
     n, p, lam_ = problem.n, problem.p, problem.lam
-    grid = resolve_eps_grid(eps_list, method="outputnr", alpha=a, n=n, p=p, lam=lam_)
-    Delta = sens.logistic_excess_risk_sensitivity(n, lam_)  # Claim A.12
-    grid = cap_levels(grid, max_epsilon,
-                      lambda lv: sens.iat_epsilon(Delta, a, g, lv.size, calib) + float(lv[-1]))
-    grid.setflags(write=False)
-    T = int(grid.size)
+    # Algorithm 5 / Theorem 3.4: eps_0 = 16 Delta ln(2T/gamma) / alpha; threshold -alpha/2
+    # (corrected sign, module docstring)
+    run, eps_0 = _nr_run(
+        "outputnr", problem, checked, calib, eps_list, max_epsilon,
+        query_sensitivity=sens.logistic_excess_risk_sensitivity(n, lam_),  # Claim A.12
+        hypothesis_sensitivity=sens.output_l1_sensitivity(n, p, lam_),  # Lemma A.10
+    )
     M = problem.radius  # sqrt(2 ln 2 / lambda), Claim A.11
-    eps_0 = sens.iat_epsilon(Delta, a, g, T, calib)  # Algorithm 5 / Theorem 3.4
-    threshold = -a / 2.0  # corrected sign (module docstring)
-    nr_sensitivity = sens.output_l1_sensitivity(n, p, lam_)  # Lemma A.10: 2 sqrt(p)/(n lambda)
     t1 = time.perf_counter()
 
     # Small dense linear algebra: one BLAS thread (many threads on tiny matrices only contend).
     with _single_blas_thread():
-        # --- hypotheses: NR on theta*, then the projection onto the M-ball (corrected condition) ----
-        raw = noise_reduction(problem.theta_star, nr_sensitivity, grid, gen)
+        # --- hypotheses: NR on theta* (l1 sensitivity 2 sqrt(p)/(n lambda), Lemma A.10), then the
+        # projection onto the M-ball (corrected condition) -----------------------------------------
+        raw = noise_reduction(problem.theta_star, run.hypothesis_sensitivity, run.grid, gen)
         thetas = project_to_ball(raw, M)
         t2 = time.perf_counter()
 
         # --- InteractiveAboveThreshold on f^t = L(theta*) - L(theta^t) ----------------------------
-        iat = InteractiveAboveThreshold(eps_0, threshold, Delta, rng=gen)
+        iat = InteractiveAboveThreshold(eps_0, run.threshold, run.query_sensitivity,
+                                        random_state=gen)
         excess: Callable[[int, int], NDArray[np.float64]] | _EnclosedExcess
         if mode == "enclosed":
             # Certified O(p^2) bounds on each level's excess risk decide almost every test;
@@ -586,25 +598,8 @@ def outputnr(
                 return problem.excess_risk(thetas[start:stop])
 
             excess = exact_block
-        k = _iat_search(iat, excess, T, block)
+        k = _iat_search(iat, excess, int(run.grid.size), block)
         # the final excess risk is evaluated under the same one-thread limit
         t3 = time.perf_counter()
-        return _finish(
-            method="outputnr",
-            iat=iat,
-            k=k,
-            theta=thetas[k] if k is not None else None,
-            problem_theta_star=problem.theta_star,
-            excess_fn=problem.excess_risk,
-            grid=grid,
-            allow=allow,
-            source=OUTPUTNR_SOURCE,
-            y_domain="y_i in {-1, +1}",
-            params={"alpha": a, "gamma": g, "lam": lam_, "n": n, "p": p},
-            query_sensitivity=Delta,
-            hypothesis_sensitivity=nr_sensitivity,
-            threshold=threshold,
-            times=(t0, t1, t2, t3),
-            calibration=calib,
-            return_diagnostics=want_diag,
-        )
+        return _finish(run, iat, k, thetas[k] if k is not None else None, source=OUTPUTNR_SOURCE,
+                       y_domain="y_i in {-1, +1}", times=(t0, t1, t2, t3))

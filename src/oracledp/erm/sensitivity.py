@@ -27,7 +27,13 @@ import numbers
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from oracledp._validation import check_finite_matrix, check_positive, check_signed_labels
+from oracledp._validation import (
+    as_dense_float64,
+    check_finite_matrix,
+    check_open_unit,
+    check_positive,
+    check_signed_labels,
+)
 from oracledp.errors import BoundsViolation
 
 __all__ = [
@@ -59,12 +65,7 @@ def _check_n(n: object) -> int:
 
 
 def _check_gamma(gamma: object) -> float:
-    if isinstance(gamma, bool) or not isinstance(gamma, numbers.Real):
-        raise TypeError(f"gamma must be a real number, got {type(gamma).__name__}")
-    g = float(gamma)
-    if not (0.0 < g < 1.0):
-        raise ValueError(f"gamma (failure probability) must be in (0, 1), got {gamma!r}")
-    return g
+    return check_open_unit(gamma, "gamma", label="gamma (failure probability)")
 
 
 def _check_T(T: object) -> int:
@@ -260,40 +261,38 @@ def check_l1_rows(X: ArrayLike, name: str = "X") -> NDArray[np.float64]:
     or their norms (they are data).  Nothing is clipped.
     """
     arr = check_finite_matrix(X, name)
-    norms = np.abs(arr).sum(axis=1)
-    bad = np.flatnonzero(norms > 1.0)
-    if bad.size:
-        raise BoundsViolation(
-            f"{name}: the privacy proofs assume ||x_i||_1 <= 1 for every row (Ligett et al. 2017, "
-            "Section 3, Lemma A.6, Claim A.12), and some rows violate it. Rescale each row with "
-            "a data-independent rule, e.g. x / max(1, ||x||_1), and call again."
-        )
+    _refuse_above_one(
+        np.abs(arr).sum(axis=1), name, "||x_i||_1 <= 1 for every row", "Lemma A.6, Claim A.12",
+        "rows", "Rescale each row with a data-independent rule, e.g. x / max(1, ||x||_1), and "
+        "call again.",
+    )
     return arr
 
 
 def check_ridge_targets(y: ArrayLike, n: int, name: str = "y") -> NDArray[np.float64]:
     """A finite 1-D float target of length n with ``|y_i| <= 1`` (Section 3, Lemma A.6)."""
-    if hasattr(y, "toarray") or hasattr(y, "tocsr"):
-        raise TypeError(f"{name}: sparse input is not supported; pass a dense array")
-    try:
-        arr = np.asarray(y, dtype=np.float64)
-    except (TypeError, ValueError):  # numpy's message quotes the value: data, never shown
-        raise TypeError(f"{name} must be a 1-D array of real numbers (an entry is not a "
-                        "number; values are not shown: they are data)") from None
+    arr = as_dense_float64(y, name, must_be="a 1-D array of real numbers",
+                           sparse="sparse input is")
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
     if arr.shape[0] != n:
         raise ValueError(f"{name} has {arr.shape[0]} values but X has {n} rows")
     if not np.isfinite(arr).all():
         raise ValueError(f"{name} contains NaN or infinite values")
-    bad = np.flatnonzero(np.abs(arr) > 1.0)
-    if bad.size:
-        raise BoundsViolation(
-            f"{name}: the privacy proofs assume |y_i| <= 1 (Ligett et al. 2017, Section 3, "
-            "Lemma A.6, Claim A.5), and some values violate it. Rescale y by "
-            "a public constant and call again."
-        )
+    _refuse_above_one(np.abs(arr), name, "|y_i| <= 1", "Lemma A.6, Claim A.5", "values",
+                      "Rescale y by a public constant and call again.")
     return arr
+
+
+def _refuse_above_one(
+    magnitudes: NDArray[np.float64], name: str, bound: str, lemmas: str, items: str, fix: str
+) -> None:
+    """BoundsViolation if any magnitude exceeds 1: names the bound and the fix, never the data."""
+    if (magnitudes > 1.0).any():
+        raise BoundsViolation(
+            f"{name}: the privacy proofs assume {bound} (Ligett et al. 2017, Section 3, "
+            f"{lemmas}), and some {items} violate it. {fix}"
+        )
 
 
 def check_logistic_labels(y: ArrayLike, n: int, name: str = "y") -> NDArray[np.float64]:

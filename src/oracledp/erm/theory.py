@@ -29,7 +29,7 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from oracledp._validation import check_positive
+from oracledp._validation import as_real_float64, check_positive
 
 __all__ = [
     "covpert_ridge_epsilon",
@@ -265,13 +265,8 @@ def resolve_eps_grid(
             "eps_list given as a tuple must be (eps_min, eps_max, T) for noise reduction or "
             "(eps_min, eps_max) for the doubling method; pass a list or array for explicit levels"
         )
-    try:
-        raw = np.asarray(eps_list)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"eps_list must be None, a tuple or a 1-D array of levels: {exc}") from exc
-    if raw.dtype.kind not in "iuf":
-        raise TypeError(f"eps_list must contain real numbers, got dtype {raw.dtype}")
-    return _check_levels(raw.astype(np.float64).copy())
+    levels = as_real_float64(eps_list, "eps_list", must_be="None, a tuple or a 1-D array of levels")
+    return _check_levels(levels)  # a fresh array: never the caller's
 
 
 def cap_levels(

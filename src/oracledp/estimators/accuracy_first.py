@@ -78,7 +78,7 @@ class _AccuracyFirst(PrivateEstimator):
                 y: NDArray[Any]) -> AccuracyFirstResult:
         """One run of the chosen method on the validated data: the only place noise is drawn."""
         common = {"gamma": params["gamma"], "lam": params["lam"], "eps_list": self.eps_list,
-                  "rng": params["rng"], "return_diagnostics": params["keep"],
+                  "random_state": params["rng"], "return_diagnostics": params["keep"],
                   "max_epsilon": self.max_epsilon}
         if params["method"] == "doubling":
             return doubling(X, y, params["alpha"], task=self._TASK,

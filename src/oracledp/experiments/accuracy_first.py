@@ -267,7 +267,8 @@ def _run_trial(cfg: Config, method: str, alpha: float, trial: int) -> dict[str, 
     }
     t1 = time.perf_counter()
     # excess_risk is a non-private diagnostic, requested on purpose for the report
-    common = {"gamma": cfg.gamma, "eps_list": grid, "rng": seed, "return_diagnostics": True}
+    common = {"gamma": cfg.gamma, "eps_list": grid, "random_state": seed,
+              "return_diagnostics": True}
     try:
         with research_diagnostics():
             if method == "outputnr":

@@ -158,7 +158,7 @@ def _run_dpsgd(eps: float, seed: int, cfg: Config) -> dict[str, Any]:
 
     train, test = _data(cfg.data_seed)
     t0 = time.perf_counter()
-    res = dpsgd_logistic(train.X, train.y, eps, 1.0 / len(train.y) ** 2, rng=seed)
+    res = dpsgd_logistic(train.X, train.y, eps, 1.0 / len(train.y) ** 2, random_state=seed)
     return {
         "failed": False,
         "certified": True,

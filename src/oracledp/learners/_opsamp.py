@@ -91,6 +91,7 @@ from oracledp._validation import (
     RandomLike,
     check_delta,
     check_epsilon,
+    check_open_unit,
     check_positive,
     check_rng,
 )
@@ -173,12 +174,8 @@ def _count(value: object, name: str) -> int:
 
 
 def _beta(value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"beta must be a number, got {type(value).__name__}")
-    b = float(value)
-    if not (0.0 < b < 1.0):
-        raise ValueError(f"beta (utility failure probability) must be in (0, 1), got {value!r}")
-    return b
+    return check_open_unit(value, "beta", label="beta (utility failure probability)",
+                           number="a number")
 
 
 def opsamp_gamma(m: int, d: int, delta: float) -> float:

@@ -28,7 +28,14 @@ import numbers
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from oracledp._validation import RandomLike, check_positive, check_real_vector, check_rng
+from oracledp._validation import (
+    RandomLike,
+    as_real_float64,
+    check_positive,
+    check_real_vector,
+    check_rng,
+    renamed_keywords,
+)
 from oracledp.privacy import noise
 from oracledp.privacy.guarantees import GuaranteeKind, PrivacyGuarantee
 
@@ -67,13 +74,8 @@ def _check_eps_list(eps_list: object) -> NDArray[np.float64]:
 def _check_finite_values(v: ArrayLike, name: str = "v") -> NDArray[np.float64]:
     if hasattr(v, "toarray") or hasattr(v, "tocsr"):
         raise TypeError(f"{name}: sparse matrices are not supported; pass a dense array")
-    try:
-        raw = np.asarray(v)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be a real scalar or array: {exc}") from exc
-    if raw.dtype.kind not in "iuf":
-        raise TypeError(f"{name} must be a real scalar or array, got dtype {raw.dtype}")
-    arr = raw.astype(np.float64)
+    arr = as_real_float64(v, name, must_be="a real scalar or array",
+                          dtype_must="be a real scalar or array")
     if not np.isfinite(arr).all():
         raise ValueError(f"{name} contains NaN or infinite values")
     return arr
@@ -95,11 +97,12 @@ def nr_scales(sensitivity: float, eps_list: ArrayLike) -> NDArray[np.float64]:
     return delta / eps
 
 
+@renamed_keywords(rng="random_state")
 def noise_reduction(
     v: ArrayLike,
     sensitivity: float,
     eps_list: ArrayLike,
-    rng: RandomLike = None,
+    random_state: RandomLike = None,
 ) -> NDArray[np.float64]:
     """Releases of ``v`` at the increasing privacy levels ``eps_list`` (Algorithm 1, NoiseReduction).
 
@@ -112,8 +115,9 @@ def noise_reduction(
         (over the whole array ``v``, not per entry).
     eps_list:
         Strictly increasing finite levels ``eps_1 < ... < eps_T`` (most private first).
-    rng:
-        Seed or numpy Generator (the only source of randomness).
+    random_state:
+        Seed or numpy Generator (the only source of randomness).  The old spelling
+        ``rng=`` still works, with a FutureWarning.
 
     Returns
     -------
@@ -131,11 +135,21 @@ def noise_reduction(
     level's epsilon.  See :func:`noise_reduction_guarantee`.
 
     All inputs are validated before any noise is drawn.
+
+    Examples
+    --------
+    >>> from oracledp.mechanisms import noise_reduction, noise_reduction_guarantee
+    >>> out = noise_reduction([3.0, 1.0], 1.0, [0.5, 1.0, 2.0], random_state=0)
+    >>> out.shape  # one release per level, most private first
+    (3, 2)
+    >>> g = noise_reduction_guarantee([0.5, 1.0, 2.0], 1)  # of releasing out[:2]
+    >>> str(g.kind), g.epsilon, g.delta
+    ('pure', 1.0, 0.0)
     """
     arr = _check_finite_values(v, "v")
     delta = check_positive(sensitivity, "sensitivity")
     eps = _check_eps_list(eps_list)
-    gen = check_rng(rng)
+    gen = check_rng(random_state)
 
     T = eps.size
     shape = arr.shape

@@ -46,6 +46,7 @@ from oracledp._validation import (
     check_positive,
     check_real_vector,
     check_rng,
+    renamed_keywords,
 )
 from oracledp.privacy import noise
 from oracledp.privacy.guarantees import GuaranteeKind, PrivacyGuarantee
@@ -181,8 +182,9 @@ class InteractiveAboveThreshold:
     sensitivity:
         ``Delta > 0``, a bound on the l1 sensitivity of every query ``f_t(D)``
         (for any fixed query object, over replace-one neighbours).
-    rng:
-        Seed or numpy Generator (the only source of randomness).
+    random_state:
+        Seed or numpy Generator (the only source of randomness).  The old spelling
+        ``rng=`` still works, with a FutureWarning.
 
     The threshold noise ``Lap(2 Delta / eps_A)`` is drawn once, here; each query
     gets fresh ``Lap(4 Delta / eps_A)`` noise.  A query passes when its noisy
@@ -194,20 +196,31 @@ class InteractiveAboveThreshold:
     hypothesis prefix is ``eps_t``-DP (Lemma 2.8); infinite when it never
     halts.  See :meth:`ex_post_loss`.  The caller must not release any
     hypothesis after the halting index.
+
+    Examples
+    --------
+    >>> from oracledp.mechanisms import InteractiveAboveThreshold
+    >>> iat = InteractiveAboveThreshold(1.0, 0.0, 0.01, random_state=0)
+    >>> iat.first_above([-1.0, -0.5, 0.5, 1.0])  # the first noisy value above the noisy 0.0
+    2
+    >>> loss = iat.ex_post_loss(0.0)  # data-independent queries: eps_t = 0
+    >>> loss.epsilon, loss.stopping_index, str(loss.to_guarantee().kind)
+    (1.0, 2, 'ex-post')
     """
 
+    @renamed_keywords(rng="random_state")
     def __init__(
         self,
         epsilon: float,
         threshold: float,
         sensitivity: float,
         *,
-        rng: RandomLike = None,
+        random_state: RandomLike = None,
     ) -> None:
         eps = check_epsilon(epsilon)
         w = _check_finite_real(threshold, "threshold")
         delta = check_positive(sensitivity, "sensitivity")
-        gen = check_rng(rng)
+        gen = check_rng(random_state)
         self._epsilon = eps
         self._threshold = w
         self._sensitivity = delta
