@@ -107,29 +107,57 @@ def solvers() -> None:
 # --- demo -------------------------------------------------------------------------------------
 
 
-def _parse_eps(value: str) -> tuple[float, ...]:
+def _parse_positive_list(value: str, option: str, noun: str, example: str
+                         ) -> tuple[float, ...]:
+    """``OPTION 0.1,1``: distinct finite numbers > 0, or a clean usage error naming OPTION."""
+    hint = f"'{option}'"
     parts = [p.strip() for p in value.split(",")]
     if not value.strip() or any(not p for p in parts):
         raise typer.BadParameter(
-            f"{value!r} is not a comma-separated list of numbers (example: --eps 0.1,1)",
-            param_hint="'--eps'",
+            f"{value!r} is not a comma-separated list of numbers (example: {option} {example})",
+            param_hint=hint,
         )
     out: list[float] = []
     for p in parts:
         try:
-            e = float(p)
+            a = float(p)
         except ValueError:
             raise typer.BadParameter(
-                f"{p!r} is not a number (example: --eps 0.1,1)", param_hint="'--eps'"
+                f"{p!r} is not a number (example: {option} {example})", param_hint=hint
             ) from None
-        if not (math.isfinite(e) and e > 0):
+        if not (math.isfinite(a) and a > 0):
             raise typer.BadParameter(
-                f"every epsilon must be a finite number > 0, got {p!r}", param_hint="'--eps'"
+                f"every {noun} must be a finite number > 0, got {p!r}", param_hint=hint
             )
-        if e in out:
-            raise typer.BadParameter(f"epsilon {p} is listed twice", param_hint="'--eps'")
-        out.append(e)
+        if a in out:
+            raise typer.BadParameter(f"{noun} {p} is listed twice", param_hint=hint)
+        out.append(a)
     return tuple(out)
+
+
+def _epsilon_option(help: str) -> Any:
+    """``--epsilon`` (a comma-separated list), the one spelling of every command."""
+    return typer.Option("--epsilon", help=help)
+
+
+# ``--eps``: the old spelling of ``--epsilon``, still accepted (hidden; a note on stderr)
+_EPS_ALIAS = typer.Option("--eps", hidden=True, help="Deprecated: use --epsilon.")
+
+
+def _epsilons(epsilon: str | None, eps: str | None, *, epsilon_given: bool = True
+              ) -> tuple[float, ...] | None:
+    """The epsilons of ``--epsilon``, or of its deprecated spelling ``--eps``.
+
+    ``epsilon_given``: ``--epsilon`` was on the command line (not its default).
+    """
+    if eps is not None:
+        if epsilon is not None and epsilon_given:
+            raise typer.BadParameter("--eps is the deprecated spelling of --epsilon: pass "
+                                     "--epsilon only", param_hint="'--eps'")
+        typer.echo("note: --eps is deprecated and will be removed; use --epsilon", err=True)
+        epsilon = eps
+    return None if epsilon is None else _parse_positive_list(epsilon, "--epsilon", "epsilon",
+                                                             "0.1,1")
 
 
 def _fmt_acc(stats: dict[str, float | None]) -> str:
@@ -205,9 +233,9 @@ def _with_progress(console: Console, work: Any) -> Any:
 
 @app.command()
 def demo(
-    eps: Annotated[
-        str, typer.Option("--eps", help="Comma-separated privacy levels epsilon.")
-    ] = "0.1,1",
+    ctx: typer.Context,
+    epsilon: Annotated[str, _epsilon_option("Comma-separated privacy levels epsilon.")] = "0.1,1",
+    eps: Annotated[str | None, _EPS_ALIAS] = None,
     runs: Annotated[int, typer.Option("--runs", min=1, help="Private runs per epsilon.")] = 3,
     seed: Annotated[
         int, typer.Option("--seed", min=0, help="Master seed; each run's seed derives from it.")
@@ -233,7 +261,9 @@ def demo(
     from oracledp.experiments.demo import Config, run_demo, write_outputs
     from oracledp.oracles import check_solver_name
 
-    epsilons = _parse_eps(eps)
+    given = getattr(ctx.get_parameter_source("epsilon"), "name", None) != "DEFAULT"
+    epsilons = _epsilons(epsilon, eps, epsilon_given=given)
+    assert epsilons is not None
     try:
         check_solver_name(solver)
     except ValueError as exc:
@@ -247,7 +277,7 @@ def demo(
     try:
         result = _with_progress(console, lambda report: run_demo(config, progress=report))
     except ValueError as exc:  # e.g. an eps outside OPDisc's proven range, found before any run
-        raise typer.BadParameter(str(exc), param_hint="'--eps'") from None
+        raise typer.BadParameter(str(exc), param_hint="'--epsilon'") from None
 
     _print_demo(console, result)
     cal = result.get("calibration") or []
@@ -267,6 +297,18 @@ reproduce_app = typer.Typer(help="Reproduce the papers' experiments.", no_args_i
 app.add_typer(reproduce_app, name="reproduce")
 
 
+_SEED = typer.Option("--seed", min=0, help="Master seed.")
+_N_JOBS = typer.Option("--n-jobs", min=1, help="Parallel workers.")
+_OUT = typer.Option("--out", file_okay=False, help="Output directory.")
+
+
+def _print_written(console: Console, out: Path, stem: str, figures: list[Path], t0: float,
+                   fmt: str) -> None:
+    """The files a reproduction wrote in ``out`` (``stem``.jsonl/.csv, summary, figures)."""
+    console.print(f"  wrote {out / (stem + '.jsonl')}, {stem}.csv, summary.json, "
+                  f"{', '.join(p.name for p in figures)} in {time.perf_counter() - t0:{fmt}}s")
+
+
 def _experiment_config(exp: Any, quick: bool, **settings: Any) -> Any:
     """An experiment's Config (or its quick variant) from the options that were given."""
     overrides = {key: value for key, value in settings.items() if value is not None}
@@ -281,16 +323,16 @@ def reproduce_icml2020(
     quick: Annotated[bool, typer.Option("--quick", help="3 runs at eps 0.1 and 1.")] = False,
     runs: Annotated[int | None, typer.Option("--runs", min=1, help="Runs per (method, eps).")]
     = None,
-    eps: Annotated[str | None, typer.Option("--eps", help="Comma-separated epsilons.")] = None,
+    epsilon: Annotated[str | None, _epsilon_option("Comma-separated epsilons.")] = None,
+    eps: Annotated[str | None, _EPS_ALIAS] = None,
     methods: Annotated[
         str, typer.Option("--methods", help="Comma-separated: opdisc,rspm,dpsgd,opsamp.")
     ] = "opdisc,rspm,dpsgd",
-    n_jobs: Annotated[int, typer.Option("--n-jobs", min=1, help="Parallel workers.")] = 1,
-    seed: Annotated[int, typer.Option("--seed", min=0, help="Master seed.")] = 0,
+    n_jobs: Annotated[int, _N_JOBS] = 1,
+    seed: Annotated[int, _SEED] = 0,
     time_limit: Annotated[float, typer.Option("--time-limit", help="Seconds per oracle call.")]
     = 300.0,
-    out: Annotated[Path, typer.Option("--out", file_okay=False, help="Output directory.")]
-    = Path("out/icml2020-adult"),
+    out: Annotated[Path, _OUT] = Path("out/icml2020-adult"),
 ) -> None:
     """OPDisc vs RSPM vs DP-SGD logistic regression (and OPSamp) on Adult (ICML 2020, Sec. 5).
 
@@ -301,7 +343,7 @@ def reproduce_icml2020(
     cfg = _experiment_config(
         exp, quick, seed=seed, n_jobs=n_jobs, time_limit=time_limit,
         methods=tuple(m.strip() for m in methods.split(",") if m),
-        epsilons=None if eps is None else _parse_eps(eps), runs=runs,
+        epsilons=_epsilons(epsilon, eps), runs=runs,
     )
     console = Console()
     t0 = time.perf_counter()
@@ -319,36 +361,7 @@ def reproduce_icml2020(
         )
     console.print(table)
     console.print("  failures: oracle not certified (nothing released; not counted in accuracy)")
-    paths = exp.write_figures(runs_out, out)
-    console.print(f"  wrote {out / 'runs.jsonl'}, runs.csv, summary.json, "
-                  f"{', '.join(p.name for p in paths)} in {time.perf_counter() - t0:.0f}s")
-
-
-def _parse_alphas(value: str) -> tuple[float, ...]:
-    """``--alphas 0.01,0.05``: distinct finite numbers > 0 (clean errors, as for --eps)."""
-    hint = "'--alphas'"
-    parts = [p.strip() for p in value.split(",")]
-    if not value.strip() or any(not p for p in parts):
-        raise typer.BadParameter(
-            f"{value!r} is not a comma-separated list of numbers (example: --alphas 0.01,0.05)",
-            param_hint=hint,
-        )
-    out: list[float] = []
-    for p in parts:
-        try:
-            a = float(p)
-        except ValueError:
-            raise typer.BadParameter(
-                f"{p!r} is not a number (example: --alphas 0.01,0.05)", param_hint=hint
-            ) from None
-        if not (math.isfinite(a) and a > 0):
-            raise typer.BadParameter(
-                f"every alpha must be a finite number > 0, got {p!r}", param_hint=hint
-            )
-        if a in out:
-            raise typer.BadParameter(f"alpha {p} is listed twice", param_hint=hint)
-        out.append(a)
-    return tuple(out)
+    _print_written(console, out, "runs", exp.write_figures(runs_out, out), t0, ".0f")
 
 
 def _g(x: float | None, fmt: str = ".3g") -> str:
@@ -375,10 +388,9 @@ def reproduce_accuracy_first(
         str | None, typer.Option("--alphas", help="Comma-separated target excess risks alpha.")
     ] = None,
     quick: Annotated[bool, typer.Option("--quick", help="3 alphas x 5 trials.")] = False,
-    n_jobs: Annotated[int, typer.Option("--n-jobs", min=1, help="Parallel workers.")] = 1,
-    seed: Annotated[int, typer.Option("--seed", min=0, help="Master seed.")] = 0,
-    out: Annotated[Path | None, typer.Option("--out", file_okay=False, help="Output directory.")]
-    = None,
+    n_jobs: Annotated[int, _N_JOBS] = 1,
+    seed: Annotated[int, _SEED] = 0,
+    out: Annotated[Path | None, _OUT] = None,
     n: Annotated[int | None, typer.Option("--n", hidden=True, min=2, help="Subsample (tests).")]
     = None,
 ) -> None:
@@ -394,7 +406,9 @@ def reproduce_accuracy_first(
                                  param_hint="'--task'")
     cfg = _experiment_config(
         exp, quick, task=task, seed=seed, n_jobs=n_jobs,
-        alphas=None if alphas is None else _parse_alphas(alphas), trials=trials, n=n,
+        alphas=None if alphas is None else _parse_positive_list(alphas, "--alphas", "alpha",
+                                                                  "0.01,0.05"),
+        trials=trials, n=n,
     )
     out_dir = out if out is not None else Path(f"out/accuracy-first-{task}")
     console = Console()
@@ -441,21 +455,19 @@ def reproduce_accuracy_first(
     if no_halt:
         console.print(f"  [red]{no_halt} no-halt trials[/red]: nothing released; recorded with "
                       "their refusal loss, counted as failures, excluded from the ε means")
-    paths = exp.write_figures(cfg, records, out_dir)
-    console.print(f"  wrote {out_dir / 'trials.jsonl'}, trials.csv, summary.json, "
-                  f"{', '.join(p.name for p in paths)} in {time.perf_counter() - t0:.0f}s")
+    _print_written(console, out_dir, "trials", exp.write_figures(cfg, records, out_dir), t0, ".0f")
 
 
 @reproduce_app.command("ftpl")
 def reproduce_ftpl(
     quick: Annotated[bool, typer.Option("--quick", help="d=4, eps 0.3 and 1, T<=200, 3 runs.")]
     = False,
-    eps: Annotated[str | None, typer.Option("--eps", help="Comma-separated per-round epsilons.")]
+    epsilon: Annotated[str | None, _epsilon_option("Comma-separated per-round epsilons.")]
     = None,
+    eps: Annotated[str | None, _EPS_ALIAS] = None,
     runs: Annotated[int | None, typer.Option("--runs", min=1, help="Streams per d.")] = None,
-    seed: Annotated[int, typer.Option("--seed", min=0, help="Master seed.")] = 0,
-    out: Annotated[Path, typer.Option("--out", file_okay=False, help="Output directory.")]
-    = Path("out/ftpl"),
+    seed: Annotated[int, _SEED] = 0,
+    out: Annotated[Path, _OUT] = Path("out/ftpl"),
 ) -> None:
     """Regret of Follow the Private Leader vs T and eps (Neel, Roth, Wu FOCS 2019, Sec. V, Thm 11).
 
@@ -465,7 +477,7 @@ def reproduce_ftpl(
     from oracledp.experiments import ftpl as exp
 
     cfg = _experiment_config(
-        exp, quick, seed=seed, epsilons=None if eps is None else _parse_eps(eps), runs=runs,
+        exp, quick, seed=seed, epsilons=_epsilons(epsilon, eps), runs=runs,
     )
     console = Console()
     t0 = time.perf_counter()
@@ -488,20 +500,19 @@ def reproduce_ftpl(
                       _g(r["eps_basic"]), _g(r["eps_advanced"]),
                       end_section=r["T"] == cfg.T)
     console.print(table)
-    paths = exp.write_figures(records, out)
-    console.print(f"  wrote {out / 'runs.jsonl'}, runs.csv, summary.json, "
-                  f"{', '.join(p.name for p in paths)} in {time.perf_counter() - t0:.1f}s")
+    _print_written(console, out, "runs", exp.write_figures(records, out), t0, ".1f")
 
 
 @reproduce_app.command("synth-adult")
 def reproduce_synth_adult(
     quick: Annotated[bool, typer.Option("--quick", help="1 run at eps=1, few rounds (< 60 s).")]
     = False,
-    eps: Annotated[str | None, typer.Option("--eps", help="Comma-separated epsilons.")] = None,
+    epsilon: Annotated[str | None, _epsilon_option("Comma-separated epsilons.")] = None,
+    eps: Annotated[str | None, _EPS_ALIAS] = None,
     k: Annotated[int | None, typer.Option("--k", min=1, help="Marginal order (default 3).")]
     = None,
     runs: Annotated[int | None, typer.Option("--runs", min=1, help="Runs per epsilon.")] = None,
-    seed: Annotated[int, typer.Option("--seed", min=0, help="Master seed.")] = 0,
+    seed: Annotated[int, _SEED] = 0,
     query_player: Annotated[
         str, typer.Option("--query-player", help="OracleQuery query player: noisy-min, rspm or prsma.")
     ] = "noisy-min",
@@ -510,8 +521,7 @@ def reproduce_synth_adult(
     ] = "hedge",
     peers: Annotated[bool, typer.Option(
         "--peers", help="Also run MST and AIM in the same run (needs oracledp[peers]).")] = False,
-    out: Annotated[Path, typer.Option("--out", file_okay=False, help="Output directory.")]
-    = Path("out/synth-adult"),
+    out: Annotated[Path, _OUT] = Path("out/synth-adult"),
 ) -> None:
     """Synthetic Adult (8 categorical attributes): OracleQuery, OracleQueryPGM, MWEM, marginals (+ MST, AIM).
 
@@ -521,7 +531,7 @@ def reproduce_synth_adult(
 
     cfg = _experiment_config(
         exp, quick, seed=seed, query_player=query_player, data_player=data_player,
-        epsilons=None if eps is None else _parse_eps(eps), k=k, runs=runs, peers=peers or None,
+        epsilons=_epsilons(epsilon, eps), k=k, runs=runs, peers=peers or None,
     )
     console = Console()
     if cfg.peers:
@@ -548,9 +558,7 @@ def reproduce_synth_adult(
                       _err_std(r["mean_error_mean"], r["mean_error_std"]),
                       f"{r['seconds_mean']:.1f}s", f"{r['sample_seconds_mean']:.2f}s")
     console.print(table)
-    paths = exp.write_figures(records, out)
-    console.print(f"  wrote {out / 'runs.jsonl'}, runs.csv, summary.json, "
-                  f"{', '.join(p.name for p in paths)} in {time.perf_counter() - t0:.1f}s")
+    _print_written(console, out, "runs", exp.write_figures(records, out), t0, ".1f")
     console.print(environment_line(), markup=False)
 
 

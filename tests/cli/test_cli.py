@@ -62,8 +62,9 @@ def test_version_and_help(runner):
     res = runner.invoke(app, ["--version"])
     assert res.exit_code == 0 and "oracledp" in res.output
     res = runner.invoke(app, ["demo", "--help"], env=ENV)
-    assert res.exit_code == 0 and "--eps" in res.output
+    assert res.exit_code == 0 and "--epsilon" in res.output
     assert "--n-train" not in res.output  # hidden test option
+    assert "--eps " not in res.output  # the deprecated spelling is hidden
 
 
 # --- demo: bad options --------------------------------------------------------------------------
@@ -71,11 +72,26 @@ def test_version_and_help(runner):
 
 @pytest.mark.parametrize("eps", ["abc", "0", "-1", "nan", "inf", "1,,2", "", "0.1,0.1"])
 def test_bad_eps_is_a_clean_usage_error(runner, eps):
-    res = runner.invoke(app, ["demo", "--eps", eps], env=ENV)
+    res = runner.invoke(app, ["demo", "--epsilon", eps], env=ENV)
     assert res.exit_code == 2
-    assert "Invalid value for '--eps'" in res.output
+    assert "Invalid value for '--epsilon'" in res.output
     assert "Traceback" not in res.output
     assert res.exception is None or isinstance(res.exception, SystemExit)
+
+
+def test_old_eps_spelling_still_works_with_a_note(runner, tiny_adult, tmp_path):
+    """``--eps`` is the hidden, deprecated spelling of ``--epsilon``: same run, a note on stderr."""
+    outs = []
+    for flag in ("--epsilon", "--eps"):
+        out = tmp_path / flag.strip("-")
+        res = runner.invoke(app, ["demo", flag, "2", "--runs", "1", "--solver", "brute",
+                                  "--out", str(out)], env=ENV)
+        assert res.exit_code == 0, res.output
+        assert ("--eps is deprecated" in res.stderr) == (flag == "--eps")
+        outs.append(json.loads((out / "demo.json").read_text())["runs"][0]["test_acc"])
+    assert outs[0] == outs[1]
+    res = runner.invoke(app, ["demo", "--epsilon", "1", "--eps", "1"], env=ENV)
+    assert res.exit_code == 2 and "pass --epsilon only" in res.output
 
 
 @pytest.mark.parametrize(
@@ -109,7 +125,7 @@ def test_demo_end_to_end(runner, tiny_adult, tmp_path):
     out = tmp_path / "demo-out"
     res = runner.invoke(
         app,
-        ["demo", "--eps", "0.5,8", "--runs", "2", "--seed", "3", "--solver", "brute",
+        ["demo", "--epsilon", "0.5,8", "--runs", "2", "--seed", "3", "--solver", "brute",
          "--out", str(out)],
         env=ENV,
     )
@@ -159,7 +175,7 @@ def test_uncertified_runs_are_failures(runner, tiny_adult, monkeypatch, tmp_path
                for r in result["runs"])
     assert result["non_private"]["certified"] is False
 
-    res = runner.invoke(app, ["demo", "--eps", "1", "--runs", "2", "--solver", "brute",
+    res = runner.invoke(app, ["demo", "--epsilon", "1", "--runs", "2", "--solver", "brute",
                               "--out", str(tmp_path)], env=ENV)
     assert res.exit_code == 0, res.output
     assert "0/2" in res.output and res.output.count("failed:") == 2
@@ -187,7 +203,7 @@ def test_run_demo_on_adult_subsample():
 
 def test_demo_refuses_bad_eps_before_any_fit(runner, tiny_adult, tmp_path):
     """A non-positive eps is refused before any fit (exit 2, nothing written)."""
-    res = runner.invoke(app, ["demo", "--eps", "0.5,0", "--solver", "brute",
+    res = runner.invoke(app, ["demo", "--epsilon", "0.5,0", "--solver", "brute",
                               "--out", str(tmp_path / "o")], env=ENV)
     assert res.exit_code == 2
     assert "eps" in res.output.lower()

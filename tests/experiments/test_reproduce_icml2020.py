@@ -16,7 +16,7 @@ from oracledp.experiments import icml2020 as exp
 def test_quick_cli_end_to_end_and_resume(tmp_path: Path) -> None:
     out = tmp_path / "repro"
     args = ["reproduce", "icml2020-adult", "--quick", "--methods", "rspm", "--runs", "2",
-            "--eps", "1", "--out", str(out)]
+            "--epsilon", "1", "--out", str(out)]
     res = CliRunner().invoke(app, args)
     assert res.exit_code == 0, res.output
     runs = exp.load_runs(out)
@@ -60,5 +60,5 @@ def test_bad_configuration_is_rejected() -> None:
         exp.Config(methods=("opdisc", "svm"))
     with pytest.raises(ValueError):
         exp.Config(epsilons=(0.0,))
-    res = CliRunner().invoke(app, ["reproduce", "icml2020-adult", "--eps", "1,abc"])
+    res = CliRunner().invoke(app, ["reproduce", "icml2020-adult", "--epsilon", "1,abc"])
     assert res.exit_code != 0 and "Traceback" not in res.output

@@ -47,9 +47,9 @@ def test_follow_the_leader_regret_on_hand_built_stream() -> None:
 
 def test_ftpl_regret_is_computed_exactly_from_its_plays() -> None:
     cls = MonotoneConjunctions(2).zero_one_loss()
-    assert ftpl(cls, HAND, 0.5, rng=3).diagnostics is None  # regret only on request
+    assert ftpl(cls, HAND, 0.5, random_state=3).diagnostics is None  # regret only on request
     with pytest.warns(DiagnosticsWarning):
-        res = ftpl(cls, HAND, 0.5, rng=3, return_diagnostics=True)
+        res = ftpl(cls, HAND, 0.5, random_state=3, return_diagnostics=True)
     assert res.privacy is not None and res.privacy.reported.diagnostics_released
     table = {(0, 0): [0, 1, 1, 0], (1, 0): [0, 0, 1, 0], (0, 1): [0, 1, 0, 0],
              (1, 1): [0, 0, 0, 0]}
@@ -70,7 +70,7 @@ def test_huge_epsilon_plays_follow_the_leader(d: int) -> None:
     cls = MonotoneConjunctions(d).zero_one_loss()
     Z = _stream(d, 60, seed=d)
     with pytest.warns(DiagnosticsWarning):
-        res = ftpl(cls, Z, 1e7, rng=0, return_diagnostics=True)
+        res = ftpl(cls, Z, 1e7, random_state=0, return_diagnostics=True)
     ftl = follow_the_leader(cls, Z)
     P = cls.enumerate()
     L = cls.evaluate(P, Z).astype(float)
@@ -103,18 +103,18 @@ def test_privacy_accounting_goldens() -> None:
     assert "no privacy statement" in p.paper_statement
     assert ftpl_regret_bound(1.0, 100, 4) == pytest.approx(math.e - 1 + 0.32)
     assert ftpl_regret_bound(0.1, 1000, 6) == pytest.approx(math.expm1(0.1) + 72 / 100)
-    res = ftpl(MonotoneConjunctions(2).zero_one_loss(), HAND, 0.2, rng=0)
+    res = ftpl(MonotoneConjunctions(2).zero_one_loss(), HAND, 0.2, random_state=0)
     assert res.privacy is not None and res.privacy.reported.epsilon == pytest.approx(0.6)
 
 
 def test_reproducible_by_seed() -> None:
     cls = MonotoneConjunctions(4).zero_one_loss()
     Z = _stream(4, 80, seed=9)
-    a, b = ftpl(cls, Z, 0.3, rng=5), ftpl(cls, Z, 0.3, rng=5)
+    a, b = ftpl(cls, Z, 0.3, random_state=5), ftpl(cls, Z, 0.3, random_state=5)
     np.testing.assert_array_equal(a.plays, b.plays)
-    c = ftpl(cls, Z, 0.3, rng=np.random.default_rng(5))
+    c = ftpl(cls, Z, 0.3, random_state=np.random.default_rng(5))
     np.testing.assert_array_equal(a.plays, c.plays)
-    assert any(not np.array_equal(a.plays, ftpl(cls, Z, 0.3, rng=s).plays) for s in (6, 7))
+    assert any(not np.array_equal(a.plays, ftpl(cls, Z, 0.3, random_state=s).plays) for s in (6, 7))
 
 
 def test_validation_before_noise() -> None:
@@ -138,7 +138,7 @@ def test_validation_before_noise() -> None:
     for kw, err in bad:
         args = {"cls": cls, "stream": HAND, "epsilon": 0.5, **kw}
         with pytest.raises(err):
-            ftpl(args.pop("cls"), args.pop("stream"), args.pop("epsilon"), rng=gen, **args)
+            ftpl(args.pop("cls"), args.pop("stream"), args.pop("epsilon"), random_state=gen, **args)
     assert gen.bit_generator.state == state
     with pytest.raises(ValueError):
         ftpl_privacy(0.1, 1)
@@ -186,7 +186,7 @@ def test_reproduce_ftpl_quick_cli(tmp_path: Path) -> None:
 
 
 def test_reproduce_ftpl_bad_input(tmp_path: Path) -> None:
-    res = CliRunner().invoke(app, ["reproduce", "ftpl", "--quick", "--eps", "0,1",
+    res = CliRunner().invoke(app, ["reproduce", "ftpl", "--quick", "--epsilon", "0,1",
                                    "--out", str(tmp_path)])
     assert res.exit_code != 0
     assert not (tmp_path / "runs.jsonl").exists()
@@ -196,3 +196,10 @@ def test_huge_epsilon_accounting_does_not_overflow() -> None:
     p = ftpl_privacy(1e7, 5)
     assert p.reported.epsilon == pytest.approx(4e7) and p.advanced is None
     assert ftpl_regret_bound(1e7, 5, 3) == math.inf
+
+
+def test_old_rng_keyword_still_works_and_warns() -> None:
+    cls = MonotoneConjunctions(2).zero_one_loss()
+    with pytest.warns(FutureWarning, match="random_state"):
+        old = ftpl(cls, HAND, 0.5, rng=3)
+    assert np.array_equal(old.plays, ftpl(cls, HAND, 0.5, random_state=3).plays)

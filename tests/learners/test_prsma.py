@@ -99,23 +99,24 @@ def test_parameter_validation() -> None:
 def test_prsma_argument_validation() -> None:
     data, _ = _neighbours(100, 297)
     with pytest.raises(ValueError, match="threshold must be 'paper'"):
-        prsma(data, EXACT, 1.0, 0.1, rng=0, threshold="corrected")
+        prsma(data, EXACT, 1.0, 0.1, random_state=0, threshold="corrected")
     with pytest.raises(TypeError, match="base must be callable"):
-        prsma(data, 3, 1.0, 0.1, rng=0)  # type: ignore[arg-type]
+        prsma(data, 3, 1.0, 0.1, random_state=0)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="n_jobs"):
-        prsma(data, EXACT, 1.0, 0.1, rng=0, n_jobs=0)
+        prsma(data, EXACT, 1.0, 0.1, random_state=0, n_jobs=0)
     with pytest.raises(ValueError, match="batch"):
-        prsma(data, EXACT, 1.0, 0.1, rng=0, batch=0)
+        prsma(data, EXACT, 1.0, 0.1, random_state=0, batch=0)
     with pytest.raises(ValueError, match="max_calls"):
-        prsma(data, EXACT, 1.0, 0.1, rng=0, max_calls=0)
+        prsma(data, EXACT, 1.0, 0.1, random_state=0, max_calls=0)
     with pytest.raises(ValueError, match="non-empty"):
-        prsma(np.array([]), EXACT, 1.0, 0.1, rng=0)
+        prsma(np.array([]), EXACT, 1.0, 0.1, random_state=0)
     with pytest.raises(ValueError, match="too small"):
-        prsma(data[:10], EXACT, 1.0, 0.1, rng=0)
+        prsma(data[:10], EXACT, 1.0, 0.1, random_state=0)
     with pytest.raises(TypeError, match="random_state"):
-        prsma(data, EXACT, 1.0, 0.1, rng=np.random.RandomState(0))  # type: ignore[arg-type]
+        prsma(data, EXACT, 1.0, 0.1,
+              random_state=np.random.RandomState(0))  # type: ignore[arg-type]
     # a malformed batch (1 output for size = R) fails its part instead of raising
-    res = _with_diagnostics(data, lambda part, e, rng, size: [0], 1.0, 0.1, rng=0)
+    res = _with_diagnostics(data, lambda part, e, rng, size: [0], 1.0, 0.1, random_state=0)
     assert res.failed and res.diagnostics.n_passing == 0
     assert set(res.diagnostics.part_errors) == {"malformed: wrong number of outputs"}
     with pytest.raises(ValueError, match="fail_records"):
@@ -139,11 +140,12 @@ def test_max_calls_refused_before_any_randomness() -> None:
     state = gen.bit_generator.state
     base = _CountingBase()
     with pytest.raises(BudgetError, match="needs 466872 base-algorithm runs") as info:
-        prsma(data, base, 1.0, 0.1, rng=gen, max_calls=466_871)
+        prsma(data, base, 1.0, 0.1, random_state=gen, max_calls=466_871)
     assert "466871" in str(info.value)
     assert gen.bit_generator.state == state  # no draw, and the generator was not spawned from
     assert base.calls == 0
-    res = _with_diagnostics(data, base, 1.0, 0.1, rng=gen, max_calls=466_872)  # at the limit
+    res = _with_diagnostics(data, base, 1.0, 0.1, random_state=gen,
+                            max_calls=466_872)  # at the limit
     assert res.diagnostics.calls == 466_872 == res.parameters.calls  # perfect oracle: K * R
     assert base.calls == 397  # one vectorized call per part (batch = R)
 
@@ -153,12 +155,12 @@ def test_stop_at_first_failure_and_batches() -> None:
     _, d2 = _neighbours(80, 260)
     p = prsma_parameters(340, 3.5, 0.5)
     assert (p.K, p.R) == (85, 166)
-    res = _with_diagnostics(d2, POISON, 3.5, 0.5, rng=4, batch=1).diagnostics
+    res = _with_diagnostics(d2, POISON, 3.5, 0.5, random_state=4, batch=1).diagnostics
     assert res.n_passing == p.K - 1 and res.part_passed.count(False) == 1
     assert res.calls == (p.K - 1) * p.R + 1
-    res = _with_diagnostics(d2, POISON, 3.5, 0.5, rng=4, batch=100).diagnostics
+    res = _with_diagnostics(d2, POISON, 3.5, 0.5, random_state=4, batch=100).diagnostics
     assert res.calls == (p.K - 1) * p.R + 100
-    assert _with_diagnostics(d2, POISON, 3.5, 0.5, rng=4, batch=10**9).diagnostics.calls \
+    assert _with_diagnostics(d2, POISON, 3.5, 0.5, random_state=4, batch=10**9).diagnostics.calls \
         == p.K * p.R
 
 
@@ -187,7 +189,7 @@ def test_perfect_oracle_rejection_rate_paper_threshold() -> None:
     data = np.zeros(397, dtype=int)
     gen = np.random.default_rng(20)
     N = 400
-    k = sum(prsma(data, base, 1.0, 0.1, rng=gen).failed for _ in range(N))
+    k = sum(prsma(data, base, 1.0, 0.1, random_state=gen).failed for _ in range(N))
     assert stats.binomtest(k, N, p0).pvalue > ALPHA, k
 
 
@@ -326,13 +328,13 @@ def _signature(res):
 
 def test_results_independent_of_n_jobs() -> None:
     _, d2 = _neighbours(80, 260)
-    ref = _with_diagnostics(d2, POISON, 3.5, 0.5, rng=12)
+    ref = _with_diagnostics(d2, POISON, 3.5, 0.5, random_state=12)
     assert ref.diagnostics.n_passing == 84 and ref.backend == "sequential"
-    two = _with_diagnostics(d2, POISON, 3.5, 0.5, rng=12, n_jobs=2)
-    thr = _with_diagnostics(d2, POISON, 3.5, 0.5, rng=12, n_jobs=2, backend="threading")
+    two = _with_diagnostics(d2, POISON, 3.5, 0.5, random_state=12, n_jobs=2)
+    thr = _with_diagnostics(d2, POISON, 3.5, 0.5, random_state=12, n_jobs=2, backend="threading")
     assert _signature(two) == _signature(ref) == _signature(thr)
     assert (two.backend, thr.backend) == ("LokyBackend", "ThreadingBackend")
-    assert _signature(_with_diagnostics(d2, POISON, 3.5, 0.5, rng=13)) != _signature(ref)
+    assert _signature(_with_diagnostics(d2, POISON, 3.5, 0.5, random_state=13)) != _signature(ref)
 
 
 def test_dask_local_cluster_matches_local() -> None:
@@ -342,7 +344,7 @@ def test_dask_local_cluster_matches_local() -> None:
     from distributed import Client, LocalCluster
 
     _, d2 = _neighbours(80, 260)
-    ref = _with_diagnostics(d2, POISON, 3.5, 0.5, rng=14)
+    ref = _with_diagnostics(d2, POISON, 3.5, 0.5, random_state=14)
     with warnings.catch_warnings():
         # cluster start-up/shutdown may warn about ports or closing comms: only distributed's
         warnings.filterwarnings("ignore", module=r"distributed(\..*)?$")
@@ -352,9 +354,9 @@ def test_dask_local_cluster_matches_local() -> None:
                          dashboard_address=None) as cluster,
             Client(cluster),
         ):
-            res = _with_diagnostics(d2, POISON, 3.5, 0.5, rng=14, backend="dask", n_jobs=2)
+            res = _with_diagnostics(d2, POISON, 3.5, 0.5, random_state=14, backend="dask", n_jobs=2)
             with joblib.parallel_config(backend="dask"):
-                res2 = _with_diagnostics(d2, POISON, 3.5, 0.5, rng=14, n_jobs=-1)
+                res2 = _with_diagnostics(d2, POISON, 3.5, 0.5, random_state=14, n_jobs=-1)
     assert res.backend == res2.backend == "DaskDistributedBackend"
     assert _signature(res) == _signature(ref) == _signature(res2)
 
@@ -366,7 +368,7 @@ def test_end_to_end_demo_under_two_minutes() -> None:
     """Public API, eps=1, delta=0.1 (K=397, R=1176: 466,872 RSPM runs), n = 5K records."""
     data, _ = _neighbours(5 * 397 // 2, 5 * 397 - 5 * 397 // 2)
     t0 = time.perf_counter()
-    res = _with_diagnostics(data, EXACT, 1.0, 0.1, rng=15)
+    res = _with_diagnostics(data, EXACT, 1.0, 0.1, random_state=15)
     elapsed = time.perf_counter() - t0
     assert elapsed < 120.0
     diag = res.diagnostics
@@ -391,3 +393,11 @@ def test_poison_variant_fails_half_the_time() -> None:
     assert out is not FAIL and out.shape == (50,) and set(np.unique(out)) <= {0, 1}
     with pytest.raises(ValueError, match="fail_probability"):
         ExplicitRSPMBase(R1_LOSSES, R1_PATTERNS, fail_records=(Z,), fail_probability=0.0)
+
+
+def test_old_rng_keyword_still_works_and_warns() -> None:
+    data, _ = _neighbours(100, 297)
+    with pytest.warns(FutureWarning, match="random_state"):
+        old = prsma(data, EXACT, 1.0, 0.1, rng=0)
+    new = prsma(data, EXACT, 1.0, 0.1, random_state=0)
+    assert (old.output, old.failed) == (new.output, new.failed)

@@ -125,13 +125,13 @@ def test_prsma_with_failing_oracle_returns_fail() -> None:
     Z, y = _data(d=3, n=400)
     base = ClassRSPMBase(cls, oracle=FakeOracle(loss, fail_at=0))
     with pytest.warns(DiagnosticsWarning):
-        res = prsma(loss.encode(Z, y), base, 1.0, 0.1, rng=0, return_diagnostics=True)
+        res = prsma(loss.encode(Z, y), base, 1.0, 0.1, random_state=0, return_diagnostics=True)
     assert res.failed and res.output is FAIL and res.diagnostics["n_passing"] == 0
 
 
 def test_prsma_adult_end_to_end() -> None:
     t0 = time.perf_counter()
-    out = prsma_adult_conjunctions(epsilon=1.0, delta=0.1, rng=0)
+    out = prsma_adult_conjunctions(epsilon=1.0, delta=0.1, random_state=0)
     assert time.perf_counter() - t0 < 120.0
     g = out["guarantee"]
     assert (g.epsilon, g.delta) == (1.0, 0.1)
@@ -153,5 +153,12 @@ def test_prsma_adult_end_to_end() -> None:
         assert 0.0 <= out["test_accuracy"] <= 1.0
     assert 0.0 <= out["nonprivate_best"]["test_accuracy"] <= 1.0
     # same seed, same result (PRSMA streams do not depend on n_jobs)
-    again = prsma_adult_conjunctions(epsilon=1.0, delta=0.1, rng=0)
+    again = prsma_adult_conjunctions(epsilon=1.0, delta=0.1, random_state=0)
     assert again["conjunction"] == out["conjunction"]
+
+
+def test_old_rng_keyword_still_accepted_and_warns() -> None:
+    # rng= is mapped to random_state= (the bad d is refused before any data is read)
+    with pytest.warns(FutureWarning, match="random_state"), \
+            pytest.raises(ValueError, match="d must"):
+        prsma_adult_conjunctions(d=0, rng=0)

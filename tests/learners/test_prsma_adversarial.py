@@ -93,7 +93,7 @@ def _prsma_both(base: ClassRSPMBase, seed: int = 1) -> dict[str, Any]:
     D, D2 = _neighbours()
     out = {}
     for name, data in (("D", D), ("D'", D2)):
-        res = prsma(data, base, EPS, DELTA, rng=seed)
+        res = prsma(data, base, EPS, DELTA, random_state=seed)
         assert res.failed == (res.output is FAIL)
         assert res.failed or _valid(res.output), (name, res.output)
         out[name] = res
@@ -336,7 +336,7 @@ def test_prsma_counts_a_raising_user_base_as_a_failed_part() -> None:
 
     for data in (D, D2):
         with pytest.warns(DiagnosticsWarning):
-            res = prsma(data, user_base, EPS, DELTA, rng=1, return_diagnostics=True)
+            res = prsma(data, user_base, EPS, DELTA, random_state=1, return_diagnostics=True)
         assert res.failed or _valid(res.output)
         errors = [e for e in res.diagnostics.part_errors if e is not None]
         assert errors == ([] if data is D else ["MemoryError"])
@@ -346,4 +346,4 @@ def test_prsma_counts_a_raising_user_base_as_a_failed_part() -> None:
 def test_wrong_data_format_raises_before_any_part() -> None:
     base = ClassRSPMBase(CLS, oracle=Adversary(_worst))
     with pytest.raises(ValueError, match="shape"):
-        prsma(np.zeros((6 * K, 2)), base, EPS, DELTA, rng=0)  # no label column
+        prsma(np.zeros((6 * K, 2)), base, EPS, DELTA, random_state=0)  # no label column

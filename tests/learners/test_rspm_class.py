@@ -70,15 +70,16 @@ def test_rspm_output_is_the_perturbed_argmin(cls: QueryClass, kind: str) -> None
     # same seed -> same noise -> same answer for the exact MIP and enumeration oracles
     Z = _points(cls, rng, kind)
     for seed in range(3):
-        a = rspm_class(cls, Z, None, 0.7, oracle="highs", rng=seed)
-        b = rspm_class(cls, Z, None, 0.7, oracle="brute", rng=seed)
+        a = rspm_class(cls, Z, None, 0.7, oracle="highs", random_state=seed)
+        b = rspm_class(cls, Z, None, 0.7, oracle="brute", random_state=seed)
         assert np.array_equal(a.params, b.params)
         assert a.m == len(U) and a.scale == pytest.approx(2 * len(U) / 0.7)
 
 
 def test_guarantee_record() -> None:
     cls = Parities(3)
-    res = rspm_class(cls, _data(cls, np.random.default_rng(0)), None, 0.5, oracle="brute", rng=1)
+    res = rspm_class(cls, _data(cls, np.random.default_rng(0)), None, 0.5, oracle="brute",
+                     random_state=1)
     g = res.guarantee
     assert g.is_pure and g.epsilon == 0.5 and g.delta == 0.0
     assert g.requires_exact_oracle and g.holds
@@ -101,7 +102,7 @@ def _sampler(cls: QueryClass, Z: np.ndarray, eps: float, noise_factor: float = 1
             eta = None
             if noise_factor != 1.0:
                 eta = rng.laplace(0.0, noise_factor * rspm_class_scale(eps, m), size=m)
-            out[t] = index[tuple(rspm_class(cls, Z, None, eps, oracle=orc, rng=rng,
+            out[t] = index[tuple(rspm_class(cls, Z, None, eps, oracle=orc, random_state=rng,
                                             eta=eta).params)]
         return out
 
@@ -195,14 +196,14 @@ def test_refuses_heuristic_oracle_and_uncertified_answers() -> None:
     rng = np.random.default_rng(1)
     state = rng.bit_generator.state
     with pytest.raises(ValueError, match="PRSMA"):
-        rspm_class(cls, Z, None, 1.0, oracle=LocalSearchClassOracle(cls), rng=rng)
+        rspm_class(cls, Z, None, 1.0, oracle=LocalSearchClassOracle(cls), random_state=rng)
     with pytest.raises(ValueError, match="PRSMA"):
-        rspm_class(cls, Z, None, 1.0, oracle="local-search", rng=rng)
+        rspm_class(cls, Z, None, 1.0, oracle="local-search", random_state=rng)
     assert rng.bit_generator.state == state  # refused before any noise
     with pytest.raises(OracleFailure) as exc:
-        rspm_class(cls, Z, None, 1.0, oracle=_UncertifiedOracle(cls), rng=rng)
+        rspm_class(cls, Z, None, 1.0, oracle=_UncertifiedOracle(cls), random_state=rng)
     assert exc.value.result is not None and not exc.value.result.certified
-    res = rspm_class(cls, Z, None, 1.0, oracle=_UncertifiedOracle(cls), rng=rng,
+    res = rspm_class(cls, Z, None, 1.0, oracle=_UncertifiedOracle(cls), random_state=rng,
                      allow_uncertified=True)
     assert not res.guarantee.holds and "DOES NOT HOLD" in res.guarantee.notes
 
@@ -236,7 +237,7 @@ def test_validation_before_noise(kwargs: dict, err: type, match: str) -> None:
     state = rng.bit_generator.state
     with pytest.raises(err, match=match):
         rspm_class(args.pop("cls"), args.pop("points"), args.pop("weights"), args.pop("epsilon"),
-                   oracle=args.pop("oracle"), rng=rng, **rest)
+                   oracle=args.pop("oracle"), random_state=rng, **rest)
     assert rng.bit_generator.state == state
 
 
@@ -247,3 +248,12 @@ def test_public_part_enters_the_objective() -> None:
     res = rspm_class(cls, Z, None, 1.0, oracle="highs", eta=np.zeros(2), public_points=pub,
                      public_weights=np.array([-10.0, 3.0]))
     assert res.params.tolist() == [1, 0]  # rewarded by the public part, x_2 penalized
+
+
+def test_old_rng_keyword_still_works_and_warns() -> None:
+    cls = MonotoneConjunctions(3)
+    Z = _data(cls, np.random.default_rng(0))
+    with pytest.warns(FutureWarning, match="random_state"):
+        old = rspm_class(cls, Z, None, 0.5, oracle="brute", rng=4)
+    new = rspm_class(cls, Z, None, 0.5, oracle="brute", random_state=4)
+    assert np.array_equal(old.params, new.params)

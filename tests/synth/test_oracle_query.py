@@ -214,7 +214,7 @@ def test_cli_peers_without_the_extra_is_refused_before_any_run(tmp_path, monkeyp
 
 
 def test_cli_bad_eps(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    res = CliRunner().invoke(app, ["reproduce", "synth-adult", "--eps", "0,1",
+    res = CliRunner().invoke(app, ["reproduce", "synth-adult", "--epsilon", "0,1",
                                    "--out", str(tmp_path)])
     assert res.exit_code != 0
 

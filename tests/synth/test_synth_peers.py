@@ -80,7 +80,7 @@ def test_guarantee_fields_and_budget(which, mst_fit, aim_fit) -> None:
 def test_replace_one_noise_is_sqrt2_times_add_remove(data) -> None:
     codes, dom = data
     r1 = mst(codes, dom, 1.0, DELTA, 3)
-    r2 = mst(codes, dom, 1.0, DELTA, 3, neighbours="add-remove")
+    r2 = mst(codes, dom, 1.0, DELTA, 3, neighbouring="add-remove")
     assert r2.guarantee.neighbouring == "add-remove"
     s1 = [m.sigma for m in r1.measurements]
     s2 = [m.sigma for m in r2.measurements]
@@ -210,8 +210,8 @@ def test_bad_input_refused(data) -> None:
         aim(bad, dom, 1.0, DELTA, 0)
     with pytest.raises(TypeError, match="integer"):
         mst(codes.astype(float), dom, 1.0, DELTA, 0)
-    with pytest.raises(ValueError, match="neighbours"):
-        mst(codes, dom, 1.0, DELTA, 0, neighbours="add-one")
+    with pytest.raises(ValueError, match="neighbouring"):
+        mst(codes, dom, 1.0, DELTA, 0, neighbouring="add-one")
     with pytest.raises(ValueError, match="rounds"):
         aim(codes, dom, 1.0, DELTA, 0, rounds=2)
     with pytest.raises(ValueError, match="max_model_size"):
@@ -255,3 +255,12 @@ def test_aim_respects_the_model_size_cap(data) -> None:
     for r in res.selected:
         assert math.prod(dom.shape[a] for a in r) <= sum(dom.shape[a] for a in r)
     assert res.rho == pytest.approx(zcdp_rho(1.0, DELTA), rel=1e-6)
+
+
+def test_old_neighbours_keyword_still_accepted_and_warns(data) -> None:
+    codes, dom = data
+    # neighbours= is mapped to neighbouring= (and checked there, before any fit)
+    for fit in (mst, aim):
+        with pytest.warns(FutureWarning, match="neighbouring"), \
+                pytest.raises(ValueError, match="neighbouring"):
+            fit(codes, dom, 1.0, DELTA, 0, neighbours="add-one")

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from oracledp._validation import RandomLike, check_epsilon, check_rng
+from oracledp._validation import RandomLike, check_epsilon, check_rng, renamed_keywords
 from oracledp.audit.bounds import ALPHA, _check_alpha, epsilon_lower_bound, mu_lower_bound
 from oracledp.errors import OracleFailure
 
@@ -218,12 +218,13 @@ def _count_event(event: Event, outputs: Any, n: int, side: str) -> int:
     return int(mask.sum())
 
 
+@renamed_keywords(rng="random_state")
 def audit(
     sample_d: Sampler,
     sample_d2: Sampler,
     event: Event,
     n: int,
-    rng: RandomLike,
+    random_state: RandomLike,
     *,
     claimed_epsilon: float,
     claimed_delta: float = 0.0,
@@ -242,7 +243,7 @@ def audit(
         ``event(outputs)`` returning a boolean array of shape ``(n,)``.
     n:
         Runs per side.
-    rng:
+    random_state:
         Seed or Generator; each side gets an independent child stream.
     claimed_epsilon, claimed_delta:
         The claim under test: FAIL iff ``ln((p_lo - delta) / p'_hi) > eps`` in either
@@ -251,6 +252,23 @@ def audit(
         Optional Gaussian-form claim (shift/sigma); FAIL also iff a ``mu_lb`` exceeds it.
     alpha:
         False-alarm rate of each direction's assertion (default 1e-6).
+
+    Examples
+    --------
+    Randomized response on one bit (reports the true bit with probability
+    ``e / (1 + e)``: exactly 1-DP), the pair D = {1}, D' = {0}, the event "reports 1":
+
+    >>> import math
+    >>> import numpy as np
+    >>> from oracledp.audit import audit
+    >>> keep = math.e / (1 + math.e)
+    >>> def respond(bit):
+    ...     return lambda n, rng: np.where(rng.random(n) < keep, bit, 1 - bit)
+    >>> res = audit(respond(1), respond(0), lambda o: o == 1, 20_000, 0, claimed_epsilon=1.0)
+    >>> res.passed, round(res.eps_lb, 2)  # the lower bound approaches 1 from below
+    (True, 0.95)
+    >>> audit(respond(1), respond(0), lambda o: o == 1, 20_000, 0, claimed_epsilon=0.5).passed
+    False
     """
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise ValueError(f"n must be a positive integer, got {n!r}")
@@ -262,7 +280,7 @@ def audit(
     if claimed_mu is not None and not (math.isfinite(claimed_mu) and claimed_mu > 0):
         raise ValueError(f"claimed_mu must be a finite number > 0, got {claimed_mu!r}")
     a = _check_alpha(alpha)
-    gen = check_rng(rng)
+    gen = check_rng(random_state)
     rng_d, rng_d2 = gen.spawn(2)
     k_d = _count_event(event, sample_d(n, rng_d), n, "D")
     k_d2 = _count_event(event, sample_d2(n, rng_d2), n, "D'")

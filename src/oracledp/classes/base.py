@@ -52,14 +52,15 @@ from __future__ import annotations
 import abc
 import itertools
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from oracledp.oracles.base import CERTIFY_ABS_TOL, OracleStatus
+from oracledp.oracles.base import CERTIFY_ABS_TOL, OracleStatus, certify
 
 __all__ = [
     "CERTIFY_ABS_TOL",
@@ -197,17 +198,39 @@ class QueryClass(abc.ABC):
         return LossClass(self)
 
     def _binary_params(self, params: ArrayLike, width: int) -> NDArray[np.int64]:
-        P = np.asarray(params)
-        if P.ndim == 1:
-            P = P[None, :]
-        if P.ndim != 2 or P.shape[1] != width:
-            raise ValueError(f"{self.name} parameters must have shape (k, {width}), got {P.shape}")
-        if P.dtype.kind not in "biu" and not (P.dtype.kind == "f" and np.all(P == np.rint(P))):
-            raise ValueError(f"{self.name} parameters must be integers")
-        P = P.astype(np.int64)
+        P = _integer_rows(params, width, self.name)
         if not np.isin(P, (0, 1)).all():
             raise ValueError(f"{self.name} parameters must be 0/1 indicator vectors")
         return P
+
+
+def _integer_rows(params: ArrayLike, width: int, what: str) -> NDArray[np.int64]:
+    """Parameter rows of a class: one row or a 2-D array of ``width`` integer columns, as int64.
+
+    ``what`` names the parameters in the messages (``"{what} parameters must ..."``).
+    """
+    P = np.asarray(params)
+    if P.ndim == 1:
+        P = P[None, :]
+    if P.ndim != 2 or P.shape[1] != width:
+        raise ValueError(f"{what} parameters must have shape (k, {width}), got {P.shape}")
+    if P.dtype.kind not in "biu" and not (P.dtype.kind == "f" and np.all(P == np.rint(P))):
+        raise ValueError(f"{what} parameters must be integers")
+    return P.astype(np.int64)
+
+
+@dataclass(frozen=True)
+class _FeatureClass(QueryClass):
+    """A class over records of ``n_features`` features: ``d = n_features`` (a positive integer)."""
+
+    n_features: int
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "n_features", _check_dim(self.n_features, "d"))
+
+    @property
+    def d(self) -> int:
+        return self.n_features
 
 
 @dataclass(frozen=True)
@@ -233,6 +256,10 @@ class _DerivedClass(QueryClass):
 
     def check_params(self, params: ArrayLike) -> NDArray[np.int64]:
         return self.base.check_params(params)
+
+    def reduced_oracle(self, base_oracle: WeightedOracle) -> WeightedOracle:
+        """The oracle for this class from an oracle for ``base`` (spec sections 1, 2(d))."""
+        raise NotImplementedError
 
 
 @dataclass(frozen=True)
@@ -276,6 +303,9 @@ class NegatedClass(_DerivedClass):
 
     def negated(self) -> QueryClass:  # type: ignore[override]
         return self.base
+
+    def reduced_oracle(self, base_oracle: WeightedOracle) -> WeightedOracle:
+        return NegatedOracle(base_oracle)
 
 
 @dataclass(frozen=True)
@@ -341,6 +371,9 @@ class LossClass(_DerivedClass):
 
     def zero_one_loss(self) -> LossClass:
         raise TypeError("already a 0/1-loss class")
+
+    def reduced_oracle(self, base_oracle: WeightedOracle) -> WeightedOracle:
+        return LossOracle(base_oracle)
 
 
 # ------------------------------------------------------------------- oracles
@@ -455,22 +488,16 @@ def finish_result(
     """Recompute the objective of ``params`` from the points and decide certification.
 
     ``exact``: the oracle decided exactly that ``params`` is the argmin (module
-    docstring); certification then also checks the reported bound for consistency
-    (``objective - bound <= CERTIFY_ABS_TOL``).  Without ``exact`` (oracles outside this
-    library) only a zero gap certifies (``objective <= bound``).
+    docstring); :func:`~oracledp.oracles.base.certify` decides from it, the status and
+    the reported bound.
     """
     if params is None:
         return ClassOracleResult(None, float("inf"), float(bound), False, status, wall_time,
                                  solver, dict(info))
     P = cls.check_params(np.asarray(np.rint(params), dtype=np.int64))
     obj = float(cls._evaluate(P, Z)[0].astype(np.float64) @ w) if Z.shape[0] else 0.0
-    if exact is None:
-        certified = status is OracleStatus.OPTIMAL and obj <= bound
-    else:
-        certified = status is OracleStatus.OPTIMAL and exact and obj - bound <= CERTIFY_ABS_TOL
-    if status is OracleStatus.OPTIMAL and not certified:
-        status = OracleStatus.GAP
-    return ClassOracleResult(P[0], obj, float(bound), bool(certified), status, wall_time, solver,
+    certified, status = certify(status, obj, bound, exact)
+    return ClassOracleResult(P[0], obj, float(bound), certified, status, wall_time, solver,
                              dict(info))
 
 
@@ -503,49 +530,67 @@ class BruteForceClassOracle:
                              near_ties=len(near))
 
 
-class NegatedOracle:
-    """Oracle for ``{1 - q}`` from one for ``Q``: ``sum w (1-q) = sum w + sum (-w) q`` (spec section 1)."""
+class _ReducedOracle:
+    """Oracle for a class derived from ``base``'s class: ``objective = constant + base's``.
+
+    A subclass maps the weighted points to the base's problem (:meth:`_base_problem`,
+    exact: the points as given, weights times +-1, so the base decides exactly) and gives
+    the constant the derived objective adds (:meth:`_constant`, on the aggregated points).
+    """
+
+    _prefix: ClassVar[str]
+    _derived: ClassVar[Callable[[QueryClass], QueryClass]]
 
     def __init__(self, base: WeightedOracle) -> None:
         self.base = base
-        self.name = f"negated({base.name})"
+        self.name = f"{self._prefix}({base.name})"
         self.certifiable = bool(base.certifiable)
-        self.query_class = NegatedClass(base.query_class)
+        self.query_class = self._derived(base.query_class)
+
+    def _base_problem(self, Z0: NDArray[np.float64], w0: NDArray[np.float64]
+                      ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        raise NotImplementedError
+
+    def _constant(self, Z: NDArray[np.float64], w: NDArray[np.float64]) -> float:
+        raise NotImplementedError
 
     def solve(self, points: ArrayLike, weights: ArrayLike) -> ClassOracleResult:
         t0 = time.perf_counter()
         cls = self.query_class
         Z0, w0 = check_weighted_points(cls, points, weights)
-        r = self.base.solve(Z0, -w0)  # the points as given: the base decides exactly
+        r = self.base.solve(*self._base_problem(Z0, w0))
         Z, w = aggregate_points(Z0, w0)
-        const = float(w.sum())
-        p = None if r.params is None else r.params
-        return finish_result(cls, Z, w, p, const + r.bound, r.status,
+        return finish_result(cls, Z, w, r.params, self._constant(Z, w) + r.bound, r.status,
                              time.perf_counter() - t0, self.name, exact=r.certified,
                              base=r.solver)
 
 
-class LossOracle:
+class NegatedOracle(_ReducedOracle):
+    """Oracle for ``{1 - q}`` from one for ``Q``: ``sum w (1-q) = sum w + sum (-w) q`` (spec section 1)."""
+
+    _prefix = "negated"
+    _derived = NegatedClass
+
+    def _base_problem(self, Z0: NDArray[np.float64], w0: NDArray[np.float64]
+                      ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        return Z0, -w0
+
+    def _constant(self, Z: NDArray[np.float64], w: NDArray[np.float64]) -> float:
+        return float(w.sum())
+
+
+class LossOracle(_ReducedOracle):
     """Oracle for the 0/1-loss class from one for ``H``.
 
     ``sum_r w_r (h(z_r) XOR y_r) = sum_{y_r=1} w_r + sum_r w_r (1 - 2 y_r) h(z_r)``.
     """
 
-    def __init__(self, base: WeightedOracle) -> None:
-        self.base = base
-        self.name = f"loss({base.name})"
-        self.certifiable = bool(base.certifiable)
-        self.query_class = LossClass(base.query_class)
+    _prefix = "loss"
+    _derived = LossClass
 
-    def solve(self, points: ArrayLike, weights: ArrayLike) -> ClassOracleResult:
-        t0 = time.perf_counter()
-        cls = self.query_class
-        Z0, w0 = check_weighted_points(cls, points, weights)
-        y0 = Z0[:, -1]
-        # the points as given (weights times +-1: exact): the base decides exactly
-        r = self.base.solve(Z0[:, :-1], w0 * (1.0 - 2.0 * y0))
-        Z, w = aggregate_points(Z0, w0)
-        const = float(w[Z[:, -1] == 1.0].sum())
-        return finish_result(cls, Z, w, r.params, const + r.bound, r.status,
-                             time.perf_counter() - t0, self.name, exact=r.certified,
-                             base=r.solver)
+    def _base_problem(self, Z0: NDArray[np.float64], w0: NDArray[np.float64]
+                      ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        return Z0[:, :-1], w0 * (1.0 - 2.0 * Z0[:, -1])
+
+    def _constant(self, Z: NDArray[np.float64], w: NDArray[np.float64]) -> float:
+        return float(w[Z[:, -1] == 1.0].sum())

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from oracledp.classes.base import QueryClass, _check_dim
+from oracledp.classes.base import _FeatureClass
 
 __all__ = ["ConjunctionsOfLiterals", "MonotoneConjunctions", "MonotoneDisjunctions", "Parities"]
 
@@ -39,16 +39,7 @@ def _all_subsets(p: int) -> NDArray[np.int64]:
 
 
 @dataclass(frozen=True)
-class _SubsetClass(QueryClass):
-    n_features: int
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "n_features", _check_dim(self.n_features, "d"))
-
-    @property
-    def d(self) -> int:
-        return self.n_features
-
+class _SubsetClass(_FeatureClass):
     @property
     def param_dim(self) -> int:
         return self.point_dim

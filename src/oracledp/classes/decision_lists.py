@@ -44,7 +44,7 @@ from functools import lru_cache
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from oracledp.classes.base import QueryClass, _check_dim
+from oracledp.classes.base import _FeatureClass, _integer_rows
 
 __all__ = ["MonotoneDecisionLists", "decision_list_rules", "fubini"]
 
@@ -79,18 +79,10 @@ def _rank_vectors(d: int) -> tuple[tuple[int, ...], ...]:
 
 
 @dataclass(frozen=True)
-class MonotoneDecisionLists(QueryClass):
+class MonotoneDecisionLists(_FeatureClass):
     """Monotone 1-decision lists in canonical block form; separator ``{0} ∪ {e_i} ∪ {e_i+e_j}``."""
 
-    n_features: int
     name = "monotone-decision-lists"
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "n_features", _check_dim(self.n_features, "d"))
-
-    @property
-    def d(self) -> int:
-        return self.n_features
 
     @property
     def param_dim(self) -> int:
@@ -111,15 +103,7 @@ class MonotoneDecisionLists(QueryClass):
         return P
 
     def check_params(self, params: ArrayLike) -> NDArray[np.int64]:
-        P = np.asarray(params)
-        if P.ndim == 1:
-            P = P[None, :]
-        width = self.param_dim
-        if P.ndim != 2 or P.shape[1] != width:
-            raise ValueError(f"{self.name} parameters must have shape (k, {width}), got {P.shape}")
-        if P.dtype.kind not in "biu" and not (P.dtype.kind == "f" and np.all(P == np.rint(P))):
-            raise ValueError(f"{self.name} parameters must be integers")
-        P = P.astype(np.int64)
+        P = _integer_rows(params, self.param_dim, self.name)
         R, b = P[:, :-1], P[:, -1]
         if not np.isin(b, (0, 1)).all():
             raise ValueError(f"{self.name}: the default bit (last column) must be 0 or 1")

@@ -23,7 +23,7 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from oracledp.classes.base import QueryClass, _check_dim
+from oracledp.classes.base import _check_dim, _FeatureClass, _integer_rows
 
 __all__ = ["IntegerHalfspaces", "integer_scaling"]
 
@@ -57,7 +57,7 @@ def integer_scaling(Z: NDArray[np.float64], max_denominator: int) -> tuple[
 
 
 @dataclass(frozen=True)
-class IntegerHalfspaces(QueryClass):
+class IntegerHalfspaces(_FeatureClass):
     """``q_w(x) = 1[<w, x> >= 1]`` with integer ``w in {-B..B}^d``.
 
     Parameters: the integer vector ``w`` itself (one row per hypothesis).
@@ -66,7 +66,6 @@ class IntegerHalfspaces(QueryClass):
     (see :func:`integer_scaling`); ``max_denominator`` defaults to ``max(B, 1)``.
     """
 
-    n_features: int
     B: int = 1
     domain: str = "01"
     max_denominator: int = 0
@@ -75,16 +74,12 @@ class IntegerHalfspaces(QueryClass):
     binary_points: ClassVar[bool] = False  # type: ignore[misc]
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "n_features", _check_dim(self.n_features, "d"))
+        super().__post_init__()
         object.__setattr__(self, "B", _check_dim(self.B, "B"))
         if self.domain not in ("01", "pm1"):
             raise ValueError(f"domain must be '01' or 'pm1', got {self.domain!r}")
         md = self.max_denominator or self.B
         object.__setattr__(self, "max_denominator", _check_dim(max(md, self.B), "max_denominator"))
-
-    @property
-    def d(self) -> int:
-        return self.n_features
 
     @property
     def param_dim(self) -> int:
@@ -100,14 +95,7 @@ class IntegerHalfspaces(QueryClass):
             -1, self.d)
 
     def check_params(self, params: ArrayLike) -> NDArray[np.int64]:
-        P = np.asarray(params)
-        if P.ndim == 1:
-            P = P[None, :]
-        if P.ndim != 2 or P.shape[1] != self.d:
-            raise ValueError(f"halfspace parameters must have shape (k, {self.d}), got {P.shape}")
-        if P.dtype.kind not in "biu" and not (P.dtype.kind == "f" and np.all(P == np.rint(P))):
-            raise ValueError("halfspace parameters must be integers")
-        P = P.astype(np.int64)
+        P = _integer_rows(params, self.d, "halfspace")
         if np.abs(P).max(initial=0) > self.B:
             raise ValueError(f"halfspace weights must lie in [-{self.B}, {self.B}]")
         return P

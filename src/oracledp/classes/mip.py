@@ -60,12 +60,9 @@ from numpy.typing import ArrayLike, NDArray
 from oracledp.classes.base import (
     BruteForceClassOracle,
     ClassOracleResult,
-    LossClass,
-    LossOracle,
-    NegatedClass,
-    NegatedOracle,
     QueryClass,
     WeightedOracle,
+    _DerivedClass,
     aggregate_points,
     check_weighted_points,
     class_band,
@@ -518,10 +515,8 @@ def make_class_oracle(query_class: QueryClass, kind: str = "highs", **options: A
     are reduced to their base class (spec section 1 and 2(d))."""
     if kind not in ("highs", "brute", "local-search"):
         raise ValueError(f"unknown oracle kind {kind!r}; valid: brute, highs, local-search")
-    if isinstance(query_class, NegatedClass):
-        return NegatedOracle(make_class_oracle(query_class.base, kind, **options))
-    if isinstance(query_class, LossClass):
-        return LossOracle(make_class_oracle(query_class.base, kind, **options))
+    if isinstance(query_class, _DerivedClass):  # negated, 0/1 loss: reduced to the base class
+        return query_class.reduced_oracle(make_class_oracle(query_class.base, kind, **options))
     if kind == "brute":
         return BruteForceClassOracle(query_class, **options)
     if kind == "local-search":

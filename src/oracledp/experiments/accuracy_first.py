@@ -54,7 +54,7 @@ import csv
 import json
 import math
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -63,6 +63,13 @@ import numpy as np
 
 from oracledp.diagnostics import research_diagnostics
 from oracledp.erm import theory
+from oracledp.experiments._outputs import (
+    new_figure,
+    read_jsonl,
+    run_and_append,
+    save_figure,
+    write_summary_json,
+)
 
 __all__ = [
     "ALL_METHODS",
@@ -301,18 +308,7 @@ def _run_trial(cfg: Config, method: str, alpha: float, trial: int) -> dict[str, 
 # --------------------------------------------------------------------------------------------
 def load_trials(out_dir: Path) -> list[dict[str, Any]]:
     """The records of ``out_dir/trials.jsonl``; a line cut by an interruption is skipped (redone)."""
-    path = Path(out_dir) / "trials.jsonl"
-    if not path.exists():
-        return []
-    recs = []
-    for line in path.read_text().splitlines():
-        line = line.strip()
-        if line:
-            try:
-                recs.append(json.loads(line))
-            except json.JSONDecodeError:
-                continue
-    return recs
+    return read_jsonl(Path(out_dir) / "trials.jsonl")
 
 
 def _check_resumable(cfg: Config, out_dir: Path) -> None:
@@ -343,8 +339,6 @@ def run(cfg: Config, out_dir: Path,
     Returns the records of ``cfg`` (resumed and new) sorted by alpha, method, trial,
     and writes ``trials.csv``, ``summary.json`` and ``config.json``.
     """
-    from joblib import Parallel, delayed
-
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     _check_resumable(cfg, out_dir)
@@ -354,20 +348,12 @@ def run(cfg: Config, out_dir: Path,
     if done:
         (out_dir / "trials.jsonl").write_text("".join(json.dumps(r) + "\n" for r in done.values()))
     todo = [w for w in _wanted(cfg) if trial_key(*w) not in done]
-    total = len(todo)
     if progress:
-        progress(0, total, f"{len(done)} trials already in {out_dir}; loading KDD-99")
+        progress(0, len(todo), f"{len(done)} trials already in {out_dir}; loading KDD-99")
     (out_dir / "config.json").write_text(json.dumps(asdict(cfg), indent=2))
-    jobs: Iterable[dict[str, Any]] = Parallel(
-        n_jobs=cfg.n_jobs, return_as="generator_unordered"
-    )(delayed(run_trial)(cfg, m, a, t) for m, a, t in todo)
-    with (out_dir / "trials.jsonl").open("a") as fh:
-        for i, rec in enumerate(jobs, 1):
-            fh.write(json.dumps(rec) + "\n")
-            fh.flush()
-            done[rec["key"]] = rec
-            if progress:
-                progress(i, total, f"{rec['method']} alpha={rec['alpha']:g} trial {rec['trial']}")
+    run_and_append(out_dir / "trials.jsonl", run_trial, [(cfg, *w) for w in todo], cfg.n_jobs,
+                   done, progress,
+                   lambda rec: f"{rec['method']} alpha={rec['alpha']:g} trial {rec['trial']}")
     records = [done[trial_key(*w)] for w in _wanted(cfg)]
     _write_csv(records, out_dir / "trials.csv")
     write_summary(cfg, records, out_dir)
@@ -470,7 +456,7 @@ def write_summary(cfg: Config, records: list[dict[str, Any]], out_dir: Path) -> 
         "theta_max_norm": theta_max,
         "rows": rows,
     }
-    (Path(out_dir) / "summary.json").write_text(json.dumps(summary, indent=2))
+    write_summary_json(summary, Path(out_dir))
     return summary
 
 
@@ -490,9 +476,6 @@ def _series(rows: list[dict[str, Any]], key: str) -> tuple[list[float], list[flo
 
 def write_figures(cfg: Config, records: list[dict[str, Any]], out_dir: Path) -> list[Path]:
     """privacy_loss.png, excess_risk.png, privacy_breakdown.png, hypothesis_norms.png."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
     out_dir = Path(out_dir)
     rows = summarize(cfg, records)
     nr_label = {"outputnr": "NoiseReduction (OutputNR)", "covnr": "NoiseReduction (CovNR)"}[
@@ -504,14 +487,11 @@ def write_figures(cfg: Config, records: list[dict[str, Any]], out_dir: Path) -> 
     paths = []
 
     def new() -> tuple[Any, Any]:
-        fig = Figure(figsize=(7, 4.6))
-        FigureCanvasAgg(fig)
+        fig = new_figure(figsize=(7, 4.6))
         return fig, fig.add_subplot(111)
 
     def save(fig: Any, name: str) -> None:
-        p = out_dir / name
-        fig.savefig(p, dpi=120, bbox_inches="tight")
-        paths.append(p)
+        paths.append(save_figure(fig, out_dir / name, 120))
 
     # Figure 1: ex-post privacy loss vs alpha (log y), NR vs Doubling vs theory
     fig, ax = new()
@@ -549,8 +529,7 @@ def write_figures(cfg: Config, records: list[dict[str, Any]], out_dir: Path) -> 
     save(fig, "excess_risk.png")
 
     # Figure 3: privacy breakdown, test vs hypothesis, stacked bars per alpha
-    fig = Figure(figsize=(9, 4.8), layout="constrained")
-    FigureCanvasAgg(fig)
+    fig = new_figure(figsize=(9, 4.8), layout="constrained")
     axes = fig.subplots(1, 2, sharey=True)
     x = np.arange(len(rows))
     for ax, prefix, name in zip(axes, ("nr", "doubling"), (nr_label, db_label), strict=True):

@@ -32,6 +32,13 @@ from typing import Any
 import numpy as np
 
 from oracledp._validation import check_epsilon
+from oracledp.experiments._outputs import (
+    finish_axes,
+    new_figure,
+    save_figure,
+    std_bars,
+    write_summary_json,
+)
 
 __all__ = ["Config", "make_stream", "quick_config", "run", "summarize", "write_figures"]
 
@@ -154,7 +161,7 @@ def run_one(cfg: Config, d: int, r: int, method: str, eps: float | None) -> dict
         assert eps is not None
         seed = _seed(cfg.seed, d, r, 1, round(eps * 1e6))
         with research_diagnostics():  # the regret is a non-private report
-            res = ftpl(cls, Z, eps, oracle=orc, rng=seed,
+            res = ftpl(cls, Z, eps, oracle=orc, random_state=seed,
                        delta_prime=cfg.delta_prime, return_diagnostics=True)
         rec.update(
             seed=seed,
@@ -214,13 +221,9 @@ def summarize(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def write_figures(records: list[dict[str, Any]], out_dir: Path) -> list[Path]:
     """regret_vs_T.png: mean realized regret (std bars) and the Theorem 11 bound, per d."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
     rows = summarize(records)
     ds = sorted({r["d"] for r in rows})
-    fig = Figure(figsize=(5 * len(ds), 4.2))
-    FigureCanvasAgg(fig)
+    fig = new_figure(figsize=(5 * len(ds), 4.2))
     for j, d in enumerate(ds):
         ax = fig.add_subplot(1, len(ds), j + 1)
         series = sorted({(r["method"], r["eps"]) for r in rows if r["d"] == d},
@@ -231,18 +234,13 @@ def write_figures(records: list[dict[str, Any]], out_dir: Path) -> list[Path]:
             color = f"C{i}"
             label = "FTL (non-private)" if method == "ftl" else f"FTPL ε={eps:g}"
             ax.errorbar(Ts, [r["regret_mean"] for r in rs],
-                        yerr=[0.0 if math.isnan(r["regret_std"]) else r["regret_std"]
-                              for r in rs], marker="o", capsize=3, color=color, label=label)
+                        yerr=std_bars(r["regret_std"] for r in rs), marker="o", capsize=3,
+                        color=color, label=label)
             if method == "ftpl":
                 ax.plot(Ts, [min(r["bound"], 1.0) for r in rs], ls="--", color=color, alpha=0.7,
                         label=f"Thm 11 bound ε={eps:g} (capped at 1)")
-        ax.set_xscale("log")
-        ax.set_xlabel("T (rounds)")
-        ax.set_ylabel("average regret")
-        ax.set_title(f"monotone conjunctions, d = m = {d}")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
-    path = out_dir / "regret_vs_T.png"
-    fig.savefig(path, dpi=110, bbox_inches="tight")
-    (out_dir / "summary.json").write_text(json.dumps(rows, indent=2))
+        finish_axes(ax, "T (rounds)", "average regret", f"monotone conjunctions, d = m = {d}",
+                    xscale="log", legend_size=7)
+    path = save_figure(fig, out_dir / "regret_vs_T.png", 110)
+    write_summary_json(rows, out_dir)
     return [path]

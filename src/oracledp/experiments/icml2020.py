@@ -21,7 +21,7 @@ import csv
 import json
 import math
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,15 @@ import numpy as np
 from oracledp._validation import check_epsilon
 from oracledp.diagnostics import research_diagnostics
 from oracledp.errors import OracleFailure
+from oracledp.experiments._outputs import (
+    finish_axes,
+    new_figure,
+    read_jsonl,
+    run_and_append,
+    save_figure,
+    std_bars,
+    write_summary_json,
+)
 
 __all__ = ["METHODS", "Config", "quick_config", "run_reproduction", "summarize", "write_figures"]
 
@@ -210,44 +219,23 @@ def run_one(method: str, eps: float, run: int, cfg: Config) -> dict[str, Any]:
 # The whole reproduction
 # --------------------------------------------------------------------------------------------
 def load_runs(out_dir: Path) -> list[dict[str, Any]]:
-    path = out_dir / "runs.jsonl"
-    if not path.exists():
-        return []
-    runs = []
-    for line in path.read_text().splitlines():
-        line = line.strip()
-        if line:
-            try:
-                runs.append(json.loads(line))
-            except json.JSONDecodeError:  # a line cut by an interruption: redo that run
-                continue
-    return runs
+    """The records of ``out_dir/runs.jsonl``; a line cut by an interruption is skipped (redone)."""
+    return read_jsonl(out_dir / "runs.jsonl")
 
 
 def run_reproduction(cfg: Config, out_dir: Path,
                      progress: Callable[[int, int, str], None] | None = None,
                      ) -> list[dict[str, Any]]:
     """Run every missing (method, eps, run) of ``cfg``; append each record to runs.jsonl."""
-    from joblib import Parallel, delayed
-
     out_dir.mkdir(parents=True, exist_ok=True)
     done = {r["key"]: r for r in load_runs(out_dir)}
     todo = [(m, e, r) for m in cfg.methods for e in cfg.epsilons for r in range(cfg.runs)
             if run_key(m, e, r) not in done]
-    total = len(todo)
     if progress:
-        progress(0, total, f"{len(done)} runs already in {out_dir}")
+        progress(0, len(todo), f"{len(done)} runs already in {out_dir}")
     (out_dir / "config.json").write_text(json.dumps(asdict(cfg), indent=2))
-    jobs: Iterable[dict[str, Any]] = Parallel(
-        n_jobs=cfg.n_jobs, return_as="generator_unordered"
-    )(delayed(run_one)(m, e, r, cfg) for m, e, r in todo)
-    with (out_dir / "runs.jsonl").open("a") as fh:
-        for i, rec in enumerate(jobs, 1):
-            fh.write(json.dumps(rec) + "\n")
-            fh.flush()
-            done[rec["key"]] = rec
-            if progress:
-                progress(i, total, f"{rec['method']} eps={rec['eps']:g} run {rec['run']}")
+    run_and_append(out_dir / "runs.jsonl", run_one, [(*w, cfg) for w in todo], cfg.n_jobs, done,
+                   progress, lambda rec: f"{rec['method']} eps={rec['eps']:g} run {rec['run']}")
     wanted = {run_key(m, e, r) for m in cfg.methods for e in cfg.epsilons for r in range(cfg.runs)}
     runs = [done[k] for k in sorted(wanted, key=lambda k: (k.split("|")[0], float(k.split("|")[1]),
                                                           int(k.split("|")[2])))]
@@ -291,30 +279,20 @@ def summarize(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def write_figures(runs: list[dict[str, Any]], out_dir: Path) -> list[Path]:
     """The paper's two figures: accuracy vs epsilon (std error bars) and run-time histograms."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
     rows = summarize(runs)
     methods = [m for m in METHODS if any(r["method"] == m for r in rows)]
-    fig = Figure(figsize=(7, 4.5))
-    FigureCanvasAgg(fig)
+    fig = new_figure(figsize=(7, 4.5))
     ax = fig.add_subplot(111)
     for m in methods:
         rs = [r for r in rows if r["method"] == m and not math.isnan(r["train_mean"])]
         ax.errorbar([r["eps"] for r in rs], [r["train_mean"] for r in rs],
-                    yerr=[0 if math.isnan(r["train_std"]) else r["train_std"] for r in rs],
+                    yerr=std_bars(r["train_std"] for r in rs),
                     marker="o", capsize=3, label=m)
-    ax.set_xscale("log")
-    ax.set_xlabel("epsilon (delta = 1/n^2)")
-    ax.set_ylabel("training accuracy (mean ± std)")
-    ax.set_title("Adult (n=15,682, d=23): accuracy vs epsilon")
-    ax.grid(alpha=0.3)
-    ax.legend()
-    p1 = out_dir / "accuracy_vs_epsilon.png"
-    fig.savefig(p1, dpi=120, bbox_inches="tight")
+    finish_axes(ax, "epsilon (delta = 1/n^2)", "training accuracy (mean ± std)",
+                "Adult (n=15,682, d=23): accuracy vs epsilon", xscale="log")
+    p1 = save_figure(fig, out_dir / "accuracy_vs_epsilon.png", 120)
 
-    fig2 = Figure(figsize=(7, 4.5))
-    FigureCanvasAgg(fig2)
+    fig2 = new_figure(figsize=(7, 4.5))
     ax2 = fig2.add_subplot(111)
     times = [np.array([r["oracle_s"] for r in runs if r["method"] == m]) for m in methods]
     hi = max((t.max() for t in times if len(t)), default=1.0)
@@ -327,7 +305,6 @@ def write_figures(runs: list[dict[str, Any]], out_dir: Path) -> list[Path]:
     ax2.set_ylabel("runs")
     ax2.set_title("Distribution of run time")
     ax2.legend()
-    p2 = out_dir / "runtime_histogram.png"
-    fig2.savefig(p2, dpi=120, bbox_inches="tight")
-    (out_dir / "summary.json").write_text(json.dumps(rows, indent=2))
+    p2 = save_figure(fig2, out_dir / "runtime_histogram.png", 120)
+    write_summary_json(rows, out_dir)
     return [p1, p2]

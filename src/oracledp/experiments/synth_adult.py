@@ -41,6 +41,13 @@ import numpy as np
 
 from oracledp._provenance import environment
 from oracledp._validation import check_epsilon
+from oracledp.experiments._outputs import (
+    finish_axes,
+    new_figure,
+    save_figure,
+    std_bars,
+    write_summary_json,
+)
 
 __all__ = ["ALL_METHODS", "METHODS", "PEERS", "Config", "quick_config", "run", "summarize",
            "write_figures"]
@@ -285,12 +292,8 @@ def summarize(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def write_figures(records: list[dict[str, Any]], out_dir: Path) -> list[Path]:
     """error_vs_eps.png (max and mean k-way error per method) and summary.json."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
     rows = summarize(records)
-    fig = Figure(figsize=(10, 4.2))
-    FigureCanvasAgg(fig)
+    fig = new_figure(figsize=(10, 4.2))
     for j, key in enumerate(("max_error", "mean_error")):
         ax = fig.add_subplot(1, 2, j + 1)
         for i, method in enumerate(ALL_METHODS):
@@ -298,16 +301,11 @@ def write_figures(records: list[dict[str, Any]], out_dir: Path) -> list[Path]:
             if not rs:
                 continue
             ax.errorbar([r["eps"] for r in rs], [r[f"{key}_mean"] for r in rs],
-                        yerr=[0.0 if math.isnan(r[f"{key}_std"]) else r[f"{key}_std"]
-                              for r in rs], marker="o", capsize=3, color=f"C{i}", label=method)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel("ε")
-        ax.set_ylabel(key.replace("_", " "))
-        ax.set_title(f"Adult, 8 categorical attributes: {key.split('_')[0]} error")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
-    path = out_dir / "error_vs_eps.png"
-    fig.savefig(path, dpi=110, bbox_inches="tight")
-    (out_dir / "summary.json").write_text(json.dumps(rows, indent=2))
+                        yerr=std_bars(r[f"{key}_std"] for r in rs), marker="o", capsize=3,
+                        color=f"C{i}", label=method)
+        finish_axes(ax, "ε", key.replace("_", " "),
+                    f"Adult, 8 categorical attributes: {key.split('_')[0]} error",
+                    xscale="log", yscale="log", legend_size=8)
+    path = save_figure(fig, out_dir / "error_vs_eps.png", 110)
+    write_summary_json(rows, out_dir)
     return [path]

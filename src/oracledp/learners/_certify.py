@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any
+import time
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 from oracledp.diagnostics import NonPrivateDiagnostics, release_diagnostics
 from oracledp.errors import OracleFailure
 from oracledp.privacy.guarantees import PrivacyGuarantee
+
+
+def _point(result: Any) -> Any:
+    """The answer of an OracleResult (``solution``) or of a class oracle (``params``)."""
+    point = getattr(result, "solution", None)
+    if point is None:  # query-class oracles call their point "params"
+        point = getattr(result, "params", None)
+    return point
 
 
 def guarantee_for_release(result: Any, guarantee: PrivacyGuarantee,
@@ -32,10 +42,7 @@ def guarantee_for_release(result: Any, guarantee: PrivacyGuarantee,
         "allow_uncertified=True to get the answer with a guarantee marked as not holding. "
         "(That the oracle failed depends on the data: see the README's guarantee section.)"
     )
-    point = getattr(result, "solution", None)
-    if point is None:  # query-class oracles call their point "params"
-        point = getattr(result, "params", None)
-    if not allow_uncertified or point is None:
+    if not allow_uncertified or _point(result) is None:
         raise OracleFailure(msg, result=result)
     return guarantee.not_holding("the oracle did not certify an exact optimum")
 
@@ -51,20 +58,37 @@ def check_oracle_accepts(oracle: Any, problem: Any, separable: bool) -> None:
         check(problem, separable=separable)
 
 
-def release_oracle_answer(
-    result: Any, guarantee: PrivacyGuarantee, *, allow_uncertified: bool, mechanism: str,
-    key: str, want_diagnostics: bool, times: tuple[float, float, float],
-) -> tuple[PrivacyGuarantee, NonPrivateDiagnostics | None]:
-    """:func:`guarantee_for_release`, then the opt-in diagnostics of an exact-oracle run.
+class Release(NamedTuple):
+    """What :func:`solve_and_release` lets a mechanism release from one exact-oracle call."""
 
-    ``times`` = (start, noise drawn, oracle returned).  Without ``want_diagnostics`` the
+    point: Any
+    """The oracle's answer (``solution`` of an OracleResult, ``params`` of a class oracle's)."""
+    certified: bool
+    guarantee: PrivacyGuarantee
+    diagnostics: NonPrivateDiagnostics | None
+
+
+def solve_and_release(
+    solve: Callable[[], Any], t0: float, guarantee: PrivacyGuarantee, *,
+    allow_uncertified: bool, mechanism: str, key: str, want_diagnostics: bool,
+) -> Release:
+    """Call the oracle (``solve()``, timed), then :func:`guarantee_for_release` and the opt-in
+    diagnostics of an exact-oracle run.
+
+    ``t0`` is when the mechanism started drawing its noise.  Without ``want_diagnostics`` the
     oracle's record (loss, objective, bound, timings) stays here and is not returned.
     """
+    t1 = time.perf_counter()
+    result = solve()
+    t2 = time.perf_counter()
     guarantee = guarantee_for_release(result, guarantee, allow_uncertified, mechanism)
-    if not want_diagnostics:
-        return guarantee, None
-    t0, t1, t2 = times
-    return release_diagnostics(guarantee, mechanism, stacklevel=3), NonPrivateDiagnostics(key, {
-        "oracle": result,
-        "timings": {"noise_s": t1 - t0, "oracle_s": t2 - t1, "total_s": t2 - t0},
-    })
+    point = _point(result)
+    assert point is not None  # guarantee_for_release refuses an answer without a point
+    diagnostics = None
+    if want_diagnostics:
+        guarantee = release_diagnostics(guarantee, mechanism, stacklevel=3)
+        diagnostics = NonPrivateDiagnostics(key, {
+            "oracle": result,
+            "timings": {"noise_s": t1 - t0, "oracle_s": t2 - t1, "total_s": t2 - t0},
+        })
+    return Release(point, bool(result.certified), guarantee, diagnostics)

@@ -50,7 +50,7 @@ from numpy.typing import NDArray
 from oracledp._validation import RandomLike, check_delta, check_epsilon, check_rng
 from oracledp.diagnostics import NonPrivateDiagnostics, check_diagnostics_flag
 from oracledp.errors import PrivacyWarning
-from oracledp.learners._certify import check_oracle_accepts, release_oracle_answer
+from oracledp.learners._certify import check_oracle_accepts, solve_and_release
 from oracledp.learners.opdisc_calibration import (
     PROOF,
     Calibration,
@@ -60,7 +60,7 @@ from oracledp.learners.opdisc_calibration import (
 from oracledp.oracles.base import Oracle
 from oracledp.oracles.registry import make_oracle
 from oracledp.privacy import noise
-from oracledp.privacy.guarantees import GuaranteeKind, PrivacyGuarantee
+from oracledp.privacy.guarantees import PrivacyGuarantee
 
 SOURCE = ("Neel, Roth, Vietri, Wu (ICML 2020), Algorithm 1 OPDisc, with the noise "
           f"calibration proven in {PROOF} (not Theorem 1's sigma)")
@@ -150,15 +150,11 @@ def opdisc_guarantee(cal: OPDiscCalibration) -> PrivacyGuarantee:
     It holds only for ``method='proven'`` (and only with an exact oracle); the
     paper's calibration gives a guarantee marked as not holding.
     """
-    g = PrivacyGuarantee(
-        epsilon=cal.epsilon,
-        delta=cal.delta,
-        kind=GuaranteeKind.APPROXIMATE,
+    g = PrivacyGuarantee.approximate(
+        cal.epsilon, cal.delta, source=SOURCE if cal.method == "proven" else SOURCE_PAPER,
         requires_exact_oracle=True,
-        source=SOURCE if cal.method == "proven" else SOURCE_PAPER,
         notes="holds only if the oracle returns the exact minimizer (certified)",
-        calibration=cal.describe(),
-    )
+        calibration=cal.describe())
     if cal.method != "proven" or not cal.proven:
         return g.not_holding(PAPER_SIGMA_REASON)
     return g
@@ -257,6 +253,21 @@ def opdisc(
     records the multiplier, the proven delta bound and the bound used.  The result holds
     only ``w``, ``sigma``, the calibration and the guarantee unless
     ``return_diagnostics=True``.
+
+    Examples
+    --------
+    Four labelled records in the plane, W = {-1, 0, 1}^2, the exact brute-force oracle:
+
+    >>> import numpy as np
+    >>> from oracledp.learners import opdisc
+    >>> from oracledp.oracles import HalfspaceProblem, IntegerBall
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [-1.0, 0.0]])
+    >>> problem = HalfspaceProblem.from_data(X, [1, -1, 1, -1], IntegerBall(2))
+    >>> res = opdisc(problem, 1.0, 1e-3, oracle="brute", random_state=0)
+    >>> res.w.tolist(), res.certified
+    ([1.0, 0.0], True)
+    >>> res.guarantee.epsilon, res.guarantee.delta, res.guarantee.holds
+    (1.0, 0.001, True)
     """
     want_diag = check_diagnostics_flag(return_diagnostics)
     _check_problem(problem)
@@ -283,16 +294,12 @@ def opdisc(
     t0 = time.perf_counter()
     if eta is None:
         eta = noise.gaussian(rng, sigma, size=space.d + 1)
-    t1 = time.perf_counter()
-    res = orc.solve(problem, eta)
-    t2 = time.perf_counter()
-    guarantee, diagnostics = release_oracle_answer(
-        res, guarantee, allow_uncertified=allow_uncertified, mechanism="OPDisc",
-        key="opdisc", want_diagnostics=want_diag, times=(t0, t1, t2))
-    assert res.solution is not None
-    return OPDiscResult(w=np.array(res.solution, dtype=np.float64), guarantee=guarantee,
-                        sigma=sigma, diagnostics=diagnostics, calibration=cal,
-                        certified=bool(res.certified))
+    rel = solve_and_release(lambda: orc.solve(problem, eta), t0, guarantee,
+                            allow_uncertified=allow_uncertified, mechanism="OPDisc",
+                            key="opdisc", want_diagnostics=want_diag)
+    return OPDiscResult(w=np.array(rel.point, dtype=np.float64), guarantee=rel.guarantee,
+                        sigma=sigma, diagnostics=rel.diagnostics, calibration=cal,
+                        certified=rel.certified)
 
 
 def _opdisc_sample_k(

@@ -76,6 +76,7 @@ calibrates lambda for it.
 
 from __future__ import annotations
 
+import inspect
 import math
 import numbers
 import time
@@ -103,7 +104,7 @@ from oracledp.diagnostics import (
 from oracledp.errors import OracleFailure
 from oracledp.oracles.convex import ApproxOracleResult
 from oracledp.privacy import noise
-from oracledp.privacy.guarantees import GuaranteeKind, PrivacyGuarantee
+from oracledp.privacy.guarantees import PrivacyGuarantee
 
 __all__ = [
     "SOURCE",
@@ -243,7 +244,14 @@ def opsamp_sensitivity(
     G = _pos(lipschitz, "lipschitz")
     Dinf = _pos(linf_diameter, "linf_diameter")
     a = _nonneg(alpha, "alpha")
-    D1 = d_ * Dinf if l1_diameter is None else _pos(l1_diameter, "l1_diameter")
+    D1 = None if l1_diameter is None else _pos(l1_diameter, "l1_diameter")
+    return _sensitivity(m_, eta_, d_, dlt, G, Dinf, a, D1)
+
+
+def _sensitivity(m_: int, eta_: float, d_: int, dlt: float, G: float, Dinf: float, a: float,
+                 l1: float | None) -> OPSampSensitivity:
+    """:func:`opsamp_sensitivity` of validated parameters."""
+    D1 = d_ * Dinf if l1 is None else l1
     D1 = min(D1, d_ * Dinf)  # ||v||_1 <= d ||v||_inf
     gamma = opsamp_gamma(m_, d_, dlt)
     conc_paper = 4.0 * Dinf * gamma  # Lemma 10: 2 D_inf gamma on each of D and D'
@@ -263,28 +271,16 @@ def opsamp_sensitivity(
     )
 
 
-def opsamp_lambda(
-    *,
-    m: int,
-    eta: float,
-    d: int,
-    delta: float,
-    lipschitz: float,
-    linf_diameter: float,
-    alpha: float,
-    l1_diameter: float | None = None,
-) -> float:
-    """The l1-sensitivity bound lambda used by :func:`opsamp` (see :func:`opsamp_sensitivity`)."""
-    return opsamp_sensitivity(
-        m=m,
-        eta=eta,
-        d=d,
-        delta=delta,
-        lipschitz=lipschitz,
-        linf_diameter=linf_diameter,
-        alpha=alpha,
-        l1_diameter=l1_diameter,
-    ).lambda_
+def opsamp_lambda(**parameters: Any) -> float:
+    """The l1-sensitivity bound lambda used by :func:`opsamp`: ``opsamp_sensitivity(...).lambda_``.
+
+    Takes the keyword-only parameters of :func:`opsamp_sensitivity`.
+    """
+    return opsamp_sensitivity(**parameters).lambda_
+
+
+opsamp_lambda.__signature__ = inspect.signature(  # type: ignore[attr-defined]
+    opsamp_sensitivity).replace(return_annotation="float")
 
 
 @dataclass(frozen=True)
@@ -350,16 +346,8 @@ def opsamp_parameters(
     gamma = math.sqrt(eps) / (math.sqrt(n_) * d_**1.25 * math.sqrt(D2))
     m = math.ceil(math.log(2 * d_ / dlt) / (2.0 * gamma**2))
     eta = _paper_eta(n_, d_, eps, G, Dinf, D2, b)
-    sens = opsamp_sensitivity(
-        m=m,
-        eta=eta,
-        d=d_,
-        delta=dlt,
-        lipschitz=G,
-        linf_diameter=Dinf,
-        alpha=a,
-        l1_diameter=l1_diameter,
-    )
+    D1 = None if l1_diameter is None else _pos(l1_diameter, "l1_diameter")
+    sens = _sensitivity(_count(m, "m"), _pos(eta, "eta"), d_, dlt, G, Dinf, a, D1)
     return OPSampParameters(
         n=n_,
         d=d_,
@@ -380,12 +368,8 @@ def opsamp_parameters(
 
 def opsamp_guarantee(epsilon: float, delta: float, alpha: float) -> PrivacyGuarantee:
     """(eps, delta)-DP of OPSamp (Theorem 11), conditional on the oracle meeting its declared alpha."""
-    return PrivacyGuarantee(
-        epsilon=check_epsilon(epsilon),
-        delta=check_delta(delta),
-        kind=GuaranteeKind.APPROXIMATE,
-        requires_exact_oracle=False,
-        source=SOURCE,
+    return PrivacyGuarantee.approximate(
+        check_epsilon(epsilon), check_delta(delta), source=SOURCE,
         notes=(
             f"holds provided every oracle answer is within its declared additive error "
             f"alpha = {alpha:.3g} on L(D, w) - <sigma, w> (each answer's certificate is checked; "
@@ -574,6 +558,22 @@ def opsamp(
     2020), provided every oracle answer is within the declared alpha; the oracle
     must certify it, otherwise :class:`~oracledp.errors.OracleFailure` is raised
     and nothing is released.  All inputs are validated before any noise is drawn.
+
+    Examples
+    --------
+    Logistic loss on four records, W = [-1, 1]^2, m = 5 certified oracle calls:
+
+    >>> import numpy as np
+    >>> from oracledp.learners import opsamp
+    >>> from oracledp.oracles.convex import LogisticLinearOracle, LogisticProblem
+    >>> X = np.array([[0.5, 0.0], [0.0, 0.5], [0.5, 0.5], [-0.5, 0.0]])
+    >>> problem = LogisticProblem.from_data(X, [1, -1, 1, -1], radius=1.0)
+    >>> res = opsamp(problem, 1.0, 1e-3, m=5, oracle=LogisticLinearOracle("box", 1.0),
+    ...              random_state=0)
+    >>> res.w.shape, res.m
+    ((2,), 5)
+    >>> res.guarantee.epsilon, res.guarantee.delta, res.guarantee.requires_exact_oracle
+    (1.0, 0.001, False)
     """
     # 1. Validation (no randomness yet).
     want_diag = check_diagnostics_flag(return_diagnostics)
@@ -588,16 +588,7 @@ def opsamp(
     sigma_hook = None if sigma is None else _check_hook(sigma, (m_, d), "sigma", nonneg=True)
     mu_hook = None if mu is None else _check_hook(mu, (d,), "mu", nonneg=False)
     rng = check_rng(random_state)
-    sens = opsamp_sensitivity(
-        m=m_,
-        eta=eta_,
-        d=d,
-        delta=dlt,
-        lipschitz=G,
-        linf_diameter=Dinf,
-        alpha=alpha,
-        l1_diameter=D1,
-    )
+    sens = _sensitivity(m_, eta_, d, dlt, G, Dinf, alpha, D1)
     lam = sens.lambda_
     guarantee = opsamp_guarantee(eps, dlt, alpha)
     if sigma_hook is not None or mu_hook is not None:
@@ -634,14 +625,5 @@ def opsamp(
         guarantee = release_diagnostics(guarantee, "OPSamp")
         diagnostics = NonPrivateDiagnostics("opsamp", {"timings": {
             "noise_s": t1 - t0, "oracle_s": t2 - t1, "total_s": time.perf_counter() - t0}})
-    return OPSampResult(
-        w=w_out,
-        guarantee=guarantee,
-        lambda_=lam,
-        gamma=sens.gamma,
-        eta=eta_,
-        m=m_,
-        alpha=alpha,
-        sensitivity=sens,
-        diagnostics=diagnostics,
-    )
+    return OPSampResult(w=w_out, guarantee=guarantee, lambda_=lam, gamma=sens.gamma, eta=eta_,
+                        m=m_, alpha=alpha, sensitivity=sens, diagnostics=diagnostics)

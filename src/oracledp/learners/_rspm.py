@@ -34,13 +34,13 @@ from numpy.typing import NDArray
 
 from oracledp._validation import RandomLike, check_epsilon, check_rng
 from oracledp.diagnostics import NonPrivateDiagnostics, check_diagnostics_flag
-from oracledp.learners._certify import check_oracle_accepts, release_oracle_answer
+from oracledp.learners._certify import check_oracle_accepts, solve_and_release
 from oracledp.oracles.base import Oracle
 from oracledp.oracles.halfspace import HalfspaceProblem, Perturbation, two_sum
 from oracledp.oracles.registry import make_oracle
 from oracledp.oracles.space import IntegerBall
 from oracledp.privacy import noise
-from oracledp.privacy.guarantees import GuaranteeKind, PrivacyGuarantee
+from oracledp.privacy.guarantees import PrivacyGuarantee
 
 SOURCE = "Neel, Roth, Wu (FOCS 2019), RSPM (Section III.A), Theorem 6"
 
@@ -88,14 +88,9 @@ def rspm_perturbation(space: IntegerBall, eta: NDArray[np.floating]) -> Perturba
 
 
 def rspm_guarantee(epsilon: float) -> PrivacyGuarantee:
-    return PrivacyGuarantee(
-        epsilon=check_epsilon(epsilon),
-        delta=0.0,
-        kind=GuaranteeKind.PURE,
-        requires_exact_oracle=True,
-        source=SOURCE,
-        notes="holds only if the weighted oracle returns the exact minimizer (certified)",
-    )
+    return PrivacyGuarantee.pure(
+        check_epsilon(epsilon), source=SOURCE, requires_exact_oracle=True,
+        notes="holds only if the weighted oracle returns the exact minimizer (certified)")
 
 
 @dataclass(frozen=True)
@@ -179,6 +174,21 @@ def rspm(
     -------
     eps-DP (pure), replace-one neighbours, Theorem 6 of Neel, Roth, Wu (FOCS 2019);
     requires an exact oracle: uncertified answers raise :class:`OracleFailure`.
+
+    Examples
+    --------
+    Four labelled records in the plane, W = {-1, 0, 1}^2, the exact brute-force oracle:
+
+    >>> import numpy as np
+    >>> from oracledp.learners import rspm, rspm_space
+    >>> from oracledp.oracles import HalfspaceProblem
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [-1.0, 0.0]])
+    >>> problem = HalfspaceProblem.from_data(X, [1, -1, 1, -1], rspm_space(2))
+    >>> res = rspm(problem, 1.0, oracle="brute", random_state=0)
+    >>> res.w.tolist(), res.m, res.scale
+    ([1.0, 0.0], 4, 8.0)
+    >>> res.guarantee.describe().split(";")[0]
+    '1-DP (pure), replace-one neighbours'
     """
     want_diag = check_diagnostics_flag(return_diagnostics)
     _check_space(problem)
@@ -196,16 +206,11 @@ def rspm(
     else:
         guarantee = guarantee.not_holding(CALLER_NOISE_REASON)
     pert = rspm_perturbation(problem.space, eta)
-    t1 = time.perf_counter()
-    res = orc.solve(problem, pert)
-    t2 = time.perf_counter()
-    guarantee, diagnostics = release_oracle_answer(
-        res, guarantee, allow_uncertified=allow_uncertified, mechanism="RSPM",
-        key="rspm", want_diagnostics=want_diag, times=(t0, t1, t2))
-    assert res.solution is not None
-    return RSPMResult(w=np.array(res.solution, dtype=np.float64), guarantee=guarantee,
-                      scale=scale, m=m, diagnostics=diagnostics,
-                      certified=bool(res.certified))
+    rel = solve_and_release(lambda: orc.solve(problem, pert), t0, guarantee,
+                            allow_uncertified=allow_uncertified, mechanism="RSPM", key="rspm",
+                            want_diagnostics=want_diag)
+    return RSPMResult(w=np.array(rel.point, dtype=np.float64), guarantee=rel.guarantee,
+                      scale=scale, m=m, diagnostics=rel.diagnostics, certified=rel.certified)
 
 
 def _rspm_sample_explicit(data_loss: NDArray[np.floating], patterns: NDArray[np.integer],

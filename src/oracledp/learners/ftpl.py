@@ -63,7 +63,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from oracledp._validation import RandomLike, check_epsilon, check_rng
+from oracledp._validation import RandomLike, check_epsilon, check_rng, renamed_keywords
 from oracledp.classes.base import ENUMERATE_LIMIT, QueryClass, WeightedOracle
 from oracledp.diagnostics import (
     NonPrivateDiagnostics,
@@ -79,7 +79,7 @@ from oracledp.learners.rspm_class import (
 )
 from oracledp.privacy import noise
 from oracledp.privacy.composition import advanced_composition_k
-from oracledp.privacy.guarantees import GuaranteeKind, PrivacyGuarantee
+from oracledp.privacy.guarantees import PrivacyGuarantee
 
 __all__ = [
     "FTPLPrivacy",
@@ -162,9 +162,8 @@ def ftpl_privacy(epsilon: float, T: int, delta_prime: float | None = 1e-6) -> FT
         raise ValueError(f"delta_prime must be in (0, 1) or None, got {delta_prime!r}")
     k = T - 1
     per = rspm_class_guarantee(eps)
-    basic = PrivacyGuarantee(
-        epsilon=k * eps, delta=0.0, kind=GuaranteeKind.PURE, requires_exact_oracle=True,
-        source=SOURCE_BASIC,
+    basic = PrivacyGuarantee.pure(
+        k * eps, source=SOURCE_BASIC, requires_exact_oracle=True,
         notes=f"sequence of {T} plays, {k} rounds use data; fixed stream, replace-one "
               "neighbouring streams; losses/regret are not private")
     adv = None
@@ -172,9 +171,8 @@ def ftpl_privacy(epsilon: float, T: int, delta_prime: float | None = 1e-6) -> FT
         dp = float(delta_prime)
         e_adv = advanced_composition_k(eps, k, dp)
         if math.isfinite(e_adv):
-            adv = PrivacyGuarantee(
-                epsilon=e_adv, delta=dp, kind=GuaranteeKind.APPROXIMATE,
-                requires_exact_oracle=True, source=SOURCE_ADVANCED,
+            adv = PrivacyGuarantee.approximate(
+                e_adv, dp, source=SOURCE_ADVANCED, requires_exact_oracle=True,
                 notes=f"k = {k} eps-DP rounds; alternative to the reported basic composition")
     return FTPLPrivacy(per_round=per, rounds_using_data=k, reported=basic, advanced=adv)
 
@@ -245,13 +243,14 @@ def _regret_diagnostics(cls: QueryClass, X: NDArray[np.float64], orc: WeightedOr
         "regret_total": reg_total, "regret_curve": curve, "timings": timings})
 
 
+@renamed_keywords(rng="random_state")
 def ftpl(
     cls: QueryClass,
     stream: ArrayLike,
     epsilon: float,
     *,
     oracle: str | WeightedOracle = "brute",
-    rng: RandomLike = None,
+    random_state: RandomLike = None,
     delta_prime: float | None = 1e-6,
     return_diagnostics: bool = False,
 ) -> FTPLResult:
@@ -268,7 +267,7 @@ def ftpl(
     oracle:
         ``"brute"`` (enumeration, default), ``"highs"`` or a certifiable
         :class:`~oracledp.classes.WeightedOracle` for ``cls``.
-    rng:
+    random_state:
         Seed or numpy Generator: the only source of randomness.
     delta_prime:
         delta' of the advanced-composition statement (``None``: skip it).
@@ -285,12 +284,27 @@ def ftpl(
     and ``privacy`` = :func:`ftpl_privacy` (reported: basic composition,
     ``((T-1) eps)``-DP).  All inputs are validated before any noise is drawn; an
     uncertified oracle answer raises :class:`~oracledp.errors.OracleFailure`.
+
+    Examples
+    --------
+    A stream of four labelled points ``(z_1, z_2, y)``, monotone conjunctions over two
+    attributes (0/1 loss), the exact brute-force oracle:
+
+    >>> import numpy as np
+    >>> from oracledp.classes import MonotoneConjunctions
+    >>> from oracledp.learners.ftpl import ftpl
+    >>> stream = np.array([[1, 1, 1], [0, 1, 0], [1, 0, 0], [1, 1, 1]], dtype=float)
+    >>> res = ftpl(MonotoneConjunctions(2).zero_one_loss(), stream, 0.5, random_state=3)
+    >>> res.plays.tolist()
+    [[0, 0], [1, 1], [0, 0], [1, 0]]
+    >>> res.privacy.reported.epsilon, res.privacy.reported.is_pure  # (T - 1) eps
+    (1.5, True)
     """
     want_diag = check_diagnostics_flag(return_diagnostics)
     eps = check_epsilon(epsilon)
     X, orc = _setup(cls, stream, oracle)
     privacy = ftpl_privacy(eps, X.shape[0], delta_prime)
-    gen = check_rng(rng)
+    gen = check_rng(random_state)
     T = X.shape[0]
     U = cls.separator()
     m = int(U.shape[0])
@@ -303,7 +317,7 @@ def ftpl(
         raise OracleFailure("round 1: oracle answer not certified; nothing released", result=first)
     plays[0] = first.params
     for t in range(1, T):
-        plays[t] = rspm_class(cls, X[:t], None, eps, oracle=orc, rng=gen).params
+        plays[t] = rspm_class(cls, X[:t], None, eps, oracle=orc, random_state=gen).params
     t1 = time.perf_counter()
     diagnostics = None
     if want_diag:

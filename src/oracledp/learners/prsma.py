@@ -143,7 +143,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from oracledp._validation import RandomLike, check_delta, check_epsilon, check_rng
+from oracledp._validation import (
+    RandomLike,
+    check_delta,
+    check_epsilon,
+    check_rng,
+    renamed_keywords,
+)
 from oracledp.audit.harness import FAILURE
 from oracledp.diagnostics import (
     NonPrivateDiagnostics,
@@ -153,7 +159,7 @@ from oracledp.diagnostics import (
 from oracledp.errors import BudgetError
 from oracledp.learners._rspm import _rspm_sample_explicit
 from oracledp.privacy import noise
-from oracledp.privacy.guarantees import GuaranteeKind, PrivacyGuarantee
+from oracledp.privacy.guarantees import PrivacyGuarantee
 
 SOURCE = "Neel, Roth, Wu (FOCS 2019) Theorem 8"
 
@@ -281,12 +287,8 @@ def prsma_cost(n: int, epsilon: float, delta: float) -> int:
 
 def prsma_guarantee(epsilon: float, delta: float) -> PrivacyGuarantee:
     """(epsilon, delta)-DP for every oracle behaviour (robust; Theorem 8)."""
-    return PrivacyGuarantee(
-        epsilon=check_epsilon(epsilon),
-        delta=check_delta(delta),
-        kind=GuaranteeKind.APPROXIMATE,
-        requires_exact_oracle=False,
-        source=SOURCE,
+    return PrivacyGuarantee.approximate(
+        check_epsilon(epsilon), check_delta(delta), source=SOURCE,
         notes=(
             "robust: holds whatever the certifiable oracle does, provided the base algorithm "
             "is eps'-DP with an exact oracle and releases only verified answers (covered "
@@ -450,8 +452,9 @@ def _prsma_run(data: NDArray[Any], base: Base, params: PRSMAParameters,
                        backend=used, diagnostics=diagnostics)
 
 
+@renamed_keywords(rng="random_state")
 def prsma(data: ArrayLike, base: Base, epsilon: float, delta: float, *,
-          rng: RandomLike = None, n_jobs: int = 1, backend: str | None = None,
+          random_state: RandomLike = None, n_jobs: int = 1, backend: str | None = None,
           max_calls: int = 10**6, threshold: str = "paper",
           batch: int | None = None, return_diagnostics: bool = False) -> PRSMAResult:
     """Run PRSMA (Neel, Roth, Wu 2019, Section III-B): robust (epsilon, delta)-DP (Theorem 8).
@@ -467,7 +470,7 @@ def prsma(data: ArrayLike, base: Base, epsilon: float, delta: float, *,
         ``base.check_data(data)`` validates the whole data set first.
     epsilon, delta:
         End-to-end guarantee; inner eps* = epsilon/62 <= 1/2, delta* = delta/11.
-    rng:
+    random_state:
         Seed or numpy Generator, the only source of randomness.
     n_jobs, backend:
         joblib parallelism over the K parts (``backend="dask"`` runs them on the
@@ -493,6 +496,21 @@ def prsma(data: ArrayLike, base: Base, epsilon: float, delta: float, *,
     Returns
     -------
     PRSMAResult with ``output`` (or :data:`FAIL`, ``failed=True``) and the guarantee.
+
+    Examples
+    --------
+    Two hypotheses over a universe of two records (ids 0 and 1): hypothesis 0 errs on
+    record 0, hypothesis 1 on record 1; the base is Laplace RSPM with exact enumeration.
+
+    >>> import numpy as np
+    >>> from oracledp.learners.prsma import ExplicitRSPMBase, prsma
+    >>> base = ExplicitRSPMBase(losses=[[1.0, 0.0], [0.0, 1.0]], patterns=[[1.0], [0.0]])
+    >>> data = np.array([0] * 100 + [1] * 297)
+    >>> res = prsma(data, base, 1.0, 0.1, random_state=0)
+    >>> res.failed, int(res.output), (res.parameters.K, res.parameters.R)
+    (False, 0, (397, 1176))
+    >>> res.guarantee.describe().split(";")[0]
+    '(1, 0.1)-DP, replace-one neighbours'
     """
     if threshold != "paper":
         raise ValueError(
@@ -518,7 +536,7 @@ def prsma(data: ArrayLike, base: Base, epsilon: float, delta: float, *,
             f"PRSMA needs {params.calls} base-algorithm runs (K = {params.K} parts x R = "
             f"{params.R} runs) > max_calls = {max_calls}; raise max_calls or use a larger delta"
         )
-    gen = check_rng(rng)  # no draw happens before this point
+    gen = check_rng(random_state)  # no draw happens before this point
     res = _prsma_run(records, base, params, gen, n_jobs=jobs, backend=backend, batch=batch,
                      guarantee=prsma_guarantee(params.epsilon, params.delta),
                      return_diagnostics=want_diag)

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from oracledp._validation import RandomLike, check_rng
+from oracledp._validation import RandomLike, check_rng, renamed_keywords
 from oracledp.classes.base import (
     CERTIFY_ABS_TOL,
     ClassOracleResult,
@@ -454,8 +454,9 @@ def adult_binary_features(split: str = "train") -> tuple[NDArray[np.float64],
     return Z, y, [name for name, _ in ADULT_INDICATORS]
 
 
+@renamed_keywords(rng="random_state")
 def prsma_adult_conjunctions(epsilon: float = 1.0, delta: float = 0.1, d: int = 6,
-                             rng: RandomLike = None, n_jobs: int = 1,
+                             random_state: RandomLike = None, n_jobs: int = 1,
                              oracle: str = "brute") -> dict[str, Any]:
     """PRSMA + Laplace RSPM learning a monotone conjunction on UCI Adult (end-to-end demo).
 
@@ -483,7 +484,7 @@ def prsma_adult_conjunctions(epsilon: float = 1.0, delta: float = 0.1, d: int = 
         raise ValueError(f"d must be an integer in 1..{len(ADULT_INDICATORS)}, got {d!r}")
     if oracle not in _ORACLE_KINDS:
         raise ValueError(f"oracle must be 'brute' or 'highs', got {oracle!r}")
-    gen = check_rng(rng)
+    gen = check_rng(random_state)
     Z, y, names = adult_binary_features("train")
     Zt, yt, _ = adult_binary_features("test")
     Z, Zt, names = Z[:, :d], Zt[:, :d], names[:d]
@@ -492,7 +493,7 @@ def prsma_adult_conjunctions(epsilon: float = 1.0, delta: float = 0.1, d: int = 
     data = loss.encode(Z, y)
     base = ClassRSPMBase(cls, oracle=oracle)
     with research_diagnostics():  # a research demo: it reports calls and time on purpose
-        res = prsma(data, base, epsilon, delta, rng=gen, n_jobs=n_jobs,
+        res = prsma(data, base, epsilon, delta, random_state=gen, n_jobs=n_jobs,
                     max_calls=max(10**6, prsma_cost(data.shape[0], epsilon, delta)),
                     return_diagnostics=True)
     assert res.diagnostics is not None

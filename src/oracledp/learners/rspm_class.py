@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from oracledp._validation import RandomLike, check_epsilon, check_rng
+from oracledp._validation import RandomLike, check_epsilon, check_rng, renamed_keywords
 from oracledp.classes.base import (
     QueryClass,
     WeightedOracle,
@@ -46,9 +46,9 @@ from oracledp.classes.base import (
 )
 from oracledp.classes.mip import make_class_oracle
 from oracledp.diagnostics import NonPrivateDiagnostics, check_diagnostics_flag
-from oracledp.learners._certify import release_oracle_answer
+from oracledp.learners._certify import solve_and_release
 from oracledp.privacy import noise
-from oracledp.privacy.guarantees import GuaranteeKind, PrivacyGuarantee
+from oracledp.privacy.guarantees import PrivacyGuarantee
 
 __all__ = ["SOURCE", "RSPMClassResult", "rspm_class", "rspm_class_guarantee",
            "rspm_class_scale"]
@@ -62,12 +62,8 @@ def rspm_class_scale(epsilon: float, m: int) -> float:
 
 
 def rspm_class_guarantee(epsilon: float) -> PrivacyGuarantee:
-    return PrivacyGuarantee(
-        epsilon=check_epsilon(epsilon),
-        delta=0.0,
-        kind=GuaranteeKind.PURE,
-        requires_exact_oracle=True,
-        source=SOURCE,
+    return PrivacyGuarantee.pure(
+        check_epsilon(epsilon), source=SOURCE, requires_exact_oracle=True,
         notes="RSPM (Laplace) over a query class with a separator set; holds only if the "
               "weighted oracle returns the exact minimizer (certified); private weights in [-1, 1]",
     )
@@ -120,6 +116,7 @@ def certifiable_class_oracle(cls: QueryClass, oracle: Any, mechanism: str) -> An
         )
     return orc
 
+@renamed_keywords(rng="random_state")
 def rspm_class(
     cls: QueryClass,
     points: ArrayLike,
@@ -127,7 +124,7 @@ def rspm_class(
     epsilon: float,
     *,
     oracle: str | WeightedOracle = "highs",
-    rng: RandomLike = None,
+    random_state: RandomLike = None,
     allow_uncertified: bool = False,
     eta: ArrayLike | None = None,
     public_points: ArrayLike | None = None,
@@ -150,7 +147,7 @@ def rspm_class(
         ``"highs"`` (exact MIP), ``"brute"`` (enumeration) or a
         :class:`~oracledp.classes.WeightedOracle` built for ``cls``.  A
         non-certifiable oracle is refused (ValueError): wrap it in PRSMA.
-    rng:
+    random_state:
         Seed or numpy Generator; the only source of randomness.
     allow_uncertified:
         Release an uncertified answer anyway, with ``guarantee.holds = False``.
@@ -159,10 +156,8 @@ def rspm_class(
     public_points, public_weights:
         A fixed, data-independent weighted part of the objective (any weights).
     return_diagnostics:
-        Attach :class:`~oracledp.diagnostics.NonPrivateDiagnostics` (``oracle``: the
-        oracle's record; ``timings``).  For research only: issues a
-        :class:`~oracledp.errors.DiagnosticsWarning` and sets
-        ``guarantee.diagnostics_released``.
+        As in :func:`~oracledp.learners.rspm`: the oracle's record and the timings, as
+        non-private diagnostics (research only; flags ``guarantee.diagnostics_released``).
 
     Privacy
     -------
@@ -170,6 +165,21 @@ def rspm_class(
     given an exact oracle; an uncertified answer raises
     :class:`~oracledp.errors.OracleFailure`.  All inputs are validated before
     any noise is drawn.
+
+    Examples
+    --------
+    Four records over three binary attributes, monotone conjunctions, exact enumeration:
+
+    >>> import numpy as np
+    >>> from oracledp.classes import MonotoneConjunctions
+    >>> from oracledp.learners.rspm_class import rspm_class
+    >>> Z = np.array([[1, 1, 0], [1, 0, 1], [1, 1, 1], [0, 1, 1]], dtype=float)
+    >>> res = rspm_class(MonotoneConjunctions(3), Z, None, 1.0, oracle="brute",
+    ...                  random_state=0)
+    >>> res.params.tolist(), res.m, res.scale
+    ([1, 0, 0], 3, 6.0)
+    >>> res.guarantee.is_pure, res.certified
+    (True, True)
     """
     if not isinstance(cls, QueryClass):
         raise TypeError(f"cls must be a QueryClass, got {type(cls).__name__}")
@@ -202,16 +212,13 @@ def rspm_class(
             raise ValueError(f"eta must have shape ({m},), got {eta_arr.shape}")
         if not np.isfinite(eta_arr).all():
             raise ValueError("eta must be finite (no NaN or infinity)")
-    gen = check_rng(rng)
+    gen = check_rng(random_state)
     t0 = time.perf_counter()
     if eta is None:
         eta_arr = noise.laplace(gen, scale, size=m)
-    t1 = time.perf_counter()
-    res = orc.solve(np.vstack([Z, Zp, U]), np.concatenate([w, wp, eta_arr]))
-    t2 = time.perf_counter()
-    guarantee, diagnostics = release_oracle_answer(
-        res, guarantee, allow_uncertified=allow_uncertified, mechanism="RSPM (Theorem 6)",
-        key="rspm_class", want_diagnostics=want_diag, times=(t0, t1, t2))
-    assert res.params is not None
-    return RSPMClassResult(params=np.array(res.params, dtype=np.int64), guarantee=guarantee,
-                           scale=scale, m=m, diagnostics=diagnostics)
+    rel = solve_and_release(
+        lambda: orc.solve(np.vstack([Z, Zp, U]), np.concatenate([w, wp, eta_arr])), t0,
+        guarantee, allow_uncertified=allow_uncertified, mechanism="RSPM (Theorem 6)",
+        key="rspm_class", want_diagnostics=want_diag)
+    return RSPMClassResult(params=np.array(rel.point, dtype=np.int64), guarantee=rel.guarantee,
+                           scale=scale, m=m, diagnostics=rel.diagnostics)

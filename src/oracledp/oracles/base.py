@@ -140,6 +140,26 @@ class Oracle(Protocol):
         ...
 
 
+def certify(status: OracleStatus, objective: float, bound: float, exact: bool | None
+            ) -> tuple[bool, OracleStatus]:
+    """Whether an answer with this objective is certified, and its status.
+
+    ``exact``: the oracle decided in exact arithmetic that the point is the argmin (tie
+    rule included); certification then requires an optimal status and ``objective - bound
+    <= CERTIFY_ABS_TOL`` (a consistency check of the reported bound).  ``None`` (oracles
+    outside this library): an optimal status and a zero gap, ``objective <= bound``.  An
+    optimal status that is not certified is reported as :attr:`OracleStatus.GAP`.
+    """
+    if exact is None:
+        certified = status is OracleStatus.OPTIMAL and objective <= bound
+    else:
+        certified = (status is OracleStatus.OPTIMAL and exact
+                     and objective - bound <= CERTIFY_ABS_TOL)
+    if status is OracleStatus.OPTIMAL and not certified:
+        status = OracleStatus.GAP
+    return bool(certified), status
+
+
 def make_result(
     problem: HalfspaceProblem,
     eta: NDArray[np.floating] | Perturbation,
@@ -158,9 +178,7 @@ def make_result(
     :class:`~oracledp.oracles.halfspace.Perturbation`.
 
     ``exact``: the oracle decided in exact arithmetic that ``k`` is the argmin over W
-    (tie rule included).  Certification requires an optimal status, a feasible point and
-    ``exact=True`` with ``objective - bound <= CERTIFY_ABS_TOL``; without ``exact``
-    (oracles outside this library) a zero gap, ``objective <= bound``.
+    (tie rule included).  Certification requires a feasible point, then :func:`certify`.
     """
     if k is None:
         return OracleResult(None, None, float("inf"), float(bound), False, status,
@@ -174,21 +192,6 @@ def make_result(
         obj = float(loss - problem.space.pi_k(k) @ np.asarray(eta, dtype=np.float64))
     else:  # a Perturbation
         obj = float(loss + eta.evaluate_k(k, problem.space.k_max)[0])
-    if exact is None:
-        certified = status is OracleStatus.OPTIMAL and obj <= bound
-    else:
-        certified = status is OracleStatus.OPTIMAL and exact and obj - bound <= CERTIFY_ABS_TOL
-    if status is OracleStatus.OPTIMAL and not certified:
-        status = OracleStatus.GAP
-    return OracleResult(
-        solution=problem.space.tau * k.astype(np.float64),
-        k=k,
-        objective=obj,
-        bound=float(bound),
-        certified=bool(certified),
-        status=status,
-        wall_time=wall_time,
-        solver=solver,
-        loss=loss,
-        info=dict(info),
-    )
+    certified, status = certify(status, obj, bound, exact)
+    return OracleResult(problem.space.tau * k.astype(np.float64), k, obj, float(bound), certified,
+                        status, wall_time, solver, loss, dict(info))

@@ -93,6 +93,28 @@ class PrivacyGuarantee:
         if kind is GuaranteeKind.APPROXIMATE and self.delta == 0:
             raise ValueError("an approximate guarantee has delta > 0; use kind='pure'")
 
+    @classmethod
+    def pure(cls, epsilon: float, *, source: str, requires_exact_oracle: bool = False,
+             **fields: Any) -> PrivacyGuarantee:
+        """A pure ``epsilon``-DP statement (``delta = 0``) proven in ``source``.
+
+        >>> PrivacyGuarantee.pure(0.5, source="Laplace mechanism").describe()
+        '0.5-DP (pure), replace-one neighbours; Laplace mechanism'
+        """
+        return cls(epsilon=epsilon, delta=0.0, kind=GuaranteeKind.PURE,
+                   requires_exact_oracle=requires_exact_oracle, source=source, **fields)
+
+    @classmethod
+    def approximate(cls, epsilon: float, delta: float, *, source: str,
+                    requires_exact_oracle: bool = False, **fields: Any) -> PrivacyGuarantee:
+        """An ``(epsilon, delta)``-DP statement (``0 < delta < 1``) proven in ``source``.
+
+        >>> PrivacyGuarantee.approximate(1.0, 1e-6, source="Gaussian mechanism").describe()
+        '(1, 1e-06)-DP, replace-one neighbours; Gaussian mechanism'
+        """
+        return cls(epsilon=epsilon, delta=delta, kind=GuaranteeKind.APPROXIMATE,
+                   requires_exact_oracle=requires_exact_oracle, source=source, **fields)
+
     @property
     def is_pure(self) -> bool:
         return self.kind is GuaranteeKind.PURE

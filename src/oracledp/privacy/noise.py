@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from oracledp.privacy.guarantees import GuaranteeKind, PrivacyGuarantee
+from oracledp.privacy.guarantees import PrivacyGuarantee
 
 __all__ = [
     "bernoulli",
@@ -83,9 +83,7 @@ def laplace_guarantee(epsilon: float, source: str = "Laplace mechanism (Dwork-Ro
     >>> laplace_guarantee(0.5).describe().split(",")[0]
     '0.5-DP (pure)'
     """
-    fields.setdefault("requires_exact_oracle", False)
-    return PrivacyGuarantee(epsilon=float(epsilon), delta=0.0, kind=GuaranteeKind.PURE,
-                            source=source, **fields)
+    return PrivacyGuarantee.pure(float(epsilon), source=source, **fields)
 
 
 def laplace(rng: np.random.Generator, scale: float, size: Size = None) -> Any:
@@ -143,9 +141,7 @@ def exponential_mechanism_guarantee(epsilon: float, source: str = (
         "exponential mechanism (McSherry-Talwar 2007; Dwork-Roth, Thm 3.10)"),
         **fields: Any) -> PrivacyGuarantee:
     """The pure ``eps``-DP guarantee of one :func:`exponential_mechanism` selection."""
-    fields.setdefault("requires_exact_oracle", False)
-    return PrivacyGuarantee(epsilon=float(epsilon), delta=0.0, kind=GuaranteeKind.PURE,
-                            source=source, **fields)
+    return PrivacyGuarantee.pure(float(epsilon), source=source, **fields)
 
 
 # --- other draws of the papers' mechanisms ----------------------------------------------------

@@ -3,8 +3,10 @@
 The zCDP budget ``rho`` of a target ``(epsilon, delta)`` (Bun-Steinke 2016, Prop. 1.3,
 :func:`zcdp_rho`), the sensitivities of a marginal table and of an L1 score under the
 chosen neighbouring relation (:func:`_sensitivities`), the checks both mechanisms share,
-and :func:`_finish`, which turns the spent ``rho`` into the released
-:class:`~oracledp.synth._peers_model.PGMResult` and its guarantee.  The derivations are in
+:func:`_finish`, which turns the spent ``rho`` into the released
+:class:`~oracledp.synth._peers_model.PGMResult` and its guarantee, and :class:`_PeerRun`,
+which holds what one fit of either mechanism sets up (budget, sensitivities, fitter) until
+its :func:`_finish`.  The derivations are in
 the docstring of :mod:`oracledp.synth.peers` ("Neighbouring relation and sensitivities",
 "Privacy accounting").
 """
@@ -12,6 +14,7 @@ the docstring of :mod:`oracledp.synth.peers` ("Neighbouring relation and sensiti
 from __future__ import annotations
 
 import math
+import time
 from typing import Any
 
 import numpy as np
@@ -25,7 +28,8 @@ from oracledp._validation import (
 )
 from oracledp.diagnostics import NonPrivateDiagnostics, release_diagnostics
 from oracledp.privacy.composition import rho_for_epsilon
-from oracledp.privacy.guarantees import GuaranteeKind, PrivacyGuarantee
+from oracledp.privacy.guarantees import PrivacyGuarantee
+from oracledp.synth._peers_estimation import _Fitter, _import_mbi
 from oracledp.synth._peers_model import PGMMeasurement, PGMResult
 from oracledp.synth.domain import Domain
 
@@ -47,23 +51,23 @@ def zcdp_rho(epsilon: float, delta: float) -> float:
     return rho_for_epsilon(eps, dlt)
 
 
-def _sensitivities(neighbours: str) -> tuple[float, float]:
+def _sensitivities(neighbouring: str) -> tuple[float, float]:
     """(L2 sensitivity of a marginal count table, sensitivity of an L1 score)."""
-    if neighbours == "replace-one":
+    if neighbouring == "replace-one":
         return math.sqrt(2.0), 2.0
     return 1.0, 1.0
 
 
 def _check_common(
-    codes: ArrayLike, domain: Domain, epsilon: float, delta: float, neighbours: str
+    codes: ArrayLike, domain: Domain, epsilon: float, delta: float, neighbouring: str
 ) -> tuple[NDArray[np.int64], float, float, str]:
     if not isinstance(domain, Domain):
         raise TypeError(f"domain must be a Domain, got {type(domain).__name__}")
     arr = domain.check_codes(codes)
     eps = check_epsilon(epsilon)
     dlt = check_delta(delta)
-    check_choice(neighbours, "neighbours", _NEIGHBOURS)
-    return arr, eps, dlt, neighbours
+    check_choice(neighbouring, "neighbouring", _NEIGHBOURS)
+    return arr, eps, dlt, neighbouring
 
 
 def _check_iters(value: object, name: str) -> int:
@@ -74,26 +78,51 @@ def _finish(
     method: str, domain: Domain, n: int, total: float, rho: float, spent: float,
     measurements: list[PGMMeasurement], selected: list[tuple[int, ...]],
     factors: tuple[tuple[tuple[int, ...], NDArray[np.float64]], ...], eps: float, dlt: float,
-    neighbours: str, source: str, notes: str, want_diag: bool, diag: dict[str, Any],
+    neighbouring: str, source: str, notes: str, want_diag: bool, diag: dict[str, Any],
 ) -> PGMResult:
     if spent > rho * (1.0 + 1e-9):  # pragma: no cover - guarded by construction
         raise AssertionError(f"{method} spent rho = {spent!r} > budget {rho!r}")
-    guarantee = PrivacyGuarantee(
-        epsilon=eps,
-        delta=dlt,
-        kind=GuaranteeKind.APPROXIMATE,
-        requires_exact_oracle=False,
-        source=source,
-        neighbouring=neighbours,
-        notes=notes,
-    )
+    guarantee = PrivacyGuarantee.approximate(eps, dlt, source=source, neighbouring=neighbouring,
+                                             notes=notes)
     diagnostics = None
     if want_diag:
         guarantee = release_diagnostics(guarantee, method)
         diagnostics = NonPrivateDiagnostics(method.lower(), diag)
-    public_n = n if neighbours == "replace-one" else None
+    public_n = n if neighbouring == "replace-one" else None
     return PGMResult(method, domain, public_n, total, spent, tuple(measurements), tuple(selected),
                      factors, guarantee, diagnostics)
+
+
+class _PeerRun:
+    """One MST or AIM fit once its inputs are checked: the clock, the sizes, the zCDP budget
+    ``rho``, the sensitivities and the Private-PGM fitter (this imports ``mbi``).
+    :meth:`finish` turns what the fit spent into the release (:func:`_finish`)."""
+
+    def __init__(self, method: str, arr: NDArray[np.int64], domain: Domain, eps: float,
+                 dlt: float, neighbouring: str, want_diag: bool) -> None:
+        mbi = _import_mbi()
+        self.start = time.perf_counter()
+        self.method, self.domain, self.eps, self.dlt = method, domain, eps, dlt
+        self.neighbouring, self.want_diag = neighbouring, want_diag
+        self.n = arr.shape[0]
+        self.shape = domain.shape
+        self.rho = zcdp_rho(eps, dlt)
+        self.delta2, self.delta1 = _sensitivities(neighbouring)
+        self.est_seconds: list[float] = []
+        self.fitter = _Fitter(mbi, domain, float(self.n) if neighbouring == "replace-one" else None,
+                              self.est_seconds)
+
+    def finish(self, total: float, spent: float, measurements: list[PGMMeasurement],
+               selected: list[tuple[int, ...]],
+               factors: tuple[tuple[tuple[int, ...], NDArray[np.float64]], ...], source: str,
+               notes: str, **diag: Any) -> PGMResult:
+        """The release: the guarantee of ``rho`` (checked: ``spent <= rho``), the model, and
+        with diagnostics the wall-clock times (and ``diag``)."""
+        times = {"seconds": time.perf_counter() - self.start,
+                 "estimation_seconds": sum(self.est_seconds), **diag}
+        return _finish(self.method, self.domain, self.n, total, self.rho, spent, measurements,
+                       selected, factors, self.eps, self.dlt, self.neighbouring, source, notes,
+                       self.want_diag, times)
 
 
 _ACCOUNTING = ("zCDP: Gaussian Delta_2^2/(2 sigma^2) (Bun-Steinke 2016 Prop 1.6), exponential "

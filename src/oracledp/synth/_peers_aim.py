@@ -9,22 +9,13 @@ from __future__ import annotations
 
 import itertools
 import math
-import time
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from oracledp._validation import RandomLike, check_positive, check_rng
+from oracledp._validation import RandomLike, check_positive, check_rng, renamed_keywords
 from oracledp.diagnostics import check_diagnostics_flag
-from oracledp.synth._peers_accounting import (
-    _ACCOUNTING,
-    _check_common,
-    _check_iters,
-    _finish,
-    _sensitivities,
-    zcdp_rho,
-)
-from oracledp.synth._peers_estimation import _Fitter, _import_mbi
+from oracledp.synth._peers_accounting import _ACCOUNTING, _check_common, _check_iters, _PeerRun
 from oracledp.synth._peers_measure import _counts, _exp_mech, _measure
 from oracledp.synth._peers_model import PGMResult, _model_marginal
 from oracledp.synth.domain import Domain
@@ -35,6 +26,7 @@ __all__ = ["aim"]
 _AIM_ALPHA = 0.9  # AIM: share of each round's budget for measurement
 
 
+@renamed_keywords(neighbours="neighbouring")
 def aim(
     codes: ArrayLike,
     domain: Domain,
@@ -43,7 +35,7 @@ def aim(
     random_state: RandomLike = None,
     workload: MarginalWorkload | None = None,
     *,
-    neighbours: str = "replace-one",
+    neighbouring: str = "replace-one",
     max_model_size: float = 80.0,
     rounds: int | None = None,
     round_iters: int = 500,
@@ -54,16 +46,12 @@ def aim(
 
     Parameters
     ----------
-    codes, domain:
-        The records (integer codes, shape ``(n, d)``) and their public domain.
-    epsilon, delta:
-        The target guarantee; the zCDP budget is :func:`zcdp_rho` ``(epsilon, delta)``.
-    random_state:
-        Seed or numpy Generator: all the noise and selections come from it.
+    codes, domain, epsilon, delta, random_state:
+        As in :func:`~oracledp.synth.peers.mst` (any d >= 1 here).
     workload:
         The marginal workload AIM adapts to (every block weight 1); default all
         3-way marginals (all k-way with k = min(3, d)).
-    neighbours:
+    neighbouring:
         ``"replace-one"`` (default; n public; ``Delta_2 = sqrt(2)``, score sensitivity
         ``2 w_r``) or ``"add-remove"`` (the paper's; ``Delta_2 = 1``, sensitivity ``w_r``).
     max_model_size:
@@ -85,7 +73,7 @@ def aim(
         ``selected`` holds the clique selected in each round.
     """
     want_diag = check_diagnostics_flag(return_diagnostics)
-    arr, eps, dlt, neighbours = _check_common(codes, domain, epsilon, delta, neighbours)
+    arr, eps, dlt, neighbouring = _check_common(codes, domain, epsilon, delta, neighbouring)
     d = len(domain)
     if workload is None:
         workload = kway_marginal_workload(domain, min(3, d))
@@ -111,14 +99,8 @@ def aim(
         raise ValueError(f"rounds must exceed 0.9 x the number of 1-way marginals "
                          f"({len(one_way)}) so that the initialisation leaves budget, got {T}")
     rng = check_rng(random_state)
-    mbi = _import_mbi()
-    start = time.perf_counter()
-    n = arr.shape[0]
-    shape = domain.shape
-    rho = zcdp_rho(eps, dlt)
-    delta2, delta1 = _sensitivities(neighbours)
-    est_seconds: list[float] = []
-    fitter = _Fitter(mbi, domain, float(n) if neighbours == "replace-one" else None, est_seconds)
+    run = _PeerRun("AIM", arr, domain, eps, dlt, neighbouring, want_diag)
+    shape, rho, delta2, delta1, fitter = run.shape, run.rho, run.delta2, run.delta1, run.fitter
     true = {r: _counts(arr, shape, r) for r in closure}
     cells = np.array([true[r].size for r in closure], dtype=np.float64)
 
@@ -168,12 +150,9 @@ def aim(
     _, factors, total = fitter.fit(measurements, n_final, warm=model)
     notes = (
         f"rho = {rho:.6g}; T = {T}, alpha = {_AIM_ALPHA}, max_model_size = {max_mb:g} MB; "
-        f"{neighbours}: Delta_2 = {delta2:g}, score sensitivity {delta1:g} x max w_r; "
+        f"{neighbouring}: Delta_2 = {delta2:g}, score sensitivity {delta1:g} x max w_r; "
         f"{len(selected)} rounds, noise std (counts) from {sigmas[0]:.4g} to {sigmas[-1]:.4g}"
     )
-    diag = {"seconds": time.perf_counter() - start, "estimation_seconds": sum(est_seconds),
-            "rounds": len(selected)}
-    return _finish("AIM", domain, n, total, rho, spent, measurements, selected, factors, eps,
-                   dlt, neighbours,
-                   "McKenna, Mullins, Sheldon, Miklau 2022 (AIM); " + _ACCOUNTING,
-                   notes, want_diag, diag)
+    return run.finish(total, spent, measurements, selected, factors,
+                      "McKenna, Mullins, Sheldon, Miklau 2022 (AIM); " + _ACCOUNTING, notes,
+                      rounds=len(selected))

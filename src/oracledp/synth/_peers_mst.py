@@ -8,22 +8,13 @@ from __future__ import annotations
 
 import itertools
 import math
-import time
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from oracledp._validation import RandomLike, check_rng
+from oracledp._validation import RandomLike, check_rng, renamed_keywords
 from oracledp.diagnostics import check_diagnostics_flag
-from oracledp.synth._peers_accounting import (
-    _ACCOUNTING,
-    _check_common,
-    _check_iters,
-    _finish,
-    _sensitivities,
-    zcdp_rho,
-)
-from oracledp.synth._peers_estimation import _Fitter, _import_mbi
+from oracledp.synth._peers_accounting import _ACCOUNTING, _check_common, _check_iters, _PeerRun
 from oracledp.synth._peers_measure import _counts, _exp_mech, _measure
 from oracledp.synth._peers_model import PGMResult, _model_marginal
 from oracledp.synth.domain import Domain
@@ -31,6 +22,7 @@ from oracledp.synth.domain import Domain
 __all__ = ["mst"]
 
 
+@renamed_keywords(neighbours="neighbouring")
 def mst(
     codes: ArrayLike,
     domain: Domain,
@@ -38,7 +30,7 @@ def mst(
     delta: float,
     random_state: RandomLike = None,
     *,
-    neighbours: str = "replace-one",
+    neighbouring: str = "replace-one",
     iters: int = 3000,
     return_diagnostics: bool = False,
 ) -> PGMResult:
@@ -52,7 +44,7 @@ def mst(
         The target guarantee; the zCDP budget is :func:`zcdp_rho` ``(epsilon, delta)``.
     random_state:
         Seed or numpy Generator: all the noise and selections come from it.
-    neighbours:
+    neighbouring:
         ``"replace-one"`` (default; n public; ``Delta_2 = sqrt(2)``, score sensitivity 2)
         or ``"add-remove"`` (the paper's setting; ``Delta_2 = 1``, score sensitivity 1).
     iters:
@@ -66,20 +58,14 @@ def mst(
         ``selected`` holds the ``d - 1`` edges of the spanning tree.
     """
     want_diag = check_diagnostics_flag(return_diagnostics)
-    arr, eps, dlt, neighbours = _check_common(codes, domain, epsilon, delta, neighbours)
+    arr, eps, dlt, neighbouring = _check_common(codes, domain, epsilon, delta, neighbouring)
     n_iters = _check_iters(iters, "iters")
     rng = check_rng(random_state)
     d = len(domain)
     if d < 2:
         raise ValueError("MST needs at least 2 attributes (it selects a spanning tree of pairs)")
-    mbi = _import_mbi()
-    start = time.perf_counter()
-    n = arr.shape[0]
-    shape = domain.shape
-    rho = zcdp_rho(eps, dlt)
-    delta2, delta1 = _sensitivities(neighbours)
-    est_seconds: list[float] = []
-    fitter = _Fitter(mbi, domain, float(n) if neighbours == "replace-one" else None, est_seconds)
+    run = _PeerRun("MST", arr, domain, eps, dlt, neighbouring, want_diag)
+    shape, rho, delta2, delta1, fitter = run.shape, run.rho, run.delta2, run.delta1, run.fitter
 
     # MST step 1: all 1-way marginals, rho/3 in total (d Gaussian measurements).
     sigma1 = delta2 * math.sqrt(3.0 * d / (2.0 * rho))
@@ -115,11 +101,9 @@ def mst(
     # MST step 4: final estimation (post-processing).
     _, factors, total = fitter.fit(measurements, n_iters)
     notes = (
-        f"rho = {rho:.6g} split in thirds; {neighbours}: Delta_2 = {delta2:g}, score "
+        f"rho = {rho:.6g} split in thirds; {neighbouring}: Delta_2 = {delta2:g}, score "
         f"sensitivity {delta1:g}; sigma_1way = {sigma1:.4g}, eps_select = {eps_sel:.4g} "
         f"x {d - 1}, sigma_2way = {sigma2:.4g} (counts)"
     )
-    diag = {"seconds": time.perf_counter() - start, "estimation_seconds": sum(est_seconds)}
-    return _finish("MST", domain, n, total, rho, spent, measurements, tree, factors, eps, dlt,
-                   neighbours, "McKenna, Miklau, Sheldon 2021 (MST); " + _ACCOUNTING,
-                   notes, want_diag, diag)
+    return run.finish(total, spent, measurements, tree, factors,
+                      "McKenna, Miklau, Sheldon 2021 (MST); " + _ACCOUNTING, notes)

@@ -43,6 +43,22 @@ class DistributionRelease:
             f"integer code matrix of shape (n, {len(domain)}), got {type(data).__name__}"
         )
 
+    def _store_release(self, n: int, domain: Domain, workload: MarginalWorkload, rounds: int,
+                       guarantee: Any, distribution: NDArray[np.float64],
+                       rng: np.random.Generator, **fitted: Any) -> None:
+        """Store a fit: ``n_``, ``domain_``, ``workload_``, ``rounds_``, then the synthesizer's
+        own fitted attributes ``fitted`` (in order), ``guarantee_``, ``distribution_`` and the
+        fit's generator (kept to continue sampling; never pickled)."""
+        self.n_ = n
+        self.domain_ = domain
+        self.workload_ = workload
+        self.rounds_ = rounds
+        for name, value in fitted.items():
+            setattr(self, name, value)
+        self.guarantee_ = guarantee
+        self.distribution_ = distribution
+        self._rng = rng
+
     def _check_fitted(self) -> None:
         if not hasattr(self, "distribution_"):
             raise RuntimeError("call fit(data, domain) first")

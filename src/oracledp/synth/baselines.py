@@ -62,7 +62,7 @@ from oracledp.diagnostics import (
     release_diagnostics,
 )
 from oracledp.privacy import noise
-from oracledp.privacy.guarantees import GuaranteeKind, PrivacyGuarantee
+from oracledp.privacy.guarantees import PrivacyGuarantee
 from oracledp.synth.domain import Domain
 from oracledp.synth.workload import MarginalWorkload, answer, answer_distribution
 
@@ -131,6 +131,18 @@ def independent_marginals(
 
     ``noiseless=True`` is a *non-private* reference (test hook): the exact
     marginals are returned and the guarantee is marked as not holding.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from oracledp.synth import Domain, independent_marginals
+    >>> domain = Domain(("a", "b", "c"), ((0, 1), (0, 1), (0, 1, 2)))
+    >>> codes = np.array([[0, 0, 0], [0, 1, 1], [1, 1, 2], [1, 0, 2], [1, 1, 1]] * 20)
+    >>> res = independent_marginals(codes, domain, 1.0, random_state=0)
+    >>> res.noise_scale, [m.shape for m in res.marginals], res.sample(5, random_state=1).shape
+    (6.0, [(2,), (2,), (3,)], (5, 3))
+    >>> res.guarantee.describe().split(";")[0]
+    '1-DP (pure), replace-one neighbours'
     """
     if not isinstance(domain, Domain):
         raise TypeError(f"domain must be a Domain, got {type(domain).__name__}")
@@ -149,11 +161,8 @@ def independent_marginals(
         pos = np.maximum(counts, 0.0)
         tot = pos.sum()
         margs.append(pos / tot if tot > 0 else np.full(k, 1.0 / k))
-    guarantee = PrivacyGuarantee(
-        epsilon=eps,
-        delta=0.0,
-        kind=GuaranteeKind.PURE,
-        requires_exact_oracle=False,
+    guarantee = PrivacyGuarantee.pure(
+        eps,
         source="Laplace mechanism (Dwork-Roth 2014, Thm 3.6) on d 1-way histograms, l1 sensitivity 2d",
         notes=f"replace-one: each histogram moves by <= 2 in l1; scale 2d/eps = {scale:g}",
     )
@@ -213,6 +222,19 @@ def mwem(
     ``return_diagnostics=True`` attaches the wall-clock time as non-private
     diagnostics (a :class:`~oracledp.errors.DiagnosticsWarning` is issued and the
     guarantee is flagged ``diagnostics_released``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from oracledp.synth import Domain, kway_marginal_workload, mwem
+    >>> domain = Domain(("a", "b", "c"), ((0, 1), (0, 1), (0, 1, 2)))
+    >>> codes = np.array([[0, 0, 0], [0, 1, 1], [1, 1, 2], [1, 0, 2], [1, 1, 1]] * 20)
+    >>> workload = kway_marginal_workload(domain, 2)
+    >>> res = mwem(codes, domain, workload, 1.0, 5, random_state=0)
+    >>> len(res.selected), res.epsilon_per_step, res.distribution.shape
+    (5, 0.1, (2, 2, 3))
+    >>> res.guarantee.describe().split(";")[0]  # 5 rounds of 2 x eps/10, basic composition
+    '1-DP (pure), replace-one neighbours'
     """
     want_diag = check_diagnostics_flag(return_diagnostics)
     if not isinstance(domain, Domain):
@@ -261,11 +283,8 @@ def mwem(
             avg += p
     dist = avg / T if avg is not None else p
     dist = dist / dist.sum()
-    guarantee = PrivacyGuarantee(
-        epsilon=eps,
-        delta=0.0,
-        kind=GuaranteeKind.PURE,
-        requires_exact_oracle=False,
+    guarantee = PrivacyGuarantee.pure(
+        eps,
         source="Hardt, Ligett, McSherry 2012 (MWEM), privacy theorem; basic composition",
         notes=(
             f"T={T} rounds, each: exponential mechanism eps0={eps0:g} (score sensitivity 1 count) "

@@ -140,7 +140,7 @@ from oracledp.diagnostics import (
 from oracledp.errors import BudgetError
 from oracledp.learners.prsma import PRSMAParameters, prsma
 from oracledp.privacy import noise
-from oracledp.privacy.guarantees import GuaranteeKind, PrivacyGuarantee
+from oracledp.privacy.guarantees import PrivacyGuarantee
 from oracledp.synth._oracle_query_calibration import (  # noqa: F401 - re-exported (old path)
     _BETA,
     _COMPOSITIONS,
@@ -166,7 +166,6 @@ from oracledp.synth._oracle_query_players import (  # noqa: F401 - re-exported (
 from oracledp.synth._release import DistributionRelease
 from oracledp.synth.domain import Domain
 from oracledp.synth.workload import (
-    MarginalWorkload,
     answer,
     answer_distribution,
     kway_marginal_workload,
@@ -235,6 +234,20 @@ class OracleQuerySynthesizer(DistributionRelease, PicklesWithoutDiagnostics):
     ``composition_``, ``learning_rate_`` (Hedge eta, or the FTPL Laplace scale b),
     ``ledger_`` (one :class:`RoundSpend` per round, three for ``"rspm"``), ``guarantee_``, ``workload_``, ``n_``;
     for ``"prsma"`` also ``delta0_`` and ``prsma_parameters_`` (per-round K, R, eps', cost).
+
+    Examples
+    --------
+    100 records over a domain of 12 cells, all 2-way marginals (16 queries):
+
+    >>> import numpy as np
+    >>> from oracledp.synth import Domain, OracleQuerySynthesizer
+    >>> domain = Domain(("a", "b", "c"), ((0, 1), (0, 1), (0, 1, 2)))
+    >>> codes = np.array([[0, 0, 0], [0, 1, 1], [1, 1, 2], [1, 0, 2], [1, 1, 1]] * 20)
+    >>> syn = OracleQuerySynthesizer(1.0, 1e-6, k=2, random_state=0).fit(codes, domain)
+    >>> syn.rounds_, syn.distribution_.shape, syn.answer().shape, syn.sample_codes(5).shape
+    (2, (2, 2, 3), (16,), (5, 3))
+    >>> syn.guarantee_.describe().split(";")[0]  # T = 2 pure rounds, basic composition
+    '1-DP (pure), replace-one neighbours'
     """
 
     def __init__(
@@ -364,7 +377,7 @@ class OracleQuerySynthesizer(DistributionRelease, PicklesWithoutDiagnostics):
                                    self.oracle_failure)
                 batch = max(1, min(pparams.R, 2**22 // max(1, nq * self.k + 2 * m)))
                 with research_diagnostics():  # one warning for the whole fit, below
-                    res = prsma(codes, base, eps0, delta0, rng=rng, n_jobs=self.n_jobs,
+                    res = prsma(codes, base, eps0, delta0, random_state=rng, n_jobs=self.n_jobs,
                                 max_calls=pparams.calls, batch=batch,
                                 return_diagnostics=self.keep_diagnostics)
                 if res.diagnostics is not None:
@@ -402,9 +415,8 @@ class OracleQuerySynthesizer(DistributionRelease, PicklesWithoutDiagnostics):
             per_round = "exponential mechanism (McSherry-Talwar 2007) per round"
         if self.query_player == "prsma":
             n_failed = sum(r.failed for r in ledger)
-            guarantee = PrivacyGuarantee(
-                epsilon=self.epsilon, delta=self.delta, kind=GuaranteeKind.APPROXIMATE,
-                requires_exact_oracle=False,
+            guarantee = PrivacyGuarantee.approximate(
+                self.epsilon, self.delta,
                 source="OracleQuery (Neel-Roth-Wu 2019 §IV; spec oracle-query.md §6), PrivBR "
                 "wrapped in PRSMA per round (Thm 8, robust to the oracle), "
                 + ("advanced composition (Dwork-Rothblum-Vadhan 2010)" if comp == "advanced"
@@ -414,18 +426,16 @@ class OracleQuerySynthesizer(DistributionRelease, PicklesWithoutDiagnostics):
                 f"(spent, no update); replace-one, n={n} public",
             )
         elif comp == "basic":
-            guarantee = PrivacyGuarantee(
-                epsilon=self.epsilon, delta=0.0, kind=GuaranteeKind.PURE,
-                requires_exact_oracle=self.query_player == "rspm",
+            guarantee = PrivacyGuarantee.pure(
+                self.epsilon, requires_exact_oracle=self.query_player == "rspm",
                 source="OracleQuery (Neel-Roth-Wu 2019 §IV; spec oracle-query.md §6), "
                 f"{per_round}, basic composition",
                 notes=f"T={T} rounds of eps0={eps0:.6g}; composed eps={eps_tot:.6g}; "
                 f"replace-one, n={n} public",
             )
         else:
-            guarantee = PrivacyGuarantee(
-                epsilon=self.epsilon, delta=self.delta, kind=GuaranteeKind.APPROXIMATE,
-                requires_exact_oracle=self.query_player == "rspm",
+            guarantee = PrivacyGuarantee.approximate(
+                self.epsilon, self.delta, requires_exact_oracle=self.query_player == "rspm",
                 source="OracleQuery (Neel-Roth-Wu 2019 §IV; spec oracle-query.md §6), "
                 f"{per_round}, zCDP composition (Bun-Steinke 2016, Props 1.3, 1.4)",
                 notes=f"T={T} rounds of pure eps0={eps0:.6g} "
@@ -438,17 +448,7 @@ class OracleQuerySynthesizer(DistributionRelease, PicklesWithoutDiagnostics):
             if self.query_player == "prsma":
                 diag["prsma_rounds"] = tuple(prsma_rounds)
             self.diagnostics_ = NonPrivateDiagnostics("oracle_query", diag)
-        self.n_ = n
-        self.domain_ = domain
-        self.workload_: MarginalWorkload = workload
-        self.rounds_ = T
-        self.eps0_ = eps0
-        self.delta0_ = delta0
-        self.prsma_parameters_ = pparams
-        self.composition_ = comp
-        self.learning_rate_ = eta
-        self.ledger_ = tuple(ledger)
-        self.guarantee_ = guarantee
-        self.distribution_ = dist
-        self._rng = rng
+        self._store_release(n, domain, workload, T, guarantee, dist, rng, eps0_=eps0,
+                            delta0_=delta0, prsma_parameters_=pparams, composition_=comp,
+                            learning_rate_=eta, ledger_=tuple(ledger))
         return self

@@ -70,12 +70,11 @@ from oracledp.diagnostics import (
 )
 from oracledp.privacy import noise
 from oracledp.privacy.composition import rho_for_epsilon, zcdp_epsilon
-from oracledp.privacy.guarantees import GuaranteeKind, PrivacyGuarantee
+from oracledp.privacy.guarantees import PrivacyGuarantee
 from oracledp.synth._release import DistributionRelease
 from oracledp.synth.domain import Domain
 from oracledp.synth.estimation import MarginalMeasurement, estimate_distribution
 from oracledp.synth.workload import (
-    MarginalWorkload,
     answer,
     answer_distribution,
     kway_marginal_workload,
@@ -157,6 +156,20 @@ class OracleQueryPGM(DistributionRelease, PicklesWithoutDiagnostics):
     measurements the estimate post-processes, covered by the same guarantee),
     ``sigma_``, ``sigma_one_way_``, ``eps_selection_``, ``guarantee_``, ``workload_``,
     ``n_``.
+
+    Examples
+    --------
+    100 records over a domain of 12 cells, all 2-way marginals:
+
+    >>> import numpy as np
+    >>> from oracledp.synth import Domain, OracleQueryPGM
+    >>> domain = Domain(("a", "b", "c"), ((0, 1), (0, 1), (0, 1, 2)))
+    >>> codes = np.array([[0, 0, 0], [0, 1, 1], [1, 1, 2], [1, 0, 2], [1, 1, 1]] * 20)
+    >>> pgm = OracleQueryPGM(1.0, 1e-6, k=2, random_state=0).fit(codes, domain)
+    >>> pgm.rounds_, pgm.distribution_.shape, pgm.sample_codes(5).shape
+    (2, (2, 2, 3), (5, 3))
+    >>> pgm.guarantee_.describe().split(";")[0]
+    '(1, 1e-06)-DP, replace-one neighbours'
     """
 
     def __init__(
@@ -285,9 +298,8 @@ class OracleQueryPGM(DistributionRelease, PicklesWithoutDiagnostics):
         eps_spent = zcdp_epsilon(rho_spent, self.delta)
         if eps_spent > self.epsilon * (1.0 + 1e-9):  # the plan prevents this
             raise AssertionError("composed privacy exceeds the target")
-        guarantee = PrivacyGuarantee(
-            epsilon=self.epsilon, delta=self.delta, kind=GuaranteeKind.APPROXIMATE,
-            requires_exact_oracle=False,
+        guarantee = PrivacyGuarantee.approximate(
+            self.epsilon, self.delta,
             source="OracleQuery's query player (Neel-Roth-Wu 2019 §IV; exponential mechanism, "
             "eps^2/8-zCDP by Cesar-Rogers 2021 Lemma 3.2) with Gaussian measurements "
             "(Bun-Steinke 2016 Prop. 1.6) and a Private-PGM style estimate (post-processing); "
@@ -300,20 +312,10 @@ class OracleQueryPGM(DistributionRelease, PicklesWithoutDiagnostics):
             guarantee = release_diagnostics(guarantee, "OracleQueryPGM")
             self.diagnostics_ = NonPrivateDiagnostics(
                 "oracle_query_pgm", {"fit_seconds": time.perf_counter() - start})
-        self.n_ = n
-        self.domain_ = domain
-        self.workload_: MarginalWorkload = workload
-        self.rounds_ = T
-        self.rho_ = rho
-        self.sigma_ = sigma
-        self.sigma_one_way_ = sigma1
-        self.eps_selection_ = eps_sel
-        self.ledger_ = tuple(ledger)
-        self.measured_axes_ = tuple(s.axes for s in ledger if s.axes)
-        self.measurements_ = tuple(meas)
-        self.guarantee_ = guarantee
-        self.distribution_ = p
-        self._rng = rng
+        self._store_release(n, domain, workload, T, guarantee, p, rng, rho_=rho, sigma_=sigma,
+                            sigma_one_way_=sigma1, eps_selection_=eps_sel, ledger_=tuple(ledger),
+                            measured_axes_=tuple(s.axes for s in ledger if s.axes),
+                            measurements_=tuple(meas))
         return self
 
     def __repr__(self) -> str:

@@ -69,13 +69,13 @@ Both papers state their guarantees for add/remove-one neighbours, under which a
 marginal count table has L2 sensitivity ``Delta_2 = 1`` and the L1 distance
 between the data's marginal and a fixed model's marginal moves by at most
 ``Delta_1 = 1``.  oracledp's synthesizers use *replace-one* neighbours (n public),
-and ``neighbours="replace-one"`` (the default) uses the replace-one sensitivities:
+and ``neighbouring="replace-one"`` (the default) uses the replace-one sensitivities:
 replacing a record removes one count from one cell and adds one to another cell of
 every marginal table, so ``Delta_2 = sqrt(2)`` and ``Delta_1 = 2`` (every score
 ``w_r ||M_r(D) - M_r(p)||_1`` moves by at most ``2 w_r``; the model p depends only
 on earlier releases).  The noise std is ``Delta_2`` times the paper's noise
 multiplier, so every Gaussian measurement costs the same ``rho`` as in the paper.
-``neighbours="add-remove"`` runs the papers' setting: n is then private, and the
+``neighbouring="add-remove"`` runs the papers' setting: n is then private, and the
 model's total is mbi's minimum-variance estimate from the noisy 1-way marginals
 instead of n.
 
