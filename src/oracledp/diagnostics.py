@@ -123,9 +123,24 @@ def release_diagnostics(guarantee: PrivacyGuarantee, mechanism: str, *,
         "are NOT covered by the privacy guarantee and must not be published with the output; "
         "the guarantee is marked diagnostics_released=True.",
         DiagnosticsWarning,
-        stacklevel=stacklevel + 1,
+        stacklevel=_past_keyword_shims(stacklevel + 1),
     )
     return guarantee.with_diagnostics_released()
+
+
+def _past_keyword_shims(level: int) -> int:
+    """``level`` (as ``warnings.warn`` counts it from our caller) moved past the wrappers of
+    :func:`oracledp._validation.renamed_keywords`, so a warning names the user's line."""
+    import sys
+
+    from oracledp import _validation
+
+    frame = sys._getframe(level)  # level 1 = the caller of this function's caller
+    while (frame is not None and frame.f_code.co_name == "inner"
+           and frame.f_code.co_filename == _validation.__file__):
+        level += 1
+        frame = frame.f_back
+    return level
 
 
 @contextmanager
