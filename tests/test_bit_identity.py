@@ -148,7 +148,8 @@ def test_accuracy_first_records_more(name: str, key: str) -> None:
 SYNTH_FAST = [("synth-adult", "independent", 0.5, 4), ("synth-adult", "mwem", 0.5, 4),
               ("synth-adult-rspm", "oracle_query", 1.0, 0)]
 SYNTH_SLOW = [("synth-adult", "oracle_query", 0.1, 3), ("synth-adult", "oracle_query_pgm", 0.1, 3),
-              ("synth-adult", "mwem", 1.0, 2), ("synth-adult-rspm", "mwem", 1.0, 0)]
+              ("synth-adult", "mwem", 1.0, 2), ("synth-adult-rspm", "mwem", 1.0, 0),
+              ("synth-adult", "mst", 0.5, 4), ("synth-adult", "aim", 1.0, 1)]
 
 
 def _synth(name: str, method: str, eps: float, run: int) -> None:

@@ -8,7 +8,9 @@ imports no solver, pandas or scikit-learn):
   :class:`AccuracyFirstRidge`, :class:`DPSGDLogisticRegression`; :func:`make_estimator` by name;
 * learner functions: :func:`opdisc`, :func:`rspm`, :func:`opsamp`, :func:`prsma`,
   :func:`ftpl`, :func:`covnr`, :func:`outputnr`, :func:`doubling`, :func:`noise_reduction`;
-* synthesizers: :class:`OracleQuerySynthesizer`, :class:`OracleQueryPGM`, :func:`mwem`,
+* synthesizers (one interface, :class:`Synthesizer`): :class:`OracleQuerySynthesizer`,
+  :class:`OracleQueryPGM`, :class:`MWEMSynthesizer`, :class:`IndependentMarginalsSynthesizer`,
+  :class:`MSTSynthesizer`, :class:`AIMSynthesizer`; the functions :func:`mwem`,
   :func:`independent_marginals`;
 * tables: :class:`TableSchema`, :class:`SchemaTransformer`;
 * privacy: :class:`PrivacyGuarantee` (carried by every release), :mod:`oracledp.privacy`;
@@ -62,6 +64,11 @@ _LAZY = {
     "OracleQuerySynthesizer": "oracledp.synth.oracle_query",
     "OracleQueryPGM": "oracledp.synth.oracle_query_pgm",
     "mwem": "oracledp.synth",
+    "Synthesizer": "oracledp.synth",
+    "MWEMSynthesizer": "oracledp.synth",
+    "IndependentMarginalsSynthesizer": "oracledp.synth",
+    "MSTSynthesizer": "oracledp.synth",
+    "AIMSynthesizer": "oracledp.synth",
     "independent_marginals": "oracledp.synth",
 }
 
@@ -81,6 +88,7 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "MODELS",
+    "AIMSynthesizer",
     "AccuracyFirstLogisticRegression",
     "AccuracyFirstRidge",
     "BoundsViolation",
@@ -89,6 +97,9 @@ __all__ = [
     "DataIntegrityError",
     "DiagnosticsWarning",
     "GuaranteeKind",
+    "IndependentMarginalsSynthesizer",
+    "MSTSynthesizer",
+    "MWEMSynthesizer",
     "ModelFileError",
     "NoHaltError",
     "NonPrivateDiagnostics",
@@ -103,6 +114,7 @@ __all__ = [
     "PrivacyWarning",
     "RSPMClassifier",
     "SchemaTransformer",
+    "Synthesizer",
     "TableInputError",
     "TableSchema",
     "UnconfirmedSchemaError",

@@ -115,7 +115,7 @@ def test_mst_selects_a_spanning_tree(mst_fit, data) -> None:
     assert len({root(x) for x in range(d)}) == 1
     # with a huge epsilon the tree is the true star around attribute 0
     assert set(edges) == {(0, 1), (0, 2), (0, 3)}
-    cliques = [m.clique for m in mst_fit.measurements]
+    cliques = [m.axes for m in mst_fit.measurements]
     assert cliques == [(0,), (1,), (2,), (3,), *edges]
 
 

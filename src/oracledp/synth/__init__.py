@@ -7,6 +7,12 @@ baselines (independent Laplace 1-way marginals, MWEM).  The synthesizers
 :class:`OracleQueryPGM` (:mod:`oracledp.synth.oracle_query_pgm`) are loaded on first use
 (OracleQuery's PRSMA player imports joblib); MST and AIM are in :mod:`oracledp.synth.peers`
 (optional ``peers`` extra).
+
+Every synthesizer shares one interface, :class:`Synthesizer` (``fit(data, domain)``,
+``guarantee_``, ``answer``, ``sample_codes``, ``sample``): :class:`OracleQuerySynthesizer`,
+:class:`OracleQueryPGM`, :class:`MWEMSynthesizer`, :class:`IndependentMarginalsSynthesizer`,
+:class:`MSTSynthesizer`, :class:`AIMSynthesizer`; the function forms (:func:`mwem`, ...)
+return their result objects for scripts.
 """
 
 from oracledp.synth.baselines import (
@@ -31,6 +37,11 @@ from oracledp.synth.workload import (
 )
 
 _LAZY = {
+    "Synthesizer": "oracledp.synth._base",
+    "IndependentMarginalsSynthesizer": "oracledp.synth._synthesizers",
+    "MWEMSynthesizer": "oracledp.synth._synthesizers",
+    "MSTSynthesizer": "oracledp.synth._synthesizers",
+    "AIMSynthesizer": "oracledp.synth._synthesizers",
     "OracleQuerySynthesizer": "oracledp.synth.oracle_query",
     "OracleQueryPGM": "oracledp.synth.oracle_query_pgm",
 }
@@ -47,13 +58,18 @@ def __getattr__(name: str) -> object:
 
 __all__ = [
     "ADULT_CATEGORICAL_ATTRIBUTES",
+    "AIMSynthesizer",
     "AdultCategorical",
     "Domain",
     "IndependentMarginalsResult",
+    "IndependentMarginalsSynthesizer",
+    "MSTSynthesizer",
     "MWEMResult",
+    "MWEMSynthesizer",
     "MarginalWorkload",
     "OracleQueryPGM",
     "OracleQuerySynthesizer",
+    "Synthesizer",
     "adult_categorical_domain",
     "answer",
     "answer_distribution",

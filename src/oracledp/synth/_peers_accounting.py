@@ -30,8 +30,9 @@ from oracledp.diagnostics import NonPrivateDiagnostics, release_diagnostics
 from oracledp.privacy.composition import rho_for_epsilon
 from oracledp.privacy.guarantees import PrivacyGuarantee
 from oracledp.synth._peers_estimation import _Fitter, _import_mbi
-from oracledp.synth._peers_model import PGMMeasurement, PGMResult
+from oracledp.synth._peers_model import PGMResult
 from oracledp.synth.domain import Domain
+from oracledp.synth.estimation import MarginalMeasurement
 
 __all__ = ["zcdp_rho"]
 
@@ -76,7 +77,7 @@ def _check_iters(value: object, name: str) -> int:
 
 def _finish(
     method: str, domain: Domain, n: int, total: float, rho: float, spent: float,
-    measurements: list[PGMMeasurement], selected: list[tuple[int, ...]],
+    measurements: list[MarginalMeasurement], selected: list[tuple[int, ...]],
     factors: tuple[tuple[tuple[int, ...], NDArray[np.float64]], ...], eps: float, dlt: float,
     neighbouring: str, source: str, notes: str, want_diag: bool, diag: dict[str, Any],
 ) -> PGMResult:
@@ -112,7 +113,7 @@ class _PeerRun:
         self.fitter = _Fitter(mbi, domain, float(self.n) if neighbouring == "replace-one" else None,
                               self.est_seconds)
 
-    def finish(self, total: float, spent: float, measurements: list[PGMMeasurement],
+    def finish(self, total: float, spent: float, measurements: list[MarginalMeasurement],
                selected: list[tuple[int, ...]],
                factors: tuple[tuple[tuple[int, ...], NDArray[np.float64]], ...], source: str,
                notes: str, **diag: Any) -> PGMResult:

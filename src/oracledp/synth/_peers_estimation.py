@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from oracledp.synth._peers_model import PGMMeasurement
 from oracledp.synth.domain import Domain
+from oracledp.synth.estimation import MarginalMeasurement
 
 __all__ = ["require_mbi"]
 
@@ -83,12 +83,12 @@ class _Fitter:
         named = [tuple(self.names[a] for a in c) for c in cliques]
         return float(self.mbi.junction_tree.hypothetical_model_size(self.mdomain, named))
 
-    def fit(self, measurements: Sequence[PGMMeasurement], iters: int, warm: Any = None
+    def fit(self, measurements: Sequence[MarginalMeasurement], iters: int, warm: Any = None
             ) -> tuple[Any, tuple[tuple[tuple[int, ...], NDArray[np.float64]], ...], float]:
         start = time.perf_counter()
         lms = [
             self.mbi.LinearMeasurement(
-                np.asarray(m.values), tuple(self.names[a] for a in m.clique), stddev=m.sigma
+                np.asarray(m.values).ravel(), tuple(self.names[a] for a in m.axes), stddev=m.sigma
             )
             for m in measurements
         ]

@@ -15,7 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from oracledp.privacy import noise
-from oracledp.synth._peers_model import PGMMeasurement
+from oracledp.synth.estimation import MarginalMeasurement
 
 __all__: list[str] = []
 
@@ -29,10 +29,11 @@ def _counts(arr: NDArray[np.int64], shape: tuple[int, ...], clique: tuple[int, .
 
 
 def _measure(arr: NDArray[np.int64], shape: tuple[int, ...], clique: tuple[int, ...],
-             sigma: float, rng: np.random.Generator) -> PGMMeasurement:
+             sigma: float, rng: np.random.Generator) -> MarginalMeasurement:
     """Gaussian mechanism on a marginal count table (Bun-Steinke 2016, Prop. 1.6)."""
     counts = _counts(arr, shape, clique)
-    return PGMMeasurement(clique, sigma, counts + noise.gaussian(rng, sigma, size=counts.size))
+    noisy = counts + noise.gaussian(rng, sigma, size=counts.size)
+    return MarginalMeasurement(clique, noisy.reshape(tuple(shape[a] for a in clique)), sigma)
 
 
 def _exp_mech(scores: NDArray[np.float64], eps: float, sensitivity: float,

@@ -24,6 +24,7 @@ from oracledp._validation import RandomLike, check_rng
 from oracledp.diagnostics import NonPrivateDiagnostics
 from oracledp.privacy.guarantees import PrivacyGuarantee
 from oracledp.synth.domain import Domain
+from oracledp.synth.estimation import MarginalMeasurement
 from oracledp.synth.workload import MarginalWorkload
 
 __all__ = ["PGMMeasurement", "PGMResult"]
@@ -60,13 +61,10 @@ def _model_marginal(
     return np.asarray(table / total, dtype=np.float64)
 
 
-@dataclass(frozen=True)
-class PGMMeasurement:
-    """One released noisy marginal: attribute positions, noise std (counts), values."""
-
-    clique: tuple[int, ...]
-    sigma: float
-    values: NDArray[np.float64] = field(repr=False, compare=False)
+#: MST's and AIM's measurements are :class:`~oracledp.synth.estimation.MarginalMeasurement` s,
+#: the one measurement type of :mod:`oracledp.synth` (``axes``, the noisy count table in the
+#: shape of its attributes, ``sigma``); ``PGMMeasurement`` is its former name.
+PGMMeasurement = MarginalMeasurement
 
 
 @dataclass(frozen=True, eq=False)
@@ -106,7 +104,7 @@ class PGMResult:
     n: int | None
     total: float
     rho: float
-    measurements: tuple[PGMMeasurement, ...]
+    measurements: tuple[MarginalMeasurement, ...]
     selected: tuple[tuple[int, ...], ...]
     factors: tuple[tuple[tuple[int, ...], NDArray[np.float64]], ...] = field(repr=False)
     guarantee: PrivacyGuarantee

@@ -132,7 +132,6 @@ from numpy.typing import NDArray
 from oracledp._validation import RandomLike, check_choice, check_epsilon, check_rng
 from oracledp.diagnostics import (
     NonPrivateDiagnostics,
-    PicklesWithoutDiagnostics,
     check_diagnostics_flag,
     release_diagnostics,
     research_diagnostics,
@@ -186,7 +185,7 @@ _QUERY_PLAYERS = ("noisy-min", "rspm", "prsma")
 _DATA_PLAYERS = ("hedge", "ftpl")
 
 
-class OracleQuerySynthesizer(DistributionRelease, PicklesWithoutDiagnostics):
+class OracleQuerySynthesizer(DistributionRelease):
     """(epsilon, delta)-DP synthetic data for k-way marginals by the OracleQuery game.
 
     Parameters

@@ -64,7 +64,6 @@ from numpy.typing import NDArray
 from oracledp._validation import RandomLike, check_choice, check_delta, check_epsilon, check_rng
 from oracledp.diagnostics import (
     NonPrivateDiagnostics,
-    PicklesWithoutDiagnostics,
     check_diagnostics_flag,
     release_diagnostics,
 )
@@ -111,7 +110,7 @@ def default_rounds(n: int, epsilon: float, delta: float, d: int, *,
     return int(min(max_rounds, max(1, d - 1, round(n * math.sqrt(rho) / 100.0))))
 
 
-class OracleQueryPGM(DistributionRelease, PicklesWithoutDiagnostics):
+class OracleQueryPGM(DistributionRelease):
     """(epsilon, delta)-DP synthetic data: OracleQuery's query player selects, measurements are estimated.
 
     See the module docstring for the algorithm and the proof.  Guarantee:

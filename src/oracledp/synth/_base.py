@@ -1,0 +1,104 @@
+"""The one synthesizer interface: ``fit(data, domain)``, then answers and samples of the release.
+
+Every synthesizer of :mod:`oracledp.synth` is a :class:`Synthesizer`:
+
+* ``fit(data, domain)`` runs the mechanism once on the records (a DataFrame in the public
+  ``domain``'s levels, or an integer code matrix) and returns ``self``;
+* ``guarantee_`` is the :class:`~oracledp.privacy.guarantees.PrivacyGuarantee` of the release;
+  ``domain_``, ``n_`` and ``workload_`` (the workload it was fitted for) are public;
+* ``answer(workload=None)``, ``sample_codes(n=None, random_state=None)`` and
+  ``sample(n=None, random_state=None)`` are post-processing of the release.
+
+A fitted synthesizer pickles without the generator behind its noise (its state would reveal
+the noise); after unpickling, pass ``random_state=`` to sample.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from oracledp._validation import RandomLike, check_rng
+from oracledp.diagnostics import PicklesWithoutDiagnostics
+from oracledp.synth.domain import Domain
+from oracledp.synth.workload import MarginalWorkload
+
+__all__ = ["Synthesizer"]
+
+
+class Synthesizer(PicklesWithoutDiagnostics):
+    """Base of every synthesizer (see the module docstring for the interface)."""
+
+    guarantee_: Any
+    domain_: Domain
+    workload_: MarginalWorkload
+    n_: int
+    _rng: np.random.Generator | None
+
+    def fit(self, data: pd.DataFrame | NDArray[np.integer], domain: Domain) -> Synthesizer:
+        raise NotImplementedError
+
+    def answer(self, workload: MarginalWorkload | None = None) -> NDArray[np.float64]:
+        """Answers of a workload (default: the fitted one) under the release."""
+        raise NotImplementedError
+
+    def _sample_codes(self, n: int, rng: np.random.Generator) -> NDArray[np.int64]:
+        raise NotImplementedError
+
+    @staticmethod
+    def _encode(data: Any, domain: Domain) -> NDArray[np.int64]:
+        """The records as integer codes over the public ``domain`` (checked, never inferred)."""
+        if not isinstance(domain, Domain):
+            raise TypeError(f"domain must be a Domain, got {type(domain).__name__}")
+        if isinstance(data, pd.DataFrame):
+            return domain.encode(data)
+        if isinstance(data, np.ndarray):
+            return domain.check_codes(data, "data")
+        raise TypeError(
+            "data must be a pandas DataFrame (columns = the domain's attributes) or an "
+            f"integer code matrix of shape (n, {len(domain)}), got {type(data).__name__}"
+        )
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "guarantee_"):
+            raise RuntimeError("call fit(data, domain) first")
+
+    def _workload(self, workload: MarginalWorkload | None) -> MarginalWorkload:
+        self._check_fitted()
+        wl = self.workload_ if workload is None else workload
+        if wl.domain != self.domain_:
+            raise ValueError("the workload is over a different domain")
+        return wl
+
+    def sample_codes(self, n: int | None = None,
+                     random_state: RandomLike = None) -> NDArray[np.int64]:
+        """``n`` synthetic records (default: the private n) drawn from the release, as codes.
+
+        ``random_state`` None continues the fit's generator; a pickled synthesizer does not
+        carry that generator (its state would reveal the fit's noise), so after unpickling
+        pass a seed or Generator.
+        """
+        self._check_fitted()
+        if n is None:
+            n = self.n_
+            if n is None:
+                raise ValueError("the number of records is private under add-remove "
+                                 "neighbouring (not part of the release): pass n")
+        if isinstance(n, bool) or not isinstance(n, int | np.integer) or int(n) < 1:
+            raise ValueError(f"the number of records to sample must be an integer >= 1, got {n!r}")
+        if random_state is not None:
+            rng = check_rng(random_state)
+        elif getattr(self, "_rng", None) is not None:
+            rng = self._rng
+        else:
+            raise ValueError("this synthesizer was unpickled without its generator (it would "
+                             "reveal the fit's noise): pass random_state= to sample")
+        return self._sample_codes(int(n), rng)
+
+    def sample(self, n: int | None = None, random_state: RandomLike = None) -> pd.DataFrame:
+        """``n`` synthetic records as a DataFrame in the domain's levels (post-processing)."""
+        codes = self.sample_codes(n, random_state)  # checks fitted first
+        return self.domain_.decode(codes)

@@ -1,0 +1,162 @@
+"""MWEM, independent marginals, MST and AIM as :class:`~oracledp.synth._base.Synthesizer` s.
+
+Each class runs its mechanism function once in ``fit(data, domain)`` (the function's
+guarantee is the synthesizer's ``guarantee_``; its result object is ``result_``) and answers
+and samples through the common interface.  The functions stay available for scripts:
+:func:`~oracledp.synth.baselines.independent_marginals`, :func:`~oracledp.synth.baselines.mwem`,
+:func:`~oracledp.synth.peers.mst`, :func:`~oracledp.synth.peers.aim`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from oracledp._validation import RandomLike, check_rng
+from oracledp.synth._base import Synthesizer
+from oracledp.synth.domain import Domain
+from oracledp.synth.workload import MarginalWorkload, kway_marginal_workload
+
+__all__ = ["AIMSynthesizer", "IndependentMarginalsSynthesizer", "MSTSynthesizer",
+           "MWEMSynthesizer"]
+
+
+class _FunctionSynthesizer(Synthesizer):
+    """A synthesizer whose ``fit`` calls one mechanism function and keeps its result."""
+
+    epsilon: float
+    k: int
+    random_state: RandomLike
+
+    def _run(self, codes: NDArray[np.int64], domain: Domain, workload: MarginalWorkload,
+             rng: np.random.Generator) -> Any:
+        raise NotImplementedError
+
+    def fit(self, data: pd.DataFrame | NDArray[np.integer], domain: Domain) -> Synthesizer:
+        """Run the mechanism once on ``data`` over the public ``domain`` (never inferred)."""
+        codes = self._encode(data, domain)
+        if isinstance(self.k, bool) or not isinstance(self.k, int) or not 1 <= self.k <= len(domain):
+            raise ValueError(f"k must be an integer in [1, {len(domain)}], got {self.k!r}")
+        workload = kway_marginal_workload(domain, self.k)
+        rng = check_rng(self.random_state)
+        result = self._run(codes, domain, workload, rng)
+        self.result_ = result
+        self.n_ = result.n
+        self.domain_ = domain
+        self.workload_ = workload
+        self.guarantee_ = result.guarantee
+        self._rng = rng
+        return self
+
+    def answer(self, workload: MarginalWorkload | None = None) -> NDArray[np.float64]:
+        """Answers of a workload (default: all ``k``-way marginals) under the release."""
+        wl = self._workload(workload)  # checks fitted first
+        return np.asarray(self.result_.answer(wl), dtype=np.float64)
+
+    def _sample_codes(self, n: int, rng: np.random.Generator) -> NDArray[np.int64]:
+        return np.asarray(self.result_.sample(n, rng), dtype=np.int64)
+
+
+class IndependentMarginalsSynthesizer(_FunctionSynthesizer):
+    """epsilon-DP independent 1-way marginals (Laplace), sampled attribute by attribute.
+
+    Privacy: pure ``epsilon``-DP for replace-one neighbours (the function
+    :func:`~oracledp.synth.baselines.independent_marginals` states the proof); no oracle.
+
+    >>> import numpy as np
+    >>> from oracledp.synth import Domain, IndependentMarginalsSynthesizer
+    >>> dom = Domain(("a", "b"), ((0, 1), (0, 1, 2)))
+    >>> codes = np.array([[0, 1], [1, 2], [1, 0], [0, 1]])
+    >>> syn = IndependentMarginalsSynthesizer(1.0, random_state=0).fit(codes, dom)
+    >>> syn.guarantee_.kind, syn.sample_codes(3).shape
+    (<GuaranteeKind.PURE: 'pure'>, (3, 2))
+    """
+
+    def __init__(self, epsilon: float, *, k: int = 2, random_state: RandomLike = None) -> None:
+        self.epsilon = epsilon
+        self.k = k
+        self.random_state = random_state
+
+    def _run(self, codes: NDArray[np.int64], domain: Domain, workload: MarginalWorkload,
+             rng: np.random.Generator) -> Any:
+        from oracledp.synth.baselines import independent_marginals
+
+        return independent_marginals(codes, domain, self.epsilon, rng)
+
+
+class MWEMSynthesizer(_FunctionSynthesizer):
+    """MWEM (Hardt, Ligett, McSherry 2012) on all ``k``-way marginals, ``rounds`` rounds.
+
+    Privacy: pure ``epsilon``-DP for replace-one neighbours by basic composition of its
+    ``2 rounds`` steps (:func:`~oracledp.synth.baselines.mwem`); no oracle.
+
+    >>> import numpy as np
+    >>> from oracledp.synth import Domain, MWEMSynthesizer
+    >>> dom = Domain(("a", "b"), ((0, 1), (0, 1, 2)))
+    >>> codes = np.array([[0, 1], [1, 2], [1, 0], [0, 1]])
+    >>> syn = MWEMSynthesizer(1.0, k=2, rounds=3, random_state=0).fit(codes, dom)
+    >>> syn.guarantee_.epsilon, syn.answer().shape
+    (1.0, (6,))
+    """
+
+    def __init__(self, epsilon: float, *, k: int = 3, rounds: int = 30,
+                 random_state: RandomLike = None) -> None:
+        self.epsilon = epsilon
+        self.k = k
+        self.rounds = rounds
+        self.random_state = random_state
+
+    def _run(self, codes: NDArray[np.int64], domain: Domain, workload: MarginalWorkload,
+             rng: np.random.Generator) -> Any:
+        from oracledp.synth.baselines import mwem
+
+        return mwem(codes, domain, workload, self.epsilon, self.rounds, rng)
+
+
+class MSTSynthesizer(_FunctionSynthesizer):
+    """MST (McKenna, Miklau, Sheldon 2021) on ``mbi`` (optional ``peers`` extra).
+
+    Privacy: ``(epsilon, delta)``-DP by zCDP for ``neighbouring`` neighbours
+    (:func:`~oracledp.synth.peers.mst`); under add-remove neighbours n is private, so pass
+    the number of records to :meth:`sample_codes`.
+    """
+
+    def __init__(self, epsilon: float, delta: float = 1e-6, *, k: int = 2,
+                 neighbouring: str = "replace-one", random_state: RandomLike = None) -> None:
+        self.epsilon = epsilon
+        self.delta = delta
+        self.k = k
+        self.neighbouring = neighbouring
+        self.random_state = random_state
+
+    def _run(self, codes: NDArray[np.int64], domain: Domain, workload: MarginalWorkload,
+             rng: np.random.Generator) -> Any:
+        from oracledp.synth.peers import mst
+
+        return mst(codes, domain, self.epsilon, self.delta, rng, neighbouring=self.neighbouring)
+
+
+class AIMSynthesizer(_FunctionSynthesizer):
+    """AIM (McKenna, Mullins, Sheldon, Miklau 2022) for all ``k``-way marginals, on ``mbi``.
+
+    Privacy: ``(epsilon, delta)``-DP by zCDP for ``neighbouring`` neighbours
+    (:func:`~oracledp.synth.peers.aim`); optional ``peers`` extra.
+    """
+
+    def __init__(self, epsilon: float, delta: float = 1e-6, *, k: int = 3,
+                 neighbouring: str = "replace-one", random_state: RandomLike = None) -> None:
+        self.epsilon = epsilon
+        self.delta = delta
+        self.k = k
+        self.neighbouring = neighbouring
+        self.random_state = random_state
+
+    def _run(self, codes: NDArray[np.int64], domain: Domain, workload: MarginalWorkload,
+             rng: np.random.Generator) -> Any:
+        from oracledp.synth.peers import aim
+
+        return aim(codes, domain, self.epsilon, self.delta, rng, workload,
+                   neighbouring=self.neighbouring)
