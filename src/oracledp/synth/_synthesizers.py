@@ -116,21 +116,28 @@ class MWEMSynthesizer(_FunctionSynthesizer):
         return mwem(codes, domain, workload, self.epsilon, self.rounds, rng)
 
 
-class MSTSynthesizer(_FunctionSynthesizer):
+class _PeerSynthesizer(_FunctionSynthesizer):
+    """MST and AIM: ``(epsilon, delta)``-DP by zCDP on ``mbi`` (optional ``peers`` extra)."""
+
+    _DEFAULT_K = 2
+
+    def __init__(self, epsilon: float, delta: float = 1e-6, *, k: int | None = None,
+                 neighbouring: str = "replace-one", random_state: RandomLike = None) -> None:
+        self.epsilon = epsilon
+        self.delta = delta
+        self.k = self._DEFAULT_K if k is None else k
+        self.neighbouring = neighbouring
+        self.random_state = random_state
+
+
+class MSTSynthesizer(_PeerSynthesizer):
     """MST (McKenna, Miklau, Sheldon 2021) on ``mbi`` (optional ``peers`` extra).
 
     Privacy: ``(epsilon, delta)``-DP by zCDP for ``neighbouring`` neighbours
     (:func:`~oracledp.synth.peers.mst`); under add-remove neighbours n is private, so pass
-    the number of records to :meth:`sample_codes`.
+    the number of records to :meth:`sample_codes`.  ``k`` (default 2) only sets the
+    workload :meth:`answer` defaults to.
     """
-
-    def __init__(self, epsilon: float, delta: float = 1e-6, *, k: int = 2,
-                 neighbouring: str = "replace-one", random_state: RandomLike = None) -> None:
-        self.epsilon = epsilon
-        self.delta = delta
-        self.k = k
-        self.neighbouring = neighbouring
-        self.random_state = random_state
 
     def _run(self, codes: NDArray[np.int64], domain: Domain, workload: MarginalWorkload,
              rng: np.random.Generator) -> Any:
@@ -139,20 +146,14 @@ class MSTSynthesizer(_FunctionSynthesizer):
         return mst(codes, domain, self.epsilon, self.delta, rng, neighbouring=self.neighbouring)
 
 
-class AIMSynthesizer(_FunctionSynthesizer):
+class AIMSynthesizer(_PeerSynthesizer):
     """AIM (McKenna, Mullins, Sheldon, Miklau 2022) for all ``k``-way marginals, on ``mbi``.
 
     Privacy: ``(epsilon, delta)``-DP by zCDP for ``neighbouring`` neighbours
-    (:func:`~oracledp.synth.peers.aim`); optional ``peers`` extra.
+    (:func:`~oracledp.synth.peers.aim`); optional ``peers`` extra.  ``k`` defaults to 3.
     """
 
-    def __init__(self, epsilon: float, delta: float = 1e-6, *, k: int = 3,
-                 neighbouring: str = "replace-one", random_state: RandomLike = None) -> None:
-        self.epsilon = epsilon
-        self.delta = delta
-        self.k = k
-        self.neighbouring = neighbouring
-        self.random_state = random_state
+    _DEFAULT_K = 3
 
     def _run(self, codes: NDArray[np.int64], domain: Domain, workload: MarginalWorkload,
              rng: np.random.Generator) -> Any:
