@@ -1,6 +1,6 @@
 """Non-private diagnostics: what a run computed that its privacy guarantee does NOT cover.
 
-A released model or result carries only what its :class:`~oracledp.guarantees.PrivacyGuarantee`
+A released model or result carries only what its :class:`~oracledp.privacy.guarantees.PrivacyGuarantee`
 covers: the released parameters, the public configuration (epsilon, delta, noise scales
 computed from public parameters, space sizes, public sizes such as n) and the guarantee.
 Everything else a run computes from the data -- the training loss of the released

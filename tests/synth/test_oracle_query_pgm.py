@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from oracledp.guarantees import GuaranteeKind, rho_for_epsilon, zcdp_epsilon
+from oracledp.privacy.composition import rho_for_epsilon, zcdp_epsilon
+from oracledp.privacy.guarantees import GuaranteeKind
 from oracledp.synth import Domain, answer, errors, kway_marginal_workload
 from oracledp.synth.estimation import (
     MarginalMeasurement,

@@ -27,7 +27,7 @@ offered.
 
 Privacy
 -------
-Every release of this module states a :class:`~oracledp.guarantees.PrivacyGuarantee`
+Every release of this module states a :class:`~oracledp.privacy.guarantees.PrivacyGuarantee`
 with ``neighbouring="replace-one"`` (datasets of the same size ``n`` that differ
 in one record), the relation of the ICML paper and of OPDisc.
 

@@ -20,7 +20,7 @@ it depends on where the search stopped and is reported with each result.
 
 Every result is an :class:`AccuracyFirstResult` carrying the released ``theta``,
 the :class:`~oracledp.mechanisms.ExPostLoss` (test vs hypothesis breakdown) and
-a :class:`~oracledp.guarantees.PrivacyGuarantee` of kind ``EX_POST``.  If no
+a :class:`~oracledp.privacy.guarantees.PrivacyGuarantee` of kind ``EX_POST``.  If no
 level passes, the algorithms would release the non-private optimum (infinite
 loss): they raise :class:`NoHaltError` unless ``allow_no_halt=True``.
 """

@@ -18,7 +18,7 @@ private levels come for free.
 Indexing: the library is 0-based.  ``out[t]`` is the release at level
 ``eps_list[t]``; the prefix ``out[:t + 1]`` is ``eps_list[t]``-DP.
 
-Guarantees hold under idealized numerics (see :mod:`oracledp.guarantees`).
+Guarantees hold under idealized numerics (see :mod:`oracledp.privacy.guarantees`).
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ Indexing is 0-based: ``halted_at = k`` means the (k+1)-th query passed; pass
 the epsilon of the hypotheses released up to and including query ``k`` to
 :meth:`InteractiveAboveThreshold.ex_post_loss`.
 
-Guarantees hold under idealized numerics (see :mod:`oracledp.guarantees`).
+Guarantees hold under idealized numerics (see :mod:`oracledp.privacy.guarantees`).
 """
 
 from __future__ import annotations

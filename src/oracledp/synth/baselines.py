@@ -43,7 +43,7 @@ eps0-DP and the Laplace measurement with count scale 1/eps0 is eps0-DP; basic
 adaptive composition over 2T steps gives ``2T * eps0 = epsilon``.  We do not
 implement the paper's measurement-reuse heuristic (re-applying past updates).
 
-All guarantees hold under idealized numerics (see :mod:`oracledp.guarantees`).
+All guarantees hold under idealized numerics (see :mod:`oracledp.privacy.guarantees`).
 """
 
 from __future__ import annotations

@@ -110,7 +110,7 @@ rounds:
 ``eps0`` is taken from the closed form and then shrunk, if floating point
 makes it necessary, until the composed total recomputed from the ledger does
 not exceed the target.  Guarantees hold under idealized numerics (see
-:mod:`oracledp.guarantees`).
+:mod:`oracledp.privacy.guarantees`).
 
 Layout: this module holds :class:`OracleQuerySynthesizer` (the game loop and the
 release); the ledger, the calibrations and the accuracy bound are in

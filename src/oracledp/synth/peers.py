@@ -131,7 +131,7 @@ JAX: :func:`mst` and :func:`aim` switch JAX to the CPU backend (when no backend 
 initialised yet), enable float64 (``jax_enable_x64``) and disable JAX's persistent
 compilation cache.  These are process-wide JAX settings.  Nothing is printed.
 
-Guarantees hold under idealized numerics (see :mod:`oracledp.guarantees`).
+Guarantees hold under idealized numerics (see :mod:`oracledp.privacy.guarantees`).
 
 Layout
 ------

@@ -218,7 +218,7 @@ class SavedModel:
     model_type: str
     schema: TableSchema
     params: dict[str, Any]
-    guarantee: Any  # oracledp.guarantees.PrivacyGuarantee
+    guarantee: Any  # oracledp.privacy.guarantees.PrivacyGuarantee
     classes: tuple[str, str]
     feature_names: tuple[str, ...]
     coef: NDArray[np.float64]
