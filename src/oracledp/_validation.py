@@ -55,6 +55,13 @@ def check_epsilon(epsilon: object, name: str = "epsilon") -> float:
     return eps
 
 
+def check_integer(value: object, name: str) -> int:
+    """``value`` as an int: a Python or numpy integer (a bool is not one), else TypeError."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
+    return int(value)
+
+
 def check_delta(delta: object, name: str = "delta") -> float:
     """delta strictly inside (0, 1) for approximate-DP mechanisms."""
     return check_open_unit(delta, name, interval="the open interval (0, 1)")

@@ -72,6 +72,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import integrate, special
 
+from oracledp._validation import check_integer
+
 __all__ = [
     "DEFAULT_NS",
     "TorusViolation",
@@ -98,20 +100,17 @@ _MAX_M = 50_000_000
 
 
 def _check_N(N: object) -> int:
-    if isinstance(N, bool) or not isinstance(N, (int, np.integer)):
-        raise TypeError(f"N must be an integer, got {type(N).__name__}")
-    n = int(N)
+    n = check_integer(N, "N")
     if n < 2 or n % 2:
         raise ValueError(f"N (points per plane) must be even and >= 2, got {N!r}")
     return n
 
 
 def _check_k(k: object) -> int:
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
-        raise TypeError(f"k must be an integer, got {type(k).__name__}")
-    if int(k) < 1:
+    planes = check_integer(k, "k")
+    if planes < 1:
         raise ValueError(f"k (number of planes) must be >= 1, got {k!r}")
-    return int(k)
+    return planes
 
 
 def _check_pos(x: object, name: str) -> float:

@@ -3,7 +3,8 @@
 * :class:`PrivateEstimator`: constructor arguments stored as given, the parameter checks
   that open every ``fit`` (:meth:`~PrivateEstimator._start_fit`: forget the previous fit,
   check every parameter, read no data, draw nothing), the fitted attributes stored in one
-  step, new data validated as in fit, dense float tags, pickles without diagnostics or seed.
+  step (:func:`result_attributes`: those that repeat the result's fields), new data
+  validated as in fit, dense float tags, pickles without diagnostics or seed.
 * :class:`PrivateBinaryClassifier`: the explicit label mapping (:func:`map_binary_labels`),
   ``decision_function`` and ``predict`` of a linear classifier;
   :class:`PrivateLogisticClassifier` adds the logistic ``predict_proba``.
@@ -132,6 +133,16 @@ def forget_fit(est: Any) -> None:
     """Forget a previous fit, so a refused refit cannot leave a stale model behind."""
     for attr in [a for a in vars(est) if a.endswith("_") and not a.startswith("__")]:
         delattr(est, attr)
+
+
+def result_attributes(result: Any, *fields: str) -> dict[str, Any]:
+    """The fitted attributes that repeat fields of a mechanism's result, in the order given.
+
+    Field ``name`` becomes the attribute ``name_`` (scikit-learn's trailing underscore); a
+    field whose name already ends in ``_`` (``lambda_``) keeps it.  The values are the
+    result's own objects, unconverted.
+    """
+    return {name if name.endswith("_") else f"{name}_": getattr(result, name) for name in fields}
 
 
 def check_privacy_parameters(epsilon: object, delta: object) -> float:

@@ -31,6 +31,7 @@ from oracledp.errors import PrivacyWarning
 from oracledp.estimators._base import (
     PrivateEstimator,
     PrivateLogisticClassifier,
+    result_attributes,
     store_init_arguments,
     validate_private_data,
 )
@@ -95,11 +96,8 @@ class _AccuracyFirst(PrivateEstimator):
             **model,
             intercept_=0.0,
             result_=result,
-            ex_post_=result.ex_post,
-            guarantee_=result.guarantee,
-            epsilon_=result.epsilon,
-            stopping_index_=result.stopping_index,
-            eps_grid_=result.eps_grid,
+            **result_attributes(result, "ex_post", "guarantee", "epsilon", "stopping_index",
+                                "eps_grid"),
         )
         if not result.guarantee.holds:
             warnings.warn(
@@ -150,6 +148,8 @@ _COMMON_DOC = """
 """
 
 _ATTR_DOC = """
+    intercept_ : float
+        Always 0.0.
     guarantee_ : PrivacyGuarantee
         Kind ``EX_POST``: the realised ex-post privacy loss of this fit.
     ex_post_ : ExPostLoss
@@ -172,6 +172,13 @@ _ATTR_DOC = """
         Only when X was a DataFrame with string column names.
 """
 
+_REFERENCES_DOC = """    References
+    ----------
+    K. Ligett, S. Neel, A. Roth, B. Waggoner, Z. S. Wu. "Accuracy First:
+    Selecting a Differential Privacy Level for Accuracy-Constrained ERM".
+    NeurIPS 2017.
+"""
+
 
 class AccuracyFirstRidge(RegressorMixin, _AccuracyFirst):
     __doc__ = f"""Ridge regression with a target accuracy and an ex-post privacy loss.
@@ -192,10 +199,7 @@ class AccuracyFirstRidge(RegressorMixin, _AccuracyFirst):
     Attributes
     ----------
     coef_ : ndarray of shape (n_features,)
-        The released theta.
-    intercept_ : float
-        Always 0.0.
-{_ATTR_DOC}
+        The released theta.{_ATTR_DOC}
     Raises
     ------
     BoundsViolation
@@ -213,12 +217,7 @@ class AccuracyFirstRidge(RegressorMixin, _AccuracyFirst):
     at least ``1 - gamma`` the released theta has excess risk at most alpha.
     n, the number of features and the grid are treated as public.  Idealized numerics.
 
-    References
-    ----------
-    K. Ligett, S. Neel, A. Roth, B. Waggoner, Z. S. Wu. "Accuracy First:
-    Selecting a Differential Privacy Level for Accuracy-Constrained ERM".
-    NeurIPS 2017.
-
+{_REFERENCES_DOC}
     Examples
     --------
     Rows with ``||x_i||_1 <= 1`` and targets in [-1, 1]; the target excess risk is fixed,
@@ -307,10 +306,7 @@ class AccuracyFirstLogisticRegression(_AccuracyFirst, PrivateLogisticClassifier)
     classes_ : ndarray of shape (2,)
         ``classes_[0]`` is mapped to -1 and ``classes_[1]`` to +1.
     coef_ : ndarray of shape (1, n_features)
-        The released theta.
-    intercept_ : float
-        Always 0.0.
-{_ATTR_DOC}
+        The released theta.{_ATTR_DOC}
     Raises
     ------
     BoundsViolation
@@ -328,12 +324,7 @@ class AccuracyFirstLogisticRegression(_AccuracyFirst, PrivateLogisticClassifier)
     are post-processing of theta.  n, the number of features, the label set and
     the grid are treated as public.  Idealized numerics.
 
-    References
-    ----------
-    K. Ligett, S. Neel, A. Roth, B. Waggoner, Z. S. Wu. "Accuracy First:
-    Selecting a Differential Privacy Level for Accuracy-Constrained ERM".
-    NeurIPS 2017.
-
+{_REFERENCES_DOC}
     Examples
     --------
     >>> from oracledp.estimators import AccuracyFirstLogisticRegression

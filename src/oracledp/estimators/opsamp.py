@@ -26,6 +26,7 @@ from oracledp.estimators._base import (
     PrivateBinaryClassifier,
     check_privacy_parameters,
     delta_for,
+    result_attributes,
     store_init_arguments,
 )
 from oracledp.learners._opsamp import OPSampResult, opsamp
@@ -215,12 +216,7 @@ class OPSampClassifier(PrivateBinaryClassifier):
             classes_=classes,
             coef_=np.asarray(result.w, dtype=np.float64).reshape(1, -1),
             intercept_=0.0,
-            guarantee_=result.guarantee,
-            lambda_=result.lambda_,
-            gamma_=result.gamma,
-            eta_=result.eta,
-            m_=result.m,
-            alpha_=result.alpha,
+            **result_attributes(result, "guarantee", "lambda_", "gamma", "eta", "m", "alpha"),
             loss_scale_=problem.loss_scale,
             lipschitz_=problem.lipschitz,
             result_=result,

@@ -63,7 +63,13 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from oracledp._validation import RandomLike, check_epsilon, check_rng, renamed_keywords
+from oracledp._validation import (
+    RandomLike,
+    check_epsilon,
+    check_integer,
+    check_rng,
+    renamed_keywords,
+)
 from oracledp.classes.base import ENUMERATE_LIMIT, QueryClass, WeightedOracle
 from oracledp.diagnostics import (
     NonPrivateDiagnostics,
@@ -98,11 +104,10 @@ SOURCE_ADVANCED = ("Neel, Roth, Wu (FOCS 2019) Theorem 6 per round + advanced co
 
 
 def _check_rounds(T: object) -> int:
-    if isinstance(T, bool) or not isinstance(T, (int, np.integer)):
-        raise TypeError(f"T must be an integer, got {type(T).__name__}")
-    if int(T) < 2:
+    rounds = check_integer(T, "T")
+    if rounds < 2:
         raise ValueError(f"T must be >= 2 (with T = 1 no play depends on the data), got {T}")
-    return int(T)
+    return rounds
 
 
 def _expm1(x: float) -> float:
