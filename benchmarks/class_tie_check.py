@@ -18,8 +18,8 @@ import time
 import numpy as np
 
 from oracledp._provenance import environment_line
-from oracledp.classes import IntegerHalfspaces, MonotoneConjunctions, Parities
-from oracledp.classes.mip import HighsClassOracle
+from oracledp.query_classes import IntegerHalfspaces, MonotoneConjunctions, Parities
+from oracledp.query_classes.mip import HighsClassOracle
 
 
 def _instance(cls, rng, n):

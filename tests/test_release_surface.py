@@ -32,8 +32,6 @@ import numpy as np
 import pytest
 
 from oracledp.baselines import DPSGDLogisticRegression, dpsgd_logistic
-from oracledp.classes import MonotoneConjunctions
-from oracledp.classes.base import ClassOracleResult
 from oracledp.diagnostics import NonPrivateDiagnostics
 from oracledp.erm import covnr, doubling, outputnr
 from oracledp.errors import DiagnosticsWarning, PrivacyWarning
@@ -54,6 +52,8 @@ from oracledp.oracles import HalfspaceProblem, IntegerBall
 from oracledp.oracles.base import OracleResult
 from oracledp.oracles.convex import ApproxOracleResult, LogisticLinearOracle
 from oracledp.privacy.guarantees import PrivacyGuarantee
+from oracledp.query_classes import MonotoneConjunctions
+from oracledp.query_classes.base import ClassOracleResult
 from oracledp.synth import Domain, independent_marginals, kway_marginal_workload, mwem
 from oracledp.synth.oracle_query import OracleQuerySynthesizer
 

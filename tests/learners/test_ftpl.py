@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from oracledp.classes import LocalSearchClassOracle, MonotoneConjunctions, make_class_oracle
 from oracledp.cli import app
 from oracledp.errors import DiagnosticsWarning
 from oracledp.experiments import ftpl as exp
 from oracledp.learners.ftpl import follow_the_leader, ftpl, ftpl_privacy, ftpl_regret_bound
 from oracledp.privacy.guarantees import GuaranteeKind
+from oracledp.query_classes import LocalSearchClassOracle, MonotoneConjunctions, make_class_oracle
 
 # (z1, z2, y); losses h(z) xor y of the 4 conjunctions [], [1], [2], [1,2] (enumeration order):
 #   x1 = (1,1,1): 0 0 0 0   x2 = (0,1,0): 1 0 1 0   x3 = (1,0,0): 1 1 0 0   x4 = x1

@@ -10,7 +10,10 @@ import pytest
 from scipy.stats import binomtest, chi2_contingency
 
 from oracledp.audit import audit
-from oracledp.classes import (
+from oracledp.errors import DiagnosticsWarning, OracleFailure
+from oracledp.learners._rspm import _rspm_sample_explicit
+from oracledp.learners.rspm_class import rspm_class, rspm_class_scale
+from oracledp.query_classes import (
     ConjunctionsOfLiterals,
     IntegerHalfspaces,
     LocalSearchClassOracle,
@@ -20,10 +23,7 @@ from oracledp.classes import (
     QueryClass,
     make_class_oracle,
 )
-from oracledp.classes.base import ClassOracleResult
-from oracledp.errors import DiagnosticsWarning, OracleFailure
-from oracledp.learners._rspm import _rspm_sample_explicit
-from oracledp.learners.rspm_class import rspm_class, rspm_class_scale
+from oracledp.query_classes.base import ClassOracleResult
 
 
 def _data(cls: QueryClass, rng: np.random.Generator, n: int = 4) -> np.ndarray:

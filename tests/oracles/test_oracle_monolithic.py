@@ -256,8 +256,8 @@ def test_solvers_print_nothing_unless_verbose(backend):
         from oracledp.oracles.registry import make_oracle
         rng = np.random.default_rng(0)
         if {backend!r} == "class-mip":
-            from oracledp.classes import MonotoneConjunctions
-            from oracledp.classes.mip import make_class_oracle
+            from oracledp.query_classes import MonotoneConjunctions
+            from oracledp.query_classes.mip import make_class_oracle
             o = make_class_oracle(MonotoneConjunctions(3))
             r = o.solve(rng.integers(0, 2, size=(6, 3)), rng.normal(size=6))
         else:

@@ -1,47 +1,19 @@
-"""Query / hypothesis classes over binary features with separator sets and weighted oracles.
+"""Deprecated path: the query classes are :mod:`oracledp.query_classes`.
 
-See :mod:`oracledp.classes.base` for the conventions (Neel, Roth, Wu, FOCS 2019,
-Definitions 2, 5, 7; spec ``docs/specs/oracle-query.md`` sections 1-2).
+(``classes`` read like the estimators' ``classes_``, the label set.)  This package re-exports
+:mod:`oracledp.query_classes` and its submodules with a FutureWarning, so old imports and old
+pickles keep working.
 """
 
-from oracledp.classes.base import (
-    ENUMERATE_LIMIT,
-    BruteForceClassOracle,
-    ClassOracleResult,
-    LossClass,
-    LossOracle,
-    NegatedClass,
-    NegatedOracle,
-    QueryClass,
-    WeightedOracle,
-)
-from oracledp.classes.boolean import (
-    ConjunctionsOfLiterals,
-    MonotoneConjunctions,
-    MonotoneDisjunctions,
-    Parities,
-)
-from oracledp.classes.decision_lists import MonotoneDecisionLists
-from oracledp.classes.halfspaces import IntegerHalfspaces
-from oracledp.classes.mip import HighsClassOracle, LocalSearchClassOracle, make_class_oracle
+import importlib
+import sys
+import warnings
 
-__all__ = [
-    "ENUMERATE_LIMIT",
-    "BruteForceClassOracle",
-    "ClassOracleResult",
-    "ConjunctionsOfLiterals",
-    "HighsClassOracle",
-    "IntegerHalfspaces",
-    "LocalSearchClassOracle",
-    "LossClass",
-    "LossOracle",
-    "MonotoneConjunctions",
-    "MonotoneDecisionLists",
-    "MonotoneDisjunctions",
-    "NegatedClass",
-    "NegatedOracle",
-    "Parities",
-    "QueryClass",
-    "WeightedOracle",
-    "make_class_oracle",
-]
+from oracledp.query_classes import *  # noqa: F403
+from oracledp.query_classes import __all__  # noqa: F401
+
+warnings.warn("oracledp.classes is deprecated: import from oracledp.query_classes",
+              FutureWarning, stacklevel=2)
+
+for _name in ("base", "boolean", "decision_lists", "halfspaces", "mip"):
+    sys.modules[f"{__name__}.{_name}"] = importlib.import_module(f"oracledp.query_classes.{_name}")

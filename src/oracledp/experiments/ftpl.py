@@ -140,9 +140,9 @@ def run(cfg: Config, out_dir: Path,
 
 def run_one(cfg: Config, d: int, r: int, method: str, eps: float | None) -> dict[str, Any]:
     """One (d, run, method, eps) record: FTL (``eps=None``) or FTPL on the run's stream."""
-    from oracledp.classes import MonotoneConjunctions, make_class_oracle
     from oracledp.diagnostics import research_diagnostics
     from oracledp.learners.ftpl import follow_the_leader, ftpl, ftpl_privacy, ftpl_regret_bound
+    from oracledp.query_classes import MonotoneConjunctions, make_class_oracle
 
     cls = MonotoneConjunctions(d).zero_one_loss()
     orc = make_class_oracle(cls, "brute")

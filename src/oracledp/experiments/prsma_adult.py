@@ -15,10 +15,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from oracledp._validation import RandomLike, check_rng, renamed_keywords
-from oracledp.classes.boolean import MonotoneConjunctions
 from oracledp.diagnostics import research_diagnostics
 from oracledp.learners.prsma import prsma, prsma_cost
 from oracledp.learners.prsma_bases import _ORACLE_KINDS, ClassRSPMBase
+from oracledp.query_classes.boolean import MonotoneConjunctions
 
 __all__ = ["ADULT_INDICATORS", "adult_binary_features", "prsma_adult_conjunctions"]
 

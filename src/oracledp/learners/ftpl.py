@@ -70,7 +70,6 @@ from oracledp._validation import (
     check_rng,
     renamed_keywords,
 )
-from oracledp.classes.base import ENUMERATE_LIMIT, QueryClass, WeightedOracle
 from oracledp.diagnostics import (
     NonPrivateDiagnostics,
     check_diagnostics_flag,
@@ -86,6 +85,7 @@ from oracledp.learners.rspm_class import (
 from oracledp.privacy import noise
 from oracledp.privacy.composition import advanced_composition_k
 from oracledp.privacy.guarantees import PrivacyGuarantee
+from oracledp.query_classes.base import ENUMERATE_LIMIT, QueryClass, WeightedOracle
 
 __all__ = [
     "FTPLPrivacy",
@@ -271,7 +271,7 @@ def ftpl(
         Per-round RSPM privacy eps > 0 (Laplace scale ``2m/eps``, fresh every round).
     oracle:
         ``"brute"`` (enumeration, default), ``"highs"`` or a certifiable
-        :class:`~oracledp.classes.WeightedOracle` for ``cls``.
+        :class:`~oracledp.query_classes.WeightedOracle` for ``cls``.
     random_state:
         Seed or numpy Generator: the only source of randomness.
     delta_prime:
@@ -296,7 +296,7 @@ def ftpl(
     attributes (0/1 loss), the exact brute-force oracle:
 
     >>> import numpy as np
-    >>> from oracledp.classes import MonotoneConjunctions
+    >>> from oracledp.query_classes import MonotoneConjunctions
     >>> from oracledp.learners.ftpl import ftpl
     >>> stream = np.array([[1, 1, 1], [0, 1, 0], [1, 0, 0], [1, 1, 1]], dtype=float)
     >>> res = ftpl(MonotoneConjunctions(2).zero_one_loss(), stream, 0.5, random_state=3)

@@ -33,17 +33,17 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from oracledp.classes.base import (
+from oracledp.learners.prsma import FAIL
+from oracledp.oracles.base import OracleStatus
+from oracledp.privacy import noise
+from oracledp.query_classes.base import (
     CERTIFY_ABS_TOL,
     ClassOracleResult,
     LossClass,
     QueryClass,
     WeightedOracle,
 )
-from oracledp.classes.mip import make_class_oracle
-from oracledp.learners.prsma import FAIL
-from oracledp.oracles.base import OracleStatus
-from oracledp.privacy import noise
+from oracledp.query_classes.mip import make_class_oracle
 
 __all__ = [
     "VERIFY_LIMIT",
@@ -72,12 +72,12 @@ class ClassRSPMBase:
     ----------
     query_class:
         A hypothesis class ``H`` (its 0/1-loss class is used), or a
-        :class:`~oracledp.classes.LossClass` directly.
+        :class:`~oracledp.query_classes.LossClass` directly.
     oracle:
         ``"highs"`` (exact MIP, one solve per run), ``"brute"`` (enumeration: the class
         and its separator patterns are tabulated once, the data loss once per part, and
         the ``size`` runs are an argmin over a ``(size, |Q|)`` matrix), or a
-        :class:`~oracledp.classes.WeightedOracle` instance built for the loss class
+        :class:`~oracledp.query_classes.WeightedOracle` instance built for the loss class
         (one ``solve`` per run).
     verify_limit:
         Classes with at most this many hypotheses (default :data:`VERIFY_LIMIT`) are
@@ -95,7 +95,7 @@ class ClassRSPMBase:
     Oracle answers (``"highs"`` and oracle instances)
     -------------------------------------------------
     One run is FAIL (and the batch returns :data:`FAIL`) unless ``solve`` returns, within
-    ``time_limit``, a :class:`~oracledp.classes.ClassOracleResult` with
+    ``time_limit``, a :class:`~oracledp.query_classes.ClassOracleResult` with
     ``certified=True``, status OPTIMAL, a finite real ``objective`` equal (up to
     ``CERTIFY_ABS_TOL`` relative) to the objective the base recomputes itself from the
     part and the noise, a ``bound`` that is not NaN and not above that objective, and

@@ -1,7 +1,7 @@
 """RSPM over any query class with a separator set (Neel, Roth, Wu, FOCS 2019, Section III.A).
 
 Generalizes :func:`oracledp.learners.rspm` (halfspaces over {-1,0,1}^d) to
-any :class:`~oracledp.classes.QueryClass`, including negated classes and 0/1-loss
+any :class:`~oracledp.query_classes.QueryClass`, including negated classes and 0/1-loss
 classes (spec ``docs/specs/oracle-query.md`` section 3):
 
     eta_i ~ Laplace(scale b = 2m/eps), i = 1..m   (m = |U|, U = cls.separator())
@@ -39,16 +39,16 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from oracledp._validation import RandomLike, check_epsilon, check_rng, renamed_keywords
-from oracledp.classes.base import (
-    QueryClass,
-    WeightedOracle,
-    check_weighted_points,
-)
-from oracledp.classes.mip import make_class_oracle
 from oracledp.diagnostics import NonPrivateDiagnostics, check_diagnostics_flag
 from oracledp.learners._certify import solve_and_release
 from oracledp.privacy import noise
 from oracledp.privacy.guarantees import PrivacyGuarantee
+from oracledp.query_classes.base import (
+    QueryClass,
+    WeightedOracle,
+    check_weighted_points,
+)
+from oracledp.query_classes.mip import make_class_oracle
 
 __all__ = ["SOURCE", "RSPMClassResult", "rspm_class", "rspm_class_guarantee",
            "rspm_class_scale"]
@@ -145,7 +145,7 @@ def rspm_class(
         Target eps > 0 (pure DP).
     oracle:
         ``"highs"`` (exact MIP), ``"brute"`` (enumeration) or a
-        :class:`~oracledp.classes.WeightedOracle` built for ``cls``.  A
+        :class:`~oracledp.query_classes.WeightedOracle` built for ``cls``.  A
         non-certifiable oracle is refused (ValueError): wrap it in PRSMA.
     random_state:
         Seed or numpy Generator; the only source of randomness.
@@ -171,7 +171,7 @@ def rspm_class(
     Four records over three binary attributes, monotone conjunctions, exact enumeration:
 
     >>> import numpy as np
-    >>> from oracledp.classes import MonotoneConjunctions
+    >>> from oracledp.query_classes import MonotoneConjunctions
     >>> from oracledp.learners.rspm_class import rspm_class
     >>> Z = np.array([[1, 1, 0], [1, 0, 1], [1, 1, 1], [0, 1, 1]], dtype=float)
     >>> res = rspm_class(MonotoneConjunctions(3), Z, None, 1.0, oracle="brute",

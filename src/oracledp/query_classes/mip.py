@@ -13,12 +13,12 @@ equal the query value, not just bounded on one side):
 * parities: ``sum_{j in Z1_r} s_j = 2 k_r + q_r`` with an integer slack
   ``0 <= k_r <= |Z1_r| / 2`` (exact mod-2 constraint);
 * integer halfspaces: scale each point to ``a_r = v_r z_r`` integral
-  (:func:`~oracledp.classes.halfspaces.integer_scaling`); with
+  (:func:`~oracledp.query_classes.halfspaces.integer_scaling`); with
   ``L_r = -B ||a_r||_1`` and ``U_r = B ||a_r||_1``:
   ``<w, a_r> - (v_r - L_r) q_r >= L_r`` (q_r = 1 forces ``<w, a_r> >= v_r``) and
   ``<w, a_r> - (U_r - v_r + 1) q_r <= v_r - 1`` (q_r = 0 forces ``<w, a_r> <= v_r - 1``),
   an exact integer dichotomy;
-* monotone decision lists (:class:`~oracledp.classes.decision_lists.MonotoneDecisionLists`):
+* monotone decision lists (:class:`~oracledp.query_classes.decision_lists.MonotoneDecisionLists`):
   binaries ``a_j`` (x_j present), ``c_j <= a_j`` (its output bit), ``b`` (default)
   and a linear order of all variables as a tournament ``p_ij + p_ji = 1`` without
   3-cycles (``p_ij + p_jk + p_ki <= 2``).  For each point with on-set ``S_r``, one
@@ -32,7 +32,7 @@ equal the query value, not just bounded on one side):
 
 Solver settings follow the spec (section 1, "Exactness"): ``mip_rel_gap = 0``,
 ``mip_abs_gap = 1e-9``.  A solver's float "optimal" is not yet the exact argmin
-(:mod:`oracledp.classes.base`, "Exactness"): HiGHS may discard points up to its MIP
+(:mod:`oracledp.query_classes.base`, "Exactness"): HiGHS may discard points up to its MIP
 feasibility tolerance (1e-6) below an incumbent.  So, unless the weights are integers
 (every float objective exact), the oracle asks a second question, the *tie check*: with
 no-good rows excluding the query patterns found so far and an objective bound of the
@@ -44,7 +44,7 @@ parameters are excluded directly, other classes by their pattern on the points. 
 ``class size x points`` is at most ``enumerate_limit`` (public sizes), the exact argmin
 is computed by enumeration instead, which needs no trust in the solver
 (``info["certificate"]`` says which).  The
-candidates are compared exactly (:func:`~oracledp.classes.base.exact_class_argmin`),
+candidates are compared exactly (:func:`~oracledp.query_classes.base.exact_class_argmin`),
 lexicographically smallest parameter row first.  A time limit, in the first solve or in
 the tie check, yields an uncertified result.
 """
@@ -57,7 +57,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from oracledp.classes.base import (
+from oracledp.oracles._highs import new_highs
+from oracledp.oracles.base import OracleStatus
+from oracledp.query_classes.base import (
     BruteForceClassOracle,
     ClassOracleResult,
     QueryClass,
@@ -69,11 +71,9 @@ from oracledp.classes.base import (
     exact_class_argmin,
     finish_result,
 )
-from oracledp.classes.boolean import MonotoneConjunctions, MonotoneDisjunctions, Parities
-from oracledp.classes.decision_lists import MonotoneDecisionLists
-from oracledp.classes.halfspaces import IntegerHalfspaces, integer_scaling
-from oracledp.oracles._highs import new_highs
-from oracledp.oracles.base import OracleStatus
+from oracledp.query_classes.boolean import MonotoneConjunctions, MonotoneDisjunctions, Parities
+from oracledp.query_classes.decision_lists import MonotoneDecisionLists
+from oracledp.query_classes.halfspaces import IntegerHalfspaces, integer_scaling
 
 __all__ = ["HighsClassOracle", "LocalSearchClassOracle", "make_class_oracle"]
 

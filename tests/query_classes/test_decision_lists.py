@@ -7,14 +7,14 @@ import math
 import numpy as np
 import pytest
 
-from oracledp.classes.base import BruteForceClassOracle, QueryClass
-from oracledp.classes.decision_lists import (
+from oracledp.oracles.base import OracleStatus
+from oracledp.query_classes.base import BruteForceClassOracle, QueryClass
+from oracledp.query_classes.decision_lists import (
     MonotoneDecisionLists,
     decision_list_rules,
     fubini,
 )
-from oracledp.classes.mip import HighsClassOracle, make_class_oracle
-from oracledp.oracles.base import OracleStatus
+from oracledp.query_classes.mip import HighsClassOracle, make_class_oracle
 
 
 def _naive(params: np.ndarray, x: np.ndarray, d: int) -> int:

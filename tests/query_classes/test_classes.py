@@ -8,7 +8,8 @@ import zlib
 import numpy as np
 import pytest
 
-from oracledp.classes import (
+from oracledp.oracles.base import OracleStatus
+from oracledp.query_classes import (
     BruteForceClassOracle,
     ConjunctionsOfLiterals,
     HighsClassOracle,
@@ -22,7 +23,6 @@ from oracledp.classes import (
     QueryClass,
     make_class_oracle,
 )
-from oracledp.oracles.base import OracleStatus
 
 
 def _classes(d: int) -> list[QueryClass]:
@@ -247,3 +247,19 @@ def test_class_equality_and_bad_oracle_kind() -> None:
         make_class_oracle(Parities(2), "gurobi")
     for a, b in itertools.combinations([Parities(2), IntegerHalfspaces(2, B=1)], 2):
         assert a != b
+
+
+def test_old_package_path_warns_and_reexports() -> None:
+    import importlib
+    import sys
+
+    import oracledp.query_classes as qc
+
+    for name in [m for m in sys.modules if m == "oracledp.classes" or m.startswith("oracledp.classes.")]:
+        sys.modules.pop(name)
+    with pytest.warns(FutureWarning, match="oracledp.query_classes"):
+        old = importlib.import_module("oracledp.classes")
+    assert old.MonotoneConjunctions is qc.MonotoneConjunctions
+    from oracledp.classes.mip import make_class_oracle  # old submodule path
+
+    assert make_class_oracle is qc.mip.make_class_oracle

@@ -17,7 +17,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from oracledp.classes import (
+from oracledp.query_classes import (
     IntegerHalfspaces,
     MonotoneConjunctions,
     MonotoneDecisionLists,
@@ -25,7 +25,7 @@ from oracledp.classes import (
     QueryClass,
     make_class_oracle,
 )
-from oracledp.classes.base import class_band, exact_class_argmin
+from oracledp.query_classes.base import class_band, exact_class_argmin
 
 DELTAS = [0.0, 2.0**-52, 1e-15, 1e-12, 1e-9, 3e-7, 1e-6]
 

@@ -31,7 +31,7 @@ Dual separator: the dictators ``x_j`` (the list "if x_j then 1", default 0), m2 
 
 Oracles: enumeration (``make_class_oracle(cls, "brute")``) and an exact HiGHS MIP
 (``make_class_oracle(cls, "highs")``: pairwise order binaries with no 3-cycles, one
-"fires" binary per point and on-variable; see :mod:`oracledp.classes.mip`).  The MIP is
+"fires" binary per point and on-variable; see :mod:`oracledp.query_classes.mip`).  The MIP is
 exact but slow beyond d of about 6 (no symmetry breaking).
 """
 
@@ -44,7 +44,7 @@ from functools import lru_cache
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from oracledp.classes.base import _FeatureClass, _integer_rows
+from oracledp.query_classes.base import _FeatureClass, _integer_rows
 
 __all__ = ["MonotoneDecisionLists", "decision_list_rules", "fubini"]
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from oracledp.classes.base import _FeatureClass
+from oracledp.query_classes.base import _FeatureClass
 
 __all__ = ["ConjunctionsOfLiterals", "MonotoneConjunctions", "MonotoneDisjunctions", "Parities"]
 

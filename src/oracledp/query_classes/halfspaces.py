@@ -23,7 +23,7 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from oracledp.classes.base import _check_dim, _FeatureClass, _integer_rows
+from oracledp.query_classes.base import _check_dim, _FeatureClass, _integer_rows
 
 __all__ = ["IntegerHalfspaces", "integer_scaling"]
 
