@@ -26,6 +26,13 @@ def check_rng(random_state: RandomLike) -> np.random.Generator:
     noise); the same int seed always gives the same stream.  The legacy
     ``np.random.RandomState`` and the global ``np.random`` state are refused:
     oracledp never touches global randomness.
+
+    >>> import numpy as np
+    >>> check_rng(0).random() == np.random.default_rng(0).random()
+    True
+    >>> g = np.random.default_rng(1)
+    >>> check_rng(g) is g
+    True
     """
     if random_state is None:
         return np.random.default_rng()

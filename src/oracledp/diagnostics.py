@@ -55,6 +55,11 @@ class NonPrivateDiagnostics:
 
     ``mechanism`` names the run; the values are read as attributes or items
     (``diag.loss`` or ``diag["loss"]``); :meth:`to_dict` copies them.
+
+    >>> from oracledp import NonPrivateDiagnostics
+    >>> d = NonPrivateDiagnostics("opdisc", {"train_loss": 12})
+    >>> d.train_loss, d.private
+    (12, False)
     """
 
     mechanism: str

@@ -25,7 +25,12 @@ from typing import Any
 
 
 class GuaranteeKind(StrEnum):
-    """What sort of privacy statement a guarantee is."""
+    """What sort of privacy statement a guarantee is.
+
+    >>> from oracledp import GuaranteeKind
+    >>> GuaranteeKind("ex-post") is GuaranteeKind.EX_POST
+    True
+    """
 
     PURE = "pure"
     """epsilon-DP (delta = 0)."""
@@ -67,6 +72,16 @@ class PrivacyGuarantee:
         (``return_diagnostics=True`` / ``keep_diagnostics=True``): the output keeps
         this guarantee, but the :class:`~oracledp.diagnostics.NonPrivateDiagnostics`
         released with it (training loss, objective, timings...) are not covered.
+
+    Examples
+    --------
+    >>> from oracledp import PrivacyGuarantee
+    >>> g = PrivacyGuarantee.approximate(1.0, 1e-6, source="a theorem",
+    ...                                  requires_exact_oracle=True)
+    >>> print(g.describe())
+    (1, 1e-06)-DP, replace-one neighbours; assumes an exact oracle; a theorem
+    >>> g.not_holding("the oracle did not certify").holds
+    False
     """
 
     epsilon: float

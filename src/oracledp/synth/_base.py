@@ -30,7 +30,17 @@ __all__ = ["Synthesizer"]
 
 
 class Synthesizer(PicklesWithoutDiagnostics):
-    """Base of every synthesizer (see the module docstring for the interface)."""
+    """Base of every synthesizer (see the module docstring for the interface).
+
+    >>> import numpy as np
+    >>> from oracledp.synth import Domain, MWEMSynthesizer, Synthesizer
+    >>> dom = Domain(("a", "b"), ((0, 1), (0, 1, 2)))
+    >>> syn = MWEMSynthesizer(1.0, k=2, rounds=2, random_state=0)
+    >>> isinstance(syn, Synthesizer)
+    True
+    >>> syn.fit(np.array([[0, 1], [1, 2], [1, 0]]), dom).sample(2, random_state=1).shape
+    (2, 2)
+    """
 
     guarantee_: Any
     domain_: Domain

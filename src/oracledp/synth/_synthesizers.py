@@ -137,6 +137,10 @@ class MSTSynthesizer(_PeerSynthesizer):
     (:func:`~oracledp.synth.peers.mst`); under add-remove neighbours n is private, so pass
     the number of records to :meth:`sample_codes`.  ``k`` (default 2) only sets the
     workload :meth:`answer` defaults to.
+
+    >>> from oracledp.synth import MSTSynthesizer
+    >>> MSTSynthesizer(1.0, random_state=0).k  # fit(data, domain) needs the peers extra
+    2
     """
 
     def _run(self, codes: NDArray[np.int64], domain: Domain, workload: MarginalWorkload,
@@ -151,6 +155,10 @@ class AIMSynthesizer(_PeerSynthesizer):
 
     Privacy: ``(epsilon, delta)``-DP by zCDP for ``neighbouring`` neighbours
     (:func:`~oracledp.synth.peers.aim`); optional ``peers`` extra.  ``k`` defaults to 3.
+
+    >>> from oracledp.synth import AIMSynthesizer
+    >>> AIMSynthesizer(1.0, 1e-6, random_state=0).k  # fit(data, domain) needs the peers extra
+    3
     """
 
     _DEFAULT_K = 3

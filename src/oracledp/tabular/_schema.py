@@ -44,6 +44,23 @@ class TableSchema:
     so that the linear models here, which are halfspaces through the origin, get an
     intercept as the weight of that feature; it counts in every public norm bound.
     ``missing_values``: the cell texts read as missing (:data:`DEFAULT_MISSING_VALUES`).
+
+    Examples
+    --------
+    ``infer`` proposes a schema from a table and marks every entry it read from the data;
+    ``fit`` refuses those until they are replaced by public values or confirmed:
+
+    >>> import pandas as pd
+    >>> from oracledp import TableSchema
+    >>> df = pd.DataFrame({"age": [23, 45, 31, 60], "job": ["a", "b", "a", "c"], "y": [0, 1, 0, 1]})
+    >>> proposal, warnings = TableSchema.infer(df, target="y")
+    >>> proposal.unconfirmed()
+    ['age', 'job', 'y (target labels)']
+    >>> schema = proposal.confirmed()  # only if those bounds and levels are public
+    >>> schema.feature_names
+    ['age', 'job=a', 'job=b', 'job=c', '(intercept)']
+    >>> schema.encode(df[["age", "job"]]).shape
+    (4, 5)
     """
 
     columns: tuple[Column, ...]

@@ -26,6 +26,15 @@ class SchemaTransformer(TransformerMixin, BaseEstimator):
     raises one BoundsViolation listing every problem.  Training data are never clipped.
     Output: a float numpy array whose columns are ``get_feature_names_out()`` and whose
     public feature schema is ``schema.feature_schema()``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from oracledp import SchemaTransformer, TableSchema
+    >>> df = pd.DataFrame({"age": [23, 45, 31, 60], "job": ["a", "b", "a", "c"], "y": [0, 1, 0, 1]})
+    >>> schema = TableSchema.infer(df, target="y")[0].confirmed()  # public bounds, confirmed
+    >>> SchemaTransformer(schema).fit_transform(df[["age", "job"]]).shape
+    (4, 5)
     """
 
     def __init__(self, schema: TableSchema, on_unknown: str = "clip") -> None:
