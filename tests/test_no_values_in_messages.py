@@ -84,9 +84,9 @@ Y_OK = np.array(["no", "yes", "yes", "no"] * 2, dtype=object)
 BINARY = FeatureSchema(binary=(True, True), denominators=(1, 1), bounds=(1.0, 1.0))
 
 ESTIMATORS: dict[str, Callable[..., Any]] = {
-    "opdisc": lambda **k: OPDiscClassifier(1.0, schema=BINARY, solver="brute", random_state=0,
+    "opdisc": lambda **k: OPDiscClassifier(1.0, schema=BINARY, oracle="brute", random_state=0,
                                            **k),
-    "rspm": lambda **k: RSPMClassifier(1.0, schema=BINARY, solver="brute", random_state=0,
+    "rspm": lambda **k: RSPMClassifier(1.0, schema=BINARY, oracle="brute", random_state=0,
                                        **k),
     "opsamp": lambda **k: OPSampClassifier(1.0, 1e-3, feature_bound=1.0, feature_l1_bound=2.0,
                                            random_state=0, **k),

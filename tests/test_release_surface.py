@@ -67,13 +67,21 @@ DIAGNOSTIC_NAMES = frozenset({
     "part_passed", "chosen_part", "count_noise", "time_parts_s", "time_total_s", "seconds",
     "fit_seconds", "fit_seconds_", "search", "oracle", "oracle_status", "oracle_status_",
     "diagnostics_",
-})  # ("bound" is also a public parameter name; an oracle's bound is caught by its type)
+})  # ("bound" is also a public parameter name; an oracle's bound is caught by its type;
+#     "oracle" is also the exact-oracle estimators' parameter: see _public_parameter)
 DIAGNOSTIC_TYPES = (NonPrivateDiagnostics, OracleResult, ClassOracleResult, ApproxOracleResult)
 
 
 # ================================================================================================
 # Helpers
 # ================================================================================================
+def _public_parameter(obj: Any, name: str) -> bool:
+    """``name`` is a constructor parameter of the estimator ``obj`` (public configuration, such
+    as ``oracle="brute"``): its name is no diagnostic, and its value is still walked."""
+    get_params = getattr(obj, "get_params", None)
+    return callable(get_params) and name in get_params(deep=False)
+
+
 def _walk(obj: Any, path: str = "result", seen: set[int] | None = None) -> list[str]:
     """Paths of diagnostic names or objects reachable from ``obj`` (dataclass fields, instance
     attributes, dicts, sequences)."""
@@ -97,7 +105,8 @@ def _walk(obj: Any, path: str = "result", seen: set[int] | None = None) -> list[
     elif hasattr(obj, "__dict__") and type(obj).__module__.startswith("oracledp"):
         items = list(vars(obj).items())
     for name, value in items:
-        if name in DIAGNOSTIC_NAMES or (name == "diagnostics" and value is not None):
+        if ((name in DIAGNOSTIC_NAMES and not _public_parameter(obj, name))
+                or (name == "diagnostics" and value is not None)):
             found.append(f"{path}.{name}")
         found += _walk(value, f"{path}.{name}", seen)
     return found
@@ -146,7 +155,7 @@ def test_exact_oracle_classifiers_pickle_only_the_model(cls: type, keep: bool) -
     for seed in range(6):
         fits = []
         for y in (Y_HALF, Y_HALF2):
-            est = cls(epsilon=1.0, solver="brute", feature_grid=0.25, classes=[-1, 1],
+            est = cls(epsilon=1.0, oracle="brute", feature_grid=0.25, classes=[-1, 1],
                       keep_diagnostics=keep, random_state=seed)
             if keep:
                 with pytest.warns(DiagnosticsWarning):
@@ -376,7 +385,7 @@ def test_oracle_query_synthesizer_keeps_no_diagnostics() -> None:
 def test_keep_diagnostics_is_validated_before_any_randomness() -> None:
     gen = np.random.default_rng(0)
     state = gen.bit_generator.state
-    for est in (OPDiscClassifier(solver="brute", feature_grid=0.25, random_state=gen,
+    for est in (OPDiscClassifier(oracle="brute", feature_grid=0.25, random_state=gen,
                                  keep_diagnostics=1),
                 DPSGDLogisticRegression(random_state=gen, keep_diagnostics="no")):
         with pytest.raises(TypeError, match="keep_diagnostics must be a bool"):
@@ -397,8 +406,8 @@ def test_guarantee_flag_round_trips() -> None:
 # The seed is a key to the noise: a fitted model's pickle never carries it
 # ================================================================================================
 @pytest.mark.parametrize("make", [
-    lambda rs: OPDiscClassifier(epsilon=1.0, solver="brute", feature_grid=0.25, random_state=rs),
-    lambda rs: RSPMClassifier(epsilon=1.0, solver="brute", feature_grid=0.25, random_state=rs),
+    lambda rs: OPDiscClassifier(epsilon=1.0, oracle="brute", feature_grid=0.25, random_state=rs),
+    lambda rs: RSPMClassifier(epsilon=1.0, oracle="brute", feature_grid=0.25, random_state=rs),
     lambda rs: DPSGDLogisticRegression(epsilon=1.0, random_state=rs),
 ])
 @pytest.mark.parametrize("seed", [3, np.random.SeedSequence(3), "generator"])

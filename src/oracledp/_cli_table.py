@@ -299,7 +299,9 @@ def fit_table(
     seed: Annotated[
         int | None, typer.Option("--seed", min=0, help="Seed of the noise (not saved).")
     ] = None,
-    solver: Annotated[str, typer.Option("--solver", help="Oracle of opdisc/rspm.")] = "highs",
+    solver: Annotated[str, typer.Option(
+        "--solver", help="Oracle of opdisc/rspm: the estimator's oracle= (see `oracledp solvers`)."
+    )] = "highs",
     time_limit: Annotated[
         float, typer.Option("--time-limit", help="Seconds per oracle call (opdisc/rspm).")
     ] = 60.0,
@@ -350,7 +352,7 @@ def _fit(data: Path, schema_path: Path, out: Path, model: str, epsilon: float | 
     n_features = schema.n_features
     try:
         est = make_estimator(model, schema, epsilon, delta, alpha=alpha, random_state=seed,
-                             solver=solver, time_limit=time_limit, max_epsilon=max_epsilon)
+                             oracle=solver, time_limit=time_limit, max_epsilon=max_epsilon)
     except (OracleDPError, ValueError) as exc:
         _fail(str(exc))
 

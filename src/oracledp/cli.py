@@ -92,7 +92,7 @@ def datasets() -> None:
 
 @app.command()
 def solvers() -> None:
-    """List the oracle backends (solver names for --solver)."""
+    """List the oracle backends (names for --solver, the estimators' oracle=)."""
     from oracledp.oracles import available_oracles
 
     console = Console()
@@ -241,7 +241,8 @@ def demo(
         int, typer.Option("--seed", min=0, help="Master seed; each run's seed derives from it.")
     ] = 0,
     solver: Annotated[
-        str, typer.Option("--solver", help="Oracle backend (see `oracledp solvers`).")
+        str, typer.Option("--solver", help="Oracle backend, the estimator's oracle= (see "
+                                            "`oracledp solvers`).")
     ] = "highs",
     time_limit: Annotated[
         float, typer.Option("--time-limit", help="Seconds per oracle call.")

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from oracledp._validation import renamed_keywords
+
 __all__ = ["MODELS", "make_estimator", "model_schema"]
 
 #: Every model name :func:`make_estimator` knows (``oracledp models`` explains them).
@@ -59,18 +61,21 @@ def model_schema(name: str, schema: Any) -> Any:
     return schema
 
 
+@renamed_keywords(solver="oracle")
 def make_estimator(name: str, schema: Any, epsilon: float | None = None,
                    delta: float | None = None, *, alpha: float = 0.1,
-                   random_state: Any = None, solver: str = "highs", time_limit: float = 300.0,
+                   random_state: Any = None, oracle: str = "highs", time_limit: float = 300.0,
                    max_epsilon: float | None = None) -> Any:
     """The unfitted estimator of model ``name`` for a table with public schema ``schema``.
 
     ``epsilon`` / ``delta`` are the privacy parameters of the fixed-budget models
     (``opdisc``, ``rspm``, ``opsamp``, ``dpsgd``); ``alpha`` (the target excess risk) and
-    ``max_epsilon`` those of ``accuracy-first``; ``solver`` and ``time_limit`` choose the
-    exact oracle of ``opdisc`` / ``rspm``.  Labels and bounds come from the schema (public).
-    Pass ``model_schema(name, schema)`` for ``accuracy-first``.  Each estimator's docstring
-    states its guarantee; the fitted estimator carries it as ``guarantee_``.
+    ``max_epsilon`` those of ``accuracy-first``; ``oracle`` (a backend name, the command
+    line's ``--solver``; the old keyword ``solver=`` still works, with a FutureWarning) and
+    ``time_limit`` choose the exact oracle of ``opdisc`` / ``rspm``.  Labels and bounds come
+    from the schema (public).  Pass ``model_schema(name, schema)`` for ``accuracy-first``.
+    Each estimator's docstring states its guarantee; the fitted estimator carries it as
+    ``guarantee_``.
 
     Examples
     --------
@@ -83,7 +88,7 @@ def make_estimator(name: str, schema: Any, epsilon: float | None = None,
     ...                 {"name": "c", "type": "categorical", "levels": ["a", "b"]}]})
     >>> df = pd.DataFrame({"x": [0, 1, 3, 4], "c": ["a", "a", "b", "b"],
     ...                    "y": ["no", "no", "yes", "yes"]})
-    >>> est = make_estimator("rspm", schema, epsilon=1.0, solver="brute", random_state=0)
+    >>> est = make_estimator("rspm", schema, epsilon=1.0, oracle="brute", random_state=0)
     >>> est.fit(schema.encode(df), schema.labels_of(df)).guarantee_.describe().split("; ")[0]
     '1-DP (pure), replace-one neighbours'
     >>> est.classes_.tolist(), est.feature_schema_.names  # the schema's labels and columns
@@ -94,7 +99,7 @@ def make_estimator(name: str, schema: Any, epsilon: float | None = None,
         from oracledp.estimators import OPDiscClassifier, RSPMClassifier
 
         common = {"schema": schema.feature_schema(), "classes": labels,
-                  "random_state": random_state, "solver": solver, "time_limit": time_limit}
+                  "random_state": random_state, "oracle": oracle, "time_limit": time_limit}
         if name == "rspm":
             return RSPMClassifier(epsilon, **common)
         return OPDiscClassifier(epsilon, delta, **common)

@@ -30,9 +30,9 @@ from oracledp.privacy.guarantees import GuaranteeKind
 # the one check that contradicts DP; xfail_strict = true makes sure it really fails.
 _STRONG_DP_EPS = 0.01
 _CHECKED = [
-    OPDiscClassifier(epsilon=1.0, feature_grid=1e-3, random_state=0, solver="highs", time_limit=20),
+    OPDiscClassifier(epsilon=1.0, feature_grid=1e-3, random_state=0, oracle="highs", time_limit=20),
     OPDiscClassifier(
-        epsilon=_STRONG_DP_EPS, feature_grid=1e-3, random_state=0, solver="highs", time_limit=20
+        epsilon=_STRONG_DP_EPS, feature_grid=1e-3, random_state=0, oracle="highs", time_limit=20
     ),
 ]
 
@@ -66,7 +66,7 @@ def _separable(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _brute(**kw) -> OPDiscClassifier:
-    return OPDiscClassifier(**{"solver": "brute", "feature_grid": 0.5, **kw})
+    return OPDiscClassifier(**{"oracle": "brute", "feature_grid": 0.5, **kw})
 
 
 class _ZeroNoise(OPDiscClassifier):
@@ -82,7 +82,7 @@ class _ZeroNoise(OPDiscClassifier):
 
 
 def _exact(**kw) -> OPDiscClassifier:
-    return _ZeroNoise(**{"solver": "brute", "feature_grid": 0.5, **kw})
+    return _ZeroNoise(**{"oracle": "brute", "feature_grid": 0.5, **kw})
 
 
 def test_zero_noise_gives_the_nonprivate_optimum():
@@ -161,15 +161,15 @@ def test_wrong_number_of_classes_rejected_before_noise(y, match):
      ({"delta": 0.0}, ValueError), ({"delta": 1.0}, ValueError), ({"tau": 0.0}, ValueError),
      ({"bound": -1.0}, ValueError), ({"radius": math.inf}, ValueError),
      ({"bound": 0.5}, ValueError),  # W = {0}
-     ({"time_limit": 0}, ValueError), ({"solver": "nope"}, ValueError),
-     ({"solver": 3}, TypeError), ({"allow_uncertified": "yes"}, TypeError),
+     ({"time_limit": 0}, ValueError), ({"oracle": "nope"}, ValueError),
+     ({"oracle": 3}, TypeError), ({"allow_uncertified": "yes"}, TypeError),
      ({"feature_grid": -1e-3}, ValueError), ({"feature_grid": math.pi / 1000}, ValueError)],
 )
 def test_bad_parameters_rejected_before_noise(params, error):
     X, y = _separable()
     rng = np.random.default_rng(2)
     state = rng.bit_generator.state
-    clf = OPDiscClassifier(**{"solver": "brute", "random_state": rng, "feature_grid": 0.5,
+    clf = OPDiscClassifier(**{"oracle": "brute", "random_state": rng, "feature_grid": 0.5,
                               **params})
     with pytest.raises(error):
         clf.fit(X, y)
@@ -278,7 +278,7 @@ class _UncertifiedOracle:
 
 def test_uncertified_oracle_refused_by_default():
     X, y = _separable()
-    clf = OPDiscClassifier(solver=_UncertifiedOracle(), random_state=0, feature_grid=0.5)
+    clf = OPDiscClassifier(oracle=_UncertifiedOracle(), random_state=0, feature_grid=0.5)
     with pytest.raises(OracleFailure, match="certified"):
         clf.fit(X, y)
     assert not hasattr(clf, "coef_")
@@ -286,7 +286,7 @@ def test_uncertified_oracle_refused_by_default():
 
 def test_allow_uncertified_releases_with_guarantee_not_holding():
     X, y = _separable()
-    clf = OPDiscClassifier(solver=_UncertifiedOracle(), random_state=0, allow_uncertified=True,
+    clf = OPDiscClassifier(oracle=_UncertifiedOracle(), random_state=0, allow_uncertified=True,
                            feature_grid=0.5)
     with pytest.warns(PrivacyWarning, match="NO differential privacy guarantee"):
         clf.fit(X, y)
@@ -311,7 +311,7 @@ def test_time_limit_only_given_to_solvers_that_take_it():
 def test_highs_matches_brute_force():
     X, y = _separable()
     t0 = time.perf_counter()
-    a = OPDiscClassifier(epsilon=0.5, random_state=4, solver="highs", time_limit=20,
+    a = OPDiscClassifier(epsilon=0.5, random_state=4, oracle="highs", time_limit=20,
                          feature_grid=0.5).fit(X, y)
     assert time.perf_counter() - t0 < 20
     b = _brute(epsilon=0.5, random_state=4).fit(X, y)
@@ -324,14 +324,14 @@ def test_declared_classes_make_the_label_mapping_public() -> None:
     from oracledp.errors import BoundsViolation
 
     X = np.array([[0.0, 1.0], [1.0, 0.0], [1.0, 1.0], [0.5, 0.5]])
-    clf = OPDiscClassifier(epsilon=1.0, solver="brute", classes=["no", "yes"], random_state=0,
+    clf = OPDiscClassifier(epsilon=1.0, oracle="brute", classes=["no", "yes"], random_state=0,
                            feature_grid=0.5)
     clf.fit(X, np.array(["yes"] * 4))
     assert clf.classes_.tolist() == ["no", "yes"]
     assert set(clf.predict(X)) <= {"no", "yes"}
     with pytest.raises(BoundsViolation, match="outside the declared classes"):
-        OPDiscClassifier(solver="brute", classes=[0, 1], feature_grid=0.5).fit(
+        OPDiscClassifier(oracle="brute", classes=[0, 1], feature_grid=0.5).fit(
             X, np.array([0, 1, 2, 1]))
     with pytest.raises(ValueError, match="exactly two distinct"):
-        OPDiscClassifier(solver="brute", classes=[1, 1], feature_grid=0.5).fit(
+        OPDiscClassifier(oracle="brute", classes=[1, 1], feature_grid=0.5).fit(
             X, np.array([1, 1, 1, 1]))

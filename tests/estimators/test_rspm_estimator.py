@@ -18,18 +18,18 @@ def test_sklearn_compatible(estimator, check) -> None:
 def test_fit_records_pure_guarantee_and_params() -> None:
     X = np.array([[0.0, 1.0], [1.0, 0.0], [1.0, 1.0], [0.5, 0.0]] * 5)
     y = np.array([0, 1, 1, 0] * 5)
-    clf = RSPMClassifier(epsilon=2.0, solver="brute", random_state=0, feature_grid=0.5).fit(X, y)
+    clf = RSPMClassifier(epsilon=2.0, oracle="brute", random_state=0, feature_grid=0.5).fit(X, y)
     assert clf.guarantee_.is_pure and clf.guarantee_.epsilon == 2.0
     assert clf.guarantee_.requires_exact_oracle and clf.m_ == 4 and clf.scale_ == 4.0
     assert set(np.unique(clf.coef_)) <= {-1.0, 0.0, 1.0}
     assert sorted(clf.get_params()) == ["allow_uncertified", "classes", "epsilon",
-                                        "feature_grid", "keep_diagnostics", "random_state",
-                                        "schema", "solver", "time_limit"]
+                                        "feature_grid", "keep_diagnostics", "oracle",
+                                        "random_state", "schema", "time_limit"]
     with pytest.raises(BoundsViolation):
-        RSPMClassifier(solver="brute", classes=[0, 1], feature_grid=0.5).fit(
+        RSPMClassifier(oracle="brute", classes=[0, 1], feature_grid=0.5).fit(
             X, np.where(y == 0, 0, 5))
     with pytest.raises(ValueError, match="RSPMClassifier needs exactly 2 classes"):
-        RSPMClassifier(solver="brute", feature_grid=0.5).fit(X, np.zeros(len(X)))
+        RSPMClassifier(oracle="brute", feature_grid=0.5).fit(X, np.zeros(len(X)))
 
 
 def test_adult_accuracy() -> None:

@@ -247,13 +247,13 @@ def test_estimator_paper_mode_refuses_at_fit_before_randomness() -> None:
     y = np.array([1, 1, -1, -1])
     rng = np.random.default_rng(12)
     before = rng.bit_generator.state
-    clf = OPDiscClassifier(epsilon=3.0, solver="brute", feature_grid=0.5, random_state=rng,
+    clf = OPDiscClassifier(epsilon=3.0, oracle="brute", feature_grid=0.5, random_state=rng,
                            calibration="paper")
     with pytest.raises(ValueError, match=r"ln\(1/delta\)"):
         clf.fit(X, y)
     assert rng.bit_generator.state == before
     assert not hasattr(clf, "coef_")
-    ok = OPDiscClassifier(epsilon=3.0, solver="brute", feature_grid=0.5,
+    ok = OPDiscClassifier(epsilon=3.0, oracle="brute", feature_grid=0.5,
                           random_state=rng).fit(X, y)
     assert ok.guarantee_.holds
     assert ok.calibration_.method == "proven" and ok.calibration_.delta_bound <= 1 / 16

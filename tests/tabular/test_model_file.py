@@ -55,7 +55,7 @@ class _Fitted:
         self.guarantee_ = GUARANTEES[model]
 
     def get_params(self, deep: bool = False) -> dict[str, Any]:
-        return {"epsilon": 1.0, "delta": None, "solver": "highs", "random_state": 3}
+        return {"epsilon": 1.0, "delta": None, "oracle": "highs", "random_state": 3}
 
 
 @pytest.fixture
@@ -97,7 +97,7 @@ def _drop(path: str) -> Callable[[dict[str, Any]], None]:
 NAN = float("nan")
 _PRISTINE: dict[str, Any] = json.loads(json.dumps({
     "format": "oracledp.model", "format_version": MODEL_FORMAT_VERSION, "model": "opdisc",
-    "schema": SCHEMA.to_dict(), "params": {"epsilon": 1.0, "delta": None, "solver": "highs"},
+    "schema": SCHEMA.to_dict(), "params": {"epsilon": 1.0, "delta": None, "oracle": "highs"},
     "guarantee": GUARANTEES["opdisc"].to_dict(), "classes": ["no", "yes"],
     "feature_names": SCHEMA.feature_names, "coef": [1.0, -1.0, 0.0], "intercept": 0.0,
 }))
@@ -276,6 +276,17 @@ def test_cli_predict_and_evaluate_accept_a_valid_file(model_dir):
     res = CliRunner().invoke(app, ["evaluate", str(model_dir), str(data)], env=ENV)
     assert res.exit_code == 0, res.output
     assert "(1, 1e-06)-DP" in res.stdout
+
+
+def test_files_written_before_the_oracle_rename_load(model_dir):
+    """Models saved before the estimators' ``solver=`` became ``oracle=`` store the backend as
+    params["solver"]: they load unchanged (params are a record, never read back as arguments)."""
+    doc = _pristine()
+    doc["params"] = {"epsilon": 1.0, "delta": None, "solver": "highs"}
+    _write(model_dir, doc)
+    saved = load_model(model_dir)
+    assert saved.params == {"epsilon": 1.0, "delta": None, "solver": "highs"}
+    np.testing.assert_array_equal(saved.coef, [1.0, -1.0, 0.0])
 
 
 def test_version_1_files_load_without_the_intercept_feature(model_dir):

@@ -189,7 +189,7 @@ def test_fit_aggregated_refuses_as_fit_before_any_noise(csv_path, schema, monkey
     bad = [
         lambda: OPDiscClassifier(-1.0, schema=schema.feature_schema()),
         lambda: OPDiscClassifier(1.0, delta=2.0, schema=schema.feature_schema()),
-        lambda: RSPMClassifier(1.0, solver="nope", schema=schema.feature_schema()),
+        lambda: RSPMClassifier(1.0, oracle="nope", schema=schema.feature_schema()),
         lambda: RSPMClassifier(1.0, schema=schema.feature_schema(), classes=["a", "b"]),
         lambda: RSPMClassifier(1.0),  # no public schema
         lambda: RSPMClassifier(1.0, schema=FeatureSchema.grid(3, 0.5, 1.0)),  # wrong width

@@ -58,7 +58,7 @@ def test_intercept_feature_lets_opdisc_threshold():
         X = SchemaTransformer(schema).fit_transform(df)
         clf = OPDiscClassifier(200.0, delta=1e-3, bound=2, radius=3,
                                schema=schema.feature_schema(), classes=["no", "yes"],
-                               solver="brute", random_state=0).fit(X, y)
+                               oracle="brute", random_state=0).fit(X, y)
         acc[intercept] = float((clf.predict(X) == y).mean())
         assert clf.n_features_in_ == 1 + intercept
         assert clf.calibration_.d == 1 + intercept  # W's dimension and sigma include it

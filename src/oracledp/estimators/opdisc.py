@@ -8,7 +8,7 @@ a public grid, builds the exact 0/1-loss
 stored as ``guarantee_``.
 
 Why validation comes first: a fit that is refused must neither consume
-randomness nor release anything, so all checks (parameters, solver name, data,
+randomness nor release anything, so all checks (parameters, oracle name, data,
 label set, rationality of the features) run before the noise vector is drawn.
 """
 
@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from oracledp._validation import check_positive
+from oracledp._validation import check_positive, renamed_keywords
 from oracledp.diagnostics import NonPrivateDiagnostics, split_diagnostics
 from oracledp.errors import PrivacyWarning
 from oracledp.estimators._base import (
@@ -77,18 +77,19 @@ def _accepts_option(cls: type, option: str) -> bool:
     )
 
 
-def build_oracle(solver: str | Oracle, time_limit: float | None) -> Oracle:
-    """The oracle for ``solver``, given ``time_limit`` only if its backend takes one.
+def build_oracle(oracle: str | Oracle, time_limit: float | None) -> Oracle:
+    """The oracle for ``oracle`` (a backend name or an instance), given ``time_limit`` only if
+    its backend takes one.
 
     The brute-force oracle enumerates W and has no time limit; an
     :class:`~oracledp.oracles.Oracle` instance is used exactly as configured.
     """
-    if not isinstance(solver, str):
-        return make_oracle(solver)
-    oracle = make_oracle(solver)
-    if time_limit is not None and _accepts_option(type(oracle), "time_limit"):
-        oracle = make_oracle(solver, time_limit=time_limit)
-    return oracle
+    if not isinstance(oracle, str):
+        return make_oracle(oracle)
+    built = make_oracle(oracle)
+    if time_limit is not None and _accepts_option(type(built), "time_limit"):
+        built = make_oracle(oracle, time_limit=time_limit)
+    return built
 
 
 def public_schema(schema: object, grid: Fraction | None, d: int, k_max: int,
@@ -148,9 +149,10 @@ class OPDiscClassifier(PrivateBinaryClassifier):
         Box bound ``|w_j| <= bound``; ``None`` means ``floor(sqrt(d))``.
     radius : float or None, default=None
         Ball bound ``||w||_2 <= radius``; ``None`` means ``sqrt(d)``.
-    solver : str or Oracle, default="highs"
-        Oracle name (see :func:`oracledp.oracles.available_oracles`) or an
-        :class:`~oracledp.oracles.Oracle` instance, used as configured.
+    oracle : str or Oracle, default="highs"
+        Oracle name (see :func:`oracledp.oracles.available_oracles`; the command
+        line's ``--solver``) or an :class:`~oracledp.oracles.Oracle` instance, used
+        as configured.  The old keyword ``solver=`` still works, with a FutureWarning.
     time_limit : float or None, default=60.0
         Seconds per oracle call, passed to backends that take a time limit (not
         to ``"brute"``, which enumerates W, nor to an Oracle instance).
@@ -240,7 +242,7 @@ class OPDiscClassifier(PrivateBinaryClassifier):
     ValueError, TypeError
         For invalid parameters or data, before any noise is drawn: y with one
         class or more than two classes, non-finite X, a non-rational feature
-        without ``feature_grid``, an unknown solver name.
+        without ``feature_grid``, an unknown oracle name.
     OracleFailure
         When the oracle does not certify the optimum (unless
         ``allow_uncertified=True``).
@@ -277,13 +279,14 @@ class OPDiscClassifier(PrivateBinaryClassifier):
     >>> from oracledp.estimators import OPDiscClassifier
     >>> X = np.array([[2, 1], [1, 2], [2, 2], [-2, -1], [-1, -2], [-2, 0]]) / 2
     >>> y = ["yes", "yes", "yes", "no", "no", "no"]
-    >>> clf = OPDiscClassifier(epsilon=1.0, solver="brute", feature_grid=0.5, random_state=0)
+    >>> clf = OPDiscClassifier(epsilon=1.0, oracle="brute", feature_grid=0.5, random_state=0)
     >>> print(clf.fit(X, y).guarantee_.describe())  # doctest: +ELLIPSIS
     (1, 0.0278)-DP, replace-one neighbours; assumes an exact oracle; Neel, Roth, Vietri, ...
     >>> clf.coef_, clf.predict([[1.0, 0.5], [-0.5, -1.0]])
     (array([[1., 0.]]), array(['yes', 'no'], dtype='<U3'))
     """
 
+    @renamed_keywords(solver="oracle")
     def __init__(
         self,
         epsilon: float = 1.0,
@@ -292,7 +295,7 @@ class OPDiscClassifier(PrivateBinaryClassifier):
         tau: float = 1.0,
         bound: float | None = None,
         radius: float | None = None,
-        solver: str | Oracle = "highs",
+        oracle: str | Oracle = "highs",
         time_limit: float | None = 60.0,
         allow_uncertified: bool = False,
         schema: FeatureSchema | None = None,
@@ -303,6 +306,13 @@ class OPDiscClassifier(PrivateBinaryClassifier):
         random_state: Any = None,
     ) -> None:
         store_init_arguments(self, locals())
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Unpickle; a pickle written before ``solver=`` was renamed ``oracle=`` stores the
+        parameter as ``solver``: it is read as ``oracle`` (same place in the state)."""
+        if "solver" in state and "oracle" not in state:
+            state = {("oracle" if k == "solver" else k): v for k, v in state.items()}
+        super().__setstate__(state)
 
     # ------------------------------------------------------------------------------------------
     @staticmethod
@@ -359,7 +369,7 @@ class OPDiscClassifier(PrivateBinaryClassifier):
             raise ValueError(
                 f"calibration must be 'proven' or 'paper', got {self.calibration!r}")
         grid = None if self.feature_grid is None else _grid_fraction(self.feature_grid)
-        check_solver_name(self.solver)
+        check_solver_name(self.oracle)
         return {"epsilon": epsilon, "tau": tau, "bound": bound, "radius": radius,
                 "time_limit": time_limit, "grid": grid}
 
@@ -373,7 +383,7 @@ class OPDiscClassifier(PrivateBinaryClassifier):
         space = self._make_space(d, params["bound"], params["radius"], params["tau"])
         schema = public_schema(self.schema, grid, d, space.k_max, type(self).__name__)
         problem = build(space, schema, grid)
-        oracle = build_oracle(self.solver, params["time_limit"])
+        oracle = build_oracle(self.oracle, params["time_limit"])
 
         # 4. The mechanism: the only place noise is drawn.
         result, diagnostics = split_diagnostics(

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from oracledp._validation import renamed_keywords
 from oracledp.estimators._base import store_init_arguments
 from oracledp.estimators.opdisc import OPDiscClassifier
 from oracledp.learners._rspm import RSPMResult, rspm, rspm_space
@@ -40,7 +41,7 @@ class RSPMClassifier(OPDiscClassifier):
     >>> import numpy as np
     >>> from oracledp.estimators import RSPMClassifier
     >>> X = np.array([[2, 1], [1, 2], [2, 2], [-2, -1], [-1, -2], [-2, 0]]) / 2
-    >>> clf = RSPMClassifier(epsilon=1.0, solver="brute", feature_grid=0.5, random_state=0)
+    >>> clf = RSPMClassifier(epsilon=1.0, oracle="brute", feature_grid=0.5, random_state=0)
     >>> clf.fit(X, [1, 1, 1, 0, 0, 0]).guarantee_.describe().split("; ")[:2]
     ['1-DP (pure), replace-one neighbours', 'assumes an exact oracle']
     >>> clf.scale_, clf.m_  # Laplace scale 2m/eps of the 2d separator weights
@@ -54,11 +55,12 @@ class RSPMClassifier(OPDiscClassifier):
     radius = None
     calibration = "proven"
 
+    @renamed_keywords(solver="oracle")
     def __init__(
         self,
         epsilon: float = 1.0,
         *,
-        solver: str | Oracle = "highs",
+        oracle: str | Oracle = "highs",
         time_limit: float | None = 60.0,
         allow_uncertified: bool = False,
         schema: FeatureSchema | None = None,
