@@ -101,9 +101,9 @@ def test_estimator_refusals_happen_before_randomness():
     bad = X.copy()
     bad[3, 2] = 0.5
     cases = [
-        (OPDiscClassifier(solver="brute", random_state=rng), X, "public description"),
-        (OPDiscClassifier(solver="brute", random_state=rng, schema=schema), bad, "0 or 1"),
-        (OPDiscClassifier(solver="brute", random_state=rng, schema=FeatureSchema.grid(3, 1, 1)),
+        (OPDiscClassifier(oracle="brute", random_state=rng), X, "public description"),
+        (OPDiscClassifier(oracle="brute", random_state=rng, schema=schema), bad, "0 or 1"),
+        (OPDiscClassifier(oracle="brute", random_state=rng, schema=FeatureSchema.grid(3, 1, 1)),
          X, "declares 3 columns"),
     ]
     for clf, data, match in cases:
