@@ -228,6 +228,15 @@ def renamed_keywords(**renames: str) -> Any:
                     kwargs[new] = kwargs.pop(old)
             return fn(*args, **kwargs)
 
+        _KEYWORD_SHIM_CODES.add(inner.__code__)
         return inner
 
     return wrap
+
+
+_KEYWORD_SHIM_CODES: set[Any] = set()
+
+
+def renamed_keywords_frame(frame: Any) -> bool:
+    """Whether a stack frame is a :func:`renamed_keywords` wrapper (warnings skip it)."""
+    return frame.f_code in _KEYWORD_SHIM_CODES

@@ -138,11 +138,14 @@ def _past_keyword_shims(level: int) -> int:
     :func:`oracledp._validation.renamed_keywords`, so a warning names the user's line."""
     import sys
 
-    from oracledp import _validation
+    from oracledp._validation import renamed_keywords_frame
 
-    frame = sys._getframe(level)  # level 1 = the caller of this function's caller
-    while (frame is not None and frame.f_code.co_name == "inner"
-           and frame.f_code.co_filename == _validation.__file__):
+    frame = sys._getframe(1)  # our caller, level 1 for warnings.warn
+    for _ in range(level - 1):
+        if frame.f_back is None:  # a shallow stack: warnings.warn copes with any level
+            return level
+        frame = frame.f_back
+    while frame is not None and renamed_keywords_frame(frame):
         level += 1
         frame = frame.f_back
     return level
