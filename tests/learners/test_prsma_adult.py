@@ -159,3 +159,10 @@ def test_old_rng_keyword_still_accepted_and_warns() -> None:
     with pytest.warns(FutureWarning, match="random_state"), \
             pytest.raises(ValueError, match="d must"):
         prsma_adult_conjunctions(d=0, rng=0)
+
+
+def test_old_home_of_the_adult_run_warns() -> None:
+    import oracledp.learners.prsma_bases as bases
+
+    with pytest.warns(FutureWarning, match="experiments.prsma_adult"):
+        assert bases.prsma_adult_conjunctions is prsma_adult_conjunctions
