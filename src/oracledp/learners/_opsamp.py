@@ -76,7 +76,6 @@ calibrates lambda for it.
 
 from __future__ import annotations
 
-import inspect
 import math
 import numbers
 import time
@@ -271,16 +270,28 @@ def _sensitivity(m_: int, eta_: float, d_: int, dlt: float, G: float, Dinf: floa
     )
 
 
-def opsamp_lambda(**parameters: Any) -> float:
-    """The l1-sensitivity bound lambda used by :func:`opsamp`: ``opsamp_sensitivity(...).lambda_``.
-
-    Takes the keyword-only parameters of :func:`opsamp_sensitivity`.
-    """
-    return opsamp_sensitivity(**parameters).lambda_
-
-
-opsamp_lambda.__signature__ = inspect.signature(  # type: ignore[attr-defined]
-    opsamp_sensitivity).replace(return_annotation="float")
+def opsamp_lambda(
+    *,
+    m: int,
+    eta: float,
+    d: int,
+    delta: float,
+    lipschitz: float,
+    linf_diameter: float,
+    alpha: float,
+    l1_diameter: float | None = None,
+) -> float:
+    """The l1-sensitivity bound lambda used by :func:`opsamp` (see :func:`opsamp_sensitivity`)."""
+    return opsamp_sensitivity(
+        m=m,
+        eta=eta,
+        d=d,
+        delta=delta,
+        lipschitz=lipschitz,
+        linf_diameter=linf_diameter,
+        alpha=alpha,
+        l1_diameter=l1_diameter,
+    ).lambda_
 
 
 @dataclass(frozen=True)
@@ -583,7 +594,7 @@ def opsamp(
     alpha = _check_oracle(oracle)
     m_ = _count(m, "m")
     b = _beta(beta)
-    eta_ = _paper_eta(n, d, eps, G, Dinf, D2, b) if eta is None else _pos(eta, "eta")
+    eta_ = _pos(_paper_eta(n, d, eps, G, Dinf, D2, b) if eta is None else eta, "eta")
     jobs = _check_n_jobs(n_jobs)
     sigma_hook = None if sigma is None else _check_hook(sigma, (m_, d), "sigma", nonneg=True)
     mu_hook = None if mu is None else _check_hook(mu, (d,), "mu", nonneg=False)
