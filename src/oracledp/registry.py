@@ -64,7 +64,7 @@ def model_schema(name: str, schema: Any) -> Any:
 @renamed_keywords(solver="oracle")
 def make_estimator(name: str, schema: Any, epsilon: float | None = None,
                    delta: float | None = None, *, alpha: float = 0.1,
-                   random_state: Any = None, oracle: str = "highs", time_limit: float = 300.0,
+                   random_state: Any = None, oracle: str = "highs", time_limit: float | None = 60.0,
                    max_epsilon: float | None = None) -> Any:
     """The unfitted estimator of model ``name`` for a table with public schema ``schema``.
 

@@ -73,6 +73,10 @@ def test_classes_release_what_the_functions_release() -> None:
     assert np.array_equal(ind.answer(), res2.answer(wl)) and ind.guarantee_ == res2.guarantee
 
 
-def test_bad_k_is_refused_before_any_draw() -> None:
+def test_bad_k_is_refused_and_leaves_no_stale_release() -> None:
+    syn = MWEMSynthesizer(1.0, k=2, rounds=2, random_state=0).fit(CODES, DOM)
+    syn.k = 4
     with pytest.raises(ValueError, match="k must be an integer"):
-        MWEMSynthesizer(1.0, k=4, random_state=0).fit(CODES, DOM)
+        syn.fit(CODES, DOM)
+    with pytest.raises(RuntimeError, match="call fit"):
+        syn.answer()

@@ -83,6 +83,9 @@ def aim(
         raise ValueError("the workload is over a different domain")
     max_mb = check_positive(max_model_size, "max_model_size")
     T = 16 * d if rounds is None else _check_iters(rounds, "rounds")
+    if any(tuple(sorted(set(blk))) != tuple(blk) for blk in workload.blocks):
+        raise ValueError("the workload's marginals must be increasing tuples of distinct "
+                         "attributes (as kway_marginal_workload builds them)")
     n_round = _check_iters(round_iters, "round_iters")
     n_final = _check_iters(final_iters, "final_iters")
     # Candidates W+: the downward closure of the workload's cliques, with weights

@@ -37,6 +37,8 @@ class _FunctionSynthesizer(Synthesizer):
 
     def fit(self, data: pd.DataFrame | NDArray[np.integer], domain: Domain) -> Synthesizer:
         """Run the mechanism once on ``data`` over the public ``domain`` (never inferred)."""
+        for name in ("result_", "n_", "domain_", "workload_", "guarantee_", "_rng"):
+            self.__dict__.pop(name, None)  # a refused refit leaves no stale release behind
         codes = self._encode(data, domain)
         if isinstance(self.k, bool) or not isinstance(self.k, int) or not 1 <= self.k <= len(domain):
             raise ValueError(f"k must be an integer in [1, {len(domain)}], got {self.k!r}")

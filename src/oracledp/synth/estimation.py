@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
@@ -38,11 +38,25 @@ __all__ = ["MarginalMeasurement", "combine_measurements", "estimate_distribution
 
 @dataclass(frozen=True)
 class MarginalMeasurement:
-    """A noisy marginal table: ``values`` = counts over ``axes`` + N(0, sigma^2) noise per cell."""
+    """A noisy marginal table: ``values`` = counts over ``axes`` + N(0, sigma^2) noise per cell.
+
+    The one measurement type of :mod:`oracledp.synth` (OracleQueryPGM, MST, AIM); two
+    measurements compare equal when they measured the same attributes with the same noise
+    scale (the noisy values are not compared).
+    """
 
     axes: tuple[int, ...]
-    values: NDArray[np.float64]
+    values: NDArray[np.float64] = field(repr=False, compare=False)
     sigma: float
+
+    @property
+    def clique(self) -> tuple[int, ...]:
+        """Deprecated: the former MST/AIM name of :attr:`axes`."""
+        import warnings
+
+        warnings.warn("MarginalMeasurement.clique is deprecated: use .axes", FutureWarning,
+                      stacklevel=2)
+        return self.axes
 
     def __post_init__(self) -> None:
         if tuple(sorted(set(self.axes))) != tuple(self.axes) or not self.axes:
