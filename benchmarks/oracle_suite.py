@@ -69,7 +69,7 @@ or upper bound, marked ``>=`` / ``<=``).
 oracle solves at once.  ``--n-jobs N`` runs the draws in N processes through joblib instead
 (then one worker each; ``joblib.parallel_config(backend="dask")`` runs them on a Dask
 cluster): every record depends only on its table, method, eps, seed and oracle, so the
-certified releases are the same wherever they run (tested in ``tests/test_benchmarks.py``).
+certified releases are the same wherever they run (tested in ``tests/test_benchmarks_smoke.py``).
 Writes ``oracle_suite.json`` (every record), ``oracle_suite.csv`` (the summary table) and
 ``oracle_suite.png`` (median seconds per table and method) to ``--out``.
 

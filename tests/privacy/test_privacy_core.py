@@ -71,18 +71,6 @@ def test_exponential_mechanism_law() -> None:
     assert stats.chisquare(counts, N * q).pvalue < ALPHA
 
 
-def test_exponential_mechanism_privacy_ratio() -> None:
-    """Exact probabilities: neighbouring scores (|change| <= Delta) change them by <= e^eps."""
-    eps, sens = 0.7, 1.0
-    s = np.array([3.0, 1.0, 0.0, 2.5])
-    s2 = s + np.array([1.0, -1.0, 1.0, -1.0]) * sens  # worst-case neighbour
-    p = np.exp(eps * s / (2 * sens))
-    p /= p.sum()
-    p2 = np.exp(eps * s2 / (2 * sens))
-    p2 /= p2.sum()
-    assert np.max(np.abs(np.log(p / p2))) <= eps + 1e-12
-
-
 def test_poisson_subsample_rate() -> None:
     mask = noise.poisson_subsample(np.random.default_rng(5), N, 0.1)
     assert mask.dtype == np.bool_ and mask.shape == (N,)
@@ -162,8 +150,19 @@ def test_ledger_compositions() -> None:
 # --- every privacy-relevant draw goes through oracledp.privacy.noise --------------------------
 # Draws that only post-process a release (sampling synthetic records from a released
 # distribution, audits' own randomness, data generation of experiments) are not mechanisms.
-_DRAWS = {"laplace", "normal", "standard_normal", "gumbel", "exponential"}
+_DRAWS = {"laplace", "normal", "standard_normal", "gumbel", "exponential", "standard_exponential",
+          "random", "integers", "choice", "permutation", "shuffle", "binomial", "uniform",
+          "poisson", "geometric", "multivariate_normal", "spawn"}
 _EXEMPT_DIRS = ("audit", "experiments", "datasets")
+# (file, call) pairs that are not a mechanism's noise, each with its reason
+_NOT_NOISE = {
+    ("learners/prsma.py", "spawn"): "splits the generator into independent streams (no draw)",
+    ("learners/prsma.py", "random"): "ExplicitRSPMBase's simulated oracle failures (the oracle's "
+                                     "behaviour, which PRSMA must survive, not its noise)",
+    ("synth/baselines.py", "choice"): "sampling records from a released distribution",
+    ("synth/_release.py", "choice"): "sampling records from a released distribution",
+    ("synth/_peers_model.py", "random"): "sampling records from a released graphical model",
+}
 
 
 def test_no_inline_noise_draw_outside_the_core() -> None:
@@ -175,6 +174,7 @@ def test_no_inline_noise_draw_outside_the_core() -> None:
         for node in ast.walk(ast.parse(path.read_text())):
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                     and node.func.attr in _DRAWS
+                    and (rel.as_posix(), node.func.attr) not in _NOT_NOISE
                     and not (isinstance(node.func.value, ast.Name)
                              and node.func.value.id in ("np", "math", "stats", "noise"))):
                 offenders.append(f"{rel}:{node.lineno} .{node.func.attr}(")

@@ -26,21 +26,22 @@ CODES = np.random.default_rng(3).integers(0, [2, 3, 2], size=(60, 3))
 HAS_MBI = importlib.util.find_spec("mbi") is not None
 
 
-def _all() -> list[Synthesizer]:
-    out: list[Synthesizer] = [
+def _all() -> list[object]:
+    from oracledp.synth import AIMSynthesizer, MSTSynthesizer
+
+    needs_mbi = pytest.mark.skipif(not HAS_MBI, reason="MST and AIM need the peers extra (mbi)")
+    return [
         IndependentMarginalsSynthesizer(1.0, random_state=0),
         MWEMSynthesizer(1.0, k=2, rounds=3, random_state=0),
         OracleQuerySynthesizer(1.0, 1e-6, k=2, max_rounds=3, random_state=0),
         OracleQueryPGM(1.0, 1e-6, k=2, rounds=2, random_state=0),
+        pytest.param(MSTSynthesizer(1.0, k=2, random_state=0), marks=needs_mbi),
+        pytest.param(AIMSynthesizer(1.0, k=2, random_state=0), marks=needs_mbi),
     ]
-    if HAS_MBI:
-        from oracledp.synth import MSTSynthesizer
-
-        out.append(MSTSynthesizer(1.0, k=2, random_state=0))
-    return out
 
 
-@pytest.mark.parametrize("syn", _all(), ids=lambda s: type(s).__name__)
+@pytest.mark.parametrize("syn", _all(), ids=["independent", "mwem", "oracle_query",
+                                          "oracle_query_pgm", "mst", "aim"])
 def test_one_interface(syn: Synthesizer) -> None:
     assert isinstance(syn, Synthesizer)
     with pytest.raises(RuntimeError, match="call fit"):

@@ -167,7 +167,7 @@ def noise_reduction(
     # p + (1 - p) phi_b = (1 + b'^2 w^2) / (1 + b^2 w^2), so phi_b' * (p + (1 - p) phi_b) =
     # phi_b: v_t - v ~ Lap(Delta / eps_t) exactly (Koufogiannis et al. 2015).
     for t in range(T - 2, -1, -1):
-        # The keep coin is part of the Markov chain (a Bernoulli, not a noise primitive).
+        # The keep coin couples the levels of the Markov chain (noise.bernoulli).
         keep = noise.bernoulli(gen, keep_prob[t], size=shape)
         step = noise.laplace(gen, scales[t], size=shape)
         out[t] = np.where(keep, out[t + 1], out[t + 1] + step)

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 from oracledp.privacy.composition import (
     advanced_composition,
     basic_composition,
+    pure_to_zcdp,
     zcdp_epsilon,
 )
 from oracledp.privacy.guarantees import GuaranteeKind, PrivacyGuarantee
@@ -61,7 +62,7 @@ class Spend:
             return self.zcdp_rho
         if self.delta > 0:
             raise ValueError("an (epsilon, delta)-DP step with delta > 0 has no zCDP rho")
-        return self.epsilon**2 / 2.0
+        return pure_to_zcdp(self.epsilon)
 
 
 def compose(ledger: Sequence[_Spend], composition: str, delta: float) -> tuple[float, float]:
