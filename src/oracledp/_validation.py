@@ -52,6 +52,13 @@ def check_rng(random_state: RandomLike) -> np.random.Generator:
     )
 
 
+def check_bool(value: object, name: str) -> bool:
+    """``value`` as a bool (a ``TypeError`` otherwise): a flag is never guessed from a truthy value."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
+    return bool(value)
+
+
 def check_epsilon(epsilon: object, name: str = "epsilon") -> float:
     """A finite privacy parameter epsilon > 0."""
     if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):

@@ -110,9 +110,9 @@ class NonPrivateDiagnostics:
 
 def check_diagnostics_flag(value: object, name: str = "return_diagnostics") -> bool:
     """``value`` as a bool (a ``TypeError`` otherwise): the opt-in flag is never guessed."""
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
-    return bool(value)
+    from oracledp._validation import check_bool
+
+    return check_bool(value, name)
 
 
 def release_diagnostics(guarantee: PrivacyGuarantee, mechanism: str, *,

@@ -258,12 +258,12 @@ def _hypothesis(
     p = problem.p
     if isinstance(problem, RidgeProblem):
         # Theorem 3.1: every entry of B and b ~ Lap(4 / eps) ((Z, z) has l1 sensitivity 4, Lemma A.6).
-        scale = COVPERT_JOINT_SENSITIVITY / eps
+        scale = noise.laplace_scale(COVPERT_JOINT_SENSITIVITY, eps)
         Z = problem.gram + noise.laplace(gen, scale, size=(p, p))
         z = problem.xty + noise.laplace(gen, scale, size=p)
         return _ridge_hypotheses(problem, Z[None], z[None])
     # Theorem 3.3: theta* + Lap(2 sqrt(p) / (n lambda eps)) per coordinate (Lemma A.10),
     # then the projection onto the M-ball (Remark A.3) so Claim A.12 bounds the test's sensitivity.
-    scale = sens.output_l1_sensitivity(problem.n, p, problem.lam) / eps
+    scale = noise.laplace_scale(sens.output_l1_sensitivity(problem.n, p, problem.lam), eps)
     raw = problem.theta_star + noise.laplace(gen, scale, size=p)
     return project_to_ball(raw[None], problem.radius)

@@ -33,7 +33,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from threadpoolctl import ThreadpoolController
 
-from oracledp._validation import check_positive
+from oracledp._validation import check_bool, check_positive
 from oracledp.diagnostics import (
     NonPrivateDiagnostics,
     check_diagnostics_flag,
@@ -174,10 +174,7 @@ class AccuracyFirstResult:
         return out
 
 
-def _check_bool(value: object, name: str) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{name} must be a bool, got {type(value).__name__}")
-    return bool(value)
+_check_bool = check_bool
 
 
 def _check_block(block_size: object) -> int:

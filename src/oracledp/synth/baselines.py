@@ -150,7 +150,7 @@ def independent_marginals(
     eps = check_epsilon(epsilon)
     rng = check_rng(random_state)
     n, d = arr.shape
-    scale = 2.0 * d / eps
+    scale = noise.laplace_scale(2.0 * d, eps)  # l1 sensitivity 2 per attribute, d attributes
     noisy: list[NDArray[np.float64]] = []
     margs: list[NDArray[np.float64]] = []
     for j, k in enumerate(domain.shape):
