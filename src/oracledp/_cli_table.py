@@ -33,7 +33,6 @@ from oracledp.registry import MODELS, make_estimator, model_schema
 schema_app = typer.Typer(help="Table schemas for your own CSV (see docs/your-own-data.md).",
                          no_args_is_help=True)
 
-_MODELS = MODELS
 
 #: Exit code of a fit stopped by Ctrl-C (128 + SIGINT, as shells report it).
 EXIT_INTERRUPTED = 130
@@ -232,8 +231,8 @@ class _NoInterrupt:
 def _check_fit_options(model: str, epsilon: float | None, delta: float | None,
                        max_epsilon: float | None, allow_large: bool) -> float | None:
     """Public-parameter checks of ``fit`` (before any file is read); returns max_epsilon."""
-    if model not in _MODELS:
-        _fail(f"--model must be one of {', '.join(_MODELS)}, got {model!r}")
+    if model not in MODELS:
+        _fail(f"--model must be one of {', '.join(MODELS)}, got {model!r}")
     if model == "accuracy-first":
         if epsilon is not None or delta is not None:
             _fail("accuracy-first takes --alpha (target excess risk) and --max-epsilon (a cap "

@@ -59,6 +59,15 @@ def check_bool(value: object, name: str) -> bool:
     return bool(value)
 
 
+def check_sample_size(m: object, default: int) -> int:
+    """The number of synthetic records to sample: ``default`` for None, else an integer >= 1."""
+    if m is None:
+        return default
+    if isinstance(m, bool) or not isinstance(m, int | np.integer) or int(m) < 1:
+        raise ValueError(f"the number of records to sample must be an integer >= 1, got {m!r}")
+    return int(m)
+
+
 def check_epsilon(epsilon: object, name: str = "epsilon") -> float:
     """A finite privacy parameter epsilon > 0."""
     if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):

@@ -174,9 +174,6 @@ class AccuracyFirstResult:
         return out
 
 
-_check_bool = check_bool
-
-
 def _check_block(block_size: object) -> int:
     if isinstance(block_size, bool) or not isinstance(block_size, numbers.Integral):
         raise TypeError(f"block_size must be an int, got {type(block_size).__name__}")
@@ -307,7 +304,7 @@ def _check_common(
     return (
         check_positive(alpha, "alpha"),
         _check_gamma(gamma),
-        _check_bool(allow_no_halt, "allow_no_halt"),
+        check_bool(allow_no_halt, "allow_no_halt"),
         check_diagnostics_flag(return_diagnostics),
     )
 

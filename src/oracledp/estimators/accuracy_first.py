@@ -22,10 +22,10 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from sklearn.base import RegressorMixin
 
-from oracledp._validation import check_choice, check_positive
+from oracledp._validation import check_bool, check_choice, check_positive
 from oracledp.diagnostics import split_diagnostics
 from oracledp.erm import AccuracyFirstResult, covnr, doubling, outputnr
-from oracledp.erm._framework import DEFAULT_LAMBDA, _check_bool
+from oracledp.erm._framework import DEFAULT_LAMBDA
 from oracledp.erm.sensitivity import CALIBRATIONS, _check_gamma
 from oracledp.errors import PrivacyWarning
 from oracledp.estimators._base import (
@@ -71,7 +71,7 @@ class _AccuracyFirst(PrivateEstimator):
         lam = check_positive(self.lam, "lam")
         method = check_choice(self.method, "method", self._METHODS)
         calibration = _check_calibration(self.calibration, method)
-        allow = _check_bool(self.allow_no_halt, "allow_no_halt")
+        allow = check_bool(self.allow_no_halt, "allow_no_halt")
         return {"alpha": alpha, "gamma": gamma, "lam": lam, "method": method,
                 "calibration": calibration, "allow": allow}
 

@@ -21,6 +21,7 @@ Outputs are rewritten on every call (no resume: a full run takes about a minute)
 from __future__ import annotations
 
 import csv
+import functools
 import json
 import math
 import time
@@ -138,18 +139,25 @@ def run(cfg: Config, out_dir: Path,
     return records
 
 
-def run_one(cfg: Config, d: int, r: int, method: str, eps: float | None) -> dict[str, Any]:
-    """One (d, run, method, eps) record: FTL (``eps=None``) or FTPL on the run's stream."""
-    from oracledp.diagnostics import research_diagnostics
-    from oracledp.learners.ftpl import follow_the_leader, ftpl, ftpl_privacy, ftpl_regret_bound
+@functools.lru_cache(maxsize=4)
+def _run_stream(cfg: Config, d: int, r: int) -> tuple[Any, Any, int, int, np.ndarray]:
+    """The class, its oracle, m, the stream's seed and encoded stream of one (d, run): built
+    once and shared by FTL and every FTPL epsilon of the run, as one stream is."""
     from oracledp.query_classes import MonotoneConjunctions, make_class_oracle
 
     cls = MonotoneConjunctions(d).zero_one_loss()
     orc = make_class_oracle(cls, "brute")
-    m = int(cls.separator().shape[0])
     stream_seed = _seed(cfg.seed, d, r, 0)
     X, y = make_stream(d, cfg.T, cfg.p, cfg.label_noise, np.random.default_rng(stream_seed))
-    Z = cls.encode(X, y)
+    return cls, orc, int(cls.separator().shape[0]), stream_seed, cls.encode(X, y)
+
+
+def run_one(cfg: Config, d: int, r: int, method: str, eps: float | None) -> dict[str, Any]:
+    """One (d, run, method, eps) record: FTL (``eps=None``) or FTPL on the run's stream."""
+    from oracledp.diagnostics import research_diagnostics
+    from oracledp.learners.ftpl import follow_the_leader, ftpl, ftpl_privacy, ftpl_regret_bound
+
+    cls, orc, m, stream_seed, Z = _run_stream(cfg, d, r)
     t0 = time.perf_counter()
     rec: dict[str, Any] = {"method": method, "d": d, "m": m, "run": r,
                            "eps": eps, "stream_seed": stream_seed,

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from oracledp._validation import RandomLike, check_rng
+from oracledp._validation import RandomLike, check_rng, check_sample_size
 from oracledp.diagnostics import PicklesWithoutDiagnostics
 from oracledp.synth.domain import Domain
 from oracledp.synth.workload import MarginalWorkload
@@ -92,13 +92,10 @@ class Synthesizer(PicklesWithoutDiagnostics):
         pass a seed or Generator.
         """
         self._check_fitted()
-        if n is None:
-            n = self.n_
-            if n is None:
-                raise ValueError("the number of records is private under add-remove "
-                                 "neighbouring (not part of the release): pass n")
-        if isinstance(n, bool) or not isinstance(n, int | np.integer) or int(n) < 1:
-            raise ValueError(f"the number of records to sample must be an integer >= 1, got {n!r}")
+        if n is None and self.n_ is None:
+            raise ValueError("the number of records is private under add-remove "
+                             "neighbouring (not part of the release): pass n")
+        n = check_sample_size(n, self.n_)
         if random_state is not None:
             rng = check_rng(random_state)
         elif getattr(self, "_rng", None) is not None:
@@ -106,7 +103,7 @@ class Synthesizer(PicklesWithoutDiagnostics):
         else:
             raise ValueError("this synthesizer was unpickled without its generator (it would "
                              "reveal the fit's noise): pass random_state= to sample")
-        return self._sample_codes(int(n), rng)
+        return self._sample_codes(n, rng)
 
     def sample(self, n: int | None = None, random_state: RandomLike = None) -> pd.DataFrame:
         """``n`` synthetic records as a DataFrame in the domain's levels (post-processing)."""

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from oracledp._validation import RandomLike, check_rng
+from oracledp._validation import RandomLike, check_rng, check_sample_size
 from oracledp.diagnostics import NonPrivateDiagnostics
 from oracledp.privacy.guarantees import PrivacyGuarantee
 from oracledp.synth.domain import Domain
@@ -145,12 +145,7 @@ class PGMResult:
         Ancestral sampling along the reversed elimination order of the model's
         junction tree (module docstring); all randomness from ``random_state``.
         """
-        if m is None:
-            size = self.n if self.n is not None else max(1, round(self.total))
-        elif isinstance(m, bool) or not isinstance(m, int | np.integer) or int(m) < 1:
-            raise ValueError(f"the number of records to sample must be an integer >= 1, got {m!r}")
-        else:
-            size = int(m)
+        size = check_sample_size(m, self.n if self.n is not None else max(1, round(self.total)))
         rng = check_rng(random_state)
         shape = self.domain.shape
         out = np.empty((size, len(shape)), dtype=np.int64)

@@ -55,7 +55,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from oracledp._validation import RandomLike, check_epsilon, check_rng
+from oracledp._validation import RandomLike, check_epsilon, check_rng, check_sample_size
 from oracledp.diagnostics import (
     NonPrivateDiagnostics,
     check_diagnostics_flag,
@@ -74,14 +74,6 @@ __all__ = [
 ]
 
 _MAX_CELLS = 50_000_000  # 400 MB of float64: refuse larger full-domain tables
-
-
-def _check_sample_size(m: object, default: int) -> int:
-    if m is None:
-        return default
-    if isinstance(m, bool) or not isinstance(m, int | np.integer) or int(m) < 1:
-        raise ValueError(f"the number of records to sample must be an integer >= 1, got {m!r}")
-    return int(m)
 
 
 @dataclass(frozen=True)
@@ -113,7 +105,7 @@ class IndependentMarginalsResult:
 
     def sample(self, m: int | None = None, random_state: RandomLike = None) -> NDArray[np.int64]:
         """``m`` synthetic records (default n), attributes drawn independently."""
-        size = _check_sample_size(m, self.n)
+        size = check_sample_size(m, self.n)
         rng = check_rng(random_state)
         cols = [rng.choice(len(p), size=size, p=p) for p in self.marginals]
         return np.stack(cols, axis=1).astype(np.int64)
@@ -199,7 +191,7 @@ class MWEMResult:
 
     def sample(self, m: int | None = None, random_state: RandomLike = None) -> NDArray[np.int64]:
         """``m`` synthetic records (default n) drawn i.i.d. from the distribution."""
-        size = _check_sample_size(m, self.n)
+        size = check_sample_size(m, self.n)
         rng = check_rng(random_state)
         flat = self.distribution.ravel()
         cells = rng.choice(flat.size, size=size, p=flat / flat.sum())

@@ -115,7 +115,7 @@ not exceed the target.  Guarantees hold under idealized numerics (see
 Layout: this module holds :class:`OracleQuerySynthesizer` (the game loop and the
 release); the ledger, the calibrations and the accuracy bound are in
 :mod:`oracledp.synth._oracle_query_calibration`, the players' exact oracles (PrivBR-RSPM,
-FTPL) in :mod:`oracledp.synth._oracle_query_players`; every name is importable from here.
+FTPL) in :mod:`oracledp.synth._oracle_query_players`; the public names (and the private ones the tests use) are importable from here.
 """
 
 from __future__ import annotations
@@ -141,8 +141,6 @@ from oracledp.learners.prsma import PRSMAParameters, prsma
 from oracledp.privacy import noise
 from oracledp.privacy.guarantees import PrivacyGuarantee
 from oracledp.synth._oracle_query_calibration import (  # noqa: F401 - re-exported (old path)
-    _BETA,
-    _COMPOSITIONS,
     _PRSMA_MAX_EPS0,
     RoundSpend,
     _calibrate,

@@ -141,39 +141,15 @@ This module is the public entry point; the code is in :mod:`oracledp.synth._peer
 selections), :mod:`oracledp.synth._peers_accounting` (budget, sensitivities, guarantee),
 :mod:`oracledp.synth._peers_estimation` (lazy ``mbi`` import, Private-PGM fits) and
 :mod:`oracledp.synth._peers_model` (:class:`PGMResult`: exact marginals and sampling).
-Every name is importable from here.
+Its public names are importable from here.
 """
 
 from __future__ import annotations
 
-from oracledp.synth._peers_accounting import (  # noqa: F401 - re-exported (old path)
-    _ACCOUNTING,
-    _NEIGHBOURS,
-    _check_common,
-    _check_iters,
-    _finish,
-    _sensitivities,
-    zcdp_rho,
-)
-from oracledp.synth._peers_aim import _AIM_ALPHA, aim  # noqa: F401 - re-exported (old path)
-from oracledp.synth._peers_estimation import (  # noqa: F401 - re-exported (old path)
-    _INSTALL_HINT,
-    _Fitter,
-    _import_mbi,
-    require_mbi,
-)
-from oracledp.synth._peers_measure import (  # noqa: F401 - re-exported (old path)
-    _counts,
-    _exp_mech,
-    _measure,
-)
-from oracledp.synth._peers_model import (  # noqa: F401 - re-exported (old path)
-    _SAMPLE_CHUNK,
-    PGMMeasurement,
-    PGMResult,
-    _elimination_order,
-    _model_marginal,
-)
+from oracledp.synth._peers_accounting import zcdp_rho
+from oracledp.synth._peers_aim import aim
+from oracledp.synth._peers_estimation import require_mbi
+from oracledp.synth._peers_model import PGMMeasurement, PGMResult
 from oracledp.synth._peers_mst import mst
 
 __all__ = [
