@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Iterable
-from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -210,49 +209,3 @@ def check_choice(value: object, name: str, choices: Iterable[str]) -> str:
     if not isinstance(value, str) or value not in opts:
         raise ValueError(f"unknown {name} {value!r}; valid names are: {', '.join(opts)}")
     return value
-
-
-def renamed_keywords(**renames: str) -> Any:
-    """Decorator: accept old keyword spellings ``old=...`` for ``new=...``, with a warning.
-
-    ``@renamed_keywords(rng="random_state")`` lets callers still pass ``rng=`` (a
-    :class:`FutureWarning` names the new spelling; passing both is a TypeError).  The
-    wrapped function's signature (``help()``, ``inspect.signature``) shows only the new one.
-
-    >>> @renamed_keywords(rng="random_state")
-    ... def f(*, random_state=None):
-    ...     return random_state
-    >>> import warnings
-    >>> with warnings.catch_warnings(record=True):
-    ...     warnings.simplefilter("always")
-    ...     f(rng=3)
-    3
-    """
-    import functools
-    import warnings
-
-    def wrap(fn: Any) -> Any:
-        @functools.wraps(fn)
-        def inner(*args: Any, **kwargs: Any) -> Any:
-            for old, new in renames.items():
-                if old in kwargs:
-                    if new in kwargs:
-                        raise TypeError(f"{fn.__qualname__}() got both {old}= and {new}=; "
-                                        f"pass {new}= only")
-                    warnings.warn(f"{fn.__qualname__}(): the keyword {old}= is deprecated and "
-                                  f"will be removed; use {new}=", FutureWarning, stacklevel=2)
-                    kwargs[new] = kwargs.pop(old)
-            return fn(*args, **kwargs)
-
-        _KEYWORD_SHIM_CODES.add(inner.__code__)
-        return inner
-
-    return wrap
-
-
-_KEYWORD_SHIM_CODES: set[Any] = set()
-
-
-def renamed_keywords_frame(frame: Any) -> bool:
-    """Whether a stack frame is a :func:`renamed_keywords` wrapper (warnings skip it)."""
-    return frame.f_code in _KEYWORD_SHIM_CODES

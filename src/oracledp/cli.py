@@ -140,22 +140,8 @@ def _epsilon_option(help: str) -> Any:
     return typer.Option("--epsilon", help=help)
 
 
-# ``--eps``: the old spelling of ``--epsilon``, still accepted (hidden; a note on stderr)
-_EPS_ALIAS = typer.Option("--eps", hidden=True, help="Deprecated: use --epsilon.")
-
-
-def _epsilons(epsilon: str | None, eps: str | None, *, epsilon_given: bool = True
-              ) -> tuple[float, ...] | None:
-    """The epsilons of ``--epsilon``, or of its deprecated spelling ``--eps``.
-
-    ``epsilon_given``: ``--epsilon`` was on the command line (not its default).
-    """
-    if eps is not None:
-        if epsilon is not None and epsilon_given:
-            raise typer.BadParameter("--eps is the deprecated spelling of --epsilon: pass "
-                                     "--epsilon only", param_hint="'--eps'")
-        typer.echo("note: --eps is deprecated and will be removed; use --epsilon", err=True)
-        epsilon = eps
+def _epsilons(epsilon: str | None) -> tuple[float, ...] | None:
+    """The epsilons of ``--epsilon`` (a comma-separated list)."""
     return None if epsilon is None else _parse_positive_list(epsilon, "--epsilon", "epsilon",
                                                              "0.1,1")
 
@@ -233,9 +219,7 @@ def _with_progress(console: Console, work: Any) -> Any:
 
 @app.command()
 def demo(
-    ctx: typer.Context,
     epsilon: Annotated[str, _epsilon_option("Comma-separated privacy levels epsilon.")] = "0.1,1",
-    eps: Annotated[str | None, _EPS_ALIAS] = None,
     runs: Annotated[int, typer.Option("--runs", min=1, help="Private runs per epsilon.")] = 3,
     seed: Annotated[
         int, typer.Option("--seed", min=0, help="Master seed; each run's seed derives from it.")
@@ -262,8 +246,7 @@ def demo(
     from oracledp.experiments.demo import Config, run_demo, write_outputs
     from oracledp.oracles import check_solver_name
 
-    given = getattr(ctx.get_parameter_source("epsilon"), "name", None) != "DEFAULT"
-    epsilons = _epsilons(epsilon, eps, epsilon_given=given)
+    epsilons = _epsilons(epsilon)
     assert epsilons is not None
     try:
         check_solver_name(solver)
@@ -325,7 +308,6 @@ def reproduce_icml2020(
     runs: Annotated[int | None, typer.Option("--runs", min=1, help="Runs per (method, eps).")]
     = None,
     epsilon: Annotated[str | None, _epsilon_option("Comma-separated epsilons.")] = None,
-    eps: Annotated[str | None, _EPS_ALIAS] = None,
     methods: Annotated[
         str, typer.Option("--methods", help="Comma-separated: opdisc,rspm,dpsgd,opsamp.")
     ] = "opdisc,rspm,dpsgd",
@@ -344,7 +326,7 @@ def reproduce_icml2020(
     cfg = _experiment_config(
         exp, quick, seed=seed, n_jobs=n_jobs, time_limit=time_limit,
         methods=tuple(m.strip() for m in methods.split(",") if m),
-        epsilons=_epsilons(epsilon, eps), runs=runs,
+        epsilons=_epsilons(epsilon), runs=runs,
     )
     console = Console()
     t0 = time.perf_counter()
@@ -465,7 +447,6 @@ def reproduce_ftpl(
     = False,
     epsilon: Annotated[str | None, _epsilon_option("Comma-separated per-round epsilons.")]
     = None,
-    eps: Annotated[str | None, _EPS_ALIAS] = None,
     runs: Annotated[int | None, typer.Option("--runs", min=1, help="Streams per d.")] = None,
     seed: Annotated[int, _SEED] = 0,
     out: Annotated[Path, _OUT] = Path("out/ftpl"),
@@ -478,7 +459,7 @@ def reproduce_ftpl(
     from oracledp.experiments import ftpl as exp
 
     cfg = _experiment_config(
-        exp, quick, seed=seed, epsilons=_epsilons(epsilon, eps), runs=runs,
+        exp, quick, seed=seed, epsilons=_epsilons(epsilon), runs=runs,
     )
     console = Console()
     t0 = time.perf_counter()
@@ -509,7 +490,6 @@ def reproduce_synth_adult(
     quick: Annotated[bool, typer.Option("--quick", help="1 run at eps=1, few rounds (< 60 s).")]
     = False,
     epsilon: Annotated[str | None, _epsilon_option("Comma-separated epsilons.")] = None,
-    eps: Annotated[str | None, _EPS_ALIAS] = None,
     k: Annotated[int | None, typer.Option("--k", min=1, help="Marginal order (default 3).")]
     = None,
     runs: Annotated[int | None, typer.Option("--runs", min=1, help="Runs per epsilon.")] = None,
@@ -532,7 +512,7 @@ def reproduce_synth_adult(
 
     cfg = _experiment_config(
         exp, quick, seed=seed, query_player=query_player, data_player=data_player,
-        epsilons=_epsilons(epsilon, eps), k=k, runs=runs, peers=peers or None,
+        epsilons=_epsilons(epsilon), k=k, runs=runs, peers=peers or None,
     )
     console = Console()
     if cfg.peers:

@@ -128,27 +128,9 @@ def release_diagnostics(guarantee: PrivacyGuarantee, mechanism: str, *,
         "are NOT covered by the privacy guarantee and must not be published with the output; "
         "the guarantee is marked diagnostics_released=True.",
         DiagnosticsWarning,
-        stacklevel=_past_keyword_shims(stacklevel + 1),
+        stacklevel=stacklevel + 1,
     )
     return guarantee.with_diagnostics_released()
-
-
-def _past_keyword_shims(level: int) -> int:
-    """``level`` (as ``warnings.warn`` counts it from our caller) moved past the wrappers of
-    :func:`oracledp._validation.renamed_keywords`, so a warning names the user's line."""
-    import sys
-
-    from oracledp._validation import renamed_keywords_frame
-
-    frame = sys._getframe(1)  # our caller, level 1 for warnings.warn
-    for _ in range(level - 1):
-        if frame.f_back is None:  # a shallow stack: warnings.warn copes with any level
-            return level
-        frame = frame.f_back
-    while frame is not None and renamed_keywords_frame(frame):
-        level += 1
-        frame = frame.f_back
-    return level
 
 
 @contextmanager

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from oracledp._validation import renamed_keywords
-
 __all__ = ["MODELS", "make_estimator", "model_schema"]
 
 #: Every model name :func:`make_estimator` knows (``oracledp models`` explains them).
@@ -61,7 +59,6 @@ def model_schema(name: str, schema: Any) -> Any:
     return schema
 
 
-@renamed_keywords(solver="oracle")
 def make_estimator(name: str, schema: Any, epsilon: float | None = None,
                    delta: float | None = None, *, alpha: float = 0.1,
                    random_state: Any = None, oracle: str = "highs", time_limit: float | None = 60.0,
@@ -71,7 +68,7 @@ def make_estimator(name: str, schema: Any, epsilon: float | None = None,
     ``epsilon`` / ``delta`` are the privacy parameters of the fixed-budget models
     (``opdisc``, ``rspm``, ``opsamp``, ``dpsgd``); ``alpha`` (the target excess risk) and
     ``max_epsilon`` those of ``accuracy-first``; ``oracle`` (a backend name, the command
-    line's ``--solver``; the old keyword ``solver=`` still works, with a FutureWarning) and
+    line's ``--solver``) and
     ``time_limit`` choose the exact oracle of ``opdisc`` / ``rspm``.  Labels and bounds come
     from the schema (public).  Pass ``model_schema(name, schema)`` for ``accuracy-first``.
     Each estimator's docstring states its guarantee; the fitted estimator carries it as

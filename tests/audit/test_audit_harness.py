@@ -416,9 +416,3 @@ def test_parallel_sampler_outputs_do_not_depend_on_where_they_run() -> None:
         failure_aware_sampler(_laplace_or_fail, n_jobs=0)
 
 
-def test_audit_old_rng_keyword_still_works_and_warns() -> None:
-    with pytest.warns(FutureWarning, match="random_state"):
-        old = audit(_const_sampler(1), _const_sampler(0), _is_one, 200, rng=0, claimed_epsilon=1.0)
-    new = audit(_const_sampler(1), _const_sampler(0), _is_one, 200, random_state=0,
-                claimed_epsilon=1.0)
-    assert old == new

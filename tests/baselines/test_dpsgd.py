@@ -364,18 +364,3 @@ def test_paper_protocol_is_flagged_unaccounted():
     assert np.mean(res.predict(Xv) == yv) == best
 
 
-def test_old_rng_keyword_still_works_and_warns():
-    """One spelling per concept: ``random_state=``; ``rng=`` still works with a FutureWarning."""
-    X, y = _toy(200)
-    new = dpsgd_logistic(X, y, 1.0, epochs=1, random_state=3)
-    with pytest.warns(FutureWarning, match=r"rng= is deprecated.*use random_state="):
-        old = dpsgd_logistic(X, y, 1.0, epochs=1, rng=3)
-    np.testing.assert_array_equal(old.coef, new.coef)
-    Xv, yv = _toy(100, seed=1)
-    grid = {"lr": (0.5,)}
-    with pytest.warns(PrivacyWarning), pytest.warns(FutureWarning, match="use random_state="):
-        old = dpsgd_paper_protocol(X, y, Xv, yv, 1.0, grid=grid, rng=0)
-    with pytest.warns(PrivacyWarning) as rec:
-        new = dpsgd_paper_protocol(X, y, Xv, yv, 1.0, grid=grid, random_state=0)
-    np.testing.assert_array_equal(old.coef, new.coef)
-    assert rec[0].filename == __file__  # the wrapper's frame is skipped

@@ -64,7 +64,6 @@ def test_version_and_help(runner):
     res = runner.invoke(app, ["demo", "--help"], env=ENV)
     assert res.exit_code == 0 and "--epsilon" in res.output
     assert "--n-train" not in res.output  # hidden test option
-    assert "--eps " not in res.output  # the deprecated spelling is hidden
 
 
 # --- demo: bad options --------------------------------------------------------------------------
@@ -77,21 +76,6 @@ def test_bad_eps_is_a_clean_usage_error(runner, eps):
     assert "Invalid value for '--epsilon'" in res.output
     assert "Traceback" not in res.output
     assert res.exception is None or isinstance(res.exception, SystemExit)
-
-
-def test_old_eps_spelling_still_works_with_a_note(runner, tiny_adult, tmp_path):
-    """``--eps`` is the hidden, deprecated spelling of ``--epsilon``: same run, a note on stderr."""
-    outs = []
-    for flag in ("--epsilon", "--eps"):
-        out = tmp_path / flag.strip("-")
-        res = runner.invoke(app, ["demo", flag, "2", "--runs", "1", "--solver", "brute",
-                                  "--out", str(out)], env=ENV)
-        assert res.exit_code == 0, res.output
-        assert ("--eps is deprecated" in res.stderr) == (flag == "--eps")
-        outs.append(json.loads((out / "demo.json").read_text())["runs"][0]["test_acc"])
-    assert outs[0] == outs[1]
-    res = runner.invoke(app, ["demo", "--epsilon", "1", "--eps", "1"], env=ENV)
-    assert res.exit_code == 2 and "pass --epsilon only" in res.output
 
 
 @pytest.mark.parametrize(

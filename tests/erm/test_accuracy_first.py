@@ -11,7 +11,6 @@ with false-alarm rate ALPHA = 1e-6 per assertion (Bonferroni-split where several
 from __future__ import annotations
 
 import importlib
-import inspect
 import math
 from collections.abc import Callable
 from typing import Any
@@ -940,24 +939,8 @@ def test_end_to_end_kdd_ridge(kdd_ridge: Any) -> None:
 # =================================================================================================
 # One spelling per concept: rng= still works (FutureWarning), random_state= is the signature's
 # =================================================================================================
-@pytest.mark.parametrize("method", ["covnr", "outputnr", "doubling"])
-def test_old_rng_keyword_still_works_and_warns(method: str) -> None:
-    fn = {"covnr": covnr, "outputnr": outputnr, "doubling": doubling}[method]
-    X, y = _ridge_data(12, n=80) if method != "outputnr" else _logistic_data(12, n=80)
-    kw: dict[str, Any] = {"task": "ridge"} if method == "doubling" else {}
-    assert "random_state" in inspect.signature(fn).parameters
-    assert "rng" not in inspect.signature(fn).parameters
-    new = fn(X, y, 0.5, random_state=4, allow_no_halt=True, **kw)
-    with pytest.warns(FutureWarning, match=r"rng= is deprecated.*use random_state="):
-        old = fn(X, y, 0.5, rng=4, allow_no_halt=True, **kw)
-    assert old.stopping_index == new.stopping_index
-    np.testing.assert_array_equal(old.theta, new.theta)
-    with pytest.raises(TypeError, match="both rng= and random_state="):
-        fn(X, y, 0.5, rng=4, random_state=4, **kw)
-
-
 def test_diagnostics_warning_points_at_the_caller() -> None:
-    """The renamed_keywords wrapper adds a frame: the DiagnosticsWarning still names this file."""
+    """The DiagnosticsWarning names the caller's file."""
     X, y = _ridge_data(13, n=80)
     for run in (
         lambda: covnr(X, y, 0.5, random_state=1, allow_no_halt=True, return_diagnostics=True),

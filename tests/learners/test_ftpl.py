@@ -198,8 +198,3 @@ def test_huge_epsilon_accounting_does_not_overflow() -> None:
     assert ftpl_regret_bound(1e7, 5, 3) == math.inf
 
 
-def test_old_rng_keyword_still_works_and_warns() -> None:
-    cls = MonotoneConjunctions(2).zero_one_loss()
-    with pytest.warns(FutureWarning, match="random_state"):
-        old = ftpl(cls, HAND, 0.5, rng=3)
-    assert np.array_equal(old.plays, ftpl(cls, HAND, 0.5, random_state=3).plays)

@@ -395,9 +395,3 @@ def test_poison_variant_fails_half_the_time() -> None:
         ExplicitRSPMBase(R1_LOSSES, R1_PATTERNS, fail_records=(Z,), fail_probability=0.0)
 
 
-def test_old_rng_keyword_still_works_and_warns() -> None:
-    data, _ = _neighbours(100, 297)
-    with pytest.warns(FutureWarning, match="random_state"):
-        old = prsma(data, EXACT, 1.0, 0.1, rng=0)
-    new = prsma(data, EXACT, 1.0, 0.1, random_state=0)
-    assert (old.output, old.failed) == (new.output, new.failed)

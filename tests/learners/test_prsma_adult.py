@@ -154,15 +154,3 @@ def test_prsma_adult_end_to_end() -> None:
     assert again["conjunction"] == out["conjunction"]
 
 
-def test_old_rng_keyword_still_accepted_and_warns() -> None:
-    # rng= is mapped to random_state= (the bad d is refused before any data is read)
-    with pytest.warns(FutureWarning, match="random_state"), \
-            pytest.raises(ValueError, match="d must"):
-        prsma_adult_conjunctions(d=0, rng=0)
-
-
-def test_old_home_of_the_adult_run_warns() -> None:
-    import oracledp.learners.prsma_bases as bases
-
-    with pytest.warns(FutureWarning, match="experiments.prsma_adult"):
-        assert bases.prsma_adult_conjunctions is prsma_adult_conjunctions

@@ -250,10 +250,3 @@ def test_public_part_enters_the_objective() -> None:
     assert res.params.tolist() == [1, 0]  # rewarded by the public part, x_2 penalized
 
 
-def test_old_rng_keyword_still_works_and_warns() -> None:
-    cls = MonotoneConjunctions(3)
-    Z = _data(cls, np.random.default_rng(0))
-    with pytest.warns(FutureWarning, match="random_state"):
-        old = rspm_class(cls, Z, None, 0.5, oracle="brute", rng=4)
-    new = rspm_class(cls, Z, None, 0.5, oracle="brute", random_state=4)
-    assert np.array_equal(old.params, new.params)

@@ -576,10 +576,3 @@ def test_queries_reject_before_drawing_noise(method: str, value: Any, exc: type)
     assert iat.n_queries == 0 and iat.halted_at is None
 
 
-def test_old_rng_keyword_still_works_and_warns() -> None:
-    """One spelling per concept: ``random_state=``; ``rng=`` still works with a FutureWarning."""
-    new = InteractiveAboveThreshold(1.0, 0.0, 1.0, random_state=8)
-    with pytest.warns(FutureWarning, match=r"__init__\(\): the keyword rng= is deprecated"):
-        old = InteractiveAboveThreshold(1.0, 0.0, 1.0, rng=8)
-    assert old._noisy_threshold == new._noisy_threshold
-    assert old.first_above([-1.0, 0.0, 1.0]) == new.first_above([-1.0, 0.0, 1.0])

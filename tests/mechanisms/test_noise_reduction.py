@@ -373,9 +373,3 @@ def test_rejects_before_drawing_noise(name: str, override: dict[str, Any], exc: 
     assert rng.bit_generator.state == before, name
 
 
-def test_old_rng_keyword_still_works_and_warns() -> None:
-    """One spelling per concept: ``random_state=``; ``rng=`` still works with a FutureWarning."""
-    new = noise_reduction([1.0, 2.0], 1.0, [0.5, 1.0], random_state=5)
-    with pytest.warns(FutureWarning, match=r"rng= is deprecated.*use random_state="):
-        old = noise_reduction([1.0, 2.0], 1.0, [0.5, 1.0], rng=5)
-    np.testing.assert_array_equal(old, new)

@@ -181,13 +181,3 @@ def test_no_inline_noise_draw_outside_the_core() -> None:
     assert not offenders, "draw through oracledp.privacy.noise:\n" + "\n".join(offenders)
 
 
-def test_old_guarantees_path_still_works_and_warns() -> None:
-    import importlib
-    import sys
-
-    sys.modules.pop("oracledp.guarantees", None)
-    with pytest.warns(FutureWarning, match="oracledp.privacy"):
-        old = importlib.import_module("oracledp.guarantees")
-    from oracledp.privacy.guarantees import PrivacyGuarantee
-
-    assert old.PrivacyGuarantee is PrivacyGuarantee and old.zcdp_epsilon is zcdp_epsilon

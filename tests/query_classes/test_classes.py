@@ -249,17 +249,3 @@ def test_class_equality_and_bad_oracle_kind() -> None:
         assert a != b
 
 
-def test_old_package_path_warns_and_reexports() -> None:
-    import importlib
-    import sys
-
-    import oracledp.query_classes as qc
-
-    for name in [m for m in sys.modules if m == "oracledp.classes" or m.startswith("oracledp.classes.")]:
-        sys.modules.pop(name)
-    with pytest.warns(FutureWarning, match="oracledp.query_classes"):
-        old = importlib.import_module("oracledp.classes")
-    assert old.MonotoneConjunctions is qc.MonotoneConjunctions
-    from oracledp.classes.mip import make_class_oracle  # old submodule path
-
-    assert make_class_oracle is qc.mip.make_class_oracle

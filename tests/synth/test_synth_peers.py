@@ -257,10 +257,3 @@ def test_aim_respects_the_model_size_cap(data) -> None:
     assert res.rho == pytest.approx(zcdp_rho(1.0, DELTA), rel=1e-6)
 
 
-def test_old_neighbours_keyword_still_accepted_and_warns(data) -> None:
-    codes, dom = data
-    # neighbours= is mapped to neighbouring= (and checked there, before any fit)
-    for fit in (mst, aim):
-        with pytest.warns(FutureWarning, match="neighbouring"), \
-                pytest.raises(ValueError, match="neighbouring"):
-            fit(codes, dom, 1.0, DELTA, 0, neighbours="add-one")

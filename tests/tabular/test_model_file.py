@@ -141,6 +141,7 @@ TAMPERED: dict[str, Callable[[dict[str, Any]], None]] = {
     "feature names changed": _set("feature_names", ["x", "c=a", "c=z"]),
     "format version absent": _drop("format_version"),
     "format version 3": _set("format_version", 3),
+    "format version 1": _set("format_version", 1),
     "format version 0": _set("format_version", 0),
     "format version string": _set("format_version", "1"),
     "format version float": _set("format_version", 1.0),
@@ -276,34 +277,6 @@ def test_cli_predict_and_evaluate_accept_a_valid_file(model_dir):
     res = CliRunner().invoke(app, ["evaluate", str(model_dir), str(data)], env=ENV)
     assert res.exit_code == 0, res.output
     assert "(1, 1e-06)-DP" in res.stdout
-
-
-def test_files_written_before_the_oracle_rename_load(model_dir):
-    """Models saved before the estimators' ``solver=`` became ``oracle=`` store the backend as
-    params["solver"]: they load unchanged (params are a record, never read back as arguments)."""
-    doc = _pristine()
-    doc["params"] = {"epsilon": 1.0, "delta": None, "solver": "highs"}
-    _write(model_dir, doc)
-    saved = load_model(model_dir)
-    assert saved.params == {"epsilon": 1.0, "delta": None, "solver": "highs"}
-    np.testing.assert_array_equal(saved.coef, [1.0, -1.0, 0.0])
-
-
-def test_version_1_files_load_without_the_intercept_feature(model_dir):
-    """Version 1 (before schemas had the intercept feature) keeps its meaning: its schema,
-    which has no "intercept" key, is read with intercept False; a version-1 schema that has
-    one (or missing_values) was not written by oracledp and is refused."""
-    doc = _pristine()
-    doc["format_version"] = 1
-    del doc["schema"]["intercept"]
-    _write(model_dir, doc)
-    saved = load_model(model_dir)
-    assert saved.schema.intercept is False and saved.schema == SCHEMA
-    assert saved.feature_names == ("x", "c=a", "c=b")
-    doc["schema"]["intercept"] = False
-    _write(model_dir, doc)
-    with pytest.raises(ModelFileError, match="version-1"):
-        load_model(model_dir)
 
 
 def test_intercept_feature_round_trips(tmp_path):

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from oracledp._validation import RandomLike, check_epsilon, check_rng, renamed_keywords
+from oracledp._validation import RandomLike, check_epsilon, check_rng
 from oracledp.audit.bounds import ALPHA, _check_alpha, epsilon_lower_bound, mu_lower_bound
 from oracledp.errors import OracleFailure
 
@@ -218,7 +218,6 @@ def _count_event(event: Event, outputs: Any, n: int, side: str) -> int:
     return int(mask.sum())
 
 
-@renamed_keywords(rng="random_state")
 def audit(
     sample_d: Sampler,
     sample_d2: Sampler,

@@ -27,7 +27,6 @@ from oracledp._validation import (
     check_positive,
     check_rng,
     check_signed_labels,
-    renamed_keywords,
 )
 from oracledp.baselines._dpsgd_core import _dpsgd_core, auto_learning_rate
 from oracledp.diagnostics import (
@@ -182,7 +181,6 @@ def _batch_and_steps(batch_size: object, epochs: float, n: int) -> tuple[float, 
     return b, q, steps
 
 
-@renamed_keywords(rng="random_state")
 def dpsgd_logistic(
     X: ArrayLike,
     y: ArrayLike,
@@ -228,7 +226,6 @@ def dpsgd_logistic(
         Append a constant feature 1 whose weight is the intercept.
     random_state : None, int, SeedSequence or Generator
         The only source of randomness (Poisson batches and noise).  The old spelling
-        ``rng=`` still works, with a FutureWarning.
     return_history : bool, default=False
         Also return all iterates (covered by the same guarantee).
     return_diagnostics : bool, default=False
@@ -306,8 +303,8 @@ def dpsgd_logistic(
     guarantee = _dpsgd_guarantee(eps, dlt, spent, sigma, q, steps)
     diagnostics = None
     if want_diag:
-        # stacklevel: dpsgd_logistic <- renamed_keywords wrapper <- the caller
-        guarantee = release_diagnostics(guarantee, "DP-SGD", stacklevel=3)
+        # stacklevel: dpsgd_logistic <- the caller
+        guarantee = release_diagnostics(guarantee, "DP-SGD", stacklevel=2)
         diagnostics = NonPrivateDiagnostics(
             "dpsgd_logistic", {"timings": {"calibration": t1 - t0, "optimization": t2 - t1}})
     return DPSGDResult(

@@ -24,7 +24,6 @@ from oracledp._validation import (
     check_finite_matrix,
     check_rng,
     check_signed_labels,
-    renamed_keywords,
 )
 from oracledp.baselines._dpsgd_logistic import (
     DEFAULT_CLIP,
@@ -50,7 +49,6 @@ DEFAULT_PAPER_GRID: dict[str, tuple[Any, ...]] = {
 _GRID_KEYS = ("clip", "batch_size", "lr", "epochs", "l2")
 
 
-@renamed_keywords(rng="random_state")
 def dpsgd_paper_protocol(
     X: ArrayLike,
     y: ArrayLike,
@@ -81,7 +79,6 @@ def dpsgd_paper_protocol(
         the Cartesian product is searched, in order, ties going to the first.
     random_state : None, int, SeedSequence or Generator
         The only source of randomness, shared by the runs in grid order.  The old spelling
-        ``rng=`` still works, with a FutureWarning.
 
     Returns
     -------
@@ -141,7 +138,7 @@ def dpsgd_paper_protocol(
     warnings.warn(
         f"dpsgd_paper_protocol: {reason}; the result carries NO differential privacy guarantee.",
         PrivacyWarning,
-        stacklevel=3,  # dpsgd_paper_protocol <- renamed_keywords wrapper <- the caller
+        stacklevel=2,  # dpsgd_paper_protocol <- the caller
     )
     assert best.diagnostics is not None
     diagnostics = NonPrivateDiagnostics(

@@ -25,11 +25,6 @@ level passes, the algorithms would release the non-private optimum (infinite
 loss): they raise :class:`NoHaltError` unless ``allow_no_halt=True``.
 """
 
-import sys as _sys
-
-from oracledp.erm import _covnr as _covnr_module
-from oracledp.erm import _doubling as _doubling_module
-from oracledp.erm import _outputnr as _outputnr_module
 from oracledp.erm._covnr import AccuracyFirstResult, NoHaltError, RidgeProblem, covnr
 from oracledp.erm._doubling import doubling
 from oracledp.erm._outputnr import LogisticProblem, outputnr
@@ -43,11 +38,3 @@ __all__ = [
     "doubling",
     "outputnr",
 ]
-
-# Pickles made before the implementation modules became private name them by their former
-# paths: keep those importable for unpickling (the package attributes are the functions).
-_sys.modules.update({
-    f"{__name__}.covnr": _covnr_module,
-    f"{__name__}.doubling": _doubling_module,
-    f"{__name__}.outputnr": _outputnr_module,
-})

@@ -45,7 +45,6 @@ from oracledp._validation import (
     check_choice,
     check_positive,
     check_rng,
-    renamed_keywords,
 )
 from oracledp.erm import sensitivity as sens
 from oracledp.erm._framework import (
@@ -183,7 +182,6 @@ def _ridge_hypotheses(
     return trust_region_solve(A, z / n, problem.radius)
 
 
-@renamed_keywords(rng="random_state")
 def covnr(
     X: ArrayLike | RidgeProblem,
     y: ArrayLike | None,
@@ -219,8 +217,7 @@ def covnr(
         to 4E, E from Theorem 3.1), a tuple ``(eps_min, eps_max, T)``, or an
         explicit strictly increasing list/array.
     random_state:
-        Seed or numpy Generator, the only source of randomness (the old spelling
-        ``rng=`` still works, with a FutureWarning).
+        Seed or numpy Generator, the only source of randomness.
     allow_no_halt:
         If no level passes, Algorithm 3 outputs the non-private theta*.  By
         default this raises :class:`NoHaltError` instead; with True, theta* is

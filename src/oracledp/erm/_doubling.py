@@ -39,7 +39,7 @@ import time
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from oracledp._validation import RandomLike, check_choice, check_rng, renamed_keywords
+from oracledp._validation import RandomLike, check_choice, check_rng
 from oracledp.erm import sensitivity as sens
 from oracledp.erm._covnr import RidgeProblem, _ridge_hypotheses
 from oracledp.erm._framework import (
@@ -69,7 +69,6 @@ DOUBLING_SOURCE = (
 COVPERT_JOINT_SENSITIVITY = 2.0 * sens.COVARIANCE_SENSITIVITY
 
 
-@renamed_keywords(rng="random_state")
 def doubling(
     X: ArrayLike | RidgeProblem | LogisticProblem,
     y: ArrayLike | None,
@@ -102,8 +101,7 @@ def doubling(
         ``(eps_min, eps_max)`` (:func:`~oracledp.erm.theory.doubling_grid`), or
         explicit strictly increasing levels.
     random_state:
-        Seed or numpy Generator, the only source of randomness (the old spelling
-        ``rng=`` still works, with a FutureWarning).
+        Seed or numpy Generator, the only source of randomness.
     allow_no_halt:
         Release theta* (``epsilon = inf``, ``guarantee.holds = False``) when no test
         passes, instead of raising :class:`~oracledp.erm.NoHaltError`.
@@ -247,7 +245,7 @@ def doubling(
         ),
         timings=lambda t4: {"setup": t1 - t0, "noise": noise_time,
                             "search": (t3 - t1) - noise_time, "total": t4 - t0},
-        stacklevel=3,  # doubling <- renamed_keywords wrapper <- the caller
+        stacklevel=2,  # doubling <- the caller
     )
 
 

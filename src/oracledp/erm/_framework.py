@@ -377,7 +377,7 @@ def _finish(
 ) -> AccuracyFirstResult:
     """Release gating and the result of CovNR / OutputNR (Lemma 2.8 accounting).
 
-    Called by covnr / outputnr, themselves called through their ``renamed_keywords`` wrapper.
+    Called by covnr / outputnr.
     """
     grid, T = run.grid, int(run.grid.size)
 
@@ -400,7 +400,7 @@ def _finish(
         extra_notes=_PUBLIC_NOTE.format(y=y_domain),
         timings=lambda t4: {"setup": t1 - t0, "noise": t2 - t1, "search": t3 - t2,
                             "total": t4 - t0},
-        stacklevel=4,  # _finish <- covnr/outputnr <- renamed_keywords wrapper <- the caller
+        stacklevel=3,  # _finish <- covnr/outputnr <- the caller
     )
 
 

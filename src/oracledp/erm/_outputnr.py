@@ -49,7 +49,6 @@ from oracledp._validation import (
     check_choice,
     check_positive,
     check_rng,
-    renamed_keywords,
 )
 from oracledp.erm import sensitivity as sens
 from oracledp.erm._framework import (
@@ -423,7 +422,6 @@ def _newton(
     )
 
 
-@renamed_keywords(rng="random_state")
 def outputnr(
     X: ArrayLike | LogisticProblem,
     y: ArrayLike | None,
@@ -457,8 +455,7 @@ def outputnr(
         None (Appendix B: T = 1000 geometric levels from 1/n to 4E, E from
         Theorem 3.3), a tuple ``(eps_min, eps_max, T)``, or explicit levels.
     random_state:
-        Seed or numpy Generator, the only source of randomness (the old spelling
-        ``rng=`` still works, with a FutureWarning).
+        Seed or numpy Generator, the only source of randomness.
     allow_no_halt:
         Release theta* (``epsilon = inf``, ``guarantee.holds = False``) when no
         level passes, instead of raising :class:`~oracledp.erm.NoHaltError`.

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from oracledp._validation import check_positive, renamed_keywords
+from oracledp._validation import check_positive
 from oracledp.diagnostics import NonPrivateDiagnostics, split_diagnostics
 from oracledp.errors import PrivacyWarning
 from oracledp.estimators._base import (
@@ -152,7 +152,7 @@ class OPDiscClassifier(PrivateBinaryClassifier):
     oracle : str or Oracle, default="highs"
         Oracle name (see :func:`oracledp.oracles.available_oracles`; the command
         line's ``--solver``) or an :class:`~oracledp.oracles.Oracle` instance, used
-        as configured.  The old keyword ``solver=`` still works, with a FutureWarning.
+        as configured.
     time_limit : float or None, default=60.0
         Seconds per oracle call, passed to backends that take a time limit (not
         to ``"brute"``, which enumerates W, nor to an Oracle instance).
@@ -286,7 +286,6 @@ class OPDiscClassifier(PrivateBinaryClassifier):
     (array([[1., 0.]]), array(['yes', 'no'], dtype='<U3'))
     """
 
-    @renamed_keywords(solver="oracle")
     def __init__(
         self,
         epsilon: float = 1.0,
@@ -306,13 +305,6 @@ class OPDiscClassifier(PrivateBinaryClassifier):
         random_state: Any = None,
     ) -> None:
         store_init_arguments(self, locals())
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        """Unpickle; a pickle written before ``solver=`` was renamed ``oracle=`` stores the
-        parameter as ``solver``: it is read as ``oracle`` (same place in the state)."""
-        if "solver" in state and "oracle" not in state:
-            state = {("oracle" if k == "solver" else k): v for k, v in state.items()}
-        super().__setstate__(state)
 
     # ------------------------------------------------------------------------------------------
     @staticmethod

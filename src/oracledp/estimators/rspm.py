@@ -6,7 +6,6 @@ from typing import Any
 
 import numpy as np
 
-from oracledp._validation import renamed_keywords
 from oracledp.estimators._base import store_init_arguments
 from oracledp.estimators.opdisc import OPDiscClassifier
 from oracledp.learners._rspm import RSPMResult, rspm, rspm_space
@@ -55,7 +54,6 @@ class RSPMClassifier(OPDiscClassifier):
     radius = None
     calibration = "proven"
 
-    @renamed_keywords(solver="oracle")
     def __init__(
         self,
         epsilon: float = 1.0,

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from oracledp._validation import RandomLike, check_rng, renamed_keywords
+from oracledp._validation import RandomLike, check_rng
 from oracledp.diagnostics import research_diagnostics
 from oracledp.learners.prsma import prsma, prsma_cost
 from oracledp.learners.prsma_bases import _ORACLE_KINDS, ClassRSPMBase
@@ -60,7 +60,6 @@ def adult_binary_features(split: str = "train") -> tuple[NDArray[np.float64],
     return Z, y, [name for name, _ in ADULT_INDICATORS]
 
 
-@renamed_keywords(rng="random_state")
 def prsma_adult_conjunctions(epsilon: float = 1.0, delta: float = 0.1, d: int = 6,
                              random_state: RandomLike = None, n_jobs: int = 1,
                              oracle: str = "brute") -> dict[str, Any]:

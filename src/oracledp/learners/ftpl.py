@@ -68,7 +68,6 @@ from oracledp._validation import (
     check_epsilon,
     check_integer,
     check_rng,
-    renamed_keywords,
 )
 from oracledp.diagnostics import (
     NonPrivateDiagnostics,
@@ -248,7 +247,6 @@ def _regret_diagnostics(cls: QueryClass, X: NDArray[np.float64], orc: WeightedOr
         "regret_total": reg_total, "regret_curve": curve, "timings": timings})
 
 
-@renamed_keywords(rng="random_state")
 def ftpl(
     cls: QueryClass,
     stream: ArrayLike,

@@ -148,7 +148,6 @@ from oracledp._validation import (
     check_delta,
     check_epsilon,
     check_rng,
-    renamed_keywords,
 )
 from oracledp.audit.harness import FAILURE
 from oracledp.diagnostics import (
@@ -452,7 +451,6 @@ def _prsma_run(data: NDArray[Any], base: Base, params: PRSMAParameters,
                        backend=used, diagnostics=diagnostics)
 
 
-@renamed_keywords(rng="random_state")
 def prsma(data: ArrayLike, base: Base, epsilon: float, delta: float, *,
           random_state: RandomLike = None, n_jobs: int = 1, backend: str | None = None,
           max_calls: int = 10**6, threshold: str = "paper",

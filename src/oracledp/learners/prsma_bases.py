@@ -410,15 +410,3 @@ class ClassRSPMBase:
 
         return check
 
-
-def __getattr__(name: str) -> object:
-    # the Adult run moved to oracledp.experiments.prsma_adult (issue 19)
-    if name in ("ADULT_INDICATORS", "adult_binary_features", "prsma_adult_conjunctions"):
-        import warnings
-
-        from oracledp.experiments import prsma_adult
-
-        warnings.warn(f"oracledp.learners.prsma_bases.{name} moved to "
-                      f"oracledp.experiments.prsma_adult.{name}", FutureWarning, stacklevel=2)
-        return getattr(prsma_adult, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

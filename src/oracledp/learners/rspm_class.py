@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from oracledp._validation import RandomLike, check_epsilon, check_rng, renamed_keywords
+from oracledp._validation import RandomLike, check_epsilon, check_rng
 from oracledp.diagnostics import NonPrivateDiagnostics, check_diagnostics_flag
 from oracledp.learners._certify import solve_and_release
 from oracledp.privacy import noise
@@ -116,7 +116,6 @@ def certifiable_class_oracle(cls: QueryClass, oracle: Any, mechanism: str) -> An
         )
     return orc
 
-@renamed_keywords(rng="random_state")
 def rspm_class(
     cls: QueryClass,
     points: ArrayLike,

@@ -7,9 +7,6 @@
   as :class:`ExPostLoss`.
 """
 
-import sys as _sys
-
-from oracledp.mechanisms import _noise_reduction as _noise_reduction_module
 from oracledp.mechanisms._noise_reduction import (
     noise_reduction,
     noise_reduction_guarantee,
@@ -33,9 +30,3 @@ __all__ = [
     "nr_keep_probabilities",
     "nr_scales",
 ]
-
-# Pickles made before the implementation modules became private name them by their former
-# paths: keep those importable for unpickling (the package attributes are the functions).
-_sys.modules.update({
-    f"{__name__}.noise_reduction": _noise_reduction_module,
-})

@@ -34,7 +34,6 @@ from oracledp._validation import (
     check_positive,
     check_real_vector,
     check_rng,
-    renamed_keywords,
 )
 from oracledp.privacy import noise
 from oracledp.privacy.guarantees import GuaranteeKind, PrivacyGuarantee
@@ -97,7 +96,6 @@ def nr_scales(sensitivity: float, eps_list: ArrayLike) -> NDArray[np.float64]:
     return delta / eps
 
 
-@renamed_keywords(rng="random_state")
 def noise_reduction(
     v: ArrayLike,
     sensitivity: float,
@@ -117,7 +115,6 @@ def noise_reduction(
         Strictly increasing finite levels ``eps_1 < ... < eps_T`` (most private first).
     random_state:
         Seed or numpy Generator (the only source of randomness).  The old spelling
-        ``rng=`` still works, with a FutureWarning.
 
     Returns
     -------

@@ -46,7 +46,6 @@ from oracledp._validation import (
     check_positive,
     check_real_vector,
     check_rng,
-    renamed_keywords,
 )
 from oracledp.privacy import noise
 from oracledp.privacy.guarantees import GuaranteeKind, PrivacyGuarantee
@@ -184,7 +183,6 @@ class InteractiveAboveThreshold:
         (for any fixed query object, over replace-one neighbours).
     random_state:
         Seed or numpy Generator (the only source of randomness).  The old spelling
-        ``rng=`` still works, with a FutureWarning.
 
     The threshold noise ``Lap(2 Delta / eps_A)`` is drawn once, here; each query
     gets fresh ``Lap(4 Delta / eps_A)`` noise.  A query passes when its noisy
@@ -208,7 +206,6 @@ class InteractiveAboveThreshold:
     (1.0, 2, 'ex-post')
     """
 
-    @renamed_keywords(rng="random_state")
     def __init__(
         self,
         epsilon: float,

@@ -13,7 +13,7 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
-from oracledp._validation import RandomLike, check_positive, check_rng, renamed_keywords
+from oracledp._validation import RandomLike, check_positive, check_rng
 from oracledp.diagnostics import check_diagnostics_flag
 from oracledp.synth._peers_accounting import _ACCOUNTING, _check_common, _check_iters, _PeerRun
 from oracledp.synth._peers_measure import _counts, _exp_mech, _measure
@@ -26,7 +26,6 @@ __all__ = ["aim"]
 _AIM_ALPHA = 0.9  # AIM: share of each round's budget for measurement
 
 
-@renamed_keywords(neighbours="neighbouring")
 def aim(
     codes: ArrayLike,
     domain: Domain,

@@ -12,7 +12,7 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
-from oracledp._validation import RandomLike, check_rng, renamed_keywords
+from oracledp._validation import RandomLike, check_rng
 from oracledp.diagnostics import check_diagnostics_flag
 from oracledp.synth._peers_accounting import _ACCOUNTING, _check_common, _check_iters, _PeerRun
 from oracledp.synth._peers_measure import _counts, _exp_mech, _measure
@@ -22,7 +22,6 @@ from oracledp.synth.domain import Domain
 __all__ = ["mst"]
 
 
-@renamed_keywords(neighbours="neighbouring")
 def mst(
     codes: ArrayLike,
     domain: Domain,

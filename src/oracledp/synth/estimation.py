@@ -49,15 +49,6 @@ class MarginalMeasurement:
     values: NDArray[np.float64] = field(repr=False, compare=False)
     sigma: float
 
-    @property
-    def clique(self) -> tuple[int, ...]:
-        """Deprecated: the former MST/AIM name of :attr:`axes`."""
-        import warnings
-
-        warnings.warn("MarginalMeasurement.clique is deprecated: use .axes", FutureWarning,
-                      stacklevel=2)
-        return self.axes
-
     def __post_init__(self) -> None:
         if tuple(sorted(set(self.axes))) != tuple(self.axes) or not self.axes:
             raise ValueError("axes must be a non-empty increasing tuple of distinct attributes")

@@ -140,21 +140,18 @@ from oracledp.errors import BudgetError
 from oracledp.learners.prsma import PRSMAParameters, prsma
 from oracledp.privacy import noise
 from oracledp.privacy.guarantees import PrivacyGuarantee
-from oracledp.synth._oracle_query_calibration import (  # noqa: F401 - re-exported (old path)
-    _PRSMA_MAX_EPS0,
+from oracledp.synth._oracle_query_calibration import (
     RoundSpend,
     _calibrate,
     _calibrate_player,
-    _calibrate_prsma,
     _default_rounds,
     _ftpl_scale,
     _prsma_plan,
     compose_ledger,
     oracle_query_bound,
 )
-from oracledp.synth._oracle_query_players import (  # noqa: F401 - re-exported (old path)
+from oracledp.synth._oracle_query_players import (
     _ftpl_samples,
-    _indicator_offsets,
     _privbr_rspm,
     _PrivBRBase,
     separator_patterns,

@@ -63,10 +63,8 @@ rows, no non-private diagnostics, no seed.  A prediction is ``classes[1]`` where
 ``<x, coef> + intercept > 0`` and ``classes[0]`` otherwise, as in every estimator here.
 
 Versions and validation: ``format_version`` is :data:`MODEL_FORMAT_VERSION` (2: the schema
-always says ``"intercept"``).  :func:`load_model` also reads version 1 (written before the
-intercept feature existed: its schema is read with ``intercept`` false, so its coefficients
-keep their meaning); a file without ``format_version`` or with another one is refused with
-a message to fit the model again.  It also refuses (one :class:`ModelFileError`, a ValueError, and nothing of the
+always says ``"intercept"``); a file without ``format_version`` or with another one is
+refused with a message to fit the model again.  It also refuses (one :class:`ModelFileError`, a ValueError, and nothing of the
 file is used): a missing or unknown top-level field; a model type not listed above; an
 invalid or unconfirmed schema; ``feature_names`` other than the schema's encoded features;
 ``coef`` that is not a list of exactly one finite number (not a string, not a boolean) per
@@ -97,7 +95,6 @@ from oracledp.tabular._csv import read_csv
 from oracledp.tabular._model_file import MODEL_FORMAT as MODEL_FORMAT
 from oracledp.tabular._model_file import MODEL_FORMAT_VERSION as MODEL_FORMAT_VERSION
 from oracledp.tabular._model_file import MODEL_TYPES as MODEL_TYPES
-from oracledp.tabular._model_file import READABLE_MODEL_VERSIONS as READABLE_MODEL_VERSIONS
 from oracledp.tabular._model_file import SavedModel, load_model, save_model
 from oracledp.tabular._propose import PROPOSE_MAX_GRID as PROPOSE_MAX_GRID
 from oracledp.tabular._schema import FORMAT_VERSION as FORMAT_VERSION

@@ -1,6 +1,6 @@
 """Saved models: :func:`save_model` writes ``model.json``, :func:`load_model` reads it.
 
-The format, its versions (:data:`MODEL_FORMAT_VERSION`, :data:`READABLE_MODEL_VERSIONS`) and
+The format, its versions (:data:`MODEL_FORMAT_VERSION`) and
 the strict validation of every field (:class:`SavedModel` on success,
 :class:`ModelFileError` otherwise) are described in the :mod:`oracledp.tabular` docstring.
 """
@@ -26,13 +26,8 @@ MODEL_FORMAT = "oracledp.model"
 MODEL_TYPES = ("opdisc", "rspm", "opsamp", "dpsgd", "accuracy-first")
 
 MODEL_FORMAT_VERSION = 2
-"""The ``format_version`` that :func:`save_model` writes.  :func:`load_model` reads it and
-version 1 (written before schemas had the intercept feature: its schema has no
-``"intercept"`` key and is read with ``intercept`` False, so its coefficients keep their
-meaning); a file without a version, or with another one, is refused with a message to fit
-the model again."""
-
-READABLE_MODEL_VERSIONS = (1, 2)
+"""The ``format_version`` that :func:`save_model` writes and :func:`load_model` reads; a file
+without a version, or with another one, is refused with a message to fit the model again."""
 
 _MODEL_KEYS = frozenset({"format", "format_version", "model", "schema", "params", "guarantee",
                          "classes", "feature_names", "coef", "intercept"})
@@ -120,9 +115,9 @@ def _model_from_doc(doc: Any) -> SavedModel:
     if "format_version" not in doc:
         raise ValueError("the file has no \"format_version\" (every model oracledp writes has "
                          f"one; this oracledp reads version {MODEL_FORMAT_VERSION})")
-    if type(version) is not int or version not in READABLE_MODEL_VERSIONS:
+    if type(version) is not int or version != MODEL_FORMAT_VERSION:
         raise ValueError(f"unsupported model format version {version!r} (this oracledp reads "
-                         f"versions {', '.join(map(str, READABLE_MODEL_VERSIONS))})")
+                         f"version {MODEL_FORMAT_VERSION})")
     missing = sorted(_MODEL_KEYS - set(doc))
     extra = sorted(set(doc) - _MODEL_KEYS)
     if missing or extra:
@@ -132,10 +127,7 @@ def _model_from_doc(doc: Any) -> SavedModel:
     if not isinstance(model_type, str) or model_type not in MODEL_TYPES:
         raise ValueError(f"unknown model type; expected one of {', '.join(MODEL_TYPES)}")
     kind, exact, has_intercept = _MODEL_RULES[model_type]
-    if version == 1 and isinstance(doc["schema"], dict) and (
-            {"intercept", "missing_values"} & set(doc["schema"])):
-        raise ValueError("a version-1 model's schema has no 'intercept' or 'missing_values'")
-    schema = TableSchema.from_dict(doc["schema"], default_intercept=version != 1)
+    schema = TableSchema.from_dict(doc["schema"])
     if schema.unresolved():
         raise ValueError("the saved schema has unresolved columns (a fit refuses them)")
     if schema.unconfirmed():

@@ -121,10 +121,9 @@ class TableSchema:
         return d
 
     @classmethod
-    def from_dict(cls, d: Any, *, default_intercept: bool = True) -> TableSchema:
+    def from_dict(cls, d: Any) -> TableSchema:
         """Parse a schema's JSON object.  Without an ``"intercept"`` key the schema has the
-        intercept feature (``default_intercept``; models saved in format version 1, which
-        had none, are read with False)."""
+        intercept feature."""
         if not isinstance(d, dict):
             raise ValueError("a table schema must be a JSON object")
         if d.get("format", SCHEMA_FORMAT) != SCHEMA_FORMAT:
@@ -151,7 +150,7 @@ class TableSchema:
                    labels=tuple(t["labels"]),  # type: ignore[arg-type]
                    target_from_data=_flag(t.get("from_data", False), t["name"]),
                    row_divisor=d.get("row_divisor", 1), note=str(d.get("note", "")),
-                   intercept=d.get("intercept", default_intercept),
+                   intercept=d.get("intercept", True),
                    missing_values=tuple(mv))
 
     def to_json(self, indent: int | None = 2) -> str:
