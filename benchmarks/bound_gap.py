@@ -19,9 +19,9 @@ import numpy as np
 sys.path.insert(0, __import__("os").path.dirname(__file__))
 from oracle_suite import _table
 from oracledp.learners._opdisc import opdisc_sigma
-from oracledp.oracles import structured as S
-from oracledp.oracles.branch import BranchBoundOracle
-from oracledp.oracles.halfspace import as_perturbation
+from oracledp.oracles import _structured as S
+from oracledp.oracles._branch import BranchBoundOracle
+from oracledp.oracles._halfspace import as_perturbation
 
 args = sys.argv[1:] + ["health-insurance", "1", "0", "30", "40"][len(sys.argv) - 1:]
 name, eps, seed = args[0], float(args[1]), int(args[2])

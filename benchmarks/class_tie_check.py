@@ -19,7 +19,7 @@ import numpy as np
 
 from oracledp._provenance import environment_line
 from oracledp.query_classes import IntegerHalfspaces, MonotoneConjunctions, Parities
-from oracledp.query_classes.mip import HighsClassOracle
+from oracledp.query_classes._mip import HighsClassOracle
 
 
 def _instance(cls, rng, n):

@@ -149,7 +149,7 @@ def main() -> None:
         print(f"wrote {args.rows:,} rows ({file_mb:,.1f} MB) in "
               f"{time.perf_counter() - t0:.1f}s", flush=True)
         def fit(schema_path: Path) -> tuple[subprocess.CompletedProcess[str], float]:
-            cmd = [sys.executable, "-m", "oracledp.cli", "fit", str(data), "--schema",
+            cmd = [sys.executable, "-m", "oracledp._cli", "fit", str(data), "--schema",
                    str(schema_path), "--model", args.model, "--epsilon", f"{args.epsilon:g}",
                    "--seed", "0", "--time-limit", f"{args.time_limit:g}", "--force",
                    "--out", str(tmpdir / "model")]

@@ -32,7 +32,7 @@ from oracledp._provenance import environment, environment_line
 from oracledp.datasets import load_adult
 from oracledp.learners._opdisc import opdisc_sigma
 from oracledp.oracles import HalfspaceProblem, make_oracle
-from oracledp.oracles.dispatch import default_workers
+from oracledp.oracles._dispatch import default_workers
 
 
 def _run(oracle, problem, eta):

@@ -20,8 +20,8 @@ import numpy as np
 from oracledp._provenance import environment_line
 from oracledp.learners._opdisc import opdisc_sigma
 from oracledp.learners._rspm import rspm_perturbation, rspm_scale, rspm_space
-from oracledp.oracles.branch import BranchBoundOracle
-from oracledp.oracles.halfspace import HalfspaceProblem
+from oracledp.oracles._branch import BranchBoundOracle
+from oracledp.oracles._halfspace import HalfspaceProblem
 
 sys.path.insert(0, str(Path(__file__).parent))
 from oracle_suite import TABLES

@@ -34,7 +34,7 @@ neighbouring):
   class_0 = +1; column j divided by 1.01 times the documented maximum (same caveat as
   breast cancer) and rounded to the grid 1/10.
 
-* ``health-insurance``: the bundled ``health_insurance`` table (``oracledp.datasets.tables``,
+* ``health-insurance``: the bundled ``health_insurance`` table (``oracledp.datasets._tables``,
   a public survey table of 22,272 married women; the training split of 15,590 rows), read
   through its public schema exactly as ``oracledp fit`` reads it: 5 numeric columns on their
   documented grids and bounds, 6 categorical columns one-hot, and the schema's intercept
@@ -46,7 +46,7 @@ neighbouring):
 
 The default ``highs`` oracle takes the tables with at most 4 numeric columns with the
 structured decomposition and the others with the exact branch-and-bound over k
-(``oracledp.oracles.branch``).
+(``oracledp.oracles._branch``).
 
 For each table: OPDisc at eps in {0.1, 1} and RSPM at eps = 1 (``--draws`` draws each,
 default ``highs`` oracle, ``--time-limit`` seconds), the monolithic HiGHS MIP on the
@@ -93,14 +93,14 @@ from typing import Any
 
 import numpy as np
 
+from oracledp._diagnostics import research_diagnostics
 from oracledp._provenance import environment, environment_line
 from oracledp.datasets import load_adult
-from oracledp.diagnostics import research_diagnostics
 from oracledp.learners._opdisc import opdisc
+from oracledp.learners._opdisc_calibration import calibrate
 from oracledp.learners._rspm import rspm, rspm_space
-from oracledp.learners.opdisc_calibration import calibrate
 from oracledp.oracles import FeatureSchema, HalfspaceProblem
-from oracledp.oracles.dispatch import default_workers
+from oracledp.oracles._dispatch import default_workers
 
 #: KDD-99 columns that are rates: documented in [0, 1] and written with 2 decimals.
 KDD_RATES = ("serror_rate", "rerror_rate", "same_srv_rate", "diff_srv_rate",
@@ -132,7 +132,7 @@ ADULT_EXTRA_CAPS = {"fnlwgt": 1_500_000, "capital-gain": 99_999, "capital-loss":
 
 
 def table_adult_6num() -> tuple[np.ndarray, np.ndarray, FeatureSchema]:
-    from oracledp.datasets.adult import _read_split
+    from oracledp.datasets._adult import _read_split
 
     data = load_adult()
     raw = _read_split("train").iloc[np.asarray(data.source_rows)]
@@ -164,7 +164,7 @@ ADULT_CUTS = {"fnlwgt": (100_000, 200_000, 300_000), "capital-gain": (1, 5_000),
 def table_adult_6num_thermometer() -> tuple[np.ndarray, np.ndarray, FeatureSchema]:
     """Adult's 6 numeric attributes: the paper's 3 on their exact grid, fnlwgt and the two
     capital columns as thermometer bits at declared cut points, plus the 20 one-hot columns."""
-    from oracledp.datasets.adult import _read_split
+    from oracledp.datasets._adult import _read_split
 
     data = load_adult()
     raw = _read_split("train").iloc[np.asarray(data.source_rows)]
@@ -185,7 +185,7 @@ def table_adult_6num_thermometer() -> tuple[np.ndarray, np.ndarray, FeatureSchem
 
 
 def table_kdd99_rates() -> tuple[np.ndarray, np.ndarray, FeatureSchema]:
-    from oracledp.datasets.kdd99 import load_kdd99_raw
+    from oracledp.datasets._kdd99 import load_kdd99_raw
 
     raw = load_kdd99_raw()
     rows = np.sort(np.random.default_rng(0).choice(len(raw), size=2000, replace=False))
@@ -232,7 +232,7 @@ def _bundled(name: str) -> tuple[np.ndarray, np.ndarray, FeatureSchema]:
     encodes it (labels -1/+1 in the schema's order)."""
     import tempfile
 
-    from oracledp.datasets.tables import table_csv, table_schema
+    from oracledp.datasets._tables import table_csv, table_schema
     from oracledp.tabular import TableSchema, read_csv
 
     schema = TableSchema.from_dict(table_schema(name))

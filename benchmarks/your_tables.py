@@ -1,6 +1,6 @@
 """Every model through the command line on public tables that are not Adult or KDD-99.
 
-For each bundled table of :mod:`oracledp.datasets.tables` (a mostly categorical one, a
+For each bundled table of :mod:`oracledp.datasets._tables` (a mostly categorical one, a
 numeric one, two large mixed ones) the script writes a 70/30 train/test split and the
 table's public schema (bounds from its documentation), then runs, as a user would, in a
 fresh process each::
@@ -36,7 +36,7 @@ import pandas as pd
 from joblib import Parallel, delayed
 
 from oracledp._provenance import environment, environment_line
-from oracledp.datasets.tables import TABLES, table_csv, table_schema
+from oracledp.datasets._tables import TABLES, table_csv, table_schema
 
 MODELS = ("opdisc", "rspm", "dpsgd", "accuracy-first", "opsamp")
 EPS = (0.1, 1.0, 2.0)
@@ -74,7 +74,7 @@ def _prepare(name: str, root: Path) -> dict[str, Any]:
 
 def _cli(args: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "COLUMNS": "200"}
-    return subprocess.run([sys.executable, "-m", "oracledp.cli", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "oracledp._cli", *args], capture_output=True,
                           text=True, timeout=timeout, env=env)
 
 

@@ -7,7 +7,7 @@ import pytest
 from typer.testing import CliRunner
 
 from oracledp.oracles import OracleStatus
-from oracledp.oracles.base import make_result
+from oracledp.oracles._base import make_result
 
 
 class UncertifiedOracle:

@@ -290,10 +290,10 @@ def release_digest(case: str) -> str:
             if method in ("opdisc", "rspm"):
                 cap = _Capture(_home("oracledp.learners", method), method, lambda r: r.w)
             elif method == "dpsgd":
-                cap = _Capture(importlib.import_module("oracledp.baselines.dpsgd"),
+                cap = _Capture(importlib.import_module("oracledp.baselines._dpsgd"),
                                "dpsgd_logistic", lambda r: np.append(r.coef, r.intercept))
             else:
-                cls = importlib.import_module("oracledp.estimators.opsamp").OPSampClassifier
+                cls = importlib.import_module("oracledp.estimators._opsamp").OPSampClassifier
                 cap = _Capture(cls, "fit", lambda est: est.coef_)
             with cap as seen:
                 icml2020.run_one(method, rec["eps"], rec["run"], cfg)

@@ -35,7 +35,7 @@ def _modules_with_examples() -> list[str]:
 
 
 def test_the_package_has_doctests() -> None:
-    assert "oracledp.privacy.composition" in _modules_with_examples()
+    assert "oracledp.privacy._composition" in _modules_with_examples()
 
 
 @pytest.mark.parametrize("name", _modules_with_examples())

@@ -24,9 +24,10 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
+from oracledp._cli import app
 from oracledp.baselines import DPSGDLogisticRegression
-from oracledp.cli import app
-from oracledp.datasets import adult, kdd99
+from oracledp.datasets import _adult as adult
+from oracledp.datasets import _kdd99 as kdd99
 from oracledp.estimators import (
     AccuracyFirstLogisticRegression,
     AccuracyFirstRidge,
@@ -36,9 +37,9 @@ from oracledp.estimators import (
 )
 from oracledp.oracles import FeatureSchema
 from oracledp.synth import Domain, independent_marginals, kway_marginal_workload, mwem
-from oracledp.synth.oracle_query import OracleQuerySynthesizer
-from oracledp.synth.oracle_query_pgm import OracleQueryPGM
-from oracledp.synth.peers import aim, mst
+from oracledp.synth._oracle_query import OracleQuerySynthesizer
+from oracledp.synth._oracle_query_pgm import OracleQueryPGM
+from oracledp.synth._peers import aim, mst
 from oracledp.tabular import SchemaTransformer, TableSchema, read_csv
 
 S = "SENTINEL-4711"  # a record value that must never be printed

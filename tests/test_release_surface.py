@@ -3,7 +3,7 @@
 A release carries only what its guarantee covers: the released parameters, the public
 configuration and the guarantee.  Data-dependent diagnostics (training loss, objective,
 bound, gap, status, timings, excess risk, regret, PRSMA's per-part outcomes...) live in a
-:class:`~oracledp.diagnostics.NonPrivateDiagnostics` that is absent by default, warns and
+:class:`~oracledp._diagnostics.NonPrivateDiagnostics` that is absent by default, warns and
 flags the guarantee when asked for, and is never pickled with an estimator.
 
 The tests walk the public API:
@@ -31,10 +31,10 @@ from typing import Any
 import numpy as np
 import pytest
 
+from oracledp._diagnostics import NonPrivateDiagnostics
+from oracledp._errors import DiagnosticsWarning, PrivacyWarning
 from oracledp.baselines import DPSGDLogisticRegression, dpsgd_logistic
-from oracledp.diagnostics import NonPrivateDiagnostics
 from oracledp.erm import covnr, doubling, outputnr
-from oracledp.errors import DiagnosticsWarning, PrivacyWarning
 from oracledp.estimators import (
     AccuracyFirstLogisticRegression,
     AccuracyFirstRidge,
@@ -42,20 +42,20 @@ from oracledp.estimators import (
     OPSampClassifier,
     RSPMClassifier,
 )
+from oracledp.learners._ftpl import ftpl
 from oracledp.learners._opdisc import opdisc
 from oracledp.learners._opsamp import opsamp
+from oracledp.learners._prsma import ExplicitRSPMBase, prsma
 from oracledp.learners._rspm import rspm, rspm_space
-from oracledp.learners.ftpl import ftpl
-from oracledp.learners.prsma import ExplicitRSPMBase, prsma
-from oracledp.learners.rspm_class import rspm_class
+from oracledp.learners._rspm_class import rspm_class
 from oracledp.oracles import HalfspaceProblem, IntegerBall
-from oracledp.oracles.base import OracleResult
-from oracledp.oracles.convex import ApproxOracleResult, LogisticLinearOracle
-from oracledp.privacy.guarantees import PrivacyGuarantee
+from oracledp.oracles._base import OracleResult
+from oracledp.oracles._convex import ApproxOracleResult, LogisticLinearOracle
+from oracledp.privacy._guarantees import PrivacyGuarantee
 from oracledp.query_classes import MonotoneConjunctions
-from oracledp.query_classes.base import ClassOracleResult
+from oracledp.query_classes._base import ClassOracleResult
 from oracledp.synth import Domain, independent_marginals, kway_marginal_workload, mwem
-from oracledp.synth.oracle_query import OracleQuerySynthesizer
+from oracledp.synth._oracle_query import OracleQuerySynthesizer
 
 RELEASED = "<released>"
 

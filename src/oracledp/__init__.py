@@ -14,14 +14,13 @@ imports no solver, pandas or scikit-learn):
   :func:`independent_marginals`;
 * tables: :class:`TableSchema`, :class:`SchemaTransformer`;
 * privacy: :class:`PrivacyGuarantee` (carried by every release), :mod:`oracledp.privacy`;
-* errors: :class:`OracleDPError` and its subclasses (:mod:`oracledp.errors`).
+* errors: :class:`OracleDPError` and its subclasses (:mod:`oracledp._errors`).
 """
 
 from importlib import import_module
 
-from oracledp._validation import check_rng
-from oracledp.diagnostics import NonPrivateDiagnostics
-from oracledp.errors import (
+from oracledp._diagnostics import NonPrivateDiagnostics
+from oracledp._errors import (
     BoundsViolation,
     BudgetError,
     DataIntegrityError,
@@ -35,7 +34,8 @@ from oracledp.errors import (
     TableInputError,
     UnconfirmedSchemaError,
 )
-from oracledp.privacy.guarantees import GuaranteeKind, PrivacyGuarantee
+from oracledp._validation import check_rng
+from oracledp.privacy._guarantees import GuaranteeKind, PrivacyGuarantee
 
 __version__ = "0.1.0"
 
@@ -43,9 +43,9 @@ __version__ = "0.1.0"
 _LAZY = {
     "TableSchema": "oracledp.tabular",
     "SchemaTransformer": "oracledp.tabular",
-    "make_estimator": "oracledp.registry",
-    "model_schema": "oracledp.registry",
-    "MODELS": "oracledp.registry",
+    "make_estimator": "oracledp._registry",
+    "model_schema": "oracledp._registry",
+    "MODELS": "oracledp._registry",
     "OPDiscClassifier": "oracledp.estimators",
     "RSPMClassifier": "oracledp.estimators",
     "OPSampClassifier": "oracledp.estimators",
@@ -55,14 +55,14 @@ _LAZY = {
     "opdisc": "oracledp.learners",
     "rspm": "oracledp.learners",
     "opsamp": "oracledp.learners",
-    "prsma": "oracledp.learners.prsma",
-    "ftpl": "oracledp.learners.ftpl",
+    "prsma": "oracledp.learners._prsma",
+    "ftpl": "oracledp.learners._ftpl",
     "covnr": "oracledp.erm",
     "outputnr": "oracledp.erm",
     "doubling": "oracledp.erm",
     "noise_reduction": "oracledp.mechanisms",
-    "OracleQuerySynthesizer": "oracledp.synth.oracle_query",
-    "OracleQueryPGM": "oracledp.synth.oracle_query_pgm",
+    "OracleQuerySynthesizer": "oracledp.synth._oracle_query",
+    "OracleQueryPGM": "oracledp.synth._oracle_query_pgm",
     "mwem": "oracledp.synth",
     "Synthesizer": "oracledp.synth",
     "MWEMSynthesizer": "oracledp.synth",

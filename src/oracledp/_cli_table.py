@@ -20,15 +20,15 @@ from rich.markup import escape
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from oracledp.errors import OracleDPError, OracleFailure
-from oracledp.guidance import (
+from oracledp._errors import OracleDPError, OracleFailure
+from oracledp._guidance import (
     EPSILON_CAP,
     MODEL_GUIDE,
     OPSAMP_WARNING,
     RECOMMENDED_MODELS,
     check_epsilon_cap,
 )
-from oracledp.registry import MODELS, make_estimator, model_schema
+from oracledp._registry import MODELS, make_estimator, model_schema
 
 schema_app = typer.Typer(help="Table schemas for your own CSV (see docs/your-own-data.md).",
                          no_args_is_help=True)

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from oracledp.errors import BoundsViolation
+from oracledp._errors import BoundsViolation
 
 RandomLike = None | int | np.integer | np.random.SeedSequence | np.random.Generator
 

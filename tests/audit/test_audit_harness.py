@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from oracledp._errors import OracleFailure
 from oracledp.audit import (
     ALPHA,
     FAILURE,
@@ -27,8 +28,7 @@ from oracledp.audit import (
     is_failure,
     mu_lower_bound,
 )
-from oracledp.errors import OracleFailure
-from oracledp.privacy.composition import gaussian_delta
+from oracledp.privacy._composition import gaussian_delta
 
 # --- Clopper-Pearson: goldens and edge cases -------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""OPDisc's exact output law on the checkerboard torus (``oracledp.audit.opdisc_exact``).
+"""OPDisc's exact output law on the checkerboard torus (``oracledp.audit._opdisc_exact``).
 
 Layers (docs/specs/privacy-testing.md section 0):
 
@@ -12,7 +12,7 @@ Layers (docs/specs/privacy-testing.md section 0):
    (h off by 10%) must be rejected on the same samples;
 3. the privacy loss the torus realizes exactly: the paper's multiplier violates
    (eps, delta) at the issue's four cases; the proven multiplier
-   (``oracledp.learners.opdisc_calibration``) does not; 0.9 x the proven multiplier does.
+   (``oracledp.learners._opdisc_calibration``) does not; 0.9 x the proven multiplier does.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import pytest
 from numpy.typing import NDArray
 from scipy import special, stats
 
-from oracledp.audit.opdisc_exact import (
+from oracledp.audit._opdisc_exact import (
     DEFAULT_NS,
     torus_c,
     torus_in_A_prob,
@@ -39,7 +39,7 @@ from oracledp.audit.opdisc_exact import (
     worst_torus,
 )
 from oracledp.learners._opdisc import _opdisc_sample_k, opdisc_calibration, opdisc_sigma
-from oracledp.learners.opdisc_calibration import (
+from oracledp.learners._opdisc_calibration import (
     delta_upper_bound,
     paper_multiplier,
     proven_multiplier,

@@ -15,9 +15,10 @@ from hypothesis import strategies as st
 from scipy import stats
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from oracledp._errors import BoundsViolation, PrivacyWarning
+from oracledp.baselines import _dpsgd as mod
 from oracledp.baselines import _dpsgd_core
-from oracledp.baselines import dpsgd as mod
-from oracledp.baselines.dpsgd import (
+from oracledp.baselines._dpsgd import (
     SOURCE,
     DPSGDLogisticRegression,
     calibrate_noise_multiplier,
@@ -26,8 +27,7 @@ from oracledp.baselines.dpsgd import (
     dpsgd_paper_protocol,
 )
 from oracledp.datasets import load_adult
-from oracledp.errors import BoundsViolation, PrivacyWarning
-from oracledp.privacy.guarantees import GuaranteeKind
+from oracledp.privacy._guarantees import GuaranteeKind
 
 ADULT_N = 15_682
 ADULT_DELTA = 1.0 / ADULT_N**2

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import oracledp.datasets
-import oracledp.estimators.opdisc as est_mod
-from oracledp.cli import app
+import oracledp.estimators._opdisc as est_mod
+from oracledp._cli import app
 from oracledp.datasets import TabularDataset
 from oracledp.experiments.demo import NON_PRIVATE_LABEL, Config, run_demo, run_seed
 from oracledp.oracles import FeatureSchema

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from oracledp.cli import app
-from oracledp.oracles import registry as oracle_registry
+from oracledp._cli import app
+from oracledp.oracles import _registry as oracle_registry
 from oracledp.tabular import load_model
 
 ENV = {"COLUMNS": "200"}

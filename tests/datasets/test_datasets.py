@@ -17,23 +17,23 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from oracledp._errors import BoundsViolation
 from oracledp.datasets import (
     DataIntegrityError,
     TabularDataset,
     _files,
-    adult,
     list_datasets,
     load_adult,
     load_kdd99_raw,
 )
-from oracledp.errors import BoundsViolation
+from oracledp.datasets import _adult as adult
 
 DATA_DIR = Path(_files.__file__).parent / "_data"
 SHA = {
     "adult.data.gz": "8f805dd88a7789bd21c11c925f71c9cb64a13b7ea2bf420c9d81197b94ddb17d",
     "adult.test.gz": "fc24cba18c046ba07b23d08d5ff0ecbf63c7cdaf021d681b11a2080b6ba1f01d",
     "kddcup.data_10_percent.gz": "8045aca0d84e70e622d1148d7df782496f6333bf6eb979a1b0837c42a9fd9561",
-    # the public tables of oracledp.datasets.tables (tests/datasets/test_datasets_tables.py)
+    # the public tables of oracledp.datasets._tables (tests/datasets/test_datasets_tables.py)
     "nhefs.csv.gz": "acd0061ea08d22258962c8451016469ad257a2d956c201a66794d0b8a3d54b21",
     "biopsy.csv.gz": "517b11702b2b27365fb2a1809c15c4bcb2dc000d36fccc4e0806ed9d147aea49",
     "health_insurance.csv.gz": "44833446e81b063dc5579eb6593dc186dcc9db7e4074faf9c051258949c902ff",

@@ -1,4 +1,4 @@
-"""The bundled public tables (oracledp.datasets.tables): checksums, sizes, schemas, splits.
+"""The bundled public tables (oracledp.datasets._tables): checksums, sizes, schemas, splits.
 
 Expected digests, record counts and column kinds are written here from the build
 (scripts/build_public_tables.py) and the documentation (docs/datasets.md), not read from the
@@ -22,7 +22,7 @@ import pytest
 
 import oracledp.datasets as ds
 from oracledp.datasets import DataIntegrityError, _files, list_datasets
-from oracledp.datasets.tables import TABLES, table_csv, table_info, table_schema
+from oracledp.datasets._tables import TABLES, table_csv, table_info, table_schema
 from oracledp.tabular import TableSchema, read_csv
 
 DATA_DIR = Path(_files.__file__).parent / "_data"
@@ -186,7 +186,7 @@ def test_splits_are_disjoint_complete_and_reproducible(name: str, tmp_path: Path
 
 
 def test_split_rows_partition_the_indices() -> None:
-    from oracledp.datasets.tables import _split_rows
+    from oracledp.datasets._tables import _split_rows
 
     for n, frac, seed in ((699, 0.3, 0), (1_629, 0.25, 7), (20_186, 0.5, 3)):
         tr = _split_rows(n, "train", frac, seed)

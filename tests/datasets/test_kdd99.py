@@ -15,8 +15,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from oracledp.datasets import DataIntegrityError, _files, kdd99, load_kdd99, load_kdd99_raw
-from oracledp.errors import BoundsViolation
+from oracledp._errors import BoundsViolation
+from oracledp.datasets import DataIntegrityError, _files, load_kdd99, load_kdd99_raw
+from oracledp.datasets import _kdd99 as kdd99
 
 DATA_DIR = Path(_files.__file__).parent / "_data"
 N_FILE = 494_021

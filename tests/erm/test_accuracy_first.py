@@ -23,6 +23,7 @@ from numpy.typing import NDArray
 from scipy import optimize, stats
 from sklearn.base import clone
 
+from oracledp._errors import BoundsViolation, DiagnosticsWarning, PrivacyWarning
 from oracledp.datasets import load_kdd99
 from oracledp.erm import (
     AccuracyFirstResult,
@@ -32,17 +33,16 @@ from oracledp.erm import (
     covnr,
     doubling,
     outputnr,
-    theory,
 )
-from oracledp.erm import sensitivity as sens
+from oracledp.erm import _sensitivity as sens
+from oracledp.erm import _theory as theory
 from oracledp.erm._trust_region import trust_region_solve
-from oracledp.errors import BoundsViolation, DiagnosticsWarning, PrivacyWarning
-from oracledp.estimators.accuracy_first import (
+from oracledp.estimators._accuracy_first import (
     AccuracyFirstLogisticRegression,
     AccuracyFirstRidge,
 )
 from oracledp.mechanisms import noise_reduction
-from oracledp.privacy.guarantees import GuaranteeKind
+from oracledp.privacy._guarantees import GuaranteeKind
 
 # The implementation modules (the package exports the functions), for monkeypatching.
 covnr_mod = importlib.import_module("oracledp.erm._covnr")

@@ -12,14 +12,14 @@ import pytest
 from sklearn.base import clone
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from oracledp.errors import DiagnosticsWarning, OracleFailure, PrivacyWarning
+from oracledp._errors import DiagnosticsWarning, OracleFailure, PrivacyWarning
 from oracledp.estimators import OPDiscClassifier
-from oracledp.estimators.opdisc import build_oracle, round_to_grid
+from oracledp.estimators._opdisc import build_oracle, round_to_grid
 from oracledp.learners._opdisc import opdisc_sigma
 from oracledp.oracles import FeatureSchema, HalfspaceProblem, IntegerBall, OracleStatus
-from oracledp.oracles.base import make_result
-from oracledp.oracles.brute import BruteForceOracle
-from oracledp.privacy.guarantees import GuaranteeKind
+from oracledp.oracles._base import make_result
+from oracledp.oracles._brute import BruteForceOracle
+from oracledp.privacy._guarantees import GuaranteeKind
 
 # --- scikit-learn's estimator checks -----------------------------------------------------------
 
@@ -321,7 +321,7 @@ def test_highs_matches_brute_force():
 def test_declared_classes_make_the_label_mapping_public() -> None:
     """With classes= the mapping does not depend on y: one-class y is accepted, labels outside
     the declared set are refused (BoundsViolation), and the mapping is the sorted declared order."""
-    from oracledp.errors import BoundsViolation
+    from oracledp._errors import BoundsViolation
 
     X = np.array([[0.0, 1.0], [1.0, 0.0], [1.0, 1.0], [0.5, 0.5]])
     clf = OPDiscClassifier(epsilon=1.0, oracle="brute", classes=["no", "yes"], random_state=0,

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from oracledp.errors import BoundsViolation
+from oracledp._errors import BoundsViolation
 from oracledp.estimators import RSPMClassifier
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from oracledp.cli import app
+from oracledp._cli import app
 from oracledp.erm import NoHaltError
 from oracledp.experiments import accuracy_first as exp
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from oracledp.cli import app
+from oracledp._cli import app
 from oracledp.experiments import icml2020 as exp
 
 
@@ -40,7 +40,7 @@ def test_quick_cli_end_to_end_and_resume(tmp_path: Path) -> None:
 
 
 def test_failures_are_recorded_not_counted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from oracledp.errors import OracleFailure
+    from oracledp._errors import OracleFailure
 
     def failing(*args, **kwargs):
         raise OracleFailure("time limit", result=None)

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from oracledp.cli import app
-from oracledp.errors import DiagnosticsWarning
+from oracledp._cli import app
+from oracledp._errors import DiagnosticsWarning
 from oracledp.experiments import ftpl as exp
-from oracledp.learners.ftpl import follow_the_leader, ftpl, ftpl_privacy, ftpl_regret_bound
-from oracledp.privacy.guarantees import GuaranteeKind
+from oracledp.learners._ftpl import follow_the_leader, ftpl, ftpl_privacy, ftpl_regret_bound
+from oracledp.privacy._guarantees import GuaranteeKind
 from oracledp.query_classes import LocalSearchClassOracle, MonotoneConjunctions, make_class_oracle
 
 # (z1, z2, y); losses h(z) xor y of the 4 conjunctions [], [1], [2], [1,2] (enumeration order):

@@ -23,7 +23,7 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-from oracledp.learners.opdisc_calibration import (
+from oracledp.learners._opdisc_calibration import (
     _proven_multiplier,
     calibrate,
     closed_form_multiplier,

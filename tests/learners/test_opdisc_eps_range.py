@@ -28,7 +28,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from oracledp.errors import PrivacyWarning
+from oracledp._errors import PrivacyWarning
 from oracledp.estimators import OPDiscClassifier
 from oracledp.learners._opdisc import (
     _opdisc_sample_k,

@@ -35,14 +35,14 @@ import pytest
 from numpy.typing import NDArray
 from scipy import integrate, stats
 
+from oracledp._errors import BoundsViolation, DiagnosticsWarning, OracleFailure
 from oracledp._validation import check_rng
 from oracledp.audit import FAILURE, audit, failure_aware_sampler, gaussian_mu_max, is_failure
-from oracledp.errors import BoundsViolation, DiagnosticsWarning, OracleFailure
 from oracledp.learners._opdisc import _opdisc_sample_k, opdisc, opdisc_sigma
-from oracledp.learners.opdisc_calibration import proven_multiplier
+from oracledp.learners._opdisc_calibration import proven_multiplier
 from oracledp.oracles import HalfspaceProblem, IntegerBall, OracleStatus, make_oracle
-from oracledp.oracles.base import make_result
-from oracledp.oracles.brute import BruteForceOracle
+from oracledp.oracles._base import make_result
+from oracledp.oracles._brute import BruteForceOracle
 
 # the implementation module (oracledp.learners.opdisc is the function)
 opdisc_module = importlib.import_module("oracledp.learners._opdisc")

@@ -36,8 +36,8 @@ import pytest
 from numpy.typing import NDArray
 from scipy import stats
 
-from oracledp.errors import BoundsViolation, OracleFailure
-from oracledp.estimators.opsamp import OPSampClassifier
+from oracledp._errors import BoundsViolation, OracleFailure
+from oracledp.estimators._opsamp import OPSampClassifier
 from oracledp.learners._opsamp import (
     opsamp,
     opsamp_gamma,
@@ -45,8 +45,8 @@ from oracledp.learners._opsamp import (
     opsamp_parameters,
     opsamp_sensitivity,
 )
-from oracledp.oracles.convex import ApproxOracleResult, LogisticLinearOracle, LogisticProblem
-from oracledp.privacy.guarantees import GuaranteeKind
+from oracledp.oracles._convex import ApproxOracleResult, LogisticLinearOracle, LogisticProblem
+from oracledp.privacy._guarantees import GuaranteeKind
 
 ALPHA = 1e-6  # false-alarm rate of every statistical assertion in this file
 

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from oracledp._errors import BudgetError, DiagnosticsWarning
 from oracledp.audit import ALPHA, FAILURE, audit, is_failure
-from oracledp.errors import BudgetError, DiagnosticsWarning
-from oracledp.learners.prsma import (
+from oracledp.learners._prsma import (
     FAIL,
     ExplicitRSPMBase,
     _parameters_from_star,

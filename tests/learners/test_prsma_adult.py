@@ -8,16 +8,16 @@ import time
 import numpy as np
 import pytest
 
-from oracledp.errors import DiagnosticsWarning
+from oracledp._errors import DiagnosticsWarning
 from oracledp.experiments.prsma_adult import ADULT_INDICATORS, prsma_adult_conjunctions
-from oracledp.learners.prsma import FAIL, prsma
-from oracledp.learners.prsma_bases import ClassRSPMBase
-from oracledp.oracles.base import OracleStatus
-from oracledp.privacy.guarantees import GuaranteeKind
-from oracledp.query_classes.base import ClassOracleResult
-from oracledp.query_classes.boolean import MonotoneConjunctions
-from oracledp.query_classes.decision_lists import MonotoneDecisionLists
-from oracledp.query_classes.mip import make_class_oracle
+from oracledp.learners._prsma import FAIL, prsma
+from oracledp.learners._prsma_bases import ClassRSPMBase
+from oracledp.oracles._base import OracleStatus
+from oracledp.privacy._guarantees import GuaranteeKind
+from oracledp.query_classes._base import ClassOracleResult
+from oracledp.query_classes._boolean import MonotoneConjunctions
+from oracledp.query_classes._decision_lists import MonotoneDecisionLists
+from oracledp.query_classes._mip import make_class_oracle
 
 
 class FakeOracle:

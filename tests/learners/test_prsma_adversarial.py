@@ -18,12 +18,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from oracledp.errors import DiagnosticsWarning
-from oracledp.learners.prsma import FAIL, prsma
-from oracledp.learners.prsma_bases import ClassRSPMBase
-from oracledp.oracles.base import OracleStatus
-from oracledp.query_classes.base import ClassOracleResult
-from oracledp.query_classes.boolean import MonotoneConjunctions
+from oracledp._errors import DiagnosticsWarning
+from oracledp.learners._prsma import FAIL, prsma
+from oracledp.learners._prsma_bases import ClassRSPMBase
+from oracledp.oracles._base import OracleStatus
+from oracledp.query_classes._base import ClassOracleResult
+from oracledp.query_classes._boolean import MonotoneConjunctions
 
 CLS = MonotoneConjunctions(2)
 LOSS = CLS.zero_one_loss()

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
+from oracledp._errors import OracleFailure
 from oracledp.audit import audit
-from oracledp.errors import OracleFailure
 from oracledp.learners._rspm import (
     _rspm_sample_explicit,
     _rspm_sample_k,
@@ -25,8 +25,8 @@ from oracledp.learners._rspm import (
     separator_patterns,
 )
 from oracledp.oracles import HalfspaceProblem, OracleResult, OracleStatus
-from oracledp.oracles.brute import BruteForceOracle
-from oracledp.oracles.structured import StructuredOracle
+from oracledp.oracles._brute import BruteForceOracle
+from oracledp.oracles._structured import StructuredOracle
 
 ALPHA = 1e-6
 

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest, chi2_contingency
 
+from oracledp._errors import DiagnosticsWarning, OracleFailure
 from oracledp.audit import audit
-from oracledp.errors import DiagnosticsWarning, OracleFailure
 from oracledp.learners._rspm import _rspm_sample_explicit
-from oracledp.learners.rspm_class import rspm_class, rspm_class_scale
+from oracledp.learners._rspm_class import rspm_class, rspm_class_scale
 from oracledp.query_classes import (
     ConjunctionsOfLiterals,
     IntegerHalfspaces,
@@ -23,7 +23,7 @@ from oracledp.query_classes import (
     QueryClass,
     make_class_oracle,
 )
-from oracledp.query_classes.base import ClassOracleResult
+from oracledp.query_classes._base import ClassOracleResult
 
 
 def _data(cls: QueryClass, rng: np.random.Generator, n: int = 4) -> np.ndarray:

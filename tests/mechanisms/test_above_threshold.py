@@ -49,9 +49,9 @@ from oracledp.mechanisms import (
     iat_query_scale,
     iat_threshold_scale,
 )
-from oracledp.privacy.guarantees import GuaranteeKind, PrivacyGuarantee
+from oracledp.privacy._guarantees import GuaranteeKind, PrivacyGuarantee
 
-iat_module = importlib.import_module("oracledp.mechanisms.above_threshold")
+iat_module = importlib.import_module("oracledp.mechanisms._above_threshold")
 
 ALPHA = 1e-6  # false-alarm rate of every statistical assertion in this file
 

@@ -30,7 +30,7 @@ from oracledp.mechanisms import (
     nr_keep_probabilities,
     nr_scales,
 )
-from oracledp.privacy.guarantees import GuaranteeKind
+from oracledp.privacy._guarantees import GuaranteeKind
 
 ALPHA = 1e-6  # false-alarm rate of every statistical assertion in this file
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from oracledp._errors import BoundsViolation
 from oracledp.datasets import load_adult
-from oracledp.errors import BoundsViolation
 from oracledp.estimators import OPDiscClassifier
 from oracledp.learners._rspm import rspm, rspm_space
 from oracledp.oracles import FeatureSchema, HalfspaceProblem, IntegerBall
-from oracledp.oracles.dispatch import AutoOracle
-from oracledp.oracles.halfspace import rationalize_columns
+from oracledp.oracles._dispatch import AutoOracle
+from oracledp.oracles._halfspace import rationalize_columns
 
 
 def _table(seed: int = 0, n: int = 30):
@@ -118,7 +118,7 @@ def test_many_numeric_columns_take_the_branch_oracle_and_monolithic_refuses_befo
     default oracle takes it with the exact branch-and-bound (chosen from the schema and the
     sizes alone) and certifies; the monolithic formulation, which takes OPDisc's noise only,
     refuses from the sizes alone, before the Laplace noise is drawn."""
-    from oracledp.oracles.dispatch import AutoOracle
+    from oracledp.oracles._dispatch import AutoOracle
 
     rng = np.random.default_rng(0)
     d = 16
@@ -148,8 +148,8 @@ def test_adult_schema_is_public_and_exact():
 
 def test_bound_messages_of_the_other_learners_print_no_data():
     """OPSamp's and Accuracy First's bound refusals name the rule, never rows, values or norms."""
-    from oracledp.erm.sensitivity import check_l1_rows, check_ridge_targets
-    from oracledp.oracles.convex import LogisticProblem
+    from oracledp.erm._sensitivity import check_l1_rows, check_ridge_targets
+    from oracledp.oracles._convex import LogisticProblem
 
     X = np.full((9, 3), 0.1)
     X[6] = [0.1, 7.123, 0.1]

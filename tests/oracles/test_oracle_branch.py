@@ -15,11 +15,11 @@ import numpy as np
 import pytest
 
 from oracledp.learners._rspm import rspm_perturbation, rspm_space
-from oracledp.oracles.base import CERTIFY_ABS_TOL, OracleStatus
-from oracledp.oracles.branch import BranchBoundOracle
-from oracledp.oracles.brute import BruteForceOracle
-from oracledp.oracles.halfspace import FeatureSchema, HalfspaceProblem
-from oracledp.oracles.space import IntegerBall
+from oracledp.oracles._base import CERTIFY_ABS_TOL, OracleStatus
+from oracledp.oracles._branch import BranchBoundOracle
+from oracledp.oracles._brute import BruteForceOracle
+from oracledp.oracles._halfspace import FeatureSchema, HalfspaceProblem
+from oracledp.oracles._space import IntegerBall
 
 
 def _instance(rng: np.random.Generator):

@@ -24,14 +24,14 @@ import math
 import numpy as np
 import pytest
 
-from oracledp.errors import OracleFailure
+from oracledp._errors import OracleFailure
 from oracledp.learners._opdisc import opdisc
-from oracledp.oracles.base import CERTIFY_ABS_TOL
-from oracledp.oracles.brute import BruteForceOracle
-from oracledp.oracles.halfspace import HalfspaceProblem
-from oracledp.oracles.monolithic import MonolithicMIPOracle
-from oracledp.oracles.registry import make_oracle
-from oracledp.oracles.space import IntegerBall
+from oracledp.oracles._base import CERTIFY_ABS_TOL
+from oracledp.oracles._brute import BruteForceOracle
+from oracledp.oracles._halfspace import HalfspaceProblem
+from oracledp.oracles._monolithic import MonolithicMIPOracle
+from oracledp.oracles._registry import make_oracle
+from oracledp.oracles._space import IntegerBall
 
 HAS_ORTOOLS = importlib.util.find_spec("ortools") is not None
 needs_ortools = pytest.mark.skipif(not HAS_ORTOOLS, reason="ortools missing")
@@ -267,7 +267,7 @@ def test_badly_scaled_schema_refused_before_noise_when_w_cannot_be_enumerated():
     data: a schema allowing huge integer scores on a W too large to enumerate is refused
     before any randomness; a well-scaled schema is not."""
     from oracledp.oracles import FeatureSchema
-    from oracledp.oracles.monolithic import highs_scale_trusted_by_schema
+    from oracledp.oracles._monolithic import highs_scale_trusted_by_schema
 
     d = 10  # |W| = 327,829 > the enumeration budget
     rng = np.random.default_rng(0)

@@ -29,14 +29,14 @@ import numpy as np
 import pytest
 
 from oracledp.learners._rspm import rspm_space
-from oracledp.oracles.branch import BranchBoundOracle
-from oracledp.oracles.brute import BruteForceOracle, ball_points
-from oracledp.oracles.dispatch import AutoOracle
-from oracledp.oracles.exact import ExactObjective, _sign_of_radicals, squarefree
-from oracledp.oracles.halfspace import FeatureSchema, HalfspaceProblem, Perturbation, two_sum
-from oracledp.oracles.monolithic import MonolithicMIPOracle
-from oracledp.oracles.space import IntegerBall
-from oracledp.oracles.structured import StructuredOracle
+from oracledp.oracles._branch import BranchBoundOracle
+from oracledp.oracles._brute import BruteForceOracle, ball_points
+from oracledp.oracles._dispatch import AutoOracle
+from oracledp.oracles._exact import ExactObjective, _sign_of_radicals, squarefree
+from oracledp.oracles._halfspace import FeatureSchema, HalfspaceProblem, Perturbation, two_sum
+from oracledp.oracles._monolithic import MonolithicMIPOracle
+from oracledp.oracles._space import IntegerBall
+from oracledp.oracles._structured import StructuredOracle
 
 HAS_ORTOOLS = importlib.util.find_spec("ortools") is not None
 DELTAS = (0.0, 1e-15, 1e-12, 1e-9, 3e-7, 1e-6, -1e-9)

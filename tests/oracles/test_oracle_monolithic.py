@@ -18,14 +18,14 @@ import textwrap
 import numpy as np
 import pytest
 
-from oracledp.errors import OracleFailure
+from oracledp._errors import OracleFailure
 from oracledp.learners._opdisc import opdisc
-from oracledp.oracles.base import OracleStatus
-from oracledp.oracles.brute import BruteForceOracle
-from oracledp.oracles.halfspace import HalfspaceProblem
-from oracledp.oracles.monolithic import MonolithicMIPOracle
-from oracledp.oracles.registry import make_oracle
-from oracledp.oracles.space import IntegerBall
+from oracledp.oracles._base import OracleStatus
+from oracledp.oracles._brute import BruteForceOracle
+from oracledp.oracles._halfspace import HalfspaceProblem
+from oracledp.oracles._monolithic import MonolithicMIPOracle
+from oracledp.oracles._registry import make_oracle
+from oracledp.oracles._space import IntegerBall
 
 HAS_ORTOOLS = importlib.util.find_spec("ortools") is not None
 SOLVERS = [
@@ -216,9 +216,9 @@ def test_both_solvers_in_one_process(first):
             from ortools.sat.python import cp_model  # loads ortools' libhighs.so.1
         else:
             import highspy  # loads highspy's libhighs.so.1
-        from oracledp.oracles.brute import BruteForceOracle
-        from oracledp.oracles.halfspace import HalfspaceProblem
-        from oracledp.oracles.monolithic import MonolithicMIPOracle
+        from oracledp.oracles._brute import BruteForceOracle
+        from oracledp.oracles._halfspace import HalfspaceProblem
+        from oracledp.oracles._monolithic import MonolithicMIPOracle
         rng = np.random.default_rng(0)
         X = rng.integers(-4, 5, size=(25, 3)) / 4
         p = HalfspaceProblem.from_data(X, rng.choice([-1, 1], size=25))
@@ -230,7 +230,7 @@ def test_both_solvers_in_one_process(first):
             o.close()
             assert r.certified and abs(r.objective - best) <= 1e-9, r.summary()
             print(solver, isolate, bool(r.info.get("isolated")))
-        from oracledp.oracles.monolithic import _highspy_loadable
+        from oracledp.oracles._monolithic import _highspy_loadable
         print(_highspy_loadable())
         """
     )
@@ -252,12 +252,12 @@ def test_solvers_print_nothing_unless_verbose(backend):
     script = textwrap.dedent(
         f"""
         import numpy as np
-        from oracledp.oracles.halfspace import HalfspaceProblem
-        from oracledp.oracles.registry import make_oracle
+        from oracledp.oracles._halfspace import HalfspaceProblem
+        from oracledp.oracles._registry import make_oracle
         rng = np.random.default_rng(0)
         if {backend!r} == "class-mip":
             from oracledp.query_classes import MonotoneConjunctions
-            from oracledp.query_classes.mip import make_class_oracle
+            from oracledp.query_classes._mip import make_class_oracle
             o = make_class_oracle(MonotoneConjunctions(3))
             r = o.solve(rng.integers(0, 2, size=(6, 3)), rng.normal(size=6))
         else:

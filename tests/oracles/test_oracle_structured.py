@@ -11,11 +11,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from oracledp.errors import OracleFailure
+from oracledp._errors import OracleFailure
 from oracledp.learners._opdisc import opdisc
 from oracledp.oracles import HalfspaceProblem, IntegerBall, OracleStatus, make_oracle
-from oracledp.oracles.brute import BruteForceOracle
-from oracledp.oracles.structured import StructuredOracle, structured_applicable
+from oracledp.oracles._brute import BruteForceOracle
+from oracledp.oracles._structured import StructuredOracle, structured_applicable
 
 
 def _random_table(rng: np.random.Generator, n: int, n_num: int, blocks: list[int]) -> np.ndarray:
@@ -208,7 +208,7 @@ def test_lp_prune_equals_brute_force_and_plain_search(scale: float) -> None:
 def test_lp_dual_bound_is_valid_for_any_multipliers() -> None:
     """_dual_bound is weak duality evaluated outside the solver: for random multipliers
     (not the solver's duals) it never exceeds the exact minimum over the candidate's points."""
-    from oracledp.oracles.halfspace import as_perturbation
+    from oracledp.oracles._halfspace import as_perturbation
 
     rng, problem = next(_richer_instances(seed=5, count=1))
     oracle = StructuredOracle()
@@ -268,7 +268,7 @@ def test_default_workers_is_one_in_a_worker_process() -> None:
     """Draws run in parallel processes (joblib, Dask) do not each start a second thread."""
     from joblib import Parallel, delayed
 
-    from oracledp.oracles.dispatch import default_workers
+    from oracledp.oracles._dispatch import default_workers
 
     assert 1 <= default_workers() <= 2
     assert Parallel(n_jobs=2)(delayed(default_workers)() for _ in range(2)) == [1, 1]

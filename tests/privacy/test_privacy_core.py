@@ -23,11 +23,11 @@ from oracledp.privacy import (
     basic_composition,
     compose,
     ledger_guarantee,
-    noise,
     pure_to_zcdp,
     rho_for_epsilon,
     zcdp_epsilon,
 )
+from oracledp.privacy import _noise as noise
 
 ALPHA = 1e-4  # false-alarm rate of each distribution test
 N = 20_000
@@ -147,7 +147,7 @@ def test_ledger_compositions() -> None:
     assert g.is_pure and g.epsilon == pytest.approx(0.6)
 
 
-# --- every privacy-relevant draw goes through oracledp.privacy.noise --------------------------
+# --- every privacy-relevant draw goes through oracledp.privacy._noise --------------------------
 # Draws that only post-process a release (sampling synthetic records from a released
 # distribution, audits' own randomness, data generation of experiments) are not mechanisms.
 _DRAWS = {"laplace", "normal", "standard_normal", "gumbel", "exponential", "standard_exponential",
@@ -178,6 +178,6 @@ def test_no_inline_noise_draw_outside_the_core() -> None:
                     and not (isinstance(node.func.value, ast.Name)
                              and node.func.value.id in ("np", "math", "stats", "noise"))):
                 offenders.append(f"{rel}:{node.lineno} .{node.func.attr}(")
-    assert not offenders, "draw through oracledp.privacy.noise:\n" + "\n".join(offenders)
+    assert not offenders, "draw through oracledp.privacy._noise:\n" + "\n".join(offenders)
 
 

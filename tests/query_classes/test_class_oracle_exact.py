@@ -25,7 +25,7 @@ from oracledp.query_classes import (
     QueryClass,
     make_class_oracle,
 )
-from oracledp.query_classes.base import class_band, exact_class_argmin
+from oracledp.query_classes._base import class_band, exact_class_argmin
 
 DELTAS = [0.0, 2.0**-52, 1e-15, 1e-12, 1e-9, 3e-7, 1e-6]
 
@@ -125,7 +125,7 @@ def test_prsma_base_enumeration_argmin_is_exact() -> None:
     whose float values tie (1 and 1 + 2^-53, which rounds to 1) are told apart."""
     from types import SimpleNamespace
 
-    from oracledp.learners.prsma_bases import ClassRSPMBase
+    from oracledp.learners._prsma_bases import ClassRSPMBase
 
     fake = SimpleNamespace(_patterns=np.array([[0, 1, 1], [1, 0, 0]], dtype=np.uint8))
     data_loss = np.array([2.0, 2.0])

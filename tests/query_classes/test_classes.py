@@ -8,7 +8,7 @@ import zlib
 import numpy as np
 import pytest
 
-from oracledp.oracles.base import OracleStatus
+from oracledp.oracles._base import OracleStatus
 from oracledp.query_classes import (
     BruteForceClassOracle,
     ConjunctionsOfLiterals,

@@ -7,14 +7,14 @@ import math
 import numpy as np
 import pytest
 
-from oracledp.oracles.base import OracleStatus
-from oracledp.query_classes.base import BruteForceClassOracle, QueryClass
-from oracledp.query_classes.decision_lists import (
+from oracledp.oracles._base import OracleStatus
+from oracledp.query_classes._base import BruteForceClassOracle, QueryClass
+from oracledp.query_classes._decision_lists import (
     MonotoneDecisionLists,
     decision_list_rules,
     fubini,
 )
-from oracledp.query_classes.mip import HighsClassOracle, make_class_oracle
+from oracledp.query_classes._mip import HighsClassOracle, make_class_oracle
 
 
 def _naive(params: np.ndarray, x: np.ndarray, d: int) -> int:

@@ -11,19 +11,21 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
+from oracledp._cli import app
+from oracledp._errors import BudgetError
 from oracledp.audit import audit
-from oracledp.cli import app
-from oracledp.errors import BudgetError
-from oracledp.privacy.guarantees import GuaranteeKind
+from oracledp.privacy._guarantees import GuaranteeKind
 from oracledp.synth import Domain, answer, errors, kway_marginal_workload
-from oracledp.synth.oracle_query import (
+from oracledp.synth._oracle_query import (
     OracleQuerySynthesizer,
     RoundSpend,
     _calibrate,
+    compose_ledger,
+)
+from oracledp.synth._oracle_query_players import (
     _ftpl_samples,
     _indicator_offsets,
     _privbr_rspm,
-    compose_ledger,
     separator_patterns,
     workload_literals,
 )
@@ -84,7 +86,7 @@ def test_calibration_property_never_overshoots() -> None:
         delta = float(10 ** rng.uniform(-12, -1))
         T = int(rng.integers(1, 2000))
         eps0, comp = _calibrate(eps, delta, T)
-        from oracledp.synth.oracle_query import RoundSpend
+        from oracledp.synth._oracle_query import RoundSpend
 
         ledger = [RoundSpend(t, "", eps0, 0, False) for t in range(T)]
         assert compose_ledger(ledger, comp, delta)[0] <= eps
@@ -404,8 +406,8 @@ _PRSMA_EPS, _PRSMA_DELTA, _PRSMA_T = 93.0, 0.75, 3
 
 
 def test_prsma_budget_split_is_affordable_on_tiny_domain() -> None:
-    from oracledp.learners.prsma import prsma_cost
-    from oracledp.synth.oracle_query import _calibrate_prsma
+    from oracledp.learners._prsma import prsma_cost
+    from oracledp.synth._oracle_query import _calibrate_prsma
 
     e0, d0, comp = _calibrate_prsma(_PRSMA_EPS, _PRSMA_DELTA, _PRSMA_T)
     assert (e0, comp) == (31.0, "basic") and d0 == pytest.approx(0.25)
@@ -479,7 +481,7 @@ def test_prsma_refuses_unaffordable_before_randomness() -> None:
 
 
 def test_prsma_refused_on_adult_at_eps1() -> None:
-    from oracledp.synth.domain import load_adult_categorical
+    from oracledp.synth._domain import load_adult_categorical
 
     adult = load_adult_categorical()
     g = np.random.default_rng(4)

@@ -10,17 +10,17 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from oracledp.privacy.composition import rho_for_epsilon, zcdp_epsilon
-from oracledp.privacy.guarantees import GuaranteeKind
+from oracledp.privacy._composition import rho_for_epsilon, zcdp_epsilon
+from oracledp.privacy._guarantees import GuaranteeKind
 from oracledp.synth import Domain, answer, errors, kway_marginal_workload
-from oracledp.synth.estimation import (
+from oracledp.synth._estimation import (
     MarginalMeasurement,
     _MarginalOperator,
     combine_measurements,
     estimate_distribution,
 )
-from oracledp.synth.oracle_query_pgm import OracleQueryPGM
-from oracledp.synth.workload import marginal_tables
+from oracledp.synth._oracle_query_pgm import OracleQueryPGM
+from oracledp.synth._workload import marginal_tables
 
 
 def _tiny(n: int = 3000, seed: int = 0) -> tuple[np.ndarray, Domain]:

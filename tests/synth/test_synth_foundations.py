@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from oracledp.errors import BoundsViolation
-from oracledp.privacy.guarantees import GuaranteeKind
+from oracledp._errors import BoundsViolation
+from oracledp.privacy._guarantees import GuaranteeKind
 from oracledp.synth import (
     Domain,
     adult_categorical_domain,

@@ -1,4 +1,4 @@
-"""MST and AIM baselines (oracledp.synth.peers) on a tiny domain.
+"""MST and AIM baselines (oracledp.synth._peers) on a tiny domain.
 
 The fits are shared (module fixtures): mbi compiles one JAX program per model
 structure, which dominates the run time on tiny data.
@@ -15,10 +15,10 @@ import pytest
 
 pytest.importorskip("mbi")
 
-from oracledp.errors import BoundsViolation, DiagnosticsWarning
-from oracledp.privacy.guarantees import GuaranteeKind
+from oracledp._errors import BoundsViolation, DiagnosticsWarning
+from oracledp.privacy._guarantees import GuaranteeKind
 from oracledp.synth import Domain, answer, answer_distribution, kway_marginal_workload
-from oracledp.synth.peers import aim, mst, require_mbi, zcdp_rho
+from oracledp.synth._peers import aim, mst, require_mbi, zcdp_rho
 
 DELTA = 1e-6
 BIG_EPS = 1e5

@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from oracledp.cli import app
-from oracledp.errors import OracleDPError
-from oracledp.privacy.guarantees import GuaranteeKind, PrivacyGuarantee
+from oracledp._cli import app
+from oracledp._errors import OracleDPError
+from oracledp.privacy._guarantees import GuaranteeKind, PrivacyGuarantee
 from oracledp.tabular import (
     MODEL_FORMAT_VERSION,
     Column,

@@ -12,10 +12,10 @@ import pytest
 from sklearn.pipeline import make_pipeline
 
 import oracledp
+from oracledp._cli import app
+from oracledp._errors import BoundsViolation, PredictionPolicyWarning
 from oracledp.baselines import DPSGDLogisticRegression
-from oracledp.cli import app
 from oracledp.datasets import adult_csv, kdd99_csv
-from oracledp.errors import BoundsViolation, PredictionPolicyWarning
 from oracledp.estimators import (
     AccuracyFirstLogisticRegression,
     OPDiscClassifier,

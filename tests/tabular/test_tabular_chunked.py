@@ -19,8 +19,8 @@ from typer.testing import CliRunner
 import oracledp.tabular as tabular
 import oracledp.tabular._aggregated as tabular_aggregated
 import oracledp.tabular._schema as tabular_schema
-from oracledp.cli import app
-from oracledp.errors import BoundsViolation
+from oracledp._cli import app
+from oracledp._errors import BoundsViolation
 from oracledp.estimators import OPDiscClassifier, RSPMClassifier
 from oracledp.learners._rspm import rspm_space
 from oracledp.oracles import FeatureSchema, HalfspaceProblem, IntegerBall

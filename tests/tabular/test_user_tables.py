@@ -17,13 +17,13 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from oracledp.cli import app
+from oracledp._cli import app
+from oracledp._guidance import EPSILON_CAP
 from oracledp.erm import NoHaltError
-from oracledp.erm import sensitivity as sens
-from oracledp.erm.theory import cap_levels, geometric_grid
+from oracledp.erm import _sensitivity as sens
+from oracledp.erm._theory import cap_levels, geometric_grid
 from oracledp.estimators import AccuracyFirstLogisticRegression, OPDiscClassifier
-from oracledp.guidance import EPSILON_CAP
-from oracledp.privacy.guarantees import GuaranteeKind, PrivacyGuarantee
+from oracledp.privacy._guarantees import GuaranteeKind, PrivacyGuarantee
 from oracledp.tabular import Column, SchemaTransformer, TableSchema, UnconfirmedSchemaError
 
 ENV = {"COLUMNS": "200"}
@@ -264,7 +264,7 @@ def slow(est, table):
     print("FITTING", flush=True)
     time.sleep(60)
 t.fit_aggregated = slow
-from oracledp.cli import app
+from oracledp._cli import app
 sys.argv = ["oracledp", *sys.argv[1:]]
 app()
 """

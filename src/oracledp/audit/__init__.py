@@ -4,7 +4,7 @@ See ``docs/specs/privacy-testing.md`` section 3.  An audit can only falsify a pr
 claim; passing is evidence, not proof.
 """
 
-from oracledp.audit.bounds import (
+from oracledp.audit._bounds import (
     ALPHA,
     clopper_pearson_interval,
     clopper_pearson_lower,
@@ -13,7 +13,7 @@ from oracledp.audit.bounds import (
     gaussian_mu_max,
     mu_lower_bound,
 )
-from oracledp.audit.harness import (
+from oracledp.audit._harness import (
     FAILURE,
     AuditResult,
     audit,

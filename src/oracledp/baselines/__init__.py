@@ -1,11 +1,11 @@
 """Baselines the oracle-based learners are compared with.
 
-* :mod:`oracledp.baselines.dpsgd`: private logistic regression by DP-SGD
+* :mod:`oracledp.baselines._dpsgd`: private logistic regression by DP-SGD
   (Bassily et al. 2014; Abadi et al. 2016), the baseline of Neel, Roth,
   Vietri, Wu (ICML 2020, Section 5), accounted with Google's ``dp_accounting``.
 """
 
-from oracledp.baselines.dpsgd import (
+from oracledp.baselines._dpsgd import (
     DEFAULT_PAPER_GRID,
     DPSGDLogisticRegression,
     DPSGDResult,

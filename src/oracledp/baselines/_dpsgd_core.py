@@ -1,11 +1,11 @@
 """The DP-SGD optimizer: per-example gradients, clipping, the noisy iterations, the step size.
 
-Steps 1-5 of the algorithm of :mod:`oracledp.baselines.dpsgd` (Bassily, Smith, Thakurta
+Steps 1-5 of the algorithm of :mod:`oracledp.baselines._dpsgd` (Bassily, Smith, Thakurta
 2014; Abadi et al. 2016) for the logistic loss, and the release of the average of the
 ``T`` iterates.  Internal: no validation and no accounting here (the noise multiplier comes
-from :mod:`oracledp.privacy.rdp` through :func:`oracledp.baselines.dpsgd.dpsgd_logistic`).
+from :mod:`oracledp.privacy._rdp` through :func:`oracledp.baselines._dpsgd.dpsgd_logistic`).
 Both draws of a step, the Poisson batch and the Gaussian noise on the clipped-gradient sum,
-go through :mod:`oracledp.privacy.noise`.
+go through :mod:`oracledp.privacy._noise`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import expit
 
-from oracledp.privacy import noise
+from oracledp.privacy import _noise as noise
 
 __all__ = ["auto_learning_rate"]
 
@@ -54,7 +54,7 @@ def _dpsgd_core(
 
     Internal and unchecked: ``sigma = 0`` or ``clip = inf`` are accepted here (tests isolate
     the knobs that way) and give no privacy.  Per step the Generator is used exactly twice,
-    through :mod:`oracledp.privacy.noise`: ``noise.poisson_subsample(rng, n, q)`` (that is
+    through :mod:`oracledp.privacy._noise`: ``noise.poisson_subsample(rng, n, q)`` (that is
     ``rng.random(n) < q``) for the Poisson batch, then ``noise.gaussian(rng, noise_std, d)``
     (``rng.normal(0.0, noise_std, d)``, which numpy computes as ``0.0 + noise_std * z`` from
     standard normals ``z``: the floats of ``noise_std * rng.standard_normal(d)``) for the noise.

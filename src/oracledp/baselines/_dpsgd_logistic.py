@@ -1,9 +1,9 @@
 """DP-SGD's function API: defaults, checks, :class:`DPSGDResult` and :func:`dpsgd_logistic`.
 
 :func:`dpsgd_logistic` validates everything before any randomness, calibrates the noise
-multiplier with the Renyi accountant of :mod:`oracledp.privacy.rdp` (replace-one, by group
+multiplier with the Renyi accountant of :mod:`oracledp.privacy._rdp` (replace-one, by group
 privacy of size 2), runs the optimizer of :mod:`oracledp.baselines._dpsgd_core` (the
-algorithm of :mod:`oracledp.baselines.dpsgd`: Bassily, Smith, Thakurta 2014; Abadi et al.
+algorithm of :mod:`oracledp.baselines._dpsgd`: Bassily, Smith, Thakurta 2014; Abadi et al.
 2016) and states the (epsilon, delta) guarantee of the release.  Also here: the fixed,
 documented defaults and the hyper-parameter / schedule checks shared with the estimator and
 the paper protocol.
@@ -19,6 +19,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from oracledp._diagnostics import (
+    NonPrivateDiagnostics,
+    check_diagnostics_flag,
+    release_diagnostics,
+)
 from oracledp._validation import (
     RandomLike,
     check_delta,
@@ -29,13 +34,8 @@ from oracledp._validation import (
     check_signed_labels,
 )
 from oracledp.baselines._dpsgd_core import _dpsgd_core, auto_learning_rate
-from oracledp.diagnostics import (
-    NonPrivateDiagnostics,
-    check_diagnostics_flag,
-    release_diagnostics,
-)
-from oracledp.privacy.guarantees import GuaranteeKind, PrivacyGuarantee
-from oracledp.privacy.rdp import _REPLACE, calibrate_noise_multiplier, dpsgd_epsilon
+from oracledp.privacy._guarantees import GuaranteeKind, PrivacyGuarantee
+from oracledp.privacy._rdp import _REPLACE, calibrate_noise_multiplier, dpsgd_epsilon
 
 __all__ = [
     "DEFAULT_BATCH_SIZE",
@@ -200,7 +200,7 @@ def dpsgd_logistic(
     """(epsilon, delta)-DP logistic regression by DP-SGD (replace-one neighbours).
 
     The noise multiplier is calibrated with :func:`calibrate_noise_multiplier` so that the
-    replace-one epsilon certified by the accountant is ``<= epsilon`` (:mod:`oracledp.privacy.rdp`).
+    replace-one epsilon certified by the accountant is ``<= epsilon`` (:mod:`oracledp.privacy._rdp`).
 
     Parameters
     ----------
@@ -229,8 +229,8 @@ def dpsgd_logistic(
     return_history : bool, default=False
         Also return all iterates (covered by the same guarantee).
     return_diagnostics : bool, default=False
-        Attach :class:`~oracledp.diagnostics.NonPrivateDiagnostics` (``timings``).  For
-        research only: issues a :class:`~oracledp.errors.DiagnosticsWarning` and sets
+        Attach :class:`~oracledp._diagnostics.NonPrivateDiagnostics` (``timings``).  For
+        research only: issues a :class:`~oracledp._errors.DiagnosticsWarning` and sets
         ``guarantee.diagnostics_released``.
 
     Returns

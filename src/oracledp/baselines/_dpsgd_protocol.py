@@ -2,7 +2,7 @@
 
 Neel, Roth, Vietri, Wu (ICML 2020, Section 5) run DP-SGD once per hyper-parameter triplet
 (clip norm, mini-batch size, learning rate) and keep the most accurate run.  Each run is
-(epsilon, delta)-DP (:func:`oracledp.baselines.dpsgd.dpsgd_logistic`), but the selection on
+(epsilon, delta)-DP (:func:`oracledp.baselines._dpsgd.dpsgd_logistic`), but the selection on
 validation data is not: :func:`dpsgd_paper_protocol` reproduces the paper's curve and marks
 its result ``accounted=False`` with a guarantee that does not hold.
 """
@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from oracledp._diagnostics import NonPrivateDiagnostics
+from oracledp._errors import DiagnosticsWarning, PrivacyWarning
 from oracledp._validation import (
     RandomLike,
     check_epsilon,
@@ -33,8 +35,6 @@ from oracledp.baselines._dpsgd_logistic import (
     _check_hyper,
     dpsgd_logistic,
 )
-from oracledp.diagnostics import NonPrivateDiagnostics
-from oracledp.errors import DiagnosticsWarning, PrivacyWarning
 
 __all__ = ["DEFAULT_PAPER_GRID", "dpsgd_paper_protocol"]
 
@@ -69,7 +69,7 @@ def dpsgd_paper_protocol(
     ``(X_val, y_val)`` is **not accounted**: with ``K`` grid points the released model can
     leak up to the whole selection (and ``(X_val, y_val)`` is often the test set).  The
     returned result therefore has ``accounted=False`` and a guarantee with ``holds=False``,
-    and a :class:`~oracledp.errors.PrivacyWarning` is issued.  Use it only to reproduce the
+    and a :class:`~oracledp._errors.PrivacyWarning` is issued.  Use it only to reproduce the
     paper's curve, never as a private release.
 
     Parameters

@@ -14,12 +14,12 @@ Every file is checked against its recorded SHA-256 before use.  Licences and
 citations: ``oracledp/datasets/_data/NOTICE.md``.
 """
 
+from oracledp.datasets._adult import load_adult
+from oracledp.datasets._base import TabularDataset
 from oracledp.datasets._files import DataIntegrityError, list_datasets
-from oracledp.datasets.adult import load_adult
-from oracledp.datasets.base import TabularDataset
-from oracledp.datasets.kdd99 import load_kdd99, load_kdd99_raw
-from oracledp.datasets.samples import adult_csv, kdd99_csv
-from oracledp.datasets.tables import TABLES, table_csv, table_info, table_schema
+from oracledp.datasets._kdd99 import load_kdd99, load_kdd99_raw
+from oracledp.datasets._samples import adult_csv, kdd99_csv
+from oracledp.datasets._tables import TABLES, table_csv, table_info, table_schema
 
 __all__ = [
     "TABLES",

@@ -20,7 +20,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
-from oracledp.errors import DataIntegrityError
+from oracledp._errors import DataIntegrityError
 
 __all__ = ["FILES", "DataFile", "DataIntegrityError", "list_datasets", "read_verified"]
 

@@ -14,13 +14,13 @@ it depends on where the search stopped and is reported with each result.
 * :func:`doubling`: the DoublingMethod baseline (Algorithm 4, Theorem A.2).
 * :class:`RidgeProblem`, :class:`LogisticProblem`: validated data with theta*,
   reusable across trials.
-* :mod:`oracledp.erm.sensitivity`: the sensitivities (Claims A.5, A.12,
-  Lemmas A.6, A.10) and domain checks; :mod:`oracledp.erm.theory`: the theory
+* :mod:`oracledp.erm._sensitivity`: the sensitivities (Claims A.5, A.12,
+  Lemmas A.6, A.10) and domain checks; :mod:`oracledp.erm._theory`: the theory
   curves (Theorems 3.1, 3.3, A.9) and default grids (Appendix B).
 
 Every result is an :class:`AccuracyFirstResult` carrying the released ``theta``,
 the :class:`~oracledp.mechanisms.ExPostLoss` (test vs hypothesis breakdown) and
-a :class:`~oracledp.privacy.guarantees.PrivacyGuarantee` of kind ``EX_POST``.  If no
+a :class:`~oracledp.privacy._guarantees.PrivacyGuarantee` of kind ``EX_POST``.  If no
 level passes, the algorithms would release the non-private optimum (infinite
 loss): they raise :class:`NoHaltError` unless ``allow_no_halt=True``.
 """

@@ -20,7 +20,7 @@ over ``C = {||theta||_2 <= sqrt(1/lambda)}``:
    (equation 3.1; a trust-region subproblem, solved exactly, see
    :func:`trust_region_solve`).
 4. InteractiveAboveThreshold (Algorithm 2) with ``eps_0 = 16 Delta ln(2T/gamma)/alpha``
-   (or the optional one-sided calibration, :func:`oracledp.erm.sensitivity.iat_epsilon`),
+   (or the optional one-sided calibration, :func:`oracledp.erm._sensitivity.iat_epsilon`),
    threshold ``-alpha/2`` and ``Delta = (sqrt(1/lambda) + 1)^2 / n`` (Claim A.5) on
    the queries ``f^t = L(theta*) - L(theta^t)``; output ``theta^k`` at the first pass.
 
@@ -46,7 +46,7 @@ from oracledp._validation import (
     check_positive,
     check_rng,
 )
-from oracledp.erm import sensitivity as sens
+from oracledp.erm import _sensitivity as sens
 from oracledp.erm._framework import (
     DEFAULT_LAMBDA,
     AccuracyFirstResult,
@@ -226,19 +226,19 @@ def covnr(
         ``"paper"`` (default: ``eps_0 = 16 Delta ln(2T/gamma)/alpha``) or
         ``"one-sided"`` (``eps_0 = Delta (12 ln(1/gamma) + 8 ln(T/2))/alpha``, same
         accuracy guarantee, derivation in
-        :func:`oracledp.erm.sensitivity.iat_epsilon`).
+        :func:`oracledp.erm._sensitivity.iat_epsilon`).
     block_size:
         Levels evaluated per block of tests (speed only; the law of the output
         does not depend on it).
     max_epsilon:
         A cap on the ex-post loss: the grid is cut to its longest prefix whose worst
         loss ``eps_0(T) + eps_T`` is at most ``max_epsilon``
-        (:func:`~oracledp.erm.theory.cap_levels`), so no run, released or refused, loses
+        (:func:`~oracledp.erm._theory.cap_levels`), so no run, released or refused, loses
         more.  None (default): no cap.
     return_diagnostics:
-        Attach :class:`~oracledp.diagnostics.NonPrivateDiagnostics` (``excess_risk``
+        Attach :class:`~oracledp._diagnostics.NonPrivateDiagnostics` (``excess_risk``
         on the training data, ``timings``).  For research only: issues a
-        :class:`~oracledp.errors.DiagnosticsWarning` and sets
+        :class:`~oracledp._errors.DiagnosticsWarning` and sets
         ``guarantee.diagnostics_released``.
 
     Returns

@@ -27,7 +27,7 @@ infinite.  For a general increasing list the hypothesis part is
 ``(2^k - 1) eps_1`` on a doubling grid).
 
 T: Appendix B prints ``T = ceil(log2(eps_1 / eps_T))`` with the ends swapped;
-the default grid is :func:`~oracledp.erm.theory.doubling_grid` from ``1/n`` to
+the default grid is :func:`~oracledp.erm._theory.doubling_grid` from ``1/n`` to
 ``4E``, ``T = ceil(log2(4E n)) + 1`` levels (see there).
 """
 
@@ -40,7 +40,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from oracledp._validation import RandomLike, check_choice, check_rng
-from oracledp.erm import sensitivity as sens
+from oracledp.erm import _sensitivity as sens
 from oracledp.erm._covnr import RidgeProblem, _ridge_hypotheses
 from oracledp.erm._framework import (
     AccuracyFirstResult,
@@ -54,9 +54,9 @@ from oracledp.erm._framework import (
     _single_blas_thread,
 )
 from oracledp.erm._outputnr import LogisticProblem, project_to_ball
-from oracledp.erm.theory import cap_levels, resolve_eps_grid
+from oracledp.erm._theory import cap_levels, resolve_eps_grid
 from oracledp.mechanisms import ExPostLoss
-from oracledp.privacy import noise
+from oracledp.privacy import _noise as noise
 
 __all__ = ["DOUBLING_SOURCE", "doubling"]
 
@@ -98,7 +98,7 @@ def doubling(
         perturbation); required with arrays, inferred from a prepared problem.
     eps_list:
         None (doubling grid from 1/n to 4E, E from Theorem 3.1 or 3.3), a tuple
-        ``(eps_min, eps_max)`` (:func:`~oracledp.erm.theory.doubling_grid`), or
+        ``(eps_min, eps_max)`` (:func:`~oracledp.erm._theory.doubling_grid`), or
         explicit strictly increasing levels.
     random_state:
         Seed or numpy Generator, the only source of randomness.
@@ -106,13 +106,13 @@ def doubling(
         Release theta* (``epsilon = inf``, ``guarantee.holds = False``) when no test
         passes, instead of raising :class:`~oracledp.erm.NoHaltError`.
     return_diagnostics:
-        Attach :class:`~oracledp.diagnostics.NonPrivateDiagnostics` (``excess_risk``
+        Attach :class:`~oracledp._diagnostics.NonPrivateDiagnostics` (``excess_risk``
         on the training data, ``timings``).  For research only: issues a
-        :class:`~oracledp.errors.DiagnosticsWarning` and sets
+        :class:`~oracledp._errors.DiagnosticsWarning` and sets
         ``guarantee.diagnostics_released``.
     max_epsilon:
         A cap on the ex-post loss: the grid is cut to its longest prefix whose worst
-        loss ``E(T)`` is at most ``max_epsilon`` (:func:`~oracledp.erm.theory.cap_levels`).
+        loss ``E(T)`` is at most ``max_epsilon`` (:func:`~oracledp.erm._theory.cap_levels`).
         None (default): no cap.
 
     Returns

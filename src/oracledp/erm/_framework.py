@@ -33,18 +33,18 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from threadpoolctl import ThreadpoolController
 
-from oracledp._validation import check_bool, check_positive
-from oracledp.diagnostics import (
+from oracledp._diagnostics import (
     NonPrivateDiagnostics,
     check_diagnostics_flag,
     release_diagnostics,
 )
-from oracledp.erm import sensitivity as sens
-from oracledp.erm.sensitivity import _check_gamma
-from oracledp.erm.theory import cap_levels, resolve_eps_grid
-from oracledp.errors import NoHaltError
+from oracledp._errors import NoHaltError
+from oracledp._validation import check_bool, check_positive
+from oracledp.erm import _sensitivity as sens
+from oracledp.erm._sensitivity import _check_gamma
+from oracledp.erm._theory import cap_levels, resolve_eps_grid
 from oracledp.mechanisms import ExPostLoss, InteractiveAboveThreshold
-from oracledp.privacy.guarantees import GuaranteeKind, PrivacyGuarantee
+from oracledp.privacy._guarantees import GuaranteeKind, PrivacyGuarantee
 
 __all__ = ["DEFAULT_LAMBDA", "AccuracyFirstResult", "NoHaltError"]
 
@@ -102,11 +102,11 @@ class AccuracyFirstResult:
         The public test threshold, ``-alpha/2``.
     calibration:
         How InteractiveAboveThreshold's epsilon was set (``"paper"`` or
-        ``"one-sided"``, see :func:`oracledp.erm.sensitivity.iat_epsilon`);
+        ``"one-sided"``, see :func:`oracledp.erm._sensitivity.iat_epsilon`);
         ``"paper"`` for the DoublingMethod (Theorem A.2's test scale).
     diagnostics:
         None unless the caller passed ``return_diagnostics=True``; then a
-        :class:`~oracledp.diagnostics.NonPrivateDiagnostics` with ``excess_risk``
+        :class:`~oracledp._diagnostics.NonPrivateDiagnostics` with ``excess_risk``
         (``L(theta) - L(theta*)`` on the training data: it reads the data exactly)
         and ``timings`` (wall-clock seconds: ``setup``, ``noise``, ``search``,
         ``total``).  NOT covered by the guarantee; never publish it with the model.
@@ -346,7 +346,7 @@ def _nr_run(
 
     The levels are ``eps_list`` (or Appendix B's default) cut by ``max_epsilon`` on the worst
     loss ``eps_0(T) + eps_T`` (Lemma 2.8); ``eps_0 = 16 Delta ln(2T/gamma)/alpha`` (Algorithms 3
-    and 5, ``calibration="paper"``; see :func:`~oracledp.erm.sensitivity.iat_epsilon`) and the
+    and 5, ``calibration="paper"``; see :func:`~oracledp.erm._sensitivity.iat_epsilon`) and the
     threshold ``-alpha/2`` (Algorithm 3: IAT(D, eps_0, -alpha/2, Delta, .); Algorithm 5 with
     the sign corrected).  ``query_sensitivity`` is Delta (Claim A.5 or A.12).
     """

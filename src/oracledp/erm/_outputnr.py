@@ -50,7 +50,7 @@ from oracledp._validation import (
     check_positive,
     check_rng,
 )
-from oracledp.erm import sensitivity as sens
+from oracledp.erm import _sensitivity as sens
 from oracledp.erm._framework import (
     DEFAULT_LAMBDA,
     AccuracyFirstResult,
@@ -463,7 +463,7 @@ def outputnr(
         ``"paper"`` (default: ``eps_0 = 16 Delta ln(2T/gamma)/alpha``) or
         ``"one-sided"`` (``eps_0 = Delta (12 ln(1/gamma) + 8 ln(T/2))/alpha``, same
         accuracy guarantee, derivation in
-        :func:`oracledp.erm.sensitivity.iat_epsilon`).
+        :func:`oracledp.erm._sensitivity.iat_epsilon`).
     block_size:
         Levels evaluated per block of tests (speed only).
     search:
@@ -476,15 +476,15 @@ def outputnr(
         so the number of passes is a function of the released stopping index and
         ``block_size``.
     return_diagnostics:
-        Attach :class:`~oracledp.diagnostics.NonPrivateDiagnostics` (``excess_risk``
+        Attach :class:`~oracledp._diagnostics.NonPrivateDiagnostics` (``excess_risk``
         on the training data, ``timings``).  For research only: issues a
-        :class:`~oracledp.errors.DiagnosticsWarning` and sets
+        :class:`~oracledp._errors.DiagnosticsWarning` and sets
         ``guarantee.diagnostics_released``.
 
     max_epsilon:
         A cap on the ex-post loss: the grid is cut to its longest prefix whose worst
         loss ``eps_0(T) + eps_T`` is at most ``max_epsilon``
-        (:func:`~oracledp.erm.theory.cap_levels`).  None (default): no cap.
+        (:func:`~oracledp.erm._theory.cap_levels`).  None (default): no cap.
 
     Returns
     -------

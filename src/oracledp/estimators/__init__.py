@@ -4,13 +4,13 @@ The estimators only validate, map labels and call the learner functions; the
 privacy statement of every fit is stored on the estimator as ``guarantee_``.
 """
 
-from oracledp.estimators.accuracy_first import (
+from oracledp.estimators._accuracy_first import (
     AccuracyFirstLogisticRegression,
     AccuracyFirstRidge,
 )
-from oracledp.estimators.opdisc import OPDiscClassifier
-from oracledp.estimators.opsamp import OPSampClassifier
-from oracledp.estimators.rspm import RSPMClassifier
+from oracledp.estimators._opdisc import OPDiscClassifier
+from oracledp.estimators._opsamp import OPSampClassifier
+from oracledp.estimators._rspm import RSPMClassifier
 
 __all__ = [
     "AccuracyFirstLogisticRegression",

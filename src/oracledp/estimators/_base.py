@@ -25,13 +25,13 @@ from sklearn.utils import Tags
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from oracledp._validation import check_delta, check_epsilon, check_rng
-from oracledp.diagnostics import (
+from oracledp._diagnostics import (
     NonPrivateDiagnostics,
     PicklesWithoutDiagnostics,
     check_diagnostics_flag,
 )
-from oracledp.errors import BoundsViolation
+from oracledp._errors import BoundsViolation
+from oracledp._validation import check_delta, check_epsilon, check_rng
 
 #: What replaces a record value that a third-party message would have shown.
 _HIDDEN = "<value not shown: it is data>"
@@ -164,7 +164,7 @@ class PrivateEstimator(PicklesWithoutDiagnostics, BaseEstimator):
     ``fit`` opens with :meth:`_start_fit` (all parameter checks, before any data or noise)
     and ends with :meth:`_set_fitted`.  An estimator is fitted once it has ``coef_``; it
     takes dense, finite float features; its pickle drops ``diagnostics_`` and, once fitted,
-    the seed (:class:`~oracledp.diagnostics.PicklesWithoutDiagnostics`).
+    the seed (:class:`~oracledp._diagnostics.PicklesWithoutDiagnostics`).
     """
 
     def __sklearn_tags__(self) -> Tags:

@@ -19,7 +19,7 @@ theorem of the underlying private ERM algorithm).
 Parameters (Appendix B.1): ``lambda = 0.005``, ``gamma = 0.1``, ``T = 1000``
 noise-reduction levels geometric from ``1/n`` to ``4E`` (E the theory epsilon
 of the task for alpha), the doubling grid ``1/n, 2/n, ...`` up to the first level
-``>= 4E`` (:func:`oracledp.erm.theory.default_eps_grid`, which is what
+``>= 4E`` (:func:`oracledp.erm._theory.default_eps_grid`, which is what
 :func:`~oracledp.erm.covnr`, :func:`~oracledp.erm.outputnr` and
 :func:`~oracledp.erm.doubling` use with ``eps_list=None``).  The paper sweeps
 ``alpha = 0.005, 0.010, ..., 0.200`` (40 values) with 40 trials (KDD-99) or 80
@@ -61,8 +61,8 @@ from typing import Any
 
 import numpy as np
 
-from oracledp.diagnostics import research_diagnostics
-from oracledp.erm import theory
+from oracledp._diagnostics import research_diagnostics
+from oracledp.erm import _theory as theory
 from oracledp.experiments._outputs import (
     new_figure,
     read_jsonl,

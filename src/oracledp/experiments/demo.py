@@ -30,14 +30,14 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from oracledp._diagnostics import research_diagnostics
+from oracledp._errors import OracleFailure
 from oracledp._provenance import environment
 from oracledp._validation import check_epsilon, check_positive
-from oracledp.diagnostics import research_diagnostics
-from oracledp.errors import OracleFailure
-from oracledp.learners.opdisc_calibration import calibrate
-from oracledp.oracles.halfspace import FeatureSchema, HalfspaceProblem
-from oracledp.oracles.registry import check_solver_name
-from oracledp.oracles.space import IntegerBall
+from oracledp.learners._opdisc_calibration import calibrate
+from oracledp.oracles._halfspace import FeatureSchema, HalfspaceProblem
+from oracledp.oracles._registry import check_solver_name
+from oracledp.oracles._space import IntegerBall
 
 __all__ = ["NON_PRIVATE_LABEL", "Config", "ProgressCallback", "run_demo", "run_seed",
            "write_outputs"]
@@ -114,7 +114,7 @@ def _stats(values: Sequence[float]) -> dict[str, float | None]:
 
 def _non_private(X_tr: NDArray, y_tr: NDArray, X_te: NDArray, y_te: NDArray,
                  config: Config, schema: FeatureSchema) -> dict[str, Any]:
-    from oracledp.estimators.opdisc import build_oracle
+    from oracledp.estimators._opdisc import build_oracle
 
     problem = HalfspaceProblem.from_data(X_tr, y_tr, IntegerBall(X_tr.shape[1]), schema=schema)
     oracle = build_oracle(config.solver, config.time_limit)

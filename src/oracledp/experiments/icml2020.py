@@ -28,9 +28,9 @@ from typing import Any
 
 import numpy as np
 
+from oracledp._diagnostics import research_diagnostics
+from oracledp._errors import OracleFailure
 from oracledp._validation import check_epsilon
-from oracledp.diagnostics import research_diagnostics
-from oracledp.errors import OracleFailure
 from oracledp.experiments._outputs import (
     finish_axes,
     new_figure,
@@ -163,7 +163,7 @@ def _run_oracle_method(method: str, eps: float, seed: int, cfg: Config) -> dict[
 
 
 def _run_dpsgd(eps: float, seed: int, cfg: Config) -> dict[str, Any]:
-    from oracledp.baselines.dpsgd import dpsgd_logistic
+    from oracledp.baselines._dpsgd import dpsgd_logistic
 
     train, test = _data(cfg.data_seed)
     t0 = time.perf_counter()
@@ -180,7 +180,7 @@ def _run_dpsgd(eps: float, seed: int, cfg: Config) -> dict[str, Any]:
 
 
 def _run_opsamp(eps: float, seed: int, cfg: Config) -> dict[str, Any]:
-    from oracledp.estimators.opsamp import OPSampClassifier
+    from oracledp.estimators._opsamp import OPSampClassifier
 
     train, test = _data(cfg.data_seed)
     t0 = time.perf_counter()

@@ -1,7 +1,7 @@
 """PRSMA + Laplace RSPM learning a monotone conjunction on UCI Adult: an end-to-end run.
 
-The base algorithm is :class:`~oracledp.learners.prsma_bases.ClassRSPMBase` (Laplace RSPM over
-the 0/1-loss class of monotone conjunctions); :func:`~oracledp.learners.prsma.prsma` makes it
+The base algorithm is :class:`~oracledp.learners._prsma_bases.ClassRSPMBase` (Laplace RSPM over
+the 0/1-loss class of monotone conjunctions); :func:`~oracledp.learners._prsma.prsma` makes it
 (eps, delta)-DP for any oracle behaviour (Neel, Roth, Wu, FOCS 2019, Theorem 8).  The features
 are public rules on Adult's attributes (:data:`ADULT_INDICATORS`).
 """
@@ -14,11 +14,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from oracledp._diagnostics import research_diagnostics
 from oracledp._validation import RandomLike, check_rng
-from oracledp.diagnostics import research_diagnostics
-from oracledp.learners.prsma import prsma, prsma_cost
-from oracledp.learners.prsma_bases import _ORACLE_KINDS, ClassRSPMBase
-from oracledp.query_classes.boolean import MonotoneConjunctions
+from oracledp.learners._prsma import prsma, prsma_cost
+from oracledp.learners._prsma_bases import _ORACLE_KINDS, ClassRSPMBase
+from oracledp.query_classes._boolean import MonotoneConjunctions
 
 __all__ = ["ADULT_INDICATORS", "adult_binary_features", "prsma_adult_conjunctions"]
 
@@ -43,7 +43,7 @@ def adult_binary_features(split: str = "train") -> tuple[NDArray[np.float64],
     and the indicator names.  Uses every record (``balanced=False``), so no
     data-dependent row selection happens.
     """
-    from oracledp.datasets.adult import load_adult
+    from oracledp.datasets._adult import load_adult
 
     ds = load_adult(split, balanced=False, attributes=_ADULT_ATTRIBUTES)
     col = {name: i for i, name in enumerate(ds.feature_names)}

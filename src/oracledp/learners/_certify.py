@@ -6,9 +6,9 @@ import time
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from oracledp.diagnostics import NonPrivateDiagnostics, release_diagnostics
-from oracledp.errors import OracleFailure
-from oracledp.privacy.guarantees import PrivacyGuarantee
+from oracledp._diagnostics import NonPrivateDiagnostics, release_diagnostics
+from oracledp._errors import OracleFailure
+from oracledp.privacy._guarantees import PrivacyGuarantee
 
 
 def _point(result: Any) -> Any:

@@ -12,10 +12,10 @@ Theorem 1 sets sigma = 7 G D^2 sqrt(ln(1/delta)) / (tau eps) and claims
 set depends on the output w, and the argmin picks the w whose bad event is most
 likely.  The exact output law of the "checkerboard torus" (hypercube for N = 2)
 violates (eps, delta) at the paper's sigma, e.g. realized delta 0.21 at
-(2.3, 0.1) with d = 14 (:mod:`oracledp.audit.opdisc_exact`).
+(2.3, 0.1) with d = 14 (:mod:`oracledp.audit._opdisc_exact`).
 
 What we ship (proof: ``docs/proofs/opdisc-calibration.md``; code:
-:mod:`oracledp.learners.opdisc_calibration`): sigma = m c / eps with Lemma 4's
+:mod:`oracledp.learners._opdisc_calibration`): sigma = m c / eps with Lemma 4's
 shift c = 4 G D^2 / tau (the printed 2 G D^2 / tau is too small) and the smallest
 m whose proven bound on delta,
 ``int_{t0}^inf a e^{eps - a t - a^2/2} min(1, hemisphere chi_{d+1}, |W| Phi-bar(t)) dt``
@@ -25,7 +25,7 @@ m whose proven bound on delta,
 
 Privacy: (eps, delta)-DP for replace-one neighbours **provided the oracle returns
 the exact minimizer**.  An oracle answer that is not certified optimal is never
-released by default (:class:`~oracledp.errors.OracleFailure`);
+released by default (:class:`~oracledp._errors.OracleFailure`);
 ``allow_uncertified=True`` returns it with a guarantee marked as not holding.
 
 ``calibration="paper"`` uses Theorem 1's sigma, for reproducing the paper only:
@@ -47,20 +47,20 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from oracledp._diagnostics import NonPrivateDiagnostics, check_diagnostics_flag
+from oracledp._errors import PrivacyWarning
 from oracledp._validation import RandomLike, check_delta, check_epsilon, check_rng
-from oracledp.diagnostics import NonPrivateDiagnostics, check_diagnostics_flag
-from oracledp.errors import PrivacyWarning
 from oracledp.learners._certify import check_oracle_accepts, solve_and_release
-from oracledp.learners.opdisc_calibration import (
+from oracledp.learners._opdisc_calibration import (
     PROOF,
     Calibration,
     OPDiscCalibration,
     calibrate,
 )
-from oracledp.oracles.base import Oracle
-from oracledp.oracles.registry import make_oracle
-from oracledp.privacy import noise
-from oracledp.privacy.guarantees import PrivacyGuarantee
+from oracledp.oracles._base import Oracle
+from oracledp.oracles._registry import make_oracle
+from oracledp.privacy import _noise as noise
+from oracledp.privacy._guarantees import PrivacyGuarantee
 
 SOURCE = ("Neel, Roth, Vietri, Wu (ICML 2020), Algorithm 1 OPDisc, with the noise "
           f"calibration proven in {PROOF} (not Theorem 1's sigma)")
@@ -118,7 +118,7 @@ def opdisc_calibration(epsilon: float, delta: float, problem: DiscreteProblem, *
     """sigma and what it rests on, from public parameters only (no data, no randomness).
 
     ``calibration='proven'`` (default): the smallest multiplier m with a proven delta
-    bound (:mod:`oracledp.learners.opdisc_calibration`).  ``'paper'``: Theorem 1's, which
+    bound (:mod:`oracledp.learners._opdisc_calibration`).  ``'paper'``: Theorem 1's, which
     is not private for wide W (refused outside eps <= ln(1/delta)).
     """
     _check_problem(problem)
@@ -168,7 +168,7 @@ class OPDiscResult:
     ``sigma`` the noise scale (a function of public parameters).  The oracle's record
     (training loss of w, objective, bound, gap, status, wall time) and the timings
     read the data: they are in ``diagnostics`` (a
-    :class:`~oracledp.diagnostics.NonPrivateDiagnostics` with entries ``oracle``, the
+    :class:`~oracledp._diagnostics.NonPrivateDiagnostics` with entries ``oracle``, the
     :class:`~oracledp.oracles.OracleResult`, and ``timings``) only when the caller
     passed ``return_diagnostics=True``; otherwise ``diagnostics`` is None.
     """
@@ -210,12 +210,12 @@ def opdisc(
 
     Privacy: ``(epsilon, delta)``-DP (approximate, fixed in advance, not ex-post) for
     replace-one neighbours, *provided the oracle returns the exact minimizer*: an answer
-    without a certificate raises :class:`~oracledp.errors.OracleFailure` (or, with
+    without a certificate raises :class:`~oracledp._errors.OracleFailure` (or, with
     ``allow_uncertified=True``, is released with ``guarantee.holds = False``).  The noise is
-    ``eta ~ N(0, sigma^2 I)`` drawn by :func:`oracledp.privacy.noise.gaussian`, with sigma from
+    ``eta ~ N(0, sigma^2 I)`` drawn by :func:`oracledp.privacy._noise.gaussian`, with sigma from
     :func:`opdisc_sigma`: the bound proven in ``docs/proofs/opdisc-calibration.md`` (the
     paper's Theorem 1 sigma is not private for wide W).  The result carries the
-    :class:`~oracledp.privacy.guarantees.PrivacyGuarantee`.
+    :class:`~oracledp.privacy._guarantees.PrivacyGuarantee`.
 
     Parameters
     ----------
@@ -234,14 +234,14 @@ def opdisc(
         ``"proven"`` (default): sigma from the bound proven in
         ``docs/proofs/opdisc-calibration.md``.  ``"paper"``: Theorem 1's sigma, for
         reproducing the paper only; NOT private for wide W: the guarantee has
-        ``holds=False`` and a :class:`~oracledp.errors.PrivacyWarning` is issued.
+        ``holds=False`` and a :class:`~oracledp._errors.PrivacyWarning` is issued.
     eta:
         Test hook: use this noise vector instead of sampling one.  The result's
         guarantee then does not hold (the noise was not drawn by the mechanism).
     return_diagnostics:
-        Attach :class:`~oracledp.diagnostics.NonPrivateDiagnostics` (the oracle's
+        Attach :class:`~oracledp._diagnostics.NonPrivateDiagnostics` (the oracle's
         record: training loss of w, objective, bound, status, wall time; timings).
-        For research only: issues a :class:`~oracledp.errors.DiagnosticsWarning` and
+        For research only: issues a :class:`~oracledp._errors.DiagnosticsWarning` and
         sets ``guarantee.diagnostics_released``; the diagnostics are not private.
 
     Privacy
@@ -317,7 +317,7 @@ def _opdisc_sample_k(
     Vectorized over noise draws, for audits and exact-law tests.  ``sigma_scale``
     plants a bug (e.g. 0.5 = half the noise) for the audits' meta-tests.
     """
-    from oracledp.oracles.brute import BruteForceOracle
+    from oracledp.oracles._brute import BruteForceOracle
 
     space = problem.space
     sigma = sigma_scale * opdisc_sigma(epsilon, delta, problem, calibration=calibration)

@@ -14,7 +14,7 @@ probability <= delta (Lemma 10), where W(D, Sigma) = (1/m) sum_k O_alpha(D, sigm
 condition on that set and apply the Laplace mechanism.  The proof does not need
 convexity, nor an exact oracle; it needs every oracle answer to be within the
 declared error alpha, which is why every answer must carry a certificate and an
-uncertified one raises :class:`~oracledp.errors.OracleFailure`.
+uncertified one raises :class:`~oracledp._errors.OracleFailure`.
 
 How we read the paper, and where we deviate (always towards more noise)
 -----------------------------------------------------------------------
@@ -87,6 +87,12 @@ from joblib import Parallel, delayed, effective_n_jobs
 from numpy.typing import NDArray
 from threadpoolctl import threadpool_limits
 
+from oracledp._diagnostics import (
+    NonPrivateDiagnostics,
+    check_diagnostics_flag,
+    release_diagnostics,
+)
+from oracledp._errors import OracleFailure
 from oracledp._validation import (
     RandomLike,
     check_delta,
@@ -95,15 +101,9 @@ from oracledp._validation import (
     check_positive,
     check_rng,
 )
-from oracledp.diagnostics import (
-    NonPrivateDiagnostics,
-    check_diagnostics_flag,
-    release_diagnostics,
-)
-from oracledp.errors import OracleFailure
-from oracledp.oracles.convex import ApproxOracleResult
-from oracledp.privacy import noise
-from oracledp.privacy.guarantees import PrivacyGuarantee
+from oracledp.oracles._convex import ApproxOracleResult
+from oracledp.privacy import _noise as noise
+from oracledp.privacy._guarantees import PrivacyGuarantee
 
 __all__ = [
     "SOURCE",
@@ -411,7 +411,7 @@ class OPSampResult:
         The terms of lambda_ (and the printed bound (7)).
     diagnostics:
         None, or with ``return_diagnostics=True`` a
-        :class:`~oracledp.diagnostics.NonPrivateDiagnostics` holding ``timings``
+        :class:`~oracledp._diagnostics.NonPrivateDiagnostics` holding ``timings``
         (wall-clock seconds of noise, oracle calls, total): NOT private.
 
     The oracle answers themselves (w_k, their objectives and certificates) depend
@@ -522,9 +522,9 @@ def opsamp(
     neighbours (Neel, Roth, Vietri, Wu, ICML 2020, Theorem 11, with lambda from Lemmas 8-10),
     *provided every oracle answer is within its declared additive error alpha*: each answer's
     certificate (its gap) is checked and an uncertified answer raises
-    :class:`~oracledp.errors.OracleFailure`; the oracle need not be exact.  The perturbations
+    :class:`~oracledp._errors.OracleFailure`; the oracle need not be exact.  The perturbations
     are exponential (rate eta) and Laplace (scale lambda/eps), drawn by
-    :mod:`oracledp.privacy.noise`.  The conservative readings of the paper that the
+    :mod:`oracledp.privacy._noise`.  The conservative readings of the paper that the
     calibration uses are listed, with their reasons, in the docstring of the implementation
     module :mod:`oracledp.learners._opsamp`.
 
@@ -534,7 +534,7 @@ def opsamp(
         Provides ``n``, ``d``, ``lipschitz`` (G, l1-Lipschitz constant of each
         loss, losses in [0, 1]), ``linf_diameter`` (D_inf), ``l2_diameter`` (D_2),
         optionally ``l1_diameter`` (D_1, else d D_inf) and ``contains(w)``;
-        e.g. :class:`~oracledp.oracles.convex.LogisticProblem`.
+        e.g. :class:`~oracledp.oracles._convex.LogisticProblem`.
     epsilon, delta:
         Target (eps, delta); eps > 0, 0 < delta < 1.
     m:
@@ -542,7 +542,7 @@ def opsamp(
     oracle:
         Declares ``alpha`` (additive error on L(D, w) - <sigma, w>, unnormalized)
         and has ``solve(problem, sigma)`` returning an
-        :class:`~oracledp.oracles.convex.ApproxOracleResult` with a certified
+        :class:`~oracledp.oracles._convex.ApproxOracleResult` with a certified
         ``gap``; optional ``solve_batch(problem, sigmas)``.
     eta:
         Rate of the exponential noise (mean 1/eta).  ``None``: Algorithm 2's
@@ -559,15 +559,15 @@ def opsamp(
         vector instead of sampling them.  The result's guarantee then does not hold
         (the noise was not drawn by the mechanism).
     return_diagnostics:
-        Attach :class:`~oracledp.diagnostics.NonPrivateDiagnostics` (``timings``).
-        For research only: issues a :class:`~oracledp.errors.DiagnosticsWarning` and
+        Attach :class:`~oracledp._diagnostics.NonPrivateDiagnostics` (``timings``).
+        For research only: issues a :class:`~oracledp._errors.DiagnosticsWarning` and
         sets ``guarantee.diagnostics_released``.
 
     Privacy
     -------
     (eps, delta)-DP for replace-one neighbours (Theorem 11 of Neel et al., ICML
     2020), provided every oracle answer is within the declared alpha; the oracle
-    must certify it, otherwise :class:`~oracledp.errors.OracleFailure` is raised
+    must certify it, otherwise :class:`~oracledp._errors.OracleFailure` is raised
     and nothing is released.  All inputs are validated before any noise is drawn.
 
     Examples
@@ -576,7 +576,7 @@ def opsamp(
 
     >>> import numpy as np
     >>> from oracledp.learners import opsamp
-    >>> from oracledp.oracles.convex import LogisticLinearOracle, LogisticProblem
+    >>> from oracledp.oracles._convex import LogisticLinearOracle, LogisticProblem
     >>> X = np.array([[0.5, 0.0], [0.0, 0.5], [0.5, 0.5], [-0.5, 0.0]])
     >>> problem = LogisticProblem.from_data(X, [1, -1, 1, -1], radius=1.0)
     >>> res = opsamp(problem, 1.0, 1e-3, m=5, oracle=LogisticLinearOracle("box", 1.0),

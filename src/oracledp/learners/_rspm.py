@@ -9,7 +9,7 @@ u_i with weights eta_i (which may be negative):
 
 Privacy (Theorem 6): eps-DP (pure) for replace-one neighbours **provided the
 oracle returns the exact minimizer**; an uncertified oracle answer raises
-:class:`~oracledp.errors.OracleFailure` (or, with ``allow_uncertified=True``,
+:class:`~oracledp._errors.OracleFailure` (or, with ``allow_uncertified=True``,
 is returned with a guarantee marked as not holding).  The proof translates
 eta_i by 2(1 - 2 loss_h(u_i)); the paper's Lemma 3 text says shifts of at most 1,
 but the map uses 2, which is what the scale 2m/eps pays for.
@@ -19,7 +19,7 @@ Halfspaces of the ICML 2020 experiment: W = {-1, 0, 1}^d (integer k with
 (e_j, +1) and (-e_j, +1), j = 1..d (m = 2d): their losses are 1[w_j <= 0] and
 1[w_j >= 0], whose pattern (1,0), (1,1), (0,1) identifies w_j, so U separates W.
 A separator example's loss depends on w_j alone, so its weight is exactly a cost
-on the value of k_j (:class:`~oracledp.oracles.halfspace.Perturbation`): the
+on the value of k_j (:class:`~oracledp.oracles._halfspace.Perturbation`): the
 oracle needs no extra rows, and the points +-e_j need not be valid records.
 """
 
@@ -32,15 +32,15 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from oracledp._diagnostics import NonPrivateDiagnostics, check_diagnostics_flag
 from oracledp._validation import RandomLike, check_epsilon, check_rng
-from oracledp.diagnostics import NonPrivateDiagnostics, check_diagnostics_flag
 from oracledp.learners._certify import check_oracle_accepts, solve_and_release
-from oracledp.oracles.base import Oracle
-from oracledp.oracles.halfspace import HalfspaceProblem, Perturbation, two_sum
-from oracledp.oracles.registry import make_oracle
-from oracledp.oracles.space import IntegerBall
-from oracledp.privacy import noise
-from oracledp.privacy.guarantees import PrivacyGuarantee
+from oracledp.oracles._base import Oracle
+from oracledp.oracles._halfspace import HalfspaceProblem, Perturbation, two_sum
+from oracledp.oracles._registry import make_oracle
+from oracledp.oracles._space import IntegerBall
+from oracledp.privacy import _noise as noise
+from oracledp.privacy._guarantees import PrivacyGuarantee
 
 SOURCE = "Neel, Roth, Wu (FOCS 2019), RSPM (Section III.A), Theorem 6"
 
@@ -69,7 +69,7 @@ def rspm_perturbation(space: IntegerBall, eta: NDArray[np.floating]) -> Perturba
     """The separator weights eta (length 2d) as per-coordinate value costs.
 
     Exact: the cost of ``k_j = 0`` is the real sum ``eta_j + eta_{d+j}``, stored as its
-    float plus an exact residual (:func:`~oracledp.oracles.halfspace.two_sum`).
+    float plus an exact residual (:func:`~oracledp.oracles._halfspace.two_sum`).
     """
     d = space.d
     eta = np.asarray(eta, dtype=np.float64)
@@ -100,7 +100,7 @@ class RSPMResult:
     ``w`` is the released parameter vector, ``scale`` the Laplace scale 2m/eps and
     ``m`` the separator size (public).  The oracle's record (training loss, objective,
     bound, status, wall time) and the timings are in ``diagnostics`` only with
-    ``return_diagnostics=True`` (see :class:`~oracledp.diagnostics.NonPrivateDiagnostics`).
+    ``return_diagnostics=True`` (see :class:`~oracledp._diagnostics.NonPrivateDiagnostics`).
     """
 
     w: NDArray[np.float64]
@@ -142,9 +142,9 @@ def rspm(
     Privacy: ``epsilon``-DP (pure, fixed in advance) for replace-one neighbours (Neel, Roth,
     Wu, FOCS 2019, Section III.A, Theorem 6), *provided the oracle returns the exact
     minimizer* of the perturbed objective: an uncertified answer raises
-    :class:`~oracledp.errors.OracleFailure` (or is released with ``guarantee.holds = False``
+    :class:`~oracledp._errors.OracleFailure` (or is released with ``guarantee.holds = False``
     under ``allow_uncertified=True``).  The ``m = 2d`` separator weights are Laplace with scale
-    :func:`rspm_scale` ``= 2m / epsilon``, drawn by :func:`oracledp.privacy.noise.laplace`
+    :func:`rspm_scale` ``= 2m / epsilon``, drawn by :func:`oracledp.privacy._noise.laplace`
     (spec ``docs/specs/oracle-query.md`` section 3).
 
     Parameters
@@ -165,9 +165,9 @@ def rspm(
         Test hook: the 2d separator weights instead of sampling them.  The result's
         guarantee then does not hold (the noise was not drawn by the mechanism).
     return_diagnostics:
-        Attach :class:`~oracledp.diagnostics.NonPrivateDiagnostics` (``oracle``: the
+        Attach :class:`~oracledp._diagnostics.NonPrivateDiagnostics` (``oracle``: the
         oracle's record; ``timings``).  For research only: issues a
-        :class:`~oracledp.errors.DiagnosticsWarning` and sets
+        :class:`~oracledp._errors.DiagnosticsWarning` and sets
         ``guarantee.diagnostics_released``.
 
     Privacy
@@ -232,7 +232,7 @@ def _rspm_sample_explicit(data_loss: NDArray[np.floating], patterns: NDArray[np.
 def _rspm_sample_k(problem: HalfspaceProblem, epsilon: float, size: int,
                    rng: np.random.Generator, *, scale_factor: float = 1.0) -> NDArray[np.int64]:
     """``size`` independent RSPM outputs (integer k) by enumeration of W, for tiny d."""
-    from oracledp.oracles.brute import BruteForceOracle
+    from oracledp.oracles._brute import BruteForceOracle
 
     _check_space(problem)
     K, loss, _ = BruteForceOracle()._tables(problem)

@@ -7,17 +7,17 @@
   as :class:`ExPostLoss`.
 """
 
+from oracledp.mechanisms._above_threshold import (
+    ExPostLoss,
+    InteractiveAboveThreshold,
+    iat_query_scale,
+    iat_threshold_scale,
+)
 from oracledp.mechanisms._noise_reduction import (
     noise_reduction,
     noise_reduction_guarantee,
     nr_keep_probabilities,
     nr_scales,
-)
-from oracledp.mechanisms.above_threshold import (
-    ExPostLoss,
-    InteractiveAboveThreshold,
-    iat_query_scale,
-    iat_threshold_scale,
 )
 
 __all__ = [

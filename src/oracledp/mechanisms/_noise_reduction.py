@@ -18,7 +18,7 @@ private levels come for free.
 Indexing: the library is 0-based.  ``out[t]`` is the release at level
 ``eps_list[t]``; the prefix ``out[:t + 1]`` is ``eps_list[t]``-DP.
 
-Guarantees hold under idealized numerics (see :mod:`oracledp.privacy.guarantees`).
+Guarantees hold under idealized numerics (see :mod:`oracledp.privacy._guarantees`).
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ from oracledp._validation import (
     check_real_vector,
     check_rng,
 )
-from oracledp.privacy import noise
-from oracledp.privacy.guarantees import GuaranteeKind, PrivacyGuarantee
+from oracledp.privacy import _noise as noise
+from oracledp.privacy._guarantees import GuaranteeKind, PrivacyGuarantee
 
 NR_SOURCE = (
     "Ligett et al. 2017 (Accuracy First), Algorithm 1 and Theorem 2.7 "

@@ -1,9 +1,9 @@
 """Optimization oracles (no solver is imported here)."""
 
-from oracledp.oracles.base import CERTIFY_ABS_TOL, Oracle, OracleResult, OracleStatus
-from oracledp.oracles.halfspace import FeatureSchema, HalfspaceProblem
-from oracledp.oracles.registry import available_oracles, check_solver_name, make_oracle
-from oracledp.oracles.space import IntegerBall
+from oracledp.oracles._base import CERTIFY_ABS_TOL, Oracle, OracleResult, OracleStatus
+from oracledp.oracles._halfspace import FeatureSchema, HalfspaceProblem
+from oracledp.oracles._registry import available_oracles, check_solver_name, make_oracle
+from oracledp.oracles._space import IntegerBall
 
 __all__ = [
     "CERTIFY_ABS_TOL",

@@ -1,6 +1,6 @@
 """OR-Tools CP-SAT model of the monolithic MIP, with an explicit exact integer scaling.
 
-Private helper of :mod:`oracledp.oracles.monolithic`, whose module docstring states the
+Private helper of :mod:`oracledp.oracles._monolithic`, whose module docstring states the
 formulation and why CP-SAT's bound is trusted at every scale: the objective is multiplied
 by a power of two ``S`` and the noise coefficients rounded to integers, with worst-case
 rounding error ``E``, so CP-SAT's integer bound ``B`` gives the valid bound
@@ -8,7 +8,7 @@ rounding error ``E``, so CP-SAT's integer bound ``B`` gives the valid bound
 ``eta`` rebuilds only the objective and hints the previous k; no-good clauses and a
 cutoff on a copy of the model for the tie check).  OR-Tools is imported only inside
 :class:`_CpSatModel` (it may not share a process with highspy, see
-:mod:`oracledp.oracles.monolithic`).
+:mod:`oracledp.oracles._monolithic`).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from oracledp.oracles._base import OracleStatus
 from oracledp.oracles._mono_structure import _Raw, _Structure
-from oracledp.oracles.base import OracleStatus
 
 _CPSAT_PRECISION = 1e-9  # aim: worst-case rounding gap 2 E / S <= (d k_max + 1) / S <= this
 _EXACT = 2.0**52  # magnitudes kept below this stay exact in float64 and int64

@@ -1,6 +1,6 @@
 """HiGHS model of the monolithic MIP (big-M rows), and HiGHS's well-scaling rule.
 
-Private helper of :mod:`oracledp.oracles.monolithic`, whose module docstring states the
+Private helper of :mod:`oracledp.oracles._monolithic`, whose module docstring states the
 formulation, the well-scaling rule ``t (1 + L) <= 1/2`` under which HiGHS's bound is
 trusted, and the tie check that makes a trusted optimum exact.  Holds
 :class:`_HighsModel` (built once per problem; a new ``eta`` only changes objective
@@ -8,7 +8,7 @@ coefficients, warm-started from the previous optimum; no-good rows and an object
 bound for the tie check) and :func:`highs_scale_trusted_by_schema` (the same rule
 decided from a declared schema, public facts only).  highspy is imported only inside
 :class:`_HighsModel` (it may not share a process with OR-Tools, see
-:mod:`oracledp.oracles.monolithic`).
+:mod:`oracledp.oracles._monolithic`).
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from oracledp.oracles._base import OracleStatus
+from oracledp.oracles._halfspace import HalfspaceProblem
 from oracledp.oracles._highs import new_highs
 from oracledp.oracles._mono_structure import _Raw, _Structure
-from oracledp.oracles.base import OracleStatus
-from oracledp.oracles.halfspace import HalfspaceProblem
 
 _HIGHS_ABS_GAP = 1e-9
 _HIGHS_MIP_FEAS_TOL = 1e-6  # integrality, column bounds and rows in the MIP search

@@ -1,11 +1,11 @@
 """Solver-independent structure of the monolithic MIP, and a solver's raw answer.
 
-Private helper of :mod:`oracledp.oracles.monolithic` (whose module docstring states
+Private helper of :mod:`oracledp.oracles._monolithic` (whose module docstring states
 the formulation and its exact presolve): :class:`_Structure` holds the integer data
 both solver models are built from (the gcd-reduced and merged group rows, their exact
 big-M bounds ``M_g``, the attainable squared norms ``v`` and the objective
 coefficients of ``k`` and ``u`` for a noise vector ``eta``); :func:`_structure` builds
-it from a :class:`~oracledp.oracles.halfspace.HalfspaceProblem`.  :class:`_Raw` is a
+it from a :class:`~oracledp.oracles._halfspace.HalfspaceProblem`.  :class:`_Raw` is a
 solver's answer before the oracle certifies it (it crosses the worker pipe).
 No solver is imported here.
 """
@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from oracledp.oracles.base import OracleStatus
-from oracledp.oracles.halfspace import HalfspaceProblem, gcd_reduced_rows
+from oracledp.oracles._base import OracleStatus
+from oracledp.oracles._halfspace import HalfspaceProblem, gcd_reduced_rows
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """Private solver worker process of the monolithic MIP oracle.
 
-Private helper of :mod:`oracledp.oracles.monolithic` (see its module docstring for why:
+Private helper of :mod:`oracledp.oracles._monolithic` (see its module docstring for why:
 highspy and OR-Tools may not share a process).  :class:`_WorkerClient` starts a child
 interpreter running :func:`_worker_main`, which keeps up to ``_WORKER_PROBLEMS``
 problems (with their built models) and answers solve requests; problems are sent once
@@ -26,9 +26,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from oracledp.oracles._base import OracleStatus
+from oracledp.oracles._halfspace import HalfspaceProblem
 from oracledp.oracles._mono_structure import _Raw
-from oracledp.oracles.base import OracleStatus
-from oracledp.oracles.halfspace import HalfspaceProblem
 
 _WORKER_PROBLEMS = 8  # problems (with their models) a worker keeps
 
@@ -112,7 +112,7 @@ class _WorkerClient:
 
 def _worker_main() -> None:
     """Serve solve requests on stdin/stdout (pickles); anything printed goes to stderr."""
-    from oracledp.oracles.monolithic import MonolithicMIPOracle  # imports this module
+    from oracledp.oracles._monolithic import MonolithicMIPOracle  # imports this module
 
     inp = sys.stdin.buffer
     out = os.fdopen(os.dup(1), "wb")

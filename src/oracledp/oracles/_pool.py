@@ -1,4 +1,4 @@
-"""Persistent daemon worker threads for :class:`~oracledp.oracles.structured.StructuredOracle`.
+"""Persistent daemon worker threads for :class:`~oracledp.oracles._structured.StructuredOracle`.
 
 The structured oracle solves several inner problems at once (``workers``), each in its own
 thread with its own HiGHS model (HiGHS releases the GIL); :class:`_DaemonPool` holds those

@@ -1,4 +1,4 @@
-"""Local-search incumbents of the structured oracle (:mod:`oracledp.oracles.structured`).
+"""Local-search incumbents of the structured oracle (:mod:`oracledp.oracles._structured`).
 
 Phase 1 of its search: before any MIP, coordinate descent over the binary weights u for a
 fixed outer candidate v (:func:`local_search`), from a few starts (:func:`heuristic`), gives
@@ -13,8 +13,8 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
+from oracledp.oracles._halfspace import HalfspaceProblem, Perturbation
 from oracledp.oracles._structured_tables import _Prepared, terms
-from oracledp.oracles.halfspace import HalfspaceProblem, Perturbation
 
 
 def heuristic(problem: HalfspaceProblem, prep: _Prepared, vi: int,

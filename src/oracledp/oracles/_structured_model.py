@@ -1,4 +1,4 @@
-"""The inner HiGHS model of the structured oracle (:mod:`oracledp.oracles.structured`).
+"""The inner HiGHS model of the structured oracle (:mod:`oracledp.oracles._structured`).
 
 Step 3 of the method described there, and the rigorous LP bound of step 4: for one outer
 candidate v, the integer program over the binary weights u (:func:`build_inner`: one-hot
@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
+from oracledp.oracles._halfspace import HalfspaceProblem
 from oracledp.oracles._highs import new_highs
-from oracledp.oracles.halfspace import HalfspaceProblem
 
 if TYPE_CHECKING:
     from oracledp.oracles._structured_tables import _Prepared

@@ -1,4 +1,4 @@
-"""Tables and bounds of the structured oracle (:mod:`oracledp.oracles.structured`).
+"""Tables and bounds of the structured oracle (:mod:`oracledp.oracles._structured`).
 
 Steps 1, 2 and 4 of the method described there, for a table with few numeric and many binary
 columns, with k = (v, u) (numeric and binary weights): the outer candidates v
@@ -17,8 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from oracledp.oracles._halfspace import HalfspaceProblem, Perturbation
 from oracledp.oracles._structured_model import _InnerModel
-from oracledp.oracles.halfspace import HalfspaceProblem, Perturbation
 
 _BLOCK_ENTRIES = 1 << 21
 """Groups x outer candidates processed at once when counting losses (about 16 MB per array)."""

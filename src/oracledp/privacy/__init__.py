@@ -1,17 +1,17 @@
 """The privacy core: guarantee types, noise primitives, composition, the ledger, accounting.
 
-* :mod:`oracledp.privacy.guarantees`: :class:`PrivacyGuarantee`, carried by every release.
-* :mod:`oracledp.privacy.noise`: every privacy-relevant random draw, each with its DP fact
+* :mod:`oracledp.privacy._guarantees`: :class:`PrivacyGuarantee`, carried by every release.
+* :mod:`oracledp.privacy._noise`: every privacy-relevant random draw, each with its DP fact
   (``laplace_scale`` / ``laplace_guarantee``, ``gaussian_rho``, ``exponential_mechanism``...).
-* :mod:`oracledp.privacy.composition`: basic, advanced and zCDP composition and conversions.
-* :mod:`oracledp.privacy.ledger`: a run's spends and their composition into a guarantee.
-* :mod:`oracledp.privacy.rdp`: the Renyi accountant of DP-SGD (with the replace-one step).
+* :mod:`oracledp.privacy._composition`: basic, advanced and zCDP composition and conversions.
+* :mod:`oracledp.privacy._ledger`: a run's spends and their composition into a guarantee.
+* :mod:`oracledp.privacy._rdp`: the Renyi accountant of DP-SGD (with the replace-one step).
 
 The mechanisms' own calibrations (OPDisc's sigma, OPSamp's lambda, RSPM's scale...) stay with
-the mechanism and its proof; they draw through :mod:`~oracledp.privacy.noise`.
+the mechanism and its proof; they draw through :mod:`~oracledp.privacy._noise`.
 """
 
-from oracledp.privacy.composition import (
+from oracledp.privacy._composition import (
     advanced_composition,
     advanced_composition_k,
     basic_composition,
@@ -20,8 +20,8 @@ from oracledp.privacy.composition import (
     rho_for_epsilon,
     zcdp_epsilon,
 )
-from oracledp.privacy.guarantees import GuaranteeKind, PrivacyGuarantee
-from oracledp.privacy.ledger import Spend, compose, ledger_guarantee
+from oracledp.privacy._guarantees import GuaranteeKind, PrivacyGuarantee
+from oracledp.privacy._ledger import Spend, compose, ledger_guarantee
 
 __all__ = [
     "GuaranteeKind",

@@ -1,10 +1,10 @@
 """Query / hypothesis classes over binary features with separator sets and weighted oracles.
 
-See :mod:`oracledp.query_classes.base` for the conventions (Neel, Roth, Wu, FOCS 2019,
+See :mod:`oracledp.query_classes._base` for the conventions (Neel, Roth, Wu, FOCS 2019,
 Definitions 2, 5, 7; spec ``docs/specs/oracle-query.md`` sections 1-2).
 """
 
-from oracledp.query_classes.base import (
+from oracledp.query_classes._base import (
     ENUMERATE_LIMIT,
     BruteForceClassOracle,
     ClassOracleResult,
@@ -15,15 +15,15 @@ from oracledp.query_classes.base import (
     QueryClass,
     WeightedOracle,
 )
-from oracledp.query_classes.boolean import (
+from oracledp.query_classes._boolean import (
     ConjunctionsOfLiterals,
     MonotoneConjunctions,
     MonotoneDisjunctions,
     Parities,
 )
-from oracledp.query_classes.decision_lists import MonotoneDecisionLists
-from oracledp.query_classes.halfspaces import IntegerHalfspaces
-from oracledp.query_classes.mip import HighsClassOracle, LocalSearchClassOracle, make_class_oracle
+from oracledp.query_classes._decision_lists import MonotoneDecisionLists
+from oracledp.query_classes._halfspaces import IntegerHalfspaces
+from oracledp.query_classes._mip import HighsClassOracle, LocalSearchClassOracle, make_class_oracle
 
 __all__ = [
     "ENUMERATE_LIMIT",

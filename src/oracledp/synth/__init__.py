@@ -3,9 +3,9 @@
 Foundations for OracleQuery (see ``docs``/specs): public categorical
 :class:`Domain`, k-way marginal workloads with fast evaluation, and the
 baselines (independent Laplace 1-way marginals, MWEM).  The synthesizers
-:class:`OracleQuerySynthesizer` (:mod:`oracledp.synth.oracle_query`) and
-:class:`OracleQueryPGM` (:mod:`oracledp.synth.oracle_query_pgm`) are loaded on first use
-(OracleQuery's PRSMA player imports joblib); MST and AIM are in :mod:`oracledp.synth.peers`
+:class:`OracleQuerySynthesizer` (:mod:`oracledp.synth._oracle_query`) and
+:class:`OracleQueryPGM` (:mod:`oracledp.synth._oracle_query_pgm`) are loaded on first use
+(OracleQuery's PRSMA player imports joblib); MST and AIM are in :mod:`oracledp.synth._peers`
 (optional ``peers`` extra).
 
 Every synthesizer shares one interface, :class:`Synthesizer` (``fit(data, domain)``,
@@ -15,20 +15,20 @@ Every synthesizer shares one interface, :class:`Synthesizer` (``fit(data, domain
 return their result objects for scripts.
 """
 
-from oracledp.synth.baselines import (
+from oracledp.synth._baselines import (
     IndependentMarginalsResult,
     MWEMResult,
     independent_marginals,
     mwem,
 )
-from oracledp.synth.domain import (
+from oracledp.synth._domain import (
     ADULT_CATEGORICAL_ATTRIBUTES,
     AdultCategorical,
     Domain,
     adult_categorical_domain,
     load_adult_categorical,
 )
-from oracledp.synth.workload import (
+from oracledp.synth._workload import (
     MarginalWorkload,
     answer,
     answer_distribution,
@@ -42,8 +42,8 @@ _LAZY = {
     "MWEMSynthesizer": "oracledp.synth._synthesizers",
     "MSTSynthesizer": "oracledp.synth._synthesizers",
     "AIMSynthesizer": "oracledp.synth._synthesizers",
-    "OracleQuerySynthesizer": "oracledp.synth.oracle_query",
-    "OracleQueryPGM": "oracledp.synth.oracle_query_pgm",
+    "OracleQuerySynthesizer": "oracledp.synth._oracle_query",
+    "OracleQueryPGM": "oracledp.synth._oracle_query_pgm",
 }
 
 

@@ -4,7 +4,7 @@ Every synthesizer of :mod:`oracledp.synth` is a :class:`Synthesizer`:
 
 * ``fit(data, domain)`` runs the mechanism once on the records (a DataFrame in the public
   ``domain``'s levels, or an integer code matrix) and returns ``self``;
-* ``guarantee_`` is the :class:`~oracledp.privacy.guarantees.PrivacyGuarantee` of the release;
+* ``guarantee_`` is the :class:`~oracledp.privacy._guarantees.PrivacyGuarantee` of the release;
   ``domain_``, ``n_`` and ``workload_`` (the workload it was fitted for) are public;
 * ``answer(workload=None)``, ``sample_codes(n=None, random_state=None)`` and
   ``sample(n=None, random_state=None)`` are post-processing of the release.
@@ -21,10 +21,10 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from oracledp._diagnostics import PicklesWithoutDiagnostics
 from oracledp._validation import RandomLike, check_rng, check_sample_size
-from oracledp.diagnostics import PicklesWithoutDiagnostics
-from oracledp.synth.domain import Domain
-from oracledp.synth.workload import MarginalWorkload
+from oracledp.synth._domain import Domain
+from oracledp.synth._workload import MarginalWorkload
 
 __all__ = ["Synthesizer"]
 

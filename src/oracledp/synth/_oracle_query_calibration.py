@@ -1,14 +1,14 @@
 """OracleQuery's privacy ledger, per-round calibration and accuracy bound (no randomness).
 
-Holds the pieces of :mod:`oracledp.synth.oracle_query` that plan a run from public
+Holds the pieces of :mod:`oracledp.synth._oracle_query` that plan a run from public
 quantities only (n, the domain, epsilon, delta, T): the ledger entry :class:`RoundSpend`
 and its composition :func:`compose_ledger` (delegating to
-:func:`oracledp.privacy.ledger.compose`), the per-round ``eps0`` (basic or zCDP
+:func:`oracledp.privacy._ledger.compose`), the per-round ``eps0`` (basic or zCDP
 composition, Bun-Steinke 2016 Props 1.3-1.4, Lemma 2.3) and the PRSMA rounds'
 ``(eps0, delta0)`` (advanced composition, Dwork-Rothblum-Vadhan 2010; Neel-Roth-Wu 2019
 Thm 8), FTPL's Laplace scale (``specs/oracle-query.md`` 6.2), the accuracy bound of
 spec 6.5 used to choose T, and PRSMA's affordability check.  The derivations are in
-the docstring of :mod:`oracledp.synth.oracle_query`.
+the docstring of :mod:`oracledp.synth._oracle_query`.
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from oracledp._errors import BudgetError
 from oracledp._validation import check_choice
-from oracledp.errors import BudgetError
-from oracledp.learners.prsma import EPS_FACTOR, PRSMAParameters, prsma_parameters
-from oracledp.privacy.composition import advanced_composition_k, pure_to_zcdp
-from oracledp.privacy.ledger import compose
-from oracledp.synth.domain import Domain
+from oracledp.learners._prsma import EPS_FACTOR, PRSMAParameters, prsma_parameters
+from oracledp.privacy._composition import advanced_composition_k, pure_to_zcdp
+from oracledp.privacy._ledger import compose
+from oracledp.synth._domain import Domain
 
 __all__ = ["RoundSpend", "compose_ledger", "oracle_query_bound"]
 
@@ -66,7 +66,7 @@ def compose_ledger(
     Dwork-Roth Thm 3.20 in its per-round form): with slack
     ``delta' = delta - sum delta_t > 0``,
     ``(sqrt(2 ln(1/delta') sum eps_t^2) + sum eps_t (e^{eps_t} - 1), delta)``.
-    The formulas are :func:`oracledp.privacy.ledger.compose`'s (same floats, same refusals).
+    The formulas are :func:`oracledp.privacy._ledger.compose`'s (same floats, same refusals).
     """
     check_choice(composition, "composition", _COMPOSITIONS)
     return compose(ledger, composition, delta)
@@ -209,7 +209,7 @@ def _prsma_plan(n: int, epsilon: float, delta: float, T: int,
                 max_calls: int) -> tuple[float, float, str, PRSMAParameters]:
     """Calibrate the T PRSMA rounds and check affordability (no randomness).
 
-    Raises :class:`~oracledp.errors.BudgetError` when n < K or T*K*R > ``max_calls``.
+    Raises :class:`~oracledp._errors.BudgetError` when n < K or T*K*R > ``max_calls``.
     """
     eps0, delta0, comp = _calibrate_prsma(epsilon, delta, T)
     try:

@@ -6,7 +6,7 @@ Thm 6 for RSPM, report-noisy-min for the final choice) and its PRSMA base
 of the k-way conjunctions (:func:`workload_literals`, :func:`separator_patterns`); and the
 data player ``"ftpl"``'s exact oracle over the full domain (spec 6.2, dual-separator
 perturbation, :func:`_ftpl_samples`).  The Laplace draws go through
-:mod:`oracledp.privacy.noise`; the proofs are in :mod:`oracledp.synth.oracle_query`.
+:mod:`oracledp.privacy._noise`; the proofs are in :mod:`oracledp.synth._oracle_query`.
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from oracledp.learners.prsma import FAIL
-from oracledp.privacy import noise
-from oracledp.synth.domain import Domain
-from oracledp.synth.workload import MarginalWorkload, answer
+from oracledp.learners._prsma import FAIL
+from oracledp.privacy import _noise as noise
+from oracledp.synth._domain import Domain
+from oracledp.synth._workload import MarginalWorkload, answer
 
 __all__ = ["separator_patterns", "workload_literals"]
 
@@ -91,7 +91,7 @@ class _PrivBRBase:
     ``n_part (q(part) - q(D_t))`` (sensitivity 1 under replace-one), and
     :func:`_privbr_rspm` at ``e3 = eps'/3`` makes each run ``eps'``-DP with the exact
     (enumeration) oracle.  ``oracle_failure(part) -> bool`` (test hook) makes the
-    oracle fail, signalled as :data:`~oracledp.learners.prsma.FAIL`.  Returns a list of
+    oracle fail, signalled as :data:`~oracledp.learners._prsma.FAIL`.  Returns a list of
     ``(query, negated)``.  Picklable unless ``oracle_failure`` is a lambda.
     """
 

@@ -7,7 +7,7 @@ chosen neighbouring relation (:func:`_sensitivities`), the checks both mechanism
 :class:`~oracledp.synth._peers_model.PGMResult` and its guarantee, and :class:`_PeerRun`,
 which holds what one fit of either mechanism sets up (budget, sensitivities, fitter) until
 its :func:`_finish`.  The derivations are in
-the docstring of :mod:`oracledp.synth.peers` ("Neighbouring relation and sensitivities",
+the docstring of :mod:`oracledp.synth._peers` ("Neighbouring relation and sensitivities",
 "Privacy accounting").
 """
 
@@ -20,19 +20,19 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from oracledp._diagnostics import NonPrivateDiagnostics, release_diagnostics
 from oracledp._validation import (
     check_choice,
     check_delta,
     check_epsilon,
     check_positive,
 )
-from oracledp.diagnostics import NonPrivateDiagnostics, release_diagnostics
-from oracledp.privacy.composition import rho_for_epsilon
-from oracledp.privacy.guarantees import PrivacyGuarantee
+from oracledp.privacy._composition import rho_for_epsilon
+from oracledp.privacy._guarantees import PrivacyGuarantee
+from oracledp.synth._domain import Domain
+from oracledp.synth._estimation import MarginalMeasurement
 from oracledp.synth._peers_estimation import _Fitter, _import_mbi
 from oracledp.synth._peers_model import PGMResult
-from oracledp.synth.domain import Domain
-from oracledp.synth.estimation import MarginalMeasurement
 
 __all__ = ["zcdp_rho"]
 

@@ -1,7 +1,7 @@
 """AIM (McKenna, Mullins, Sheldon, Miklau 2022): adaptive, annealed select-measure rounds.
 
 The algorithm, its parameters and its privacy proof are in the docstring of
-:mod:`oracledp.synth.peers` (sections "AIM" and "Parameters of AIM and cost"); this module
+:mod:`oracledp.synth._peers` (sections "AIM" and "Parameters of AIM and cost"); this module
 holds :func:`aim`.
 """
 
@@ -13,13 +13,13 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
+from oracledp._diagnostics import check_diagnostics_flag
 from oracledp._validation import RandomLike, check_positive, check_rng
-from oracledp.diagnostics import check_diagnostics_flag
+from oracledp.synth._domain import Domain
 from oracledp.synth._peers_accounting import _ACCOUNTING, _check_common, _check_iters, _PeerRun
 from oracledp.synth._peers_measure import _counts, _exp_mech, _measure
 from oracledp.synth._peers_model import PGMResult, _model_marginal
-from oracledp.synth.domain import Domain
-from oracledp.synth.workload import MarginalWorkload, kway_marginal_workload
+from oracledp.synth._workload import MarginalWorkload, kway_marginal_workload
 
 __all__ = ["aim"]
 
@@ -46,7 +46,7 @@ def aim(
     Parameters
     ----------
     codes, domain, epsilon, delta, random_state:
-        As in :func:`~oracledp.synth.peers.mst` (any d >= 1 here).
+        As in :func:`~oracledp.synth._peers.mst` (any d >= 1 here).
     workload:
         The marginal workload AIM adapts to (every block weight 1); default all
         3-way marginals (all k-way with k = min(3, d)).

@@ -1,11 +1,11 @@
 """Private-PGM estimation for MST and AIM through ``mbi``, imported lazily (post-processing).
 
 ``mbi`` (the ``peers`` extra, JAX-based) is imported only by :func:`_import_mbi`, which
-:func:`~oracledp.synth.peers.mst` and :func:`~oracledp.synth.peers.aim` call; the rest of
+:func:`~oracledp.synth._peers.mst` and :func:`~oracledp.synth._peers.aim` call; the rest of
 oracledp never imports it.  :class:`_Fitter` fits a graphical model to the noisy
 measurements by mirror descent over the marginal polytope (McKenna, Sheldon, Miklau,
 ICML 2019): post-processing, no privacy cost.  JAX settings: see "JAX" in
-:mod:`oracledp.synth.peers`.
+:mod:`oracledp.synth._peers`.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from oracledp.synth.domain import Domain
-from oracledp.synth.estimation import MarginalMeasurement
+from oracledp.synth._domain import Domain
+from oracledp.synth._estimation import MarginalMeasurement
 
 __all__ = ["require_mbi"]
 

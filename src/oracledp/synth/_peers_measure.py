@@ -3,7 +3,7 @@
 :func:`_measure` releases a marginal count table with Gaussian noise (Bun-Steinke 2016,
 Prop. 1.6: ``Delta_2^2 / (2 sigma^2)``-zCDP) and :func:`_exp_mech` selects by the
 exponential mechanism (McSherry-Talwar 2007; ``eps^2 / 8``-zCDP by Cesar-Rogers 2021);
-both draw through :mod:`oracledp.privacy.noise`.  The sensitivities are in
+both draw through :mod:`oracledp.privacy._noise`.  The sensitivities are in
 :mod:`oracledp.synth._peers_accounting`.
 """
 
@@ -14,8 +14,8 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from oracledp.privacy import noise
-from oracledp.synth.estimation import MarginalMeasurement
+from oracledp.privacy import _noise as noise
+from oracledp.synth._estimation import MarginalMeasurement
 
 __all__: list[str] = []
 

@@ -6,7 +6,7 @@ to; :func:`_model_marginal` evaluates any marginal exactly by a tensor contracti
 factors, and :meth:`PGMResult.sample` draws records exactly by ancestral sampling along
 the reversed elimination order of the model's junction tree (:func:`_elimination_order`).
 Everything here is post-processing of the release (see "Evaluation and sampling" in
-:mod:`oracledp.synth.peers`).
+:mod:`oracledp.synth._peers`).
 """
 
 from __future__ import annotations
@@ -20,12 +20,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from oracledp._diagnostics import NonPrivateDiagnostics
 from oracledp._validation import RandomLike, check_rng, check_sample_size
-from oracledp.diagnostics import NonPrivateDiagnostics
-from oracledp.privacy.guarantees import PrivacyGuarantee
-from oracledp.synth.domain import Domain
-from oracledp.synth.estimation import MarginalMeasurement
-from oracledp.synth.workload import MarginalWorkload
+from oracledp.privacy._guarantees import PrivacyGuarantee
+from oracledp.synth._domain import Domain
+from oracledp.synth._estimation import MarginalMeasurement
+from oracledp.synth._workload import MarginalWorkload
 
 __all__ = ["PGMMeasurement", "PGMResult"]
 
@@ -61,7 +61,7 @@ def _model_marginal(
     return np.asarray(table / total, dtype=np.float64)
 
 
-#: MST's and AIM's measurements are :class:`~oracledp.synth.estimation.MarginalMeasurement` s,
+#: MST's and AIM's measurements are :class:`~oracledp.synth._estimation.MarginalMeasurement` s,
 #: the one measurement type of :mod:`oracledp.synth` (``axes``, the noisy count table in the
 #: shape of its attributes, ``sigma``); ``PGMMeasurement`` is its former name.
 PGMMeasurement = MarginalMeasurement

@@ -1,7 +1,7 @@
 """MST (McKenna, Miklau, Sheldon 2021): 1-way measurements, a private spanning tree, 2-way measurements.
 
 The algorithm, its parameters and its privacy proof are in the docstring of
-:mod:`oracledp.synth.peers` (section "MST"); this module holds :func:`mst`.
+:mod:`oracledp.synth._peers` (section "MST"); this module holds :func:`mst`.
 """
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
+from oracledp._diagnostics import check_diagnostics_flag
 from oracledp._validation import RandomLike, check_rng
-from oracledp.diagnostics import check_diagnostics_flag
+from oracledp.synth._domain import Domain
 from oracledp.synth._peers_accounting import _ACCOUNTING, _check_common, _check_iters, _PeerRun
 from oracledp.synth._peers_measure import _counts, _exp_mech, _measure
 from oracledp.synth._peers_model import PGMResult, _model_marginal
-from oracledp.synth.domain import Domain
 
 __all__ = ["mst"]
 

@@ -8,8 +8,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from oracledp.synth._base import Synthesizer
-from oracledp.synth.domain import Domain
-from oracledp.synth.workload import MarginalWorkload, answer_distribution
+from oracledp.synth._domain import Domain
+from oracledp.synth._workload import MarginalWorkload, answer_distribution
 
 __all__ = ["DistributionRelease"]
 

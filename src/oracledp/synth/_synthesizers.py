@@ -3,8 +3,8 @@
 Each class runs its mechanism function once in ``fit(data, domain)`` (the function's
 guarantee is the synthesizer's ``guarantee_``; its result object is ``result_``) and answers
 and samples through the common interface.  The functions stay available for scripts:
-:func:`~oracledp.synth.baselines.independent_marginals`, :func:`~oracledp.synth.baselines.mwem`,
-:func:`~oracledp.synth.peers.mst`, :func:`~oracledp.synth.peers.aim`.
+:func:`~oracledp.synth._baselines.independent_marginals`, :func:`~oracledp.synth._baselines.mwem`,
+:func:`~oracledp.synth._peers.mst`, :func:`~oracledp.synth._peers.aim`.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from numpy.typing import NDArray
 
 from oracledp._validation import RandomLike, check_rng
 from oracledp.synth._base import Synthesizer
-from oracledp.synth.domain import Domain
-from oracledp.synth.workload import MarginalWorkload, kway_marginal_workload
+from oracledp.synth._domain import Domain
+from oracledp.synth._workload import MarginalWorkload, kway_marginal_workload
 
 __all__ = ["AIMSynthesizer", "IndependentMarginalsSynthesizer", "MSTSynthesizer",
            "MWEMSynthesizer"]
@@ -66,7 +66,7 @@ class IndependentMarginalsSynthesizer(_FunctionSynthesizer):
     """epsilon-DP independent 1-way marginals (Laplace), sampled attribute by attribute.
 
     Privacy: pure ``epsilon``-DP for replace-one neighbours (the function
-    :func:`~oracledp.synth.baselines.independent_marginals` states the proof); no oracle.
+    :func:`~oracledp.synth._baselines.independent_marginals` states the proof); no oracle.
 
     >>> import numpy as np
     >>> from oracledp.synth import Domain, IndependentMarginalsSynthesizer
@@ -84,7 +84,7 @@ class IndependentMarginalsSynthesizer(_FunctionSynthesizer):
 
     def _run(self, codes: NDArray[np.int64], domain: Domain, workload: MarginalWorkload,
              rng: np.random.Generator) -> Any:
-        from oracledp.synth.baselines import independent_marginals
+        from oracledp.synth._baselines import independent_marginals
 
         return independent_marginals(codes, domain, self.epsilon, rng)
 
@@ -93,7 +93,7 @@ class MWEMSynthesizer(_FunctionSynthesizer):
     """MWEM (Hardt, Ligett, McSherry 2012) on all ``k``-way marginals, ``rounds`` rounds.
 
     Privacy: pure ``epsilon``-DP for replace-one neighbours by basic composition of its
-    ``2 rounds`` steps (:func:`~oracledp.synth.baselines.mwem`); no oracle.
+    ``2 rounds`` steps (:func:`~oracledp.synth._baselines.mwem`); no oracle.
 
     >>> import numpy as np
     >>> from oracledp.synth import Domain, MWEMSynthesizer
@@ -113,7 +113,7 @@ class MWEMSynthesizer(_FunctionSynthesizer):
 
     def _run(self, codes: NDArray[np.int64], domain: Domain, workload: MarginalWorkload,
              rng: np.random.Generator) -> Any:
-        from oracledp.synth.baselines import mwem
+        from oracledp.synth._baselines import mwem
 
         return mwem(codes, domain, workload, self.epsilon, self.rounds, rng)
 
@@ -136,7 +136,7 @@ class MSTSynthesizer(_PeerSynthesizer):
     """MST (McKenna, Miklau, Sheldon 2021) on ``mbi`` (optional ``peers`` extra).
 
     Privacy: ``(epsilon, delta)``-DP by zCDP for ``neighbouring`` neighbours
-    (:func:`~oracledp.synth.peers.mst`); under add-remove neighbours n is private, so pass
+    (:func:`~oracledp.synth._peers.mst`); under add-remove neighbours n is private, so pass
     the number of records to :meth:`sample_codes`.  ``k`` (default 2) only sets the
     workload :meth:`answer` defaults to.
 
@@ -147,7 +147,7 @@ class MSTSynthesizer(_PeerSynthesizer):
 
     def _run(self, codes: NDArray[np.int64], domain: Domain, workload: MarginalWorkload,
              rng: np.random.Generator) -> Any:
-        from oracledp.synth.peers import mst
+        from oracledp.synth._peers import mst
 
         return mst(codes, domain, self.epsilon, self.delta, rng, neighbouring=self.neighbouring)
 
@@ -156,7 +156,7 @@ class AIMSynthesizer(_PeerSynthesizer):
     """AIM (McKenna, Mullins, Sheldon, Miklau 2022) for all ``k``-way marginals, on ``mbi``.
 
     Privacy: ``(epsilon, delta)``-DP by zCDP for ``neighbouring`` neighbours
-    (:func:`~oracledp.synth.peers.aim`); optional ``peers`` extra.  ``k`` defaults to 3.
+    (:func:`~oracledp.synth._peers.aim`); optional ``peers`` extra.  ``k`` defaults to 3.
 
     >>> from oracledp.synth import AIMSynthesizer
     >>> AIMSynthesizer(1.0, 1e-6, random_state=0).k  # fit(data, domain) needs the peers extra
@@ -167,7 +167,7 @@ class AIMSynthesizer(_PeerSynthesizer):
 
     def _run(self, codes: NDArray[np.int64], domain: Domain, workload: MarginalWorkload,
              rng: np.random.Generator) -> Any:
-        from oracledp.synth.peers import aim
+        from oracledp.synth._peers import aim
 
         return aim(codes, domain, self.epsilon, self.delta, rng, workload,
                    neighbouring=self.neighbouring)

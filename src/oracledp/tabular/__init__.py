@@ -33,12 +33,12 @@ and :meth:`TableSchema.norm_bounds` public bounds on the rows' l1/l2/sup norms. 
 
 Bad training input (missing column, a missing value without a policy, text in a numeric
 column, unknown level, a number outside its bounds, and with ``ignore_extra=False`` a column
-the schema does not mention) raises ONE :class:`~oracledp.errors.BoundsViolation` listing
+the schema does not mention) raises ONE :class:`~oracledp._errors.BoundsViolation` listing
 every problem by column and rule, never a record value or a row number, before anything
 random happens.  Rows to *predict* on are post-processing of a released model, so by default
 they follow the prediction policy (:meth:`TableSchema.encode_for_prediction`): numbers
 clipped to the public bounds, unknown levels encoded as all-zero one-hots, with a
-:class:`~oracledp.errors.PredictionPolicyWarning` counting the affected rows per column;
+:class:`~oracledp._errors.PredictionPolicyWarning` counting the affected rows per column;
 ``on_unknown="refuse"`` refuses them as in training.  :func:`read_csv` adds file-level checks (empty file, non-UTF-8 bytes, wrong
 delimiter) raising :class:`TableInputError`.  :func:`read_csv_aggregated` does the same checks
 chunk by chunk and keeps only the distinct encoded rows with their label counts (an
@@ -80,7 +80,7 @@ flag do not match the model type; ``NaN``/``Infinity`` anywhere; a key listed tw
 
 from __future__ import annotations
 
-from oracledp.errors import ModelFileError, TableInputError, UnconfirmedSchemaError
+from oracledp._errors import ModelFileError, TableInputError, UnconfirmedSchemaError
 
 # ``X as X``: public names outside __all__, importable from here as before the package split.
 from oracledp.tabular._aggregated import CHUNK_ROWS as CHUNK_ROWS

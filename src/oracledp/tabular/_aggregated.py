@@ -203,7 +203,7 @@ def fit_aggregated(estimator: Any, table: AggregatedTable) -> Any:
     """
     from oracledp.estimators import OPDiscClassifier
     from oracledp.estimators._base import map_binary_labels
-    from oracledp.oracles.halfspace import HalfspaceProblem
+    from oracledp.oracles._halfspace import HalfspaceProblem
 
     est = estimator
     if not isinstance(est, OPDiscClassifier):

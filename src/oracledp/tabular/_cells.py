@@ -1,7 +1,7 @@
 """Checking helpers of :class:`~oracledp.tabular.TableSchema`: cells, errors, messages.
 
 :class:`_Cells` (the cells of one column, reduced to their distinct values), the one
-:class:`~oracledp.errors.BoundsViolation` listing every problem of a table
+:class:`~oracledp._errors.BoundsViolation` listing every problem of a table
 (:func:`_table_violation`) and the sentence counting the rows the prediction policy adjusted
 (:func:`describe_adjusted`).  Messages name columns and rules, never a record value or a row.
 """
@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from oracledp.errors import BoundsViolation
+from oracledp._errors import BoundsViolation
 
 
 def describe_adjusted(adjusted: dict[str, dict[str, int]], n_rows: int,

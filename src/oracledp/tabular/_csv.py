@@ -17,7 +17,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 import pandas as pd
 
-from oracledp.errors import TableInputError
+from oracledp._errors import TableInputError
 
 if TYPE_CHECKING:
     from oracledp.tabular._schema import TableSchema

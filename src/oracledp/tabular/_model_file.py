@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from oracledp.errors import ModelFileError
+from oracledp._errors import ModelFileError
 from oracledp.tabular._schema import TableSchema
 
 # --- saved models --------------------------------------------------------------------------
@@ -66,7 +66,7 @@ def _real(v: Any, what: str) -> float:
 
 def _parse_guarantee(g: Any) -> Any:
     """The saved guarantee as a PrivacyGuarantee; every field present with its exact type."""
-    from oracledp.privacy.guarantees import GuaranteeKind, PrivacyGuarantee
+    from oracledp.privacy._guarantees import GuaranteeKind, PrivacyGuarantee
 
     if not isinstance(g, dict):
         raise ValueError("'guarantee' must be a JSON object")
@@ -210,7 +210,7 @@ class SavedModel:
     model_type: str
     schema: TableSchema
     params: dict[str, Any]
-    guarantee: Any  # oracledp.privacy.guarantees.PrivacyGuarantee
+    guarantee: Any  # oracledp.privacy._guarantees.PrivacyGuarantee
     classes: tuple[str, str]
     feature_names: tuple[str, ...]
     coef: NDArray[np.float64]

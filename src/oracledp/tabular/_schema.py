@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from oracledp.errors import BoundsViolation, TableInputError, UnconfirmedSchemaError
+from oracledp._errors import BoundsViolation, TableInputError, UnconfirmedSchemaError
 from oracledp.tabular._cells import _Cells, _table_violation, describe_adjusted
 from oracledp.tabular._columns import DEFAULT_MISSING_VALUES, INTERCEPT_NAME, Column, _flag
 from oracledp.tabular._csv import read_csv
@@ -554,7 +554,7 @@ class TableSchema:
         public bounds, and an unknown level (or a missing cell of a categorical column
         without a 'missing' policy) is encoded as an all-zero one-hot.  ``adjusted`` counts
         the affected rows per column and rule (never a row or a value); with ``warn`` a
-        :class:`~oracledp.errors.PredictionPolicyWarning` says the same.  Still refused (one
+        :class:`~oracledp._errors.PredictionPolicyWarning` says the same.  Still refused (one
         BoundsViolation): a missing column, text or inf in a numeric column, and a missing
         number in a column without a 'missing' policy.
         """
@@ -567,7 +567,7 @@ class TableSchema:
         if warn and adjusted:
             import warnings
 
-            from oracledp.errors import PredictionPolicyWarning
+            from oracledp._errors import PredictionPolicyWarning
 
             warnings.warn(describe_adjusted(adjusted, len(df)), PredictionPolicyWarning,
                           stacklevel=2)

@@ -22,7 +22,7 @@ class SchemaTransformer(TransformerMixin, BaseEstimator):
     intercept feature, ``row_divisor``) by ``on_unknown``: ``"clip"`` (default) applies the
     prediction policy of :meth:`TableSchema.encode_for_prediction` (numbers clipped to the
     public bounds, unknown levels all-zero, a
-    :class:`~oracledp.errors.PredictionPolicyWarning` counting the rows), ``"refuse"``
+    :class:`~oracledp._errors.PredictionPolicyWarning` counting the rows), ``"refuse"``
     raises one BoundsViolation listing every problem.  Training data are never clipped.
     Output: a float numpy array whose columns are ``get_feature_names_out()`` and whose
     public feature schema is ``schema.feature_schema()``.

@@ -1,0 +1,119 @@
+"""Models by name: the registry that ``oracledp fit`` and Python users share.
+
+:func:`make_estimator` builds the estimator of a model name for a table described by a
+:class:`~oracledp.tabular.TableSchema`, with the schema's public bounds and labels;
+:func:`model_schema` is the schema the model's rows must be encoded with (Accuracy First's
+proofs need ``||x||_1 <= 1``: the schema's rows are divided by their public l1 bound, a
+public constant, never a clip).  The command line calls exactly these two functions, so a
+table that fits on the command line fits the same way in Python::
+
+    schema = model_schema("accuracy-first", schema)
+    est = make_estimator("accuracy-first", schema, alpha=0.1, random_state=0)
+    est.fit(schema.encode(df), schema.labels_of(df))
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["MODELS", "make_estimator", "model_schema"]
+
+#: Every model name :func:`make_estimator` knows (``oracledp models`` explains them).
+MODELS = ("opdisc", "rspm", "opsamp", "dpsgd", "accuracy-first")
+
+
+def _check_name(name: str) -> str:
+    if name not in MODELS:
+        raise ValueError(f"unknown model {name!r}; valid: {', '.join(MODELS)}")
+    return name
+
+
+def model_schema(name: str, schema: Any) -> Any:
+    """The schema to encode rows with for model ``name``.
+
+    For ``"accuracy-first"`` a schema whose rows may exceed ``||x||_1 = 1`` is replaced by
+    :meth:`~oracledp.tabular.TableSchema.scaled_to_l1` (rows divided by the public l1 bound);
+    every other model uses the schema as it is.
+
+    Examples
+    --------
+    >>> from oracledp._registry import make_estimator, model_schema
+    >>> from oracledp.tabular import TableSchema
+    >>> schema = TableSchema.from_dict({
+    ...     "target": {"name": "y", "labels": ["no", "yes"]},
+    ...     "columns": [{"name": "x", "type": "numeric", "lower": 0, "upper": 4, "step": 1},
+    ...                 {"name": "c", "type": "categorical", "levels": ["a", "b"]}]})
+    >>> schema.norm_bounds()["l1"]  # x in [0, 1], one level of c, the intercept feature
+    3.0
+    >>> scaled = model_schema("accuracy-first", schema)
+    >>> scaled.row_divisor, scaled.norm_bounds()["l1"]  # rows divided by 3, a public constant
+    (3, 1.0)
+    >>> model_schema("opdisc", schema) is schema
+    True
+    >>> make_estimator("accuracy-first", scaled, alpha=0.1, random_state=0)
+    ... # doctest: +NORMALIZE_WHITESPACE
+    AccuracyFirstLogisticRegression(alpha=0.1, classes=['no', 'yes'], random_state=0)
+    """
+    if _check_name(name) == "accuracy-first" and schema.norm_bounds()["l1"] > 1:
+        return schema.scaled_to_l1()  # public divisor: every row has ||x||_1 <= 1
+    return schema
+
+
+def make_estimator(name: str, schema: Any, epsilon: float | None = None,
+                   delta: float | None = None, *, alpha: float = 0.1,
+                   random_state: Any = None, oracle: str = "highs", time_limit: float | None = 60.0,
+                   max_epsilon: float | None = None) -> Any:
+    """The unfitted estimator of model ``name`` for a table with public schema ``schema``.
+
+    ``epsilon`` / ``delta`` are the privacy parameters of the fixed-budget models
+    (``opdisc``, ``rspm``, ``opsamp``, ``dpsgd``); ``alpha`` (the target excess risk) and
+    ``max_epsilon`` those of ``accuracy-first``; ``oracle`` (a backend name, the command
+    line's ``--solver``) and
+    ``time_limit`` choose the exact oracle of ``opdisc`` / ``rspm``.  Labels and bounds come
+    from the schema (public).  Pass ``model_schema(name, schema)`` for ``accuracy-first``.
+    Each estimator's docstring states its guarantee; the fitted estimator carries it as
+    ``guarantee_``.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from oracledp._registry import make_estimator
+    >>> from oracledp.tabular import TableSchema
+    >>> schema = TableSchema.from_dict({
+    ...     "target": {"name": "y", "labels": ["no", "yes"]},
+    ...     "columns": [{"name": "x", "type": "numeric", "lower": 0, "upper": 4, "step": 1},
+    ...                 {"name": "c", "type": "categorical", "levels": ["a", "b"]}]})
+    >>> df = pd.DataFrame({"x": [0, 1, 3, 4], "c": ["a", "a", "b", "b"],
+    ...                    "y": ["no", "no", "yes", "yes"]})
+    >>> est = make_estimator("rspm", schema, epsilon=1.0, oracle="brute", random_state=0)
+    >>> est.fit(schema.encode(df), schema.labels_of(df)).guarantee_.describe().split("; ")[0]
+    '1-DP (pure), replace-one neighbours'
+    >>> est.classes_.tolist(), est.feature_schema_.names  # the schema's labels and columns
+    (['no', 'yes'], ('x', 'c=a', 'c=b', '(intercept)'))
+    """
+    labels = list(schema.labels)
+    if _check_name(name) in ("opdisc", "rspm"):
+        from oracledp.estimators import OPDiscClassifier, RSPMClassifier
+
+        common = {"schema": schema.feature_schema(), "classes": labels,
+                  "random_state": random_state, "oracle": oracle, "time_limit": time_limit}
+        if name == "rspm":
+            return RSPMClassifier(epsilon, **common)
+        return OPDiscClassifier(epsilon, delta, **common)
+    if name == "opsamp":
+        from oracledp.estimators import OPSampClassifier
+
+        nb = schema.norm_bounds()
+        return OPSampClassifier(epsilon, delta, feature_bound=nb["linf"],
+                                feature_l1_bound=nb["l1"], classes=labels,
+                                random_state=random_state)
+    if name == "dpsgd":
+        from oracledp.baselines import DPSGDLogisticRegression
+
+        # the schema's intercept feature plays the intercept's role: no second constant
+        return DPSGDLogisticRegression(epsilon, delta, classes=labels, random_state=random_state,
+                                       fit_intercept=not schema.intercept)
+    from oracledp.estimators import AccuracyFirstLogisticRegression
+
+    return AccuracyFirstLogisticRegression(alpha, classes=labels, random_state=random_state,
+                                           max_epsilon=max_epsilon)

@@ -1,0 +1,580 @@
+"""Exact tabular decomposition oracle for 0/1-loss halfspaces.
+
+Monolithic big-M integer programs for the OPDisc objective on Adult do not
+close their gap in 30 s with any open solver.  This oracle exploits the shape
+of tabular data instead: a few *numeric* columns plus many *binary*
+(one-hot) columns.  Write k = (v, u) with v the weights of the numeric columns
+and u those of the binary columns.  Then, exactly:
+
+1. **Outer enumeration over v.**  The numeric weights are few (461 integer
+   vectors with ||v||^2 <= 23 for Adult's three numeric columns).  For a fixed
+   v, every group's numeric score ``s_g = Q <x_g^num, v>`` is a known integer.
+2. **Cells.**  Groups sharing the same binary pattern form a *cell* c; their
+   binary part of the score is one integer ``t_c = sum_{j in c} u_j``.  A
+   group is correct iff ``Q t_c + s_g >= 1`` (label +1) or ``<= -1`` (label -1),
+   i.e. iff t_c is above (below) an integer threshold, so the loss of a cell is
+   an integer step function ``f_c(t)`` of t_c alone, tabulated exactly.
+3. **Inner MIP for fixed v** over u: an incremental (ladder) encoding
+   ``t_c = -T + sum_t delta_{c,t}``, ``delta_{c,t} >= delta_{c,t+1}`` with costs
+   ``f_c(t) - f_c(t-1)``; its LP relaxation is the convex envelope of each f_c.
+   u_j is encoded by one-hot binaries over its values, so ``r = ||u||^2`` is
+   linear, and the normalization term ``-eta_{d+1} sqrt(1 - (||v||^2 + r)/D^2)``
+   of pi is another incremental encoding over r (the square root depends only
+   on the total squared norm).
+4. **Bounds and pruning.**  A lower bound for each v adds (a) the cell-wise
+   minimum of the loss tables, (b) a dynamic program over the norm budget for
+   the linear and square-root terms, (c) the exact numeric linear term.  The v
+   are visited best bound first; each inner problem first gets its LP relaxation
+   (milliseconds), pruned when a weak-duality bound evaluated here from the LP's row
+   duals (valid for any multipliers, so no trust in the solver's tolerances) is
+   above the incumbent; otherwise the inner MIP runs with a cutoff; the search stops
+   when every remaining bound is above the incumbent.
+5. **Exact certificate** (see :mod:`oracledp.oracles._base`).  With ``tol`` the float
+   band of :mod:`oracledp.oracles._exact` and ``w`` HiGHS's tolerance window
+   (``_HIGHS_TIE_WINDOW`` = 1e-5: HiGHS discards points up to its MIP feasibility
+   tolerance, 1e-6, below an incumbent or an objective bound):
+
+   * a candidate v is discarded only when its bound exceeds the incumbent's float
+     value by more than ``2 tol`` (then it exceeds the incumbent's exact objective);
+   * each inner MIP asks *is there a point of v, other than the known ones, whose
+     objective may lie below incumbent + 3 tol + w?*  The best known point ``c`` of v
+     below that cutoff is kept out by a *tilt* (HiGHS minimizes
+     ``F(u) - eps #{j: u_j != c_j}`` and the cutoff is lowered by eps, so every other
+     point is asked about as before while c is above the cutoff), further known points
+     by no-good rows;
+   * "nothing below the cutoff" settles v; a point found becomes a known point of v,
+     and HiGHS's optimality of it only says the other points of v lie above its value
+     minus w: where that reaches the final incumbent's band, v is asked again (the
+     *tie check*, usually one extra MIP on the incumbent's v) until settled;
+   * every evaluated point within ``2 tol`` of the incumbent is a candidate, and the
+     candidates are compared exactly at the end (tie rule: smallest k).
+
+   What is trusted is what the design already trusted: that HiGHS's MIP answers hold
+   up to its tolerance window w (no rounding of the costs is trusted: the float band
+   covers it).  With no noise (eta = 0) the objective is an integer: the cutoff is the
+   incumbent (a better point is better by 1), no tie check is needed, and any exact
+   minimizer is returned.  A
+   search stopped by the time limit (or a tie check that does not finish) is not
+   certified.
+
+The inner model is built once per problem and reused for every v and every
+noise draw: only objective coefficients and a few column bounds change.
+
+The method needs the binary columns to take values in {0, 1} and at most
+``max_numeric`` other columns; :func:`structured_applicable` says whether it
+applies.  Scores are integers (see :mod:`oracledp.oracles._halfspace`), and the final
+point is re-evaluated in integer arithmetic by :func:`~oracledp.oracles._base.make_result`.
+
+The parts live in private modules: :mod:`oracledp.oracles._structured_tables` (outer
+candidates, loss tables, lower bounds), :mod:`oracledp.oracles._structured_model` (the inner
+HiGHS model and its LP-dual bound), :mod:`oracledp.oracles._structured_heuristic` (local
+search) and :mod:`oracledp.oracles._pool` (the worker threads); this module holds the search.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+import weakref
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from oracledp.oracles._base import OracleResult, OracleStatus, make_result
+from oracledp.oracles._exact import ExactObjective
+from oracledp.oracles._halfspace import HalfspaceProblem, Perturbation, as_perturbation
+from oracledp.oracles._pool import _DaemonPool
+from oracledp.oracles._structured_heuristic import heuristic
+from oracledp.oracles._structured_model import (
+    _InnerModel,
+    build_inner,
+    dual_bound,
+    run_highs,
+    seed_start,
+)
+from oracledp.oracles._structured_tables import (
+    _enumerate_ball,
+    _Prepared,
+    loss_tables,
+    lower_bounds,
+    terms,
+)
+
+# HiGHS discards points up to its MIP feasibility tolerance (1e-6, the default here) below an
+# incumbent or an objective bound (HighsMipSolverData::computeNewUpperLimit); every question
+# to HiGHS reaches this much further (covering that and its LP tolerances: trusted)
+_HIGHS_TIE_WINDOW = 1e-5
+_TIE_MAX_SOLVES = 8  # tie-check solves per call before refusing
+
+
+def structured_applicable(problem: HalfspaceProblem, max_numeric: int = 4,
+                          max_outer: int = 50_000) -> bool:
+    """Whether the decomposition applies: few numeric columns, the rest binary."""
+    n_num = int((~problem.binary_columns).sum())
+    if n_num > max_numeric:
+        return False
+    sp = problem.space
+    return (2 * sp.k_max + 1) ** n_num <= 50 * max_outer
+
+
+class StructuredOracle:
+    """Exact oracle by tabular decomposition, with HiGHS for the inner problems.
+
+    Parameters
+    ----------
+    time_limit:
+        Seconds for one solve (all inner MIPs together).  On expiry the result
+        is not certified.
+    threads:
+        Threads for HiGHS (1 = deterministic and what the benchmarks use).
+    max_numeric:
+        Largest number of non-binary columns accepted.
+    heuristic_candidates:
+        How many outer candidates (best bound first) get a local-search incumbent
+        before the exact phase (affects speed only, never the answer).
+    max_models:
+        Inner models kept between calls (one per visited outer candidate).
+    lp_prune:
+        Before an inner MIP, solve its LP relaxation and skip the MIP when a
+        weak-duality bound, evaluated outside the solver from HiGHS's row duals
+        (valid for any multipliers), already reaches the incumbent (speed only).
+    workers:
+        Inner problems (LP bounds, then MIPs) solved at once, each in its own thread
+        with its own HiGHS model (HiGHS releases the GIL).  A batch of MIPs is asked with
+        the incumbent known when the batch starts, which only makes some questions wider:
+        a certified answer is the exact argmin whatever ``workers`` is (speed only; what
+        an uncertified, time-limited search holds may differ).
+    """
+
+    name = "highs-structured"
+
+    def __init__(self, *, time_limit: float = 60.0, threads: int = 1, max_numeric: int = 4,
+                 heuristic_candidates: int = 20, max_models: int = 1024,
+                 lp_prune: bool = True, workers: int = 1, verbose: bool = False) -> None:
+        if not (time_limit > 0):
+            raise ValueError(f"time_limit must be > 0, got {time_limit!r}")
+        self.time_limit = float(time_limit)
+        self.threads = int(threads)
+        self.max_numeric = int(max_numeric)
+        self.heuristic_candidates = int(heuristic_candidates)
+        self.max_models = max(1, int(max_models))
+        self.lp_prune = bool(lp_prune)
+        if int(workers) < 1:
+            raise ValueError(f"workers must be >= 1, got {workers!r}")
+        self.workers = int(workers)
+        self.verbose = verbose
+        self._lock = threading.Lock()  # the per-problem model dictionaries
+        self._pool: _DaemonPool | None = None
+        self._cache: weakref.WeakKeyDictionary[HalfspaceProblem, _Prepared] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()  # a copy for another process: no threads, no models
+        state["_lock"], state["_pool"], state["_cache"] = None, None, None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+        self._cache = weakref.WeakKeyDictionary()
+
+    def _map(self, fn: Any, items: list[Any]) -> list[Any]:
+        """fn over items, in the worker threads when there are several (results in order)."""
+        if self.workers == 1 or len(items) <= 1:
+            return [fn(x) for x in items]
+        if self._pool is None:  # persistent threads: HiGHS keeps one scheduler per thread
+            self._pool = _DaemonPool(self.workers)
+        return self._pool.map(fn, items)
+
+    # ------------------------------------------------------------------ preparation
+    def prepare(self, problem: HalfspaceProblem) -> _Prepared:
+        prep = self._cache.get(problem)
+        if prep is None:
+            prep = self._prepare(problem)
+            self._cache[problem] = prep
+        return prep
+
+    def _prepare(self, problem: HalfspaceProblem) -> _Prepared:
+        if not structured_applicable(problem, self.max_numeric):
+            raise ValueError(
+                f"the tabular decomposition needs at most {self.max_numeric} non-binary columns; "
+                "use the monolithic formulation"
+            )
+        sp = problem.space
+        kmax, cap = sp.k_max, sp.k_norm2_max
+        binary = problem.binary_columns
+        num_cols = np.flatnonzero(~binary)
+        cat_cols = np.flatnonzero(binary)
+        V = _enumerate_ball(len(num_cols), kmax, cap)
+        Vn2 = (V**2).sum(axis=1)
+        B = (problem.N[:, cat_cols] // problem.Q).astype(np.int8)
+        cells, cell_of_group = np.unique(B, axis=0, return_inverse=True)
+        cell_of_group = cell_of_group.ravel()
+        n_cells = cells.shape[0]
+        cell_size = cells.sum(axis=1).astype(np.int64)
+        T_cell = np.minimum(cell_size * kmax, np.floor(np.sqrt(cell_size * cap) + 1e-9)).astype(
+            np.int64
+        )
+        T = int(T_cell.max(initial=0))
+        loss_tables = self._loss_tables(problem, num_cols, V, cell_of_group, n_cells, T)
+        return _Prepared(
+            num_cols=num_cols, cat_cols=cat_cols, V=V, Vn2=Vn2, cells=cells, n_cells=n_cells,
+            cell_size=cell_size, T=T, T_cell=T_cell, loss_tables=loss_tables, models={},
+        )
+
+    # the steps, implemented in the private modules; kept as methods (tests and
+    # benchmarks/bound_gap.py call them on the oracle)
+    _loss_tables = staticmethod(loss_tables)
+
+    def _build_inner(self, problem: HalfspaceProblem, prep: _Prepared, vi: int) -> _InnerModel:
+        """Build the inner MIP for candidate vi (:func:`oracledp.oracles._structured_model.build_inner`)."""
+        return build_inner(problem, prep, vi, verbose=self.verbose, threads=self.threads)
+
+    _dual_bound = staticmethod(dual_bound)
+    _lower_bounds = staticmethod(lower_bounds)
+    _terms = staticmethod(terms)
+    _heuristic = staticmethod(heuristic)
+    _seed = staticmethod(seed_start)
+    _run = staticmethod(run_highs)
+
+    def _inner(self, problem: HalfspaceProblem, prep: _Prepared, vi: int,
+               pert: Perturbation, cutoff: float, time_left: float,
+               u_start: NDArray[np.int64] | None = None, *, lp_only: bool = False,
+               skip_lp: bool = False, lp_threshold: float | None = None,
+               exclude: list[NDArray[np.int64]] | None = None,
+               tilt: tuple[NDArray[np.int64], float] | None = None,
+               ) -> tuple[str, float, NDArray[np.int64] | None, float]:
+        """Solve the inner MIP for candidate vi: (status, value, u, dual bound).
+
+        ``cutoff``: HiGHS's objective bound (nodes whose bound is above it are discarded).
+        Status "lp_pruned": the LP relaxation's rigorous bound is above ``lp_threshold``
+        (default: the cutoff), so no point of vi is (no MIP).
+        ``lp_only``: return ("lp_bound", inf, None, that bound) (-inf if the LP failed).
+        ``skip_lp``: go straight to the MIP (the LP bound is already known).
+        ``exclude``: values of u cut off by no-good rows (added for this MIP only).
+        ``tilt = (c, eps)``: the MIP minimizes ``F(u) - eps #{j: u_j != c_j}`` instead
+        (every other point gains at least eps on c; the LP bound is of F itself).
+
+        Values include every constant, i.e. they are objective values F(v, u).
+        The model of vi is built on first use and kept: between noise draws only
+        the costs of the one-hot values of u and of the norm encoding change.
+        """
+        import highspy
+
+        sp = problem.space
+        cap, kmax = sp.k_norm2_max, sp.k_max
+        with self._lock:
+            model = prep.models.get(vi)
+            if model is None:
+                model = self._build_inner(problem, prep, vi)
+                if len(prep.models) >= self.max_models:  # bounded memory: drop the oldest
+                    prep.models.pop(next(iter(prep.models)))
+                prep.models[vi] = model
+        h = model.highs
+        lin, g, budget, const_pert = self._terms(problem, prep, vi, pert)
+        rho_cost = np.zeros(cap)
+        rho_cost[:budget] = np.diff(g[: budget + 1])
+        ub = np.ones(cap)
+        ub[budget:] = 0.0
+        const = model.const_loss + const_pert
+        upd = np.concatenate([model.z_index.ravel(), model.rho_index])
+        h.changeColsCost(len(upd), upd.astype(np.int32), np.concatenate([lin.ravel(), rho_cost]))
+        h.changeColsBounds(cap, model.rho_index.astype(np.int32), np.zeros(cap), ub)
+        if lp_only or (self.lp_prune and not skip_lp and math.isfinite(cutoff)):
+            # LP relaxation first (milliseconds): if its rigorous dual bound reaches the
+            # cutoff, no point of this v beats the incumbent and the MIP is not needed.
+            cost = model.cost0.copy()
+            cost[model.z_index.ravel()] = lin.ravel()
+            cost[model.rho_index] = rho_cost
+            col_ub = model.col_ub.copy()
+            col_ub[model.rho_index] = ub
+            h.setOptionValue("solve_relaxation", True)
+            h.setOptionValue("time_limit", max(time_left, 1e-3))
+            t_lp = time.perf_counter()
+            try:
+                self._run(h)
+                lp_ok = h.getModelStatus() == highspy.HighsModelStatus.kOptimal
+                y = np.asarray(h.getSolution().row_dual, dtype=np.float64) if lp_ok else None
+            finally:
+                h.setOptionValue("solve_relaxation", False)
+                time_left -= time.perf_counter() - t_lp
+            lp_bound = -math.inf
+            if y is not None and len(y) == model.A.shape[0]:
+                lp_bound = self._dual_bound(model, cost, col_ub, y) + const
+            if lp_only:
+                return "lp_bound", math.inf, None, lp_bound
+            if lp_bound > (cutoff if lp_threshold is None else lp_threshold):
+                return "lp_pruned", math.inf, None, lp_bound
+        exclude = exclude or []
+        if tilt is not None:
+            c, eps = tilt
+            tilted = lin - eps
+            tilted[np.arange(len(c)), np.asarray(c, dtype=np.int64) + kmax] += eps
+            h.changeColsCost(tilted.size, model.z_index.ravel().astype(np.int32),
+                             tilted.ravel())
+        if u_start is not None and not any(np.array_equal(u_start, x) for x in exclude):
+            self._seed(prep, model, u_start, kmax)  # a feasible point: HiGHS starts from it
+        h.setOptionValue("objective_bound", float(cutoff - const) if math.isfinite(cutoff)
+                         else highspy.kHighsInf)
+        h.setOptionValue("time_limit", max(time_left, 1e-3))
+        n_rows = h.getNumRow()
+        m = len(prep.cat_cols)
+        for x in exclude:  # sum_j z_{j, x_j} <= m - 1: any u but x
+            cols = model.z_index[np.arange(m), np.asarray(x, dtype=np.int64) + kmax]
+            h.addRow(-highspy.kHighsInf, float(m - 1), m, cols.astype(np.int32), np.ones(m))
+        try:
+            self._run(h)
+            st = h.getModelStatus()
+            info = h.getInfo()
+            dual = float(info.mip_dual_bound) + const
+            value = float(info.objective_function_value) + const
+            u = None
+            if info.primal_solution_status == 2:  # a feasible point exists
+                x = np.asarray(h.getSolution().col_value)
+                u = np.rint(x[model.u_index]).astype(np.int64)
+            status_text = h.modelStatusToString(st)
+        finally:
+            if exclude:  # (changing the model clears HiGHS's solution: read first)
+                h.deleteRows(len(exclude),
+                             np.arange(n_rows, n_rows + len(exclude), dtype=np.int32))
+        if st == highspy.HighsModelStatus.kOptimal and u is not None:
+            return "optimal", value, u, dual
+        if st in (highspy.HighsModelStatus.kObjectiveBound, highspy.HighsModelStatus.kInfeasible):
+            return "pruned", math.inf, None, cutoff  # nothing below the cutoff for this v
+        if st == highspy.HighsModelStatus.kTimeLimit:
+            if u is not None:  # a feasible incumbent exists
+                return "time_limit", value, u, dual
+            return "time_limit", math.inf, None, dual
+        return f"error:{status_text}", math.inf, None, -math.inf
+
+    # ------------------------------------------------------------------ solve
+    def solve(self, problem: HalfspaceProblem,
+              eta: NDArray[np.floating] | Perturbation) -> OracleResult:
+        """Minimize loss + perturbation exactly (eta: OPDisc's noise vector, or a Perturbation)."""
+        t0 = time.perf_counter()
+        pert = as_perturbation(problem.space, eta)
+        prep = self.prepare(problem)
+        t_prep = time.perf_counter() - t0
+        ex = ExactObjective(problem, pert)
+        tol = ex.tolerance()
+        band = 2.0 * tol  # float values further than this above the best are certainly worse
+        zero = ex.zero_noise  # no noise: F is an integer, computed exactly
+        # a candidate v is discarded when a bound on it exceeds best + gap: with noise, the
+        # bound minus its float error is then above the incumbent's exact objective; with no
+        # noise, it cannot hold a point better by 1 (an integer loss)
+        gap = (-1.0 + 1e-6) if zero else band
+        lb = self._lower_bounds(problem, prep, pert)
+        order = np.argsort(lb, kind="stable")
+        best_val = math.inf
+        best_k: NDArray[np.int64] | None = None
+        # every evaluated point within the band of the incumbent (exact decision at the end),
+        # and per outer candidate the values of u evaluated so far (excluded from its MIPs)
+        cands: list[tuple[NDArray[np.int64], float]] = []
+        known: dict[int, list[tuple[NDArray[np.int64], float]]] = {}
+
+        def found(vi: int, u: NDArray[np.int64], val: float) -> None:
+            nonlocal best_val, best_k
+            if val <= best_val + band:  # re-evaluated from the data (loss in integers)
+                k = self._assemble(problem, prep, vi, u)
+                val = float(problem.objective_k(k, pert)[0])
+                if val <= best_val + band:
+                    cands.append((k, val))
+                if val < best_val:
+                    best_val, best_k = val, k
+            known.setdefault(vi, []).append((u, val))
+
+        # Phase 1 (heuristic, exact values of feasible points): local search on the most
+        # promising candidates gives a strong incumbent before any MIP is solved.
+        seeds: dict[int, tuple[float, NDArray[np.int64]]] = {}
+        pool: list[NDArray[np.int64]] = []
+        for vi in order[: self.heuristic_candidates]:
+            if lb[vi] > best_val + gap:
+                break
+            val, u = self._heuristic(problem, prep, int(vi), pert, pool[-3:])
+            seeds[int(vi)] = (val, u)
+            improves = val < best_val
+            found(int(vi), u, val)
+            if improves:
+                pool.append(u)
+        open_bound = math.inf  # min bound over candidates not closed
+        status = OracleStatus.OPTIMAL
+        n_inner = 0
+        n_lp_pruned = 0
+        # candidate -> lower bound HiGHS proved on its points other than the known ones
+        unsettled: dict[int, float] = {}
+        m_cat = len(prep.cat_cols)
+
+        deadline = t0 + self.time_limit
+
+        def question(vi: int, u_start: NDArray[np.int64] | None,
+                     skip_lp: bool) -> dict[str, Any]:
+            """One MIP for candidate vi.  With noise: is there a point of vi, other than the
+            known ones, whose objective may lie below the incumbent plus the band and HiGHS's
+            window?  The best known point c of vi below that cutoff is kept out by a tilt
+            (every other point is rewarded eps per coordinate differing from c, and the
+            question asked eps lower), the other known points by no-good rows.  A question
+            asked with an incumbent that has since improved is only wider: its answer
+            stays true."""
+            unsettled.pop(vi, None)
+            tilt = None
+            exclude: list[NDArray[np.int64]] = []
+            if zero:  # integer objective: anything below the incumbent is below it by 1
+                cutoff = best_val
+            else:
+                cutoff = best_val + 3.0 * tol + _HIGHS_TIE_WINDOW
+                pts = [(u, val) for u, val in known.get(vi, []) if val < cutoff]
+                if pts:
+                    c, val_c = min(pts, key=lambda p: p[1])
+                    eps = 2.0 * (3.0 * tol + _HIGHS_TIE_WINDOW) + (val_c - best_val)
+                    tilt = (c, eps)
+                    cutoff -= eps
+                    exclude = [u for u, val in known[vi] if u is not c
+                               and val - eps * m_cat < cutoff + _HIGHS_TIE_WINDOW]
+            if u_start is None and tilt is not None:
+                u_start = tilt[0]  # a feasible start for HiGHS (above the tilted cutoff)
+            return {"vi": vi, "cutoff": cutoff, "tilt": tilt, "exclude": exclude,
+                    "u_start": u_start, "skip_lp": skip_lp or tilt is not None,
+                    "lp_threshold": best_val + gap}
+
+        def solve_q(q: dict[str, Any]) -> tuple[str, float, NDArray[np.int64] | None, float]:
+            time_left = deadline - time.perf_counter()
+            return self._inner(problem, prep, q["vi"], pert, q["cutoff"], max(time_left, 1e-3),
+                               q["u_start"], skip_lp=q["skip_lp"],
+                               lp_threshold=q["lp_threshold"], exclude=q["exclude"],
+                               tilt=q["tilt"])
+
+        def answer(q: dict[str, Any],
+                   res: tuple[str, float, NDArray[np.int64] | None, float]) -> str:
+            nonlocal n_inner, n_lp_pruned, status, open_bound
+            vi, cutoff, tilt, exclude = q["vi"], q["cutoff"], q["tilt"], q["exclude"]
+            st, _, u, dual = res
+            n_inner += st != "lp_pruned"
+            n_lp_pruned += st == "lp_pruned"
+            if st == "optimal" and u is not None:
+                val = float(problem.objective_k(self._assemble(problem, prep, vi, u), pert)[0])
+                fval = val
+                if tilt is not None:
+                    fval -= tilt[1] * int(np.count_nonzero(u != tilt[0]))
+                if any(np.array_equal(u, x) for x in exclude):
+                    status = OracleStatus.ERROR  # HiGHS broke a no-good row: refuse
+                elif fval >= cutoff:
+                    pass  # HiGHS's best point of the rest is above the cutoff: settled
+                elif zero:
+                    found(vi, u, val)  # an integer objective: HiGHS's optimum is exact
+                else:
+                    # every other point of vi has (tilted) objective >= fval - window
+                    found(vi, u, val)
+                    unsettled[vi] = fval - _HIGHS_TIE_WINDOW + (0.0 if tilt is None
+                                                                else tilt[1])
+            elif st == "time_limit":
+                status = OracleStatus.TIME_LIMIT
+                if u is not None:
+                    val = float(problem.objective_k(self._assemble(problem, prep, vi, u),
+                                                    pert)[0])
+                    found(vi, u, val)
+                open_bound = min(open_bound, max(dual, float(lb[vi])))
+            elif st.startswith("error"):
+                status = OracleStatus.ERROR
+                open_bound = min(open_bound, float(lb[vi]))
+            return st
+
+        def ask(vi: int, u_start: NDArray[np.int64] | None = None,
+                skip_lp: bool = False) -> str:
+            q = question(vi, u_start, skip_lp)
+            return answer(q, solve_q(q))
+
+        # Phase 1b (bounds only): the LP relaxation's rigorous bound of every candidate still
+        # below the incumbent (milliseconds each, ``workers`` at once), then re-order: the
+        # stronger bound prunes more and visits the truly promising candidates first, so the
+        # incumbent improves early.
+        lp_done: set[int] = set()
+        if self.lp_prune:
+            lb = lb.copy()
+            todo_lp = [int(vi) for vi in order[: int(np.searchsorted(lb[order], best_val + gap,
+                                                                     side="right"))]]
+
+            def lp_bound(vi: int) -> tuple[str, float]:
+                time_left = deadline - time.perf_counter()
+                if time_left <= 0:
+                    return "time", -math.inf
+                st, _, _, bnd = self._inner(problem, prep, vi, pert, best_val, time_left,
+                                            lp_only=True)
+                return st, bnd
+
+            for vi, (st, bnd) in zip(todo_lp, self._map(lp_bound, todo_lp), strict=True):
+                if st == "lp_bound":
+                    lp_done.add(vi)
+                    lb[vi] = max(float(lb[vi]), bnd)
+            order = np.argsort(lb, kind="stable")
+        # Phase 2 (exact): best-first over candidates, inner MIP with the incumbent (plus the
+        # float band and HiGHS's tolerance window) as cutoff and the known points of the
+        # candidate kept out, ``workers`` candidates at once.  A candidate is *settled* when
+        # HiGHS finds nothing else below the cutoff; one where HiGHS found a point is asked
+        # again at the end (tie check).
+        pos = 0
+        while pos < len(order):
+            batch: list[int] = []
+            while (pos < len(order) and len(batch) < self.workers
+                   and lb[order[pos]] <= best_val + gap):
+                batch.append(int(order[pos]))
+                pos += 1
+            if not batch:
+                break
+            if deadline - time.perf_counter() <= 0:
+                status = OracleStatus.TIME_LIMIT
+                open_bound = min(open_bound, float(lb[batch].min()))
+                break
+            qs = []
+            for vi in batch:
+                seed = seeds.get(vi)
+                u_start = seed[1] if seed is not None and seed[0] < best_val + band else None
+                qs.append(question(vi, u_start, vi in lp_done))
+            sts = [answer(q, r) for q, r in zip(qs, self._map(solve_q, qs), strict=True)]
+            if "time_limit" in sts:
+                open_bound = min(open_bound, float(lb[order[pos:]].min(initial=math.inf)))
+                break
+        # Tie check: HiGHS's optimum u of a candidate proves nothing about other points of
+        # that candidate within its tolerance window: ask again, u kept out, wherever the
+        # window reaches the band of the final incumbent.
+        tie_solves = 0
+        while status is OracleStatus.OPTIMAL:
+            todo = [vi for vi, low in unsettled.items() if low - 2.0 * tol <= best_val]
+            if not todo:
+                break
+            vi = todo[0]
+            if tie_solves >= _TIE_MAX_SOLVES:
+                status = OracleStatus.GAP  # refuse rather than loop
+                break
+            if deadline - time.perf_counter() <= 0:
+                status = OracleStatus.TIME_LIMIT
+                break
+            tie_solves += 1
+            ask(vi, skip_lp=True)
+        decided = False
+        near_ties = 0
+        if status is OracleStatus.OPTIMAL and zero and best_k is not None:
+            decided = True  # integer objective: the incumbent's value is the proven minimum
+        elif status is OracleStatus.OPTIMAL and cands:
+            keep = [c for c in cands if c[1] <= best_val + band]
+            K = np.array([c[0] for c in keep], dtype=np.int64)
+            i, near_ties = ex.argmin(K, np.array([c[1] for c in keep]), tol=tol)
+            if i is not None:
+                best_k, decided = K[i], True
+        bound = min(best_val, open_bound)
+        n_lp_pruned += sum(1 for vi in lp_done if lb[vi] > best_val + gap)
+        return make_result(
+            problem, eta, best_k, bound, status, time.perf_counter() - t0, self.name,
+            exact=decided, inner_solves=n_inner, lp_pruned=n_lp_pruned, candidates=len(order),
+            prepare_s=t_prep, tie_solves=tie_solves, near_ties=near_ties,
+        )
+
+    @staticmethod
+    def _assemble(problem: HalfspaceProblem, prep: _Prepared, vi: int,
+                  u: NDArray[np.int64]) -> NDArray[np.int64]:
+        k = np.zeros(problem.d, dtype=np.int64)
+        k[prep.num_cols] = prep.V[vi]
+        k[prep.cat_cols] = u
+        return k

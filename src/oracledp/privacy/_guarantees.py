@@ -1,0 +1,192 @@
+"""Privacy guarantees as data.
+
+Every mechanism result and every fitted estimator carries a frozen
+:class:`PrivacyGuarantee` saying exactly what was proven about the released
+output: the loss ``(epsilon, delta)``, whether it is pure, approximate or
+ex-post, whether the proof assumes the optimization oracle returned an exact
+optimum, which theorem it comes from, and whether it actually holds for this
+release (it does not when a caller opted into releasing an uncertified oracle
+answer).  A release carries nothing else that reads the data: the caller who asks for
+the non-private diagnostics of a run (:mod:`oracledp._diagnostics`) gets a guarantee
+flagged ``diagnostics_released=True``.
+
+Sampling uses numpy's PCG64 with floating-point arithmetic: like every float DP
+library, the guarantees are stated under *idealized numerics* (exact real
+arithmetic for the noise).  oracledp makes no claim of resistance to
+floating-point precision attacks.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, replace
+from enum import StrEnum
+from typing import Any
+
+
+class GuaranteeKind(StrEnum):
+    """What sort of privacy statement a guarantee is.
+
+    >>> from oracledp import GuaranteeKind
+    >>> GuaranteeKind("ex-post") is GuaranteeKind.EX_POST
+    True
+    """
+
+    PURE = "pure"
+    """epsilon-DP (delta = 0)."""
+    APPROXIMATE = "approximate"
+    """(epsilon, delta)-DP."""
+    EX_POST = "ex-post"
+    """Ex-post privacy loss (Ligett et al. 2017, Definition 2.3): the loss depends on the realised output."""
+
+
+@dataclass(frozen=True)
+class PrivacyGuarantee:
+    """A privacy statement about one released output.
+
+    Attributes
+    ----------
+    epsilon, delta:
+        The privacy loss.  ``delta == 0`` for pure guarantees.
+    kind:
+        Pure, approximate or ex-post.
+    requires_exact_oracle:
+        True when the proof assumes the oracle returned an exact optimum
+        (OPDisc, RSPM).  Such mechanisms refuse uncertified oracle answers.
+    source:
+        The paper and theorem the guarantee comes from.
+    neighbouring:
+        The neighbouring relation of the proof ("replace-one" for the oracle
+        papers: datasets of equal size differing in one record).
+    holds:
+        False when the output was released although the proof's assumptions
+        failed (only with an explicit ``allow_uncertified=True``); the numbers
+        are then what *would* hold with an exact oracle, not a guarantee.
+    notes:
+        Free-text caveats.
+    calibration:
+        How the noise was calibrated, when the mechanism computes it numerically
+        (OPDisc: the multiplier, the proven delta bound and which bound was used).
+    diagnostics_released:
+        True when the caller opted into non-private diagnostics
+        (``return_diagnostics=True`` / ``keep_diagnostics=True``): the output keeps
+        this guarantee, but the :class:`~oracledp._diagnostics.NonPrivateDiagnostics`
+        released with it (training loss, objective, timings...) are not covered.
+
+    Examples
+    --------
+    >>> from oracledp import PrivacyGuarantee
+    >>> g = PrivacyGuarantee.approximate(1.0, 1e-6, source="a theorem",
+    ...                                  requires_exact_oracle=True)
+    >>> print(g.describe())
+    (1, 1e-06)-DP, replace-one neighbours; assumes an exact oracle; a theorem
+    >>> g.not_holding("the oracle did not certify").holds
+    False
+    """
+
+    epsilon: float
+    delta: float
+    kind: GuaranteeKind
+    requires_exact_oracle: bool
+    source: str
+    neighbouring: str = "replace-one"
+    holds: bool = True
+    notes: str = ""
+    numerics: str = field(default="idealized")
+    diagnostics_released: bool = False
+    calibration: str = ""
+
+    def __post_init__(self) -> None:
+        if not (self.epsilon > 0):  # also rejects NaN
+            raise ValueError(f"epsilon must be > 0, got {self.epsilon!r}")
+        if not (0 <= self.delta < 1):
+            raise ValueError(f"delta must be in [0, 1), got {self.delta!r}")
+        kind = GuaranteeKind(self.kind)
+        object.__setattr__(self, "kind", kind)
+        if kind is GuaranteeKind.PURE and self.delta != 0:
+            raise ValueError("a pure guarantee has delta = 0")
+        if kind is GuaranteeKind.APPROXIMATE and self.delta == 0:
+            raise ValueError("an approximate guarantee has delta > 0; use kind='pure'")
+
+    @classmethod
+    def pure(cls, epsilon: float, *, source: str, requires_exact_oracle: bool = False,
+             **fields: Any) -> PrivacyGuarantee:
+        """A pure ``epsilon``-DP statement (``delta = 0``) proven in ``source``.
+
+        >>> PrivacyGuarantee.pure(0.5, source="Laplace mechanism").describe()
+        '0.5-DP (pure), replace-one neighbours; Laplace mechanism'
+        """
+        return cls(epsilon=epsilon, delta=0.0, kind=GuaranteeKind.PURE,
+                   requires_exact_oracle=requires_exact_oracle, source=source, **fields)
+
+    @classmethod
+    def approximate(cls, epsilon: float, delta: float, *, source: str,
+                    requires_exact_oracle: bool = False, **fields: Any) -> PrivacyGuarantee:
+        """An ``(epsilon, delta)``-DP statement (``0 < delta < 1``) proven in ``source``.
+
+        >>> PrivacyGuarantee.approximate(1.0, 1e-6, source="Gaussian mechanism").describe()
+        '(1, 1e-06)-DP, replace-one neighbours; Gaussian mechanism'
+        """
+        return cls(epsilon=epsilon, delta=delta, kind=GuaranteeKind.APPROXIMATE,
+                   requires_exact_oracle=requires_exact_oracle, source=source, **fields)
+
+    @property
+    def is_pure(self) -> bool:
+        return self.kind is GuaranteeKind.PURE
+
+    def not_holding(self, reason: str) -> PrivacyGuarantee:
+        """The same statement, marked as *not* holding for this release."""
+        note = f"{self.notes}; " if self.notes else ""
+        return replace(self, holds=False, notes=f"{note}GUARANTEE DOES NOT HOLD: {reason}")
+
+    def with_diagnostics_released(self) -> PrivacyGuarantee:
+        """The same statement, flagged: non-private diagnostics were released alongside."""
+        return replace(self, diagnostics_released=True)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["kind"] = str(self.kind)
+        return d
+
+    def describe(self) -> str:
+        """One line for humans."""
+        if self.kind is GuaranteeKind.PURE:
+            loss = f"{self.epsilon:g}-DP (pure)"
+        elif self.kind is GuaranteeKind.APPROXIMATE:
+            loss = f"({self.epsilon:g}, {self.delta:.3g})-DP"
+        else:
+            loss = f"ex-post loss {self.epsilon:g}" + (
+                f", delta {self.delta:.3g}" if self.delta else ""
+            )
+        oracle = "; assumes an exact oracle" if self.requires_exact_oracle else ""
+        status = "" if self.holds else " [DOES NOT HOLD]"
+        if self.diagnostics_released:
+            status += " [+ non-private diagnostics released, not covered]"
+        return f"{loss}, {self.neighbouring} neighbours{oracle}; {self.source}{status}"
+
+    def in_plain_words(self) -> str:
+        """One sentence for a reader who does not know differential privacy."""
+        if not self.holds:
+            return ("No privacy promise holds for this output (see the guarantee's notes): do "
+                    "not publish it.")
+        if math.isinf(self.epsilon):
+            return "No privacy promise: the privacy loss of this output is unbounded."
+        factor = math.exp(self.epsilon) if self.epsilon < 700 else math.inf
+        shown = (f"{factor:,.0f}" if 100 <= factor < 1e9 else f"{factor:.3g}")
+        who = ("whether any one person's record was in the training data (or replaced by "
+               "another)")
+        core = (f"Whatever anyone does with this output, it changes the odds of any "
+                f"conclusion about {who} by at most a factor of {shown} "
+                f"(e^epsilon, epsilon = {self.epsilon:.3g})")
+        if self.kind is GuaranteeKind.APPROXIMATE or self.delta:
+            core += f", except with probability at most delta = {self.delta:.2g}"
+        if self.kind is GuaranteeKind.EX_POST:
+            core += (" -- an ex-post loss: this epsilon was measured for this output after "
+                     "checking its accuracy, not fixed in advance")
+        if self.requires_exact_oracle:
+            core += ("; this relies on the solver's answer being the exact optimum, which was "
+                     "certified")
+        return core + "."
+
+    def __str__(self) -> str:
+        return self.describe()
