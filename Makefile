@@ -30,6 +30,7 @@ demo: $(DEMO_STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/python -m pytest
+	$(BIN)/python scripts/release_checks.py
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/oracle_adult.py
