@@ -8,7 +8,8 @@ This is the proof that a refactor changed no release, in two parts:
 * released values: the weights / theta of the learners and the answers and records of the
   synthesizers of selected records, as SHA-256 digests of their exact bytes, against
   ``docs/results/bit-identity/releases.json``, written by this file run at c529a90 (the code
-  before issue 19's refactor; see the end of this file).
+  before the refactor that introduced the privacy core and made the implementation modules
+  private; see the end of this file).
 
 The default run checks a few cheap cases of every reproduction; ``-m slow`` checks more of
 them, MST and AIM, and the whole demo (``docs/results/demo``, written by c529a90's code too).
@@ -33,7 +34,7 @@ TIMINGS = frozenset({"wall_s", "oracle_s", "run_s", "seconds", "sample_seconds",
                      "prepare_s"})
 
 # Non-private evaluation numbers whose last bits (a few ulps) already differed from the
-# records on the code before the refactor of issue 19 (measured on the untouched code; they
+# records on the code before that refactor (measured on the untouched code; they
 # are deterministic run to run here: their evaluation changed after the records were written,
 # in 1adde3e (a fixed reduction order for the excess risk) and 173dff5 (the PGM marginal
 # tables)): the logistic task's excess risk and the PGM estimate's workload errors.  They are
@@ -213,7 +214,7 @@ def test_demo_record() -> None:
 # The records above hold accuracies, epsilons, errors and guarantees, not the released weights.
 # These cases recompute the releases (weights w / theta, synthetic answers and records) and
 # compare a SHA-256 digest of their exact bytes with ``docs/results/bit-identity/releases.json``,
-# written by running this file at c529a90, the commit before issue 19's refactor:
+# written by running this file at c529a90, the commit before that refactor:
 #     git worktree add /tmp/old c529a90
 #     PYTHONPATH=/tmp/old/src python tests/test_bit_identity.py --write-digests
 # The capture works on both versions: it wraps the function where the reproduction looks it
