@@ -1,4 +1,4 @@
-"""How far the exact oracle's bounds are from the incumbent on a wide mixed table (issue 21).
+"""How far the exact oracle's bounds are from the incumbent on a wide mixed table.
 
 Runs the branch-and-bound for a while to get an incumbent U, then counts the numeric weight
 vectors (all numeric coordinates fixed) whose branch bound is still <= U, and how many of

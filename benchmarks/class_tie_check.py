@@ -1,4 +1,4 @@
-"""Cost of the class MIP oracle's exact tie check (issue 18).
+"""Cost of the class MIP oracle's exact tie check.
 
 Times ``HighsClassOracle.solve`` on RSPM-like weighted instances (+-1 data weights plus
 Laplace noise on the separator) three ways in the same run: the default (exact by

@@ -1,4 +1,4 @@
-"""What a fitted model or a result reveals (issue 11, part a).
+"""What a fitted model or a result reveals.
 
 A release carries only what its guarantee covers: the released parameters, the public
 configuration and the guarantee.  Data-dependent diagnostics (training loss, objective,
@@ -139,8 +139,9 @@ def _assert_no_diagnostics_pickled(est: Any) -> None:
 # ================================================================================================
 # Estimators: pickles on neighbouring datasets
 # ================================================================================================
-# Tiny exact-oracle data (the repro of issue 11): flipping the last label keeps the released
-# w for some seeds, while the training error count of w changes.
+# Tiny exact-oracle data (the reproduction that showed a fitted model carrying its training
+# error count): flipping the last label keeps the released w for some seeds, while the training
+# error count of w changes.
 X_HALF = np.array([[1.0, 0.5], [0.5, -1.0], [-1.0, 1.0], [0.25, 0.25], [1.0, 1.0], [-0.5, 0.5]])
 Y_HALF = np.array([1, 1, -1, -1, 1, -1])
 Y_HALF2 = np.where(np.arange(6) == 5, 1, Y_HALF)

@@ -1,7 +1,7 @@
 """One line saying when, with what and on how loaded a machine a measurement was taken.
 
 Benchmarks, the demo and the reproductions print it, so every timing in the
-README can be traced to a date, the package versions and the machine's load.
+documentation (``docs/benchmarks.md``, the ``lab/`` READMEs) can be traced to a date, the package versions and the machine's load.
 """
 
 from __future__ import annotations

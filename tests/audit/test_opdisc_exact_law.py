@@ -11,7 +11,7 @@ Layers (docs/specs/privacy-testing.md section 0):
    fixed, so the outcome is deterministic); a planted wrong law
    (h off by 10%) must be rejected on the same samples;
 3. the privacy loss the torus realizes exactly: the paper's multiplier violates
-   (eps, delta) at the issue's four cases; the proven multiplier
+   (eps, delta) at the review's four cases (docs/specs/opdisc-calibration.md); the proven multiplier
    (``oracledp.learners._opdisc_calibration``) does not; 0.9 x the proven multiplier does.
 """
 
@@ -258,7 +258,7 @@ def test_exact_law_matches_library_opdisc_draws(k: int, N: int, calibration: str
 
 # === layer 3: realized delta ==================================================================
 
-# (d, eps, delta, N, k, M, realized delta): the issue's cases at the paper's multiplier,
+# (d, eps, delta, N, k, M, realized delta): the review's cases at the paper's multiplier,
 # with the N and M that realize them (exact law; pinned to 1e-6 relative).
 PAPER_CASES = [
     pytest.param(14, 2.3, 0.1, 2, 14, 0, 0.2058897576, id="hypercube-d14"),
@@ -291,7 +291,7 @@ def test_paper_multiplier_violates(
 
 
 def test_hypercube_equals_square_torus() -> None:
-    """The issue's d = 14 hypercube (N = 2, k = 14) has the law of the N = 4 torus with k = 7
+    """The review's d = 14 hypercube (N = 2, k = 14) has the law of the N = 4 torus with k = 7
     (N = 2 with k = 7 is only the 7-cube, 128 points: far weaker)."""
     m = _m_paper(0.1)
     cube = torus_realized_delta(14, 2, m, 2.3)

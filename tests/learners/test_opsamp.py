@@ -17,7 +17,7 @@ Instances
   The oracle's answer is the corner w_j = sign(sigma_j - n/(2d)), so with
   eta = 2 d ln2 / n its coordinates are independent fair signs.
 
-Decision pinned here (module docstring of oracledp.learners.opsamp, (a)): eta
+Decision pinned here (module docstring of oracledp.learners._opsamp, (a); docs/proofs/opsamp-theorem11.md): eta
 is the RATE of the exponential noise (mean 1/eta), as Lemma 8 (Suggala &
 Netrapalli) and the proof of Theorem 7 use it; the spec line "Exp with scale
 eta" follows the preliminaries' Exp(z|b) notation, under which bound (7) fails

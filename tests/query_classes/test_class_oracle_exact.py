@@ -1,4 +1,4 @@
-"""Class oracles certify only the exact argmin, near ties included (issue 18).
+"""Class oracles certify only the exact argmin, near ties included.
 
 The weighted objective ``sum_r w_r q(z_r)`` is compared in exact rational arithmetic
 (floats are dyadic rationals) against every member of the class.  Instances are forced

@@ -1,4 +1,4 @@
-"""Bring your own table (issue 12): TableSchema, SchemaTransformer, the saved model, the CLI."""
+"""Bring your own table: TableSchema, SchemaTransformer, the saved model, the CLI."""
 
 from __future__ import annotations
 

@@ -31,7 +31,7 @@ Every release of this module states a :class:`~oracledp.privacy._guarantees.Priv
 with ``neighbouring="replace-one"`` (datasets of the same size ``n`` that differ
 in one record), the relation of the ICML paper and of OPDisc.
 
-Accounting (:mod:`oracledp.privacy._rdp`, which states and proves it): Google's
+Accounting (:mod:`oracledp.privacy._rdp`; proof in ``docs/proofs/dpsgd-replace-one.md``): Google's
 ``dp_accounting`` :class:`RdpAccountant` for the ``T``-fold composition of the
 Poisson-subsampled Gaussian mechanism (Mironov, Talwar, Zhang 2019) with noise
 multiplier ``sigma``, an **add/remove-one** analysis, converted to replace-one by

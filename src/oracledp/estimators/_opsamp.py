@@ -114,7 +114,7 @@ class OPSampClassifier(PrivateBinaryClassifier):
     -------
     (epsilon, delta)-DP with respect to replacing one training record
     (Theorem 11 of [NRVW20], with the conservative calibration documented in
-    :mod:`oracledp.learners.opsamp`), provided the oracle's answers are within
+    :mod:`oracledp.learners._opsamp` and proven in ``docs/proofs/opsamp-theorem11.md``), provided the oracle's answers are within
     the declared alpha, which each answer certifies (Frank-Wolfe gap); an
     uncertified answer raises OracleFailure.  The label set, the number of
     features and (with ``delta=None``) the number of rows are treated as public.

@@ -19,6 +19,8 @@ uncertified one raises :class:`~oracledp._errors.OracleFailure`.
 How we read the paper, and where we deviate (always towards more noise)
 -----------------------------------------------------------------------
 The formulas are those of 003 (the ICML text), cross-checked with 001 and 000.
+The corrected Theorem 11 and its full proof (Lemma 8 plus Hoeffding on the coupled
+differences, without Lemma 9) are in ``docs/proofs/opsamp-theorem11.md``.
 
 (a) **eta is a rate.**  Algorithm 2 samples sigma_k ~ Exp(eta)^d, and the
     preliminaries define Exp(z | b) = (1/b) e^{-z/b} (scale b).  But Lemma 8 is
@@ -526,7 +528,7 @@ def opsamp(
     are exponential (rate eta) and Laplace (scale lambda/eps), drawn by
     :mod:`oracledp.privacy._noise`.  The conservative readings of the paper that the
     calibration uses are listed, with their reasons, in the docstring of the implementation
-    module :mod:`oracledp.learners._opsamp`.
+    module :mod:`oracledp.learners._opsamp`; the proof is ``docs/proofs/opsamp-theorem11.md``.
 
     Parameters
     ----------

@@ -12,7 +12,9 @@ oracle returns the exact minimizer**; an uncertified oracle answer raises
 :class:`~oracledp._errors.OracleFailure` (or, with ``allow_uncertified=True``,
 is returned with a guarantee marked as not holding).  The proof translates
 eta_i by 2(1 - 2 loss_h(u_i)); the paper's Lemma 3 text says shifts of at most 1,
-but the map uses 2, which is what the scale 2m/eps pays for.
+but the map uses 2, which is what the scale 2m/eps pays for.  The full proof, with
+the separator set below and an exact example showing that half the noise is only
+2 eps-DP: ``docs/proofs/rspm-shift.md``.
 
 Halfspaces of the ICML 2020 experiment: W = {-1, 0, 1}^d (integer k with
 |k_j| <= 1), 0/1 loss 1[y != sgn(<x, w>)] with sgn(0) = 0.  Separator examples

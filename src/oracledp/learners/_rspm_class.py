@@ -18,7 +18,8 @@ specification (e.g. all +1, or all -1 as in OracleQuery): neighbours replace a
 record's point, not its weight.  The public part may be anything fixed.
 On ``{output = q}`` the map ``eta_i -> eta_i + 2(1 - 2 q(u_i))`` keeps q the
 unique minimizer on the neighbour, and the Laplace density ratio is at most
-``e^{2/b}`` per coordinate, ``e^{eps}`` over the m coordinates.
+``e^{2/b}`` per coordinate, ``e^{eps}`` over the m coordinates (proof, and why the
+translation must be 2 and not the 1 of the paper's Lemma 3: ``docs/proofs/rspm-shift.md``).
 
 Accuracy (004 Theorem 5): with probability at least 1 - beta the objective of
 the output exceeds the minimum by at most ``||eta||_1 <= 2m^2 ln(m/beta)/eps``

@@ -9,7 +9,8 @@ D and a vector sigma it returns w* in W with
 Definition 2.1 divides both sides by n; here alpha is measured on the
 *unnormalized* objective (n times the Definition 2.1 value), because that is
 the error of the FTPL objective in Suggala & Netrapalli's stability lemma,
-which OPSamp's Lemma 8 imports (see :mod:`oracledp.learners.opsamp`).
+which OPSamp's Lemma 8 imports (see :mod:`oracledp.learners._opsamp` and
+``docs/proofs/opsamp-theorem11.md``).
 
 :class:`LogisticProblem` holds the data and the parameter space W (a box
 ``|w_j| <= r`` or a Euclidean ball ``||w||_2 <= r``), with the losses scaled to

@@ -19,7 +19,9 @@ DP facts implemented here (for :mod:`oracledp.baselines._dpsgd`, the only user):
 
       P[M(D) in S] <= e^e0 P[M(D0) in S] + d0 <= e^(2 e0) P[M(D') in S] + (1 + e^e0) d0,
 
-  so it is ``(2 e0, (1 + e^e0) d0)``-DP for replace-one.  :func:`dpsgd_epsilon`
+  so it is ``(2 e0, (1 + e^e0) d0)``-DP for replace-one (full proof, and why the ICML
+  2020 baseline's add/remove accounting is not a replace-one guarantee:
+  ``docs/proofs/dpsgd-replace-one.md``).  :func:`dpsgd_epsilon`
   therefore returns ``2 e0`` with ``e0 = eps_addremove(sigma, q, T, d0)`` and
   ``d0 = delta / (1 + e^c)`` for a ``c >= e0`` it verifies (a fixed point found
   by iteration).  DP-SGD's normaliser ``q n`` uses the public ``n`` of the replace-one
@@ -227,9 +229,10 @@ def calibrate_noise_multiplier(
 
     Bisection on ``log sigma`` with a one-sided invariant: the upper end ``hi`` is only ever
     set to a value whose epsilon was computed and found ``<= epsilon``, and ``hi`` is what is
-    returned, so the result is *never* above the target (no tolerance on the privacy side;
-    cf. Opacus issue #346).  The returned sigma is within a factor ``1 + rtol`` of the smallest
-    sigma the accountant certifies.
+    returned, so the result is *never* above the target (no tolerance on the privacy side,
+    unlike a bisection that returns a midpoint within a tolerance of the target).  The
+    returned sigma is within a factor ``1 + rtol`` of the smallest sigma the accountant
+    certifies.
 
     Raises
     ------

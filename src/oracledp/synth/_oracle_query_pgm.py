@@ -27,7 +27,9 @@ measuring what it selects, then releases a Private-PGM style estimate
 3. **Release**: the final estimate, refitted with more iterations; ``sample`` draws
    records from it.
 
-Privacy (replace-one neighbours, n public), accounted in zCDP:
+Privacy (replace-one neighbours, n public), accounted in zCDP (the full proof, including
+why the selection costs ``eps_sel^2 / 8`` and not the ``eps_sel^2 / 2`` of OracleQuery's
+pure rounds: ``docs/proofs/oracle-query-pgm-selection.md``):
 
 * Gaussian mechanism on a count table: one record replaced moves two cells by 1, so the
   L2 sensitivity is ``sqrt(2)`` and noise ``N(0, sigma^2)`` per cell is
@@ -113,7 +115,8 @@ def default_rounds(n: int, epsilon: float, delta: float, d: int, *,
 class OracleQueryPGM(DistributionRelease):
     """(epsilon, delta)-DP synthetic data: OracleQuery's query player selects, measurements are estimated.
 
-    See the module docstring for the algorithm and the proof.  Guarantee:
+    See the module docstring for the algorithm and ``docs/proofs/oracle-query-pgm-selection.md``
+    for the proof.  Guarantee:
     ``(epsilon, delta)``-DP, approximate (not ex-post), replace-one neighbours with n
     public; it does not depend on any solver (the selection enumerates the workload and
     the estimate is post-processing).

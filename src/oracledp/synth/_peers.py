@@ -96,7 +96,7 @@ Evaluation and sampling (the "smartnoise sampler problem" avoided)
 ------------------------------------------------------------------
 Comparisons must not go through a sampler: smartnoise-synth's MST/AIM wrappers
 sampled synthetic records from the graphical model with a faulty sampler, which
-inflated their workload errors (issue 13).  Here :meth:`PGMResult.answer` evaluates the
+inflated their workload errors.  Here :meth:`PGMResult.answer` evaluates the
 workload on the *estimated model itself*: each marginal of the model
 ``p(x) ∝ exp(sum_c theta_c(x_c))`` is computed exactly by a tensor contraction
 of the model's factors (no sampling error).  :meth:`PGMResult.sample` draws
