@@ -4,8 +4,8 @@
     python benchmarks/compare_records.py NEW_DIR docs/results/accuracy-first-logistic trials.jsonl
 
 Uses the rules of ``tests/test_bit_identity.py`` (every field of the committed record equal,
-floats exactly; wall-clock fields skipped; the few non-private evaluation numbers listed there
-to 1e-12 relative).  Prints one line per differing record and a summary; exit status 1 if any
+exactly where exact by construction, within its relative tolerance for the evaluation floats
+computed through BLAS that it lists; wall-clock fields skipped).  Prints one line per differing record and a summary; exit status 1 if any
 record differs or is missing.
 """
 
@@ -34,15 +34,6 @@ def _key(rec: dict) -> str:
     return json.dumps({k: rec.get(k) for k in ("method", "eps", "run", "d", "trial")})
 
 
-def _loose(rec: dict) -> frozenset[str]:
-    """The evaluation fields the test compares to 1e-12 for this kind of record, if any."""
-    if rec.get("task") == "logistic":
-        return frozenset({"excess_risk"})
-    if rec.get("method") == "oracle_query_pgm":
-        return frozenset({"max_error", "mean_error", "sample_max_error", "sample_mean_error"})
-    return frozenset()
-
-
 def _load(directory: str, name: str) -> dict[str, dict]:
     lines = (Path(directory) / name).read_text().splitlines()
     return {_key(r): r for r in map(json.loads, filter(None, lines))}
@@ -57,7 +48,7 @@ def main(new_dir: str, old_dir: str, name: str) -> int:
             print(f"missing: {key}")
             bad += 1
             continue
-        diff = rules._diff(json.loads(json.dumps(new[key])), want, "", _loose(want))
+        diff = rules._diff(json.loads(json.dumps(new[key])), want, "")
         if diff:
             print(f"{key}: {diff[:3]}")
             bad += 1
