@@ -156,10 +156,10 @@ _DRAWS = {"laplace", "normal", "standard_normal", "gumbel", "exponential", "stan
 _EXEMPT_DIRS = ("audit", "experiments", "datasets")
 # (file, call) pairs that are not a mechanism's noise, each with its reason
 _NOT_NOISE = {
-    ("learners/prsma.py", "spawn"): "splits the generator into independent streams (no draw)",
-    ("learners/prsma.py", "random"): "ExplicitRSPMBase's simulated oracle failures (the oracle's "
+    ("learners/_prsma.py", "spawn"): "splits the generator into independent streams (no draw)",
+    ("learners/_prsma.py", "random"): "ExplicitRSPMBase's simulated oracle failures (the oracle's "
                                      "behaviour, which PRSMA must survive, not its noise)",
-    ("synth/baselines.py", "choice"): "sampling records from a released distribution",
+    ("synth/_baselines.py", "choice"): "sampling records from a released distribution",
     ("synth/_release.py", "choice"): "sampling records from a released distribution",
     ("synth/_peers_model.py", "random"): "sampling records from a released graphical model",
 }
@@ -169,7 +169,7 @@ def test_no_inline_noise_draw_outside_the_core() -> None:
     offenders = []
     for path in SRC.rglob("*.py"):
         rel = path.relative_to(SRC)
-        if rel.parts[0] in _EXEMPT_DIRS or rel.as_posix() == "privacy/noise.py":
+        if rel.parts[0] in _EXEMPT_DIRS or rel.as_posix() == "privacy/_noise.py":
             continue
         for node in ast.walk(ast.parse(path.read_text())):
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
