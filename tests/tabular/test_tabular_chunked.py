@@ -378,13 +378,22 @@ def test_cli_fits_rspm_and_opdisc_from_aggregated_rows(tmp_path, csv_path, schem
     def refuse(*a, **k):  # pragma: no cover - must not run
         raise AssertionError("the whole table was loaded")
 
+    fitted: list[tuple[int, int]] = []
+    public_fit = OPDiscClassifier.fit
+
+    def counted_fit(self, X, y, sample_weight=None):  # the public fit, on the distinct rows
+        assert sample_weight is not None, "fit without the record counts"
+        fitted.append((len(X), int(np.sum(sample_weight))))
+        return public_fit(self, X, y, sample_weight=sample_weight)
+
     monkeypatch.setattr(tabular_aggregated, "CHUNK_ROWS", 3)  # identical rows in different chunks
     monkeypatch.setattr(tabular, "read_csv", refuse)
     monkeypatch.setattr(tabular_schema, "read_csv", refuse)
-    monkeypatch.setattr(OPDiscClassifier, "fit", refuse)
+    monkeypatch.setattr(OPDiscClassifier, "fit", counted_fit)
     monkeypatch.setattr(TableSchema, "encode", refuse)
     res = _fit(CliRunner(), csv_path, sch, tmp_path / "m", model)
     assert res.exit_code == 0, res.output
+    assert len(fitted) == 1 and fitted[0][0] < len(ROWS) and fitted[0][1] == len(ROWS)
     saved = json.loads((tmp_path / "m" / "model.json").read_text())
     assert saved["coef"] == want.tolist()
     assert f"{len(ROWS):,}, {schema.n_features}" in res.stdout  # n records, d features
