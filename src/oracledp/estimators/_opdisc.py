@@ -383,7 +383,7 @@ class OPDiscClassifier(PrivateBinaryClassifier):
             raise ValueError(
                 f"calibration must be 'proven' or 'paper', got {self.calibration!r}")
         grid = None if self.feature_grid is None else _grid_fraction(self.feature_grid)
-        check_solver_name(self.oracle)
+        check_solver_name(self.oracle, "oracle")
         return {"epsilon": epsilon, "tau": tau, "bound": bound, "radius": radius,
                 "time_limit": time_limit, "grid": grid}
 

@@ -62,14 +62,14 @@ def make_oracle(name: str | Oracle = "highs", **options: Any) -> Oracle:
     return factory(**options)
 
 
-def check_solver_name(name: object) -> None:
+def check_solver_name(name: object, param: str = "solver") -> None:
     """Validate a solver argument without building anything: a registered name or an
     :class:`Oracle` instance (the one rule for the estimators' ``oracle=``, the command
-    line's ``--solver`` and :func:`make_oracle`)."""
+    line's ``--solver`` and :func:`make_oracle`); ``param`` is the name the messages use."""
     if isinstance(name, str):
         if name not in _REGISTRY:
             raise ValueError(
-                f"unknown solver {name!r}; valid names are: {', '.join(sorted(_REGISTRY))}"
+                f"unknown {param} {name!r}; valid names are: {', '.join(sorted(_REGISTRY))}"
             )
     elif not isinstance(name, Oracle):
-        raise TypeError(f"solver must be a name or an Oracle, got {type(name).__name__}")
+        raise TypeError(f"{param} must be a name or an Oracle, got {type(name).__name__}")
