@@ -77,7 +77,7 @@ class AggregatedTable:
         :meth:`TableSchema.labels_of` gives them); X has at most ``2 * n_groups`` rows.
         """
         group, label = np.nonzero(self.counts > 0)
-        X = self.features()[group]
+        X = self.schema._decode(self.codes[group])  # rows repeated as codes: no float copy
         y = np.asarray(self.schema.labels, dtype=object)[label]
         return X, y, self.counts[group, label]
 
