@@ -145,6 +145,20 @@ def test_estimator_fit_refusals_print_no_value(name):
         assert gen.bit_generator.state == state, f"{name}: {case}: noise drawn before refusal"
 
 
+@pytest.mark.parametrize("name", ["opdisc", "rspm"])
+def test_record_count_refusals_print_no_value(name):
+    """sample_weight holds record counts (data): a refusal shows neither a weight nor a count."""
+    ones = np.ones(len(X_OK))
+    for case, w in {"fraction": _with(ones, 5, None, N).astype(float),
+                    "negative": _with(ones, 5, None, -LABEL).astype(float),
+                    "NaN next to a sentinel": np.where(np.arange(8) == 2, np.nan,
+                                                       _with(ones, 5, None, N).astype(float)),
+                    "text": _with(ones, 5, None, S),
+                    "wrong length": np.full(LABEL, 1.0), "all zero": 0 * ones}.items():
+        _refused(lambda w=w: ESTIMATORS[name]().fit(X_OK, Y_OK, sample_weight=w),
+                 f"{name}: sample_weight {case}")
+
+
 @pytest.mark.parametrize("name", list(ESTIMATORS))
 def test_estimator_predict_refusals_print_no_value(name):
     X = X_OK * SCALE.get(name, 1.0)

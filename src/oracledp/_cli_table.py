@@ -7,7 +7,6 @@ parameters and the schema before any randomness; no message prints a record valu
 
 from __future__ import annotations
 
-import math
 import signal
 import threading
 import time
@@ -28,7 +27,8 @@ from oracledp._guidance import (
     RECOMMENDED_MODELS,
     check_epsilon_cap,
 )
-from oracledp._registry import MODELS, make_estimator, model_schema
+from oracledp._registry import check_model_name, make_estimator, model_schema
+from oracledp._validation import check_delta, check_epsilon, check_positive
 
 schema_app = typer.Typer(help="Table schemas for your own CSV (see docs/your-own-data.md).",
                          no_args_is_help=True)
@@ -228,18 +228,32 @@ class _NoInterrupt:
             signal.signal(signal.SIGINT, self._old)
 
 
-def _check_fit_options(model: str, epsilon: float | None, delta: float | None,
-                       max_epsilon: float | None, allow_large: bool) -> float | None:
-    """Public-parameter checks of ``fit`` (before any file is read); returns max_epsilon."""
-    if model not in MODELS:
-        _fail(f"--model must be one of {', '.join(MODELS)}, got {model!r}")
+def _check_option(check: Any, value: Any, *args: Any) -> Any:
+    """``check(value, *args)``: the validator the library itself applies, called with the
+    option's name so that its one-line refusal names the option (exit 2)."""
+    try:
+        return check(value, *args)
+    except (TypeError, ValueError) as exc:
+        _fail(str(exc))
+
+
+def _check_fit_options(model: str, epsilon: float | None, delta: float | None, alpha: float,
+                       max_epsilon: float | None, allow_large: bool, solver: str,
+                       time_limit: float) -> float | None:
+    """The options of ``fit`` checked before any file is read; returns max_epsilon.
+
+    Which options a model takes is decided here; each value is checked by the library's own
+    validator (the one the estimator or learner applies to the same parameter), given the
+    option's name; the epsilon cap is the command line's own policy.
+    """
+    _check_option(check_model_name, model, "--model")
     if model == "accuracy-first":
         if epsilon is not None or delta is not None:
             _fail("accuracy-first takes --alpha (target excess risk) and --max-epsilon (a cap "
                   "on its ex-post privacy loss); --epsilon/--delta do not apply")
+        _check_option(check_positive, alpha, "--alpha")
         cap = EPSILON_CAP if max_epsilon is None else max_epsilon
-        if not (math.isfinite(cap) and cap > 0):
-            _fail(f"--max-epsilon must be a finite number > 0, got {cap!r}")
+        _check_option(check_positive, cap, "--max-epsilon")
         msg = check_epsilon_cap(cap, "--max-epsilon", allow_large)
         if msg:
             _fail(msg)
@@ -249,13 +263,22 @@ def _check_fit_options(model: str, epsilon: float | None, delta: float | None,
               "--epsilon")
     if epsilon is None:
         _fail(f"--epsilon is required for --model {model}")
-    if not (math.isfinite(epsilon) and epsilon > 0):
-        _fail(f"--epsilon must be a finite number > 0, got {epsilon!r}")
+    _check_option(check_epsilon, epsilon, "--epsilon")
     msg = check_epsilon_cap(epsilon, "--epsilon", allow_large)
     if msg:
         _fail(msg)
     if delta is not None and model == "rspm":
         _fail("rspm is pure epsilon-DP: --delta does not apply")
+    if delta is not None:
+        _check_option(check_delta, delta, "--delta")
+    if model in _AGGREGATED_MODELS:
+        from oracledp.oracles import check_solver_name
+
+        try:
+            check_solver_name(solver)
+        except (TypeError, ValueError) as exc:
+            _fail(f"--solver: {exc}")
+        _check_option(check_positive, time_limit, "--time-limit")
     return None
 
 
@@ -325,21 +348,27 @@ def _fit(data: Path, schema_path: Path, out: Path, model: str, epsilon: float | 
          delta: float | None, alpha: float, max_epsilon: float | None, allow_large: bool,
          ignore_extra: bool, seed: int | None, solver: str, time_limit: float, sep: str,
          force: bool, verbose: bool) -> None:
-    max_epsilon = _check_fit_options(model, epsilon, delta, max_epsilon, allow_large)
+    max_epsilon = _check_fit_options(model, epsilon, delta, alpha, max_epsilon, allow_large,
+                                     solver, time_limit)
     _check_out(out, force)  # before the data are read: a refused --out spends no budget
     schema = _load_schema(schema_path)
-    try:
-        schema.check_confirmed()
-    except ValueError as exc:
+    try:  # what a Python user calls: the registry refuses an unconfirmed schema
+        schema = model_schema(model, schema)
+        est = make_estimator(model, schema, epsilon, delta, alpha=alpha, random_state=seed,
+                             oracle=solver, time_limit=time_limit, max_epsilon=max_epsilon)
+    except (OracleDPError, ValueError) as exc:
         _fail(str(exc))
-    schema = model_schema(model, schema)
-    table: Any = None
-    X: Any = None
-    y: Any = None
     if model in _AGGREGATED_MODELS:
+        # the distinct encoded rows with their record counts: est.fit(X, y, sample_weight=...)
         table = _read_aggregated(data, schema, sep, model, ignore_extra)
-        n_rows = table.n
+        try:
+            X, y, counts = table.weighted_rows()
+        except MemoryError:
+            _fail(_out_of_memory(data, model))
+        del table
+        n_rows = int(counts.sum())
     else:
+        counts = None
         try:
             df = _read_table(data, schema, sep, with_target=True, ignore_extra=ignore_extra)
             y = schema.labels_of(df)
@@ -349,13 +378,8 @@ def _fit(data: Path, schema_path: Path, out: Path, model: str, epsilon: float | 
             _fail(_out_of_memory(data, model))
         n_rows = X.shape[0]
     n_features = schema.n_features
-    try:
-        est = make_estimator(model, schema, epsilon, delta, alpha=alpha, random_state=seed,
-                             oracle=solver, time_limit=time_limit, max_epsilon=max_epsilon)
-    except (OracleDPError, ValueError) as exc:
-        _fail(str(exc))
 
-    from oracledp.tabular import fit_aggregated, save_model
+    from oracledp.tabular import save_model
 
     console = Console()
     err_console = Console(stderr=True)
@@ -369,8 +393,8 @@ def _fit(data: Path, schema_path: Path, out: Path, model: str, epsilon: float | 
                       disable=not err_console.is_terminal) as progress:
             progress.add_task(f"{limit.strip()} fitting {model}; Ctrl-C stops, writes nothing",
                               total=None)
-            _run_interruptibly(lambda: fit_aggregated(est, table) if table is not None
-                               else est.fit(X, y))
+            _run_interruptibly(lambda: est.fit(X, y) if counts is None
+                               else est.fit(X, y, sample_weight=counts))
         with _NoInterrupt():
             out.mkdir(parents=True, exist_ok=True)
             path = save_model(out, model_type=model, schema=schema, estimator=est,

@@ -22,9 +22,10 @@ __all__ = ["MODELS", "make_estimator", "model_schema"]
 MODELS = ("opdisc", "rspm", "opsamp", "dpsgd", "accuracy-first")
 
 
-def _check_name(name: str) -> str:
-    if name not in MODELS:
-        raise ValueError(f"unknown model {name!r}; valid: {', '.join(MODELS)}")
+def check_model_name(name: object, param: str = "name") -> str:
+    """``name`` if it is one of :data:`MODELS`; ValueError naming ``param`` otherwise."""
+    if not isinstance(name, str) or name not in MODELS:
+        raise ValueError(f"{param} must be one of {', '.join(MODELS)}, got {name!r}")
     return name
 
 
@@ -54,7 +55,7 @@ def model_schema(name: str, schema: Any) -> Any:
     ... # doctest: +NORMALIZE_WHITESPACE
     AccuracyFirstLogisticRegression(alpha=0.1, classes=['no', 'yes'], random_state=0)
     """
-    if _check_name(name) == "accuracy-first" and schema.norm_bounds()["l1"] > 1:
+    if check_model_name(name) == "accuracy-first" and schema.norm_bounds()["l1"] > 1:
         return schema.scaled_to_l1()  # public divisor: every row has ||x||_1 <= 1
     return schema
 
@@ -74,6 +75,13 @@ def make_estimator(name: str, schema: Any, epsilon: float | None = None,
     Each estimator's docstring states its guarantee; the fitted estimator carries it as
     ``guarantee_``.
 
+    A schema that still has entries read from the data (``"from_data": true``) or
+    unresolved columns is refused here
+    (:meth:`~oracledp.tabular.TableSchema.check_confirmed`).  Nothing else is checked:
+    the estimator's ``fit`` validates every parameter, before reading the data.  For
+    ``opdisc`` / ``rspm`` on a large CSV, fit the distinct rows with their record counts:
+    ``est.fit(*read_csv_aggregated(path, schema).weighted_rows())``.
+
     Examples
     --------
     >>> import pandas as pd
@@ -91,8 +99,10 @@ def make_estimator(name: str, schema: Any, epsilon: float | None = None,
     >>> est.classes_.tolist(), est.feature_schema_.names  # the schema's labels and columns
     (['no', 'yes'], ('x', 'c=a', 'c=b', '(intercept)'))
     """
+    check_model_name(name)
+    schema.check_confirmed()  # the schema's one confirmation check, for Python and the CLI
     labels = list(schema.labels)
-    if _check_name(name) in ("opdisc", "rspm"):
+    if name in ("opdisc", "rspm"):
         from oracledp.estimators import OPDiscClassifier, RSPMClassifier
 
         common = {"schema": schema.feature_schema(), "classes": labels,

@@ -5,7 +5,9 @@
   ``allow_uncertified``, and writes nothing;
 * ``--out`` holding a saved model is refused before any data is read or noise drawn, unless
   ``--force``;
-* the fit's wall time (a non-private diagnostic) is printed only with ``--verbose``.
+* the fit's wall time (a non-private diagnostic) is printed only with ``--verbose``;
+* public options are refused by the library's own validators, named as options, before DATA
+  is read; from Python the same rules name the parameter.
 """
 
 from __future__ import annotations
@@ -114,3 +116,53 @@ def test_wall_time_only_with_verbose(files):
     assert res.exit_code == 0, res.output
     assert "time (non-private diagnostic)" in res.stdout
     assert _SECONDS.search(res.stdout)
+
+
+@pytest.mark.parametrize("model, args, option", [
+    ("opdisc", ["--delta", "2"], "--delta must be in the open interval (0, 1)"),
+    ("dpsgd", ["--delta", "0"], "--delta must be in the open interval (0, 1)"),
+    ("opdisc", ["--time-limit", "0"], "--time-limit must be a finite number > 0"),
+    ("rspm", ["--solver", "gurobi9"], "--solver: unknown solver 'gurobi9'"),
+    ("opdisc", ["--model", "svm"], "--model must be one of"),
+])
+def test_public_options_are_refused_by_the_library_validators_before_reading(
+        files, model, args, option):
+    """Each option is checked by the validator the estimator applies to the same parameter,
+    given the option's name, before DATA is read (here DATA does not exist)."""
+    files["data"].unlink()
+    res = _fit(files, *args, model=model)
+    assert res.exit_code == 2 and isinstance(res.exception, SystemExit), res.output
+    assert res.stderr.startswith(f"error: {option}") and res.stderr.count("\n") == 1
+    assert not files["out"].exists()
+
+
+def test_accuracy_first_alpha_is_checked_before_reading(files):
+    files["data"].unlink()
+    res = CliRunner().invoke(app, ["fit", str(files["data"]), "--schema", str(files["schema"]),
+                                   "--model", "accuracy-first", "--alpha", "-1",
+                                   "--out", str(files["out"])], env=ENV)
+    assert res.exit_code == 2 and res.stderr.startswith("error: --alpha must be a finite")
+
+
+def test_python_errors_name_the_parameter():
+    """The same rules, called from Python, name the Python parameter."""
+    import numpy as np
+
+    from oracledp import make_estimator
+    from oracledp.tabular import TableSchema
+
+    schema = TableSchema.from_dict(SCHEMA)
+    X, y = np.array([[0.1, 1.0, 0.0, 1.0], [0.9, 0.0, 1.0, 1.0]]), ["no", "yes"]
+    for params, message in (({"epsilon": -1.0}, "epsilon must be a finite number > 0"),
+                            ({"epsilon": 1.0, "delta": 2.0}, "delta must be in the open"),
+                            ({"epsilon": 1.0, "time_limit": 0.0}, "time_limit must be"),
+                            ({"epsilon": 1.0, "oracle": "gurobi9"}, "unknown oracle 'gurobi9'")):
+        est = make_estimator("opdisc", schema, **params)
+        with pytest.raises(ValueError, match=re.escape(message)):
+            est.fit(X, y)
+    with pytest.raises(ValueError, match="name must be one of"):
+        make_estimator("svm", schema, 1.0)
+    unconfirmed = TableSchema.from_dict({**SCHEMA, "target": {**SCHEMA["target"],
+                                                              "from_data": True}})
+    with pytest.raises(ValueError, match="from_data"):  # refused for Python as for the CLI
+        make_estimator("opdisc", unconfirmed, 1.0)

@@ -24,7 +24,8 @@ from oracledp.privacy._guarantees import GuaranteeKind
 # --- scikit-learn's estimator checks -----------------------------------------------------------
 
 # At epsilon = 1 every check passes (the checks' data are small, but their classes are far apart).
-# fit has no sample_weight, so the sample-weight checks are not generated, and with the
+# fit takes record counts as sample_weight, so the sample-weight checks run too (integer weights
+# are exactly repeated rows, zero weights removed rows); with the
 # multi_class=False tag the multiclass checks are replaced by
 # check_classifier_not_supporting_multiclass (which passes).  The strongly private instance shows
 # the one check that contradicts DP; xfail_strict = true makes sure it really fails.

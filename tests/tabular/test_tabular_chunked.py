@@ -177,6 +177,51 @@ def test_same_release_for_a_fixed_seed(csv_path, schema, cls, seed):
     assert np.array_equal(full.predict(X), agg.predict(X))
 
 
+@pytest.mark.parametrize("cls", [RSPMClassifier, OPDiscClassifier])
+def test_public_fit_on_record_counts_is_the_whole_table_fit(csv_path, schema, cls):
+    """``fit(X, y, sample_weight=counts)`` on the distinct rows (the public path of the CLI
+    and of fit_aggregated) releases bit for bit what fit releases on the whole table."""
+    X, y = _in_memory(csv_path, schema)
+    table = read_csv_aggregated(csv_path, schema, chunksize=4)
+    Xw, yw, counts = table.weighted_rows()
+    assert counts.dtype == np.int64 and counts.min() >= 1 and counts.sum() == len(ROWS)
+    assert len(Xw) < len(ROWS) and set(yw) <= set(schema.labels)
+    for seed in (0, 7):
+        full = _make(cls, schema, seed).fit(X, y)
+        for w in (counts, counts.astype(float), list(counts)):  # whole numbers, any container
+            got = _make(cls, schema, seed).fit(Xw, yw, sample_weight=w)
+            assert np.array_equal(full.coef_, got.coef_) and full.guarantee_ == got.guarantee_
+            assert got.n_features_in_ == full.n_features_in_
+        # a row with count 0 is absent: its label is not read (classes=None)
+        pad = np.vstack([Xw, Xw[:1]]), np.append(yw, "maybe"), np.append(counts, 0)
+        got = cls(1.0, schema=schema.feature_schema(), random_state=seed).fit(
+            pad[0], pad[1], sample_weight=pad[2])
+        want = cls(1.0, schema=schema.feature_schema(), random_state=seed).fit(X, y)
+        assert np.array_equal(got.coef_, want.coef_) and list(got.classes_) == ["no", "yes"]
+
+
+@pytest.mark.parametrize("weights, match", [
+    (lambda c: c + 0.5, "whole number >= 0"),
+    (lambda c: -c, "whole number >= 0"),
+    (lambda c: np.where(c > 1, np.nan, c.astype(float)), "whole number >= 0"),
+    (lambda c: c > 0, "whole number >= 0"),
+    (lambda c: c.astype(str), "whole number >= 0"),
+    (lambda c: c[:-1], "one record count per row"),
+    (lambda c: np.column_stack([c, c]), "one record count per row"),
+    (lambda c: 0 * c, "all zero"),
+])
+def test_record_counts_that_are_not_counts_are_refused_before_any_noise(
+        csv_path, schema, monkeypatch, weights, match):
+    def no_noise(self, *a, **k):  # pragma: no cover - must not run
+        raise AssertionError("noise drawn")
+
+    monkeypatch.setattr(OPDiscClassifier, "_release", no_noise)
+    X, y, counts = read_csv_aggregated(csv_path, schema).weighted_rows()
+    with pytest.raises(ValueError, match=match) as err:
+        _make(OPDiscClassifier, schema).fit(X, y, sample_weight=weights(counts))
+    assert "nan" not in str(err.value).lower() and "0.5" not in str(err.value)
+
+
 def test_fit_aggregated_refuses_as_fit_before_any_noise(csv_path, schema, monkeypatch):
     agg = read_csv_aggregated(csv_path, schema)
     X, y = _in_memory(csv_path, schema)
@@ -333,13 +378,22 @@ def test_cli_fits_rspm_and_opdisc_from_aggregated_rows(tmp_path, csv_path, schem
     def refuse(*a, **k):  # pragma: no cover - must not run
         raise AssertionError("the whole table was loaded")
 
+    fitted: list[tuple[int, int]] = []
+    public_fit = OPDiscClassifier.fit
+
+    def counted_fit(self, X, y, sample_weight=None):  # the public fit, on the distinct rows
+        assert sample_weight is not None, "fit without the record counts"
+        fitted.append((len(X), int(np.sum(sample_weight))))
+        return public_fit(self, X, y, sample_weight=sample_weight)
+
     monkeypatch.setattr(tabular_aggregated, "CHUNK_ROWS", 3)  # identical rows in different chunks
     monkeypatch.setattr(tabular, "read_csv", refuse)
     monkeypatch.setattr(tabular_schema, "read_csv", refuse)
-    monkeypatch.setattr(OPDiscClassifier, "fit", refuse)
+    monkeypatch.setattr(OPDiscClassifier, "fit", counted_fit)
     monkeypatch.setattr(TableSchema, "encode", refuse)
     res = _fit(CliRunner(), csv_path, sch, tmp_path / "m", model)
     assert res.exit_code == 0, res.output
+    assert len(fitted) == 1 and fitted[0][0] < len(ROWS) and fitted[0][1] == len(ROWS)
     saved = json.loads((tmp_path / "m" / "model.json").read_text())
     assert saved["coef"] == want.tolist()
     assert f"{len(ROWS):,}, {schema.n_features}" in res.stdout  # n records, d features

@@ -259,11 +259,11 @@ def test_models_command_lists_recommendations():
 _SLOW_FIT = """
 import signal, sys, time
 signal.signal(signal.SIGINT, signal.default_int_handler)
-import oracledp.tabular as t
-def slow(est, table):
+from oracledp.estimators import OPDiscClassifier
+def slow(est, X, y, sample_weight=None):
     print("FITTING", flush=True)
     time.sleep(60)
-t.fit_aggregated = slow
+OPDiscClassifier.fit = slow
 from oracledp._cli import app
 sys.argv = ["oracledp", *sys.argv[1:]]
 app()

@@ -11,6 +11,7 @@
 * :func:`validate_private_data`: scikit-learn's validation whose refusals quote no record.
 * :func:`check_privacy_parameters` / :func:`delta_for`: epsilon and delta of the
   fixed-budget estimators, with ``delta=None`` meaning ``1/n**2``.
+* :func:`check_record_counts`: ``sample_weight`` read as record counts (whole numbers >= 0).
 """
 
 from __future__ import annotations
@@ -154,8 +155,51 @@ def check_privacy_parameters(epsilon: object, delta: object) -> float:
 
 
 def delta_for(delta: object, n: int) -> float:
-    """The delta of a fit on ``n`` rows: ``delta``, or ``1/n**2`` for None (n treated as public)."""
-    return check_delta(1.0 / n**2 if delta is None else delta)
+    """The delta of a fit on ``n`` records: ``delta`` (already checked by
+    :func:`check_privacy_parameters`), or ``1/n**2`` for None (n treated as public), which is
+    checked here: one record gives 1, not a valid delta."""
+    return check_delta(1.0 / n**2) if delta is None else float(delta)  # type: ignore[arg-type]
+
+
+#: The one refusal of counts that are not counts of records (no value is quoted: they are data).
+RECORD_COUNTS_RULE = (
+    "sample_weight must hold record counts: a whole number >= 0 per row of X (how many "
+    "identical records that row stands for); a non-integer, negative or non-finite weight is "
+    "refused (the weights are not shown: they are data)")
+
+#: Counts above this are refused (int64 sums of them stay exact).
+_MAX_COUNT = 2**53
+
+
+def check_record_counts(sample_weight: object, n_rows: int) -> NDArray[np.int64]:
+    """``sample_weight`` as record counts: int64, one per row, every one a whole number >= 0.
+
+    A float array is accepted when every entry is a whole number (``np.ones(n)``); anything
+    else that is not a count (a fraction, a negative or non-finite number, a boolean or
+    text) raises ONE ValueError, :data:`RECORD_COUNTS_RULE`.  A shape other than
+    ``(n_rows,)`` and counts that are all zero (no record at all) raise their own ValueError.
+    No message quotes a weight or a count.
+    """
+    try:
+        raw = np.asarray(sample_weight)
+    except (TypeError, ValueError):
+        raise ValueError(RECORD_COUNTS_RULE) from None
+    if raw.ndim != 1 or raw.shape[0] != n_rows:
+        raise ValueError("sample_weight must be a 1-D array with one record count per row of X")
+    if raw.dtype.kind not in "iuf":
+        raise ValueError(RECORD_COUNTS_RULE)
+    if raw.dtype.kind == "f":
+        with np.errstate(invalid="ignore"):
+            whole = np.isfinite(raw) & (raw == np.rint(raw))
+        if not whole.all():
+            raise ValueError(RECORD_COUNTS_RULE)
+    if (raw < 0).any() or (raw > _MAX_COUNT).any():
+        raise ValueError(RECORD_COUNTS_RULE)
+    counts = raw.astype(np.int64)
+    if not counts.any():
+        raise ValueError("sample_weight is all zero: the rows stand for no record, there is "
+                         "nothing to fit")
+    return counts
 
 
 class PrivateEstimator(PicklesWithoutDiagnostics, BaseEstimator):
@@ -228,6 +272,27 @@ class PrivateBinaryClassifier(ClassifierMixin, PrivateEstimator):
             check_classification_targets(y_arr)
         classes, y_pm = map_binary_labels(y_arr, self.classes, type(self).__name__)
         return X_arr, classes, y_pm
+
+    def _counted_training_data(self, X: ArrayLike, y: ArrayLike, sample_weight: object,
+                               ) -> tuple[NDArray[np.float64], NDArray[Any], NDArray[np.int8],
+                                          NDArray[np.int64]]:
+        """``(X, classes_, y in {-1, +1}, counts)`` for a fit on record counts.
+
+        ``sample_weight`` None counts every row once; otherwise it is checked by
+        :func:`check_record_counts` after X and y, and rows with count 0 (no record) are
+        dropped before the labels are read, exactly as if they were absent.
+        """
+        X_arr, y_arr = validate_private_data(self, X, y, dtype=np.float64, ensure_all_finite=True)
+        if sample_weight is None:
+            counts = np.ones(X_arr.shape[0], dtype=np.int64)
+        else:
+            counts = check_record_counts(sample_weight, X_arr.shape[0])
+            if not counts.all():
+                kept = counts > 0
+                X_arr, y_arr, counts = X_arr[kept], y_arr[kept], counts[kept]
+        check_classification_targets(y_arr)
+        classes, y_pm = map_binary_labels(y_arr, self.classes, type(self).__name__)
+        return X_arr, classes, y_pm, counts
 
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
         """Scores ``<x, w>``; > 0 means ``classes_[1]``."""

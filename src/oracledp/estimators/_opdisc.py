@@ -318,7 +318,8 @@ class OPDiscClassifier(PrivateBinaryClassifier):
         out[:, numeric] = round_to_grid(X[:, numeric], grid)
         return out
 
-    def fit(self, X: ArrayLike, y: ArrayLike) -> OPDiscClassifier:
+    def fit(self, X: ArrayLike, y: ArrayLike,
+            sample_weight: ArrayLike | None = None) -> OPDiscClassifier:
         """Fit the private classifier (one OPDisc run).
 
         Parameters
@@ -327,27 +328,48 @@ class OPDiscClassifier(PrivateBinaryClassifier):
             Finite features (exact small rationals unless ``feature_grid`` is set).
         y : array-like of shape (n_samples,)
             Labels of exactly two classes (any type: ints, strings...).
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Record counts: row ``i`` (with label ``y[i]``) stands for ``sample_weight[i]``
+            identical training records, e.g. the distinct rows of a large table with their
+            multiplicities (:meth:`oracledp.tabular.AggregatedTable.weighted_rows`).  The
+            objective counts misclassified records, so the fit is exactly the fit on the
+            table that repeats each row that many times: the same exact problem (built by
+            :meth:`~oracledp.oracles.HalfspaceProblem.from_counts`), the same release for
+            the same ``random_state``, and ``delta=None`` means ``1/n**2`` with ``n`` the
+            total count.  Each count must be a whole number >= 0 (a float array of whole
+            numbers is accepted; a row with count 0 is absent); anything else is refused
+            with one ValueError before any noise is drawn.  ``None`` counts every row once.
 
         Returns
         -------
         self
+
+        Privacy
+        -------
+        The guarantee is about records: the counts must be the true multiplicities of the
+        records, so that each record still counts once.  A weight used as an importance
+        weight (one record given weight 5) makes that record count as 5 records: it is then
+        protected only as a group of 5 (group privacy: 5 epsilon and a larger delta).
         """
         params = self._start_fit()  # 1. Parameters (no data, no randomness yet).
 
-        # 2. Data and labels.
-        X_arr, classes, y_pm = self._training_data(X, y)
-        n, d = X_arr.shape
+        # 2. Data, labels and record counts.
+        X_arr, classes, y_pm, counts = self._counted_training_data(X, y, sample_weight)
+        n, d = int(counts.sum()), X_arr.shape[1]
+        n_pos = np.where(y_pm == 1, counts, 0)
+        n_neg = np.where(y_pm == 1, 0, counts)
 
         def build(space: IntegerBall, schema: FeatureSchema,
                   grid: Fraction | None) -> HalfspaceProblem:
-            return HalfspaceProblem.from_data(self._transform(X_arr, grid, schema), y_pm, space,
-                                              schema=schema)
+            # the exact problem from the rows and their counts (equal rows are merged)
+            return HalfspaceProblem.from_counts(self._transform(X_arr, grid, schema), n_pos,
+                                                n_neg, space, schema=schema)
 
         return self._fit_problem(params, n, d, classes, build)
 
-    # --- the steps of fit, shared with tabular.fit_aggregated (aggregated CSV rows) ----------
+    # --- the steps of fit -----------------------------------------------------------------------
     def _check_params(self) -> dict[str, Any]:
-        """The checks of step 1, run by :meth:`_start_fit` (which fit_aggregated calls too)."""
+        """The checks of step 1, run by :meth:`_start_fit`: every parameter, once."""
         epsilon = check_privacy_parameters(self.epsilon, self.delta)
         tau = check_positive(self.tau, "tau")
         bound = _check_optional_positive(self.bound, "bound")
@@ -361,7 +383,7 @@ class OPDiscClassifier(PrivateBinaryClassifier):
             raise ValueError(
                 f"calibration must be 'proven' or 'paper', got {self.calibration!r}")
         grid = None if self.feature_grid is None else _grid_fraction(self.feature_grid)
-        check_solver_name(self.oracle)
+        check_solver_name(self.oracle, "oracle")
         return {"epsilon": epsilon, "tau": tau, "bound": bound, "radius": radius,
                 "time_limit": time_limit, "grid": grid}
 

@@ -140,6 +140,16 @@ class Oracle(Protocol):
         ...
 
 
+def check_time_limit(time_limit: object) -> float:
+    """A backend's ``time_limit`` in seconds: a number > 0 (``inf``: no limit); the one rule
+    of every backend that takes one."""
+    if isinstance(time_limit, bool) or not isinstance(time_limit, int | float | np.number):
+        raise TypeError(f"time_limit must be a number of seconds, got {type(time_limit).__name__}")
+    if not time_limit > 0:  # NaN fails too
+        raise ValueError(f"time_limit must be > 0 seconds, got {time_limit!r}")
+    return float(time_limit)
+
+
 def certify(status: OracleStatus, objective: float, bound: float, exact: bool | None
             ) -> tuple[bool, OracleStatus]:
     """Whether an answer with this objective is certified, and its status.

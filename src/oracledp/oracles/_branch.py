@@ -76,7 +76,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from oracledp.oracles._base import OracleResult, OracleStatus, make_result
+from oracledp.oracles._base import OracleResult, OracleStatus, check_time_limit, make_result
 from oracledp.oracles._exact import ExactObjective
 from oracledp.oracles._halfspace import (
     HalfspaceProblem,
@@ -182,9 +182,7 @@ class BranchBoundOracle:
 
     def __init__(self, *, time_limit: float = 60.0, batch_entries: int = 4_000_000,
                  max_batch: int = 128, threads: int = 1, verbose: bool = False) -> None:
-        if not (time_limit > 0):
-            raise ValueError(f"time_limit must be > 0, got {time_limit!r}")
-        self.time_limit = float(time_limit)
+        self.time_limit = check_time_limit(time_limit)
         self.batch_entries = int(batch_entries)
         self.max_batch = max(1, int(max_batch))
         self.verbose = verbose

@@ -154,7 +154,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from oracledp.oracles._base import OracleResult, OracleStatus, make_result
+from oracledp.oracles._base import OracleResult, OracleStatus, check_time_limit, make_result
 from oracledp.oracles._brute import BruteForceOracle
 from oracledp.oracles._exact import ExactObjective
 from oracledp.oracles._halfspace import HalfspaceProblem
@@ -241,9 +241,7 @@ class MonolithicMIPOracle:
             raise ValueError(
                 f"unknown MIP solver {solver!r}; valid names are: {', '.join(sorted(_NAMES))}"
             )
-        tl = float(time_limit)
-        if not tl > 0:
-            raise ValueError(f"time_limit must be > 0 seconds, got {time_limit!r}")
+        tl = check_time_limit(time_limit)
         if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
             raise ValueError(f"threads must be a positive integer, got {threads!r}")
         if isolate not in (None, True, False):

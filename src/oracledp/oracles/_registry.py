@@ -55,25 +55,21 @@ def make_oracle(name: str | Oracle = "highs", **options: Any) -> Oracle:
 
     Raises ValueError listing the valid names for an unknown one.
     """
-    if not isinstance(name, str):
-        if isinstance(name, Oracle):
-            return name
-        raise TypeError(f"solver must be a name or an Oracle, got {type(name).__name__}")
-    try:
-        factory, _ = _REGISTRY[name]
-    except KeyError:
-        raise ValueError(
-            f"unknown solver {name!r}; valid names are: {', '.join(sorted(_REGISTRY))}"
-        ) from None
+    check_solver_name(name)
+    if isinstance(name, Oracle):
+        return name
+    factory, _ = _REGISTRY[name]
     return factory(**options)
 
 
-def check_solver_name(name: object) -> None:
-    """Validate a solver argument without building anything (for estimators' fit)."""
+def check_solver_name(name: object, param: str = "solver") -> None:
+    """Validate a solver argument without building anything: a registered name or an
+    :class:`Oracle` instance (the one rule for the estimators' ``oracle=``, the command
+    line's ``--solver`` and :func:`make_oracle`); ``param`` is the name the messages use."""
     if isinstance(name, str):
         if name not in _REGISTRY:
             raise ValueError(
-                f"unknown solver {name!r}; valid names are: {', '.join(sorted(_REGISTRY))}"
+                f"unknown {param} {name!r}; valid names are: {', '.join(sorted(_REGISTRY))}"
             )
     elif not isinstance(name, Oracle):
-        raise TypeError(f"solver must be a name or an Oracle, got {type(name).__name__}")
+        raise TypeError(f"{param} must be a name or an Oracle, got {type(name).__name__}")

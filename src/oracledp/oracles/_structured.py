@@ -82,7 +82,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from oracledp.oracles._base import OracleResult, OracleStatus, make_result
+from oracledp.oracles._base import OracleResult, OracleStatus, check_time_limit, make_result
 from oracledp.oracles._exact import ExactObjective
 from oracledp.oracles._halfspace import HalfspaceProblem, Perturbation, as_perturbation
 from oracledp.oracles._pool import _DaemonPool
@@ -153,9 +153,7 @@ class StructuredOracle:
     def __init__(self, *, time_limit: float = 60.0, threads: int = 1, max_numeric: int = 4,
                  heuristic_candidates: int = 20, max_models: int = 1024,
                  lp_prune: bool = True, workers: int = 1, verbose: bool = False) -> None:
-        if not (time_limit > 0):
-            raise ValueError(f"time_limit must be > 0, got {time_limit!r}")
-        self.time_limit = float(time_limit)
+        self.time_limit = check_time_limit(time_limit)
         self.threads = int(threads)
         self.max_numeric = int(max_numeric)
         self.heuristic_candidates = int(heuristic_candidates)

@@ -43,7 +43,9 @@ clipped to the public bounds, unknown levels encoded as all-zero one-hots, with 
 delimiter) raising :class:`TableInputError`.  :func:`read_csv_aggregated` does the same checks
 chunk by chunk and keeps only the distinct encoded rows with their label counts (an
 :class:`AggregatedTable`, memory independent of the number of records);
-:func:`fit_aggregated` fits OPDisc or RSPM on it exactly as on the whole table.
+:meth:`AggregatedTable.weighted_rows` gives those rows with their record counts for the
+estimators' public ``fit(X, y, sample_weight=counts)``, and :func:`fit_aggregated` fits OPDisc
+or RSPM that way, exactly as on the whole table.
 
 Saved model format (``model.json``, written by :func:`save_model`, read by
 :func:`load_model`; loading needs only this file)::

@@ -1,10 +1,11 @@
 """Aggregated reading: a labelled CSV reduced to its distinct encoded rows and label counts.
 
 :func:`read_csv_aggregated` checks and encodes the file chunk by chunk (:data:`CHUNK_ROWS`
-rows at a time), so memory grows with the distinct rows, not with the records;
-:func:`fit_aggregated` fits OPDisc or RSPM on the resulting :class:`AggregatedTable` exactly
-as on the whole table (the exact problem from counts,
-:meth:`~oracledp.oracles.HalfspaceProblem.from_counts`).
+rows at a time), so memory grows with the distinct rows, not with the records.  The
+resulting :class:`AggregatedTable` is fitted through the estimators' public API:
+``est.fit(*table.weighted_rows())`` passes the distinct rows with their record counts as
+``sample_weight`` (OPDisc and RSPM fit exactly as on the whole table), which is what
+:func:`fit_aggregated` does.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
+from sklearn.utils.validation import has_fit_parameter
 
 from oracledp.tabular._cells import _table_violation
 from oracledp.tabular._csv import (
@@ -64,6 +66,20 @@ class AggregatedTable:
     def features(self) -> NDArray[np.float64]:
         """The distinct encoded rows, shape (g, ``schema.n_features``)."""
         return self.schema._decode(self.codes)
+
+    def weighted_rows(self) -> tuple[NDArray[np.float64], NDArray[np.object_], NDArray[np.int64]]:
+        """``(X, y, sample_weight)``: each distinct encoded row once per label it carries,
+        with the number of records that have that row and label.
+
+        ``est.fit(X, y, sample_weight=sample_weight)`` (OPDisc, RSPM) is then exactly
+        ``est.fit(schema.encode(df), schema.labels_of(df))`` on the whole table: the counts
+        are the true multiplicities of the records.  ``y`` holds the schema's labels (as
+        :meth:`TableSchema.labels_of` gives them); X has at most ``2 * n_groups`` rows.
+        """
+        group, label = np.nonzero(self.counts > 0)
+        X = self.schema._decode(self.codes[group])  # rows repeated as codes: no float copy
+        y = np.asarray(self.schema.labels, dtype=object)[label]
+        return X, y, self.counts[group, label]
 
 
 class _RowCounter:
@@ -192,42 +208,18 @@ def read_csv_aggregated(source: str | Path | bytes, schema: TableSchema, *, sep:
 
 
 def fit_aggregated(estimator: Any, table: AggregatedTable) -> Any:
-    """Fit an OPDisc or RSPM classifier on an :class:`AggregatedTable`.
+    """Fit an OPDisc or RSPM classifier on an :class:`AggregatedTable`; returns the estimator.
 
-    Exactly ``estimator.fit(X, y)`` on the full encoded table (``X = schema.encode(df)``,
-    ``y = schema.labels_of(df)``): the same checks in the same order, all before any noise;
-    delta = 1/n^2 with n the number of records; the same exact problem (built by
-    :meth:`~oracledp.oracles.HalfspaceProblem.from_counts`), hence the same release for the
-    same ``random_state``; the same fitted attributes.  Memory grows with the distinct rows.
-    Returns the estimator.
+    ``estimator.fit(X, y, sample_weight=counts)`` with ``X, y, counts =
+    table.weighted_rows()``: the same checks, the same exact problem and the same release
+    for the same ``random_state`` as ``estimator.fit`` on the whole encoded table (delta =
+    1/n^2 with n the number of records), in memory that grows with the distinct rows.
     """
-    from oracledp.estimators import OPDiscClassifier
-    from oracledp.estimators._base import map_binary_labels
-    from oracledp.oracles._halfspace import HalfspaceProblem
-
-    est = estimator
-    if not isinstance(est, OPDiscClassifier):
-        raise TypeError("fit_aggregated fits an OPDiscClassifier or RSPMClassifier (the models "
-                        f"of the exact 0/1-loss problem), got {type(est).__name__}")
+    if not has_fit_parameter(estimator, "sample_weight"):
+        raise TypeError("fit_aggregated fits an estimator whose fit takes record counts as "
+                        "sample_weight (OPDiscClassifier or RSPMClassifier), got "
+                        f"{type(estimator).__name__}")
     if not isinstance(table, AggregatedTable):
         raise TypeError(f"table must be an AggregatedTable, got {type(table).__name__}")
-    # 1. Parameters: the estimator's own checks (no data, no randomness yet).
-    params = est._start_fit()
-
-    # 2. Labels: the estimator's own mapping, on the labels that occur (one of each).
-    labels = np.array(table.schema.labels, dtype=object)
-    present = labels[table.counts.sum(axis=0) > 0]
-    classes, _ = map_binary_labels(present, est.classes, type(est).__name__)
-    plus = table.schema.labels.index(str(classes[1]))
-    n_pos, n_neg = table.counts[:, plus], table.counts[:, 1 - plus]
-    n, d = table.n, table.schema.n_features
-
-    def build(space: Any, schema: Any, grid: Any) -> HalfspaceProblem:
-        # the exact problem from the distinct rows (the rows are freed once encoded)
-        return HalfspaceProblem.from_counts(est._transform(table.features(), grid, schema),
-                                            n_pos, n_neg, space, schema=schema)
-
-    # 3-4. The estimator's own problem-and-release steps.
-    est._fit_problem(params, n, d, classes, build)
-    est.n_features_in_ = d
-    return est
+    X, y, counts = table.weighted_rows()
+    return estimator.fit(X, y, sample_weight=counts)
