@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from oracledp.privacy._composition import rho_for_epsilon, zcdp_epsilon
+from oracledp.privacy import zcdp_epsilon, zcdp_rho
 from oracledp.privacy._guarantees import GuaranteeKind
 from oracledp.synth import Domain, answer, errors, kway_marginal_workload
 from oracledp.synth._estimation import (
@@ -113,7 +113,7 @@ def test_estimate_rejects_mismatched_measurements() -> None:
 # ------------------------------------------------------------------- mechanism
 def test_rho_conversion_is_the_largest_within_epsilon() -> None:
     for eps, delta in [(0.1, 1e-6), (1.0, 1e-6), (5.0, 1e-9)]:
-        rho = rho_for_epsilon(eps, delta)
+        rho = zcdp_rho(eps, delta)
         assert zcdp_epsilon(rho, delta) <= eps
         assert zcdp_epsilon(rho * (1 + 1e-9), delta) > eps * (1 - 1e-8)
 
@@ -125,7 +125,7 @@ def test_ledger_composes_to_the_target(eps: float, selection: str, orders: tuple
     syn = OracleQueryPGM(eps, 1e-6, k=2, rounds=7, iterations=2, final_iterations=5,
                          selection=selection, orders=orders, random_state=0).fit(codes, dom)
     rho = math.fsum(s.rho for s in syn.ledger_)
-    assert math.isclose(rho, rho_for_epsilon(eps, 1e-6), rel_tol=1e-9)
+    assert math.isclose(rho, zcdp_rho(eps, 1e-6), rel_tol=1e-9)
     assert zcdp_epsilon(rho, 1e-6) <= eps * (1 + 1e-9)
     assert len(syn.ledger_) == 4 + 2 * 7  # 4 one-way tables, then select + measure per round
     g = syn.guarantee_

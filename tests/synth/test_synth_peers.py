@@ -16,9 +16,10 @@ import pytest
 pytest.importorskip("mbi")
 
 from oracledp._errors import BoundsViolation, DiagnosticsWarning
+from oracledp.privacy import zcdp_rho
 from oracledp.privacy._guarantees import GuaranteeKind
 from oracledp.synth import Domain, answer, answer_distribution, kway_marginal_workload
-from oracledp.synth._peers import aim, mst, require_mbi, zcdp_rho
+from oracledp.synth._peers import aim, mst, require_mbi
 
 DELTA = 1e-6
 BIG_EPS = 1e5

@@ -68,7 +68,7 @@ from oracledp._diagnostics import (
 )
 from oracledp._validation import RandomLike, check_choice, check_delta, check_epsilon, check_rng
 from oracledp.privacy import _noise as noise
-from oracledp.privacy._composition import rho_for_epsilon, zcdp_epsilon
+from oracledp.privacy import zcdp_epsilon, zcdp_rho
 from oracledp.privacy._guarantees import PrivacyGuarantee
 from oracledp.synth._domain import Domain
 from oracledp.synth._estimation import MarginalMeasurement, estimate_distribution
@@ -79,7 +79,7 @@ from oracledp.synth._workload import (
     kway_marginal_workload,
 )
 
-__all__ = ["OracleQueryPGM", "ZCDPSpend", "default_rounds", "rho_for_epsilon", "zcdp_epsilon"]
+__all__ = ["OracleQueryPGM", "ZCDPSpend", "default_rounds"]
 
 _MAX_CELLS = 20_000_000
 
@@ -106,7 +106,7 @@ def default_rounds(n: int, epsilon: float, delta: float, d: int, *,
     chosen on the Adult benchmark (n = 30,718, d = 8: T = 7, 20, 41 at epsilon = 0.1, 0.5,
     1 with delta = 1e-6).
     """
-    rho = rho_for_epsilon(epsilon, delta)
+    rho = zcdp_rho(epsilon, delta)
     return int(min(max_rounds, max(1, d - 1, round(n * math.sqrt(rho) / 100.0))))
 
 
@@ -221,7 +221,7 @@ class OracleQueryPGM(DistributionRelease):
 
     def _plan(self, d: int, T: int) -> tuple[float, float, float, float]:
         """``(rho, sigma_1way, eps_sel, sigma_round)`` from public parameters only."""
-        rho = rho_for_epsilon(self.epsilon, self.delta)
+        rho = zcdp_rho(self.epsilon, self.delta)
         rho_one = self.one_way_fraction * rho / d  # each 1-way table: 1/sigma^2 = rho_one
         rho_round = (1.0 - self.one_way_fraction) * rho / T
         rho_sel = self.selection_fraction * rho_round  # eps_sel^2 / 8

@@ -1,7 +1,7 @@
 """MST's and AIM's privacy accounting: budget, sensitivities, checks, the released guarantee.
 
 The zCDP budget ``rho`` of a target ``(epsilon, delta)`` (Bun-Steinke 2016, Prop. 1.3,
-:func:`zcdp_rho`), the sensitivities of a marginal table and of an L1 score under the
+:func:`oracledp.privacy.zcdp_rho`), the sensitivities of a marginal table and of an L1 score under the
 chosen neighbouring relation (:func:`_sensitivities`), the checks both mechanisms share,
 :func:`_finish`, which turns the spent ``rho`` into the released
 :class:`~oracledp.synth._peers_model.PGMResult` and its guarantee, and :class:`_PeerRun`,
@@ -27,29 +27,16 @@ from oracledp._validation import (
     check_epsilon,
     check_positive,
 )
-from oracledp.privacy._composition import rho_for_epsilon
+from oracledp.privacy import zcdp_rho
 from oracledp.privacy._guarantees import PrivacyGuarantee
 from oracledp.synth._domain import Domain
 from oracledp.synth._estimation import MarginalMeasurement
 from oracledp.synth._peers_estimation import _Fitter, _import_mbi
 from oracledp.synth._peers_model import PGMResult
 
-__all__ = ["zcdp_rho"]
+__all__: list[str] = []
 
 _NEIGHBOURS = ("replace-one", "add-remove")
-
-
-def zcdp_rho(epsilon: float, delta: float) -> float:
-    """The largest zCDP ``rho`` with ``rho + 2 sqrt(rho ln(1/delta)) <= epsilon``.
-
-    Bun, Steinke 2016, Prop. 1.3: ``rho``-zCDP implies
-    ``(rho + 2 sqrt(rho ln(1/delta)), delta)``-DP.  Solving for ``rho`` gives
-    ``sqrt(rho) = sqrt(ln(1/delta) + epsilon) - sqrt(ln(1/delta))``; the value is
-    shrunk if floating point would make the recomputed epsilon exceed the target.
-    """
-    eps = check_epsilon(epsilon)
-    dlt = check_delta(delta)
-    return rho_for_epsilon(eps, dlt)
 
 
 def _sensitivities(neighbouring: str) -> tuple[float, float]:

@@ -40,7 +40,8 @@ def mst(
     codes, domain:
         The records (integer codes, shape ``(n, d)``, d >= 2) and their public domain.
     epsilon, delta:
-        The target guarantee; the zCDP budget is :func:`zcdp_rho` ``(epsilon, delta)``.
+        The target guarantee; the zCDP budget is
+        :func:`oracledp.privacy.zcdp_rho` ``(epsilon, delta)``.
     random_state:
         Seed or numpy Generator: all the noise and selections come from it.
     neighbouring:
