@@ -131,11 +131,15 @@ def test_ledger_composes_to_the_target(eps: float, selection: str, orders: tuple
     g = syn.guarantee_
     assert g.kind is GuaranteeKind.APPROXIMATE and g.epsilon == eps and g.delta == 1e-6
     assert not g.requires_exact_oracle and g.holds and g.neighbouring == "replace-one"
-    # selection: eps_sel^2 / 8 (bounded range); measurement: sqrt(2)-sensitive Gaussian
-    sel = [s for s in syn.ledger_ if not s.axes]
-    assert all(math.isclose(s.rho, syn.eps_selection_**2 / 8) for s in sel)
-    meas = [s for s in syn.ledger_ if s.round > 0 and s.axes]
-    assert len(meas) == 7 and all(math.isclose(s.rho, 2.0 / (2.0 * syn.sigma_**2)) for s in meas)
+    # selection: eps_sel^2 / 8 (bounded range); measurement: sqrt(2)-sensitive Gaussian,
+    # 2 / (2 sigma^2) = 1 / sigma^2 (to the last bit, as before the core computed them)
+    sel = [s for s in syn.ledger_ if not s.released]
+    assert all(s.rho == syn.eps_selection_**2 / 8.0 for s in sel)
+    assert [s.round for s in sel] == list(range(1, 8))
+    meas = [s for s in syn.ledger_ if s.round > 0 and s.released]
+    assert len(meas) == 7 and all(s.rho == 1.0 / syn.sigma_**2 for s in meas)
+    assert all(s.rho == 1.0 / syn.sigma_one_way_**2 for s in syn.ledger_[:4])
+    assert syn.measured_axes_ == tuple(s.released for s in syn.ledger_ if s.released)
     allowed = {len(c) for c in syn.measured_axes_[4:]}
     assert allowed <= set(orders or (2,))
 
