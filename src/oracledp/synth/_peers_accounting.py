@@ -3,8 +3,10 @@
 The zCDP budget ``rho`` of a target ``(epsilon, delta)`` (Bun-Steinke 2016, Prop. 1.3,
 :func:`oracledp.privacy.zcdp_rho`), the sensitivities of a marginal table and of an L1 score under the
 chosen neighbouring relation (:func:`_sensitivities`), the checks both mechanisms share,
-:func:`_finish`, which turns the spent ``rho`` into the released
-:class:`~oracledp.synth._peers_model.PGMResult` and its guarantee, and :class:`_PeerRun`,
+:func:`_finish`, which turns the run's ledger (:class:`oracledp.privacy.Spend` entries, whose
+rhos come from the privacy core's facts) into the released
+:class:`~oracledp.synth._peers_model.PGMResult` and its guarantee
+(:func:`oracledp.privacy.ledger_guarantee`, zCDP composition), and :class:`_PeerRun`,
 which holds what one fit of either mechanism sets up (budget, sensitivities, fitter) until
 its :func:`_finish`.  The derivations are in
 the docstring of :mod:`oracledp.synth._peers` ("Neighbouring relation and sensitivities",
@@ -27,8 +29,7 @@ from oracledp._validation import (
     check_epsilon,
     check_positive,
 )
-from oracledp.privacy import zcdp_rho
-from oracledp.privacy._guarantees import PrivacyGuarantee
+from oracledp.privacy import Spend, ledger_guarantee, zcdp_rho
 from oracledp.synth._domain import Domain
 from oracledp.synth._estimation import MarginalMeasurement
 from oracledp.synth._peers_estimation import _Fitter, _import_mbi
@@ -63,15 +64,14 @@ def _check_iters(value: object, name: str) -> int:
 
 
 def _finish(
-    method: str, domain: Domain, n: int, total: float, rho: float, spent: float,
+    method: str, domain: Domain, n: int, total: float, spent: float, ledger: list[Spend],
     measurements: list[MarginalMeasurement], selected: list[tuple[int, ...]],
     factors: tuple[tuple[tuple[int, ...], NDArray[np.float64]], ...], eps: float, dlt: float,
     neighbouring: str, source: str, notes: str, want_diag: bool, diag: dict[str, Any],
 ) -> PGMResult:
-    if spent > rho * (1.0 + 1e-9):  # pragma: no cover - guarded by construction
-        raise AssertionError(f"{method} spent rho = {spent!r} > budget {rho!r}")
-    guarantee = PrivacyGuarantee.approximate(eps, dlt, source=source, neighbouring=neighbouring,
-                                             notes=notes)
+    # the ledger spends at most the budget zcdp_rho(eps, dlt) (up to rounding): checked here
+    guarantee = ledger_guarantee(ledger, "zcdp", eps, dlt, rtol=1e-9, source=source,
+                                 neighbouring=neighbouring, notes=notes)
     diagnostics = None
     if want_diag:
         guarantee = release_diagnostics(guarantee, method)
@@ -100,15 +100,16 @@ class _PeerRun:
         self.fitter = _Fitter(mbi, domain, float(self.n) if neighbouring == "replace-one" else None,
                               self.est_seconds)
 
-    def finish(self, total: float, spent: float, measurements: list[MarginalMeasurement],
-               selected: list[tuple[int, ...]],
+    def finish(self, total: float, spent: float, ledger: list[Spend],
+               measurements: list[MarginalMeasurement], selected: list[tuple[int, ...]],
                factors: tuple[tuple[tuple[int, ...], NDArray[np.float64]], ...], source: str,
                notes: str, **diag: Any) -> PGMResult:
-        """The release: the guarantee of ``rho`` (checked: ``spent <= rho``), the model, and
-        with diagnostics the wall-clock times (and ``diag``)."""
+        """The release: the guarantee of the ledger (checked against the budget), the model
+        with ``spent`` (the sum of the ledger), and with diagnostics the wall-clock times (and
+        ``diag``)."""
         times = {"seconds": time.perf_counter() - self.start,
                  "estimation_seconds": sum(self.est_seconds), **diag}
-        return _finish(self.method, self.domain, self.n, total, self.rho, spent, measurements,
+        return _finish(self.method, self.domain, self.n, total, spent, ledger, measurements,
                        selected, factors, self.eps, self.dlt, self.neighbouring, source, notes,
                        self.want_diag, times)
 
