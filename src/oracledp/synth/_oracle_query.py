@@ -112,8 +112,8 @@ makes it necessary, until the composed total recomputed from the ledger does
 not exceed the target.  The ledger is a sequence of :class:`oracledp.privacy.Spend`
 (one per round, three per round for ``"rspm"``), composed by
 :func:`oracledp.privacy.compose`; the guarantee is built from it by
-:func:`oracledp.privacy.ledger_guarantee`, which checks the composition once more.  Guarantees hold under idealized numerics (see
-:mod:`oracledp.privacy._guarantees`).
+:func:`oracledp.privacy.ledger_guarantee`, which checks the composition once more.
+Guarantees hold under idealized numerics (see :mod:`oracledp.privacy._guarantees`).
 
 Layout: this module holds :class:`OracleQuerySynthesizer` (the game loop and the
 release); the calibrations and the accuracy bound are in

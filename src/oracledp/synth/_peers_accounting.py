@@ -1,8 +1,8 @@
 """MST's and AIM's privacy accounting: budget, sensitivities, checks, the released guarantee.
 
 The zCDP budget ``rho`` of a target ``(epsilon, delta)`` (Bun-Steinke 2016, Prop. 1.3,
-:func:`oracledp.privacy.zcdp_rho`), the sensitivities of a marginal table and of an L1 score under the
-chosen neighbouring relation (:func:`_sensitivities`), the checks both mechanisms share,
+:func:`oracledp.privacy.zcdp_rho`), the sensitivities of a marginal table and of an L1 score
+under the chosen neighbouring relation (:func:`_sensitivities`), the checks both mechanisms share,
 :func:`_finish`, which turns the run's ledger (:class:`oracledp.privacy.Spend` entries, whose
 rhos come from the privacy core's facts) into the released
 :class:`~oracledp.synth._peers_model.PGMResult` and its guarantee
