@@ -1,4 +1,4 @@
-"""The privacy core (:mod:`oracledp.privacy`): noise laws, composition formulas, the ledger.
+"""The privacy core (:mod:`oracledp.privacy`): noise laws, DP facts, composition, the ledger.
 
 Distribution tests use a stated false-alarm rate: each test's p-value threshold is 1e-4 with a
 fixed seed, so a correct sampler fails with probability 1e-4 per seed (and, the seed being
@@ -15,17 +15,24 @@ import numpy as np
 import pytest
 from scipy import stats
 
+import oracledp.privacy as privacy
 from oracledp.privacy import (
     GuaranteeKind,
+    PrivacyGuarantee,
     Spend,
     advanced_composition,
     advanced_composition_k,
     basic_composition,
     compose,
+    exponential_mechanism_rho,
+    gaussian_multiplier_rho,
+    gaussian_rho,
+    gaussian_zcdp_sigma,
     ledger_guarantee,
     pure_to_zcdp,
-    rho_for_epsilon,
+    select_measure_rho,
     zcdp_epsilon,
+    zcdp_rho,
 )
 from oracledp.privacy import _noise as noise
 
@@ -93,22 +100,52 @@ def test_primitives_make_the_numpy_call() -> None:
     assert a.random() == b.random()  # both streams advanced by the same draws
 
 
-@pytest.mark.parametrize(("fn", "args"), [
-    (noise.laplace_scale, (1.0, 0.0)), (noise.laplace_scale, (-1.0, 1.0)),
-    (noise.laplace_scale, (1.0, math.nan)), (noise.gaussian_rho, (1.0, 0.0)),
-    (noise.gaussian_zcdp_sigma, (1.0, -0.5)), (noise.laplace_scale, (1.0, math.inf)),
+@pytest.mark.parametrize(("fn", "args", "kwargs"), [
+    (noise.laplace_scale, (1.0, 0.0), {}), (noise.laplace_scale, (-1.0, 1.0), {}),
+    (noise.laplace_scale, (1.0, math.nan), {}), (gaussian_rho, (0.0,), {}),
+    (gaussian_rho, (1.0,), {"sensitivity_sq": 0.0}), (gaussian_zcdp_sigma, (-0.5,), {}),
+    (noise.laplace_scale, (1.0, math.inf), {}), (gaussian_multiplier_rho, (math.inf,), {}),
+    (exponential_mechanism_rho, (math.nan,), {}), (select_measure_rho, (1.0, 0.0), {}),
 ])
-def test_scales_refuse_bad_parameters(fn, args) -> None:
+def test_scales_refuse_bad_parameters(fn, args, kwargs) -> None:
     with pytest.raises(ValueError, match="must be a finite number > 0"):
-        fn(*args)
+        fn(*args, **kwargs)
 
 
 def test_scale_and_guarantee_pairs() -> None:
     assert noise.laplace_scale(2.0, 0.5) == 4.0
     g = noise.laplace_guarantee(0.5)
     assert g.kind is GuaranteeKind.PURE and g.epsilon == 0.5 and g.delta == 0
-    assert noise.gaussian_rho(1.0, noise.gaussian_zcdp_sigma(1.0, 0.3)) == pytest.approx(0.3)
+    assert gaussian_rho(gaussian_zcdp_sigma(0.3)) == pytest.approx(0.3)
+    assert gaussian_rho(gaussian_zcdp_sigma(0.3, sensitivity_sq=2.0),
+                        sensitivity_sq=2.0) == pytest.approx(0.3)
     assert noise.exponential_mechanism_guarantee(0.2).is_pure
+    assert exponential_mechanism_rho(0.4) == pytest.approx(0.02)
+    assert select_measure_rho(0.4, 2.0) == pytest.approx(0.02 + gaussian_multiplier_rho(2.0))
+    assert gaussian_multiplier_rho(2.0, releases=4) == pytest.approx(4 * gaussian_rho(2.0))
+    ex = PrivacyGuarantee.ex_post(math.inf, source="s", notes="n")
+    assert ex.kind is GuaranteeKind.EX_POST and ex.delta == 0.0 and ex.notes == "n"
+
+
+def test_facts_keep_the_mechanisms_floating_point_expressions() -> None:
+    """Each fact returns, bit for bit, the expression its mechanism computed before using it.
+
+    ``x**2`` and ``x * x`` differ in the last bit for about one float in a thousand (both
+    kinds occur among these draws), so a fact serves only the mechanisms whose expression it
+    keeps: MST and OracleQueryPGM (powers), AIM (products).
+    """
+    rng = np.random.default_rng(0)
+    xs = [float(x) for x in 10 ** rng.uniform(-3, 3, 20_000)]
+    assert any(x**2 != x * x for x in xs)  # the two expressions do differ on some inputs
+    d2 = math.sqrt(2.0)
+    for x, y in zip(xs, reversed(xs), strict=True):
+        assert gaussian_rho(x, sensitivity_sq=2.0) == 1.0 / x**2  # OracleQueryPGM
+        assert gaussian_rho(x, sensitivity_sq=d2**2, releases=7) == 7 * d2**2 / (2.0 * x**2)
+        assert gaussian_rho(x, sensitivity_sq=1.0, releases=3) == 3 * 1.0**2 / (2.0 * x**2)
+        assert exponential_mechanism_rho(x) == x**2 / 8.0  # MST, OracleQueryPGM
+        assert gaussian_multiplier_rho(x, releases=5) == 5 / (2.0 * x * x)  # AIM
+        assert select_measure_rho(y, x) == y * y / 8.0 + 1.0 / (2.0 * x * x)  # AIM
+        assert pure_to_zcdp(x) == x**2 / 2.0
 
 
 # --- composition -----------------------------------------------------------------------------
@@ -126,9 +163,23 @@ def test_basic_and_advanced_composition_values() -> None:
 def test_zcdp_conversions() -> None:
     assert pure_to_zcdp(0.2) == pytest.approx(0.02)
     for eps, delta in [(0.1, 1e-6), (1.0, 1e-9), (5.0, 1e-3)]:
-        rho = rho_for_epsilon(eps, delta)
+        rho = zcdp_rho(eps, delta)
         assert zcdp_epsilon(rho, delta) <= eps
         assert zcdp_epsilon(rho * (1 + 1e-9), delta) > eps * (1 - 1e-6)
+    with pytest.raises(ValueError, match="epsilon"):
+        zcdp_rho(0.0, 1e-6)
+    with pytest.raises(ValueError, match="delta"):
+        zcdp_rho(1.0, 0.0)
+    with pytest.raises(TypeError, match="delta"):
+        zcdp_rho(1.0, True)
+
+
+def test_one_conversion_of_each_direction() -> None:
+    """The core exports exactly one zCDP conversion each way (and pure -> zCDP)."""
+    conversions = {n for n in privacy.__all__ if "zcdp" in n and not n.startswith("gaussian")}
+    assert conversions == {"pure_to_zcdp", "zcdp_epsilon", "zcdp_rho"}
+    assert all(hasattr(privacy, n) for n in privacy.__all__)
+    assert privacy.__all__ == sorted(privacy.__all__)
 
 
 def test_ledger_compositions() -> None:
@@ -138,13 +189,45 @@ def test_ledger_compositions() -> None:
     assert d == 1e-6 and eps_z == zcdp_epsilon(math.fsum(e**2 / 2 for e in (0.1, 0.2, 0.3)), 1e-6)
     eps_a, _ = compose(ledger, "advanced", 1e-6)
     assert eps_a == advanced_composition([0.1, 0.2, 0.3], 1e-6)
-    assert compose([Spend("g", zcdp_rho=0.01)], "zcdp", 1e-6)[0] == zcdp_epsilon(0.01, 1e-6)
+    assert compose([Spend("g", zcdp=0.01)], "zcdp", 1e-6)[0] == zcdp_epsilon(0.01, 1e-6)
     with pytest.raises(ValueError, match="zCDP composition does not cover"):
         compose([Spend("p", 0.1, 1e-7)], "zcdp", 1e-6)
+    with pytest.raises(ValueError, match="no zCDP rho"):
+        _ = Spend("p", 0.1, 1e-7).rho
     with pytest.raises(ValueError, match="unknown composition"):
         compose(ledger, "fancy", 1e-6)
-    g = ledger_guarantee(ledger, "basic", 0.0, source="test", requires_exact_oracle=False)
-    assert g.is_pure and g.epsilon == pytest.approx(0.6)
+
+
+def test_spend_records_round_and_release() -> None:
+    s = Spend("Gaussian mechanism", zcdp=gaussian_rho(2.0, sensitivity_sq=2.0), round=4,
+              released=(0, 3))
+    assert (s.round, s.released, s.rho, s.epsilon, s.delta) == (4, (0, 3), 0.25, math.inf, 0.0)
+    assert Spend("Laplace", 0.2).released == () and Spend("Laplace", 0.2).round == 0
+    with pytest.raises(TypeError):
+        Spend("x", 0.1, 0.0, None, 3)  # type: ignore[misc]  # round is keyword-only
+
+
+def test_ledger_guarantee_states_the_budget() -> None:
+    pure = [Spend("a", 0.1), Spend("b", 0.2), Spend("c", 0.3)]
+    g = ledger_guarantee(pure, "basic", 0.7, 1e-6, source="test", notes="n")
+    assert g.is_pure and g.epsilon == 0.7 and g.delta == 0.0 and g.notes == "n"
+    assert not g.requires_exact_oracle
+    assert compose(pure, "zcdp", 1e-6)[0] < 2.1
+    g = ledger_guarantee(pure, "zcdp", 2.1, 1e-6, source="test", requires_exact_oracle=True)
+    assert g.kind is GuaranteeKind.APPROXIMATE and (g.epsilon, g.delta) == (2.1, 1e-6)
+    assert g.requires_exact_oracle
+    approx = [Spend("p", 0.1, 1e-7), Spend("q", 0.1, 1e-7)]
+    g = ledger_guarantee(approx, "basic", 0.2, 1e-6, source="test")
+    assert g.kind is GuaranteeKind.APPROXIMATE and g.delta == 1e-6
+    with pytest.raises(AssertionError, match="exceeds the target"):
+        ledger_guarantee(pure, "basic", 0.5, 0.0, source="test")
+    with pytest.raises(AssertionError, match="exceeds the target"):
+        ledger_guarantee(approx, "basic", 0.2, 1e-7, source="test")
+    rho = zcdp_rho(1.0, 1e-6)
+    over = [Spend("g", zcdp=rho * (1 + 1e-12))]
+    with pytest.raises(AssertionError, match="exceeds the target"):
+        ledger_guarantee(over, "zcdp", 1.0, 1e-6, source="test")
+    assert ledger_guarantee(over, "zcdp", 1.0, 1e-6, source="test", rtol=1e-9).epsilon == 1.0
 
 
 # --- every privacy-relevant draw goes through oracledp.privacy._noise --------------------------

@@ -14,14 +14,10 @@ from typer.testing import CliRunner
 from oracledp._cli import app
 from oracledp._errors import BudgetError
 from oracledp.audit import audit
+from oracledp.privacy import Spend, compose
 from oracledp.privacy._guarantees import GuaranteeKind
 from oracledp.synth import Domain, answer, errors, kway_marginal_workload
-from oracledp.synth._oracle_query import (
-    OracleQuerySynthesizer,
-    RoundSpend,
-    _calibrate,
-    compose_ledger,
-)
+from oracledp.synth._oracle_query import OracleQuerySynthesizer, _calibrate
 from oracledp.synth._oracle_query_players import (
     _ftpl_samples,
     _indicator_offsets,
@@ -69,7 +65,10 @@ def test_ledger_composes_to_at_most_the_guarantee(eps: float, delta: float, T: i
     syn = OracleQuerySynthesizer(eps, delta, k=2, rounds=T, random_state=1).fit(codes, dom)
     assert len(syn.ledger_) == T == syn.rounds_
     assert all(r.epsilon == syn.eps0_ for r in syn.ledger_)
-    tot_eps, tot_delta = compose_ledger(syn.ledger_, syn.composition_, delta)
+    assert [r.round for r in syn.ledger_] == list(range(1, T + 1))
+    nq = len(syn.workload_)
+    assert all(len(r.released) == 1 and 0 <= r.released[0] < 2 * nq for r in syn.ledger_)
+    tot_eps, tot_delta = compose(syn.ledger_, syn.composition_, delta)
     g = syn.guarantee_
     assert tot_eps <= g.epsilon <= eps
     assert tot_delta <= g.delta <= delta
@@ -86,10 +85,8 @@ def test_calibration_property_never_overshoots() -> None:
         delta = float(10 ** rng.uniform(-12, -1))
         T = int(rng.integers(1, 2000))
         eps0, comp = _calibrate(eps, delta, T)
-        from oracledp.synth._oracle_query import RoundSpend
-
-        ledger = [RoundSpend(t, "", eps0, 0, False) for t in range(T)]
-        assert compose_ledger(ledger, comp, delta)[0] <= eps
+        ledger = [Spend("", eps0) for _ in range(T)]
+        assert compose(ledger, comp, delta)[0] <= eps
     # zCDP beats basic composition for many rounds
     assert _calibrate(1.0, 1e-6, 300)[1] == "zcdp"
     assert _calibrate(1.0, 1e-6, 300)[0] > 1.0 / 300
@@ -101,7 +98,7 @@ def test_reproducible_by_seed() -> None:
     b = OracleQuerySynthesizer(1.0, 1e-6, k=2, rounds=40, random_state=7).fit(codes, dom)
     c = OracleQuerySynthesizer(1.0, 1e-6, k=2, rounds=40, random_state=8).fit(codes, dom)
     assert np.array_equal(a.distribution_, b.distribution_)
-    assert [r.query for r in a.ledger_] == [r.query for r in b.ledger_]
+    assert a.ledger_ == b.ledger_
     assert np.array_equal(a.sample_codes(100), b.sample_codes(100))
     assert not np.array_equal(a.distribution_, c.distribution_)
     s = a.sample_codes(50)
@@ -340,15 +337,17 @@ def test_rspm_ledger_records_three_parts(eps: float, delta: float, T: int) -> No
     assert len(syn.ledger_) == 3 * T
     assert [r.round for r in syn.ledger_] == [t for t in range(1, T + 1) for _ in range(3)]
     assert all(r.epsilon * 3 == pytest.approx(syn.eps0_, rel=1e-12) for r in syn.ledger_)
-    tot_eps, tot_delta = compose_ledger(syn.ledger_, syn.composition_, delta)
+    tot_eps, tot_delta = compose(syn.ledger_, syn.composition_, delta)
     g = syn.guarantee_
     assert tot_eps <= g.epsilon <= eps and tot_delta <= g.delta <= delta
     assert tot_eps >= eps * (1 - 1e-9)
     assert g.requires_exact_oracle and "RSPM" in g.source
-    # the final choice is one of the two RSPM candidates
+    # the final choice is one of the two RSPM candidates (a query of Q, a negation in ¬Q)
+    nq = len(syn.workload_)
     for t in range(T):
         a, b, c = syn.ledger_[3 * t : 3 * t + 3]
-        assert (c.query, c.negated) in ((a.query, False), (b.query, True))
+        assert a.released[0] < nq <= b.released[0] < 2 * nq
+        assert c.released in (a.released, b.released)
 
 
 # --------------------------------------------------------------- FTPL data player
@@ -389,7 +388,7 @@ def test_rspm_and_ftpl_reproducible_by_seed() -> None:
     b = OracleQuerySynthesizer(1.0, 1e-6, random_state=7, **kw).fit(codes, dom)  # type: ignore[arg-type]
     assert np.array_equal(a.distribution_, b.distribution_)
     assert a.distribution_.sum() == pytest.approx(1.0)
-    assert [r.query for r in a.ledger_] == [r.query for r in b.ledger_]
+    assert a.ledger_ == b.ledger_
 
 
 # ---------------------------------------------------------------- query_player="prsma"
@@ -407,7 +406,7 @@ _PRSMA_EPS, _PRSMA_DELTA, _PRSMA_T = 93.0, 0.75, 3
 
 def test_prsma_budget_split_is_affordable_on_tiny_domain() -> None:
     from oracledp.learners._prsma import prsma_cost
-    from oracledp.synth._oracle_query import _calibrate_prsma
+    from oracledp.synth._oracle_query_calibration import _calibrate_prsma
 
     e0, d0, comp = _calibrate_prsma(_PRSMA_EPS, _PRSMA_DELTA, _PRSMA_T)
     assert (e0, comp) == (31.0, "basic") and d0 == pytest.approx(0.25)
@@ -416,12 +415,12 @@ def test_prsma_budget_split_is_affordable_on_tiny_domain() -> None:
     for eps, delta, T in [(1.0, 1e-6, 100), (5.0, 0.1, 7), (0.3, 1e-3, 1), (200.0, 0.5, 2)]:
         e0, d0, comp = _calibrate_prsma(eps, delta, T)
         assert e0 <= 31.0
-        ledger = [RoundSpend(t, "x", e0, 0, False, d0) for t in range(T)]
-        tot_e, tot_d = compose_ledger(ledger, comp, delta)
+        ledger = [Spend("x", e0, d0, round=t) for t in range(T)]
+        tot_e, tot_d = compose(ledger, comp, delta)
         assert tot_e <= eps and tot_d <= delta
     assert _calibrate_prsma(1.0, 1e-6, 100)[2] == "advanced"
     with pytest.raises(ValueError, match="zCDP"):
-        compose_ledger([RoundSpend(1, "x", 1.0, 0, False, 1e-3)], "zcdp", 1e-2)
+        compose([Spend("x", 1.0, 1e-3, round=1)], "zcdp", 1e-2)
 
 
 @pytest.mark.parametrize("k", [1, 2])
@@ -431,15 +430,14 @@ def test_prsma_query_player_runs_within_budget(k: int) -> None:
                                  query_player="prsma", random_state=1).fit(codes, dom)
     assert len(syn.ledger_) == _PRSMA_T
     assert all(r.epsilon == syn.eps0_ and r.delta == syn.delta0_ for r in syn.ledger_)
-    tot_eps, tot_delta = compose_ledger(syn.ledger_, syn.composition_, _PRSMA_DELTA)
+    tot_eps, tot_delta = compose(syn.ledger_, syn.composition_, _PRSMA_DELTA)
     assert tot_eps <= _PRSMA_EPS and tot_delta <= _PRSMA_DELTA
     g = syn.guarantee_
     assert g.kind is GuaranteeKind.APPROXIMATE and not g.requires_exact_oracle
     assert syn.distribution_.sum() == pytest.approx(1.0)
-    for r in syn.ledger_:
-        assert (r.query == -1) == r.failed
-        if not r.failed:
-            assert 0 <= r.query < len(syn.workload_)
+    for t, r in enumerate(syn.ledger_, start=1):
+        assert r.round == t and len(r.released) <= 1  # a query, or none when PRSMA failed
+        assert all(0 <= j < 2 * len(syn.workload_) for j in r.released)
     # default rounds: an affordable T is chosen
     syn2 = OracleQuerySynthesizer(_PRSMA_EPS, _PRSMA_DELTA, k=k, query_player="prsma",
                                   max_rounds=5, random_state=2).fit(codes, dom)
@@ -454,9 +452,10 @@ def test_prsma_failing_oracle_spends_privacy_but_releases_nothing() -> None:
         syn = OracleQuerySynthesizer(_PRSMA_EPS, _PRSMA_DELTA, k=1, rounds=_PRSMA_T,
                                      query_player="prsma", random_state=seed,
                                      oracle_failure=lambda part: True).fit(c, dom)
-        assert all(r.failed and r.query == -1 for r in syn.ledger_)
+        assert all(r.released == () for r in syn.ledger_)
+        assert "3 round(s) failed" in syn.guarantee_.notes
         assert len(syn.ledger_) == _PRSMA_T
-        tot_eps, tot_delta = compose_ledger(syn.ledger_, syn.composition_, _PRSMA_DELTA)
+        tot_eps, tot_delta = compose(syn.ledger_, syn.composition_, _PRSMA_DELTA)
         assert tot_eps == pytest.approx(_PRSMA_T * syn.eps0_) and tot_eps > 0  # still spent
         assert tot_delta == pytest.approx(_PRSMA_DELTA)
         np.testing.assert_allclose(syn.distribution_, np.full(dom.shape, 1 / 8))  # Hedge's D_1

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from oracledp.privacy._composition import rho_for_epsilon, zcdp_epsilon
+from oracledp.privacy import zcdp_epsilon, zcdp_rho
 from oracledp.privacy._guarantees import GuaranteeKind
 from oracledp.synth import Domain, answer, errors, kway_marginal_workload
 from oracledp.synth._estimation import (
@@ -113,7 +113,7 @@ def test_estimate_rejects_mismatched_measurements() -> None:
 # ------------------------------------------------------------------- mechanism
 def test_rho_conversion_is_the_largest_within_epsilon() -> None:
     for eps, delta in [(0.1, 1e-6), (1.0, 1e-6), (5.0, 1e-9)]:
-        rho = rho_for_epsilon(eps, delta)
+        rho = zcdp_rho(eps, delta)
         assert zcdp_epsilon(rho, delta) <= eps
         assert zcdp_epsilon(rho * (1 + 1e-9), delta) > eps * (1 - 1e-8)
 
@@ -125,17 +125,21 @@ def test_ledger_composes_to_the_target(eps: float, selection: str, orders: tuple
     syn = OracleQueryPGM(eps, 1e-6, k=2, rounds=7, iterations=2, final_iterations=5,
                          selection=selection, orders=orders, random_state=0).fit(codes, dom)
     rho = math.fsum(s.rho for s in syn.ledger_)
-    assert math.isclose(rho, rho_for_epsilon(eps, 1e-6), rel_tol=1e-9)
+    assert math.isclose(rho, zcdp_rho(eps, 1e-6), rel_tol=1e-9)
     assert zcdp_epsilon(rho, 1e-6) <= eps * (1 + 1e-9)
     assert len(syn.ledger_) == 4 + 2 * 7  # 4 one-way tables, then select + measure per round
     g = syn.guarantee_
     assert g.kind is GuaranteeKind.APPROXIMATE and g.epsilon == eps and g.delta == 1e-6
     assert not g.requires_exact_oracle and g.holds and g.neighbouring == "replace-one"
-    # selection: eps_sel^2 / 8 (bounded range); measurement: sqrt(2)-sensitive Gaussian
-    sel = [s for s in syn.ledger_ if not s.axes]
-    assert all(math.isclose(s.rho, syn.eps_selection_**2 / 8) for s in sel)
-    meas = [s for s in syn.ledger_ if s.round > 0 and s.axes]
-    assert len(meas) == 7 and all(math.isclose(s.rho, 2.0 / (2.0 * syn.sigma_**2)) for s in meas)
+    # selection: eps_sel^2 / 8 (bounded range); measurement: sqrt(2)-sensitive Gaussian,
+    # 2 / (2 sigma^2) = 1 / sigma^2 (to the last bit, as before the core computed them)
+    sel = [s for s in syn.ledger_ if not s.released]
+    assert all(s.rho == syn.eps_selection_**2 / 8.0 for s in sel)
+    assert [s.round for s in sel] == list(range(1, 8))
+    meas = [s for s in syn.ledger_ if s.round > 0 and s.released]
+    assert len(meas) == 7 and all(s.rho == 1.0 / syn.sigma_**2 for s in meas)
+    assert all(s.rho == 1.0 / syn.sigma_one_way_**2 for s in syn.ledger_[:4])
+    assert syn.measured_axes_ == tuple(s.released for s in syn.ledger_ if s.released)
     allowed = {len(c) for c in syn.measured_axes_[4:]}
     assert allowed <= set(orders or (2,))
 

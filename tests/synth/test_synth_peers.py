@@ -16,9 +16,10 @@ import pytest
 pytest.importorskip("mbi")
 
 from oracledp._errors import BoundsViolation, DiagnosticsWarning
+from oracledp.privacy import zcdp_rho
 from oracledp.privacy._guarantees import GuaranteeKind
 from oracledp.synth import Domain, answer, answer_distribution, kway_marginal_workload
-from oracledp.synth._peers import aim, mst, require_mbi, zcdp_rho
+from oracledp.synth._peers import aim, mst, require_mbi
 
 DELTA = 1e-6
 BIG_EPS = 1e5
@@ -75,6 +76,33 @@ def test_guarantee_fields_and_budget(which, mst_fit, aim_fit) -> None:
     rho = zcdp_rho(BIG_EPS, DELTA)
     assert res.rho <= rho * (1 + 1e-9)
     assert res.rho == pytest.approx(rho, rel=1e-6)
+
+
+def test_mst_and_aim_compose_a_core_ledger(data, monkeypatch) -> None:
+    """The guarantee is ledger_guarantee of Spend entries whose running sum is the released rho."""
+    from oracledp.synth import _peers_accounting
+
+    seen: list[list] = []
+    real = _peers_accounting.ledger_guarantee
+
+    def spy(ledger, *args, **kwargs):
+        seen.append(list(ledger))
+        return real(ledger, *args, **kwargs)
+
+    monkeypatch.setattr(_peers_accounting, "ledger_guarantee", spy)
+    codes, dom = data
+    fits = [mst(codes, dom, 1.0, DELTA, 3, iters=50),
+            aim(codes, dom, 1.0, DELTA, 3, kway_marginal_workload(dom, 2), rounds=6,
+                round_iters=20, final_iters=40)]
+    for res, ledger in zip(fits, seen, strict=True):
+        spent = ledger[0].rho
+        for step in ledger[1:]:
+            spent += step.rho
+        assert spent == res.rho  # the released rho, to the last bit
+        assert all(step.zcdp is not None and step.delta == 0.0 for step in ledger)
+        assert [step.released for step in ledger if step.released] == list(res.selected)
+        assert [step.round for step in ledger if step.released] == list(
+            range(1, len(res.selected) + 1))
 
 
 def test_replace_one_noise_is_sqrt2_times_add_remove(data) -> None:

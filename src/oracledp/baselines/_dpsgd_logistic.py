@@ -34,7 +34,7 @@ from oracledp._validation import (
     check_signed_labels,
 )
 from oracledp.baselines._dpsgd_core import _dpsgd_core, auto_learning_rate
-from oracledp.privacy._guarantees import GuaranteeKind, PrivacyGuarantee
+from oracledp.privacy._guarantees import PrivacyGuarantee
 from oracledp.privacy._rdp import _REPLACE, calibrate_noise_multiplier, dpsgd_epsilon
 
 __all__ = [
@@ -124,11 +124,9 @@ class DPSGDResult:
 def _dpsgd_guarantee(
     epsilon: float, delta: float, spent: float, sigma: float, q: float, steps: int
 ) -> PrivacyGuarantee:
-    return PrivacyGuarantee(
-        epsilon=epsilon,
-        delta=delta,
-        kind=GuaranteeKind.APPROXIMATE,
-        requires_exact_oracle=False,
+    return PrivacyGuarantee.approximate(
+        epsilon,
+        delta,
         source=SOURCE,
         neighbouring=_REPLACE,
         notes=(

@@ -44,7 +44,7 @@ from oracledp.erm import _sensitivity as sens
 from oracledp.erm._sensitivity import _check_gamma
 from oracledp.erm._theory import cap_levels, resolve_eps_grid
 from oracledp.mechanisms import ExPostLoss, InteractiveAboveThreshold
-from oracledp.privacy._guarantees import GuaranteeKind, PrivacyGuarantee
+from oracledp.privacy._guarantees import PrivacyGuarantee
 
 __all__ = ["DEFAULT_LAMBDA", "AccuracyFirstResult", "NoHaltError"]
 
@@ -251,11 +251,8 @@ def _ex_post_guarantee(
     statement: str | None = None,
 ) -> PrivacyGuarantee:
     """The ex-post loss as a PrivacyGuarantee of kind EX_POST (not holding if theta* was released)."""
-    g = PrivacyGuarantee(
-        epsilon=ex.epsilon,
-        delta=0.0,
-        kind=GuaranteeKind.EX_POST,
-        requires_exact_oracle=False,
+    g = PrivacyGuarantee.ex_post(
+        ex.epsilon,
         source=ex.source,
         notes=f"{ex.statement if statement is None else statement} {extra_notes}",
     )

@@ -48,7 +48,7 @@ from oracledp._validation import (
     check_rng,
 )
 from oracledp.privacy import _noise as noise
-from oracledp.privacy._guarantees import GuaranteeKind, PrivacyGuarantee
+from oracledp.privacy._guarantees import PrivacyGuarantee
 
 IAT_SOURCE = "Ligett et al. 2017 (Accuracy First), Algorithm 2 and Lemma 2.8"
 
@@ -159,14 +159,7 @@ class ExPostLoss:
 
     def to_guarantee(self) -> PrivacyGuarantee:
         """The loss as a :class:`PrivacyGuarantee` of kind ``EX_POST`` (epsilon may be inf)."""
-        return PrivacyGuarantee(
-            epsilon=self.epsilon,
-            delta=0.0,
-            kind=GuaranteeKind.EX_POST,
-            requires_exact_oracle=False,
-            source=self.source,
-            notes=self.statement,
-        )
+        return PrivacyGuarantee.ex_post(self.epsilon, source=self.source, notes=self.statement)
 
 
 class InteractiveAboveThreshold:

@@ -36,7 +36,7 @@ from oracledp._validation import (
     check_rng,
 )
 from oracledp.privacy import _noise as noise
-from oracledp.privacy._guarantees import GuaranteeKind, PrivacyGuarantee
+from oracledp.privacy._guarantees import PrivacyGuarantee
 
 NR_SOURCE = (
     "Ligett et al. 2017 (Accuracy First), Algorithm 1 and Theorem 2.7 "
@@ -184,11 +184,8 @@ def noise_reduction_guarantee(eps_list: ArrayLike, t: int) -> PrivacyGuarantee:
     ti = int(t)
     if not 0 <= ti < eps.size:
         raise ValueError(f"t must be in 0..{eps.size - 1} (0-based level index), got {ti}")
-    return PrivacyGuarantee(
-        epsilon=float(eps[ti]),
-        delta=0.0,
-        kind=GuaranteeKind.PURE,
-        requires_exact_oracle=False,
+    return PrivacyGuarantee.pure(
+        float(eps[ti]),
         source=NR_SOURCE,
         notes=(
             f"prefix out[0..{ti}] of NoiseReduction; holds if the released value has l1 "

@@ -1,14 +1,23 @@
 """The privacy core: guarantee types, noise primitives, composition, the ledger, accounting.
 
-* :mod:`oracledp.privacy._guarantees`: :class:`PrivacyGuarantee`, carried by every release.
-* :mod:`oracledp.privacy._noise`: every privacy-relevant random draw, each with its DP fact
-  (``laplace_scale`` / ``laplace_guarantee``, ``gaussian_rho``, ``exponential_mechanism``...).
-* :mod:`oracledp.privacy._composition`: basic, advanced and zCDP composition and conversions.
-* :mod:`oracledp.privacy._ledger`: a run's spends and their composition into a guarantee.
+* :mod:`oracledp.privacy._guarantees`: :class:`PrivacyGuarantee`, carried by every release
+  (built by :meth:`~PrivacyGuarantee.pure`, :meth:`~PrivacyGuarantee.approximate`,
+  :meth:`~PrivacyGuarantee.ex_post`, or from a ledger by :func:`ledger_guarantee`).
+* :mod:`oracledp.privacy._noise`: every privacy-relevant random draw, each with its DP fact:
+  Laplace (:func:`laplace_scale`, :func:`laplace_guarantee`), Gaussian (:func:`gaussian_rho`,
+  :func:`gaussian_multiplier_rho`, :func:`gaussian_zcdp_sigma`), exponential mechanism
+  (:func:`exponential_mechanism_guarantee`, :func:`exponential_mechanism_rho`,
+  :func:`select_measure_rho`).  The draws themselves are for the mechanisms of this package.
+* :mod:`oracledp.privacy._composition`: basic and advanced composition and the zCDP
+  conversions (:func:`pure_to_zcdp`; :func:`zcdp_rho` for ``(epsilon, delta) -> rho``,
+  :func:`zcdp_epsilon` for ``rho -> epsilon``).
+* :mod:`oracledp.privacy._ledger`: :class:`Spend`, the one ledger entry of every iterative
+  mechanism, :func:`compose` and :func:`ledger_guarantee`.
 * :mod:`oracledp.privacy._rdp`: the Renyi accountant of DP-SGD (with the replace-one step).
 
 The mechanisms' own calibrations (OPDisc's sigma, OPSamp's lambda, RSPM's scale...) stay with
-the mechanism and its proof; they draw through :mod:`~oracledp.privacy._noise`.
+the mechanism and its proof; they draw through :mod:`~oracledp.privacy._noise` and account
+with the facts above.
 """
 
 from oracledp.privacy._composition import (
@@ -17,13 +26,24 @@ from oracledp.privacy._composition import (
     basic_composition,
     gaussian_delta,
     pure_to_zcdp,
-    rho_for_epsilon,
     zcdp_epsilon,
+    zcdp_rho,
 )
 from oracledp.privacy._guarantees import GuaranteeKind, PrivacyGuarantee
-from oracledp.privacy._ledger import Spend, compose, ledger_guarantee
+from oracledp.privacy._ledger import COMPOSITIONS, Spend, compose, ledger_guarantee
+from oracledp.privacy._noise import (
+    exponential_mechanism_guarantee,
+    exponential_mechanism_rho,
+    gaussian_multiplier_rho,
+    gaussian_rho,
+    gaussian_zcdp_sigma,
+    laplace_guarantee,
+    laplace_scale,
+    select_measure_rho,
+)
 
 __all__ = [
+    "COMPOSITIONS",
     "GuaranteeKind",
     "PrivacyGuarantee",
     "Spend",
@@ -31,9 +51,17 @@ __all__ = [
     "advanced_composition_k",
     "basic_composition",
     "compose",
+    "exponential_mechanism_guarantee",
+    "exponential_mechanism_rho",
     "gaussian_delta",
+    "gaussian_multiplier_rho",
+    "gaussian_rho",
+    "gaussian_zcdp_sigma",
+    "laplace_guarantee",
+    "laplace_scale",
     "ledger_guarantee",
     "pure_to_zcdp",
-    "rho_for_epsilon",
+    "select_measure_rho",
     "zcdp_epsilon",
+    "zcdp_rho",
 ]

@@ -9,7 +9,10 @@
 * zCDP (Bun, Steinke 2016): ``eps``-DP implies ``eps^2/2``-zCDP (Prop. 1.4,
   :func:`pure_to_zcdp`); zCDP composes by adding ``rho`` (Lemma 1.7); ``rho``-zCDP implies
   ``(rho + 2 sqrt(rho ln(1/delta)), delta)``-DP (Prop. 1.3, :func:`zcdp_epsilon`), inverted
-  by :func:`rho_for_epsilon`.
+  by :func:`zcdp_rho`.  These two are the only conversions between zCDP and
+  ``(epsilon, delta)``: every zCDP mechanism (OracleQuery's zCDP composition, OracleQueryPGM,
+  MST, AIM) plans its budget with :func:`zcdp_rho` and states its loss with
+  :func:`zcdp_epsilon`.
 * :func:`gaussian_delta`: the exact privacy profile of the Gaussian mechanism (Balle, Wang
   2018, Theorem 8), used by audits.
 
@@ -22,14 +25,16 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 
+from oracledp._validation import check_delta, check_epsilon
+
 __all__ = [
     "advanced_composition",
     "advanced_composition_k",
     "basic_composition",
     "gaussian_delta",
     "pure_to_zcdp",
-    "rho_for_epsilon",
     "zcdp_epsilon",
+    "zcdp_rho",
 ]
 
 
@@ -96,15 +101,20 @@ def zcdp_epsilon(rho: float, delta: float) -> float:
     return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
 
 
-def rho_for_epsilon(epsilon: float, delta: float) -> float:
-    """The largest rho with ``zcdp_epsilon(rho, delta) <= epsilon``: ``(sqrt(L + eps) - sqrt(L))^2``.
+def zcdp_rho(epsilon: float, delta: float) -> float:
+    """The zCDP budget of a target ``(epsilon, delta)``: the largest ``rho`` with
+    ``zcdp_epsilon(rho, delta) <= epsilon``.
 
-    ``L = ln(1/delta)``; the closed form is shrunk if floating point would make the
-    recomputed epsilon exceed the target.
+    Solving Prop. 1.3 of Bun-Steinke 2016 for ``rho`` gives
+    ``sqrt(rho) = sqrt(L + eps) - sqrt(L)``, ``L = ln(1/delta)``; the closed form is shrunk
+    if floating point would make the recomputed epsilon exceed the target.  ``epsilon`` must
+    be finite and > 0, ``delta`` in (0, 1).
 
-    >>> zcdp_epsilon(rho_for_epsilon(1.0, 1e-6), 1e-6) <= 1.0
+    >>> zcdp_epsilon(zcdp_rho(1.0, 1e-6), 1e-6) <= 1.0
     True
     """
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
     L = math.log(1.0 / delta)
     rho = (math.sqrt(L + epsilon) - math.sqrt(L)) ** 2
     while zcdp_epsilon(rho, delta) > epsilon:  # floating-point safety: never overshoot

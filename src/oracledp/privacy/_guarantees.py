@@ -130,6 +130,17 @@ class PrivacyGuarantee:
         return cls(epsilon=epsilon, delta=delta, kind=GuaranteeKind.APPROXIMATE,
                    requires_exact_oracle=requires_exact_oracle, source=source, **fields)
 
+    @classmethod
+    def ex_post(cls, epsilon: float, *, source: str, delta: float = 0.0,
+                requires_exact_oracle: bool = False, **fields: Any) -> PrivacyGuarantee:
+        """An ex-post loss ``epsilon`` of the realised output (``inf`` when unbounded).
+
+        >>> PrivacyGuarantee.ex_post(0.3, source="AboveThreshold").describe()
+        'ex-post loss 0.3, replace-one neighbours; AboveThreshold'
+        """
+        return cls(epsilon=epsilon, delta=delta, kind=GuaranteeKind.EX_POST,
+                   requires_exact_oracle=requires_exact_oracle, source=source, **fields)
+
     @property
     def is_pure(self) -> bool:
         return self.kind is GuaranteeKind.PURE

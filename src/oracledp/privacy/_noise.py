@@ -7,19 +7,31 @@ draws is the same as if it called numpy itself (the releases recorded in ``docs/
 reproduced bit for bit, ``tests/test_bit_identity.py``).  Draws that only post-process a release
 (sampling records from a released distribution, say) do not come here.
 
+The ``*_rho`` facts are the zCDP accounting of every zCDP mechanism (OracleQueryPGM, MST,
+AIM): each computes its ledger entries with them and composes them with
+:mod:`oracledp.privacy._ledger`.  Each fact keeps the floating-point expression of the
+mechanism that uses it, since a released ``rho`` (and, for AIM, the noise of its last round)
+depends on its last bit: ``x**2`` (the power, as MST and OracleQueryPGM compute) and ``x * x``
+(the product, as AIM computes) can differ by one ulp.
+
 The DP facts, for a query of sensitivity ``Delta`` under the mechanism's neighbouring relation:
 
 * :func:`laplace`: adding ``Lap(b)`` with ``b = laplace_scale(Delta, eps) = Delta / eps`` to a
   query of l1 sensitivity ``Delta`` is ``eps``-DP (Dwork-Roth, Theorem 3.6).
 * :func:`gaussian`: adding ``N(0, sigma^2)`` per coordinate to a query of l2 sensitivity
-  ``Delta`` is ``rho``-zCDP with ``rho = gaussian_rho(Delta, sigma) = Delta^2 / (2 sigma^2)``
-  (Bun-Steinke 2016, Prop. 1.6); :func:`gaussian_zcdp_sigma` inverts it.  Mechanisms with
-  their own Gaussian calibration (OPDisc's proven multiplier, DP-SGD's Renyi accountant) pass
-  the sigma they computed and state their own guarantee.
+  ``Delta`` is ``rho``-zCDP with ``rho = gaussian_rho(sigma, sensitivity_sq=Delta^2) =
+  Delta^2 / (2 sigma^2)`` (Bun-Steinke 2016, Prop. 1.6); :func:`gaussian_zcdp_sigma` inverts
+  it.  :func:`gaussian_multiplier_rho` is the same fact for a noise std of ``s Delta`` (a noise
+  multiplier ``s``): ``1 / (2 s^2)``.  Mechanisms with their own Gaussian calibration
+  (OPDisc's proven multiplier, DP-SGD's Renyi accountant) pass the sigma they computed and
+  state their own guarantee.
 * :func:`exponential_mechanism`: selecting ``argmax_i eps s_i / (2 Delta) + G_i`` with i.i.d.
   standard Gumbel ``G_i`` samples ``i`` with probability proportional to
   ``exp(eps s_i / (2 Delta))``: ``eps``-DP when each score has sensitivity ``Delta``
-  (McSherry-Talwar 2007; Dwork-Roth Thm 3.10; the Gumbel-max identity).
+  (McSherry-Talwar 2007; Dwork-Roth Thm 3.10; the Gumbel-max identity), and
+  ``eps^2 / 8``-zCDP (:func:`exponential_mechanism_rho`; Cesar-Rogers 2021, Lemma 3.2).
+  :func:`select_measure_rho` is the zCDP of a selection followed by a Gaussian measurement
+  (one round of AIM).
 * :func:`exponential`: i.i.d. exponential perturbations (OPSamp's ``sigma``, Neel et al.
   ICML 2020, Algorithm 2; its guarantee is Theorem 11, stated by the learner).
 * :func:`bernoulli`: the coins of NoiseReduction's gradual release (Koufogiannis et al.
@@ -33,6 +45,7 @@ The DP facts, for a query of sensitivity ``Delta`` under the mechanism's neighbo
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -45,7 +58,9 @@ __all__ = [
     "exponential",
     "exponential_mechanism",
     "exponential_mechanism_guarantee",
+    "exponential_mechanism_rho",
     "gaussian",
+    "gaussian_multiplier_rho",
     "gaussian_rho",
     "gaussian_zcdp_sigma",
     "laplace",
@@ -53,6 +68,7 @@ __all__ = [
     "laplace_scale",
     "permutation",
     "poisson_subsample",
+    "select_measure_rho",
     "uniform_index",
 ]
 
@@ -96,22 +112,46 @@ def laplace(rng: np.random.Generator, scale: float, size: Size = None) -> Any:
 
 
 # --- Gaussian --------------------------------------------------------------------------------
-def gaussian_rho(sensitivity: float, sigma: float) -> float:
-    """``rho = Delta^2 / (2 sigma^2)``: the zCDP of the Gaussian mechanism (Bun-Steinke, Prop. 1.6).
+def gaussian_rho(sigma: float, *, sensitivity_sq: float = 1.0, releases: int = 1) -> float:
+    """``rho = releases Delta^2 / (2 sigma^2)``: the zCDP of ``releases`` Gaussian releases.
 
-    >>> gaussian_rho(1.0, 1.0)
+    Each adds ``N(0, sigma^2)`` noise to a query whose squared l2 sensitivity is
+    ``sensitivity_sq = Delta^2`` (Bun-Steinke 2016, Prop. 1.6; zCDP adds up, Lemma 2.3).  The
+    squared sensitivity is passed so that it can be exact: a count table moves by
+    ``Delta^2 = 2`` when one record is replaced, and ``2.0 / (2 sigma^2)`` is exactly
+    ``1 / sigma^2``, whereas ``math.sqrt(2.0)**2`` is not 2.
+
+    >>> gaussian_rho(1.0)
     0.5
+    >>> gaussian_rho(2.0, sensitivity_sq=2.0) == 1.0 / 2.0**2
+    True
     """
-    return _positive(sensitivity, "sensitivity") ** 2 / (2.0 * _positive(sigma, "sigma") ** 2)
+    s = _positive(sigma, "sigma")
+    return releases * _positive(sensitivity_sq, "sensitivity_sq") / (2.0 * s**2)
 
 
-def gaussian_zcdp_sigma(sensitivity: float, rho: float) -> float:
-    """``sigma = Delta / sqrt(2 rho)``: the Gaussian noise of a rho-zCDP release.
+def gaussian_multiplier_rho(multiplier: float, *, releases: int = 1) -> float:
+    """``rho = releases / (2 s^2)``: ``releases`` Gaussian releases at noise multiplier ``s``.
 
-    >>> gaussian_zcdp_sigma(1.0, 0.5)
+    The Gaussian mechanism with noise std ``s Delta`` for a query of l2 sensitivity ``Delta``
+    (Bun-Steinke 2016, Prop. 1.6), computed as ``releases / (2.0 * s * s)`` (AIM's expression).
+
+    >>> gaussian_multiplier_rho(1.0, releases=3)
+    1.5
+    """
+    s = _positive(multiplier, "multiplier")
+    return releases / (2.0 * s * s)
+
+
+def gaussian_zcdp_sigma(rho: float, *, sensitivity_sq: float = 1.0) -> float:
+    """``sigma = sqrt(Delta^2 / (2 rho))``: the Gaussian noise of a rho-zCDP release.
+
+    The inverse of :func:`gaussian_rho`.
+
+    >>> gaussian_zcdp_sigma(0.5)
     1.0
     """
-    return _positive(sensitivity, "sensitivity") / float(np.sqrt(2.0 * _positive(rho, "rho")))
+    return math.sqrt(_positive(sensitivity_sq, "sensitivity_sq") / (2.0 * _positive(rho, "rho")))
 
 
 def gaussian(rng: np.random.Generator, sigma: float, size: Size = None) -> Any:
@@ -142,6 +182,32 @@ def exponential_mechanism_guarantee(epsilon: float, source: str = (
         **fields: Any) -> PrivacyGuarantee:
     """The pure ``eps``-DP guarantee of one :func:`exponential_mechanism` selection."""
     return PrivacyGuarantee.pure(float(epsilon), source=source, **fields)
+
+
+def exponential_mechanism_rho(epsilon: float) -> float:
+    """``rho = eps^2 / 8``: an ``eps``-DP exponential mechanism is ``rho``-zCDP.
+
+    Cesar-Rogers 2021, Lemma 3.2 (the exponential mechanism has bounded range ``eps``).
+    Computed as ``epsilon**2 / 8.0`` (MST's and OracleQueryPGM's expression).
+
+    >>> exponential_mechanism_rho(2.0)
+    0.5
+    """
+    return _positive(epsilon, "epsilon") ** 2 / 8.0
+
+
+def select_measure_rho(epsilon: float, multiplier: float) -> float:
+    """The zCDP of an ``epsilon`` exponential-mechanism selection, then a Gaussian measurement.
+
+    ``eps^2 / 8 + 1 / (2 s^2)`` for noise multiplier ``s`` (:func:`exponential_mechanism_rho`
+    plus :func:`gaussian_multiplier_rho`), computed in AIM's product form
+    ``epsilon * epsilon / 8.0 + 1.0 / (2.0 * s * s)``.
+
+    >>> select_measure_rho(2.0, 1.0)
+    1.0
+    """
+    e = _positive(epsilon, "epsilon")
+    return e * e / 8.0 + gaussian_multiplier_rho(multiplier)
 
 
 # --- other draws of the papers' mechanisms ----------------------------------------------------

@@ -153,7 +153,7 @@ def independent_marginals(
         pos = np.maximum(counts, 0.0)
         tot = pos.sum()
         margs.append(pos / tot if tot > 0 else np.full(k, 1.0 / k))
-    guarantee = PrivacyGuarantee.pure(
+    guarantee = noise.laplace_guarantee(
         eps,
         source="Laplace mechanism (Dwork-Roth 2014, Thm 3.6) on d 1-way histograms, l1 sensitivity 2d",
         notes=f"replace-one: each histogram moves by <= 2 in l1; scale 2d/eps = {scale:g}",

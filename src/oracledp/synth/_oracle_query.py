@@ -62,7 +62,7 @@ What this module implements, and how it differs from spec 6.2-6.4
   enumeration and never fails; ``oracle_failure`` (a test hook: a predicate on a
   part's records) makes it return FAIL, e.g. always or when a record is present.
   When PRSMA returns FAIL the query player makes no update that round (the data
-  player keeps its play); the ledger marks the round ``failed`` and its
+  player keeps its play); the round's ledger entry releases no query and its
   ``(eps0, delta0)`` is still spent.  Even with a perfect oracle a round fails with
   probability about 1/4 (see :mod:`oracledp.learners._prsma`).  Cost: ``T * K * R``
   base runs in the worst case; the fit refuses (:class:`~oracledp._errors.BudgetError`),
@@ -109,11 +109,14 @@ rounds:
 
 ``eps0`` is taken from the closed form and then shrunk, if floating point
 makes it necessary, until the composed total recomputed from the ledger does
-not exceed the target.  Guarantees hold under idealized numerics (see
-:mod:`oracledp.privacy._guarantees`).
+not exceed the target.  The ledger is a sequence of :class:`oracledp.privacy.Spend`
+(one per round, three per round for ``"rspm"``), composed by
+:func:`oracledp.privacy.compose`; the guarantee is built from it by
+:func:`oracledp.privacy.ledger_guarantee`, which checks the composition once more.
+Guarantees hold under idealized numerics (see :mod:`oracledp.privacy._guarantees`).
 
 Layout: this module holds :class:`OracleQuerySynthesizer` (the game loop and the
-release); the ledger, the calibrations and the accuracy bound are in
+release); the calibrations and the accuracy bound are in
 :mod:`oracledp.synth._oracle_query_calibration`, the players' exact oracles (PrivBR-RSPM,
 FTPL) in :mod:`oracledp.synth._oracle_query_players`; the public names (and the private ones the tests use) are importable from here.
 """
@@ -138,17 +141,15 @@ from oracledp._diagnostics import (
 from oracledp._errors import BudgetError
 from oracledp._validation import RandomLike, check_choice, check_epsilon, check_rng
 from oracledp.learners._prsma import PRSMAParameters, prsma
+from oracledp.privacy import Spend, compose, ledger_guarantee
 from oracledp.privacy import _noise as noise
-from oracledp.privacy._guarantees import PrivacyGuarantee
 from oracledp.synth._domain import Domain
 from oracledp.synth._oracle_query_calibration import (
-    RoundSpend,
     _calibrate,
     _calibrate_player,
     _default_rounds,
     _ftpl_scale,
     _prsma_plan,
-    compose_ledger,
     oracle_query_bound,
 )
 from oracledp.synth._oracle_query_players import (
@@ -167,8 +168,6 @@ from oracledp.synth._workload import (
 
 __all__ = [
     "OracleQuerySynthesizer",
-    "RoundSpend",
-    "compose_ledger",
     "oracle_query_bound",
     "separator_patterns",
     "workload_literals",
@@ -226,7 +225,9 @@ class OracleQuerySynthesizer(DistributionRelease):
     Attributes after :meth:`fit`: ``distribution_`` (the released mixture over the
     full domain, shape ``domain.shape``), ``rounds_``, ``eps0_``,
     ``composition_``, ``learning_rate_`` (Hedge eta, or the FTPL Laplace scale b),
-    ``ledger_`` (one :class:`RoundSpend` per round, three for ``"rspm"``), ``guarantee_``, ``workload_``, ``n_``;
+    ``ledger_`` (one :class:`~oracledp.privacy.Spend` per round, three for ``"rspm"``; its
+    ``released`` is the selected query's index in ``Q ∪ ¬Q``, ``¬q`` being ``q + |Q|``,
+    and is empty for a PRSMA round that returned FAIL), ``guarantee_``, ``workload_``, ``n_``;
     for ``"prsma"`` also ``delta0_`` and ``prsma_parameters_`` (per-round K, R, eps', cost).
 
     Examples
@@ -344,7 +345,7 @@ class OracleQuerySynthesizer(DistributionRelease):
         true = answer(workload, codes)
         gain = np.zeros(domain.shape)  # sum_{tau<t} qbar_tau(x), up to a constant
         avg = np.zeros(domain.shape)
-        ledger: list[RoundSpend] = []
+        ledger: list[Spend] = []
         prsma_rounds: list[dict[str, Any]] = []
         for t in range(T):
             if self.data_player == "hedge":
@@ -363,8 +364,8 @@ class OracleQuerySynthesizer(DistributionRelease):
                 j = noise.exponential_mechanism(rng, scores, eps0, 1.0)
                 neg = j >= nq
                 q = j - nq if neg else j
-                ledger.append(RoundSpend(t + 1, "exponential mechanism over Q ∪ ¬Q", eps0, q,
-                                         neg))
+                ledger.append(Spend("exponential mechanism over Q ∪ ¬Q", eps0, round=t + 1,
+                                    released=(j,)))
             elif self.query_player == "prsma":
                 assert pparams is not None
                 base = _PrivBRBase(workload, lit, m, answer_distribution(workload, p),
@@ -378,18 +379,19 @@ class OracleQuerySynthesizer(DistributionRelease):
                     prsma_rounds.append(res.diagnostics.to_dict())
                 name = "PRSMA(PrivBR-RSPM) (Neel-Roth-Wu 2019 Thm 8)"
                 if res.failed:  # no update: the data player keeps its play
-                    ledger.append(RoundSpend(t + 1, name, eps0, -1, False, delta0, True))
+                    ledger.append(Spend(name, eps0, delta0, round=t + 1))  # FAIL: spent
                     continue
                 q, neg = int(res.output[0]), bool(res.output[1])
-                ledger.append(RoundSpend(t + 1, name, eps0, q, neg, delta0))
+                ledger.append(Spend(name, eps0, delta0, round=t + 1,
+                                    released=(q + nq if neg else q,)))
             else:
                 e3 = _calibrate(self.epsilon, self.delta, 3 * T)[0]  # eps0 = 3 e3
                 qa, na, q1, q2 = _privbr_rspm(diff, lit, m, e3, 1, rng)
                 q, neg = int(qa[0]), bool(na[0])
-                ledger += [RoundSpend(t + 1, "RSPM on Q", e3, int(q1[0]), False),
-                           RoundSpend(t + 1, "RSPM on ¬Q", e3, int(q2[0]), True),
-                           RoundSpend(t + 1, "report-noisy-min of the 2 candidates", e3, q,
-                                      neg)]
+                ledger += [Spend("RSPM on Q", e3, round=t + 1, released=(int(q1[0]),)),
+                           Spend("RSPM on ¬Q", e3, round=t + 1, released=(int(q2[0]) + nq,)),
+                           Spend("report-noisy-min of the 2 candidates", e3, round=t + 1,
+                                 released=(q + nq if neg else q,))]
             idx: list[slice | int] = [slice(None)] * len(domain)
             for a, c in workload.literals(q):
                 idx[a] = c
@@ -398,9 +400,7 @@ class OracleQuerySynthesizer(DistributionRelease):
         dist = avg / T
         dist /= dist.sum()
 
-        eps_tot, delta_tot = compose_ledger(ledger, comp, self.delta)
-        if eps_tot > self.epsilon or delta_tot > self.delta:  # calibration prevents this
-            raise AssertionError("composed privacy exceeds the target")
+        eps_tot, delta_tot = compose(ledger, comp, self.delta)
         if self.query_player == "rspm":
             per_round = ("PrivBR per round (spec 6.3): RSPM on Q, RSPM on ¬Q, report-noisy-min, "
                          "eps0/3 each (Neel-Roth-Wu 2019 Thm 6; exact oracle = enumeration of "
@@ -408,34 +408,31 @@ class OracleQuerySynthesizer(DistributionRelease):
         else:
             per_round = "exponential mechanism (McSherry-Talwar 2007) per round"
         if self.query_player == "prsma":
-            n_failed = sum(r.failed for r in ledger)
-            guarantee = PrivacyGuarantee.approximate(
-                self.epsilon, self.delta,
-                source="OracleQuery (Neel-Roth-Wu 2019 §IV; spec oracle-query.md §6), PrivBR "
-                "wrapped in PRSMA per round (Thm 8, robust to the oracle), "
-                + ("advanced composition (Dwork-Rothblum-Vadhan 2010)" if comp == "advanced"
-                   else "basic composition"),
-                notes=f"T={T} rounds of (eps0={eps0:.6g}, delta0={delta0:.3g}); composed "
-                f"eps={eps_tot:.6g} at delta={delta_tot:.3g}; {n_failed} round(s) failed "
-                f"(spent, no update); replace-one, n={n} public",
-            )
+            n_failed = sum(not r.released for r in ledger)
+            source = ("OracleQuery (Neel-Roth-Wu 2019 §IV; spec oracle-query.md §6), PrivBR "
+                      "wrapped in PRSMA per round (Thm 8, robust to the oracle), "
+                      + ("advanced composition (Dwork-Rothblum-Vadhan 2010)"
+                         if comp == "advanced" else "basic composition"))
+            notes = (f"T={T} rounds of (eps0={eps0:.6g}, delta0={delta0:.3g}); composed "
+                     f"eps={eps_tot:.6g} at delta={delta_tot:.3g}; {n_failed} round(s) failed "
+                     f"(spent, no update); replace-one, n={n} public")
         elif comp == "basic":
-            guarantee = PrivacyGuarantee.pure(
-                self.epsilon, requires_exact_oracle=self.query_player == "rspm",
-                source="OracleQuery (Neel-Roth-Wu 2019 §IV; spec oracle-query.md §6), "
-                f"{per_round}, basic composition",
-                notes=f"T={T} rounds of eps0={eps0:.6g}; composed eps={eps_tot:.6g}; "
-                f"replace-one, n={n} public",
-            )
+            source = ("OracleQuery (Neel-Roth-Wu 2019 §IV; spec oracle-query.md §6), "
+                      f"{per_round}, basic composition")
+            notes = (f"T={T} rounds of eps0={eps0:.6g}; composed eps={eps_tot:.6g}; "
+                     f"replace-one, n={n} public")
         else:
-            guarantee = PrivacyGuarantee.approximate(
-                self.epsilon, self.delta, requires_exact_oracle=self.query_player == "rspm",
-                source="OracleQuery (Neel-Roth-Wu 2019 §IV; spec oracle-query.md §6), "
-                f"{per_round}, zCDP composition (Bun-Steinke 2016, Props 1.3, 1.4)",
-                notes=f"T={T} rounds of pure eps0={eps0:.6g} "
-                f"(rho={math.fsum(r.rho for r in ledger):.6g}); "
-                f"composed eps={eps_tot:.6g} at delta={delta_tot:g}; replace-one, n={n} public",
-            )
+            source = ("OracleQuery (Neel-Roth-Wu 2019 §IV; spec oracle-query.md §6), "
+                      f"{per_round}, zCDP composition (Bun-Steinke 2016, Props 1.3, 1.4)")
+            notes = (f"T={T} rounds of pure eps0={eps0:.6g} "
+                     f"(rho={math.fsum(r.rho for r in ledger):.6g}); "
+                     f"composed eps={eps_tot:.6g} at delta={delta_tot:g}; replace-one, "
+                     f"n={n} public")
+        # (epsilon, delta)-DP, or pure epsilon-DP when the composed delta is 0 (basic
+        # composition of pure rounds); refused if the ledger exceeds the target
+        guarantee = ledger_guarantee(ledger, comp, self.epsilon, self.delta, source=source,
+                                     requires_exact_oracle=self.query_player == "rspm",
+                                     notes=notes)
         if self.keep_diagnostics:
             guarantee = release_diagnostics(guarantee, "OracleQuerySynthesizer")
             diag: dict[str, Any] = {"fit_seconds": time.perf_counter() - start}

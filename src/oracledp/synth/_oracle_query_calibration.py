@@ -1,75 +1,30 @@
-"""OracleQuery's privacy ledger, per-round calibration and accuracy bound (no randomness).
+"""OracleQuery's per-round calibration and accuracy bound (no randomness).
 
 Holds the pieces of :mod:`oracledp.synth._oracle_query` that plan a run from public
-quantities only (n, the domain, epsilon, delta, T): the ledger entry :class:`RoundSpend`
-and its composition :func:`compose_ledger` (delegating to
-:func:`oracledp.privacy._ledger.compose`), the per-round ``eps0`` (basic or zCDP
+quantities only (n, the domain, epsilon, delta, T): the per-round ``eps0`` (basic or zCDP
 composition, Bun-Steinke 2016 Props 1.3-1.4, Lemma 2.3) and the PRSMA rounds'
 ``(eps0, delta0)`` (advanced composition, Dwork-Rothblum-Vadhan 2010; Neel-Roth-Wu 2019
 Thm 8), FTPL's Laplace scale (``specs/oracle-query.md`` 6.2), the accuracy bound of
-spec 6.5 used to choose T, and PRSMA's affordability check.  The derivations are in
-the docstring of :mod:`oracledp.synth._oracle_query`.
+spec 6.5 used to choose T, and PRSMA's affordability check.  Each calibration is checked
+by composing a ledger of T rounds with :func:`oracledp.privacy.compose`, the composition
+the released guarantee is built from.  The derivations are in the docstring of
+:mod:`oracledp.synth._oracle_query`.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any
 
 from oracledp._errors import BudgetError
-from oracledp._validation import check_choice
 from oracledp.learners._prsma import EPS_FACTOR, PRSMAParameters, prsma_parameters
-from oracledp.privacy._composition import advanced_composition_k, pure_to_zcdp
-from oracledp.privacy._ledger import compose
+from oracledp.privacy import Spend, advanced_composition_k, compose
 from oracledp.synth._domain import Domain
 
-__all__ = ["RoundSpend", "compose_ledger", "oracle_query_bound"]
+__all__ = ["oracle_query_bound"]
 
-_COMPOSITIONS = ("basic", "zcdp", "advanced")
 _PRSMA_MAX_EPS0 = 0.5 * EPS_FACTOR  # Theorem 8: eps0 / 62 <= 1/2
 _BETA = 0.05
-
-
-@dataclass(frozen=True)
-class RoundSpend:
-    """Privacy spent by one round (or one PrivBR part): ``(epsilon, delta)``-DP.
-
-    ``delta = 0`` (the non-PRSMA players) is pure DP with ``rho = epsilon^2 / 2``.
-    A PRSMA round has ``delta > 0``; ``failed`` marks a round whose PRSMA returned FAIL
-    (no query selected, ``query = -1``; the privacy is spent all the same).
-    """
-
-    round: int
-    mechanism: str
-    epsilon: float
-    query: int  # index in the workload (-1 for a failed round)
-    negated: bool  # True when the selected query is ¬q
-    delta: float = 0.0
-    failed: bool = False
-
-    @property
-    def rho(self) -> float:
-        if self.delta > 0:
-            raise ValueError("an (epsilon, delta)-DP round with delta > 0 has no zCDP rho")
-        return pure_to_zcdp(self.epsilon)
-
-
-def compose_ledger(
-    ledger: tuple[RoundSpend, ...] | list[RoundSpend], composition: str, delta: float
-) -> tuple[float, float]:
-    """The ``(epsilon, delta)`` of the adaptive composition of the ledger's rounds.
-
-    ``"basic"``: ``(sum eps_t, sum delta_t)``.  ``"zcdp"`` (pure rounds only):
-    ``rho = sum eps_t^2 / 2``, then ``(rho + 2 sqrt(rho ln(1/delta)), delta)``
-    (Bun-Steinke 2016, Props 1.3-1.4).  ``"advanced"`` (Dwork-Rothblum-Vadhan 2010,
-    Dwork-Roth Thm 3.20 in its per-round form): with slack
-    ``delta' = delta - sum delta_t > 0``,
-    ``(sqrt(2 ln(1/delta') sum eps_t^2) + sum eps_t (e^{eps_t} - 1), delta)``.
-    The formulas are :func:`oracledp.privacy._ledger.compose`'s (same floats, same refusals).
-    """
-    check_choice(composition, "composition", _COMPOSITIONS)
-    return compose(ledger, composition, delta)
 
 
 def _calibrate(epsilon: float, delta: float, T: int) -> tuple[float, str]:
@@ -77,7 +32,9 @@ def _calibrate(epsilon: float, delta: float, T: int) -> tuple[float, str]:
     eps_basic = epsilon / T
     if delta > 0:
         L = math.log(1.0 / delta)
-        r = math.sqrt(L + epsilon) - math.sqrt(L)  # sqrt(rho): rho + 2 sqrt(rho L) = epsilon
+        # sqrt of the zCDP budget (the closed form of oracledp.privacy.zcdp_rho, before its
+        # shrinking): rho + 2 sqrt(rho L) = epsilon; the total is checked by compose below
+        r = math.sqrt(L + epsilon) - math.sqrt(L)
         eps_z = math.sqrt(2.0 * r * r / T)
         if eps_z > eps_basic:
             eps0, comp = eps_z, "zcdp"
@@ -87,8 +44,8 @@ def _calibrate(epsilon: float, delta: float, T: int) -> tuple[float, str]:
         eps0, comp = eps_basic, "basic"
 
     def total(e0: float) -> float:
-        fake = [RoundSpend(t, "", e0, 0, False) for t in range(T)]
-        return compose_ledger(fake, comp, delta)[0]
+        fake = [Spend("", e0) for _ in range(T)]
+        return compose(fake, comp, delta)[0]
 
     while total(eps0) > epsilon:  # floating-point safety: never overshoot
         eps0 *= 1.0 - 1e-12
@@ -100,7 +57,7 @@ def _calibrate_prsma(epsilon: float, delta: float, T: int) -> tuple[float, float
 
     Advanced composition (delta0 = delta/(2T), slack delta/2) or basic composition
     (eps0 = epsilon/T, delta0 = delta/T), whichever gives the larger eps0; eps0 is capped
-    at 31 (Theorem 8).  The total recomputed by :func:`compose_ledger` never exceeds
+    at 31 (Theorem 8).  The total recomputed by :func:`oracledp.privacy.compose` never exceeds
     ``(epsilon, delta)``.
     """
     if not 0.0 < delta < 1.0:
@@ -109,7 +66,7 @@ def _calibrate_prsma(epsilon: float, delta: float, T: int) -> tuple[float, float
     d_adv = delta / (2.0 * T)
     slack = delta - T * d_adv
 
-    def adv(e0: float) -> float:  # compose_ledger(..., "advanced") in closed form
+    def adv(e0: float) -> float:  # compose(..., "advanced") in closed form
         return advanced_composition_k(e0, T, slack)
 
     # adv is increasing and adv(epsilon) > epsilon (sqrt(2 T ln(1/slack)) > 1)
@@ -130,8 +87,8 @@ def _calibrate_prsma(epsilon: float, delta: float, T: int) -> tuple[float, float
             delta0 *= 1.0 - 1e-12
 
     def total(e0: float) -> tuple[float, float]:
-        fake = [RoundSpend(t, "", e0, 0, False, delta0) for t in range(T)]
-        return compose_ledger(fake, comp, delta)
+        fake = [Spend("", e0, delta0) for _ in range(T)]
+        return compose(fake, comp, delta)
 
     while total(eps0)[0] > epsilon:  # floating-point safety: never overshoot
         eps0 *= 1.0 - 1e-12

@@ -43,6 +43,12 @@ pure rounds: ``docs/proofs/oracle-query-pgm-selection.md``):
   by every zCDP mechanism in this package.  The total rho is chosen so that this equals
   the target epsilon, and the ledger is recomputed before release.
 
+The accounting is the privacy core's: the budget is :func:`oracledp.privacy.zcdp_rho`, each
+step is a :class:`oracledp.privacy.Spend` whose rho is
+:func:`~oracledp.privacy.gaussian_rho` (squared sensitivity 2) or
+:func:`~oracledp.privacy.exponential_mechanism_rho`, and the guarantee is
+:func:`~oracledp.privacy.ledger_guarantee` of the ledger (zCDP composition).
+
 The estimate is post-processing of the measurements; the accuracy bound of the game
 (``oracle_query_bound``) does **not** cover this variant (the data player does not run
 a no-regret algorithm): its accuracy is measured, not proven.  The defaults (T, the
@@ -57,7 +63,6 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -69,9 +74,15 @@ from oracledp._diagnostics import (
     release_diagnostics,
 )
 from oracledp._validation import RandomLike, check_choice, check_delta, check_epsilon, check_rng
+from oracledp.privacy import (
+    Spend,
+    exponential_mechanism_rho,
+    gaussian_rho,
+    ledger_guarantee,
+    zcdp_epsilon,
+    zcdp_rho,
+)
 from oracledp.privacy import _noise as noise
-from oracledp.privacy._composition import rho_for_epsilon, zcdp_epsilon
-from oracledp.privacy._guarantees import PrivacyGuarantee
 from oracledp.synth._domain import Domain
 from oracledp.synth._estimation import MarginalMeasurement, estimate_distribution
 from oracledp.synth._release import DistributionRelease
@@ -81,19 +92,9 @@ from oracledp.synth._workload import (
     kway_marginal_workload,
 )
 
-__all__ = ["OracleQueryPGM", "ZCDPSpend", "default_rounds", "rho_for_epsilon", "zcdp_epsilon"]
+__all__ = ["OracleQueryPGM", "default_rounds"]
 
 _MAX_CELLS = 20_000_000
-
-
-@dataclass(frozen=True)
-class ZCDPSpend:
-    """One step of the ledger: ``rho``-zCDP spent by ``mechanism`` in ``round`` (0 = start)."""
-
-    round: int
-    mechanism: str
-    rho: float
-    axes: tuple[int, ...]  # the measured table's attributes (empty for a selection)
 
 
 def default_rounds(n: int, epsilon: float, delta: float, d: int, *,
@@ -108,7 +109,7 @@ def default_rounds(n: int, epsilon: float, delta: float, d: int, *,
     chosen on the Adult benchmark (n = 30,718, d = 8: T = 7, 20, 41 at epsilon = 0.1, 0.5,
     1 with delta = 1e-6).
     """
-    rho = rho_for_epsilon(epsilon, delta)
+    rho = zcdp_rho(epsilon, delta)
     return int(min(max_rounds, max(1, d - 1, round(n * math.sqrt(rho) / 100.0))))
 
 
@@ -151,8 +152,9 @@ class OracleQueryPGM(DistributionRelease):
         guarantee ``diagnostics_released``.
 
     Attributes after :meth:`fit`: ``distribution_`` (the released estimate, shape
-    ``domain.shape``), ``rounds_``, ``rho_``, ``ledger_`` (:class:`ZCDPSpend` per step,
-    including which table each round measured: that is part of the release),
+    ``domain.shape``), ``rounds_``, ``rho_``, ``ledger_`` (a :class:`~oracledp.privacy.Spend` per
+    step, zCDP, whose ``released`` is the measured table's attributes, empty for a
+    selection: which table each round measured is part of the release),
     ``measured_axes_``, ``measurements_`` (the noisy tables, each a
     :class:`~oracledp.synth._estimation.MarginalMeasurement`: they are the released
     measurements the estimate post-processes, covered by the same guarantee),
@@ -224,10 +226,10 @@ class OracleQueryPGM(DistributionRelease):
 
     def _plan(self, d: int, T: int) -> tuple[float, float, float, float]:
         """``(rho, sigma_1way, eps_sel, sigma_round)`` from public parameters only."""
-        rho = rho_for_epsilon(self.epsilon, self.delta)
-        rho_one = self.one_way_fraction * rho / d  # each 1-way table: 1/sigma^2 = rho_one
+        rho = zcdp_rho(self.epsilon, self.delta)
+        rho_one = self.one_way_fraction * rho / d  # each 1-way table: gaussian_rho = rho_one
         rho_round = (1.0 - self.one_way_fraction) * rho / T
-        rho_sel = self.selection_fraction * rho_round  # eps_sel^2 / 8
+        rho_sel = self.selection_fraction * rho_round  # exponential_mechanism_rho(eps_sel)
         rho_meas = rho_round - rho_sel
         return rho, 1.0 / math.sqrt(rho_one), math.sqrt(8.0 * rho_sel), 1.0 / math.sqrt(rho_meas)
 
@@ -258,12 +260,13 @@ class OracleQueryPGM(DistributionRelease):
             joint = np.ravel_multi_index(tuple(codes[:, a] for a in axes), sub)
             return np.bincount(joint, minlength=math.prod(sub)).reshape(sub).astype(float)
 
-        ledger: list[ZCDPSpend] = []
+        ledger: list[Spend] = []
         meas: list[MarginalMeasurement] = []
-        for a in range(d):  # Gaussian mechanism, sensitivity sqrt(2): rho = 1 / sigma1^2
+        for a in range(d):  # Gaussian mechanism, squared l2 sensitivity 2
             t = table((a,))
             meas.append(MarginalMeasurement((a,), t + noise.gaussian(rng, sigma1, t.shape), sigma1))
-            ledger.append(ZCDPSpend(0, "Gaussian mechanism (1-way table)", 1.0 / sigma1**2, (a,)))
+            ledger.append(Spend("Gaussian mechanism (1-way table)",
+                                zcdp=gaussian_rho(sigma1, sensitivity_sq=2.0), released=(a,)))
         p = estimate_distribution(shape, meas, n, iterations=self.iterations * 3)
         true = np.concatenate([answer(w, codes) for w in plays])
         block_of = np.concatenate([np.repeat(np.arange(len(w.blocks)), np.diff(w.offsets))
@@ -286,11 +289,12 @@ class OracleQueryPGM(DistributionRelease):
                 j = noise.exponential_mechanism(rng, bscores, eps_sel, 1.0)
                 name = "exponential mechanism over the tables (score: worst query)"
                 axes = blocks[j]
-            ledger.append(ZCDPSpend(t_round, name, eps_sel**2 / 8.0, ()))
+            ledger.append(Spend(name, zcdp=exponential_mechanism_rho(eps_sel), round=t_round))
             tab = table(axes)
             meas.append(MarginalMeasurement(axes, tab + noise.gaussian(rng, sigma, tab.shape), sigma))
-            ledger.append(ZCDPSpend(t_round, "Gaussian mechanism (marginal table)", 1.0 / sigma**2,
-                                    axes))
+            ledger.append(Spend("Gaussian mechanism (marginal table)",
+                                zcdp=gaussian_rho(sigma, sensitivity_sq=2.0), round=t_round,
+                                released=axes))
             p = estimate_distribution(shape, meas, n, iterations=self.iterations, p0=p)
         p = estimate_distribution(shape, meas, n, iterations=self.final_iterations, p0=p)
         p = np.maximum(p, 0.0)
@@ -298,10 +302,9 @@ class OracleQueryPGM(DistributionRelease):
 
         rho_spent = math.fsum(s.rho for s in ledger)
         eps_spent = zcdp_epsilon(rho_spent, self.delta)
-        if eps_spent > self.epsilon * (1.0 + 1e-9):  # the plan prevents this
-            raise AssertionError("composed privacy exceeds the target")
-        guarantee = PrivacyGuarantee.approximate(
-            self.epsilon, self.delta,
+        # the plan keeps eps_spent <= epsilon (up to rounding): ledger_guarantee checks it
+        guarantee = ledger_guarantee(
+            ledger, "zcdp", self.epsilon, self.delta, rtol=1e-9,
             source="OracleQuery's query player (Neel-Roth-Wu 2019 §IV; exponential mechanism, "
             "eps^2/8-zCDP by Cesar-Rogers 2021 Lemma 3.2) with Gaussian measurements "
             "(Bun-Steinke 2016 Prop. 1.6) and a Private-PGM style estimate (post-processing); "
@@ -316,7 +319,7 @@ class OracleQueryPGM(DistributionRelease):
                 "oracle_query_pgm", {"fit_seconds": time.perf_counter() - start})
         self._store_release(n, domain, workload, T, guarantee, p, rng, rho_=rho, sigma_=sigma,
                             sigma_one_way_=sigma1, eps_selection_=eps_sel, ledger_=tuple(ledger),
-                            measured_axes_=tuple(s.axes for s in ledger if s.axes),
+                            measured_axes_=tuple(s.released for s in ledger if s.released),
                             measurements_=tuple(meas))
         return self
 

@@ -86,8 +86,9 @@ Steinke 2016, Prop. 1.6); an ``eps``-DP exponential mechanism is ``eps^2 / 8``-z
 additively (Bun, Steinke 2016, Lemma 2.3).  The total ``rho`` is converted to
 ``(epsilon, delta)``-DP with Bun-Steinke Prop. 1.3,
 ``epsilon = rho + 2 sqrt(rho ln(1/delta))``, i.e. ``rho`` is the largest value
-with that bound <= epsilon -- the conversion :mod:`oracledp.synth._oracle_query`
-uses, so that all the synthesizers compared at one (epsilon, delta) get the same
+with that bound <= epsilon (:func:`oracledp.privacy.zcdp_rho` and
+:func:`oracledp.privacy.zcdp_epsilon`, the conversion every zCDP mechanism of oracledp
+uses), so that all the synthesizers compared at one (epsilon, delta) get the same
 kind of statement.  (The papers' code converts with Canonne-Kamath-Steinke 2020,
 which allows a somewhat larger rho at the same (epsilon, delta); ours is
 conservative.)  Estimation, evaluation and sampling are post-processing.
@@ -146,7 +147,6 @@ Its public names are importable from here.
 
 from __future__ import annotations
 
-from oracledp.synth._peers_accounting import zcdp_rho
 from oracledp.synth._peers_aim import aim
 from oracledp.synth._peers_estimation import require_mbi
 from oracledp.synth._peers_model import PGMMeasurement, PGMResult
@@ -158,5 +158,4 @@ __all__ = [
     "aim",
     "mst",
     "require_mbi",
-    "zcdp_rho",
 ]

@@ -1,10 +1,12 @@
 """MST's and AIM's privacy accounting: budget, sensitivities, checks, the released guarantee.
 
 The zCDP budget ``rho`` of a target ``(epsilon, delta)`` (Bun-Steinke 2016, Prop. 1.3,
-:func:`zcdp_rho`), the sensitivities of a marginal table and of an L1 score under the
-chosen neighbouring relation (:func:`_sensitivities`), the checks both mechanisms share,
-:func:`_finish`, which turns the spent ``rho`` into the released
-:class:`~oracledp.synth._peers_model.PGMResult` and its guarantee, and :class:`_PeerRun`,
+:func:`oracledp.privacy.zcdp_rho`), the sensitivities of a marginal table and of an L1 score
+under the chosen neighbouring relation (:func:`_sensitivities`), the checks both mechanisms share,
+:func:`_finish`, which turns the run's ledger (:class:`oracledp.privacy.Spend` entries, whose
+rhos come from the privacy core's facts) into the released
+:class:`~oracledp.synth._peers_model.PGMResult` and its guarantee
+(:func:`oracledp.privacy.ledger_guarantee`, zCDP composition), and :class:`_PeerRun`,
 which holds what one fit of either mechanism sets up (budget, sensitivities, fitter) until
 its :func:`_finish`.  The derivations are in
 the docstring of :mod:`oracledp.synth._peers` ("Neighbouring relation and sensitivities",
@@ -27,29 +29,15 @@ from oracledp._validation import (
     check_epsilon,
     check_positive,
 )
-from oracledp.privacy._composition import rho_for_epsilon
-from oracledp.privacy._guarantees import PrivacyGuarantee
+from oracledp.privacy import Spend, ledger_guarantee, zcdp_rho
 from oracledp.synth._domain import Domain
 from oracledp.synth._estimation import MarginalMeasurement
 from oracledp.synth._peers_estimation import _Fitter, _import_mbi
 from oracledp.synth._peers_model import PGMResult
 
-__all__ = ["zcdp_rho"]
+__all__: list[str] = []
 
 _NEIGHBOURS = ("replace-one", "add-remove")
-
-
-def zcdp_rho(epsilon: float, delta: float) -> float:
-    """The largest zCDP ``rho`` with ``rho + 2 sqrt(rho ln(1/delta)) <= epsilon``.
-
-    Bun, Steinke 2016, Prop. 1.3: ``rho``-zCDP implies
-    ``(rho + 2 sqrt(rho ln(1/delta)), delta)``-DP.  Solving for ``rho`` gives
-    ``sqrt(rho) = sqrt(ln(1/delta) + epsilon) - sqrt(ln(1/delta))``; the value is
-    shrunk if floating point would make the recomputed epsilon exceed the target.
-    """
-    eps = check_epsilon(epsilon)
-    dlt = check_delta(delta)
-    return rho_for_epsilon(eps, dlt)
 
 
 def _sensitivities(neighbouring: str) -> tuple[float, float]:
@@ -76,15 +64,14 @@ def _check_iters(value: object, name: str) -> int:
 
 
 def _finish(
-    method: str, domain: Domain, n: int, total: float, rho: float, spent: float,
+    method: str, domain: Domain, n: int, total: float, spent: float, ledger: list[Spend],
     measurements: list[MarginalMeasurement], selected: list[tuple[int, ...]],
     factors: tuple[tuple[tuple[int, ...], NDArray[np.float64]], ...], eps: float, dlt: float,
     neighbouring: str, source: str, notes: str, want_diag: bool, diag: dict[str, Any],
 ) -> PGMResult:
-    if spent > rho * (1.0 + 1e-9):  # pragma: no cover - guarded by construction
-        raise AssertionError(f"{method} spent rho = {spent!r} > budget {rho!r}")
-    guarantee = PrivacyGuarantee.approximate(eps, dlt, source=source, neighbouring=neighbouring,
-                                             notes=notes)
+    # the ledger spends at most the budget zcdp_rho(eps, dlt) (up to rounding): checked here
+    guarantee = ledger_guarantee(ledger, "zcdp", eps, dlt, rtol=1e-9, source=source,
+                                 neighbouring=neighbouring, notes=notes)
     diagnostics = None
     if want_diag:
         guarantee = release_diagnostics(guarantee, method)
@@ -113,15 +100,16 @@ class _PeerRun:
         self.fitter = _Fitter(mbi, domain, float(self.n) if neighbouring == "replace-one" else None,
                               self.est_seconds)
 
-    def finish(self, total: float, spent: float, measurements: list[MarginalMeasurement],
-               selected: list[tuple[int, ...]],
+    def finish(self, total: float, spent: float, ledger: list[Spend],
+               measurements: list[MarginalMeasurement], selected: list[tuple[int, ...]],
                factors: tuple[tuple[tuple[int, ...], NDArray[np.float64]], ...], source: str,
                notes: str, **diag: Any) -> PGMResult:
-        """The release: the guarantee of ``rho`` (checked: ``spent <= rho``), the model, and
-        with diagnostics the wall-clock times (and ``diag``)."""
+        """The release: the guarantee of the ledger (checked against the budget), the model
+        with ``spent`` (the sum of the ledger), and with diagnostics the wall-clock times (and
+        ``diag``)."""
         times = {"seconds": time.perf_counter() - self.start,
                  "estimation_seconds": sum(self.est_seconds), **diag}
-        return _finish(self.method, self.domain, self.n, total, self.rho, spent, measurements,
+        return _finish(self.method, self.domain, self.n, total, spent, ledger, measurements,
                        selected, factors, self.eps, self.dlt, self.neighbouring, source, notes,
                        self.want_diag, times)
 

@@ -15,6 +15,7 @@ from numpy.typing import ArrayLike
 
 from oracledp._diagnostics import check_diagnostics_flag
 from oracledp._validation import RandomLike, check_positive, check_rng
+from oracledp.privacy import Spend, gaussian_multiplier_rho, select_measure_rho
 from oracledp.synth._domain import Domain
 from oracledp.synth._peers_accounting import _ACCOUNTING, _check_common, _check_iters, _PeerRun
 from oracledp.synth._peers_measure import _counts, _exp_mech, _measure
@@ -110,20 +111,24 @@ def aim(
     s = math.sqrt(T / (2.0 * _AIM_ALPHA * rho))
     e = math.sqrt(8.0 * (1.0 - _AIM_ALPHA) * rho / T)
     measurements = [_measure(arr, shape, r, delta2 * s, rng) for r in one_way]
-    spent = len(one_way) / (2.0 * s * s)
+    # noise std delta2 * s for a table of l2 sensitivity delta2: noise multiplier s
+    ledger = [Spend("Gaussian mechanism (the 1-way tables)",
+                    zcdp=gaussian_multiplier_rho(s, releases=len(one_way)))]
+    spent = ledger[-1].rho
     model, factors, total = fitter.fit(measurements, n_round)
     selected: list[tuple[int, ...]] = []
     sigmas: list[float] = []
     final = False
     while not final:
         left = rho - spent
-        if left <= 2.0 * (1.0 / (2.0 * s * s) + e * e / 8.0):
+        if left <= 2.0 * select_measure_rho(e, s):
             # Last round: spend what remains (shrunk by 1e-12 against rounding).
             left *= 1.0 - 1e-12
             s = math.sqrt(1.0 / (2.0 * _AIM_ALPHA * left))
             e = math.sqrt(8.0 * (1.0 - _AIM_ALPHA) * left)
             final = True
-        spent += e * e / 8.0 + 1.0 / (2.0 * s * s)
+        round_rho = select_measure_rho(e, s)  # selection at e, then a measurement at s
+        spent += round_rho
         sigma = delta2 * s
         # Candidates whose addition keeps the junction tree within the growing size cap
         # (never below the current model's size, so that a cap smaller than the model
@@ -141,6 +146,8 @@ def aim(
         sens = delta1 * float(cand_w[ok].max())
         r = closure[ok[_exp_mech(scores, e, sens, rng)]]
         measurements.append(_measure(arr, shape, r, sigma, rng))
+        ledger.append(Spend("exponential mechanism + Gaussian mechanism", zcdp=round_rho,
+                            round=len(selected) + 1, released=r))
         selected.append(r)
         sigmas.append(sigma)
         model, factors, total = fitter.fit(measurements, n_round, warm=model)
@@ -155,6 +162,6 @@ def aim(
         f"{neighbouring}: Delta_2 = {delta2:g}, score sensitivity {delta1:g} x max w_r; "
         f"{len(selected)} rounds, noise std (counts) from {sigmas[0]:.4g} to {sigmas[-1]:.4g}"
     )
-    return run.finish(total, spent, measurements, selected, factors,
+    return run.finish(total, spent, ledger, measurements, selected, factors,
                       "McKenna, Mullins, Sheldon, Miklau 2022 (AIM); " + _ACCOUNTING, notes,
                       rounds=len(selected))

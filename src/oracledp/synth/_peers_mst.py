@@ -14,6 +14,7 @@ from numpy.typing import ArrayLike
 
 from oracledp._diagnostics import check_diagnostics_flag
 from oracledp._validation import RandomLike, check_rng
+from oracledp.privacy import Spend, exponential_mechanism_rho, gaussian_rho
 from oracledp.synth._domain import Domain
 from oracledp.synth._peers_accounting import _ACCOUNTING, _check_common, _check_iters, _PeerRun
 from oracledp.synth._peers_measure import _counts, _exp_mech, _measure
@@ -40,7 +41,8 @@ def mst(
     codes, domain:
         The records (integer codes, shape ``(n, d)``, d >= 2) and their public domain.
     epsilon, delta:
-        The target guarantee; the zCDP budget is :func:`zcdp_rho` ``(epsilon, delta)``.
+        The target guarantee; the zCDP budget is
+        :func:`oracledp.privacy.zcdp_rho` ``(epsilon, delta)``.
     random_state:
         Seed or numpy Generator: all the noise and selections come from it.
     neighbouring:
@@ -69,7 +71,9 @@ def mst(
     # MST step 1: all 1-way marginals, rho/3 in total (d Gaussian measurements).
     sigma1 = delta2 * math.sqrt(3.0 * d / (2.0 * rho))
     measurements = [_measure(arr, shape, (a,), sigma1, rng) for a in range(d)]
-    spent = d * delta2**2 / (2.0 * sigma1**2)
+    ledger = [Spend("Gaussian mechanism (the d 1-way tables)",
+                    zcdp=gaussian_rho(sigma1, sensitivity_sq=delta2**2, releases=d))]
+    spent = ledger[-1].rho
 
     # MST step 2: private Kruskal on the L1 errors of the 1-way model's 2-way marginals.
     model1, factors1, total1 = fitter.fit(measurements, n_iters)
@@ -82,7 +86,7 @@ def mst(
     ])
     component = list(range(d))
     tree: list[tuple[int, ...]] = []
-    for _ in range(d - 1):
+    for t in range(1, d):
         cand = [i for i, (u, v) in enumerate(pairs) if component[u] != component[v]]
         # an L1 score against a fixed model moves by at most Delta_1 (module docstring)
         pick = cand[_exp_mech(weights[cand], eps_sel, delta1, rng)]
@@ -90,12 +94,17 @@ def mst(
         old, new = component[v], component[u]
         component = [new if c == old else c for c in component]
         tree.append(pairs[pick])
-        spent += eps_sel**2 / 8.0
+        ledger.append(Spend("exponential mechanism (a tree edge)",
+                            zcdp=exponential_mechanism_rho(eps_sel), round=t, released=(u, v)))
+        spent += ledger[-1].rho
 
     # MST step 3: the d - 1 selected 2-way marginals, rho/3 in total.
     sigma2 = delta2 * math.sqrt(3.0 * (d - 1) / (2.0 * rho))
     measurements += [_measure(arr, shape, e, sigma2, rng) for e in tree]
-    spent += (d - 1) * delta2**2 / (2.0 * sigma2**2)
+    ledger.append(Spend("Gaussian mechanism (the d - 1 2-way tables of the tree)",
+                        zcdp=gaussian_rho(sigma2, sensitivity_sq=delta2**2, releases=d - 1),
+                        round=d))
+    spent += ledger[-1].rho
 
     # MST step 4: final estimation (post-processing).
     _, factors, total = fitter.fit(measurements, n_iters)
@@ -104,5 +113,5 @@ def mst(
         f"sensitivity {delta1:g}; sigma_1way = {sigma1:.4g}, eps_select = {eps_sel:.4g} "
         f"x {d - 1}, sigma_2way = {sigma2:.4g} (counts)"
     )
-    return run.finish(total, spent, measurements, tree, factors,
+    return run.finish(total, spent, ledger, measurements, tree, factors,
                       "McKenna, Miklau, Sheldon 2021 (MST); " + _ACCOUNTING, notes)
