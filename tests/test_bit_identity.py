@@ -103,7 +103,7 @@ ICML_SLOW = ["opdisc|1|0", "opdisc|0.1|3", "rspm|1|0", "rspm|0.01|2", "dpsgd|0.0
 
 
 def _icml(key: str) -> None:
-    from oracledp.experiments import icml2020
+    from lab import icml2020
 
     cfg = _config(icml2020.Config, "icml2020-adult")
     want = _by_key(_records("icml2020-adult", "runs.jsonl"), key)
@@ -134,7 +134,7 @@ AF_SLOW = [(name, f"{m}|{a}|{t}")
 
 
 def _accuracy_first(name: str, key: str) -> None:
-    from oracledp.experiments import accuracy_first
+    from lab import accuracy_first
 
     cfg = _config(accuracy_first.Config, name)
     want = _by_key(_records(name, "trials.jsonl"), key)
@@ -162,7 +162,7 @@ SYNTH_SLOW = [("synth-adult", "oracle_query", 0.1, 3), ("synth-adult", "oracle_q
 
 
 def _synth(name: str, method: str, eps: float, run: int) -> None:
-    from oracledp.experiments import synth_adult
+    from lab import synth_adult
 
     cfg = _config(synth_adult.Config, name)
     want = next(r for r in _records(name, "runs.jsonl")
@@ -189,7 +189,7 @@ FTPL_FAST = [(4, 0, "ftl", None), (4, 0, "ftpl", 0.1), (5, 2, "ftpl", 1.0)]
 
 @pytest.mark.parametrize(("d", "run", "method", "eps"), FTPL_FAST)
 def test_ftpl_records(d: int, run: int, method: str, eps: float | None) -> None:
-    from oracledp.experiments import ftpl
+    from lab import ftpl
 
     cfg = _config(ftpl.Config, "ftpl")
     want = next(r for r in _records("ftpl", "runs.jsonl")
@@ -200,7 +200,7 @@ def test_ftpl_records(d: int, run: int, method: str, eps: float | None) -> None:
 # --- the demo (OPDisc on Adult, `make demo`) -------------------------------------------------
 @pytest.mark.slow
 def test_demo_record() -> None:
-    from oracledp.experiments import demo
+    from oracledp import _demo as demo
 
     want = json.loads((RESULTS / "demo" / "demo.json").read_text())
     cfg = demo.Config(**{k: (tuple(v) if isinstance(v, list) else v)
@@ -282,15 +282,15 @@ def release_digest(case: str) -> str:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # diagnostics / deprecation notes of either version
         if kind == "icml":
-            from oracledp.experiments import icml2020
+            from lab import icml2020
 
             cfg = _config(icml2020.Config, "icml2020-adult")
             rec = _by_key(_records("icml2020-adult", "runs.jsonl"), key)
             method = rec["method"]
             if method in ("opdisc", "rspm"):
-                cap = _Capture(_home("oracledp.learners", method), method, lambda r: r.w)
+                cap = _Capture(importlib.import_module("oracledp.learners"), method, lambda r: r.w)
             elif method == "dpsgd":
-                cap = _Capture(importlib.import_module("oracledp.baselines._dpsgd"),
+                cap = _Capture(importlib.import_module("oracledp.baselines"),
                                "dpsgd_logistic", lambda r: np.append(r.coef, r.intercept))
             else:
                 cls = importlib.import_module("oracledp.estimators._opsamp").OPSampClassifier
@@ -299,7 +299,7 @@ def release_digest(case: str) -> str:
                 icml2020.run_one(method, rec["eps"], rec["run"], cfg)
             return _digest(seen)
         if kind.startswith("af-"):
-            from oracledp.experiments import accuracy_first
+            from lab import accuracy_first
 
             name = "accuracy-first-" + kind[3:]
             cfg = _config(accuracy_first.Config, name)
@@ -308,7 +308,7 @@ def release_digest(case: str) -> str:
             with _Capture(importlib.import_module("oracledp.erm"), fn, lambda r: r.theta) as seen:
                 accuracy_first.run_trial(cfg, rec["method"], rec["alpha"], rec["trial"])
             return _digest(seen)
-        from oracledp.experiments import synth_adult
+        from lab import synth_adult
 
         method, eps, run = key.split("|")
         cfg = _config(synth_adult.Config, kind)

@@ -11,8 +11,8 @@ import pytest
 import oracledp.datasets
 import oracledp.estimators._opdisc as est_mod
 from oracledp._cli import app
+from oracledp._demo import NON_PRIVATE_LABEL, Config, run_demo, run_seed
 from oracledp.datasets import TabularDataset
-from oracledp.experiments.demo import NON_PRIVATE_LABEL, Config, run_demo, run_seed
 from oracledp.oracles import FeatureSchema
 
 ENV = {"COLUMNS": "200"}  # wide enough that rich never wraps a cell
