@@ -2,7 +2,7 @@
 
 This is the proof that a refactor changed no release, in two parts:
 
-* records: each test recomputes records of a committed reproduction in ``docs/results``
+* records: each test recomputes records of a committed reproduction in ``lab/*/results``
   (same configuration, same seeds) and compares every field of the record, floats exactly,
   apart from wall-clock times.  Records hold accuracies, epsilons, errors and guarantee texts.
 * released values: the weights / theta of the learners and the answers and records of the
@@ -26,6 +26,14 @@ from typing import Any
 import pytest
 
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
+# the reproductions' records live beside their code: lab/<experiment>/results/<name>/
+LAB = {"icml2020-adult": "icml2020", "accuracy-first-logistic": "accuracy_first",
+       "accuracy-first-ridge": "accuracy_first", "ftpl": "ftpl", "synth-adult": "synth_adult",
+       "synth-adult-rspm": "synth_adult"}
+
+
+def _results(name: str) -> Path:
+    return RESULTS.parents[1] / "lab" / LAB[name] / "results" / name
 
 # wall-clock measurements, the only fields that may differ between two runs of a record
 TIMINGS = frozenset({"wall_s", "oracle_s", "run_s", "seconds", "sample_seconds",
@@ -79,12 +87,12 @@ def _same(got: dict[str, Any], want: dict[str, Any], loose: tuple[str, ...] = ()
 
 
 def _records(name: str, file: str) -> list[dict[str, Any]]:
-    with (RESULTS / name / file).open() as fh:
+    with (_results(name) / file).open() as fh:
         return [json.loads(line) for line in fh if line.strip()]
 
 
 def _config(cls: type, name: str) -> Any:
-    raw = json.loads((RESULTS / name / "config.json").read_text())
+    raw = json.loads((_results(name) / "config.json").read_text())
     fields = {f.name for f in dataclasses.fields(cls)}
     dropped = set(raw) - fields
     assert dropped <= {"environment", "environment_start", "environment_end"}, dropped
