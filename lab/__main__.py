@@ -12,17 +12,21 @@ import time
 from pathlib import Path
 from typing import Annotated, Any
 
-import typer
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    SpinnerColumn,
-    TextColumn,
-    TimeElapsedColumn,
-)
-from rich.table import Table
+try:
+    import typer
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+    from rich.table import Table
+except ModuleNotFoundError as exc:  # the lab's figures need matplotlib, from the same extra
+    raise SystemExit(f"python -m lab needs oracledp's cli extra ({exc.name} not installed): "
+                     "pip install -e '.[cli]'") from None
 
 from lab._common import environment_line
 from oracledp import OracleDPError
