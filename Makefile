@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.installed-demo
-EXTRAS := test,ortools,dask,peers
+EXTRAS := test,cli,ortools,dask,peers
 
 .PHONY: demo test lint bench lock clean
 
@@ -14,10 +14,10 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet -c constraints.txt --upgrade pip
 
-# The demo needs the library only; the tests also need the optional backends, dask and the
-# synthetic-data peers (MST, AIM on mbi).
+# The demo needs the library and its command line (the cli extra: typer, rich, matplotlib);
+# the tests also need the optional backends, dask and the synthetic-data peers (MST, AIM on mbi).
 $(DEMO_STAMP): $(BIN)/python pyproject.toml constraints.txt
-	$(BIN)/python -m pip install --quiet -c constraints.txt -e .
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[cli]"
 	touch $(DEMO_STAMP)
 
 $(STAMP): $(BIN)/python pyproject.toml constraints.txt
@@ -28,7 +28,7 @@ demo: $(DEMO_STAMP)
 	$(BIN)/oracledp demo --out demo-output
 
 test: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks lab
 	$(BIN)/python -m pytest
 	$(BIN)/python scripts/release_checks.py
 

@@ -1,6 +1,6 @@
 """Wall time of the full Accuracy First logistic reproduction on KDD-99 (n = 100,000, p = 38).
 
-Times :func:`oracledp.experiments.accuracy_first.run` from a cold start: loading and
+Times the lab's :func:`lab.accuracy_first.run` from a cold start: loading and
 encoding KDD-99, computing theta* (Newton), then 7 alphas x 40 trials of OutputNR
 (T = 1000 levels) and of the DoublingMethod with output perturbation, writing the
 records to a temporary directory (deleted afterwards; nothing is resumed).  Target:
@@ -29,18 +29,21 @@ average: timings on a loaded machine are not comparable), then a table per alpha
 (mean ex-post epsilon and mean seconds per trial, per method) and, last,
 ``seconds=<x>`` (the whole run, data loading included).
 
-Usage: python benchmarks/accuracy_first_kdd.py [--n-jobs 1] [--trials 40]
+Usage (from the repository root): python benchmarks/accuracy_first_kdd.py [--n-jobs 1] [--trials 40]
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the lab is at the repository root
+
+from lab import accuracy_first as exp
 from oracledp._provenance import environment_line
-from oracledp.experiments import accuracy_first as exp
 
 
 def main() -> None:

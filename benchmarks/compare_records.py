@@ -1,7 +1,7 @@
 """Compare a reproduction's records with the committed ones, field by field (timings excluded).
 
-    python benchmarks/compare_records.py NEW_DIR docs/results/icml2020-adult runs.jsonl
-    python benchmarks/compare_records.py NEW_DIR docs/results/accuracy-first-logistic trials.jsonl
+    python benchmarks/compare_records.py NEW_DIR lab/icml2020/results/icml2020-adult runs.jsonl
+    python benchmarks/compare_records.py NEW_DIR lab/accuracy_first/results/accuracy-first-logistic trials.jsonl
 
 Uses the rules of ``tests/test_bit_identity.py`` (every field of the committed record equal,
 exactly where exact by construction, within its relative tolerance for the evaluation floats

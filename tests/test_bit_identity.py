@@ -2,11 +2,11 @@
 
 This is the proof that a refactor changed no release, in two parts:
 
-* records: each test recomputes records of a committed reproduction (same configuration,
-  same seeds) and compares every field of the record, apart from wall-clock times.  Integers,
-  strings, booleans and every float that is exact by construction (epsilons, deltas, accuracies
-  as counts over n, halting indices, guarantee texts) are compared exactly; the few evaluation
-  floats computed through BLAS/LAPACK (:data:`BLAS_FIELDS`: norms, risks, errors of estimates)
+* records: each test recomputes records of a committed reproduction in ``lab/*/results``
+  (same configuration, same seeds) and compares every field of the record, apart from
+  wall-clock times.  Integers, strings, booleans and every float that is exact by construction
+  (epsilons, deltas, accuracies as counts over n, halting indices, guarantee texts) are
+  compared exactly; the few evaluation floats computed through BLAS/LAPACK (:data:`BLAS_FIELDS`: norms, risks, errors of estimates)
   within :data:`REL_TOL`.
 * released values: the released arrays of selected records.  What is exact by construction
   (OPDisc/RSPM weights, points of an integer set; synthetic records, integer codes) is
@@ -38,6 +38,14 @@ import pytest
 pytestmark = pytest.mark.release
 
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
+# the reproductions' records live beside their code: lab/<experiment>/results/<name>/
+LAB = {"icml2020-adult": "icml2020", "accuracy-first-logistic": "accuracy_first",
+       "accuracy-first-ridge": "accuracy_first", "ftpl": "ftpl", "synth-adult": "synth_adult",
+       "synth-adult-rspm": "synth_adult"}
+
+
+def _results(name: str) -> Path:
+    return RESULTS.parents[1] / "lab" / LAB[name] / "results" / name
 
 # wall-clock measurements, the only fields that may differ between two runs of a record
 TIMINGS = frozenset({"wall_s", "oracle_s", "run_s", "seconds", "sample_seconds",
@@ -106,12 +114,12 @@ def _experiment(name: str) -> Any:
 
 
 def _records(name: str, file: str) -> list[dict[str, Any]]:
-    with (RESULTS / name / file).open() as fh:
+    with (_results(name) / file).open() as fh:
         return [json.loads(line) for line in fh if line.strip()]
 
 
 def _config(cls: type, name: str) -> Any:
-    raw = json.loads((RESULTS / name / "config.json").read_text())
+    raw = json.loads((_results(name) / "config.json").read_text())
     fields = {f.name for f in dataclasses.fields(cls)}
     dropped = set(raw) - fields
     assert dropped <= {"environment", "environment_start", "environment_end"}, dropped
@@ -226,7 +234,7 @@ def test_ftpl_records(d: int, run: int, method: str, eps: float | None) -> None:
 # --- the demo (OPDisc on Adult, `make demo`) -------------------------------------------------
 @pytest.mark.slow
 def test_demo_record() -> None:
-    demo = _experiment("demo")
+    from oracledp import _demo as demo
 
     want = json.loads((RESULTS / "demo" / "demo.json").read_text())
     cfg = demo.Config(**{k: (tuple(v) if isinstance(v, list) else v)

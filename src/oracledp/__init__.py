@@ -14,12 +14,17 @@ imports no solver, pandas or scikit-learn):
   :func:`independent_marginals`;
 * tables: :class:`TableSchema`, :class:`SchemaTransformer`;
 * privacy: :class:`PrivacyGuarantee` (carried by every release), :mod:`oracledp.privacy`;
-* errors: :class:`OracleDPError` and its subclasses (:mod:`oracledp._errors`).
+* errors: :class:`OracleDPError` and its subclasses (:mod:`oracledp._errors`);
+* research runs: :class:`NonPrivateDiagnostics` (what a run computed that its guarantee does
+  not cover, kept only on request), :func:`research_diagnostics` (a context that silences the
+  :class:`DiagnosticsWarning` of such an opt-in, for experiment drivers) and
+  :func:`environment` (date, Python and package versions, CPUs and load: the provenance of a
+  measurement).
 """
 
 from importlib import import_module
 
-from oracledp._diagnostics import NonPrivateDiagnostics
+from oracledp._diagnostics import NonPrivateDiagnostics, research_diagnostics
 from oracledp._errors import (
     BoundsViolation,
     BudgetError,
@@ -55,8 +60,8 @@ _LAZY = {
     "opdisc": "oracledp.learners",
     "rspm": "oracledp.learners",
     "opsamp": "oracledp.learners",
-    "prsma": "oracledp.learners._prsma",
-    "ftpl": "oracledp.learners._ftpl",
+    "prsma": "oracledp.learners",
+    "ftpl": "oracledp.learners",
     "covnr": "oracledp.erm",
     "outputnr": "oracledp.erm",
     "doubling": "oracledp.erm",
@@ -70,6 +75,7 @@ _LAZY = {
     "MSTSynthesizer": "oracledp.synth",
     "AIMSynthesizer": "oracledp.synth",
     "independent_marginals": "oracledp.synth",
+    "environment": "oracledp._provenance",
 }
 
 
@@ -122,6 +128,7 @@ __all__ = [
     "check_rng",
     "covnr",
     "doubling",
+    "environment",
     "ftpl",
     "independent_marginals",
     "make_estimator",
@@ -132,5 +139,6 @@ __all__ = [
     "opsamp",
     "outputnr",
     "prsma",
+    "research_diagnostics",
     "rspm",
 ]

@@ -2,16 +2,16 @@
 
 Commands: ``datasets`` (bundled data files and their checksums), ``solvers``
 (oracle backends), ``demo`` (OPDisc on Adult, see
-:mod:`oracledp.experiments.demo`), and for your own CSV (see :mod:`oracledp.tabular`
+:mod:`oracledp._demo`), and for your own CSV (see :mod:`oracledp.tabular`
 and docs/your-own-data.md) ``schema infer``, ``fit``, ``predict``, ``evaluate`` and
 ``export-sample``.  All logic lives in importable modules; this
-file parses options and prints.
+file parses options and prints.  The papers' reproductions are not part of the package: they
+live in the repository's ``lab/`` (``python -m lab --help`` from a clone).
 """
 
 from __future__ import annotations
 
 import math
-import time
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -243,7 +243,7 @@ def demo(
     ] = None,
 ) -> None:
     """Train OPDisc on Adult (ICML 2020 setting) at each epsilon, against the non-private optimum."""
-    from oracledp.experiments.demo import Config, run_demo, write_outputs
+    from oracledp._demo import Config, run_demo, write_outputs
     from oracledp.oracles import check_solver_name
 
     epsilons = _epsilons(epsilon)
@@ -274,283 +274,6 @@ def demo(
     if out is not None:
         paths = write_outputs(result, out)
         console.print(f"  wrote {paths['json']} and {paths['png']}")
-
-
-# --- reproductions ---------------------------------------------------------------------------
-reproduce_app = typer.Typer(help="Reproduce the papers' experiments.", no_args_is_help=True)
-app.add_typer(reproduce_app, name="reproduce")
-
-
-_SEED = typer.Option("--seed", min=0, help="Master seed.")
-_N_JOBS = typer.Option("--n-jobs", min=1, help="Parallel workers.")
-_OUT = typer.Option("--out", file_okay=False, help="Output directory.")
-
-
-def _print_written(console: Console, out: Path, stem: str, figures: list[Path], t0: float,
-                   fmt: str) -> None:
-    """The files a reproduction wrote in ``out`` (``stem``.jsonl/.csv, summary, figures)."""
-    console.print(f"  wrote {out / (stem + '.jsonl')}, {stem}.csv, summary.json, "
-                  f"{', '.join(p.name for p in figures)} in {time.perf_counter() - t0:{fmt}}s")
-
-
-def _experiment_config(exp: Any, quick: bool, **settings: Any) -> Any:
-    """An experiment's Config (or its quick variant) from the options that were given."""
-    overrides = {key: value for key, value in settings.items() if value is not None}
-    try:
-        return exp.quick_config(**overrides) if quick else exp.Config(**overrides)
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from None
-
-
-@reproduce_app.command("icml2020-adult")
-def reproduce_icml2020(
-    quick: Annotated[bool, typer.Option("--quick", help="3 runs at eps 0.1 and 1.")] = False,
-    runs: Annotated[int | None, typer.Option("--runs", min=1, help="Runs per (method, eps).")]
-    = None,
-    epsilon: Annotated[str | None, _epsilon_option("Comma-separated epsilons.")] = None,
-    methods: Annotated[
-        str, typer.Option("--methods", help="Comma-separated: opdisc,rspm,dpsgd,opsamp.")
-    ] = "opdisc,rspm,dpsgd",
-    n_jobs: Annotated[int, _N_JOBS] = 1,
-    seed: Annotated[int, _SEED] = 0,
-    time_limit: Annotated[float, typer.Option("--time-limit", help="Seconds per oracle call.")]
-    = 300.0,
-    out: Annotated[Path, _OUT] = Path("out/icml2020-adult"),
-) -> None:
-    """OPDisc vs RSPM vs DP-SGD logistic regression (and OPSamp) on Adult (ICML 2020, Sec. 5).
-
-    Resumes: runs already in OUT/runs.jsonl are skipped.
-    """
-    from oracledp.experiments import icml2020 as exp
-
-    cfg = _experiment_config(
-        exp, quick, seed=seed, n_jobs=n_jobs, time_limit=time_limit,
-        methods=tuple(m.strip() for m in methods.split(",") if m),
-        epsilons=_epsilons(epsilon), runs=runs,
-    )
-    console = Console()
-    t0 = time.perf_counter()
-    runs_out = _with_progress(console, lambda report: exp.run_reproduction(cfg, out, report))
-    rows = exp.summarize(runs_out)
-    table = Table(title=f"Adult, delta = 1/n^2: {len(runs_out)} runs", title_justify="center")
-    for col in ("method", "epsilon", "runs", "failures", "train acc", "test acc",
-                "time med / max s"):
-        table.add_column(col, justify="right")
-    for r in rows:
-        table.add_row(
-            r["method"], f"{r['eps']:g}", str(r["runs"]), str(r["failures"]),
-            _mean_std(r["train_mean"], r["train_std"]), _mean_std(r["test_mean"], r["test_std"]),
-            f"{r['time_median_s']:.1f} / {r['time_max_s']:.1f}",
-        )
-    console.print(table)
-    console.print("  failures: oracle not certified (nothing released; not counted in accuracy)")
-    _print_written(console, out, "runs", exp.write_figures(runs_out, out), t0, ".0f")
-
-
-def _g(x: float | None, fmt: str = ".3g") -> str:
-    return "—" if x is None else format(x, fmt)
-
-
-def _exp_or_none(x: float) -> float | None:
-    return math.exp(x) if x < 700 else None
-
-
-def _halted(row: dict[str, Any], prefix: str) -> str:
-    k, n = row[f"{prefix}_halted"], row[f"{prefix}_trials"]
-    return f"{k}/{n}" if k == n else f"[red]{k}/{n}[/red]"
-
-
-@reproduce_app.command("accuracy-first")
-def reproduce_accuracy_first(
-    task: Annotated[
-        str, typer.Option("--task", help="logistic (KDD-99) or ridge (KDD-99 stand-in for Twitter).")
-    ] = "logistic",
-    trials: Annotated[int | None, typer.Option("--trials", min=1, help="Trials per (method, alpha) [40].")]
-    = None,
-    alphas: Annotated[
-        str | None, typer.Option("--alphas", help="Comma-separated target excess risks alpha.")
-    ] = None,
-    quick: Annotated[bool, typer.Option("--quick", help="3 alphas x 5 trials.")] = False,
-    n_jobs: Annotated[int, _N_JOBS] = 1,
-    seed: Annotated[int, _SEED] = 0,
-    out: Annotated[Path | None, _OUT] = None,
-    n: Annotated[int | None, typer.Option("--n", hidden=True, min=2, help="Subsample (tests).")]
-    = None,
-) -> None:
-    """NoiseReduction vs DoublingMethod vs theory: ex-post privacy for a target accuracy.
-
-    Accuracy First (Ligett et al., NeurIPS 2017), Section 4 / Appendix B. Resumes:
-    trials already in OUT/trials.jsonl are skipped.
-    """
-    from oracledp.experiments import accuracy_first as exp
-
-    if task not in exp.TASKS:
-        raise typer.BadParameter(f"{task!r} is not one of: {', '.join(exp.TASKS)}",
-                                 param_hint="'--task'")
-    cfg = _experiment_config(
-        exp, quick, task=task, seed=seed, n_jobs=n_jobs,
-        alphas=None if alphas is None else _parse_positive_list(alphas, "--alphas", "alpha",
-                                                                  "0.01,0.05"),
-        trials=trials, n=n,
-    )
-    out_dir = out if out is not None else Path(f"out/accuracy-first-{task}")
-    console = Console()
-    t0 = time.perf_counter()
-
-    def work(report: Any) -> Any:
-        try:
-            return exp.run(cfg, out_dir, report)
-        except ValueError as exc:  # e.g. OUT holds trials of another configuration
-            raise OracleDPError(str(exc)) from None
-
-    records = _with_progress(console, work)
-    rows = exp.summarize(cfg, records)
-    label = exp.dataset_label(cfg.task)
-    nr_m, db_m = cfg.methods
-    table = Table(
-        title=(f"Accuracy First, {label}: n={cfg.n:,}, p={cfg.p}, λ={cfg.lam:g}, "
-               f"γ={cfg.gamma:g}, T={cfg.T}, {cfg.trials} trials per (method, α)"),
-        show_edge=False, pad_edge=False, collapse_padding=True,
-        caption=(f"NR = {nr_m}, Dbl = {db_m}. ε = test + hyp(othesis): mean ex-post loss "
-                 "over the halted trials (halt); e^ε: mean of e^ε; theory: "
-                 + ("Thm 3.3" if cfg.task == "logistic" else "Thm 3.1")
-                 + " (one run at the ε whose expected excess risk is α). excess (mean L(θ) − L(θ*)) and ok "
-                 "(share with excess ≤ α): non-private diagnostic."),
-    )
-    for col in ("α", "", "ε", "test", "hyp", "e^ε", "excess", "ok", "‖θ‖", "halt"):
-        table.add_column(col, justify="right", no_wrap=True)
-    theory_name = "theory"
-    for r in rows:
-        for prefix, name in (("nr", "NR"), ("doubling", "Dbl")):
-            table.add_row(
-                f"{r['alpha']:g}" if prefix == "nr" else "", name,
-                _g(r[f"{prefix}_eps_mean"]), _g(r[f"{prefix}_eps_test_mean"]),
-                _g(r[f"{prefix}_eps_hyp_mean"]), _g(r[f"{prefix}_exp_eps_mean"]),
-                _g(r[f"{prefix}_excess_mean"], ".2g"), _g(r[f"{prefix}_success_rate"], ".0%"),
-                _g(r[f"{prefix}_norm_mean"]), _halted(r, prefix),
-            )
-        table.add_row("", theory_name, _g(r["theory_eps"]), "", "", _g(_exp_or_none(r["theory_eps"])),
-                      "", "", "", "", end_section=True)
-    console.print(table)
-    if cfg.task == "ridge":
-        console.print(f"  {exp.RIDGE_NOTE}")
-    no_halt = sum(1 for r in records if not r["halted"])
-    if no_halt:
-        console.print(f"  [red]{no_halt} no-halt trials[/red]: nothing released; recorded with "
-                      "their refusal loss, counted as failures, excluded from the ε means")
-    _print_written(console, out_dir, "trials", exp.write_figures(cfg, records, out_dir), t0, ".0f")
-
-
-@reproduce_app.command("ftpl")
-def reproduce_ftpl(
-    quick: Annotated[bool, typer.Option("--quick", help="d=4, eps 0.3 and 1, T<=200, 3 runs.")]
-    = False,
-    epsilon: Annotated[str | None, _epsilon_option("Comma-separated per-round epsilons.")]
-    = None,
-    runs: Annotated[int | None, typer.Option("--runs", min=1, help="Streams per d.")] = None,
-    seed: Annotated[int, _SEED] = 0,
-    out: Annotated[Path, _OUT] = Path("out/ftpl"),
-) -> None:
-    """Regret of Follow the Private Leader vs T and eps (Neel, Roth, Wu FOCS 2019, Sec. V, Thm 11).
-
-    Monotone conjunctions (0/1 loss) on a synthetic noisy-conjunction stream; RSPM with
-    fresh noise each round and an exact brute-force oracle.
-    """
-    from oracledp.experiments import ftpl as exp
-
-    cfg = _experiment_config(
-        exp, quick, seed=seed, epsilons=_epsilons(epsilon), runs=runs,
-    )
-    console = Console()
-    t0 = time.perf_counter()
-    records = _with_progress(console, lambda report: exp.run(cfg, out, report))
-    rows = exp.summarize(records)
-    table = Table(
-        title=(f"Follow the Private Leader: average regret, {cfg.runs} streams per d "
-               f"(p={cfg.p:g}, label noise {cfg.label_noise:g})"),
-        caption=("bound: (e^ε−1) + 2m²/(εT), explicit form of Thm 11 (expected regret). "
-                 "ε seq: privacy of the T plays, basic composition (T−1)ε (Thm 6 + Thm 2, "
-                 f"reported); adv: advanced composition at δ'={cfg.delta_prime:g}. "
-                 "Regret itself is not private."),
-    )
-    for col in ("d", "learner", "T", "regret", "bound", "ε seq", "ε adv"):
-        table.add_column(col, justify="right")
-    for r in rows:
-        learner = "FTL" if r["method"] == "ftl" else f"FTPL ε={r['eps']:g}"
-        table.add_row(str(r["d"]), learner, str(r["T"]),
-                      _mean_std(r["regret_mean"], r["regret_std"]), _g(r["bound"]),
-                      _g(r["eps_basic"]), _g(r["eps_advanced"]),
-                      end_section=r["T"] == cfg.T)
-    console.print(table)
-    _print_written(console, out, "runs", exp.write_figures(records, out), t0, ".1f")
-
-
-@reproduce_app.command("synth-adult")
-def reproduce_synth_adult(
-    quick: Annotated[bool, typer.Option("--quick", help="1 run at eps=1, few rounds (< 60 s).")]
-    = False,
-    epsilon: Annotated[str | None, _epsilon_option("Comma-separated epsilons.")] = None,
-    k: Annotated[int | None, typer.Option("--k", min=1, help="Marginal order (default 3).")]
-    = None,
-    runs: Annotated[int | None, typer.Option("--runs", min=1, help="Runs per epsilon.")] = None,
-    seed: Annotated[int, _SEED] = 0,
-    query_player: Annotated[
-        str, typer.Option("--query-player", help="OracleQuery query player: noisy-min, rspm or prsma.")
-    ] = "noisy-min",
-    data_player: Annotated[
-        str, typer.Option("--data-player", help="OracleQuery data player: hedge or ftpl.")
-    ] = "hedge",
-    peers: Annotated[bool, typer.Option(
-        "--peers", help="Also run MST and AIM in the same run (needs oracledp[peers]).")] = False,
-    out: Annotated[Path, _OUT] = Path("out/synth-adult"),
-) -> None:
-    """Synthetic Adult (8 categorical attributes): OracleQuery, OracleQueryPGM, MWEM, marginals (+ MST, AIM).
-
-    Max and mean k-way marginal error of the released distribution, fit and sample time.
-    """
-    from oracledp.experiments import synth_adult as exp
-
-    cfg = _experiment_config(
-        exp, quick, seed=seed, query_player=query_player, data_player=data_player,
-        epsilons=_epsilons(epsilon), k=k, runs=runs, peers=peers or None,
-    )
-    console = Console()
-    if cfg.peers:
-        try:
-            exp.check_peers_available()
-        except ImportError as exc:
-            console.print(f"error: {exc}", style="red", markup=False)
-            raise typer.Exit(2) from None
-    t0 = time.perf_counter()
-    records = _with_progress(console, lambda report: exp.run(cfg, out, report))
-    rows = exp.summarize(records)
-    table = Table(
-        title=f"Adult categorical, {cfg.k}-way marginals: error of the released distribution "
-        f"({cfg.runs} run(s) per ε)",
-        caption=(f"oracle_query, oracle_query_pgm, mst, aim: (ε, δ={cfg.delta:g})-DP by zCDP; "
-                 "mwem and independent: pure ε-DP; all replace-one. Errors are fractions of n, "
-                 "of the released model's exact answers."),
-    )
-    for col in ("method", "ε", "T", "max error", "mean error", "fit time", "sample n"):
-        table.add_column(col, justify="right")
-    for r in rows:
-        table.add_row(r["method"], f"{r['eps']:g}", "-" if r["rounds"] is None else str(r["rounds"]),
-                      _err_std(r["max_error_mean"], r["max_error_std"]),
-                      _err_std(r["mean_error_mean"], r["mean_error_std"]),
-                      f"{r['seconds_mean']:.1f}s", f"{r['sample_seconds_mean']:.2f}s")
-    console.print(table)
-    _print_written(console, out, "runs", exp.write_figures(records, out), t0, ".1f")
-    console.print(environment_line(), markup=False)
-
-
-def _err_std(mean: float, std: float) -> str:
-    return f"{mean:.3g}" if math.isnan(std) else f"{mean:.3g} ± {std:.2g}"
-
-
-def _mean_std(mean: float, std: float) -> str:
-    if math.isnan(mean):
-        return "-"
-    return f"{mean:.3f}" if math.isnan(std) else f"{mean:.3f} ± {std:.3f}"
 
 
 # --- your own table: schema infer / fit / predict / evaluate / models (see _cli_table.py) --

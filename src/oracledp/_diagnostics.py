@@ -137,9 +137,9 @@ def release_diagnostics(guarantee: PrivacyGuarantee, mechanism: str, *,
 def research_diagnostics() -> Iterator[None]:
     """Silence :class:`~oracledp._errors.DiagnosticsWarning` inside (other warnings still show).
 
-    For oracledp's own experiment drivers, which opt into diagnostics on purpose to
-    report timings, certification and training loss.  The guarantees are still
-    flagged ``diagnostics_released=True``.
+    For experiment drivers (the demo, the reproductions in the repository's ``lab/``, your
+    own), which opt into diagnostics on purpose to report timings, certification and
+    training loss.  The guarantees are still flagged ``diagnostics_released=True``.
     """
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DiagnosticsWarning)

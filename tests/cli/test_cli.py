@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -11,8 +13,8 @@ import pytest
 import oracledp.datasets
 import oracledp.estimators._opdisc as est_mod
 from oracledp._cli import app
+from oracledp._demo import NON_PRIVATE_LABEL, Config, run_demo, run_seed
 from oracledp.datasets import TabularDataset
-from oracledp.experiments.demo import NON_PRIVATE_LABEL, Config, run_demo, run_seed
 from oracledp.oracles import FeatureSchema
 
 ENV = {"COLUMNS": "200"}  # wide enough that rich never wraps a cell
@@ -192,3 +194,42 @@ def test_demo_refuses_bad_eps_before_any_fit(runner, tiny_adult, tmp_path):
     assert res.exit_code == 2
     assert "eps" in res.output.lower()
     assert not (tmp_path / "o").exists()
+
+
+# --- without the cli extra (typer, rich, matplotlib) ------------------------------------------
+# A fresh interpreter in which those packages cannot be imported (sys.modules[name] = None makes
+# both `import name` and importlib.util.find_spec(name) fail, as when they are not installed).
+_WITHOUT_CLI = ("import sys\n"
+                "for name in ('typer', 'rich', 'matplotlib', 'click'):\n"
+                "    sys.modules[name] = None\n")
+
+
+def _python(code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", _WITHOUT_CLI + code], capture_output=True,
+                          text=True, timeout=240, check=False)
+
+
+def test_the_library_works_without_the_cli_extra():
+    proc = _python(
+        "import numpy as np\n"
+        "import oracledp\n"
+        "from oracledp.estimators import RSPMClassifier\n"
+        "from oracledp.synth import Domain, MWEMSynthesizer\n"
+        "from oracledp.learners import ftpl, prsma\n"
+        "X = np.array([[1., 0.], [0., 1.], [1., 1.], [0., 0.]] * 5)\n"
+        "y = np.array([1, -1, 1, -1] * 5)\n"
+        "clf = RSPMClassifier(epsilon=1.0, feature_grid=0.5, random_state=0).fit(X, y)\n"
+        "dom = Domain(('a', 'b'), ((0, 1), (0, 1, 2)))\n"
+        "MWEMSynthesizer(1.0, k=2, rounds=2, random_state=0).fit(np.array([[0, 1], [1, 2]]), dom)\n"
+        "print(clf.guarantee_.epsilon, oracledp.environment()['python'] is not None)\n"
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == ["1.0", "True"]
+
+
+def test_the_command_without_the_cli_extra_says_how_to_install_it():
+    proc = _python("from oracledp.__main__ import main\nmain()\n")
+    assert proc.returncode == 1
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "pip install 'oracledp[cli]'" in lines[0], proc.stderr
+    assert "typer" in lines[0] and "Traceback" not in proc.stderr

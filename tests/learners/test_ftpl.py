@@ -1,19 +1,15 @@
-"""Follow the Private Leader (004 Section V): FTL limit, exact regret, privacy goldens, CLI."""
+"""Follow the Private Leader (FOCS 2019 Section V): FTL limit, exact regret, privacy goldens.
+
+The regret experiment and its command are in lab/ (lab/tests/test_reproduce_ftpl.py)."""
 
 from __future__ import annotations
 
-import csv
-import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
-from oracledp._cli import app
 from oracledp._errors import DiagnosticsWarning
-from oracledp.experiments import ftpl as exp
 from oracledp.learners._ftpl import follow_the_leader, ftpl, ftpl_privacy, ftpl_regret_bound
 from oracledp.privacy._guarantees import GuaranteeKind
 from oracledp.query_classes import LocalSearchClassOracle, MonotoneConjunctions, make_class_oracle
@@ -24,9 +20,13 @@ HAND = np.array([[1, 1, 1], [0, 1, 0], [1, 0, 0], [1, 1, 1]], dtype=float)
 
 
 def _stream(d: int, T: int, seed: int) -> np.ndarray:
+    """A noisy-conjunction stream: x_j ~ Bernoulli(0.7), y = AND of the first ceil(d/2)
+    attributes, each label flipped with probability 0.1 (as the lab's FTPL experiment)."""
     cls = MonotoneConjunctions(d).zero_one_loss()
-    X, y = exp.make_stream(d, T, 0.7, 0.1, np.random.default_rng(seed))
-    return cls.encode(X, y)
+    rng = np.random.default_rng(seed)
+    X = (rng.random((T, d)) < 0.7).astype(np.int64)
+    y = X[:, :math.ceil(d / 2)].all(axis=1).astype(np.int64) ^ (rng.random(T) < 0.1)
+    return cls.encode(X, y.astype(np.int64))
 
 
 def test_follow_the_leader_regret_on_hand_built_stream() -> None:
@@ -144,52 +144,6 @@ def test_validation_before_noise() -> None:
         ftpl_privacy(0.1, 1)
     with pytest.raises(ValueError):
         ftpl_regret_bound(0.1, 0, 3)
-    with pytest.raises(ValueError):
-        exp.Config(horizons=(1, 5))
-    with pytest.raises(ValueError):
-        exp.Config(label_noise=0.5)
-    with pytest.raises(ValueError):
-        exp.Config(d_values=(4, 4))
-
-
-def test_reproduce_ftpl_quick_cli(tmp_path: Path) -> None:
-    out = tmp_path / "ftpl"
-    res = CliRunner().invoke(app, ["reproduce", "ftpl", "--quick", "--out", str(out)])
-    assert res.exit_code == 0, res.output
-    assert "Follow the Private Leader" in res.output
-    cfg = exp.quick_config()
-    recs = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
-    assert len(recs) == len(cfg.d_values) * cfg.runs * (1 + len(cfg.epsilons))
-    for r in recs:
-        assert len(r["regret"]) == len(cfg.horizons)
-        assert all(-1.0 <= v <= 1.0 for v in r["regret"])
-        assert r["regret"][-1] * cfg.T == pytest.approx(
-            r["learner_cumulative_loss"] - r["best_cumulative_loss"])
-        if r["method"] == "ftpl":
-            assert r["bound"] == [ftpl_regret_bound(r["eps"], T, r["m"]) for T in cfg.horizons]
-            assert r["privacy"][-1]["reported"]["epsilon"] == pytest.approx(
-                (cfg.T - 1) * r["eps"])
-    with (out / "runs.csv").open() as fh:
-        rows = list(csv.DictReader(fh))
-    assert len(rows) == len(recs) * len(cfg.horizons)
-    assert (out / "regret_vs_T.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    summary = json.loads((out / "summary.json").read_text())
-    assert {s["method"] for s in summary} == {"ftl", "ftpl"}
-    # same seed -> same records (modulo wall time)
-    again = tmp_path / "again"
-    assert CliRunner().invoke(app, ["reproduce", "ftpl", "--quick", "--out",
-                                    str(again)]).exit_code == 0
-    recs2 = [json.loads(line) for line in (again / "runs.jsonl").read_text().splitlines()]
-    for r1, r2 in zip(recs, recs2, strict=True):
-        r1.pop("wall_s"), r2.pop("wall_s")
-        assert r1 == r2
-
-
-def test_reproduce_ftpl_bad_input(tmp_path: Path) -> None:
-    res = CliRunner().invoke(app, ["reproduce", "ftpl", "--quick", "--epsilon", "0,1",
-                                   "--out", str(tmp_path)])
-    assert res.exit_code != 0
-    assert not (tmp_path / "runs.jsonl").exists()
 
 
 def test_huge_epsilon_accounting_does_not_overflow() -> None:

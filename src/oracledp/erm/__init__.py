@@ -14,9 +14,13 @@ it depends on where the search stopped and is reported with each result.
 * :func:`doubling`: the DoublingMethod baseline (Algorithm 4, Theorem A.2).
 * :class:`RidgeProblem`, :class:`LogisticProblem`: validated data with theta*,
   reusable across trials.
+* the "theory approach" the paper compares against, the smallest epsilon whose
+  *expected* excess risk is ``alpha`` by a utility theorem: :func:`covpert_ridge_epsilon`
+  (Theorem 3.1), :func:`outpert_logistic_epsilon` (Theorem 3.3),
+  :func:`outpert_ridge_epsilon` (Theorem A.9, corrected); and :func:`default_eps_grid`,
+  the privacy levels the algorithms search with ``eps_list=None`` (Appendix B).
 * :mod:`oracledp.erm._sensitivity`: the sensitivities (Claims A.5, A.12,
-  Lemmas A.6, A.10) and domain checks; :mod:`oracledp.erm._theory`: the theory
-  curves (Theorems 3.1, 3.3, A.9) and default grids (Appendix B).
+  Lemmas A.6, A.10) and domain checks.
 
 Every result is an :class:`AccuracyFirstResult` carrying the released ``theta``,
 the :class:`~oracledp.mechanisms.ExPostLoss` (test vs hypothesis breakdown) and
@@ -28,6 +32,12 @@ loss): they raise :class:`NoHaltError` unless ``allow_no_halt=True``.
 from oracledp.erm._covnr import AccuracyFirstResult, NoHaltError, RidgeProblem, covnr
 from oracledp.erm._doubling import doubling
 from oracledp.erm._outputnr import LogisticProblem, outputnr
+from oracledp.erm._theory import (
+    covpert_ridge_epsilon,
+    default_eps_grid,
+    outpert_logistic_epsilon,
+    outpert_ridge_epsilon,
+)
 
 __all__ = [
     "AccuracyFirstResult",
@@ -35,6 +45,10 @@ __all__ = [
     "NoHaltError",
     "RidgeProblem",
     "covnr",
+    "covpert_ridge_epsilon",
+    "default_eps_grid",
     "doubling",
+    "outpert_logistic_epsilon",
+    "outpert_ridge_epsilon",
     "outputnr",
 ]

@@ -1,4 +1,17 @@
-"""Private learners built on optimization oracles."""
+"""Private learners built on optimization oracles.
+
+* :func:`opdisc`, :func:`rspm`, :func:`opsamp`: halfspace learners (ICML 2020; FOCS 2019).
+* :func:`prsma` (robust privacy for any oracle behaviour, FOCS 2019 Theorem 8), its exact
+  worst-case cost :func:`prsma_cost`, and :class:`ClassRSPMBase`, the base algorithm that
+  runs Laplace RSPM over a query class inside PRSMA.
+* :func:`ftpl` (Follow the Private Leader, FOCS 2019 Section V), the non-private
+  :func:`follow_the_leader`, the privacy of T plays :func:`ftpl_privacy` and the explicit
+  regret bound :func:`ftpl_regret_bound`.
+
+PRSMA and FTPL (and what they import) load on first use.
+"""
+
+from importlib import import_module
 
 from oracledp.learners._opdisc import OPDiscResult, opdisc, opdisc_guarantee, opdisc_sigma
 from oracledp.learners._opsamp import (
@@ -11,10 +24,40 @@ from oracledp.learners._opsamp import (
 )
 from oracledp.learners._rspm import RSPMResult, rspm, rspm_guarantee, rspm_space
 
+# name -> module that defines it; imported on first access (PEP 562)
+_LAZY = {
+    "prsma": "oracledp.learners._prsma",
+    "prsma_cost": "oracledp.learners._prsma",
+    "ClassRSPMBase": "oracledp.learners._prsma_bases",
+    "ftpl": "oracledp.learners._ftpl",
+    "follow_the_leader": "oracledp.learners._ftpl",
+    "ftpl_privacy": "oracledp.learners._ftpl",
+    "ftpl_regret_bound": "oracledp.learners._ftpl",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'oracledp.learners' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value  # later accesses skip this hook
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
 __all__ = [
+    "ClassRSPMBase",
     "OPDiscResult",
     "OPSampResult",
     "RSPMResult",
+    "follow_the_leader",
+    "ftpl",
+    "ftpl_privacy",
+    "ftpl_regret_bound",
     "opdisc",
     "opdisc_guarantee",
     "opdisc_sigma",
@@ -23,6 +66,8 @@ __all__ = [
     "opsamp_lambda",
     "opsamp_parameters",
     "opsamp_sensitivity",
+    "prsma",
+    "prsma_cost",
     "rspm",
     "rspm_guarantee",
     "rspm_space",

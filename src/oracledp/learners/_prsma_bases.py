@@ -1,6 +1,6 @@
 """PRSMA base algorithms over query classes.
 
-The end-to-end PRSMA run on UCI Adult is :mod:`oracledp.experiments.prsma_adult`.
+An end-to-end PRSMA run on UCI Adult is in the repository's ``lab/prsma_adult``.
 
 :class:`ClassRSPMBase` is a base algorithm ``A`` for :func:`~oracledp.learners._prsma.prsma`
 (contract in that module's docstring): Laplace RSPM (Neel, Roth, Wu, FOCS 2019,

@@ -113,7 +113,7 @@ Many fits in one process
 In one long process (the ``synth-adult --peers`` benchmark, about 70 mbi fits) jaxlib
 crashed with a segmentation fault in libgcc's unwinder, while the same fit ran cleanly
 in a new process.  The benchmark therefore runs every MST and AIM fit in a fresh
-process (:mod:`oracledp.experiments.synth_adult`); do the same for long sweeps.
+process (``lab/synth_adult`` in the repository); do the same for long sweeps.
 
 Parameters of AIM and cost
 --------------------------

@@ -1,7 +1,7 @@
 """PRSMA + Laplace RSPM learning a monotone conjunction on UCI Adult: an end-to-end run.
 
-The base algorithm is :class:`~oracledp.learners._prsma_bases.ClassRSPMBase` (Laplace RSPM over
-the 0/1-loss class of monotone conjunctions); :func:`~oracledp.learners._prsma.prsma` makes it
+The base algorithm is :class:`~oracledp.learners.ClassRSPMBase` (Laplace RSPM over
+the 0/1-loss class of monotone conjunctions); :func:`~oracledp.learners.prsma` makes it
 (eps, delta)-DP for any oracle behaviour (Neel, Roth, Wu, FOCS 2019, Theorem 8).  The features
 are public rules on Adult's attributes (:data:`ADULT_INDICATORS`).
 """
@@ -14,11 +14,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from oracledp._diagnostics import research_diagnostics
-from oracledp._validation import RandomLike, check_rng
-from oracledp.learners._prsma import prsma, prsma_cost
-from oracledp.learners._prsma_bases import _ORACLE_KINDS, ClassRSPMBase
-from oracledp.query_classes._boolean import MonotoneConjunctions
+from oracledp import check_rng, research_diagnostics
+from oracledp.learners import ClassRSPMBase, prsma, prsma_cost
+from oracledp.query_classes import MonotoneConjunctions
 
 __all__ = ["ADULT_INDICATORS", "adult_binary_features", "prsma_adult_conjunctions"]
 
@@ -32,6 +30,9 @@ ADULT_INDICATORS: tuple[tuple[str, str], ...] = (
 )
 """The 6 public binarization rules of the Adult demo (fixed constants, not fitted to data)."""
 
+#: the oracles ClassRSPMBase takes by name
+_ORACLE_KINDS = ("highs", "brute")
+
 _ADULT_ATTRIBUTES = ["age", "hours-per-week", "marital-status", "relationship", "race", "sex"]
 
 
@@ -43,7 +44,7 @@ def adult_binary_features(split: str = "train") -> tuple[NDArray[np.float64],
     and the indicator names.  Uses every record (``balanced=False``), so no
     data-dependent row selection happens.
     """
-    from oracledp.datasets._adult import load_adult
+    from oracledp.datasets import load_adult
 
     ds = load_adult(split, balanced=False, attributes=_ADULT_ATTRIBUTES)
     col = {name: i for i, name in enumerate(ds.feature_names)}
@@ -61,8 +62,8 @@ def adult_binary_features(split: str = "train") -> tuple[NDArray[np.float64],
 
 
 def prsma_adult_conjunctions(epsilon: float = 1.0, delta: float = 0.1, d: int = 6,
-                             random_state: RandomLike = None, n_jobs: int = 1,
-                             oracle: str = "brute") -> dict[str, Any]:
+                             random_state: int | np.random.Generator | None = None,
+                             n_jobs: int = 1, oracle: str = "brute") -> dict[str, Any]:
     """PRSMA + Laplace RSPM learning a monotone conjunction on UCI Adult (end-to-end demo).
 
     Features: the first ``d`` (1..6) indicators of :data:`ADULT_INDICATORS` (public

@@ -11,16 +11,16 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from oracledp._cli import app
+from lab import accuracy_first as exp
+from lab.__main__ import app
 from oracledp.erm import NoHaltError
-from oracledp.experiments import accuracy_first as exp
 
 N = 5_000
 FIGURES = ("privacy_loss.png", "excess_risk.png", "privacy_breakdown.png", "hypothesis_norms.png")
 
 
 def _invoke(*args: str) -> object:
-    return CliRunner().invoke(app, ["reproduce", "accuracy-first", *args])
+    return CliRunner().invoke(app, ["accuracy-first", *args])
 
 
 def _check_record(r: dict) -> None:

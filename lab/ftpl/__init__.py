@@ -8,12 +8,12 @@ synthetic stream fixed in advance: ``x_j ~ Bernoulli(p)`` independently,
 eps one FTPL run (Laplace RSPM with fresh noise per round, exact brute-force
 oracle) and one non-private Follow the Leader run.  Realized average regret is
 read off at each horizon T (FTPL does not depend on the horizon) and compared with
-:func:`oracledp.learners._ftpl.ftpl_regret_bound`, the explicit form of 004 Theorem 11
+:func:`oracledp.learners.ftpl_regret_bound`, the explicit form of Theorem 11
 ``(e^eps - 1) + 2 m^2/(eps T)``, a bound on *expected* regret.
 
 Each record (one JSON line of ``runs.jsonl``) holds the seeds, the regret curve at
 the horizons and the sequence's privacy (reported: basic composition,
-``(T-1) eps``; advanced composition alongside), see :mod:`oracledp.learners._ftpl`.
+``(T-1) eps``; advanced composition alongside), see :func:`oracledp.learners.ftpl_privacy`.
 Seeds derive from ``(seed, d, run[, eps])`` via :class:`numpy.random.SeedSequence`.
 Outputs are rewritten on every call (no resume: a full run takes about a minute).
 """
@@ -32,8 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from oracledp._validation import check_epsilon
-from oracledp.experiments._outputs import (
+from lab._common import check_epsilon
+from lab._outputs import (
     finish_axes,
     new_figure,
     save_figure,
@@ -154,8 +154,8 @@ def _run_stream(cfg: Config, d: int, r: int) -> tuple[Any, Any, int, int, np.nda
 
 def run_one(cfg: Config, d: int, r: int, method: str, eps: float | None) -> dict[str, Any]:
     """One (d, run, method, eps) record: FTL (``eps=None``) or FTPL on the run's stream."""
-    from oracledp._diagnostics import research_diagnostics
-    from oracledp.learners._ftpl import follow_the_leader, ftpl, ftpl_privacy, ftpl_regret_bound
+    from oracledp import research_diagnostics
+    from oracledp.learners import follow_the_leader, ftpl, ftpl_privacy, ftpl_regret_bound
 
     cls, orc, m, stream_seed, Z = _run_stream(cfg, d, r)
     t0 = time.perf_counter()

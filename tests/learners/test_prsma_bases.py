@@ -1,19 +1,16 @@
-"""ClassRSPMBase (PRSMA base over query classes) and the PRSMA Adult demo."""
+"""ClassRSPMBase (PRSMA base over query classes); the PRSMA run on Adult is in lab/prsma_adult."""
 
 from __future__ import annotations
 
 import pickle
-import time
 
 import numpy as np
 import pytest
 
 from oracledp._errors import DiagnosticsWarning
-from oracledp.experiments.prsma_adult import ADULT_INDICATORS, prsma_adult_conjunctions
 from oracledp.learners._prsma import FAIL, prsma
 from oracledp.learners._prsma_bases import ClassRSPMBase
 from oracledp.oracles._base import OracleStatus
-from oracledp.privacy._guarantees import GuaranteeKind
 from oracledp.query_classes._base import ClassOracleResult
 from oracledp.query_classes._boolean import MonotoneConjunctions
 from oracledp.query_classes._decision_lists import MonotoneDecisionLists
@@ -124,33 +121,3 @@ def test_prsma_with_failing_oracle_returns_fail() -> None:
     with pytest.warns(DiagnosticsWarning):
         res = prsma(loss.encode(Z, y), base, 1.0, 0.1, random_state=0, return_diagnostics=True)
     assert res.failed and res.output is FAIL and res.diagnostics["n_passing"] == 0
-
-
-def test_prsma_adult_end_to_end() -> None:
-    t0 = time.perf_counter()
-    out = prsma_adult_conjunctions(epsilon=1.0, delta=0.1, random_state=0)
-    assert time.perf_counter() - t0 < 120.0
-    g = out["guarantee"]
-    assert (g.epsilon, g.delta) == (1.0, 0.1)
-    assert g.kind is GuaranteeKind.APPROXIMATE
-    assert not g.requires_exact_oracle and g.holds
-    assert g.diagnostics_released  # the demo reports calls and timings, non-private
-    p = out["parameters"]
-    assert (p.K, p.R, p.n) == (397, 1176, 32561)
-    assert out["n_train"] == 32561 and out["n_test"] == 16281
-    assert out["oracle"] == "brute"
-    assert out["calls"] == p.K * p.R  # the brute-force oracle never fails
-    names = [n for n, _ in ADULT_INDICATORS]
-    if out["failed"]:
-        assert out["output"] is FAIL and out["conjunction"] is None
-    else:
-        o = np.asarray(out["output"])
-        assert o.shape == (6,) and np.isin(o, (0, 1)).all()
-        assert out["conjunction"] == [names[j] for j in np.flatnonzero(o)]
-        assert 0.0 <= out["test_accuracy"] <= 1.0
-    assert 0.0 <= out["nonprivate_best"]["test_accuracy"] <= 1.0
-    # same seed, same result (PRSMA streams do not depend on n_jobs)
-    again = prsma_adult_conjunctions(epsilon=1.0, delta=0.1, random_state=0)
-    assert again["conjunction"] == out["conjunction"]
-
-

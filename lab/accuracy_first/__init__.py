@@ -19,7 +19,7 @@ theorem of the underlying private ERM algorithm).
 Parameters (Appendix B.1): ``lambda = 0.005``, ``gamma = 0.1``, ``T = 1000``
 noise-reduction levels geometric from ``1/n`` to ``4E`` (E the theory epsilon
 of the task for alpha), the doubling grid ``1/n, 2/n, ...`` up to the first level
-``>= 4E`` (:func:`oracledp.erm._theory.default_eps_grid`, which is what
+``>= 4E`` (:func:`oracledp.erm.default_eps_grid`, which is what
 :func:`~oracledp.erm.covnr`, :func:`~oracledp.erm.outputnr` and
 :func:`~oracledp.erm.doubling` use with ``eps_list=None``).  The paper sweeps
 ``alpha = 0.005, 0.010, ..., 0.200`` (40 values) with 40 trials (KDD-99) or 80
@@ -61,14 +61,19 @@ from typing import Any
 
 import numpy as np
 
-from oracledp._diagnostics import research_diagnostics
-from oracledp.erm import _theory as theory
-from oracledp.experiments._outputs import (
+from lab._outputs import (
     new_figure,
     read_jsonl,
     run_and_append,
     save_figure,
     write_summary_json,
+)
+from oracledp import research_diagnostics
+from oracledp.erm import (
+    covpert_ridge_epsilon,
+    default_eps_grid,
+    outpert_logistic_epsilon,
+    outpert_ridge_epsilon,
 )
 
 __all__ = [
@@ -103,6 +108,8 @@ ROLES = ("nr", "doubling")
 PAPER_ALPHAS = (0.005, 0.01, 0.02, 0.05, 0.075, 0.1, 0.2)
 QUICK_ALPHAS = (0.01, 0.05, 0.2)
 QUICK_TRIALS = 5
+#: Appendix B.1: T = 1000 noise-reduction levels (the algorithms' default too).
+DEFAULT_T = 1000
 
 #: Number of features of each task (KDD-99: 38 numeric attributes; ridge drops src_bytes).
 TASK_P = {"logistic": 38, "ridge": 37}
@@ -133,7 +140,7 @@ class Config:
     alphas: tuple[float, ...] = PAPER_ALPHAS
     lam: float = 0.005
     gamma: float = 0.1
-    T: int = theory.DEFAULT_T
+    T: int = DEFAULT_T
     n: int = 100_000
     seed: int = 0
     data_seed: int = 0
@@ -160,7 +167,7 @@ class Config:
             raise ValueError(f"lam must be > 0, got {self.lam!r}")
         if not (0 < self.gamma < 1):
             raise ValueError(f"gamma must be in (0, 1), got {self.gamma!r}")
-        for a in alphas:  # the default grid 1/n .. 4E must not be empty (theory.default_eps_grid)
+        for a in alphas:  # the default grid 1/n .. 4E must not be empty (default_eps_grid)
             if 1.0 / self.n >= 4.0 * self.theory_epsilon(a):
                 raise ValueError(
                     f"alpha = {a:g} is too large for n = {self.n}: the grid from 1/n to 4E "
@@ -178,8 +185,8 @@ class Config:
     def theory_epsilon(self, alpha: float) -> float:
         """E for alpha: Theorem 3.3 (logistic, output perturbation) or 3.1 (ridge, covariance)."""
         if self.task == "logistic":
-            return theory.outpert_logistic_epsilon(alpha, self.n, self.p, self.lam)
-        return theory.covpert_ridge_epsilon(alpha, self.n, self.p, self.lam)
+            return outpert_logistic_epsilon(alpha, self.n, self.p, self.lam)
+        return covpert_ridge_epsilon(alpha, self.n, self.p, self.lam)
 
     def identity(self) -> dict[str, Any]:
         """The fields that must match for records to be reused (everything but the sweep size)."""
@@ -230,7 +237,7 @@ def _problem(cfg: Config) -> Any:
 
 def _grid(cfg: Config, method: str, alpha: float) -> np.ndarray:
     """Appendix B's grid (what the algorithms use with eps_list=None when T = 1000)."""
-    return theory.default_eps_grid(method, alpha, cfg.n, cfg.p, cfg.lam, T=cfg.T)
+    return default_eps_grid(method, alpha, cfg.n, cfg.p, cfg.lam, T=cfg.T)
 
 
 def _exp(eps: float) -> float | None:
@@ -420,7 +427,7 @@ def summarize(cfg: Config, records: list[dict[str, Any]]) -> list[dict[str, Any]
     for a in cfg.alphas:
         row: dict[str, Any] = {"alpha": a, "theory_eps": cfg.theory_epsilon(a)}
         if cfg.task == "ridge":
-            row["theory_eps_outpert_A9"] = theory.outpert_ridge_epsilon(a, cfg.n, cfg.p, cfg.lam)
+            row["theory_eps_outpert_A9"] = outpert_ridge_epsilon(a, cfg.n, cfg.p, cfg.lam)
         for prefix, m in (("nr", nr_method), ("doubling", db_method)):
             rs = [r for r in records if r["method"] == m and r["alpha"] == a]
             for k, v in _method_stats(rs).items():

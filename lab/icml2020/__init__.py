@@ -28,10 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from oracledp._diagnostics import research_diagnostics
-from oracledp._errors import OracleFailure
-from oracledp._validation import check_epsilon
-from oracledp.experiments._outputs import (
+from lab._common import check_epsilon
+from lab._outputs import (
     finish_axes,
     new_figure,
     read_jsonl,
@@ -40,6 +38,7 @@ from oracledp.experiments._outputs import (
     std_bars,
     write_summary_json,
 )
+from oracledp import OracleFailure, research_diagnostics
 
 __all__ = ["METHODS", "Config", "quick_config", "run_reproduction", "summarize", "write_figures"]
 
@@ -111,7 +110,7 @@ def _problem(kind: str, data_seed: int, time_limit: float) -> tuple[Any, Any]:
     """(problem, oracle) for OPDisc or RSPM, built once per worker process."""
     key = f"{kind}-{data_seed}-{time_limit}"
     if key not in _CACHE:
-        from oracledp.learners._rspm import rspm_space
+        from oracledp.learners import rspm_space
         from oracledp.oracles import HalfspaceProblem, make_oracle
 
         train, _ = _data(data_seed)
@@ -126,8 +125,7 @@ def _accuracy(X: np.ndarray, y: np.ndarray, w: np.ndarray, b: float = 0.0) -> fl
 
 
 def _run_oracle_method(method: str, eps: float, seed: int, cfg: Config) -> dict[str, Any]:
-    from oracledp.learners._opdisc import opdisc
-    from oracledp.learners._rspm import rspm
+    from oracledp.learners import opdisc, rspm
 
     train, test = _data(cfg.data_seed)
     problem, oracle = _problem(method, cfg.data_seed, cfg.time_limit)
@@ -163,7 +161,7 @@ def _run_oracle_method(method: str, eps: float, seed: int, cfg: Config) -> dict[
 
 
 def _run_dpsgd(eps: float, seed: int, cfg: Config) -> dict[str, Any]:
-    from oracledp.baselines._dpsgd import dpsgd_logistic
+    from oracledp.baselines import dpsgd_logistic
 
     train, test = _data(cfg.data_seed)
     t0 = time.perf_counter()
@@ -180,7 +178,7 @@ def _run_dpsgd(eps: float, seed: int, cfg: Config) -> dict[str, Any]:
 
 
 def _run_opsamp(eps: float, seed: int, cfg: Config) -> dict[str, Any]:
-    from oracledp.estimators._opsamp import OPSampClassifier
+    from oracledp.estimators import OPSampClassifier
 
     train, test = _data(cfg.data_seed)
     t0 = time.perf_counter()

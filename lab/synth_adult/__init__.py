@@ -4,17 +4,18 @@ Data: :func:`oracledp.synth.load_adult_categorical` (complete rows, n = 30,718,
 public domain of 1,317,120 cells).  Workload: all k-way marginal cells
 (k = 3: 18,597 queries).  Methods, each at every epsilon and run:
 
-* ``oracle_query``: :class:`oracledp.synth._oracle_query.OracleQuerySynthesizer`
+* ``oracle_query``: :class:`oracledp.synth.OracleQuerySynthesizer`
   ((epsilon, delta)-DP, zCDP composition, Hedge data player, exponential-mechanism
   query player; T chosen from the accuracy bound, capped at ``max_rounds``);
-* ``oracle_query_pgm``: :class:`oracledp.synth._oracle_query_pgm.OracleQueryPGM`
+* ``oracle_query_pgm``: :class:`oracledp.synth.OracleQueryPGM`
   (the same query player selects, Gaussian measurements of the selected tables, a
   Private-PGM style estimate; (epsilon, delta)-DP by zCDP);
 * ``mwem``: :func:`oracledp.synth.mwem` (pure epsilon-DP, ``mwem_rounds`` rounds,
   averaged output);
 * ``independent``: :func:`oracledp.synth.independent_marginals` (pure epsilon-DP);
 * with ``peers=True`` (needs ``pip install 'oracledp[peers]'``): ``mst`` and ``aim``,
-  :mod:`oracledp.synth._peers` (McKenna et al.'s MST and AIM on ``mbi``, the same
+  :class:`oracledp.synth.MSTSynthesizer` and :class:`~oracledp.synth.AIMSynthesizer`
+  (McKenna et al.'s MST and AIM on ``mbi``, the same
   (epsilon, delta), replace-one neighbours).
 
 Every method is evaluated the same way: max and mean absolute error over the
@@ -39,15 +40,15 @@ from typing import Any
 
 import numpy as np
 
-from oracledp._provenance import environment
-from oracledp._validation import check_epsilon
-from oracledp.experiments._outputs import (
+from lab._common import check_epsilon
+from lab._outputs import (
     finish_axes,
     new_figure,
     save_figure,
     std_bars,
     write_summary_json,
 )
+from oracledp import environment
 
 __all__ = ["ALL_METHODS", "METHODS", "PEERS", "Config", "quick_config", "run", "summarize",
            "write_figures"]
@@ -126,7 +127,7 @@ def _fit(method: str, cfg: Config, eps: float, data: Any, workload: Any,
     from oracledp.synth import independent_marginals, mwem
 
     if method == "oracle_query":
-        from oracledp.synth._oracle_query import OracleQuerySynthesizer
+        from oracledp.synth import OracleQuerySynthesizer
 
         syn = OracleQuerySynthesizer(
             eps, cfg.delta, k=cfg.k, max_rounds=cfg.max_rounds,
@@ -135,7 +136,7 @@ def _fit(method: str, cfg: Config, eps: float, data: Any, workload: Any,
         extra = {"rounds": syn.rounds_, "eps0": syn.eps0_, "composition": syn.composition_}
         return syn.answer, syn.guarantee_, extra, syn.sample_codes
     if method == "oracle_query_pgm":
-        from oracledp.synth._oracle_query_pgm import OracleQueryPGM
+        from oracledp.synth import OracleQueryPGM
 
         kw = {} if cfg.pgm_rounds is None else {"rounds": cfg.pgm_rounds}
         pgm = OracleQueryPGM(eps, cfg.delta, k=cfg.k, random_state=rng, **kw).fit(
@@ -153,13 +154,14 @@ def _fit(method: str, cfg: Config, eps: float, data: Any, workload: Any,
                 {"rounds": None, "eps0": None, "composition": "none"},
                 lambda m: ind.sample(m, rng))
     if method in PEERS:
-        from oracledp.synth import _peers as peers
+        from oracledp.synth import AIMSynthesizer, MSTSynthesizer
 
-        fit = peers.mst if method == "mst" else peers.aim
-        kwargs: dict[str, Any] = {"workload": workload} if method == "aim" else {}
-        res = fit(data.codes, data.domain, eps, cfg.delta, rng, **kwargs)
-        extra = {"rounds": res.rounds, "eps0": None, "composition": "zcdp"}
-        return res.answer, res.guarantee, extra, lambda m: res.sample(m, rng)
+        # k sets the workload of the peer's own fit (AIM's: its candidates); the generator
+        # is the one of the run, which sample_codes continues, as the functions' draws do
+        cls = MSTSynthesizer if method == "mst" else AIMSynthesizer
+        peer = cls(eps, cfg.delta, k=cfg.k, random_state=rng).fit(data.codes, data.domain)
+        extra = {"rounds": peer.result_.rounds, "eps0": None, "composition": "zcdp"}
+        return peer.answer, peer.guarantee_, extra, peer.sample_codes
     raise ValueError(f"unknown method {method!r}")
 
 
