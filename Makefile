@@ -28,7 +28,7 @@ demo: $(DEMO_STAMP)
 	$(BIN)/oracledp demo --out demo-output
 
 test: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks lab
+	$(BIN)/ruff check src tests benchmarks lab scripts
 	$(BIN)/python -m pytest
 	$(BIN)/python scripts/release_checks.py
 
