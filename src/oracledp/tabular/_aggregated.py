@@ -23,6 +23,9 @@ from oracledp.tabular._cells import _table_violation
 from oracledp.tabular._csv import (
     _PARSE,
     _check_header,
+    _check_unique,
+    _header,
+    _named,
     _no_rows,
     _parse_error,
     _prescan,
@@ -178,6 +181,7 @@ def read_csv_aggregated(source: str | Path | bytes, schema: TableSchema, *, sep:
         raise ValueError(f"chunksize must be an integer >= 1, got {chunksize!r}")
     label = _source_label(source)
     _prescan(source, label)
+    header = _header(source, sep, label)
     counter: _RowCounter | None = _RowCounter(_cardinalities(schema))
     found: dict[tuple[int, int], str] = {}
     n = 0
@@ -185,8 +189,9 @@ def read_csv_aggregated(source: str | Path | bytes, schema: TableSchema, *, sep:
         try:
             chunks = pd.read_csv(fh, sep=sep, chunksize=chunksize, **_PARSE)
             for i, chunk in enumerate(chunks):
-                chunk.columns = [str(c).strip() for c in chunk.columns]
+                chunk.columns = _named(list(chunk.columns), header)
                 if i == 0:
+                    _check_unique(list(chunk.columns), label)
                     _check_header(list(chunk.columns), schema, True, sep, label)
                 n += len(chunk)
                 items, codes, y_idx = schema._scan(chunk, with_target=True,

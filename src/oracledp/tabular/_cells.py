@@ -31,6 +31,21 @@ def describe_adjusted(adjusted: dict[str, dict[str, int]], n_rows: int,
             f"and do not affect the training guarantee; {strict_hint} to refuse them instead.")
 
 
+def duplicate_names(names: list[str]) -> str:
+    """The problem of a header that names a column more than once ("" if none): each name
+    with how many times it appears (a property of the header, not of any record)."""
+    times = {1: "once", 2: "twice"}
+    seen: dict[str, int] = {}
+    for name in names:
+        seen[name] = seen.get(name, 0) + 1
+    parts = [f"the column name {name!r} {times.get(k, f'{k} times')}"
+             for name, k in seen.items() if k > 1]
+    if not parts:
+        return ""
+    return (f"the header has {' and '.join(parts)} (each column needs its own name: rename or "
+            "delete the repeated columns)")
+
+
 def _table_violation(problems: list[str]) -> BoundsViolation:
     """The one error listing every problem of a table (by column and rule, never a value)."""
     return BoundsViolation(

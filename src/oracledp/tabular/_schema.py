@@ -19,7 +19,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from oracledp._errors import BoundsViolation, TableInputError, UnconfirmedSchemaError
-from oracledp.tabular._cells import _Cells, _table_violation, describe_adjusted
+from oracledp.tabular._cells import _Cells, _table_violation, describe_adjusted, duplicate_names
 from oracledp.tabular._columns import DEFAULT_MISSING_VALUES, INTERCEPT_NAME, Column, _flag
 from oracledp.tabular._csv import read_csv
 from oracledp.tabular._propose import _propose_numeric
@@ -289,6 +289,10 @@ class TableSchema:
         :data:`PROPOSE_MAX_GRID` points: then a coarser round step is proposed and a warning
         names the column and the rounding.  The warnings name columns and rules only.
         """
+        if isinstance(data, pd.DataFrame):
+            repeated = duplicate_names(list(map(str, data.columns)))
+            if repeated:
+                raise TableInputError(repeated)
         df = read_csv(data) if isinstance(data, (str, Path)) else data.astype(str)
         df = df.apply(lambda s: s.str.strip())
         if target not in df.columns:
@@ -382,7 +386,12 @@ class TableSchema:
         the number of affected rows is added to ``adjusted[column][rule]``.
         """
         found: list[tuple[tuple[int, int], str]] = []
-        present = set(map(str, df.columns))
+        names = list(map(str, df.columns))
+        repeated = duplicate_names(names)
+        if repeated:
+            found.append(((-2, 0), repeated))
+        present = set(names)
+        readable = {n for n in present if names.count(n) == 1}  # a repeated column is not read
         needed = [c.name for c in self.columns if c.kind != "unresolved"]
         needed += [self.target] if with_target else []
         absent = [n for n in needed if n not in present]
@@ -390,7 +399,7 @@ class TableSchema:
             found.append(((-1, 0), f"missing column(s): {', '.join(map(repr, absent))}"))
         if not ignore_extra:
             known = {c.name for c in self.columns} | {self.target}
-            extra = [str(c) for c in df.columns if str(c) not in known]
+            extra = list(dict.fromkeys(n for n in names if n not in known))
             if extra:
                 found.append(((-1, 1), f"column(s) {', '.join(map(repr, extra))} are not in the "
                                        "schema (refused so that no column is left out by "
@@ -398,7 +407,8 @@ class TableSchema:
                                        "--ignore-extra / ignore_extra=True to leave them out)"))
         lenient = adjusted is not None
         n = len(df)
-        out = np.empty((n, len(self.columns)), dtype=np.int64) if codes and not absent else None
+        out = (np.empty((n, len(self.columns)), dtype=np.int64)
+               if codes and not absent and not repeated else None)
 
         def count(name: str, rule: str, k: int) -> None:
             if adjusted is not None and k:
@@ -410,7 +420,7 @@ class TableSchema:
                 found.append(((i, 0), f"column {c.name!r}: its type is unresolved (schema "
                                       "inference could not decide it); declare it or remove it"))
                 continue
-            if c.name not in present:
+            if c.name not in readable:
                 continue
             cells = _Cells(df[c.name])
             tokens = sorted(set(self.missing_values) - set(c.levels or ()))
@@ -464,7 +474,7 @@ class TableSchema:
             if out is not None:
                 out[:, i] = code
         y_idx = None
-        if with_target and self.target in present:
+        if with_target and self.target in readable:
             cells = _Cells(df[self.target])
             lab = cells.per_row(pd.Index(self.labels).get_indexer(cells.text))
             if cells.nan.any() or (lab < 0).any():
@@ -579,6 +589,8 @@ class TableSchema:
         if not isinstance(df, pd.DataFrame) or self.target not in set(map(str, df.columns)):
             raise BoundsViolation(f"the table does not fit the schema: missing column(s): "
                                   f"{self.target!r}.")
+        if list(map(str, df.columns)).count(self.target) > 1:
+            raise _table_violation([duplicate_names(list(map(str, df.columns)))])
         cells = _Cells(df[self.target])
         lab = cells.per_row(pd.Index(self.labels).get_indexer(cells.text))
         if cells.nan.any() or (lab < 0).any():
