@@ -3,12 +3,23 @@ declared clipping, schema inference for codes and identifiers, and `oracledp sch
 
 from __future__ import annotations
 
+import json
+
+import numpy as np
 import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
 from oracledp._cli import app
-from oracledp.tabular import TableInputError, TableSchema, read_csv, read_csv_aggregated
+from oracledp._errors import BoundsViolation, PredictionPolicyWarning
+from oracledp.tabular import (
+    SchemaTransformer,
+    TableInputError,
+    TableSchema,
+    load_model,
+    read_csv,
+    read_csv_aggregated,
+)
 
 ENV = {"COLUMNS": "200"}
 
@@ -68,3 +79,129 @@ def test_a_repeated_header_name_is_refused_on_the_command_line(tmp_path, schema)
         assert "the column name 'age' 3 times" in res.stderr
         assert "age.1" not in res.stderr and res.stderr.count("\n") == 1
         assert not (tmp_path / "m").exists()
+
+
+# --- levels that are numbers are compared by value ----------------------------------------------
+
+
+def _coded(smoker: list, y: list) -> pd.DataFrame:
+    return pd.DataFrame({"age": [30, 41, 52, 63][:len(smoker)], "smoker": smoker,
+                         "sex": ["F", "M", "F", "M"][:len(smoker)], "y": y})
+
+
+def test_numeric_levels_and_labels_match_by_value(schema):
+    """1, 1.0, "1", "1.0", " 1 ", numpy ints and floats are the declared level "1"."""
+    as_declared = schema.encode(_coded(["1", "0", "1", "0"], ["0"] * 4))
+    for smoker in ([1, 0, 1, 0], [1.0, 0.0, 1.0, 0.0], ["1.0", "0.0", " 1 ", "0"],
+                   list(np.array([1, 0, 1, 0], dtype=np.int8)), ["1e0", "0", "1", "-0"]):
+        np.testing.assert_array_equal(schema.encode(_coded(smoker, ["0"] * 4)), as_declared)
+    for y in ([0, 1, 1, 0], [0.0, 1.0, 1.0, 0.0], ["0.0", "1", "1.0", "0"],
+              np.array([0, 1, 1, 0], dtype=np.int64)):
+        assert schema.labels_of(_coded([1, 0, 1, 0], list(y))).tolist() == ["0", "1", "1", "0"]
+    assert schema.problems(_coded([1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 1.0, 0.0]),
+                           with_target=True) == []
+
+
+def test_text_levels_stay_exact(schema):
+    with pytest.raises(BoundsViolation, match=r"'sex': values must be one of the 2 declared "
+                                              r"levels \('F', 'M'\); some are not: check how"):
+        schema.encode(_coded([1, 0, 1, 0], ["0"] * 4).assign(sex=["f", "M", "F", "M"]))
+    words = TableSchema.from_dict({**SCHEMA, "target": {"name": "y", "labels": ["no", "yes"]}})
+    with pytest.raises(BoundsViolation, match="declared labels"):
+        words.labels_of(_coded([1, 0, 1, 0], ["No", "yes", "no", "yes"]))
+
+
+@pytest.mark.parametrize("levels", [["1", "1.0"], [0, "0.0"], ["01", "1"]])
+def test_levels_that_are_the_same_number_are_refused(levels):
+    d = {**SCHEMA, "columns": [{"name": "c", "type": "categorical", "levels": levels}]}
+    with pytest.raises(ValueError, match="are the same number"):
+        TableSchema.from_dict(d)
+    with pytest.raises(ValueError, match="are the same number"):
+        TableSchema.from_dict({**SCHEMA, "target": {"name": "y", "labels": levels}})
+
+
+def test_json_numbers_as_levels_labels_and_fill():
+    d = {"target": {"name": "y", "labels": [0, 1]},
+         "columns": [{"name": "c", "type": "categorical", "levels": [0, 1],
+                      "missing": {"fill": 1.0}}]}
+    schema = TableSchema.from_dict(d)
+    assert schema.labels == ("0", "1") and schema.columns[0].fill == "1"
+    assert TableSchema.from_json(schema.to_json()) == schema
+    np.testing.assert_array_equal(schema.encode(pd.DataFrame({"c": [np.nan, 0.0]})),
+                                  [[0, 1, 1], [1, 0, 1]])
+
+
+def test_a_mostly_undeclared_column_is_refused_at_predict_not_zeroed(schema):
+    """Most cells of 'sex' coded 1/2 instead of F/M: no silent all-zero column."""
+    df = _coded([1, 0, 1, 0], ["0"] * 4).assign(sex=["1", "2", "1", "F"])
+    with pytest.raises(BoundsViolation, match=r"'sex': most values are not declared levels "
+                                              r"\(declared: 'F', 'M'\), so nothing was "
+                                              r"predicted; check how they are coded"):
+        schema.encode_for_prediction(df)
+    with pytest.raises(BoundsViolation, match="most values are not declared levels"):
+        SchemaTransformer(schema).fit(_coded([1, 0, 1, 0], ["0"] * 4)).transform(df)
+    few = df.assign(sex=["F", "M", "x", "F"])  # a few unknown levels: the policy and a warning
+    with pytest.warns(PredictionPolicyWarning, match="sex: 1 row"):
+        X, adjusted = schema.encode_for_prediction(few)
+    assert adjusted == {"sex": {"unknown level": 1}} and X[2, 3:5].tolist() == [0, 0]
+
+
+def test_pandas_float_codes_fit_and_predict_on_the_command_line(tmp_path, schema):
+    """A NaN in a 0/1 column makes pandas write 1.0/0.0: fit, predict and evaluate read
+    them as the declared levels "1"/"0" (the float column had its NaN filled publicly)."""
+    rng = np.random.default_rng(0)
+    n = 200
+    smoker = rng.integers(0, 2, n).astype(float)
+    smoker[3] = np.nan  # pandas now writes the whole column as 1.0 / 0.0
+    df = pd.DataFrame({"age": rng.integers(20, 80, n), "smoker": smoker,
+                       "sex": rng.choice(["F", "M"], n), "y": (smoker == 1).astype(float)})
+    df.loc[3, "y"] = 0.0
+    df.to_csv(tmp_path / "t.csv", index=False)
+    assert "1.0," in (tmp_path / "t.csv").read_text()
+    d = json.loads(schema.to_json())
+    d["columns"][1]["missing"] = {"fill": "0"}
+    (tmp_path / "s.json").write_text(json.dumps(d))
+    filled = TableSchema.from_dict(d)
+    for model in ("opdisc", "dpsgd"):
+        res = _invoke("fit", str(tmp_path / "t.csv"), "--schema", str(tmp_path / "s.json"),
+                      "--model", model, "--epsilon", "1", "--seed", "0",
+                      "--out", str(tmp_path / model))
+        assert res.exit_code == 0, res.output
+    res = _invoke("predict", str(tmp_path / "dpsgd"), str(tmp_path / "t.csv"))
+    assert res.exit_code == 0 and res.stderr == "", res.output  # nothing unknown, no warning
+    saved = load_model(tmp_path / "dpsgd")
+    expected = saved.labels_of_scores(filled.encode(read_csv(tmp_path / "t.csv").assign(
+        smoker=lambda f: f["smoker"].str.replace(".0", "", regex=False))) @ saved.coef
+        + saved.intercept)
+    assert res.stdout.split()[1:] == expected.tolist()
+    # the aggregated reader reads them alike: the same distinct rows as the in-memory encoding
+    table = read_csv_aggregated(tmp_path / "t.csv", filled)
+    X, _, w = table.weighted_rows()
+    whole = filled.encode(read_csv(tmp_path / "t.csv"))
+    assert int(w.sum()) == n and {tuple(r) for r in X} == {tuple(r) for r in whole}
+
+
+def test_cli_predict_refuses_a_column_coded_otherwise(tmp_path, schema):
+    (tmp_path / "train.csv").write_text("age,smoker,sex,y\n" + "30,1,F,0\n40,0,M,1\n" * 20)
+    (tmp_path / "s.json").write_text(schema.to_json())
+    res = _invoke("fit", str(tmp_path / "train.csv"), "--schema", str(tmp_path / "s.json"),
+                  "--model", "dpsgd", "--epsilon", "1", "--out", str(tmp_path / "m"))
+    assert res.exit_code == 0, res.output
+    (tmp_path / "new.csv").write_text("age,smoker,sex\n" + "30,yes,F\n40,no,M\n" * 5)
+    for extra in ([], ["--strict"]):
+        res = _invoke("predict", str(tmp_path / "m"), str(tmp_path / "new.csv"), *extra)
+        assert res.exit_code == 2 and res.stdout == "", res.output
+        assert res.stderr.startswith("error: ") and res.stderr.count("\n") == 1
+        assert "'smoker'" in res.stderr and "'0', '1'" in res.stderr
+        assert "yes" not in res.stderr
+
+
+def test_estimator_label_refusal_says_numbers_are_not_text():
+    from oracledp.estimators import OPDiscClassifier
+    from oracledp.oracles import FeatureSchema
+
+    est = OPDiscClassifier(1.0, schema=FeatureSchema(binary=(True,), denominators=(1,),
+                                                     bounds=(1.0,)),
+                           classes=["0", "1"], oracle="brute", random_state=0)
+    with pytest.raises(BoundsViolation, match=r"y = schema.labels_of\(df\)"):
+        est.fit(np.ones((4, 1)), np.array([0, 1, 1, 0]))

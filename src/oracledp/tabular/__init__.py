@@ -2,14 +2,18 @@
 
 :class:`TableSchema` declares, per input column of a CSV/DataFrame, how it is encoded:
 
-* ``categorical``: declared ``levels``; one 0/1 column per level (one-hot).
+* ``categorical``: declared ``levels``; one 0/1 column per level (one-hot).  A level that
+  writes a finite number (``"1"``, ``0.5`` in JSON) is a numeric code, matched **by value**:
+  ``1``, ``1.0``, ``"1"``, ``"1.0"`` and numpy numbers are the level ``"1"`` (two levels
+  that are the same number are refused); any other level is text, matched exactly.
 * ``numeric`` with a public ``lower``/``upper`` bound and a public grid ``step``: the value
   x is mapped to the exact rational ``k/K`` with ``K = (upper - lower)/step`` (a whole
   number, checked) and ``k = round((x - lower)/step)`` (numpy.rint: halves to even).  This is a documented, public per-record rounding to the
   grid (no data-dependent choice); values outside ``[lower, upper]`` are refused.
 * ``numeric`` with public ``bins`` (cut points c_1 < ... < c_m inside ``[lower, upper]``):
   thermometer encoding, one 0/1 column ``[x >= c_j]`` per cut.
-* the ``target``: a column with exactly two declared ``labels`` (the label set is public).
+* the ``target``: a column with exactly two declared ``labels`` (the label set is public),
+  matched like levels (numbers by value).
 * the **intercept feature** ``(intercept)`` = 1 (``"intercept": true``, the default): the
   linear models here are halfspaces through the origin, so the schema appends a public
   constant feature whose weight is the intercept.  It is a feature like the others: it is
@@ -39,7 +43,9 @@ random happens.  Rows to *predict* on are post-processing of a released model, s
 they follow the prediction policy (:meth:`TableSchema.encode_for_prediction`): numbers
 clipped to the public bounds, unknown levels encoded as all-zero one-hots, with a
 :class:`~oracledp._errors.PredictionPolicyWarning` counting the affected rows per column;
-``on_unknown="refuse"`` refuses them as in training.  :func:`read_csv` adds file-level checks (empty file, non-UTF-8 bytes, wrong
+``on_unknown="refuse"`` refuses them as in training.  A column where most values are not
+declared levels is refused even then (it is coded otherwise: an all-zero column would give
+meaningless predictions).  :func:`read_csv` adds file-level checks (empty file, non-UTF-8 bytes, wrong
 delimiter) raising :class:`TableInputError`.  :func:`read_csv_aggregated` does the same checks
 chunk by chunk and keeps only the distinct encoded rows with their label counts (an
 :class:`AggregatedTable`, memory independent of the number of records);

@@ -20,9 +20,26 @@ from numpy.typing import NDArray
 
 from oracledp._errors import BoundsViolation, TableInputError, UnconfirmedSchemaError
 from oracledp.tabular._cells import _Cells, _table_violation, describe_adjusted, duplicate_names
-from oracledp.tabular._columns import DEFAULT_MISSING_VALUES, INTERCEPT_NAME, Column, _flag
+from oracledp.tabular._columns import (
+    DEFAULT_MISSING_VALUES,
+    INTERCEPT_NAME,
+    Column,
+    _flag,
+    same_numbers,
+)
 from oracledp.tabular._csv import read_csv
 from oracledp.tabular._propose import _propose_numeric
+
+#: Why data may miss every declared level (numbers are already compared by value).
+_CODING_HINT = "check how they are coded (a number for a word, case, spaces)"
+
+
+def _shown(levels: tuple[str, ...] | None, at_most: int = 10) -> str:
+    """Declared (public) levels for a message: the first ``at_most`` of them."""
+    levels = levels or ()
+    more = f", ... ({len(levels)} declared)" if len(levels) > at_most else ""
+    return ", ".join(map(repr, levels[:at_most])) + more
+
 
 SCHEMA_FORMAT = "oracledp.table_schema"
 FORMAT_VERSION = 1
@@ -88,6 +105,9 @@ class TableSchema:
         labels = tuple(str(v) for v in self.labels)
         if len(labels) != 2 or labels[0] == labels[1]:
             raise ValueError("the target needs exactly two distinct 'labels'")
+        if same_numbers(labels):
+            raise ValueError(f"the target's labels {labels[0]!r} and {labels[1]!r} are the same "
+                             "number (labels that are numbers are compared by value)")
         object.__setattr__(self, "labels", labels)
         m = self.row_divisor
         if isinstance(m, bool) or not isinstance(m, int) or m < 1:
@@ -423,9 +443,7 @@ class TableSchema:
             if c.name not in readable:
                 continue
             cells = _Cells(df[c.name])
-            tokens = sorted(set(self.missing_values) - set(c.levels or ()))
-            miss_u = (cells.text.isin(tokens) | (cells.text == "")).to_numpy(dtype=bool)
-            miss = cells.per_row(miss_u) | cells.nan
+            miss = cells.missing(sorted(set(self.missing_values) - set(c.levels or ())))
             code = np.zeros(n, dtype=np.int64)
             if miss.any():
                 if c.missing == "level":
@@ -442,15 +460,19 @@ class TableSchema:
                                           "it (\"level\" or {\"fill\": ...})"))
             ok = ~miss
             if c.kind == "categorical":
-                idx = cells.per_row(pd.Index(c.levels).get_indexer(cells.text))
+                idx = cells.level_codes(c.levels or ())
                 unknown = ok & (idx < 0)
-                if unknown.any():
-                    if lenient:
-                        count(c.name, "unknown level", int(unknown.sum()))
-                    else:
-                        found.append(((i, 1), f"column {c.name!r}: values must be one of the "
-                                              f"{len(c.levels or ())} declared levels (unknown "
-                                              "level found)"))
+                n_unknown = int(unknown.sum())
+                if n_unknown and lenient and 2 * n_unknown <= int(ok.sum()):
+                    count(c.name, "unknown level", n_unknown)
+                elif n_unknown and lenient:  # never a silent all-zero column
+                    found.append(((i, 1), f"column {c.name!r}: most values are not declared "
+                                          f"levels (declared: {_shown(c.levels)}), so nothing "
+                                          f"was predicted; {_CODING_HINT}"))
+                elif n_unknown:
+                    found.append(((i, 1), f"column {c.name!r}: values must be one of the "
+                                          f"{len(c.levels or ())} declared levels "
+                                          f"({_shown(c.levels)}); some are not: {_CODING_HINT}"))
                 code[ok] = idx[ok]  # -1 for an unknown level
             else:
                 num_u = pd.to_numeric(cells.raw, errors="coerce").to_numpy(dtype=float,
@@ -476,11 +498,11 @@ class TableSchema:
         y_idx = None
         if with_target and self.target in readable:
             cells = _Cells(df[self.target])
-            lab = cells.per_row(pd.Index(self.labels).get_indexer(cells.text))
+            lab = cells.level_codes(self.labels)
             if cells.nan.any() or (lab < 0).any():
                 found.append(((len(self.columns), 0), f"target {self.target!r}: values must be "
                                                       f"one of the declared labels "
-                                                      f"{list(self.labels)}"))
+                                                      f"{list(self.labels)}; {_CODING_HINT}"))
             else:
                 y_idx = lab.astype(np.int8)
         if found or out is None:
@@ -565,8 +587,10 @@ class TableSchema:
         without a 'missing' policy) is encoded as an all-zero one-hot.  ``adjusted`` counts
         the affected rows per column and rule (never a row or a value); with ``warn`` a
         :class:`~oracledp._errors.PredictionPolicyWarning` says the same.  Still refused (one
-        BoundsViolation): a missing column, text or inf in a numeric column, and a missing
-        number in a column without a 'missing' policy.
+        BoundsViolation): a missing column, text or inf in a numeric column, a missing
+        number in a column without a 'missing' policy, and a categorical column where most
+        present values are not declared levels (coded otherwise: its all-zero encoding would
+        make the predictions meaningless).
         """
         if not isinstance(df, pd.DataFrame):
             self.check(df)
@@ -592,9 +616,9 @@ class TableSchema:
         if list(map(str, df.columns)).count(self.target) > 1:
             raise _table_violation([duplicate_names(list(map(str, df.columns)))])
         cells = _Cells(df[self.target])
-        lab = cells.per_row(pd.Index(self.labels).get_indexer(cells.text))
+        lab = cells.level_codes(self.labels)
         if cells.nan.any() or (lab < 0).any():
             raise BoundsViolation(f"the table does not fit the schema: target {self.target!r}: "
                                   f"values must be one of the declared labels "
-                                  f"{list(self.labels)}.")
+                                  f"{list(self.labels)}; {_CODING_HINT}.")
         return np.asarray(self.labels, dtype=object)[lab]
