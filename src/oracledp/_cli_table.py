@@ -7,9 +7,12 @@ parameters and the schema before any randomness; no message prints a record valu
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import threading
 import time
+import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -46,6 +49,24 @@ def _fail(message: str) -> NoReturn:
 
 def _warn(message: str) -> None:
     typer.echo(f"warning: {' '.join(str(message).split())}", err=True)
+
+
+@contextlib.contextmanager
+def _clipping_on_stderr() -> Iterator[None]:
+    """The library's ClippedValuesWarning (columns clipped as the schema declares) as one
+    ``warning:`` line on stderr, printed once the block is done (even if it fails)."""
+    from oracledp._errors import ClippedValuesWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ClippedValuesWarning)
+        try:
+            yield
+        finally:
+            for w in caught:
+                if issubclass(w.category, ClippedValuesWarning):
+                    _warn(str(w.message))
+                else:  # not ours to print: shown as it would have been
+                    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
 
 def _load_schema(path: Path) -> Any:
@@ -360,7 +381,8 @@ def _fit(data: Path, schema_path: Path, out: Path, model: str, epsilon: float | 
         _fail(str(exc))
     if model in _AGGREGATED_MODELS:
         # the distinct encoded rows with their record counts: est.fit(X, y, sample_weight=...)
-        table = _read_aggregated(data, schema, sep, model, ignore_extra)
+        with _clipping_on_stderr():
+            table = _read_aggregated(data, schema, sep, model, ignore_extra)
         try:
             X, y, counts = table.weighted_rows()
         except MemoryError:
@@ -372,7 +394,8 @@ def _fit(data: Path, schema_path: Path, out: Path, model: str, epsilon: float | 
         try:
             df = _read_table(data, schema, sep, with_target=True, ignore_extra=ignore_extra)
             y = schema.labels_of(df)
-            X = schema.encode(df)
+            with _clipping_on_stderr():
+                X = schema.encode(df)
             del df
         except MemoryError:
             _fail(_out_of_memory(data, model))
@@ -395,6 +418,8 @@ def _fit(data: Path, schema_path: Path, out: Path, model: str, epsilon: float | 
                               total=None)
             _run_interruptibly(lambda: est.fit(X, y) if counts is None
                                else est.fit(X, y, sample_weight=counts))
+        # the columns clipped to public bounds (declared, so public) go into the guarantee
+        est.guarantee_ = schema.annotate_guarantee(est.guarantee_)
         with _NoInterrupt():
             out.mkdir(parents=True, exist_ok=True)
             path = save_model(out, model_type=model, schema=schema, estimator=est,
@@ -447,6 +472,8 @@ def _print_fit(console: Console, model: str, schema: Any, est: Any, n_rows: int,
     console.print(summary)
     console.print(f"  in plain words: {g.in_plain_words()}", markup=False, highlight=False)
     console.print(f"  guarantee: {g.describe()}", markup=False, highlight=False)
+    if schema.clipping_note():
+        console.print(f"  note: {schema.clipping_note()}", markup=False, highlight=False)
 
 
 def _saved_model_and_table(model_dir: Path, data: Path, sep: str,
@@ -468,12 +495,13 @@ def _scores(saved: Any, df: Any, data: Path, strict: bool) -> Any:
     from oracledp.tabular import describe_adjusted
 
     try:
-        if strict:
-            X = saved.schema.encode(df)
-        else:
-            X, adjusted = saved.schema.encode_for_prediction(df, warn=False)
-            if adjusted:
-                _warn(describe_adjusted(adjusted, len(df), strict_hint="pass --strict"))
+        with _clipping_on_stderr():
+            if strict:
+                X = saved.schema.encode(df)
+            else:
+                X, adjusted = saved.schema.encode_for_prediction(df, warn=False)
+                if adjusted:
+                    _warn(describe_adjusted(adjusted, len(df), strict_hint="pass --strict"))
     except (OracleDPError, ValueError) as exc:
         _fail(f"{data}: {exc}")
     return X @ saved.coef + saved.intercept
@@ -517,6 +545,8 @@ def evaluate_table(
                   "exactly and is not covered by the model's privacy guarantee", markup=False)
     console.print(f"  model: {saved.model_type}; guarantee of the training: "
                   f"{saved.guarantee.describe()}", markup=False, highlight=False)
+    if saved.schema.clipping_note():
+        console.print(f"  note: {saved.schema.clipping_note()}", markup=False, highlight=False)
 
 
 def models(

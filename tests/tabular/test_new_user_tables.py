@@ -4,6 +4,7 @@ declared clipping, schema inference for codes and identifiers, and `oracledp sch
 from __future__ import annotations
 
 import json
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -11,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from oracledp._cli import app
-from oracledp._errors import BoundsViolation, PredictionPolicyWarning
+from oracledp._errors import BoundsViolation, ClippedValuesWarning, PredictionPolicyWarning
 from oracledp.tabular import (
     SchemaTransformer,
     TableInputError,
@@ -205,3 +206,108 @@ def test_estimator_label_refusal_says_numbers_are_not_text():
                            classes=["0", "1"], oracle="brute", random_state=0)
     with pytest.raises(BoundsViolation, match=r"y = schema.labels_of\(df\)"):
         est.fit(np.ones((4, 1)), np.array([0, 1, 1, 0]))
+
+
+# --- declared clipping to the public bounds -----------------------------------------------------
+
+
+def _clipping(schema: TableSchema) -> TableSchema:
+    d = schema.to_dict()
+    d["columns"][0]["out_of_bounds"] = "clip"  # age
+    return TableSchema.from_dict(d)
+
+
+def test_out_of_bounds_is_declared_validated_and_round_trips(schema):
+    clip = _clipping(schema)
+    assert clip.columns[0].out_of_bounds == "clip" and clip.clipped_columns() == ["age"]
+    assert TableSchema.from_json(clip.to_json()) == clip != schema
+    assert "out_of_bounds" not in schema.to_json()  # the default is not written
+    for col, value, match in ((0, "clamp", "'out_of_bounds' must be \"refuse\""),
+                              (0, True, "'out_of_bounds' must be"),
+                              (2, "clip", "numeric columns only")):
+        d = schema.to_dict()
+        d["columns"][col]["out_of_bounds"] = value
+        with pytest.raises(ValueError, match=match):
+            TableSchema.from_dict(d)
+
+
+def test_clipping_is_the_same_in_fit_and_predict_and_warned_once(schema):
+    clip = _clipping(schema)
+    df = _coded([1, 0, 1, 0], ["0"] * 4).assign(age=[-5, 30, 130, 100])
+    inside = df.assign(age=[0, 30, 100, 100])
+    with pytest.raises(BoundsViolation, match=r"'age': values must lie in \[0, 100\]"):
+        schema.encode(df)  # refused unless declared
+    for encode in (clip.encode, lambda f: clip.encode_for_prediction(f)[0],
+                   lambda f: SchemaTransformer(clip).fit_transform(f),
+                   lambda f: SchemaTransformer(clip, on_unknown="refuse").fit(f).transform(f)):
+        with pytest.warns(ClippedValuesWarning) as rec:
+            X = encode(df)
+        np.testing.assert_array_equal(X, schema.encode(inside))
+        assert len(rec) == 1
+        msg = str(rec[0].message)
+        assert "column(s) 'age'" in msg and "non-private diagnostic" in msg
+        assert not any(ch.isdigit() for ch in msg)  # no count, row or value
+    with pytest.warns(ClippedValuesWarning):
+        _, adjusted = clip.encode_for_prediction(df)
+    assert adjusted == {}  # declared clipping is not the prediction policy's
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        clip.encode(inside)  # nothing clipped: no warning
+        assert clip.problems(df, with_target=True) == []
+
+
+def test_the_aggregated_reader_clips_alike(schema, tmp_path):
+    clip = _clipping(schema)
+    df = _coded([1, 0, 1, 0], ["0", "1", "0", "1"]).assign(age=[-5, 30, 130, 100])
+    df.to_csv(tmp_path / "t.csv", index=False)
+    with pytest.warns(ClippedValuesWarning, match="'age'"):
+        table = read_csv_aggregated(tmp_path / "t.csv", clip, chunksize=1)
+    X, _, w = table.weighted_rows()
+    expected = schema.encode(df.assign(age=[0, 30, 100, 100]))
+    assert {tuple(r) for r in X} == {tuple(r) for r in expected} and w.sum() == 4
+    with pytest.raises(BoundsViolation, match="'age': values must lie in"):
+        read_csv_aggregated(tmp_path / "t.csv", schema)
+
+
+def test_the_guarantee_says_which_columns_are_clipped(schema):
+    from oracledp.privacy._guarantees import PrivacyGuarantee
+
+    g = PrivacyGuarantee.pure(1.0, source="a theorem")
+    assert schema.annotate_guarantee(g) is g
+    noted = _clipping(schema).annotate_guarantee(g)
+    assert "column(s) 'age' are clipped to their declared public bounds" in noted.notes
+    assert "holds for the original records" in noted.notes
+    assert _clipping(schema).annotate_guarantee(noted) == noted  # once
+    assert noted.epsilon == g.epsilon and noted.describe() == g.describe()
+
+
+def test_cli_fit_and_predict_with_declared_clipping(tmp_path, schema):
+    rng = np.random.default_rng(1)
+    n = 120
+    df = pd.DataFrame({"age": rng.integers(-10, 120, n), "smoker": rng.integers(0, 2, n),
+                       "sex": rng.choice(["F", "M"], n), "y": rng.integers(0, 2, n)})
+    df.to_csv(tmp_path / "t.csv", index=False)
+    (tmp_path / "s.json").write_text(_clipping(schema).to_json())
+    for model in ("rspm", "dpsgd"):
+        out = tmp_path / model
+        res = _invoke("fit", str(tmp_path / "t.csv"), "--schema", str(tmp_path / "s.json"),
+                      "--model", model, "--epsilon", "1", "--seed", "0", "--out", str(out))
+        assert res.exit_code == 0, res.output
+        lines = res.stderr.splitlines()
+        assert len(lines) == 1 and lines[0].startswith("warning: column(s) 'age': numbers "
+                                                       "outside the declared public bounds")
+        assert "non-private diagnostic" in lines[0]
+        assert "note: column(s) 'age' are clipped to their declared public bounds" in res.stdout
+        saved = load_model(out)
+        assert "column(s) 'age' are clipped" in saved.guarantee.notes
+        for extra in ([], ["--strict"]):  # the declared clipping is applied in predict too
+            res = _invoke("predict", str(out), str(tmp_path / "t.csv"), *extra)
+            assert res.exit_code == 0, res.output
+            assert res.stderr.startswith("warning: column(s) 'age'")
+            assert res.stderr.count("\n") == 1
+        res = _invoke("evaluate", str(out), str(tmp_path / "t.csv"))
+        assert res.exit_code == 0 and "note: column(s) 'age' are clipped" in res.stdout
+    (tmp_path / "s.json").write_text(schema.to_json())  # without the declaration: refused
+    res = _invoke("fit", str(tmp_path / "t.csv"), "--schema", str(tmp_path / "s.json"),
+                  "--model", "dpsgd", "--epsilon", "1", "--out", str(tmp_path / "y"))
+    assert res.exit_code == 2 and "values must lie in [0, 100]" in res.stderr

@@ -9,7 +9,14 @@
 * ``numeric`` with a public ``lower``/``upper`` bound and a public grid ``step``: the value
   x is mapped to the exact rational ``k/K`` with ``K = (upper - lower)/step`` (a whole
   number, checked) and ``k = round((x - lower)/step)`` (numpy.rint: halves to even).  This is a documented, public per-record rounding to the
-  grid (no data-dependent choice); values outside ``[lower, upper]`` are refused.
+  grid (no data-dependent choice); values outside ``[lower, upper]`` are refused, unless the
+  column declares ``"out_of_bounds": "clip"`` (default ``"refuse"``): its numbers are then
+  clipped to ``[lower, upper]`` in fit and predict alike, one
+  :class:`~oracledp._errors.ClippedValuesWarning` names the columns that had such numbers (a
+  non-private diagnostic: names only, no count), and the fitted model's guarantee says which
+  columns are clipped (:meth:`TableSchema.annotate_guarantee`, applied by the command line,
+  :func:`save_model` and :func:`fit_aggregated`).  Clipping to public bounds is a fixed
+  public map of each record, so the guarantee holds for the original records.
 * ``numeric`` with public ``bins`` (cut points c_1 < ... < c_m inside ``[lower, upper]``):
   thermometer encoding, one 0/1 column ``[x >= c_j]`` per cut.
 * the ``target``: a column with exactly two declared ``labels`` (the label set is public),
@@ -88,7 +95,12 @@ flag do not match the model type; ``NaN``/``Infinity`` anywhere; a key listed tw
 
 from __future__ import annotations
 
-from oracledp._errors import ModelFileError, TableInputError, UnconfirmedSchemaError
+from oracledp._errors import (
+    ClippedValuesWarning,
+    ModelFileError,
+    TableInputError,
+    UnconfirmedSchemaError,
+)
 
 # ``X as X``: public names outside __all__, importable from here as before the package split.
 from oracledp.tabular._aggregated import CHUNK_ROWS as CHUNK_ROWS
@@ -98,6 +110,7 @@ from oracledp.tabular._columns import DEFAULT_MISSING_VALUES as DEFAULT_MISSING_
 from oracledp.tabular._columns import INTERCEPT_NAME as INTERCEPT_NAME
 from oracledp.tabular._columns import MAX_GRID as MAX_GRID
 from oracledp.tabular._columns import MISSING_POLICIES as MISSING_POLICIES
+from oracledp.tabular._columns import OUT_OF_BOUNDS_POLICIES as OUT_OF_BOUNDS_POLICIES
 from oracledp.tabular._columns import Column
 from oracledp.tabular._csv import read_csv
 from oracledp.tabular._model_file import MODEL_FORMAT as MODEL_FORMAT
@@ -113,6 +126,7 @@ from oracledp.tabular._transformer import SchemaTransformer
 
 __all__ = [
     "AggregatedTable",
+    "ClippedValuesWarning",
     "Column",
     "ModelFileError",
     "SavedModel",

@@ -33,6 +33,28 @@ def describe_adjusted(adjusted: dict[str, dict[str, int]], n_rows: int,
             f"and do not affect the training guarantee; {strict_hint} to refuse them instead.")
 
 
+def describe_clipped(columns: list[str]) -> str:
+    """The one sentence naming the columns whose numbers outside the declared bounds were
+    clipped to them (``"out_of_bounds": "clip"``): names only, no count, row or value."""
+    return (f"column(s) {', '.join(map(repr, columns))}: numbers outside the declared public "
+            "bounds were clipped to them, as the schema declares (\"out_of_bounds\": "
+            "\"clip\"). Clipping to public bounds is a fixed public map of each record, so a "
+            "privacy guarantee of a fit on these rows holds for the original records. Which "
+            "columns had such numbers is read from the data: a non-private diagnostic, not "
+            "covered by any guarantee (no count, row or value is given).")
+
+
+def warn_clipped(columns: Any, stacklevel: int = 3) -> None:
+    """Issue the :class:`~oracledp._errors.ClippedValuesWarning` for ``columns`` (if any)."""
+    if columns:
+        import warnings
+
+        from oracledp._errors import ClippedValuesWarning
+
+        warnings.warn(describe_clipped(sorted(columns)), ClippedValuesWarning,
+                      stacklevel=stacklevel)
+
+
 def duplicate_names(names: list[str]) -> str:
     """The problem of a header that names a column more than once ("" if none): each name
     with how many times it appears (a property of the header, not of any record)."""

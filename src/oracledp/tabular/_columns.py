@@ -83,6 +83,9 @@ DEFAULT_MISSING_VALUES: tuple[str, ...] = ("NA", "N/A", "NaN", "nan", "NULL", "n
 #: The public policies for missing cells of a column (see :class:`Column`).
 MISSING_POLICIES = ("refuse", "level", "fill")
 
+#: The public policies for a number outside a numeric column's declared bounds.
+OUT_OF_BOUNDS_POLICIES = ("refuse", "clip")
+
 #: Name of the encoded constant feature (the public intercept).
 INTERCEPT_NAME = "(intercept)"
 
@@ -95,8 +98,12 @@ class Column:
     the schema's ``missing_values``): ``"refuse"`` (default: the table is refused),
     ``"level"`` (a public extra 0/1 feature ``name=(missing)``; a numeric column's value
     feature is 0 on such rows) or ``"fill"`` with the public ``fill`` value (a declared level,
-    or a number within the bounds).  ``"unresolved"`` marks a column that schema inference
-    could not type: every fit refuses it until it is declared or removed.
+    or a number within the bounds).  ``out_of_bounds`` (numeric columns) is the public policy
+    for a number outside ``[lower, upper]``: ``"refuse"`` (default: the table is refused) or
+    ``"clip"`` (the number is clipped to the nearer bound, in fit and predict alike; a fixed
+    public map of each record, so a guarantee holds for the original records).
+    ``"unresolved"`` marks a column that schema inference could not type: every fit refuses
+    it until it is declared or removed.
     """
 
     name: str
@@ -110,11 +117,19 @@ class Column:
     missing: str = "refuse"
     fill: str | float | None = None
     note: str = field(default="", compare=False)
+    out_of_bounds: str = "refuse"
 
     def __post_init__(self) -> None:
         where = f"column {self.name!r}"
         if not isinstance(self.name, str) or not self.name:
             raise ValueError(f"a column name must be a non-empty string, got {self.name!r}")
+        if not isinstance(self.out_of_bounds, str) or (
+                self.out_of_bounds not in OUT_OF_BOUNDS_POLICIES):
+            raise ValueError(f"{where}: 'out_of_bounds' must be \"refuse\" (the default) or "
+                             f"\"clip\", got {self.out_of_bounds!r}")
+        if self.out_of_bounds == "clip" and self.kind != "numeric":
+            raise ValueError(f"{where}: \"out_of_bounds\": \"clip\" applies to numeric "
+                             "columns only (they have public bounds to clip to)")
         if self.missing not in MISSING_POLICIES:
             raise ValueError(f"{where}: 'missing' must be \"refuse\", \"level\" or "
                              "{\"fill\": <public value>}")
@@ -243,6 +258,8 @@ class Column:
         elif self.missing == "fill":
             d["missing"] = {"fill": self.fill if isinstance(self.fill, str)
                             else _plain(self.fill)}
+        if self.out_of_bounds != "refuse":
+            d["out_of_bounds"] = self.out_of_bounds
         if self.from_data:
             d["from_data"] = True
         if self.note:
@@ -254,7 +271,7 @@ class Column:
         if not isinstance(d, dict):
             raise ValueError(f"each column must be a JSON object, got {type(d).__name__}")
         allowed = {"name", "type", "levels", "lower", "upper", "step", "bins", "from_data",
-                   "missing", "note"}
+                   "missing", "note", "out_of_bounds"}
         extra = sorted(set(d) - allowed)
         if extra:
             raise ValueError(f"column {d.get('name')!r}: unknown keys {extra}")
@@ -271,7 +288,8 @@ class Column:
                    lower=d.get("lower"), upper=d.get("upper"), step=d.get("step"),
                    bins=None if bins is None else tuple(bins),
                    from_data=_flag(d.get("from_data", False), d["name"]),
-                   missing=missing, fill=fill, note=note)
+                   missing=missing, fill=fill, note=note,
+                   out_of_bounds=d.get("out_of_bounds", "refuse"))
 
 
 def _parse_missing(v: Any, name: Any) -> tuple[str, Any]:

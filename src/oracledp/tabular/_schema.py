@@ -19,7 +19,13 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from oracledp._errors import BoundsViolation, TableInputError, UnconfirmedSchemaError
-from oracledp.tabular._cells import _Cells, _table_violation, describe_adjusted, duplicate_names
+from oracledp.tabular._cells import (
+    _Cells,
+    _table_violation,
+    describe_adjusted,
+    duplicate_names,
+    warn_clipped,
+)
 from oracledp.tabular._columns import (
     DEFAULT_MISSING_VALUES,
     INTERCEPT_NAME,
@@ -234,6 +240,32 @@ class TableSchema:
         return replace(self, columns=tuple(replace(c, from_data=False) for c in self.columns),
                        target_from_data=False, note="")
 
+    # --- declared clipping and the guarantee -----------------------------------------------
+
+    def clipped_columns(self) -> list[str]:
+        """The columns declared ``"out_of_bounds": "clip"`` (public: from the schema alone)."""
+        return [c.name for c in self.columns if c.out_of_bounds == "clip"]
+
+    def clipping_note(self) -> str:
+        """What declared clipping means for a guarantee ("" without such columns)."""
+        names = self.clipped_columns()
+        if not names:
+            return ""
+        return (f"column(s) {', '.join(map(repr, names))} are clipped to their declared public "
+                "bounds before encoding (\"out_of_bounds\": \"clip\"): a fixed public map of "
+                "each record, so the guarantee holds for the original records")
+
+    def annotate_guarantee(self, guarantee: Any) -> Any:
+        """``guarantee`` (a PrivacyGuarantee) with :meth:`clipping_note` added to its notes;
+        unchanged without clipped columns or when the note is already there.  The command
+        line's ``fit`` and :func:`~oracledp.tabular.save_model` apply it; after fitting a
+        ``Pipeline`` yourself: ``schema.annotate_guarantee(clf[-1].guarantee_)``."""
+        note = self.clipping_note()
+        if not note or note in guarantee.notes:
+            return guarantee
+        return replace(guarantee, notes=f"{guarantee.notes}; {note}" if guarantee.notes
+                       else note)
+
     # --- public derived quantities --------------------------------------------------------
 
     @property
@@ -390,7 +422,7 @@ class TableSchema:
 
     def _scan(self, df: pd.DataFrame, *, with_target: bool, codes: bool = False,
               adjusted: dict[str, dict[str, int]] | None = None, ignore_extra: bool = True,
-              ) -> tuple[list[tuple[tuple[int, int], str]], NDArray[np.int64] | None,
+              clipped: set[str] | None = None) -> tuple[list[tuple[tuple[int, int], str]], NDArray[np.int64] | None,
                          NDArray[np.int8] | None]:
         """The problems of ``df``, each with its rank (column, rule), in the order listed.
 
@@ -404,6 +436,10 @@ class TableSchema:
         outside its bounds is clipped to them, an unknown level (or a missing cell of a
         categorical column whose policy is "refuse") gets code -1 (an all-zero one-hot), and
         the number of affected rows is added to ``adjusted[column][rule]``.
+
+        A column declared ``"out_of_bounds": "clip"`` has its numbers clipped to its bounds
+        in every case (training too); its name is added to ``clipped`` (a set) when it had
+        such numbers.
         """
         found: list[tuple[tuple[int, int], str]] = []
         names = list(map(str, df.columns))
@@ -485,7 +521,11 @@ class TableSchema:
                 x = num[good]
                 outside = (x < c.lower) | (x > c.upper)
                 if outside.any():
-                    if lenient:
+                    if c.out_of_bounds == "clip":  # declared: the same public map everywhere
+                        x = np.clip(x, c.lower, c.upper)
+                        if clipped is not None:
+                            clipped.add(c.name)
+                    elif lenient:
                         count(c.name, "clipped", int(outside.sum()))
                         x = np.clip(x, c.lower, c.upper)
                     else:
@@ -564,7 +604,10 @@ class TableSchema:
 
         ``on_unknown="refuse"`` (default; always for training): any value outside the schema
         raises one BoundsViolation.  ``"clip"`` is the prediction policy of
-        :meth:`encode_for_prediction` (with its warning).
+        :meth:`encode_for_prediction` (with its warning).  Either way, the numbers of a
+        column declared ``"out_of_bounds": "clip"`` are clipped to its bounds, and one
+        :class:`~oracledp._errors.ClippedValuesWarning` names the columns that had such
+        numbers (a non-private diagnostic: names only).
         """
         if on_unknown == "clip":
             return self.encode_for_prediction(df)[0]
@@ -572,9 +615,11 @@ class TableSchema:
             raise ValueError(f"on_unknown must be 'refuse' or 'clip', got {on_unknown!r}")
         if not isinstance(df, pd.DataFrame):
             self.check(df)
-        found, codes, _ = self._scan(df, with_target=False, codes=True)
+        clipped: set[str] = set()
+        found, codes, _ = self._scan(df, with_target=False, codes=True, clipped=clipped)
         if found or codes is None:
             raise _table_violation([msg for _, msg in found])
+        warn_clipped(clipped)
         return self._decode(codes)
 
     def encode_for_prediction(self, df: pd.DataFrame, *, warn: bool = True,
@@ -595,9 +640,12 @@ class TableSchema:
         if not isinstance(df, pd.DataFrame):
             self.check(df)
         adjusted: dict[str, dict[str, int]] = {}
-        found, codes, _ = self._scan(df, with_target=False, codes=True, adjusted=adjusted)
+        clipped: set[str] = set()
+        found, codes, _ = self._scan(df, with_target=False, codes=True, adjusted=adjusted,
+                                     clipped=clipped)
         if found or codes is None:
             raise _table_violation([msg for _, msg in found])
+        warn_clipped(clipped)
         if warn and adjusted:
             import warnings
 
