@@ -311,3 +311,63 @@ def test_cli_fit_and_predict_with_declared_clipping(tmp_path, schema):
     res = _invoke("fit", str(tmp_path / "t.csv"), "--schema", str(tmp_path / "s.json"),
                   "--model", "dpsgd", "--epsilon", "1", "--out", str(tmp_path / "y"))
     assert res.exit_code == 2 and "values must lie in [0, 100]" in res.stderr
+
+
+# --- schema inference for codes and identifiers ---------------------------------------------------
+
+
+def _inferred(tmp_path, df: pd.DataFrame):
+    df.to_csv(tmp_path / "t.csv", index=False)
+    res = _invoke("schema", "infer", str(tmp_path / "t.csv"), "--target", "y")
+    assert res.exit_code == 0, res.output
+    return {c["name"]: c for c in json.loads(res.stdout)["columns"]}, res.stderr
+
+
+def test_whole_numbers_written_as_floats_get_step_one(tmp_path):
+    rng = np.random.default_rng(2)
+    n = 120
+    score = rng.integers(0, 60, n).astype(float)  # pandas writes 7.0
+    cols, _ = _inferred(tmp_path, pd.DataFrame({"score": score, "y": rng.integers(0, 2, n)}))
+    assert ".0," in (tmp_path / "t.csv").read_text()  # written as 7.0
+    assert cols["score"]["type"] == "numeric" and cols["score"]["step"] == 1
+    assert cols["score"]["lower"] == score.min() and cols["score"]["upper"] == score.max()
+
+
+def test_few_whole_numbers_are_proposed_as_codes(tmp_path):
+    rng = np.random.default_rng(3)
+    n = 100
+    flag = rng.integers(0, 2, n).astype(float)
+    flag[7] = np.nan
+    df = pd.DataFrame({"flag": flag, "answer": rng.integers(1, 6, n),
+                       "age": rng.integers(18, 90, n), "y": rng.integers(0, 2, n)})
+    cols, err = _inferred(tmp_path, df)
+    assert cols["flag"] == {"name": "flag", "type": "categorical", "levels": ["0", "1"],
+                            "missing": "level", "from_data": True}
+    assert cols["answer"]["type"] == "categorical"
+    assert cols["answer"]["levels"] == ["1", "2", "3", "4", "5"]
+    assert cols["age"]["type"] == "numeric"  # more than 12 distinct values
+    assert "column 'flag': whole numbers with at most 12 distinct values" in err
+    schema = TableSchema.infer(tmp_path / "t.csv", target="y")[0].confirmed()
+    X = schema.encode(read_csv(tmp_path / "t.csv"))  # 1.0 / 0.0 are the levels "1" / "0"
+    assert X[:, :3].sum() == n  # one of flag=0, flag=1, flag=(missing) on every row
+
+
+def test_a_column_that_looks_like_an_identifier_is_flagged_and_unresolved(tmp_path):
+    rng = np.random.default_rng(4)
+    n = 60
+    df = pd.DataFrame({"record": np.arange(n) + 5000, "name": [f"patient {i}" for i in range(n)],
+                       "age": rng.integers(18, 90, n), "y": rng.integers(0, 2, n)})
+    cols, err = _inferred(tmp_path, df)
+    for name in ("record", "name"):
+        assert cols[name]["type"] == "unresolved" and "identifier" in cols[name]["note"]
+        assert f"column {name!r}: all or nearly all values are distinct, so it looks like an " \
+               "IDENTIFIER" in err
+    assert cols["age"]["type"] == "numeric" and "'age'" not in err
+    assert "5000" not in err and "patient" not in err
+    (tmp_path / "s.json").write_text(TableSchema.infer(tmp_path / "t.csv", "y")[0]
+                                     .confirmed().to_json())
+    res = _invoke("fit", str(tmp_path / "t.csv"), "--schema", str(tmp_path / "s.json"),
+                  "--model", "dpsgd", "--epsilon", "1", "--out", str(tmp_path / "m"))
+    assert res.exit_code == 2 and "record, name" in res.stderr and "unresolved" in res.stderr
+    small = pd.DataFrame({"age": [23, 45, 31, 60], "y": [0, 1, 0, 1]})  # too few to tell
+    assert TableSchema.infer(small, "y")[0].columns[0].kind == "numeric"

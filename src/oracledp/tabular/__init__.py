@@ -117,6 +117,7 @@ from oracledp.tabular._model_file import MODEL_FORMAT as MODEL_FORMAT
 from oracledp.tabular._model_file import MODEL_FORMAT_VERSION as MODEL_FORMAT_VERSION
 from oracledp.tabular._model_file import MODEL_TYPES as MODEL_TYPES
 from oracledp.tabular._model_file import SavedModel, load_model, save_model
+from oracledp.tabular._propose import PROPOSE_MAX_CODES as PROPOSE_MAX_CODES
 from oracledp.tabular._propose import PROPOSE_MAX_GRID as PROPOSE_MAX_GRID
 from oracledp.tabular._schema import FORMAT_VERSION as FORMAT_VERSION
 from oracledp.tabular._schema import FROM_DATA_NOTE as FROM_DATA_NOTE

@@ -34,7 +34,13 @@ from oracledp.tabular._columns import (
     same_numbers,
 )
 from oracledp.tabular._csv import read_csv
-from oracledp.tabular._propose import _propose_numeric
+from oracledp.tabular._propose import (
+    _identifier,
+    _looks_like_identifier,
+    _propose_codes,
+    _propose_numeric,
+    _whole,
+)
 
 #: Why data may miss every declared level (numbers are already compared by value).
 _CODING_HINT = "check how they are coded (a number for a word, case, spaces)"
@@ -337,9 +343,14 @@ class TableSchema:
         mixed with other text, or more than ``max_levels`` distinct texts) gets an
         ``"unresolved"`` entry, which every fit refuses until it is declared or removed, with
         a warning.  A numeric column's step is its recorded resolution (``10^-d`` for values
-        written with d decimals), so no value is rounded, unless that grid would exceed
-        :data:`PROPOSE_MAX_GRID` points: then a coarser round step is proposed and a warning
-        names the column and the rounding.  The warnings name columns and rules only.
+        written with d decimals; 1 for whole numbers, also when written ``7.0``), so no value
+        is rounded, unless that grid would exceed :data:`PROPOSE_MAX_GRID` points: then a
+        coarser round step is proposed and a warning names the column and the rounding.
+        Whole numbers with at most :data:`PROPOSE_MAX_CODES` distinct values (each seen twice
+        on average) are proposed as categorical codes; a column of whole numbers or texts
+        whose values are all or nearly all distinct (at least 20 values, 95% distinct) looks
+        like an identifier and is proposed ``"unresolved"`` with a warning to delete it.  The
+        warnings name columns and rules only.
         """
         if isinstance(data, pd.DataFrame):
             repeated = duplicate_names(list(map(str, data.columns)))
@@ -381,7 +392,11 @@ class TableSchema:
             num = pd.to_numeric(s, errors="coerce")
             isnum = num.notna() & np.isfinite(num.to_numpy(dtype=float, na_value=np.nan))
             if isnum.all():
-                col, warn = _propose_numeric(str(name), s, num, missing)
+                codes = _propose_codes(str(name), num, missing)
+                if codes is None and _whole(num) and _looks_like_identifier(len(num),
+                                                                            num.nunique()):
+                    codes = _identifier(str(name), missing)
+                col, warn = codes or _propose_numeric(str(name), s, num, missing)
                 cols.append(col)
                 warns.extend([warn] if warn else [])
             elif isnum.any():
@@ -393,6 +408,11 @@ class TableSchema:
                              "missing_values) or categorical")
             else:
                 levels = sorted(s.unique().tolist())
+                if _looks_like_identifier(len(s), len(levels)):
+                    col, warn = _identifier(str(name), missing)
+                    cols.append(col)
+                    warns.append(warn)
+                    continue
                 if len(levels) > max_levels:
                     cols.append(Column(str(name), "unresolved", from_data=True,
                                        note=f"more than {max_levels} distinct texts"))
