@@ -1,4 +1,4 @@
-"""``oracledp schema infer | fit | predict | evaluate | models | export-sample``: your own table.
+"""``oracledp schema infer | schema check | fit | predict | evaluate | models | export-sample``.
 
 The commands parse options, call :mod:`oracledp.tabular` and print; see docs/your-own-data.md.
 Every refusal is one ``error: ...`` line on stderr with exit code 2, decided from public
@@ -152,6 +152,33 @@ def schema_infer(
     if schema.intercept:
         _warn("the schema adds the public intercept feature \"(intercept)\" (\"intercept\": "
               "true); set it to false for halfspaces through the origin.")
+
+
+def schema_check(
+    data: Annotated[Path, typer.Argument(help="CSV file with a header line and the target.")],
+    schema_path: Annotated[Path, typer.Option("--schema", help="The table schema (JSON).")],
+    sep: Annotated[str, _SEP] = ",",
+    ignore_extra: Annotated[
+        bool, typer.Option("--ignore-extra", help="Leave out data columns the schema does "
+                                                  "not mention (a problem otherwise).")
+    ] = False,
+) -> None:
+    """Check DATA against a schema without fitting: every problem, one line each (exit 2)."""
+    from oracledp.tabular import check_table
+
+    schema = _load_schema(schema_path)
+    try:
+        with _clipping_on_stderr():
+            problems = check_table(data, schema, sep=sep, ignore_extra=ignore_extra)
+    except MemoryError:  # pragma: no cover - one chunk at a time
+        _fail(f"{data}: not enough memory to read a chunk of the file")
+    for problem in problems:
+        typer.echo(f"error: {' '.join(problem.split())}", err=True)
+    if problems:
+        raise typer.Exit(2)
+    typer.echo(f"ok: {data} fits the schema {schema_path} (every cell of its "
+               f"{len(schema.columns)} declared column(s) and the target checked); "
+               "`oracledp fit` would accept it.")
 
 
 _OUT_FILES = ("model.json", "coefficients.png")
@@ -593,6 +620,7 @@ def register(app: typer.Typer) -> None:
     """Add these commands to the ``oracledp`` app."""
     app.add_typer(schema_app, name="schema")
     schema_app.command("infer")(schema_infer)
+    schema_app.command("check")(schema_check)
     app.command("fit")(fit_table)
     app.command("predict")(predict_table)
     app.command("evaluate")(evaluate_table)

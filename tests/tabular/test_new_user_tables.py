@@ -17,6 +17,7 @@ from oracledp.tabular import (
     SchemaTransformer,
     TableInputError,
     TableSchema,
+    check_table,
     load_model,
     read_csv,
     read_csv_aggregated,
@@ -371,3 +372,94 @@ def test_a_column_that_looks_like_an_identifier_is_flagged_and_unresolved(tmp_pa
     assert res.exit_code == 2 and "record, name" in res.stderr and "unresolved" in res.stderr
     small = pd.DataFrame({"age": [23, 45, 31, 60], "y": [0, 1, 0, 1]})  # too few to tell
     assert TableSchema.infer(small, "y")[0].columns[0].kind == "numeric"
+
+
+# --- oracledp schema check ----------------------------------------------------------------------
+
+#: Every kind of problem at once (header: age written twice, 'bmi' absent, 'note' extra).
+MESSY = ("age,smoker,sex,note,age,y\n"
+         "30,1.0,F,a,1,0\n"
+         "140,0,m,b,2,1\n"
+         "abc,,M,c,3,maybe\n")
+
+
+def test_schema_check_lists_every_problem_one_line_each(tmp_path, schema):
+    d = schema.to_dict()
+    d["columns"][1]["from_data"] = True
+    d["columns"].append({"name": "bmi", "type": "numeric", "lower": 10, "upper": 60,
+                         "step": 1})
+    d["columns"].append({"name": "sex2", "type": "unresolved"})
+    (tmp_path / "s.json").write_text(json.dumps(d))
+    (tmp_path / "t.csv").write_text(MESSY.replace("age,y", "age2,y"))  # no repeat here
+    res = _invoke("schema", "check", str(tmp_path / "t.csv"), "--schema", str(tmp_path / "s.json"))
+    assert res.exit_code == 2 and res.stdout == ""
+    lines = res.stderr.splitlines()
+    assert all(line.startswith("error: ") for line in lines)
+    expected = ["column 'smoker': still marked \"from_data\": true",
+                "missing column(s): 'bmi'",
+                "column(s) 'note', 'age2' are not in the schema",
+                "column 'age': values must be finite numbers",
+                "column 'age': values must lie in [0, 100]",
+                "column 'smoker': missing values",
+                "column 'sex': values must be one of the 2 declared levels",
+                "column 'sex2': its type is unresolved",
+                "target 'y': values must be one of the declared labels"]
+    assert len(lines) == len(expected)
+    for line, start in zip(lines, expected, strict=True):
+        assert line.startswith(f"error: {start}"), (line, start)
+    for value in ("abc", "140", "maybe", "'m'", "1.0"):
+        assert value not in res.stderr
+    res = _invoke("schema", "check", str(tmp_path / "t.csv"), "--schema",
+                  str(tmp_path / "s.json"), "--ignore-extra")
+    assert res.exit_code == 2 and "not in the schema" not in res.stderr
+    assert len(res.stderr.splitlines()) == len(expected) - 1
+
+
+def test_schema_check_reports_a_repeated_name_with_the_rest(tmp_path, schema):
+    (tmp_path / "s.json").write_text(schema.to_json())
+    (tmp_path / "t.csv").write_text(MESSY)
+    for extra in ([], ["--ignore-extra"]):
+        res = _invoke("schema", "check", str(tmp_path / "t.csv"), "--schema",
+                      str(tmp_path / "s.json"), *extra)
+        assert res.exit_code == 2
+        lines = res.stderr.splitlines()
+        assert lines[0] == ("error: the header has the column name 'age' twice (each column "
+                            "needs its own name: rename or delete the repeated columns)")
+        assert any("'sex'" in line for line in lines) and "age.1" not in res.stderr
+
+
+def test_schema_check_ok_and_file_level_problems(tmp_path, schema):
+    (tmp_path / "s.json").write_text(schema.to_json())
+    good = "age,smoker,sex,y\n30,1,F,0\n40,0.0,M,1.0\n"
+    (tmp_path / "t.csv").write_text(good)
+    res = _invoke("schema", "check", str(tmp_path / "t.csv"), "--schema", str(tmp_path / "s.json"))
+    assert res.exit_code == 0 and res.stderr == ""
+    assert res.stdout.startswith("ok: ") and "`oracledp fit` would accept it" in res.stdout
+    (tmp_path / "semi.csv").write_text(good.replace(",", ";"))
+    res = _invoke("schema", "check", str(tmp_path / "semi.csv"), "--schema",
+                  str(tmp_path / "s.json"))
+    assert res.exit_code == 2 and res.stderr.count("\n") == 1 and "--sep ';'" in res.stderr
+    res = _invoke("schema", "check", str(tmp_path / "semi.csv"), "--schema",
+                  str(tmp_path / "s.json"), "--sep", ";")
+    assert res.exit_code == 0, res.output
+    (tmp_path / "empty.csv").write_text("")
+    res = _invoke("schema", "check", str(tmp_path / "empty.csv"), "--schema",
+                  str(tmp_path / "s.json"))
+    assert res.exit_code == 2 and "empty" in res.stderr
+    # declared clipping is not a problem; the columns clipped are a warning line
+    (tmp_path / "c.json").write_text(_clipping(schema).to_json())
+    (tmp_path / "old.csv").write_text(good + "130,1,F,0\n")
+    res = _invoke("schema", "check", str(tmp_path / "old.csv"), "--schema",
+                  str(tmp_path / "c.json"))
+    assert res.exit_code == 0 and res.stderr.startswith("warning: column(s) 'age'")
+
+
+def test_check_table_in_python_streams_and_takes_frames(tmp_path, schema):
+    rows = "age,smoker,sex,y\n" + "30,1,F,0\n" * 50 + "30,1,X,0\n"  # the problem comes last
+    (tmp_path / "t.csv").write_text(rows)
+    problems = check_table(tmp_path / "t.csv", schema, chunksize=7)
+    assert len(problems) == 1 and problems[0].startswith("column 'sex'")
+    assert check_table(read_csv(tmp_path / "t.csv"), schema) == problems
+    assert check_table(rows.encode().replace(b"X", b"F"), schema) == []
+    assert check_table(read_csv(tmp_path / "t.csv").drop(columns="y"), schema,
+                       with_target=False) == problems

@@ -58,7 +58,9 @@ chunk by chunk and keeps only the distinct encoded rows with their label counts 
 :class:`AggregatedTable`, memory independent of the number of records);
 :meth:`AggregatedTable.weighted_rows` gives those rows with their record counts for the
 estimators' public ``fit(X, y, sample_weight=counts)``, and :func:`fit_aggregated` fits OPDisc
-or RSPM that way, exactly as on the whole table.
+or RSPM that way, exactly as on the whole table.  :func:`check_table` lists every problem of
+a CSV (streamed) or a DataFrame for a schema, one line each, without fitting (``oracledp
+schema check``).
 
 Saved model format (``model.json``, written by :func:`save_model`, read by
 :func:`load_model`; loading needs only this file)::
@@ -106,6 +108,7 @@ from oracledp._errors import (
 from oracledp.tabular._aggregated import CHUNK_ROWS as CHUNK_ROWS
 from oracledp.tabular._aggregated import AggregatedTable, fit_aggregated, read_csv_aggregated
 from oracledp.tabular._cells import describe_adjusted as describe_adjusted
+from oracledp.tabular._check import check_table
 from oracledp.tabular._columns import DEFAULT_MISSING_VALUES as DEFAULT_MISSING_VALUES
 from oracledp.tabular._columns import INTERCEPT_NAME as INTERCEPT_NAME
 from oracledp.tabular._columns import MAX_GRID as MAX_GRID
@@ -135,6 +138,7 @@ __all__ = [
     "TableInputError",
     "TableSchema",
     "UnconfirmedSchemaError",
+    "check_table",
     "fit_aggregated",
     "load_model",
     "read_csv",

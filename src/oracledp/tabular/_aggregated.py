@@ -15,23 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 from numpy.typing import NDArray
 from sklearn.utils.validation import has_fit_parameter
 
 from oracledp.tabular._cells import _table_violation, warn_clipped
-from oracledp.tabular._csv import (
-    _PARSE,
-    _check_header,
-    _check_unique,
-    _header,
-    _named,
-    _no_rows,
-    _parse_error,
-    _prescan,
-    _source_label,
-    _text_stream,
-)
+from oracledp.tabular._csv import _check_header, _check_unique, _chunks, _source_label
 from oracledp.tabular._schema import TableSchema
 
 # --- aggregated reading: memory grows with the distinct rows, not with the records ----------
@@ -182,34 +170,20 @@ def read_csv_aggregated(source: str | Path | bytes, schema: TableSchema, *, sep:
     if isinstance(chunksize, bool) or not isinstance(chunksize, int) or chunksize < 1:
         raise ValueError(f"chunksize must be an integer >= 1, got {chunksize!r}")
     label = _source_label(source)
-    _prescan(source, label)
-    header = _header(source, sep, label)
     counter: _RowCounter | None = _RowCounter(_cardinalities(schema))
     found: dict[tuple[int, int], str] = {}
     clipped: set[str] = set()
-    n = 0
-    with _text_stream(source, label) as fh:
-        try:
-            chunks = pd.read_csv(fh, sep=sep, chunksize=chunksize, **_PARSE)
-            for i, chunk in enumerate(chunks):
-                chunk.columns = _named(list(chunk.columns), header)
-                if i == 0:
-                    _check_unique(list(chunk.columns), label)
-                    _check_header(list(chunk.columns), schema, True, sep, label)
-                n += len(chunk)
-                items, codes, y_idx = schema._scan(chunk, with_target=True,
-                                                   codes=counter is not None,
-                                                   ignore_extra=ignore_extra,
-                                                   clipped=clipped)
-                found.update(items)
-                if found:
-                    counter = None  # nothing will be fitted: only the checks go on
-                elif counter is not None and codes is not None and y_idx is not None:
-                    counter.add(codes, y_idx)
-        except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-            raise _parse_error(label, sep, exc) from None
-    if n == 0:
-        raise _no_rows(label)
+    for i, chunk in enumerate(_chunks(source, sep, chunksize, label)):
+        if i == 0:
+            _check_unique(list(chunk.columns), label)
+            _check_header(list(chunk.columns), schema, True, sep, label)
+        items, codes, y_idx = schema._scan(chunk, with_target=True, codes=counter is not None,
+                                           ignore_extra=ignore_extra, clipped=clipped)
+        found.update(items)
+        if found:
+            counter = None  # nothing will be fitted: only the checks go on
+        elif counter is not None and codes is not None and y_idx is not None:
+            counter.add(codes, y_idx)
     if found or counter is None:
         raise _table_violation([found[k] for k in sorted(found)])
     warn_clipped(clipped)
