@@ -296,7 +296,7 @@ def test_cli_fit_and_predict_with_declared_clipping(tmp_path, schema):
         assert res.exit_code == 0, res.output
         lines = res.stderr.splitlines()
         assert len(lines) == 1 and lines[0].startswith("warning: column(s) 'age': numbers "
-                                                       "outside the declared public bounds")
+                                                       "outside the declared bounds")
         assert "non-private diagnostic" in lines[0]
         assert "note: column(s) 'age' are clipped to their declared public bounds" in res.stdout
         saved = load_model(out)
@@ -395,7 +395,7 @@ def test_schema_check_lists_every_problem_one_line_each(tmp_path, schema):
     assert res.exit_code == 2 and res.stdout == ""
     lines = res.stderr.splitlines()
     assert all(line.startswith("error: ") for line in lines)
-    expected = ["column 'smoker': still marked \"from_data\": true",
+    expected = ["column 'smoker': still \"from_data\": true",
                 "missing column(s): 'bmi'",
                 "column(s) 'note', 'age2' are not in the schema",
                 "column 'age': values must be finite numbers",

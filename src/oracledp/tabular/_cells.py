@@ -36,12 +36,10 @@ def describe_adjusted(adjusted: dict[str, dict[str, int]], n_rows: int,
 def describe_clipped(columns: list[str]) -> str:
     """The one sentence naming the columns whose numbers outside the declared bounds were
     clipped to them (``"out_of_bounds": "clip"``): names only, no count, row or value."""
-    return (f"column(s) {', '.join(map(repr, columns))}: numbers outside the declared public "
-            "bounds were clipped to them, as the schema declares (\"out_of_bounds\": "
-            "\"clip\"). Clipping to public bounds is a fixed public map of each record, so a "
-            "privacy guarantee of a fit on these rows holds for the original records. Which "
-            "columns had such numbers is read from the data: a non-private diagnostic, not "
-            "covered by any guarantee (no count, row or value is given).")
+    return (f"column(s) {', '.join(map(repr, columns))}: numbers outside the declared bounds "
+            "were clipped to them (\"out_of_bounds\": \"clip\": a public map of each record, "
+            "so a guarantee holds for the original records). Which columns had such numbers is "
+            "a non-private diagnostic (read from the data; no count, row or value is given).")
 
 
 def warn_clipped(columns: Any, stacklevel: int = 3) -> None:
@@ -74,7 +72,7 @@ def _table_violation(problems: list[str]) -> BoundsViolation:
     """The one error listing every problem of a table (by column and rule, never a value)."""
     return BoundsViolation(
         "the table does not fit the schema: " + "; ".join(problems)
-        + ". Fix the data or the schema (no value is clipped, dropped or guessed)."
+        + ". Fix the data or the schema (no value is dropped or guessed)."
     )
 
 

@@ -22,12 +22,12 @@ from oracledp.tabular._schema import TableSchema
 
 def _unconfirmed(schema: TableSchema) -> list[str]:
     """One line per entry still marked ``"from_data": true``."""
-    lines = [f"column {c.name!r}: still marked \"from_data\": true (read from the data, which "
-             "is not private): replace its bounds or levels with public values, or confirm "
-             "them and delete the flag" for c in schema.columns if c.from_data]
+    lines = [f"column {c.name!r}: still \"from_data\": true (read from the data: not private); "
+             "replace or confirm its entry, then delete the flag"
+             for c in schema.columns if c.from_data]
     if schema.target_from_data:
-        lines.append(f"target {schema.target!r}: its labels are still marked \"from_data\": "
-                     "true: confirm them (or replace them) and delete the flag")
+        lines.append(f"target {schema.target!r}: its labels are still \"from_data\": true; "
+                     "replace or confirm them, then delete the flag")
     return lines
 
 

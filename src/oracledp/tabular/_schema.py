@@ -551,7 +551,8 @@ class TableSchema:
                     else:
                         found.append(((i, 2), f"column {c.name!r}: values must lie in "
                                               f"[{c.lower:g}, {c.upper:g}] (declared public "
-                                              "bounds; nothing is clipped)"))
+                                              "bounds; nothing is clipped unless the column "
+                                              "declares \"out_of_bounds\": \"clip\")"))
                 code[good] = self._codes_of_numbers(c, x)
             if out is not None:
                 out[:, i] = code
