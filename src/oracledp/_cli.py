@@ -3,7 +3,7 @@
 Commands: ``datasets`` (bundled data files and their checksums), ``solvers``
 (oracle backends), ``demo`` (OPDisc on Adult, see
 :mod:`oracledp.experiments.demo`), and for your own CSV (see :mod:`oracledp.tabular`
-and docs/your-own-data.md) ``schema infer``, ``fit``, ``predict``, ``evaluate`` and
+and docs/your-own-data.md) ``schema infer``, ``schema check``, ``fit``, ``predict``, ``evaluate`` and
 ``export-sample``.  All logic lives in importable modules; this
 file parses options and prints.
 """
