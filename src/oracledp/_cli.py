@@ -3,7 +3,7 @@
 Commands: ``datasets`` (bundled data files and their checksums), ``solvers``
 (oracle backends), ``demo`` (OPDisc on Adult, see
 :mod:`oracledp._demo`), and for your own CSV (see :mod:`oracledp.tabular`
-and docs/your-own-data.md) ``schema infer``, ``fit``, ``predict``, ``evaluate`` and
+and docs/your-own-data.md) ``schema infer``, ``schema check``, ``fit``, ``predict``, ``evaluate`` and
 ``export-sample``.  All logic lives in importable modules; this
 file parses options and prints.  The papers' reproductions are not part of the package: they
 live in the repository's ``lab/`` (``python -m lab --help`` from a clone).

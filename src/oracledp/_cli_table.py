@@ -1,4 +1,4 @@
-"""``oracledp schema infer | fit | predict | evaluate | models | export-sample``: your own table.
+"""``oracledp schema infer | schema check | fit | predict | evaluate | models | export-sample``.
 
 The commands parse options, call :mod:`oracledp.tabular` and print; see docs/your-own-data.md.
 Every refusal is one ``error: ...`` line on stderr with exit code 2, decided from public
@@ -7,9 +7,12 @@ parameters and the schema before any randomness; no message prints a record valu
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import threading
 import time
+import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -46,6 +49,24 @@ def _fail(message: str) -> NoReturn:
 
 def _warn(message: str) -> None:
     typer.echo(f"warning: {' '.join(str(message).split())}", err=True)
+
+
+@contextlib.contextmanager
+def _clipping_on_stderr() -> Iterator[None]:
+    """The library's ClippedValuesWarning (columns clipped as the schema declares) as one
+    ``warning:`` line on stderr, printed once the block is done (even if it fails)."""
+    from oracledp._errors import ClippedValuesWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ClippedValuesWarning)
+        try:
+            yield
+        finally:
+            for w in caught:
+                if issubclass(w.category, ClippedValuesWarning):
+                    _warn(str(w.message))
+                else:  # not ours to print: shown as it would have been
+                    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
 
 def _load_schema(path: Path) -> Any:
@@ -131,6 +152,33 @@ def schema_infer(
     if schema.intercept:
         _warn("the schema adds the public intercept feature \"(intercept)\" (\"intercept\": "
               "true); set it to false for halfspaces through the origin.")
+
+
+def schema_check(
+    data: Annotated[Path, typer.Argument(help="CSV file with a header line and the target.")],
+    schema_path: Annotated[Path, typer.Option("--schema", help="The table schema (JSON).")],
+    sep: Annotated[str, _SEP] = ",",
+    ignore_extra: Annotated[
+        bool, typer.Option("--ignore-extra", help="Leave out data columns the schema does "
+                                                  "not mention (a problem otherwise).")
+    ] = False,
+) -> None:
+    """Check DATA against a schema without fitting: every problem, one line each (exit 2)."""
+    from oracledp.tabular import check_table
+
+    schema = _load_schema(schema_path)
+    try:
+        with _clipping_on_stderr():
+            problems = check_table(data, schema, sep=sep, ignore_extra=ignore_extra)
+    except MemoryError:  # pragma: no cover - one chunk at a time
+        _fail(f"{data}: not enough memory to read a chunk of the file")
+    for problem in problems:
+        typer.echo(f"error: {' '.join(problem.split())}", err=True)
+    if problems:
+        raise typer.Exit(2)
+    typer.echo(f"ok: {data} fits the schema {schema_path} (every cell of its "
+               f"{len(schema.columns)} declared column(s) and the target checked); "
+               "`oracledp fit` would accept it.")
 
 
 _OUT_FILES = ("model.json", "coefficients.png")
@@ -360,7 +408,8 @@ def _fit(data: Path, schema_path: Path, out: Path, model: str, epsilon: float | 
         _fail(str(exc))
     if model in _AGGREGATED_MODELS:
         # the distinct encoded rows with their record counts: est.fit(X, y, sample_weight=...)
-        table = _read_aggregated(data, schema, sep, model, ignore_extra)
+        with _clipping_on_stderr():
+            table = _read_aggregated(data, schema, sep, model, ignore_extra)
         try:
             X, y, counts = table.weighted_rows()
         except MemoryError:
@@ -372,7 +421,8 @@ def _fit(data: Path, schema_path: Path, out: Path, model: str, epsilon: float | 
         try:
             df = _read_table(data, schema, sep, with_target=True, ignore_extra=ignore_extra)
             y = schema.labels_of(df)
-            X = schema.encode(df)
+            with _clipping_on_stderr():
+                X = schema.encode(df)
             del df
         except MemoryError:
             _fail(_out_of_memory(data, model))
@@ -395,6 +445,8 @@ def _fit(data: Path, schema_path: Path, out: Path, model: str, epsilon: float | 
                               total=None)
             _run_interruptibly(lambda: est.fit(X, y) if counts is None
                                else est.fit(X, y, sample_weight=counts))
+        # the columns clipped to public bounds (declared, so public) go into the guarantee
+        est.guarantee_ = schema.annotate_guarantee(est.guarantee_)
         with _NoInterrupt():
             out.mkdir(parents=True, exist_ok=True)
             path = save_model(out, model_type=model, schema=schema, estimator=est,
@@ -447,6 +499,8 @@ def _print_fit(console: Console, model: str, schema: Any, est: Any, n_rows: int,
     console.print(summary)
     console.print(f"  in plain words: {g.in_plain_words()}", markup=False, highlight=False)
     console.print(f"  guarantee: {g.describe()}", markup=False, highlight=False)
+    if schema.clipping_note():
+        console.print(f"  note: {schema.clipping_note()}", markup=False, highlight=False)
 
 
 def _saved_model_and_table(model_dir: Path, data: Path, sep: str,
@@ -468,12 +522,13 @@ def _scores(saved: Any, df: Any, data: Path, strict: bool) -> Any:
     from oracledp.tabular import describe_adjusted
 
     try:
-        if strict:
-            X = saved.schema.encode(df)
-        else:
-            X, adjusted = saved.schema.encode_for_prediction(df, warn=False)
-            if adjusted:
-                _warn(describe_adjusted(adjusted, len(df), strict_hint="pass --strict"))
+        with _clipping_on_stderr():
+            if strict:
+                X = saved.schema.encode(df)
+            else:
+                X, adjusted = saved.schema.encode_for_prediction(df, warn=False)
+                if adjusted:
+                    _warn(describe_adjusted(adjusted, len(df), strict_hint="pass --strict"))
     except (OracleDPError, ValueError) as exc:
         _fail(f"{data}: {exc}")
     return X @ saved.coef + saved.intercept
@@ -517,6 +572,8 @@ def evaluate_table(
                   "exactly and is not covered by the model's privacy guarantee", markup=False)
     console.print(f"  model: {saved.model_type}; guarantee of the training: "
                   f"{saved.guarantee.describe()}", markup=False, highlight=False)
+    if saved.schema.clipping_note():
+        console.print(f"  note: {saved.schema.clipping_note()}", markup=False, highlight=False)
 
 
 def models(
@@ -563,6 +620,7 @@ def register(app: typer.Typer) -> None:
     """Add these commands to the ``oracledp`` app."""
     app.add_typer(schema_app, name="schema")
     schema_app.command("infer")(schema_infer)
+    schema_app.command("check")(schema_check)
     app.command("fit")(fit_table)
     app.command("predict")(predict_table)
     app.command("evaluate")(evaluate_table)

@@ -101,3 +101,14 @@ class PredictionPolicyWarning(UserWarning):
     lists a row or a value); pass ``on_unknown="refuse"`` (``--strict`` on the command
     line) to refuse such rows instead.
     """
+
+
+class ClippedValuesWarning(UserWarning):
+    """Numbers outside a column's declared public bounds were clipped to them, as the schema
+    declares for that column (``"out_of_bounds": "clip"``), in a fit or a prediction alike.
+
+    Clipping to public bounds is a fixed public map applied to each record alone, so a
+    privacy guarantee of a fit on the clipped rows holds for the original records.  The
+    warning names the columns that had such numbers: that is read from the data, a
+    non-private diagnostic not covered by any guarantee; it gives no count, row or value.
+    """

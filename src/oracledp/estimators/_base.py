@@ -94,9 +94,14 @@ def map_binary_labels(y: NDArray[Any], declared: Any, name: str,
         classes = np.sort(classes)
         inside = np.isin(y, classes)
         if not inside.all():
+            numbers = {np.asarray(y).dtype.kind in "biuf", classes.dtype.kind in "biuf"}
+            hint = ("; y holds numbers and the classes are text, or the reverse (0 is not "
+                    "'0'): with a TableSchema pass y = schema.labels_of(df), which reads the "
+                    "labels by value" if numbers == {True, False} else "")
             raise BoundsViolation(
                 f"y holds labels outside the declared classes {classes.tolist()} (the labels "
-                "are not shown: they are data); map or remove them with a public rule first"
+                f"are not shown: they are data); map or remove them with a public rule "
+                f"first{hint}"
             )
         y_idx = np.searchsorted(classes, y)
     else:

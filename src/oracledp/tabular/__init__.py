@@ -2,14 +2,25 @@
 
 :class:`TableSchema` declares, per input column of a CSV/DataFrame, how it is encoded:
 
-* ``categorical``: declared ``levels``; one 0/1 column per level (one-hot).
+* ``categorical``: declared ``levels``; one 0/1 column per level (one-hot).  A level that
+  writes a finite number (``"1"``, ``0.5`` in JSON) is a numeric code, matched **by value**:
+  ``1``, ``1.0``, ``"1"``, ``"1.0"`` and numpy numbers are the level ``"1"`` (two levels
+  that are the same number are refused); any other level is text, matched exactly.
 * ``numeric`` with a public ``lower``/``upper`` bound and a public grid ``step``: the value
   x is mapped to the exact rational ``k/K`` with ``K = (upper - lower)/step`` (a whole
   number, checked) and ``k = round((x - lower)/step)`` (numpy.rint: halves to even).  This is a documented, public per-record rounding to the
-  grid (no data-dependent choice); values outside ``[lower, upper]`` are refused.
+  grid (no data-dependent choice); values outside ``[lower, upper]`` are refused, unless the
+  column declares ``"out_of_bounds": "clip"`` (default ``"refuse"``): its numbers are then
+  clipped to ``[lower, upper]`` in fit and predict alike, one
+  :class:`~oracledp._errors.ClippedValuesWarning` names the columns that had such numbers (a
+  non-private diagnostic: names only, no count), and the fitted model's guarantee says which
+  columns are clipped (:meth:`TableSchema.annotate_guarantee`, applied by the command line,
+  :func:`save_model` and :func:`fit_aggregated`).  Clipping to public bounds is a fixed
+  public map of each record, so the guarantee holds for the original records.
 * ``numeric`` with public ``bins`` (cut points c_1 < ... < c_m inside ``[lower, upper]``):
   thermometer encoding, one 0/1 column ``[x >= c_j]`` per cut.
-* the ``target``: a column with exactly two declared ``labels`` (the label set is public).
+* the ``target``: a column with exactly two declared ``labels`` (the label set is public),
+  matched like levels (numbers by value).
 * the **intercept feature** ``(intercept)`` = 1 (``"intercept": true``, the default): the
   linear models here are halfspaces through the origin, so the schema appends a public
   constant feature whose weight is the intercept.  It is a feature like the others: it is
@@ -39,13 +50,17 @@ random happens.  Rows to *predict* on are post-processing of a released model, s
 they follow the prediction policy (:meth:`TableSchema.encode_for_prediction`): numbers
 clipped to the public bounds, unknown levels encoded as all-zero one-hots, with a
 :class:`~oracledp._errors.PredictionPolicyWarning` counting the affected rows per column;
-``on_unknown="refuse"`` refuses them as in training.  :func:`read_csv` adds file-level checks (empty file, non-UTF-8 bytes, wrong
+``on_unknown="refuse"`` refuses them as in training.  A column where most values are not
+declared levels is refused even then (it is coded otherwise: an all-zero column would give
+meaningless predictions).  :func:`read_csv` adds file-level checks (empty file, non-UTF-8 bytes, wrong
 delimiter) raising :class:`TableInputError`.  :func:`read_csv_aggregated` does the same checks
 chunk by chunk and keeps only the distinct encoded rows with their label counts (an
 :class:`AggregatedTable`, memory independent of the number of records);
 :meth:`AggregatedTable.weighted_rows` gives those rows with their record counts for the
 estimators' public ``fit(X, y, sample_weight=counts)``, and :func:`fit_aggregated` fits OPDisc
-or RSPM that way, exactly as on the whole table.
+or RSPM that way, exactly as on the whole table.  :func:`check_table` lists every problem of
+a CSV (streamed) or a DataFrame for a schema, one line each, without fitting (``oracledp
+schema check``).
 
 Saved model format (``model.json``, written by :func:`save_model`, read by
 :func:`load_model`; loading needs only this file)::
@@ -82,22 +97,30 @@ flag do not match the model type; ``NaN``/``Infinity`` anywhere; a key listed tw
 
 from __future__ import annotations
 
-from oracledp._errors import ModelFileError, TableInputError, UnconfirmedSchemaError
+from oracledp._errors import (
+    ClippedValuesWarning,
+    ModelFileError,
+    TableInputError,
+    UnconfirmedSchemaError,
+)
 
 # ``X as X``: public names outside __all__, importable from here as before the package split.
 from oracledp.tabular._aggregated import CHUNK_ROWS as CHUNK_ROWS
 from oracledp.tabular._aggregated import AggregatedTable, fit_aggregated, read_csv_aggregated
 from oracledp.tabular._cells import describe_adjusted as describe_adjusted
+from oracledp.tabular._check import check_table
 from oracledp.tabular._columns import DEFAULT_MISSING_VALUES as DEFAULT_MISSING_VALUES
 from oracledp.tabular._columns import INTERCEPT_NAME as INTERCEPT_NAME
 from oracledp.tabular._columns import MAX_GRID as MAX_GRID
 from oracledp.tabular._columns import MISSING_POLICIES as MISSING_POLICIES
+from oracledp.tabular._columns import OUT_OF_BOUNDS_POLICIES as OUT_OF_BOUNDS_POLICIES
 from oracledp.tabular._columns import Column
 from oracledp.tabular._csv import read_csv
 from oracledp.tabular._model_file import MODEL_FORMAT as MODEL_FORMAT
 from oracledp.tabular._model_file import MODEL_FORMAT_VERSION as MODEL_FORMAT_VERSION
 from oracledp.tabular._model_file import MODEL_TYPES as MODEL_TYPES
 from oracledp.tabular._model_file import SavedModel, load_model, save_model
+from oracledp.tabular._propose import PROPOSE_MAX_CODES as PROPOSE_MAX_CODES
 from oracledp.tabular._propose import PROPOSE_MAX_GRID as PROPOSE_MAX_GRID
 from oracledp.tabular._schema import FORMAT_VERSION as FORMAT_VERSION
 from oracledp.tabular._schema import FROM_DATA_NOTE as FROM_DATA_NOTE
@@ -107,6 +130,7 @@ from oracledp.tabular._transformer import SchemaTransformer
 
 __all__ = [
     "AggregatedTable",
+    "ClippedValuesWarning",
     "Column",
     "ModelFileError",
     "SavedModel",
@@ -114,6 +138,7 @@ __all__ = [
     "TableInputError",
     "TableSchema",
     "UnconfirmedSchemaError",
+    "check_table",
     "fit_aggregated",
     "load_model",
     "read_csv",

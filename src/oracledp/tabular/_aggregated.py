@@ -15,20 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 from numpy.typing import NDArray
 from sklearn.utils.validation import has_fit_parameter
 
-from oracledp.tabular._cells import _table_violation
-from oracledp.tabular._csv import (
-    _PARSE,
-    _check_header,
-    _no_rows,
-    _parse_error,
-    _prescan,
-    _source_label,
-    _text_stream,
-)
+from oracledp.tabular._cells import _table_violation, warn_clipped
+from oracledp.tabular._csv import _check_header, _check_unique, _chunks, _source_label
 from oracledp.tabular._schema import TableSchema
 
 # --- aggregated reading: memory grows with the distinct rows, not with the records ----------
@@ -167,7 +158,9 @@ def read_csv_aggregated(source: str | Path | bytes, schema: TableSchema, *, sep:
     encoding: file-level problems raise :class:`TableInputError`, and every violation of the
     schema anywhere in the file is listed in ONE BoundsViolation, by column and rule (never a
     value or a row), after the whole file was checked and before anything random can
-    happen.  Memory holds one chunk of ``chunksize`` rows plus the distinct rows, whatever
+    happen.  The numbers of a column declared ``"out_of_bounds": "clip"`` are clipped to its
+    bounds, as :meth:`TableSchema.encode` does, with one ClippedValuesWarning for the whole
+    file.  Memory holds one chunk of ``chunksize`` rows plus the distinct rows, whatever
     the number of records (``chunksize`` None: :data:`CHUNK_ROWS`).
     """
     if not isinstance(schema, TableSchema):
@@ -177,32 +170,23 @@ def read_csv_aggregated(source: str | Path | bytes, schema: TableSchema, *, sep:
     if isinstance(chunksize, bool) or not isinstance(chunksize, int) or chunksize < 1:
         raise ValueError(f"chunksize must be an integer >= 1, got {chunksize!r}")
     label = _source_label(source)
-    _prescan(source, label)
     counter: _RowCounter | None = _RowCounter(_cardinalities(schema))
     found: dict[tuple[int, int], str] = {}
-    n = 0
-    with _text_stream(source, label) as fh:
-        try:
-            chunks = pd.read_csv(fh, sep=sep, chunksize=chunksize, **_PARSE)
-            for i, chunk in enumerate(chunks):
-                chunk.columns = [str(c).strip() for c in chunk.columns]
-                if i == 0:
-                    _check_header(list(chunk.columns), schema, True, sep, label)
-                n += len(chunk)
-                items, codes, y_idx = schema._scan(chunk, with_target=True,
-                                                   codes=counter is not None,
-                                                   ignore_extra=ignore_extra)
-                found.update(items)
-                if found:
-                    counter = None  # nothing will be fitted: only the checks go on
-                elif counter is not None and codes is not None and y_idx is not None:
-                    counter.add(codes, y_idx)
-        except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-            raise _parse_error(label, sep, exc) from None
-    if n == 0:
-        raise _no_rows(label)
+    clipped: set[str] = set()
+    for i, chunk in enumerate(_chunks(source, sep, chunksize, label)):
+        if i == 0:
+            _check_unique(list(chunk.columns), label)
+            _check_header(list(chunk.columns), schema, True, sep, label)
+        items, codes, y_idx = schema._scan(chunk, with_target=True, codes=counter is not None,
+                                           ignore_extra=ignore_extra, clipped=clipped)
+        found.update(items)
+        if found:
+            counter = None  # nothing will be fitted: only the checks go on
+        elif counter is not None and codes is not None and y_idx is not None:
+            counter.add(codes, y_idx)
     if found or counter is None:
         raise _table_violation([found[k] for k in sorted(found)])
+    warn_clipped(clipped)
     codes, counts = counter.result()
     return AggregatedTable(schema=schema, codes=codes, counts=counts)
 
@@ -214,6 +198,8 @@ def fit_aggregated(estimator: Any, table: AggregatedTable) -> Any:
     table.weighted_rows()``: the same checks, the same exact problem and the same release
     for the same ``random_state`` as ``estimator.fit`` on the whole encoded table (delta =
     1/n^2 with n the number of records), in memory that grows with the distinct rows.
+    The guarantee's notes name the columns the schema clips
+    (:meth:`TableSchema.annotate_guarantee`).
     """
     if not has_fit_parameter(estimator, "sample_weight"):
         raise TypeError("fit_aggregated fits an estimator whose fit takes record counts as "
@@ -222,4 +208,6 @@ def fit_aggregated(estimator: Any, table: AggregatedTable) -> Any:
     if not isinstance(table, AggregatedTable):
         raise TypeError(f"table must be an AggregatedTable, got {type(table).__name__}")
     X, y, counts = table.weighted_rows()
-    return estimator.fit(X, y, sample_weight=counts)
+    estimator.fit(X, y, sample_weight=counts)
+    estimator.guarantee_ = table.schema.annotate_guarantee(estimator.guarantee_)
+    return estimator

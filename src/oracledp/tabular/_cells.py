@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -15,6 +16,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from oracledp._errors import BoundsViolation
+from oracledp.tabular._columns import level_codes, levels_by_value
 
 
 def describe_adjusted(adjusted: dict[str, dict[str, int]], n_rows: int,
@@ -31,41 +33,91 @@ def describe_adjusted(adjusted: dict[str, dict[str, int]], n_rows: int,
             f"and do not affect the training guarantee; {strict_hint} to refuse them instead.")
 
 
+def describe_clipped(columns: list[str]) -> str:
+    """The one sentence naming the columns whose numbers outside the declared bounds were
+    clipped to them (``"out_of_bounds": "clip"``): names only, no count, row or value."""
+    return (f"column(s) {', '.join(map(repr, columns))}: numbers outside the declared bounds "
+            "were clipped to them (\"out_of_bounds\": \"clip\": a public map of each record, "
+            "so a guarantee holds for the original records). Which columns had such numbers is "
+            "a non-private diagnostic (read from the data; no count, row or value is given).")
+
+
+def warn_clipped(columns: Any, stacklevel: int = 3) -> None:
+    """Issue the :class:`~oracledp._errors.ClippedValuesWarning` for ``columns`` (if any)."""
+    if columns:
+        import warnings
+
+        from oracledp._errors import ClippedValuesWarning
+
+        warnings.warn(describe_clipped(sorted(columns)), ClippedValuesWarning,
+                      stacklevel=stacklevel)
+
+
+def duplicate_names(names: list[str]) -> str:
+    """The problem of a header that names a column more than once ("" if none): each name
+    with how many times it appears (a property of the header, not of any record)."""
+    times = {1: "once", 2: "twice"}
+    seen: dict[str, int] = {}
+    for name in names:
+        seen[name] = seen.get(name, 0) + 1
+    parts = [f"the column name {name!r} {times.get(k, f'{k} times')}"
+             for name, k in seen.items() if k > 1]
+    if not parts:
+        return ""
+    return (f"the header has {' and '.join(parts)} (each column needs its own name: rename or "
+            "delete the repeated columns)")
+
+
 def _table_violation(problems: list[str]) -> BoundsViolation:
     """The one error listing every problem of a table (by column and rule, never a value)."""
     return BoundsViolation(
         "the table does not fit the schema: " + "; ".join(problems)
-        + ". Fix the data or the schema (no value is clipped, dropped or guessed)."
+        + ". Fix the data or the schema (no value is dropped or guessed)."
     )
 
 
 class _Cells:
     """The cells of one column, for rules that look at one cell at a time.
 
-    A column of strings (what :func:`read_csv` gives) is reduced to its distinct values,
-    each rule is evaluated once per distinct value and mapped back with :meth:`per_row`;
-    any other column is taken cell by cell.  ``raw``: the values as given; ``text``: as
-    stripped strings (``astype(str).str.strip()``); ``nan``: the cells that are NaN;
-    ``na``: missing (NaN or empty after stripping); ``ok``: the others.
+    A column of strings (what :func:`read_csv` gives) or of numbers is reduced to its distinct
+    values, each rule is evaluated once per distinct value and mapped back with
+    :meth:`per_row`; any other column is taken cell by cell.  ``raw``: the values as given;
+    ``text``: as stripped strings (``astype(str).str.strip()``, computed when first asked
+    for); ``nan``: the cells that are NaN (per row); ``numeric``: a column of numbers (no
+    text to read: never an empty cell or a missing-value token).
     """
 
     def __init__(self, s: pd.Series) -> None:
         inv, uniq = pd.factorize(s, use_na_sentinel=True)
-        if len(uniq) and (isinstance(s.dtype, pd.StringDtype) or (
+        self.numeric = s.dtype.kind in "iuf"
+        if len(uniq) and (self.numeric or isinstance(s.dtype, pd.StringDtype) or (
                 s.dtype == object and all(isinstance(u, str) for u in uniq))):
             self.raw = pd.Series(uniq, dtype=s.dtype)
-            self.text = self.raw.str.strip()
             self._inv: NDArray[np.intp] | None = np.where(inv < 0, 0, inv)
             self.nan = inv < 0
-            empty = (self.text == "").to_numpy(dtype=bool)
-            self.na = self.nan | empty[self._inv]
         else:
             self.raw = s.reset_index(drop=True)
-            self.text = self.raw.astype(str).str.strip()
             self._inv = None
             self.nan = self.raw.isna().to_numpy(dtype=bool)
-            self.na = self.nan | (self.text == "").to_numpy(dtype=bool)
-        self.ok = ~self.na
+
+    @cached_property
+    def text(self) -> pd.Series:
+        return self.raw.astype(str).str.strip()
+
+    def missing(self, tokens: list[str]) -> NDArray[np.bool_]:
+        """Per row: NaN, empty after stripping, or one of ``tokens``."""
+        if self.numeric:
+            return self.nan
+        return self.per_row((self.text.isin(tokens) | (self.text == "")).to_numpy(dtype=bool)
+                            ) | self.nan
+
+    def level_codes(self, levels: tuple[str, ...]) -> NDArray[np.intp]:
+        """Per row: the position of the cell's level in ``levels`` (-1 for none), by
+        :func:`~oracledp.tabular._columns.level_codes` (numbers by value, text exactly)."""
+        if self.numeric:
+            x = self.raw.to_numpy(dtype=np.float64, na_value=np.nan)
+            return self.per_row(levels_by_value(levels, x))
+        return self.per_row(level_codes(levels, self.text))
 
     def per_row(self, values: Any) -> NDArray[Any]:
         """``values`` (one per entry of ``raw``) for every cell."""

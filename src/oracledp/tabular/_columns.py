@@ -14,6 +14,10 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
 MAX_GRID = 10**6
 
 
@@ -21,6 +25,53 @@ def _num(v: Any, what: str) -> float:
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
         raise ValueError(f"{what} must be a finite number, got {v!r}")
     return float(v)
+
+
+def as_numbers(texts: Any) -> NDArray[np.float64]:
+    """Each text (stripped) as the finite number it writes (``1``, ``1.0``, ``1e0``), else
+    NaN; vectorized (pandas' own parser, so cells and declared levels read alike)."""
+    s = pd.Series(texts, dtype=object).astype(str).str.strip()
+    x = pd.to_numeric(s, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan, copy=True)
+    x[~np.isfinite(x)] = np.nan
+    return x
+
+
+def level_codes(levels: tuple[str, ...], texts: Any) -> NDArray[np.intp]:
+    """The position in ``levels`` of each text (stripped), -1 for none.
+
+    A declared level that writes a finite number (``"1"``, ``"0.5"``, or a JSON number) is a
+    numeric code, matched **by value**: ``1``, ``1.0``, ``"1"`` and ``"1.0"`` (numpy numbers
+    too) are that one level.  Any other level is text, matched exactly (case and inner spaces
+    count).  Vectorized over ``texts``.
+    """
+    texts = pd.Series(texts, dtype=object).astype(str).str.strip()
+    idx = pd.Index(levels).get_indexer(texts)
+    if (idx < 0).any() and not np.isnan(as_numbers(levels)).all():
+        idx = np.where(idx >= 0, idx, levels_by_value(levels, as_numbers(texts)))
+    return idx
+
+
+def levels_by_value(levels: tuple[str, ...], x: NDArray[np.float64]) -> NDArray[np.intp]:
+    """The position of each number of ``x`` among the numeric levels (see
+    :func:`level_codes`), -1 for none (NaN and inf included)."""
+    values = as_numbers(levels)
+    numeric = np.flatnonzero(~np.isnan(values))
+    if not numeric.size:
+        return np.full(len(x), -1, dtype=np.intp)
+    pos = pd.Index(values[numeric]).get_indexer(x)
+    return np.where(pos >= 0, numeric[pos], -1).astype(np.intp)
+
+
+def same_numbers(values: tuple[str, ...]) -> tuple[str, str] | None:
+    """Two of ``values`` that write the same number (e.g. ``"1"`` and ``"1.0"``), or None."""
+    x = as_numbers(values)
+    seen: dict[float, str] = {}
+    for v, text in zip(x.tolist(), values, strict=True):
+        if not math.isnan(v):
+            if v in seen:
+                return seen[v], text
+            seen[v] = text
+    return None
 
 
 #: Cell texts that mean "missing" by default (after stripping spaces), besides an empty cell
@@ -31,6 +82,9 @@ DEFAULT_MISSING_VALUES: tuple[str, ...] = ("NA", "N/A", "NaN", "nan", "NULL", "n
 
 #: The public policies for missing cells of a column (see :class:`Column`).
 MISSING_POLICIES = ("refuse", "level", "fill")
+
+#: The public policies for a number outside a numeric column's declared bounds.
+OUT_OF_BOUNDS_POLICIES = ("refuse", "clip")
 
 #: Name of the encoded constant feature (the public intercept).
 INTERCEPT_NAME = "(intercept)"
@@ -44,8 +98,12 @@ class Column:
     the schema's ``missing_values``): ``"refuse"`` (default: the table is refused),
     ``"level"`` (a public extra 0/1 feature ``name=(missing)``; a numeric column's value
     feature is 0 on such rows) or ``"fill"`` with the public ``fill`` value (a declared level,
-    or a number within the bounds).  ``"unresolved"`` marks a column that schema inference
-    could not type: every fit refuses it until it is declared or removed.
+    or a number within the bounds).  ``out_of_bounds`` (numeric columns) is the public policy
+    for a number outside ``[lower, upper]``: ``"refuse"`` (default: the table is refused) or
+    ``"clip"`` (the number is clipped to the nearer bound, in fit and predict alike; a fixed
+    public map of each record, so a guarantee holds for the original records).
+    ``"unresolved"`` marks a column that schema inference could not type: every fit refuses
+    it until it is declared or removed.
     """
 
     name: str
@@ -59,11 +117,19 @@ class Column:
     missing: str = "refuse"
     fill: str | float | None = None
     note: str = field(default="", compare=False)
+    out_of_bounds: str = "refuse"
 
     def __post_init__(self) -> None:
         where = f"column {self.name!r}"
         if not isinstance(self.name, str) or not self.name:
             raise ValueError(f"a column name must be a non-empty string, got {self.name!r}")
+        if not isinstance(self.out_of_bounds, str) or (
+                self.out_of_bounds not in OUT_OF_BOUNDS_POLICIES):
+            raise ValueError(f"{where}: 'out_of_bounds' must be \"refuse\" (the default) or "
+                             f"\"clip\", got {self.out_of_bounds!r}")
+        if self.out_of_bounds == "clip" and self.kind != "numeric":
+            raise ValueError(f"{where}: \"out_of_bounds\": \"clip\" applies to numeric "
+                             "columns only (they have public bounds to clip to)")
         if self.missing not in MISSING_POLICIES:
             raise ValueError(f"{where}: 'missing' must be \"refuse\", \"level\" or "
                              "{\"fill\": <public value>}")
@@ -80,13 +146,21 @@ class Column:
             levels = tuple(str(v) for v in self.levels)
             if len(set(levels)) != len(levels):
                 raise ValueError(f"{where}: 'levels' must be distinct")
+            twins = same_numbers(levels)
+            if twins:
+                raise ValueError(f"{where}: the levels {twins[0]!r} and {twins[1]!r} are the "
+                                 "same number (levels that are numbers are compared by value)")
             object.__setattr__(self, "levels", levels)
             if any(v is not None for v in (self.lower, self.upper, self.step, self.bins)):
                 raise ValueError(f"{where}: a categorical column takes only 'levels'")
             if self.fill is not None:
-                if not isinstance(self.fill, str) or self.fill not in levels:
+                pos = (-1 if isinstance(self.fill, bool)
+                       or not isinstance(self.fill, (str, int, float))
+                       else int(level_codes(levels, [self.fill])[0]))
+                if pos < 0:
                     raise ValueError(f"{where}: the fill value must be one of the declared "
                                      "levels")
+                object.__setattr__(self, "fill", levels[pos])  # the level as declared
         elif self.kind == "numeric":
             if self.levels is not None:
                 raise ValueError(f"{where}: a numeric column takes no 'levels'")
@@ -184,6 +258,8 @@ class Column:
         elif self.missing == "fill":
             d["missing"] = {"fill": self.fill if isinstance(self.fill, str)
                             else _plain(self.fill)}
+        if self.out_of_bounds != "refuse":
+            d["out_of_bounds"] = self.out_of_bounds
         if self.from_data:
             d["from_data"] = True
         if self.note:
@@ -195,7 +271,7 @@ class Column:
         if not isinstance(d, dict):
             raise ValueError(f"each column must be a JSON object, got {type(d).__name__}")
         allowed = {"name", "type", "levels", "lower", "upper", "step", "bins", "from_data",
-                   "missing", "note"}
+                   "missing", "note", "out_of_bounds"}
         extra = sorted(set(d) - allowed)
         if extra:
             raise ValueError(f"column {d.get('name')!r}: unknown keys {extra}")
@@ -212,7 +288,8 @@ class Column:
                    lower=d.get("lower"), upper=d.get("upper"), step=d.get("step"),
                    bins=None if bins is None else tuple(bins),
                    from_data=_flag(d.get("from_data", False), d["name"]),
-                   missing=missing, fill=fill, note=note)
+                   missing=missing, fill=fill, note=note,
+                   out_of_bounds=d.get("out_of_bounds", "refuse"))
 
 
 def _parse_missing(v: Any, name: Any) -> tuple[str, Any]:

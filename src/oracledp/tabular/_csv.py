@@ -18,6 +18,7 @@ from typing import IO, TYPE_CHECKING, Any
 import pandas as pd
 
 from oracledp._errors import TableInputError
+from oracledp.tabular._cells import duplicate_names
 
 if TYPE_CHECKING:
     from oracledp.tabular._schema import TableSchema
@@ -103,8 +104,55 @@ def _check_header(columns: list[str], schema: TableSchema | None, with_target: b
             f"schema expects {expected} columns; is the delimiter right?{hint}")
 
 
+def _header(source: str | Path | bytes, sep: str, label: str) -> list[str]:
+    """The column names as written in the header line (stripped), read apart from the rows:
+    pandas renames a repeated name ('age', 'age.1'), which would hide the repetition."""
+    with _text_stream(source, label) as fh:
+        try:
+            head = pd.read_csv(fh, sep=sep, header=None, nrows=1, **_PARSE)
+        except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+            raise _parse_error(label, sep, exc) from None
+    return [str(v).strip() for v in head.iloc[0]] if len(head) else []
+
+
+def _named(parsed: list[str], header: list[str]) -> list[str]:
+    """The names of the parsed columns: as written in the header (an empty name keeps pandas'
+    'Unnamed: i'); pandas' own names if the two do not line up."""
+    parsed = [str(c).strip() for c in parsed]
+    if len(parsed) != len(header):
+        return parsed
+    return [h if h else p for p, h in zip(parsed, header, strict=True)]
+
+
+def _check_unique(names: list[str], label: str) -> None:
+    """Refuse a header that names a column twice (TableInputError naming it)."""
+    problem = duplicate_names(names)
+    if problem:
+        raise TableInputError(f"{label}: {problem}")
+
+
 def _no_rows(label: str) -> TableInputError:
     return TableInputError(f"{label}: the file has a header but no rows")
+
+
+def _chunks(source: str | Path | bytes, sep: str, chunksize: int,
+            label: str) -> Iterator[pd.DataFrame]:
+    """The CSV as string chunks of ``chunksize`` rows, streamed, columns named as written in
+    the header (a repeated name stays repeated: the caller decides).  The file-level checks
+    come first; a file without rows raises :class:`TableInputError` at the end."""
+    _prescan(source, label)
+    header = _header(source, sep, label)
+    n = 0
+    with _text_stream(source, label) as fh:
+        try:
+            for chunk in pd.read_csv(fh, sep=sep, chunksize=chunksize, **_PARSE):
+                chunk.columns = _named(list(chunk.columns), header)
+                n += len(chunk)
+                yield chunk
+        except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+            raise _parse_error(label, sep, exc) from None
+    if n == 0:
+        raise _no_rows(label)
 
 
 def read_csv(source: str | Path | bytes, schema: TableSchema | None = None, *,
@@ -112,7 +160,8 @@ def read_csv(source: str | Path | bytes, schema: TableSchema | None = None, *,
              check: bool = True) -> pd.DataFrame:
     """Read a CSV as strings; with ``schema``, check it and raise ONE error listing every problem.
 
-    File-level problems (unreadable, empty, non-UTF-8, wrong delimiter) raise
+    File-level problems (unreadable, empty, non-UTF-8, wrong delimiter, a column name written
+    twice in the header) raise
     :class:`TableInputError`; values outside the schema raise BoundsViolation (``check=False``
     leaves the values to the caller, e.g. the prediction policy); with
     ``ignore_extra=False`` columns the schema does not mention are refused.  The file is
@@ -126,7 +175,8 @@ def read_csv(source: str | Path | bytes, schema: TableSchema | None = None, *,
             df = pd.read_csv(fh, sep=sep, **_PARSE)
         except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
             raise _parse_error(label, sep, exc) from None
-    df.columns = [str(c).strip() for c in df.columns]
+    df.columns = _named(list(df.columns), _header(source, sep, label))
+    _check_unique(list(df.columns), label)
     _check_header(list(df.columns), schema, with_target, sep, label)
     if len(df) == 0:
         raise _no_rows(label)

@@ -167,7 +167,9 @@ def save_model(directory: str | Path, *, model_type: str, schema: TableSchema,
 
     The document is validated exactly as :func:`load_model` validates it before anything is
     written (a model that could not be loaded back is never saved: ValueError).  With
-    ``overwrite=False`` an existing ``model.json`` is refused (FileExistsError).
+    ``overwrite=False`` an existing ``model.json`` is refused (FileExistsError).  The saved
+    guarantee's notes name the columns the schema clips to their public bounds
+    (:meth:`TableSchema.annotate_guarantee`).
     """
     if model_type not in MODEL_TYPES:
         raise ValueError(f"unknown model type {model_type!r}")
@@ -181,7 +183,7 @@ def save_model(directory: str | Path, *, model_type: str, schema: TableSchema,
         "model": model_type,
         "schema": schema.to_dict(),
         "params": params,
-        "guarantee": estimator.guarantee_.to_dict(),
+        "guarantee": schema.annotate_guarantee(estimator.guarantee_).to_dict(),
         "classes": [str(c) for c in estimator.classes_],
         "feature_names": schema.feature_names,
         "coef": coef.tolist(),

@@ -19,10 +19,39 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from oracledp._errors import BoundsViolation, TableInputError, UnconfirmedSchemaError
-from oracledp.tabular._cells import _Cells, _table_violation, describe_adjusted
-from oracledp.tabular._columns import DEFAULT_MISSING_VALUES, INTERCEPT_NAME, Column, _flag
+from oracledp.tabular._cells import (
+    _Cells,
+    _table_violation,
+    describe_adjusted,
+    duplicate_names,
+    warn_clipped,
+)
+from oracledp.tabular._columns import (
+    DEFAULT_MISSING_VALUES,
+    INTERCEPT_NAME,
+    Column,
+    _flag,
+    same_numbers,
+)
 from oracledp.tabular._csv import read_csv
-from oracledp.tabular._propose import _propose_numeric
+from oracledp.tabular._propose import (
+    _identifier,
+    _looks_like_identifier,
+    _propose_codes,
+    _propose_numeric,
+    _whole,
+)
+
+#: Why data may miss every declared level (numbers are already compared by value).
+_CODING_HINT = "check how they are coded (a number for a word, case, spaces)"
+
+
+def _shown(levels: tuple[str, ...] | None, at_most: int = 10) -> str:
+    """Declared (public) levels for a message: the first ``at_most`` of them."""
+    levels = levels or ()
+    more = f", ... ({len(levels)} declared)" if len(levels) > at_most else ""
+    return ", ".join(map(repr, levels[:at_most])) + more
+
 
 SCHEMA_FORMAT = "oracledp.table_schema"
 FORMAT_VERSION = 1
@@ -88,6 +117,9 @@ class TableSchema:
         labels = tuple(str(v) for v in self.labels)
         if len(labels) != 2 or labels[0] == labels[1]:
             raise ValueError("the target needs exactly two distinct 'labels'")
+        if same_numbers(labels):
+            raise ValueError(f"the target's labels {labels[0]!r} and {labels[1]!r} are the same "
+                             "number (labels that are numbers are compared by value)")
         object.__setattr__(self, "labels", labels)
         m = self.row_divisor
         if isinstance(m, bool) or not isinstance(m, int) or m < 1:
@@ -214,6 +246,32 @@ class TableSchema:
         return replace(self, columns=tuple(replace(c, from_data=False) for c in self.columns),
                        target_from_data=False, note="")
 
+    # --- declared clipping and the guarantee -----------------------------------------------
+
+    def clipped_columns(self) -> list[str]:
+        """The columns declared ``"out_of_bounds": "clip"`` (public: from the schema alone)."""
+        return [c.name for c in self.columns if c.out_of_bounds == "clip"]
+
+    def clipping_note(self) -> str:
+        """What declared clipping means for a guarantee ("" without such columns)."""
+        names = self.clipped_columns()
+        if not names:
+            return ""
+        return (f"column(s) {', '.join(map(repr, names))} are clipped to their declared public "
+                "bounds before encoding (\"out_of_bounds\": \"clip\"): a fixed public map of "
+                "each record, so the guarantee holds for the original records")
+
+    def annotate_guarantee(self, guarantee: Any) -> Any:
+        """``guarantee`` (a PrivacyGuarantee) with :meth:`clipping_note` added to its notes;
+        unchanged without clipped columns or when the note is already there.  The command
+        line's ``fit`` and :func:`~oracledp.tabular.save_model` apply it; after fitting a
+        ``Pipeline`` yourself: ``schema.annotate_guarantee(clf[-1].guarantee_)``."""
+        note = self.clipping_note()
+        if not note or note in guarantee.notes:
+            return guarantee
+        return replace(guarantee, notes=f"{guarantee.notes}; {note}" if guarantee.notes
+                       else note)
+
     # --- public derived quantities --------------------------------------------------------
 
     @property
@@ -285,10 +343,19 @@ class TableSchema:
         mixed with other text, or more than ``max_levels`` distinct texts) gets an
         ``"unresolved"`` entry, which every fit refuses until it is declared or removed, with
         a warning.  A numeric column's step is its recorded resolution (``10^-d`` for values
-        written with d decimals), so no value is rounded, unless that grid would exceed
-        :data:`PROPOSE_MAX_GRID` points: then a coarser round step is proposed and a warning
-        names the column and the rounding.  The warnings name columns and rules only.
+        written with d decimals; 1 for whole numbers, also when written ``7.0``), so no value
+        is rounded, unless that grid would exceed :data:`PROPOSE_MAX_GRID` points: then a
+        coarser round step is proposed and a warning names the column and the rounding.
+        Whole numbers with at most :data:`PROPOSE_MAX_CODES` distinct values (each seen twice
+        on average) are proposed as categorical codes; a column of whole numbers or texts
+        whose values are all or nearly all distinct (at least 20 values, 95% distinct) looks
+        like an identifier and is proposed ``"unresolved"`` with a warning to delete it.  The
+        warnings name columns and rules only.
         """
+        if isinstance(data, pd.DataFrame):
+            repeated = duplicate_names(list(map(str, data.columns)))
+            if repeated:
+                raise TableInputError(repeated)
         df = read_csv(data) if isinstance(data, (str, Path)) else data.astype(str)
         df = df.apply(lambda s: s.str.strip())
         if target not in df.columns:
@@ -325,7 +392,11 @@ class TableSchema:
             num = pd.to_numeric(s, errors="coerce")
             isnum = num.notna() & np.isfinite(num.to_numpy(dtype=float, na_value=np.nan))
             if isnum.all():
-                col, warn = _propose_numeric(str(name), s, num, missing)
+                codes = _propose_codes(str(name), num, missing)
+                if codes is None and _whole(num) and _looks_like_identifier(len(num),
+                                                                            num.nunique()):
+                    codes = _identifier(str(name), missing)
+                col, warn = codes or _propose_numeric(str(name), s, num, missing)
                 cols.append(col)
                 warns.extend([warn] if warn else [])
             elif isnum.any():
@@ -337,6 +408,11 @@ class TableSchema:
                              "missing_values) or categorical")
             else:
                 levels = sorted(s.unique().tolist())
+                if _looks_like_identifier(len(s), len(levels)):
+                    col, warn = _identifier(str(name), missing)
+                    cols.append(col)
+                    warns.append(warn)
+                    continue
                 if len(levels) > max_levels:
                     cols.append(Column(str(name), "unresolved", from_data=True,
                                        note=f"more than {max_levels} distinct texts"))
@@ -366,7 +442,7 @@ class TableSchema:
 
     def _scan(self, df: pd.DataFrame, *, with_target: bool, codes: bool = False,
               adjusted: dict[str, dict[str, int]] | None = None, ignore_extra: bool = True,
-              ) -> tuple[list[tuple[tuple[int, int], str]], NDArray[np.int64] | None,
+              clipped: set[str] | None = None) -> tuple[list[tuple[tuple[int, int], str]], NDArray[np.int64] | None,
                          NDArray[np.int8] | None]:
         """The problems of ``df``, each with its rank (column, rule), in the order listed.
 
@@ -380,9 +456,18 @@ class TableSchema:
         outside its bounds is clipped to them, an unknown level (or a missing cell of a
         categorical column whose policy is "refuse") gets code -1 (an all-zero one-hot), and
         the number of affected rows is added to ``adjusted[column][rule]``.
+
+        A column declared ``"out_of_bounds": "clip"`` has its numbers clipped to its bounds
+        in every case (training too); its name is added to ``clipped`` (a set) when it had
+        such numbers.
         """
         found: list[tuple[tuple[int, int], str]] = []
-        present = set(map(str, df.columns))
+        names = list(map(str, df.columns))
+        repeated = duplicate_names(names)
+        if repeated:
+            found.append(((-2, 0), repeated))
+        present = set(names)
+        readable = {n for n in present if names.count(n) == 1}  # a repeated column is not read
         needed = [c.name for c in self.columns if c.kind != "unresolved"]
         needed += [self.target] if with_target else []
         absent = [n for n in needed if n not in present]
@@ -390,7 +475,7 @@ class TableSchema:
             found.append(((-1, 0), f"missing column(s): {', '.join(map(repr, absent))}"))
         if not ignore_extra:
             known = {c.name for c in self.columns} | {self.target}
-            extra = [str(c) for c in df.columns if str(c) not in known]
+            extra = list(dict.fromkeys(n for n in names if n not in known))
             if extra:
                 found.append(((-1, 1), f"column(s) {', '.join(map(repr, extra))} are not in the "
                                        "schema (refused so that no column is left out by "
@@ -398,7 +483,8 @@ class TableSchema:
                                        "--ignore-extra / ignore_extra=True to leave them out)"))
         lenient = adjusted is not None
         n = len(df)
-        out = np.empty((n, len(self.columns)), dtype=np.int64) if codes and not absent else None
+        out = (np.empty((n, len(self.columns)), dtype=np.int64)
+               if codes and not absent and not repeated else None)
 
         def count(name: str, rule: str, k: int) -> None:
             if adjusted is not None and k:
@@ -410,12 +496,10 @@ class TableSchema:
                 found.append(((i, 0), f"column {c.name!r}: its type is unresolved (schema "
                                       "inference could not decide it); declare it or remove it"))
                 continue
-            if c.name not in present:
+            if c.name not in readable:
                 continue
             cells = _Cells(df[c.name])
-            tokens = sorted(set(self.missing_values) - set(c.levels or ()))
-            miss_u = (cells.text.isin(tokens) | (cells.text == "")).to_numpy(dtype=bool)
-            miss = cells.per_row(miss_u) | cells.nan
+            miss = cells.missing(sorted(set(self.missing_values) - set(c.levels or ())))
             code = np.zeros(n, dtype=np.int64)
             if miss.any():
                 if c.missing == "level":
@@ -432,15 +516,19 @@ class TableSchema:
                                           "it (\"level\" or {\"fill\": ...})"))
             ok = ~miss
             if c.kind == "categorical":
-                idx = cells.per_row(pd.Index(c.levels).get_indexer(cells.text))
+                idx = cells.level_codes(c.levels or ())
                 unknown = ok & (idx < 0)
-                if unknown.any():
-                    if lenient:
-                        count(c.name, "unknown level", int(unknown.sum()))
-                    else:
-                        found.append(((i, 1), f"column {c.name!r}: values must be one of the "
-                                              f"{len(c.levels or ())} declared levels (unknown "
-                                              "level found)"))
+                n_unknown = int(unknown.sum())
+                if n_unknown and lenient and 2 * n_unknown <= int(ok.sum()):
+                    count(c.name, "unknown level", n_unknown)
+                elif n_unknown and lenient:  # never a silent all-zero column
+                    found.append(((i, 1), f"column {c.name!r}: most values are not declared "
+                                          f"levels (declared: {_shown(c.levels)}), so nothing "
+                                          f"was predicted; {_CODING_HINT}"))
+                elif n_unknown:
+                    found.append(((i, 1), f"column {c.name!r}: values must be one of the "
+                                          f"{len(c.levels or ())} declared levels "
+                                          f"({_shown(c.levels)}); some are not: {_CODING_HINT}"))
                 code[ok] = idx[ok]  # -1 for an unknown level
             else:
                 num_u = pd.to_numeric(cells.raw, errors="coerce").to_numpy(dtype=float,
@@ -453,24 +541,29 @@ class TableSchema:
                 x = num[good]
                 outside = (x < c.lower) | (x > c.upper)
                 if outside.any():
-                    if lenient:
+                    if c.out_of_bounds == "clip":  # declared: the same public map everywhere
+                        x = np.clip(x, c.lower, c.upper)
+                        if clipped is not None:
+                            clipped.add(c.name)
+                    elif lenient:
                         count(c.name, "clipped", int(outside.sum()))
                         x = np.clip(x, c.lower, c.upper)
                     else:
                         found.append(((i, 2), f"column {c.name!r}: values must lie in "
                                               f"[{c.lower:g}, {c.upper:g}] (declared public "
-                                              "bounds; nothing is clipped)"))
+                                              "bounds; nothing is clipped unless the column "
+                                              "declares \"out_of_bounds\": \"clip\")"))
                 code[good] = self._codes_of_numbers(c, x)
             if out is not None:
                 out[:, i] = code
         y_idx = None
-        if with_target and self.target in present:
+        if with_target and self.target in readable:
             cells = _Cells(df[self.target])
-            lab = cells.per_row(pd.Index(self.labels).get_indexer(cells.text))
+            lab = cells.level_codes(self.labels)
             if cells.nan.any() or (lab < 0).any():
                 found.append(((len(self.columns), 0), f"target {self.target!r}: values must be "
                                                       f"one of the declared labels "
-                                                      f"{list(self.labels)}"))
+                                                      f"{list(self.labels)}; {_CODING_HINT}"))
             else:
                 y_idx = lab.astype(np.int8)
         if found or out is None:
@@ -532,7 +625,10 @@ class TableSchema:
 
         ``on_unknown="refuse"`` (default; always for training): any value outside the schema
         raises one BoundsViolation.  ``"clip"`` is the prediction policy of
-        :meth:`encode_for_prediction` (with its warning).
+        :meth:`encode_for_prediction` (with its warning).  Either way, the numbers of a
+        column declared ``"out_of_bounds": "clip"`` are clipped to its bounds, and one
+        :class:`~oracledp._errors.ClippedValuesWarning` names the columns that had such
+        numbers (a non-private diagnostic: names only).
         """
         if on_unknown == "clip":
             return self.encode_for_prediction(df)[0]
@@ -540,9 +636,11 @@ class TableSchema:
             raise ValueError(f"on_unknown must be 'refuse' or 'clip', got {on_unknown!r}")
         if not isinstance(df, pd.DataFrame):
             self.check(df)
-        found, codes, _ = self._scan(df, with_target=False, codes=True)
+        clipped: set[str] = set()
+        found, codes, _ = self._scan(df, with_target=False, codes=True, clipped=clipped)
         if found or codes is None:
             raise _table_violation([msg for _, msg in found])
+        warn_clipped(clipped)
         return self._decode(codes)
 
     def encode_for_prediction(self, df: pd.DataFrame, *, warn: bool = True,
@@ -555,15 +653,20 @@ class TableSchema:
         without a 'missing' policy) is encoded as an all-zero one-hot.  ``adjusted`` counts
         the affected rows per column and rule (never a row or a value); with ``warn`` a
         :class:`~oracledp._errors.PredictionPolicyWarning` says the same.  Still refused (one
-        BoundsViolation): a missing column, text or inf in a numeric column, and a missing
-        number in a column without a 'missing' policy.
+        BoundsViolation): a missing column, text or inf in a numeric column, a missing
+        number in a column without a 'missing' policy, and a categorical column where most
+        present values are not declared levels (coded otherwise: its all-zero encoding would
+        make the predictions meaningless).
         """
         if not isinstance(df, pd.DataFrame):
             self.check(df)
         adjusted: dict[str, dict[str, int]] = {}
-        found, codes, _ = self._scan(df, with_target=False, codes=True, adjusted=adjusted)
+        clipped: set[str] = set()
+        found, codes, _ = self._scan(df, with_target=False, codes=True, adjusted=adjusted,
+                                     clipped=clipped)
         if found or codes is None:
             raise _table_violation([msg for _, msg in found])
+        warn_clipped(clipped)
         if warn and adjusted:
             import warnings
 
@@ -579,10 +682,12 @@ class TableSchema:
         if not isinstance(df, pd.DataFrame) or self.target not in set(map(str, df.columns)):
             raise BoundsViolation(f"the table does not fit the schema: missing column(s): "
                                   f"{self.target!r}.")
+        if list(map(str, df.columns)).count(self.target) > 1:
+            raise _table_violation([duplicate_names(list(map(str, df.columns)))])
         cells = _Cells(df[self.target])
-        lab = cells.per_row(pd.Index(self.labels).get_indexer(cells.text))
+        lab = cells.level_codes(self.labels)
         if cells.nan.any() or (lab < 0).any():
             raise BoundsViolation(f"the table does not fit the schema: target {self.target!r}: "
                                   f"values must be one of the declared labels "
-                                  f"{list(self.labels)}.")
+                                  f"{list(self.labels)}; {_CODING_HINT}.")
         return np.asarray(self.labels, dtype=object)[lab]

@@ -23,7 +23,8 @@ class SchemaTransformer(TransformerMixin, BaseEstimator):
     prediction policy of :meth:`TableSchema.encode_for_prediction` (numbers clipped to the
     public bounds, unknown levels all-zero, a
     :class:`~oracledp._errors.PredictionPolicyWarning` counting the rows), ``"refuse"``
-    raises one BoundsViolation listing every problem.  Training data are never clipped.
+    raises one BoundsViolation listing every problem.  Training data are clipped only in the
+    columns that declare ``"out_of_bounds": "clip"`` (as every encoding clips them).
     Output: a float numpy array whose columns are ``get_feature_names_out()`` and whose
     public feature schema is ``schema.feature_schema()``.
 
@@ -58,7 +59,7 @@ class SchemaTransformer(TransformerMixin, BaseEstimator):
 
     def fit_transform(self, X: pd.DataFrame, y: Any = None, **fit_params: Any,
                       ) -> NDArray[np.float64]:
-        """Fit, then encode the training rows strictly (nothing clipped)."""
+        """Fit, then encode the training rows strictly (clipped only where declared)."""
         self.fit(X, y)
         return self._schema().encode(X)
 
