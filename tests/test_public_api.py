@@ -31,6 +31,7 @@ PUBLIC: dict[str, list[str]] = {
         "AccuracyFirstRidge",
         "BoundsViolation",
         "BudgetError",
+        "ClippedValuesWarning",
         "DPSGDLogisticRegression",
         "DataIntegrityError",
         "DiagnosticsWarning",
@@ -245,6 +246,7 @@ PUBLIC: dict[str, list[str]] = {
     ],
     "oracledp.tabular": [
         "AggregatedTable",
+        "ClippedValuesWarning",
         "Column",
         "ModelFileError",
         "SavedModel",
@@ -252,6 +254,7 @@ PUBLIC: dict[str, list[str]] = {
         "TableInputError",
         "TableSchema",
         "UnconfirmedSchemaError",
+        "check_table",
         "fit_aggregated",
         "load_model",
         "read_csv",

@@ -28,6 +28,7 @@ from oracledp._diagnostics import NonPrivateDiagnostics, research_diagnostics
 from oracledp._errors import (
     BoundsViolation,
     BudgetError,
+    ClippedValuesWarning,
     DataIntegrityError,
     DiagnosticsWarning,
     ModelFileError,
@@ -99,6 +100,7 @@ __all__ = [
     "AccuracyFirstRidge",
     "BoundsViolation",
     "BudgetError",
+    "ClippedValuesWarning",
     "DPSGDLogisticRegression",
     "DataIntegrityError",
     "DiagnosticsWarning",
