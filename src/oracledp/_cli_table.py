@@ -461,7 +461,7 @@ def _settle_budget(budget: Path, entry: str, local: Any,
                    declared: tuple[float, float | None, str], run: dict[str, Any],
                    exc: BaseException | None) -> Any:
     """Record how the fit ended: its charge, the declared budget kept, or no charge at all."""
-    from oracledp._budget_file import cancel, update
+    from oracledp._budget_file import BudgetFileError, cancel, update
 
     charges = local.spends
     interrupted = isinstance(exc, KeyboardInterrupt) and run.get("fitting", False)
@@ -487,10 +487,13 @@ def _settle_budget(budget: Path, entry: str, local: Any,
                                                 "declared budget is charged")
         cancel(budget, entry)  # refused before its mechanism drew anything
         return None
-    except OSError as exc2:
+    except (OSError, BudgetFileError) as exc2:
+        why = exc2.strerror if isinstance(exc2, OSError) and exc2.strerror else str(exc2)
         if exc is None:
             _fail(f"--budget {budget}: the model was fitted but the ledger could not be "
-                  f"updated ({exc2.strerror or exc2}); its declared budget stays charged")
+                  f"updated ({why}); its declared budget stays charged")
+        _warn(f"--budget {budget}: the ledger could not be updated ({why}); the fit's declared "
+              "budget stays charged")
         return None
 
 

@@ -15,7 +15,12 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -272,3 +277,36 @@ def test_schema_records_per_person_round_trips() -> None:
             TableSchema.from_dict({**SCHEMA, "records_per_person": bad})
     g = PrivacyGuarantee.pure(0.5, source="x")
     assert group_privacy(g, schema.records_per_person).epsilon == 2.0
+
+
+_SLOW_FIT = """
+import signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)
+from oracledp.estimators import RSPMClassifier
+def slow(est, X, y, sample_weight=None):
+    print("FITTING", flush=True)
+    time.sleep(60)
+RSPMClassifier.fit = slow
+from oracledp._cli import app
+sys.argv = ["oracledp", *sys.argv[1:]]
+app()
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_ctrl_c_after_the_fit_started_keeps_the_declared_budget(files) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _SLOW_FIT, "fit", str(files["data"]), "--schema",
+         str(files["schema"]), "--model", "rspm", "--epsilon", "1", "--out",
+         str(files["dir"] / "m"), "--budget", str(files["budget"])],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "COLUMNS": "200"})
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "FITTING"
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "declared budget stays charged" in err and "Traceback" not in err
+    (spend,) = _ledger(files)["spends"]
+    assert spend["epsilon"] == 1.0 and spend["status"].startswith("interrupted after the fit")
