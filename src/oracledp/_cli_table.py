@@ -8,6 +8,7 @@ parameters and the schema before any randomness; no message prints a record valu
 from __future__ import annotations
 
 import contextlib
+import math
 import signal
 import threading
 import time
@@ -32,6 +33,7 @@ from oracledp._guidance import (
 )
 from oracledp._registry import check_model_name, make_estimator, model_schema
 from oracledp._validation import check_delta, check_epsilon, check_positive
+from oracledp.privacy import group_privacy
 
 schema_app = typer.Typer(help="Table schemas for your own CSV (see docs/your-own-data.md).",
                          no_args_is_help=True)
@@ -383,11 +385,20 @@ def fit_table(
         bool, typer.Option("--verbose", help="Also print the fit's wall time in the summary (a "
                                              "NON-private diagnostic: it depends on the data).")
     ] = False,
+    budget: Annotated[
+        Path | None, typer.Option(
+            "--budget", dir_okay=False,
+            help="Privacy ledger (JSON you start as {\"total_epsilon\": E}, plus "
+                 "\"total_delta\" for models with a delta): a fit that would exceed the total "
+                 "is refused before DATA is read; each release is appended to it. See "
+                 "docs/your-own-data.md.")
+    ] = None,
 ) -> None:
     """Fit a private linear classifier on DATA with a confirmed schema; save model.json."""
     try:
         _fit(data, schema_path, out, model, epsilon, delta, alpha, max_epsilon,
-             allow_large_epsilon, ignore_extra, seed, solver, time_limit, sep, force, verbose)
+             allow_large_epsilon, ignore_extra, seed, solver, time_limit, sep, force, verbose,
+             budget)
     except KeyboardInterrupt:
         _interrupted()
 
@@ -395,10 +406,12 @@ def fit_table(
 def _fit(data: Path, schema_path: Path, out: Path, model: str, epsilon: float | None,
          delta: float | None, alpha: float, max_epsilon: float | None, allow_large: bool,
          ignore_extra: bool, seed: int | None, solver: str, time_limit: float, sep: str,
-         force: bool, verbose: bool) -> None:
+         force: bool, verbose: bool, budget: Path | None = None) -> None:
     max_epsilon = _check_fit_options(model, epsilon, delta, alpha, max_epsilon, allow_large,
                                      solver, time_limit)
     _check_out(out, force)  # before the data are read: a refused --out spends no budget
+    if budget is not None:
+        _read_budget(budget)  # a malformed ledger is refused before anything else is read
     schema = _load_schema(schema_path)
     try:  # what a Python user calls: the registry refuses an unconfirmed schema
         schema = model_schema(model, schema)
@@ -406,6 +419,150 @@ def _fit(data: Path, schema_path: Path, out: Path, model: str, epsilon: float | 
                              oracle=solver, time_limit=time_limit, max_epsilon=max_epsilon)
     except (OracleDPError, ValueError) as exc:
         _fail(str(exc))
+    declared = _declared(model, epsilon, delta, max_epsilon)
+    k = schema.records_per_person
+    if declared[1] is not None:  # before the data are read: a vacuous per-person statement
+        _per_person_or_fail(declared[0], declared[1], k)
+    run: dict[str, Any] = {}
+    if budget is None:
+        path, run = _fit_and_save(est, data, schema, out, model, sep, ignore_extra, solver,
+                                  time_limit, force, None, declared, run)
+        _report_fit(model, schema, est, run, path, out, verbose)
+        return
+    entry, local = _reserve_budget(budget, model, declared, k, data, out)
+    try:
+        path, run = _fit_and_save(est, data, schema, out, model, sep, ignore_extra, solver,
+                                  time_limit, force, local, declared, run)
+    except BaseException as exc:
+        _settle_budget(budget, entry, local, declared, run, exc)
+        raise
+    ledger = _settle_budget(budget, entry, local, declared, run, None)
+    _report_fit(model, schema, est, run, path, out, verbose)
+    _print_budget(budget, ledger, local, k)
+
+
+def _declared(model: str, epsilon: float | None, delta: float | None,
+              max_epsilon: float | None) -> tuple[float, float | None, str]:
+    """The per-record ``(epsilon, delta, kind)`` a fit declares before it reads the data:
+    accuracy-first its cap (ex-post), rspm pure, the others ``delta`` (None: ``1/n^2``)."""
+    if model == "accuracy-first":
+        assert max_epsilon is not None
+        return max_epsilon, 0.0, "ex-post"
+    assert epsilon is not None
+    if model == "rspm":
+        return epsilon, 0.0, "pure"
+    return epsilon, delta, "approximate"
+
+
+def _per_person_or_fail(epsilon: float, delta: float, k: int) -> tuple[float, float]:
+    """The per-person loss for the schema's records_per_person (exit 2 if vacuous)."""
+    from oracledp._budget_file import BudgetFileError, per_person
+
+    try:
+        return per_person(epsilon, delta, k)
+    except BudgetFileError as exc:
+        _fail(f"{exc}: lower --epsilon or --delta, or the schema's records_per_person; nothing "
+              "was read or fitted")
+
+
+def _read_budget(budget: Path) -> Any:
+    from oracledp._budget_file import BudgetFileError, read_ledger
+
+    try:
+        return read_ledger(budget)
+    except BudgetFileError as exc:
+        _fail(f"--budget {budget}: {exc}")
+
+
+def _reserve_budget(budget: Path, model: str, declared: tuple[float, float | None, str],
+                    k: int, data: Path, out: Path) -> tuple[str, Any]:
+    """Check the declared budget against the ledger and write it there, before DATA is read.
+
+    Returns the ledger entry's id and the accountant the fit reports to (its total is the
+    reserved budget, so the fit declares exactly what was reserved)."""
+    from oracledp._budget_file import BudgetFileError, reserve
+    from oracledp.privacy import BudgetAccountant
+
+    eps, delta, kind = declared
+    if delta is None:
+        _fail(f"--budget needs --delta for --model {model}: its default 1/n^2 depends on the "
+              "number of records, which is read only after the budget is checked; nothing was "
+              "read or fitted")
+    eps_k, delta_k = _per_person_or_fail(eps, delta, k)
+    entry: dict[str, Any] = {
+        "model": model, "kind": kind, "epsilon": eps_k, "delta": delta_k,
+        "records_per_person": k, "per_record": {"epsilon": eps, "delta": delta},
+        **({"max_epsilon": eps} if kind == "ex-post" else {}),
+        "data": str(data), "out": str(out)}
+    try:
+        entry_id = reserve(budget, entry)
+    except BudgetFileError as exc:
+        _fail(f"--budget {budget}: {exc}; nothing was read or fitted")
+    except OSError as exc:
+        _fail(f"--budget {budget}: cannot write it ({exc.strerror or exc}); nothing was read or "
+              "fitted")
+    return entry_id, BudgetAccountant(eps_k, delta_k, records_per_person=k)
+
+
+def _settle_budget(budget: Path, entry: str, local: Any,
+                   declared: tuple[float, float | None, str], run: dict[str, Any],
+                   exc: BaseException | None) -> Any:
+    """Record how the fit ended: its charge, the declared budget kept, or no charge at all."""
+    from oracledp._budget_file import BudgetFileError, cancel, update
+
+    charges = local.spends
+    interrupted = isinstance(exc, KeyboardInterrupt) and run.get("fitting", False)
+    try:
+        if charges:
+            c = charges[0]
+            g = c.guarantee
+            epsilon = c.epsilon
+            status = c.status
+            if not math.isfinite(epsilon):  # no guarantee: the whole budget is charged
+                epsilon = _read_budget(budget).total_epsilon
+                status += " (charged the whole total)"
+            ledger = update(budget, entry, kind=str(g.kind), epsilon=epsilon, delta=c.delta,
+                            per_record={"epsilon": g.epsilon, "delta": g.delta}, status=status)
+            if exc is not None:
+                _warn(f"--budget {budget}: the fit drew noise before it stopped, so it is "
+                      f"charged epsilon {epsilon:.4g}, delta {c.delta:.3g} ({status})")
+            return ledger
+        if interrupted or local._pending:
+            _warn(f"--budget {budget}: the fit was stopped after it started; its declared "
+                  "budget stays charged")
+            return update(budget, entry, status="interrupted after the fit started: its "
+                                                "declared budget is charged")
+        cancel(budget, entry)  # refused before its mechanism drew anything
+        return None
+    except (OSError, BudgetFileError) as exc2:
+        why = exc2.strerror if isinstance(exc2, OSError) and exc2.strerror else str(exc2)
+        if exc is None:
+            _fail(f"--budget {budget}: the model was fitted but the ledger could not be "
+                  f"updated ({why}); its declared budget stays charged")
+        _warn(f"--budget {budget}: the ledger could not be updated ({why}); the fit's declared "
+              "budget stays charged")
+        return None
+
+
+def _print_budget(budget: Path, ledger: Any, local: Any, k: int) -> None:
+    if ledger is None:  # pragma: no cover - a successful fit always updates its entry
+        return
+    c = local.spends[0]
+    eps, delta = ledger.spent
+    left_eps, left_delta = ledger.remaining
+    who = f" per person ({k} records)" if k > 1 else ""
+    typer.echo(f"  budget {budget}: charged epsilon {c.epsilon:.4g}, delta {c.delta:.3g}{who}; "
+               f"spent epsilon {eps:.4g} of {ledger.total_epsilon:g}, delta {delta:.3g} of "
+               f"{ledger.total_delta:g} in {len(ledger.spends)} release(s); remaining epsilon "
+               f"{left_eps:.4g}, delta {left_delta:.3g}")
+
+
+def _fit_and_save(est: Any, data: Path, schema: Any, out: Path, model: str, sep: str,
+                  ignore_extra: bool, solver: str, time_limit: float, force: bool,
+                  accountant: Any, declared: tuple[float, float | None, str],
+                  run: dict[str, Any] | None = None) -> tuple[Path, dict[str, Any]]:
+    """Read DATA, fit (reporting to ``accountant`` if any), save; ``run`` gets the counts."""
+    run = {} if run is None else run
     if model in _AGGREGATED_MODELS:
         # the distinct encoded rows with their record counts: est.fit(X, y, sample_weight=...)
         with _clipping_on_stderr():
@@ -427,11 +584,13 @@ def _fit(data: Path, schema_path: Path, out: Path, model: str, epsilon: float | 
         except MemoryError:
             _fail(_out_of_memory(data, model))
         n_rows = X.shape[0]
-    n_features = schema.n_features
+    run["n_rows"], run["n_features"] = n_rows, schema.n_features
+    if declared[1] is None and schema.records_per_person > 1:  # delta = 1/n^2, n now known
+        _per_person_or_fail(declared[0], 1.0 / n_rows**2 if n_rows > 1 else 0.5,
+                            schema.records_per_person)
 
     from oracledp.tabular import save_model
 
-    console = Console()
     err_console = Console(stderr=True)
     t0 = time.perf_counter()
     limit = (f" (oracle limit {time_limit:g}s)" if model in _AGGREGATED_MODELS else "")
@@ -443,8 +602,10 @@ def _fit(data: Path, schema_path: Path, out: Path, model: str, epsilon: float | 
                       disable=not err_console.is_terminal) as progress:
             progress.add_task(f"{limit.strip()} fitting {model}; Ctrl-C stops, writes nothing",
                               total=None)
-            _run_interruptibly(lambda: est.fit(X, y) if counts is None
-                               else est.fit(X, y, sample_weight=counts))
+            with accountant if accountant is not None else contextlib.nullcontext():
+                run["fitting"] = True
+                _run_interruptibly(lambda: est.fit(X, y) if counts is None
+                                   else est.fit(X, y, sample_weight=counts))
         # the columns clipped to public bounds (declared, so public) go into the guarantee
         est.guarantee_ = schema.annotate_guarantee(est.guarantee_)
         with _NoInterrupt():
@@ -462,12 +623,17 @@ def _fit(data: Path, schema_path: Path, out: Path, model: str, epsilon: float | 
         _fail(f"cannot write the model to {out}: {exc.strerror or exc}")
     except MemoryError:
         _fail(_out_of_memory(data, model, loading=False))
-    fit_seconds = time.perf_counter() - t0
+    run["seconds"] = time.perf_counter() - t0
+    return path, run
+
+
+def _report_fit(model: str, schema: Any, est: Any, run: dict[str, Any], path: Path, out: Path,
+                verbose: bool) -> None:
     if model == "opsamp":
         _warn(OPSAMP_WARNING)
-    _print_fit(console, model, schema, est, n_rows, n_features,
-               fit_seconds if verbose else None)
-    console.print(f"  wrote {path} and {out / 'coefficients.png'}", markup=False)
+    _print_fit(Console(), model, schema, est, run["n_rows"], run["n_features"],
+               run["seconds"] if verbose else None)
+    Console().print(f"  wrote {path} and {out / 'coefficients.png'}", markup=False)
 
 
 def _print_fit(console: Console, model: str, schema: Any, est: Any, n_rows: int,
@@ -485,11 +651,17 @@ def _print_fit(console: Console, model: str, schema: Any, est: Any, n_rows: int,
     summary = Table(title="summary", show_header=False)
     summary.add_column("item")
     summary.add_column("value")
+    k = schema.records_per_person
+    person = group_privacy(g, k)
     for item, value in (
         ("model", model),
         ("records, encoded features", f"{n_rows:,}, {n_features}"),
         ("labels (-1 / +1)", f"{est.classes_[0]} / {est.classes_[1]}"),
-        ("privacy", f"epsilon {g.epsilon:.4g}, delta {g.delta:.3g} ({g.kind})"),
+        ("records per person", f"{k} (schema's records_per_person)"),
+        ("privacy per record", f"epsilon {g.epsilon:.4g}, delta {g.delta:.3g} ({g.kind})"),
+        *([("privacy per person", f"epsilon {person.epsilon:.4g}, delta {person.delta:.3g} "
+                                  f"({person.kind}; group privacy, {k} records)")]
+          if k > 1 else []),
         ("exact oracle assumed", "yes (certified)" if g.requires_exact_oracle else "no"),
         ("guarantee holds", "yes" if g.holds else "NO"),
         *([("time (non-private diagnostic)", f"{fit_seconds:.1f}s")]
@@ -497,10 +669,14 @@ def _print_fit(console: Console, model: str, schema: Any, est: Any, n_rows: int,
     ):
         summary.add_row(item, escape(value))
     console.print(summary)
-    console.print(f"  in plain words: {g.in_plain_words()}", markup=False, highlight=False)
+    console.print(f"  in plain words: {person.in_plain_words()}", markup=False,
+                  highlight=False)
     console.print(f"  guarantee: {g.describe()}", markup=False, highlight=False)
     if schema.clipping_note():
         console.print(f"  note: {schema.clipping_note()}", markup=False, highlight=False)
+    if k > 1:
+        console.print(f"  guarantee per person: {person.describe()}", markup=False,
+                      highlight=False)
 
 
 def _saved_model_and_table(model_dir: Path, data: Path, sep: str,
@@ -574,6 +750,10 @@ def evaluate_table(
                   f"{saved.guarantee.describe()}", markup=False, highlight=False)
     if saved.schema.clipping_note():
         console.print(f"  note: {saved.schema.clipping_note()}", markup=False, highlight=False)
+    if saved.schema.records_per_person > 1:
+        console.print(f"  per person ({saved.schema.records_per_person} records): "
+                      f"{saved.guarantee_per_person.describe()}", markup=False,
+                      highlight=False)
 
 
 def models(

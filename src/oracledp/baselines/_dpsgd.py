@@ -97,8 +97,10 @@ from oracledp.baselines._dpsgd_protocol import DEFAULT_PAPER_GRID, dpsgd_paper_p
 from oracledp.estimators._base import (
     PrivateLogisticClassifier,
     check_privacy_parameters,
+    delta_for,
     store_init_arguments,
 )
+from oracledp.privacy._accountant import begin_release
 from oracledp.privacy._rdp import calibrate_noise_multiplier, dpsgd_epsilon
 
 __all__ = [
@@ -228,6 +230,8 @@ class DPSGDLogisticRegression(PrivateLogisticClassifier):
         params = self._start_fit()
         X_arr, classes, y_pm = self._training_data(X, y)
 
+        begin_release(self, float(self.epsilon), delta_for(self.delta, X_arr.shape[0]),
+                      rng=params["rng"])
         result = dpsgd_logistic(
             X_arr,
             y_pm,

@@ -35,6 +35,7 @@ from oracledp.estimators._base import (
     store_init_arguments,
     validate_private_data,
 )
+from oracledp.privacy._accountant import begin_release
 
 __all__ = ["AccuracyFirstLogisticRegression", "AccuracyFirstRidge"]
 
@@ -72,12 +73,19 @@ class _AccuracyFirst(PrivateEstimator):
         method = check_choice(self.method, "method", self._METHODS)
         calibration = _check_calibration(self.calibration, method)
         allow = check_bool(self.allow_no_halt, "allow_no_halt")
+        cap = None if self.max_epsilon is None else check_positive(self.max_epsilon,
+                                                                   "max_epsilon")
         return {"alpha": alpha, "gamma": gamma, "lam": lam, "method": method,
-                "calibration": calibration, "allow": allow}
+                "calibration": calibration, "allow": allow, "cap": cap}
 
     def _search(self, params: dict[str, Any], X: NDArray[np.float64],
                 y: NDArray[Any]) -> AccuracyFirstResult:
-        """One run of the chosen method on the validated data: the only place noise is drawn."""
+        """One run of the chosen method on the validated data: the only place noise is drawn.
+
+        An active BudgetAccountant is declared the cap ``max_epsilon`` (the most any run,
+        released or refused, can lose); it is charged the realised ex-post loss afterwards.
+        """
+        begin_release(self, params["cap"], rng=params["rng"], ex_post=True)
         common = {"gamma": params["gamma"], "lam": params["lam"], "eps_list": self.eps_list,
                   "random_state": params["rng"], "return_diagnostics": params["keep"],
                   "max_epsilon": self.max_epsilon}

@@ -12,6 +12,12 @@
 * :func:`check_privacy_parameters` / :func:`delta_for`: epsilon and delta of the
   fixed-budget estimators, with ``delta=None`` meaning ``1/n**2``.
 * :func:`check_record_counts`: ``sample_weight`` read as record counts (whole numbers >= 0).
+
+Every subclass's ``fit`` reports to the active :class:`~oracledp.privacy.BudgetAccountant`
+(wrapped by :func:`~oracledp.privacy._accountant.accounted_fit` when the class is defined; the
+fit declares its budget with :func:`~oracledp.privacy._accountant.begin_release` just before
+its mechanism), and a clone made by scikit-learn's model selection warns that the fits add
+up (:func:`~oracledp.privacy._accountant.note_clone`).
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from oracledp._diagnostics import (
 )
 from oracledp._errors import BoundsViolation
 from oracledp._validation import check_delta, check_epsilon, check_rng
+from oracledp.privacy._accountant import accounted_fit, note_clone
 
 #: What replaces a record value that a third-party message would have shown.
 _HIDDEN = "<value not shown: it is data>"
@@ -215,6 +222,20 @@ class PrivateEstimator(PicklesWithoutDiagnostics, BaseEstimator):
     takes dense, finite float features; its pickle drops ``diagnostics_`` and, once fitted,
     the seed (:class:`~oracledp._diagnostics.PicklesWithoutDiagnostics`).
     """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        fit = cls.__dict__.get("fit")
+        if fit is not None and not getattr(fit, "__accounted__", False):
+            cls.fit = accounted_fit(fit)  # type: ignore[method-assign]
+        super().__init_subclass__(**kwargs)
+
+    def __sklearn_clone__(self) -> Any:
+        """scikit-learn's clone; inside its model selection, a PrivacyWarning (each fit of a
+        clone is another release on the same records) or, with an active accountant, a mark
+        that refuses a fit in another process."""
+        clone = super().__sklearn_clone__()  # type: ignore[misc]
+        note_clone(self, clone)
+        return clone
 
     def __sklearn_tags__(self) -> Tags:
         tags = super().__sklearn_tags__()

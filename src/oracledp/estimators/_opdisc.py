@@ -36,6 +36,7 @@ from oracledp.oracles._base import Oracle
 from oracledp.oracles._halfspace import FeatureSchema, HalfspaceProblem
 from oracledp.oracles._registry import check_solver_name, make_oracle
 from oracledp.oracles._space import IntegerBall
+from oracledp.privacy._accountant import begin_release
 
 __all__ = ["OPDiscClassifier"]
 
@@ -399,7 +400,8 @@ class OPDiscClassifier(PrivateBinaryClassifier):
         problem = build(space, schema, grid)
         oracle = build_oracle(self.oracle, params["time_limit"])
 
-        # 4. The mechanism: the only place noise is drawn.
+        # 4. The mechanism: the only place noise is drawn (declared to an active accountant).
+        begin_release(self, params["epsilon"], self._declared_delta(delta), rng=params["rng"])
         result, diagnostics = split_diagnostics(
             self._release(problem, params["epsilon"], delta, oracle, params["rng"],
                           return_diagnostics=params["keep"]))
@@ -429,6 +431,10 @@ class OPDiscClassifier(PrivateBinaryClassifier):
         return self
 
     # --- hooks for estimators built on other oracle mechanisms --------------------------------
+    def _declared_delta(self, delta: float) -> float:
+        """The delta of the release (what a BudgetAccountant is declared)."""
+        return delta
+
     def _make_space(self, d: int, bound: float | None, radius: float | None,
                     tau: float) -> IntegerBall:
         return IntegerBall(d, bound=bound, radius=radius, tau=tau)

@@ -31,6 +31,7 @@ from oracledp.estimators._base import (
 )
 from oracledp.learners._opsamp import OPSampResult, opsamp
 from oracledp.oracles._convex import DOMAINS, LogisticLinearOracle
+from oracledp.privacy._accountant import begin_release
 
 __all__ = ["OPSampClassifier"]
 
@@ -197,7 +198,8 @@ class OPSampClassifier(PrivateBinaryClassifier):
             X_arr, y_pm, feature_bound=self.feature_bound, feature_l1_bound=self.feature_l1_bound
         )  # BoundsViolation on out-of-bound records
 
-        # 3. The mechanism: the only place noise is drawn.
+        # 3. The mechanism: the only place noise is drawn (declared to an active accountant).
+        begin_release(self, params["epsilon"], delta, rng=params["rng"])
         result: OPSampResult = opsamp(
             problem,
             params["epsilon"],

@@ -69,6 +69,9 @@ class RSPMClassifier(OPDiscClassifier):
     ) -> None:
         store_init_arguments(self, locals())
 
+    def _declared_delta(self, delta: float) -> float:
+        return 0.0  # pure epsilon-DP
+
     def _make_space(self, d: int, bound: float | None, radius: float | None,
                     tau: float) -> IntegerBall:
         return rspm_space(d)

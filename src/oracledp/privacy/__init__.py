@@ -14,12 +14,24 @@
 * :mod:`oracledp.privacy._ledger`: :class:`Spend`, the one ledger entry of every iterative
   mechanism, :func:`compose` and :func:`ledger_guarantee`.
 * :mod:`oracledp.privacy._rdp`: the Renyi accountant of DP-SGD (with the replace-one step).
+* :mod:`oracledp.privacy._group`: :func:`group_privacy`, the guarantee for a person who
+  contributes up to ``k`` records.
+* :mod:`oracledp.privacy._accountant`: :class:`BudgetAccountant`, one budget for a session of
+  releases: every estimator's and synthesizer's ``fit`` reports to the active accountant
+  (``with BudgetAccountant(...) as acct:``, or :func:`set_default_accountant`), which refuses
+  a fit beyond the budget before any noise and charges every release (:class:`Charge`).
 
 The mechanisms' own calibrations (OPDisc's sigma, OPSamp's lambda, RSPM's scale...) stay with
 the mechanism and its proof; they draw through :mod:`~oracledp.privacy._noise` and account
 with the facts above.
 """
 
+from oracledp.privacy._accountant import (
+    BudgetAccountant,
+    Charge,
+    active_accountant,
+    set_default_accountant,
+)
 from oracledp.privacy._composition import (
     advanced_composition,
     advanced_composition_k,
@@ -29,6 +41,7 @@ from oracledp.privacy._composition import (
     zcdp_epsilon,
     zcdp_rho,
 )
+from oracledp.privacy._group import group_privacy
 from oracledp.privacy._guarantees import GuaranteeKind, PrivacyGuarantee
 from oracledp.privacy._ledger import COMPOSITIONS, Spend, compose, ledger_guarantee
 from oracledp.privacy._noise import (
@@ -44,9 +57,12 @@ from oracledp.privacy._noise import (
 
 __all__ = [
     "COMPOSITIONS",
+    "BudgetAccountant",
+    "Charge",
     "GuaranteeKind",
     "PrivacyGuarantee",
     "Spend",
+    "active_accountant",
     "advanced_composition",
     "advanced_composition_k",
     "basic_composition",
@@ -57,11 +73,13 @@ __all__ = [
     "gaussian_multiplier_rho",
     "gaussian_rho",
     "gaussian_zcdp_sigma",
+    "group_privacy",
     "laplace_guarantee",
     "laplace_scale",
     "ledger_guarantee",
     "pure_to_zcdp",
     "select_measure_rho",
+    "set_default_accountant",
     "zcdp_epsilon",
     "zcdp_rho",
 ]

@@ -19,9 +19,28 @@ floating-point precision attacks.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 from typing import Any
+
+#: The neighbouring relation of a group statement (:func:`~oracledp.privacy.group_privacy`).
+GROUP_NEIGHBOURING = "groups of {k} records ({base})"
+_GROUP_RE = re.compile(r"^groups of (\d+) records \(")
+
+
+def group_size(neighbouring: str) -> int:
+    """How many records a statement with this neighbouring relation protects together: 1,
+    or the product of the nested ``groups of k records (...)`` sizes.
+
+    >>> group_size("groups of 3 records (groups of 2 records (replace-one))")
+    6
+    """
+    size = 1
+    while (m := _GROUP_RE.match(neighbouring)) is not None:
+        size *= int(m.group(1))
+        neighbouring = neighbouring[m.end():-1]
+    return size
 
 
 class GuaranteeKind(StrEnum):
@@ -184,8 +203,11 @@ class PrivacyGuarantee:
             return "No privacy promise: the privacy loss of this output is unbounded."
         factor = math.exp(self.epsilon) if self.epsilon < 700 else math.inf
         shown = (f"{factor:,.0f}" if 100 <= factor < 1e9 else f"{factor:.3g}")
+        k = group_size(self.neighbouring)
         who = ("whether any one person's record was in the training data (or replaced by "
-               "another)")
+               "another)" if k == 1 else
+               f"whether any one person's records (up to {k} of them) were in the training "
+               "data (or replaced by others)")
         core = (f"Whatever anyone does with this output, it changes the odds of any "
                 f"conclusion about {who} by at most a factor of {shown} "
                 f"(e^epsilon, epsilon = {self.epsilon:.3g})")

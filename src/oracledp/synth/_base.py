@@ -9,6 +9,9 @@ Every synthesizer of :mod:`oracledp.synth` is a :class:`Synthesizer`:
 * ``answer(workload=None)``, ``sample_codes(n=None, random_state=None)`` and
   ``sample(n=None, random_state=None)`` are post-processing of the release.
 
+Every subclass's ``fit`` reports to the active :class:`~oracledp.privacy.BudgetAccountant`
+(wrapped when the class is defined; the fit declares its budget just before its mechanism).
+
 A fitted synthesizer pickles without the generator behind its noise (its state would reveal
 the noise); after unpickling, pass ``random_state=`` to sample.
 """
@@ -23,6 +26,7 @@ from numpy.typing import NDArray
 
 from oracledp._diagnostics import PicklesWithoutDiagnostics
 from oracledp._validation import RandomLike, check_rng, check_sample_size
+from oracledp.privacy._accountant import accounted_fit
 from oracledp.synth._domain import Domain
 from oracledp.synth._workload import MarginalWorkload
 
@@ -47,6 +51,12 @@ class Synthesizer(PicklesWithoutDiagnostics):
     workload_: MarginalWorkload
     n_: int
     _rng: np.random.Generator | None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        fit = cls.__dict__.get("fit")
+        if fit is not None and not getattr(fit, "__accounted__", False):
+            cls.fit = accounted_fit(fit)  # type: ignore[method-assign]
+        super().__init_subclass__(**kwargs)
 
     def fit(self, data: pd.DataFrame | NDArray[np.integer], domain: Domain) -> Synthesizer:
         raise NotImplementedError

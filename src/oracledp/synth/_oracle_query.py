@@ -143,6 +143,7 @@ from oracledp._validation import RandomLike, check_choice, check_epsilon, check_
 from oracledp.learners._prsma import PRSMAParameters, prsma
 from oracledp.privacy import Spend, compose, ledger_guarantee
 from oracledp.privacy import _noise as noise
+from oracledp.privacy._accountant import begin_release
 from oracledp.synth._domain import Domain
 from oracledp.synth._oracle_query_calibration import (
     _calibrate,
@@ -336,6 +337,10 @@ class OracleQuerySynthesizer(DistributionRelease):
         else:
             eps0, comp = _calibrate_player(self.epsilon, self.delta, T, self.query_player)
         rng = check_rng(self.random_state)  # all validation is done: randomness starts here
+        # declared to an active BudgetAccountant: pure rounds by basic composition, zCDP, or
+        # (epsilon, delta) by advanced composition
+        begin_release(self, self.epsilon, 0.0 if comp == "basic" else self.delta, rng=rng,
+                      zcdp=comp == "zcdp")
         logx = math.log(domain.size) if domain.size > 1 else 1.0
         if self.data_player == "hedge":
             eta = math.sqrt(8.0 * logx / T)

@@ -83,6 +83,7 @@ from oracledp.privacy import (
     zcdp_rho,
 )
 from oracledp.privacy import _noise as noise
+from oracledp.privacy._accountant import begin_release
 from oracledp.synth._domain import Domain
 from oracledp.synth._estimation import MarginalMeasurement, estimate_distribution
 from oracledp.synth._release import DistributionRelease
@@ -254,6 +255,7 @@ class OracleQueryPGM(DistributionRelease):
             n, self.epsilon, self.delta, d)
         rho, sigma1, eps_sel, sigma = self._plan(d, T)
         rng = check_rng(self.random_state)  # all validation is done: randomness starts here
+        begin_release(self, self.epsilon, self.delta, rng=rng, rho=rho)  # zCDP rho planned
 
         def table(axes: tuple[int, ...]) -> NDArray[np.float64]:
             sub = tuple(shape[a] for a in axes)

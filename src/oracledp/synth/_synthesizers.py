@@ -16,6 +16,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from oracledp._validation import RandomLike, check_rng
+from oracledp.privacy._accountant import begin_release
 from oracledp.synth._base import Synthesizer
 from oracledp.synth._domain import Domain
 from oracledp.synth._workload import MarginalWorkload, kway_marginal_workload
@@ -35,6 +36,10 @@ class _FunctionSynthesizer(Synthesizer):
              rng: np.random.Generator) -> Any:
         raise NotImplementedError
 
+    def _begin_release(self, rng: np.random.Generator) -> None:
+        """Declare the fit's budget (pure epsilon) to an active BudgetAccountant."""
+        begin_release(self, self.epsilon, rng=rng)
+
     def fit(self, data: pd.DataFrame | NDArray[np.integer], domain: Domain) -> Synthesizer:
         """Run the mechanism once on ``data`` over the public ``domain`` (never inferred)."""
         for name in ("result_", "n_", "domain_", "workload_", "guarantee_", "_rng"):
@@ -44,6 +49,7 @@ class _FunctionSynthesizer(Synthesizer):
             raise ValueError(f"k must be an integer in [1, {len(domain)}], got {self.k!r}")
         workload = kway_marginal_workload(domain, self.k)
         rng = check_rng(self.random_state)
+        self._begin_release(rng)  # an active BudgetAccountant: refused here, before any noise
         result = self._run(codes, domain, workload, rng)
         self.result_ = result
         self.n_ = result.n
@@ -130,6 +136,11 @@ class _PeerSynthesizer(_FunctionSynthesizer):
         self.k = self._DEFAULT_K if k is None else k
         self.neighbouring = neighbouring
         self.random_state = random_state
+
+    def _begin_release(self, rng: np.random.Generator) -> None:
+        """Declare ``(epsilon, delta)``, planned in zCDP, to an active BudgetAccountant."""
+        begin_release(self, self.epsilon, self.delta, rng=rng, zcdp=True,
+                      neighbouring=self.neighbouring)
 
 
 class MSTSynthesizer(_PeerSynthesizer):

@@ -71,6 +71,7 @@ Saved model format (``model.json``, written by :func:`save_model`, read by
       "schema": <TableSchema.to_dict()>,
       "params": {<public hyper-parameters: epsilon, delta, ...>},
       "guarantee": <PrivacyGuarantee.to_dict()>,
+      "guarantee_per_person": <group_privacy(guarantee, k).to_dict()>,  (only if k > 1)
       "classes": [label mapped to -1, label mapped to +1],
       "feature_names": [...], "coef": [...], "intercept": float
     }
@@ -90,7 +91,9 @@ intercept; rspm coefficients outside {-1, 0, 1}); ``classes`` other than the sch
 labels sorted; a guarantee without exactly the fields of ``PrivacyGuarantee.to_dict()``,
 each of its exact JSON type (``holds`` a real true/false, ``epsilon`` a finite number > 0,
 ``delta`` in [0, 1), ``kind`` pure/approximate/ex-post...), or whose kind and exact-oracle
-flag do not match the model type; ``NaN``/``Infinity`` anywhere; a key listed twice.
+flag do not match the model type; a ``guarantee_per_person`` absent while the schema's
+``records_per_person`` k is above 1, present while it is 1, or other than the group privacy
+of ``guarantee`` for k records; ``NaN``/``Infinity`` anywhere; a key listed twice.
 :func:`save_model` runs the same checks before writing, so it never writes a file that
 :func:`load_model` would refuse.
 """

@@ -31,6 +31,9 @@ without a version, or with another one, is refused with a message to fit the mod
 
 _MODEL_KEYS = frozenset({"format", "format_version", "model", "schema", "params", "guarantee",
                          "classes", "feature_names", "coef", "intercept"})
+#: Present exactly when the schema's ``records_per_person`` is above 1: the guarantee for a
+#: person's records (group privacy of ``guarantee``), beside the per-record one.
+_PER_PERSON_KEY = "guarantee_per_person"
 
 #: What each model type releases: (guarantee kind, proof assumes an exact oracle,
 #: may have a non-zero intercept).  A file that disagrees was not written by that model.
@@ -119,7 +122,7 @@ def _model_from_doc(doc: Any) -> SavedModel:
         raise ValueError(f"unsupported model format version {version!r} (this oracledp reads "
                          f"version {MODEL_FORMAT_VERSION})")
     missing = sorted(_MODEL_KEYS - set(doc))
-    extra = sorted(set(doc) - _MODEL_KEYS)
+    extra = sorted(set(doc) - _MODEL_KEYS - {_PER_PERSON_KEY})
     if missing or extra:
         raise ValueError(f"the model must have exactly the fields {sorted(_MODEL_KEYS)} "
                          f"(missing {missing}, unknown {extra})")
@@ -156,9 +159,31 @@ def _model_from_doc(doc: Any) -> SavedModel:
     if str(guarantee.kind) != kind or guarantee.requires_exact_oracle is not exact:
         raise ValueError(f"the guarantee does not match model {model_type!r} (expected kind "
                          f"{kind!r}, requires_exact_oracle {str(exact).lower()})")
+    per_person = _parse_per_person(doc, guarantee, schema.records_per_person)
     return SavedModel(model_type=model_type, schema=schema, params=_check_params(doc["params"]),
                       guarantee=guarantee, classes=(classes[0], classes[1]),
-                      feature_names=tuple(names), coef=coef, intercept=intercept)
+                      feature_names=tuple(names), coef=coef, intercept=intercept,
+                      guarantee_per_person=per_person)
+
+
+def _parse_per_person(doc: dict[str, Any], guarantee: Any, k: int) -> Any:
+    """The per-person guarantee: present iff ``k > 1``, and exactly the group privacy of the
+    per-record guarantee for ``k`` records (:func:`oracledp.privacy.group_privacy`)."""
+    from oracledp.privacy import group_privacy
+
+    if k == 1:
+        if _PER_PERSON_KEY in doc:
+            raise ValueError(f"'{_PER_PERSON_KEY}' is only saved when the schema's "
+                             "records_per_person is above 1")
+        return guarantee
+    if _PER_PERSON_KEY not in doc:
+        raise ValueError(f"the schema has records_per_person = {k} but the file has no "
+                         f"'{_PER_PERSON_KEY}'")
+    saved = _parse_guarantee(doc[_PER_PERSON_KEY])
+    if saved != group_privacy(guarantee, k):
+        raise ValueError(f"'{_PER_PERSON_KEY}' is not the group privacy of 'guarantee' for "
+                         f"{k} records per person")
+    return saved
 
 
 def save_model(directory: str | Path, *, model_type: str, schema: TableSchema,
@@ -184,6 +209,8 @@ def save_model(directory: str | Path, *, model_type: str, schema: TableSchema,
         "schema": schema.to_dict(),
         "params": params,
         "guarantee": schema.annotate_guarantee(estimator.guarantee_).to_dict(),
+        **_per_person_entry(schema.annotate_guarantee(estimator.guarantee_),
+                            schema.records_per_person),
         "classes": [str(c) for c in estimator.classes_],
         "feature_names": schema.feature_names,
         "coef": coef.tolist(),
@@ -205,6 +232,14 @@ def save_model(directory: str | Path, *, model_type: str, schema: TableSchema,
     return path
 
 
+def _per_person_entry(guarantee: Any, k: int) -> dict[str, Any]:
+    if k == 1:
+        return {}
+    from oracledp.privacy import group_privacy
+
+    return {_PER_PERSON_KEY: group_privacy(guarantee, k).to_dict()}
+
+
 @dataclass(frozen=True)
 class SavedModel:
     """A loaded ``model.json``: the schema, the released linear model and its guarantee."""
@@ -217,6 +252,7 @@ class SavedModel:
     feature_names: tuple[str, ...]
     coef: NDArray[np.float64]
     intercept: float
+    guarantee_per_person: Any = None  # the guarantee for a person's records_per_person records
 
     def decision_function(self, df: pd.DataFrame, *, on_unknown: str = "clip",
                           ) -> NDArray[np.float64]:

@@ -73,6 +73,11 @@ class TableSchema:
     so that the linear models here, which are halfspaces through the origin, get an
     intercept as the weight of that feature; it counts in every public norm bound.
     ``missing_values``: the cell texts read as missing (:data:`DEFAULT_MISSING_VALUES`).
+    ``records_per_person`` (integer >= 1, default 1): the most records one person contributes
+    to the table (a panel, repeated visits).  Every guarantee is per record; with ``k > 1``
+    the person's guarantee is its group-privacy form for ``k`` records
+    (:func:`oracledp.privacy.group_privacy`, e.g. ``(k eps, delta sum_{i<k} e^{i eps})``),
+    which ``oracledp fit`` prints and saves beside the per-record one.
 
     Examples
     --------
@@ -100,6 +105,7 @@ class TableSchema:
     note: str = field(default="", compare=False)
     intercept: bool = True
     missing_values: tuple[str, ...] = DEFAULT_MISSING_VALUES
+    records_per_person: int = 1
 
     def __post_init__(self) -> None:
         cols = tuple(self.columns)
@@ -126,6 +132,10 @@ class TableSchema:
             raise ValueError(f"'row_divisor' must be an integer >= 1, got {m!r}")
         if not isinstance(self.intercept, bool):
             raise ValueError("'intercept' must be true or false")
+        k = self.records_per_person
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise ValueError(f"'records_per_person' must be an integer >= 1 (the most records "
+                             f"one person contributes), got {k!r}")
         mv = self.missing_values
         if isinstance(mv, str) or not all(isinstance(v, str) for v in mv):
             raise ValueError("'missing_values' must be a list of strings")
@@ -150,12 +160,14 @@ class TableSchema:
         d["intercept"] = self.intercept
         if self.missing_values != DEFAULT_MISSING_VALUES:
             d["missing_values"] = list(self.missing_values)
+        if self.records_per_person != 1:
+            d["records_per_person"] = self.records_per_person
         return d
 
     @classmethod
     def from_dict(cls, d: Any) -> TableSchema:
         """Parse a schema's JSON object.  Without an ``"intercept"`` key the schema has the
-        intercept feature."""
+        intercept feature; without ``"records_per_person"`` each person has one record."""
         if not isinstance(d, dict):
             raise ValueError("a table schema must be a JSON object")
         if d.get("format", SCHEMA_FORMAT) != SCHEMA_FORMAT:
@@ -163,7 +175,8 @@ class TableSchema:
         if d.get("version", FORMAT_VERSION) != FORMAT_VERSION:
             raise ValueError(f"unsupported schema version {d.get('version')!r}")
         extra = sorted(set(d) - {"format", "version", "note", "target", "columns",
-                                 "row_divisor", "intercept", "missing_values"})
+                                 "row_divisor", "intercept", "missing_values",
+                                 "records_per_person"})
         if extra:
             raise ValueError(f"unknown top-level keys {extra}")
         t = d.get("target")
@@ -183,7 +196,8 @@ class TableSchema:
                    target_from_data=_flag(t.get("from_data", False), t["name"]),
                    row_divisor=d.get("row_divisor", 1), note=str(d.get("note", "")),
                    intercept=d.get("intercept", True),
-                   missing_values=tuple(mv))
+                   missing_values=tuple(mv),
+                   records_per_person=d.get("records_per_person", 1))
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), indent=indent)

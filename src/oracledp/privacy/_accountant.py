@@ -1,0 +1,634 @@
+"""The budget accountant: one privacy budget for a whole session of releases.
+
+Every release of oracledp states its own guarantee; nothing in a single fit knows how many
+other fits ran on the same records.  A :class:`BudgetAccountant` does: while it is active,
+every estimator's ``fit`` and every synthesizer's ``fit`` report to it, and it
+
+* **refuses a fit before any noise is drawn** (:class:`~oracledp._errors.BudgetError`) when
+  the fit's declared ``(epsilon, delta)`` -- known from its public parameters, and ``n`` for
+  ``delta=None`` -- would take the session beyond its total;
+* **charges** every release once its mechanism has started: the release's own guarantee
+  when the fit returns, the *declared* budget when the fit fails after its mechanism started
+  (an oracle that did not certify, an interrupt: noise was drawn and the failure itself is an
+  observable, data-dependent event), and the ex-post loss of an Accuracy First refusal
+  (:class:`~oracledp._errors.NoHaltError`, its ``epsilon_refusal``).  A fit refused before
+  its mechanism started (bad parameters, data outside the public bounds, this accountant's
+  own refusal) drew no noise and is not charged;
+* composes the charges by **basic composition** (``composition="basic"``: epsilons add,
+  deltas add; Dwork-Roth 2014, Thm 3.16) or by **zCDP** (``composition="zcdp"``: only pure
+  releases, ``rho = eps^2/2``, and releases accounted in zCDP by their mechanism, ``rho``
+  adds; Bun-Steinke 2016, Prop. 1.4, Lemma 1.7, converted to ``(epsilon, delta)`` by
+  Prop. 1.3).  A zCDP accountant refuses any other release: an ``(epsilon, delta)``
+  statement cannot be turned back into zCDP.
+
+**Ex-post releases** (Accuracy First) report their loss only after the release: the
+accountant charges the realised loss afterwards, so it can only refuse the *next* release.
+To keep the session within its total, such a fit is pre-checked with its public cap
+``max_epsilon`` (no run of it, released or refused, loses more) and refused when the cap
+exceeds what remains; a fit without a cap is refused while an accountant is active.  With
+that pre-check, charging realised ex-post losses keeps the whole session
+``(total_epsilon, total_delta)``-DP: ``docs/proofs/budget-accountant.md``.
+
+**Releases without a guarantee** (``guarantee.holds`` False: ``allow_uncertified=True``,
+``allow_no_halt=True`` releasing theta*, ``calibration="paper"``) and releases with
+non-private diagnostics (``keep_diagnostics=True``) are charged an infinite epsilon: nothing
+bounds what they revealed, so the budget is exhausted and every later fit is refused.
+
+**Neighbours and persons.**  The accountant states its total for replace-one neighbours.  A
+release stated for add/remove neighbours (MST or AIM with ``neighbouring="add-remove"``) is
+charged by group privacy of size 2 (a replacement is a removal then an addition).  With
+``records_per_person=k`` every charge is the guarantee for a person's ``k`` records
+(:func:`~oracledp.privacy.group_privacy`): the total is then a budget per person.
+
+**Which accountant.**  ``with BudgetAccountant(...) as acct:`` activates ``acct`` for the
+block (blocks nest; the innermost wins); :func:`set_default_accountant` sets one for the
+whole process outside any block.  Activation is process-wide, so fits in other threads of
+the process (the threading backend of joblib) report to it; fits in *other processes* cannot:
+scikit-learn's searches with a process backend (``n_jobs > 1``) refuse to fit a clone made
+while an accountant was active (:class:`~oracledp._errors.BudgetError`), rather than release
+uncharged.  The learner functions (:func:`oracledp.opdisc`, :func:`oracledp.mwem`...) do not
+report: call :meth:`BudgetAccountant.check` before and :meth:`BudgetAccountant.charge` after.
+
+Comparisons allow a relative ``1e-9`` for floating-point sums (``0.1 + 0.2`` fits in a total
+of ``0.3``), far below the idealized numerics every guarantee is stated under.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+import sys
+import threading
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from oracledp._errors import BudgetError, NoHaltError, PrivacyWarning
+from oracledp._validation import check_epsilon, check_open_unit
+from oracledp.privacy._composition import zcdp_epsilon, zcdp_rho
+from oracledp.privacy._group import check_records_per_person, group_loss, group_rho
+from oracledp.privacy._guarantees import GuaranteeKind, PrivacyGuarantee
+
+__all__ = ["BudgetAccountant", "Charge", "active_accountant", "set_default_accountant"]
+
+#: Relative slack of every budget comparison (floating-point sums).
+RTOL = 1e-9
+
+_COMPOSITIONS = ("basic", "zcdp")
+_REPLACE = "replace-one"
+_ADD_REMOVE = "add-remove"
+
+
+@dataclass(frozen=True)
+class Charge:
+    """One release charged to a :class:`BudgetAccountant`.
+
+    Attributes
+    ----------
+    label:
+        What ran (the estimator or synthesizer and its declared budget, or the caller's label).
+    guarantee:
+        The release's own (per-record) guarantee; for a fit that failed after its mechanism
+        started, the declared statement it was charged.
+    epsilon, delta:
+        What was charged, in the accountant's terms (replace-one, per person with
+        ``records_per_person``); ``epsilon = inf`` for a release without a guarantee.
+    rho:
+        The zCDP charged (``composition="zcdp"``), else None.
+    status:
+        ``"released"``, or how the fit ended after its mechanism started.
+    """
+
+    label: str
+    guarantee: PrivacyGuarantee
+    epsilon: float
+    delta: float
+    rho: float | None
+    status: str
+
+
+@dataclass(frozen=True)
+class _Cost:
+    epsilon: float
+    delta: float
+    rho: float | None
+
+
+class BudgetAccountant:
+    """A privacy budget for a session: refuses releases beyond it, charges every release.
+
+    Parameters
+    ----------
+    total_epsilon : float
+        The session's total epsilon (finite, > 0).
+    total_delta : float, default=0.0
+        The session's total delta, in [0, 1); 0 admits only pure and ex-post releases
+        (``composition="basic"``).  ``composition="zcdp"`` needs ``total_delta > 0``.
+    composition : {"basic", "zcdp"}, default="basic"
+        ``"basic"``: epsilons and deltas add.  ``"zcdp"``: zCDP ``rho`` adds and the session
+        is ``(zcdp_epsilon(rho, total_delta), total_delta)``-DP; only pure releases and
+        releases their mechanism accounts in zCDP (OracleQueryPGM, MST, AIM, OracleQuery with
+        zCDP composition) are accepted.
+    records_per_person : int, default=1
+        Charge every release for a person's ``k`` records (group privacy), so that the
+        total is a budget per person.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from oracledp import BudgetError
+    >>> from oracledp.privacy import BudgetAccountant
+    >>> from oracledp.synth import Domain, IndependentMarginalsSynthesizer
+    >>> dom = Domain(("a", "b"), ((0, 1), (0, 1, 2)))
+    >>> codes = np.array([[0, 1], [1, 2], [1, 0], [0, 1]])
+    >>> with BudgetAccountant(1.0) as acct:
+    ...     _ = IndependentMarginalsSynthesizer(0.6, random_state=0).fit(codes, dom)
+    ...     try:
+    ...         IndependentMarginalsSynthesizer(0.6, random_state=1).fit(codes, dom)
+    ...     except BudgetError:
+    ...         print("refused before any noise")
+    refused before any noise
+    >>> acct.spent, [c.label for c in acct.spends]
+    ((0.6, 0.0), ['IndependentMarginalsSynthesizer.fit (epsilon 0.6)'])
+    """
+
+    def __init__(self, total_epsilon: float, total_delta: float = 0.0,
+                 composition: str = "basic", *, records_per_person: int = 1) -> None:
+        self._total_epsilon = check_epsilon(total_epsilon, "total_epsilon")
+        if total_delta != 0:
+            check_open_unit(total_delta, "total_delta", interval="[0, 1)")
+        self._total_delta = float(total_delta)
+        if composition not in _COMPOSITIONS:
+            raise ValueError(f"composition must be one of {', '.join(_COMPOSITIONS)}, got "
+                             f"{composition!r}")
+        if composition == "zcdp" and self._total_delta == 0:
+            raise ValueError("composition='zcdp' needs total_delta > 0 (zCDP converts to "
+                             "(epsilon, delta)-DP at that delta)")
+        self._composition = composition
+        self._k = check_records_per_person(records_per_person)
+        self._rho_total = (zcdp_rho(self._total_epsilon, self._total_delta)
+                           if composition == "zcdp" else math.inf)
+        self._charges: list[Charge] = []
+        self._pending: dict[int, _Cost] = {}
+        self._next_token = 0
+        self._lock = threading.RLock()
+
+    # --- state ------------------------------------------------------------------------------
+    @property
+    def composition(self) -> str:
+        return self._composition
+
+    @property
+    def records_per_person(self) -> int:
+        return self._k
+
+    @property
+    def total(self) -> tuple[float, float]:
+        """``(total_epsilon, total_delta)``."""
+        return self._total_epsilon, self._total_delta
+
+    @property
+    def spends(self) -> tuple[Charge, ...]:
+        """Every release charged so far, in order."""
+        with self._lock:
+            return tuple(self._charges)
+
+    def _costs(self) -> list[_Cost]:
+        return [*(_Cost(c.epsilon, c.delta, c.rho) for c in self._charges),
+                *self._pending.values()]
+
+    @property
+    def spent(self) -> tuple[float, float]:
+        """The composed ``(epsilon, delta)`` of the charges (and of fits still running, at
+        their declared budget).  zCDP: ``(zcdp_epsilon(rho, total_delta), total_delta)``."""
+        with self._lock:
+            costs = self._costs()
+            if not costs:
+                return 0.0, 0.0
+            if self._composition == "zcdp":
+                rho = math.fsum(c.rho if c.rho is not None else math.inf for c in costs)
+                return zcdp_epsilon(rho, self._total_delta), self._total_delta
+            return (math.fsum(c.epsilon for c in costs), math.fsum(c.delta for c in costs))
+
+    @property
+    def spent_rho(self) -> float:
+        """The zCDP ``rho`` charged so far (``composition="zcdp"``; inf if a charge has none)."""
+        with self._lock:
+            return math.fsum(c.rho if c.rho is not None else math.inf for c in self._costs())
+
+    @property
+    def remaining(self) -> tuple[float, float]:
+        """``total - spent`` (never below 0).  zCDP: the largest pure epsilon one more release
+        may have, ``sqrt(2 (rho_total - rho_spent))``, and delta 0."""
+        with self._lock:
+            if self._composition == "zcdp":
+                left = max(0.0, self._rho_total - self.spent_rho)
+                return math.sqrt(2.0 * left), 0.0
+            eps, delta = self.spent
+            return max(0.0, self._total_epsilon - eps), max(0.0, self._total_delta - delta)
+
+    # --- the rules --------------------------------------------------------------------------
+    def _cost(self, epsilon: float, delta: float, rho: float | None,
+              neighbouring: str) -> _Cost:
+        """A statement in the accountant's terms: replace-one, per person."""
+        if neighbouring == _ADD_REMOVE:  # a replacement is a removal then an addition
+            epsilon, delta = group_loss(epsilon, delta, 2)
+            rho = None if rho is None else group_rho(rho, 2)
+        elif neighbouring != _REPLACE:
+            raise BudgetError(f"the accountant composes replace-one (or add/remove) "
+                              f"statements; this release is stated for {neighbouring!r}")
+        epsilon, delta = group_loss(epsilon, delta, self._k)
+        rho = None if rho is None else group_rho(rho, self._k)
+        if not delta < 1.0:
+            epsilon, delta = math.inf, 1.0
+        return _Cost(epsilon, delta, rho)
+
+    def _refusal(self, cost: _Cost, label: str) -> str | None:
+        """Why ``cost`` does not fit (None if it does); the caller holds the lock."""
+        if self._composition == "zcdp":
+            if cost.rho is None:
+                return (f"{label} is not a pure or zCDP release; a composition='zcdp' "
+                        "accountant cannot compose it (use composition='basic')")
+            left = self._rho_total - self.spent_rho
+            if cost.rho > left * (1.0 + RTOL) or math.isinf(cost.rho):
+                return (f"{label} would spend rho = {cost.rho:.4g} (zCDP) but only "
+                        f"{max(left, 0.0):.4g} of rho = {self._rho_total:.4g} remains "
+                        f"(total ({self._total_epsilon:g}, {self._total_delta:g}))")
+            return None
+        spent_eps, spent_delta = self.spent
+        eps_ok = spent_eps + cost.epsilon <= self._total_epsilon * (1.0 + RTOL)
+        delta_ok = spent_delta + cost.delta <= self._total_delta * (1.0 + RTOL)
+        if eps_ok and delta_ok and math.isfinite(cost.epsilon):
+            return None
+        who = " per person" if self._k > 1 else ""
+        return (f"{label} would spend epsilon {cost.epsilon:.4g}, delta {cost.delta:.3g}{who} "
+                f"but only epsilon {max(self._total_epsilon - spent_eps, 0.0):.4g}, delta "
+                f"{max(self._total_delta - spent_delta, 0.0):.3g} of the total "
+                f"({self._total_epsilon:g}, {self._total_delta:g}) remain "
+                f"({len(self._charges)} release(s) charged)")
+
+    def check(self, epsilon: float, delta: float = 0.0, *, rho: float | None = None,
+              neighbouring: str = _REPLACE, label: str = "this release") -> tuple[float, float]:
+        """Raise BudgetError unless a release with this declared loss fits; else its cost.
+
+        ``epsilon``, ``delta``: the release's declared per-record loss (for an ex-post
+        release, its cap); ``rho``: its zCDP, if its mechanism accounts in zCDP (a pure
+        release's ``eps^2 / 2`` is used when omitted and ``delta = 0``).  Returns what the
+        release would be charged: ``(epsilon, delta)`` in the accountant's terms.  Reserves
+        nothing: a fit reserves its declared budget itself.
+        """
+        with self._lock:
+            cost = self._declared_cost(epsilon, delta, rho, neighbouring)
+            why = self._refusal(cost, label)
+            if why is not None:
+                raise BudgetError(f"privacy budget exceeded: {why}; refused before any noise")
+            return cost.epsilon, cost.delta
+
+    def _declared_cost(self, epsilon: float, delta: float, rho: float | None,
+                       neighbouring: str) -> _Cost:
+        if rho is None and delta == 0 and math.isfinite(epsilon):
+            rho = epsilon * epsilon / 2.0  # pure -> zCDP (Bun-Steinke 2016, Prop. 1.4)
+        return self._cost(float(epsilon), float(delta), rho, neighbouring)
+
+    def charge(self, guarantee: PrivacyGuarantee, *, label: str,
+               rho: float | None = None, status: str = "released") -> Charge:
+        """Record a release that happened (a learner function's result): its guarantee is
+        charged as it is, even beyond the total (it was released); later releases are then
+        refused.  Use :meth:`check` first to refuse it before it runs."""
+        with self._lock:
+            return self._record(label, guarantee, self._actual_cost(guarantee, rho), status)
+
+    def _actual_cost(self, g: PrivacyGuarantee, rho: float | None) -> _Cost:
+        if not g.holds or g.diagnostics_released:
+            return _Cost(math.inf, 0.0, math.inf)
+        if g.kind is GuaranteeKind.EX_POST:
+            if g.delta > 0:
+                return _Cost(math.inf, 0.0, math.inf)
+            rho = None  # an ex-post loss is not a zCDP statement
+        elif g.kind is GuaranteeKind.PURE and rho is None:
+            rho = g.epsilon * g.epsilon / 2.0
+        try:
+            return self._cost(g.epsilon, g.delta, rho, g.neighbouring)
+        except BudgetError:
+            return _Cost(math.inf, 0.0, math.inf)
+
+    def _record(self, label: str, guarantee: PrivacyGuarantee, cost: _Cost,
+                status: str) -> Charge:
+        charge = Charge(label, guarantee, cost.epsilon, cost.delta,
+                        cost.rho if self._composition == "zcdp" else None, status)
+        self._charges.append(charge)
+        return charge
+
+    # --- reservations (the fits' protocol) ----------------------------------------------------
+    def _reserve(self, cost: _Cost, label: str) -> int:
+        with self._lock:
+            why = self._refusal(cost, label)
+            if why is not None:
+                raise BudgetError(f"privacy budget exceeded: {why}; refused before any noise "
+                                  "was drawn")
+            token = self._next_token
+            self._next_token += 1
+            self._pending[token] = cost
+            return token
+
+    def _cancel(self, token: int) -> None:
+        with self._lock:
+            self._pending.pop(token, None)
+
+    def _settle(self, token: int, label: str, guarantee: PrivacyGuarantee,
+                cost: _Cost, status: str) -> Charge:
+        with self._lock:
+            self._pending.pop(token, None)
+            return self._record(label, guarantee, cost, status)
+
+    # --- activation ---------------------------------------------------------------------------
+    def __enter__(self) -> BudgetAccountant:
+        with _STATE_LOCK:
+            _STACK.append(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        with _STATE_LOCK:
+            if not _STACK or _STACK[-1] is not self:
+                raise RuntimeError("BudgetAccountant blocks must be exited in the reverse "
+                                   "order of entry")
+            _STACK.pop()
+
+    def describe(self) -> str:
+        """One line: total, spent, remaining, number of releases."""
+        eps, delta = self.spent
+        left_eps, left_delta = self.remaining
+        who = f", per person of {self._k} records" if self._k > 1 else ""
+        return (f"budget ({self._total_epsilon:g}, {self._total_delta:g}) by "
+                f"{self._composition} composition{who}: spent ({eps:.4g}, {delta:.3g}) in "
+                f"{len(self.spends)} release(s); remaining ({left_eps:.4g}, {left_delta:.3g})")
+
+    def __repr__(self) -> str:
+        extra = f", records_per_person={self._k}" if self._k > 1 else ""
+        return (f"BudgetAccountant(total_epsilon={self._total_epsilon!r}, total_delta="
+                f"{self._total_delta!r}, composition={self._composition!r}{extra})")
+
+
+# --- which accountant is active -------------------------------------------------------------
+_STATE_LOCK = threading.RLock()
+_STACK: list[BudgetAccountant] = []
+_DEFAULT: list[BudgetAccountant | None] = [None]
+
+
+def set_default_accountant(accountant: BudgetAccountant | None) -> BudgetAccountant | None:
+    """Make ``accountant`` the process-wide accountant outside ``with`` blocks (None: none);
+    returns the previous default.
+
+    >>> from oracledp.privacy import BudgetAccountant, active_accountant, set_default_accountant
+    >>> previous = set_default_accountant(BudgetAccountant(2.0))
+    >>> active_accountant()
+    BudgetAccountant(total_epsilon=2.0, total_delta=0.0, composition='basic')
+    >>> _ = set_default_accountant(previous)
+    """
+    if accountant is not None and not isinstance(accountant, BudgetAccountant):
+        raise TypeError(f"accountant must be a BudgetAccountant or None, got "
+                        f"{type(accountant).__name__}")
+    with _STATE_LOCK:
+        previous, _DEFAULT[0] = _DEFAULT[0], accountant
+    return previous
+
+
+def active_accountant() -> BudgetAccountant | None:
+    """The accountant fits report to: the innermost ``with`` block's, else the default."""
+    with _STATE_LOCK:
+        return _STACK[-1] if _STACK else _DEFAULT[0]
+
+
+# --- the fits' side: one session per fit ----------------------------------------------------
+@dataclass
+class _Declared:
+    epsilon: float
+    delta: float
+    rho: float | None
+    kind: GuaranteeKind
+    neighbouring: str
+
+    def statement(self, source: str) -> PrivacyGuarantee:
+        fields: dict[str, Any] = {"source": source, "neighbouring": self.neighbouring}
+        if self.kind is GuaranteeKind.EX_POST:
+            return PrivacyGuarantee.ex_post(self.epsilon, **fields)
+        if self.delta == 0:
+            return PrivacyGuarantee.pure(self.epsilon, **fields)
+        return PrivacyGuarantee.approximate(self.epsilon, self.delta, **fields)
+
+
+class _Session:
+    """One fit: whether its mechanism started, and under which accountant."""
+
+    def __init__(self, owner: object) -> None:
+        self.name = type(owner).__name__
+        self.owner = owner
+        self.accountant: BudgetAccountant | None = None
+        self.token = -1
+        self.declared: _Declared | None = None
+        self.label = f"{self.name}.fit"
+        self.rng: Any = None
+        self.rng_state: Any = None
+
+    @property
+    def started(self) -> bool:
+        return self.declared is not None
+
+    def drew(self) -> bool:
+        """Whether the fit's generator was used since :func:`begin_release` (a draw, or child
+        generators spawned for parallel workers)."""
+        return bool(self.rng is None or _rng_state(self.rng) != self.rng_state)
+
+    def fail(self, exc: BaseException) -> None:
+        """The fit raised: charge it if its mechanism had drawn noise."""
+        acct, declared = self.accountant, self.declared
+        if acct is None or declared is None:
+            return
+        if not self.drew():  # refused by the mechanism's own checks: nothing was drawn
+            acct._cancel(self.token)
+            return
+        what = type(exc).__name__
+        if isinstance(exc, NoHaltError) and declared.kind is GuaranteeKind.EX_POST:
+            g = PrivacyGuarantee.ex_post(exc.epsilon_refusal, source=(
+                "the ex-post loss of the refusal to release theta* (no level passed)"),
+                neighbouring=declared.neighbouring)
+            acct._settle(self.token, self.label, g, acct._actual_cost(g, None),
+                         f"refused after its mechanism started ({what}): the refusal's "
+                         "ex-post loss is charged")
+            return
+        g = declared.statement(f"the declared budget of a {self.name} fit that failed after "
+                               "its mechanism started")
+        cost = acct._declared_cost(declared.epsilon, declared.delta, declared.rho,
+                                   declared.neighbouring)
+        acct._settle(self.token, self.label, g, cost,
+                     f"failed after its mechanism started ({what}): the declared budget is "
+                     "charged")
+
+    def succeed(self) -> None:
+        """The fit returned: charge its guarantee."""
+        g = getattr(self.owner, "guarantee_", None)
+        if self.declared is None:
+            acct = active_accountant()
+            if acct is not None and isinstance(g, PrivacyGuarantee):  # pragma: no cover
+                acct.charge(g, label=self.label, status="released (charged after the fit: "
+                            "it did not declare its budget first)")
+            return
+        acct = self.accountant
+        if acct is None:
+            return
+        if not isinstance(g, PrivacyGuarantee):  # pragma: no cover - every fit sets one
+            g = self.declared.statement("the declared budget (the fit stated no guarantee)")
+        rho = self.declared.rho if g.kind is not GuaranteeKind.EX_POST else None
+        status = "released"
+        if not g.holds:
+            status = "released WITHOUT a guarantee: the budget is exhausted"
+        elif g.diagnostics_released:
+            status = "released with non-private diagnostics: the budget is exhausted"
+        acct._settle(self.token, self.label, g, acct._actual_cost(g, rho), status)
+
+
+_LOCAL = threading.local()
+
+
+def _sessions() -> dict[int, _Session]:
+    sessions: dict[int, _Session] | None = getattr(_LOCAL, "sessions", None)
+    if sessions is None:
+        sessions = {}
+        _LOCAL.sessions = sessions
+    return sessions
+
+
+#: Set on a clone made inside scikit-learn's model selection while an accountant was active:
+#: the id of the process that holds the accountant.
+_CLONE_MARK = "_oracledp_accountant_pid"
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def accounted_fit(fit: F) -> F:
+    """Wrap a ``fit`` so that it reports to the active accountant (see the module docstring).
+
+    The estimator's ``fit`` calls :func:`begin_release` once, after its parameters and data
+    are checked and before any noise is drawn.  A nested call on the same object (a
+    subclass's ``fit`` calling ``super().fit``) is one session.
+    """
+
+    @functools.wraps(fit)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+        sessions = _sessions()
+        if id(self) in sessions:
+            return fit(self, *args, **kwargs)
+        pid = getattr(self, _CLONE_MARK, None)
+        if pid is not None and pid != os.getpid() and active_accountant() is None:
+            raise BudgetError(
+                f"{type(self).__name__} was cloned by scikit-learn while a BudgetAccountant "
+                "was active, but is fitted in another process, which that accountant cannot "
+                "see: its release would go uncharged. Run the search with n_jobs=1 (or "
+                "joblib's threading backend); refused before any noise.")
+        session = _Session(self)
+        sessions[id(self)] = session
+        try:
+            result = fit(self, *args, **kwargs)
+        except BaseException as exc:
+            del sessions[id(self)]
+            session.fail(exc)
+            raise
+        del sessions[id(self)]
+        session.succeed()
+        return result
+
+    wrapper.__accounted__ = True  # type: ignore[attr-defined]
+    return wrapper  # type: ignore[return-value]
+
+
+def _rng_state(rng: Any) -> Any:
+    bits = rng.bit_generator
+    return bits.state, getattr(bits.seed_seq, "n_children_spawned", None)
+
+
+def begin_release(owner: object, epsilon: float | None, delta: float = 0.0, *, rng: Any,
+                  rho: float | None = None, zcdp: bool = False, ex_post: bool = False,
+                  neighbouring: str = _REPLACE) -> None:
+    """Called by a fit just before it calls its mechanism: its declared budget.
+
+    ``epsilon``, ``delta``: the fit's declared per-record loss (ex-post: its cap,
+    ``max_epsilon``, None when it has none); ``rho``: its zCDP when its mechanism accounts in
+    zCDP (``zcdp=True``: ``zcdp_rho(epsilon, delta)``, the budget such a mechanism plans
+    with); ``rng``: the numpy Generator all of the fit's noise comes from.  Raises
+    BudgetError, before any noise, when an active accountant cannot take it; otherwise
+    reserves it.  From then on the fit is charged even if it fails, unless it fails before
+    ``rng`` was used (the mechanism's own checks refused it: nothing was drawn).
+    """
+    session = _sessions().get(id(owner))
+    if session is None:  # pragma: no cover - only fits call this, inside their session
+        return
+    kind = (GuaranteeKind.EX_POST if ex_post else
+            GuaranteeKind.PURE if delta == 0 else GuaranteeKind.APPROXIMATE)
+    acct = active_accountant()
+    if acct is not None:
+        if epsilon is not None and not (epsilon > 0 and 0 <= delta < 1):
+            raise ValueError(f"{session.name}: epsilon must be > 0 and delta in [0, 1), got "
+                             f"{epsilon!r} and {delta!r}")
+        if zcdp and rho is None and epsilon is not None:
+            rho = zcdp_rho(epsilon, delta)
+        if epsilon is None:
+            raise BudgetError(
+                f"{session.name}: an ex-post fit without a cap could lose more than the "
+                f"remaining budget (epsilon {acct.remaining[0]:.4g}); set max_epsilon to at "
+                "most that. Refused before any noise.")
+        session.label = (f"{session.name}.fit (" + ("max_epsilon" if ex_post else "epsilon")
+                         + f" {epsilon:g}" + (f", delta {delta:.3g}" if delta else "") + ")")
+        cost = acct._declared_cost(epsilon, delta, None if ex_post else rho, neighbouring)
+        if ex_post:
+            cost = _Cost(cost.epsilon, cost.delta, None)
+        session.token = acct._reserve(cost, session.label)
+        session.accountant = acct
+    session.rng, session.rng_state = rng, _rng_state(rng)
+    session.declared = _Declared(math.inf if epsilon is None else float(epsilon), float(delta),
+                                 None if ex_post else rho, kind, neighbouring)
+
+
+# --- scikit-learn's model selection -------------------------------------------------------
+#: scikit-learn modules whose code clones an estimator to fit it again and again on the same
+#: records (searches, cross-validation, feature selection by CV, calibration, ensembles).
+_REFITTERS = ("sklearn.model_selection", "sklearn.feature_selection", "sklearn.calibration",
+              "sklearn.multiclass", "sklearn.multioutput", "sklearn.ensemble")
+
+REFIT_WARNING = (
+    "{name} is being cloned by scikit-learn ({module}) to be fitted repeatedly: every fit of a "
+    "clone is a separate private release on the same or overlapping records, so the privacy "
+    "loss of the whole search or cross-validation is the SUM of the fits' epsilons (and "
+    "deltas), not the epsilon of one fit. Account for it with "
+    "oracledp.privacy.BudgetAccountant (`with BudgetAccountant(total_epsilon) as acct:`), which "
+    "sums the fits and refuses any beyond the total.")
+
+
+def _refitter() -> str | None:
+    """The scikit-learn refitting module on the call stack, if any."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        name = frame.f_globals.get("__name__", "")
+        if isinstance(name, str) and name.startswith(_REFITTERS):
+            return name
+        frame = frame.f_back  # type: ignore[assignment]
+    return None
+
+
+def note_clone(original: object, clone: object) -> None:
+    """Called when scikit-learn clones a private estimator.
+
+    Inside scikit-learn's model selection (and other refitting meta-estimators): with an
+    active accountant the clone is marked with this process's id (so that a fit in another
+    process is refused); without one a :class:`~oracledp._errors.PrivacyWarning` says that
+    the fits add up.
+    """
+    module = _refitter()
+    if module is None:
+        return
+    if active_accountant() is not None:
+        object.__setattr__(clone, _CLONE_MARK, os.getpid())
+        return
+    warnings.warn(REFIT_WARNING.format(name=type(original).__name__, module=module),
+                  PrivacyWarning, stacklevel=4)

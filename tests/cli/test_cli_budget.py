@@ -1,0 +1,312 @@
+"""`oracledp fit --budget FILE`: a privacy ledger that adds up, and records per person.
+
+* releases are appended to the ledger and add up; a fit that would exceed the total is refused
+  with one ``error:`` line and exit 2 before DATA is read and before any noise;
+* a malformed ledger is one clear error;
+* a fit that fails after its mechanism drew noise (an oracle that did not certify, Accuracy
+  First's refusal) stays charged; a fit refused before any noise (data outside the schema)
+  leaves no entry;
+* accuracy-first is checked with its cap --max-epsilon and charged its realised ex-post loss;
+* a schema's records_per_person scales the charge and the printed and saved guarantee by group
+  privacy; the saved per-person guarantee is checked when the model is loaded;
+* concurrent reservations never take more than the total.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from oracledp import _budget_file
+from oracledp._cli import app
+from oracledp.oracles import _registry as oracle_registry
+from oracledp.privacy import PrivacyGuarantee, group_privacy
+from oracledp.privacy._group import group_loss
+from oracledp.tabular import ModelFileError, load_model
+
+ENV = {"COLUMNS": "200"}
+SCHEMA = {
+    "target": {"name": "y", "labels": ["no", "yes"]},
+    "columns": [
+        {"name": "x", "type": "numeric", "lower": 0, "upper": 10, "step": 1},
+        {"name": "c", "type": "categorical", "levels": ["a", "b"]},
+    ],
+}
+ROWS = ["1,a,no", "9,b,yes", "5,a,no", "3,b,yes", "7,b,yes", "2,a,no"]
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, Path]:
+    (tmp_path / "schema.json").write_text(json.dumps(SCHEMA))
+    (tmp_path / "train.csv").write_text("x,c,y\n" + "\n".join(ROWS * 4) + "\n")
+    (tmp_path / "budget.json").write_text('{"total_epsilon": 2.5, "total_delta": 1e-5}')
+    return {"schema": tmp_path / "schema.json", "data": tmp_path / "train.csv",
+            "budget": tmp_path / "budget.json", "dir": tmp_path}
+
+
+def _fit(files: dict[str, Path], out: str, *extra: str, model: str = "rspm",
+         data: Path | None = None) -> Any:
+    return CliRunner().invoke(app, [
+        "fit", str(data or files["data"]), "--schema", str(files["schema"]), "--model", model,
+        "--seed", "0", "--out", str(files["dir"] / out), "--budget", str(files["budget"]),
+        *extra], env=ENV)
+
+
+def _ledger(files: dict[str, Path]) -> dict[str, Any]:
+    return json.loads(files["budget"].read_text())
+
+
+def test_releases_add_up_and_the_last_is_refused_before_reading(files, monkeypatch) -> None:
+    for i in (1, 2):
+        res = _fit(files, f"m{i}", "--epsilon", "1")
+        assert res.exit_code == 0, res.output
+        assert f"spent epsilon {i} of 2.5" in res.stdout
+    doc = _ledger(files)
+    assert [s["epsilon"] for s in doc["spends"]] == [1.0, 1.0]
+    first = doc["spends"][0]
+    assert (first["model"], first["kind"], first["delta"], first["status"]) == (
+        "rspm", "pure", 0.0, "released")
+    assert first["out"] == str(files["dir"] / "m1") and first["date"].endswith("+00:00")
+
+    from oracledp.estimators import RSPMClassifier
+
+    def no_fit(*a: Any, **k: Any) -> None:  # pragma: no cover - must not run
+        raise AssertionError("fit reached although the budget is spent")
+
+    monkeypatch.setattr(RSPMClassifier, "fit", no_fit)
+    before = files["budget"].read_text()
+    missing = files["dir"] / "nowhere.csv"  # never read: the refusal comes first
+    res = _fit(files, "m3", "--epsilon", "1", data=missing)
+    assert res.exit_code == 2, res.output
+    assert res.stderr.startswith("error: --budget") and res.stderr.count("\n") == 1
+    assert "only epsilon 0.5" in res.stderr and "nothing was read or fitted" in res.stderr
+    assert files["budget"].read_text() == before and not (files["dir"] / "m3").exists()
+    assert res.stdout == ""
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    ("not json", "not valid JSON"),
+    ("[1]", "JSON object"),
+    ("{}", "no \"total_epsilon\""),
+    ('{"total_epsilon": 0}', "total_epsilon must be a finite number in (0, inf)"),
+    ('{"total_epsilon": true}', "total_epsilon must be a number"),
+    ('{"total_epsilon": 1, "total_delta": 1}', "total_delta must be"),
+    ('{"total_epsilon": 1, "spends": {}}', "\"spends\" must be a list"),
+    ('{"total_epsilon": 1, "spends": [{"epsilon": 1}]}', "spends[0] must be an object"),
+    ('{"total_epsilon": 1, "spends": [{"epsilon": -1, "delta": 0}]}', "spends[0].epsilon"),
+    ('{"total_epsilon": 1, "totl_delta": 0}', "unknown keys ['totl_delta']"),
+])
+def test_a_malformed_ledger_is_one_clear_error(files, text: str, says: str) -> None:
+    files["budget"].write_text(text)
+    res = _fit(files, "m", "--epsilon", "1")
+    assert res.exit_code == 2 and res.stderr.count("\n") == 1, res.output
+    assert res.stderr.startswith(f"error: --budget {files['budget']}: ") and says in res.stderr
+    assert files["budget"].read_text() == text and not (files["dir"] / "m").exists()
+
+
+def test_a_missing_ledger_says_how_to_start_one(files) -> None:
+    files["budget"].unlink()
+    res = _fit(files, "m", "--epsilon", "1")
+    assert res.exit_code == 2 and '{"total_epsilon": 1.0}' in res.stderr
+    assert not files["budget"].exists()
+
+
+def test_approximate_models_need_an_explicit_delta_within_the_total(files) -> None:
+    res = _fit(files, "m", "--epsilon", "1", model="dpsgd")
+    assert res.exit_code == 2 and "--budget needs --delta for --model dpsgd" in res.stderr
+    res = _fit(files, "m", "--epsilon", "1", "--delta", "1e-4", model="dpsgd")
+    assert res.exit_code == 2 and "delta 0.0001 but only epsilon 2.5, delta 1e-05" in res.stderr
+    res = _fit(files, "m", "--epsilon", "1", "--delta", "1e-6", model="dpsgd")
+    assert res.exit_code == 0, res.output
+    (spend,) = _ledger(files)["spends"]
+    assert (spend["kind"], spend["epsilon"], spend["delta"]) == ("approximate", 1.0, 1e-6)
+
+
+def test_a_failure_after_the_noise_stays_charged(files, monkeypatch, uncertified_oracle) -> None:
+    monkeypatch.setitem(oracle_registry._REGISTRY, "uncertified",
+                        (lambda **options: uncertified_oracle, "test: never certifies"))
+    res = _fit(files, "m", "--epsilon", "0.7", "--solver", "uncertified")
+    assert res.exit_code == 2, res.output
+    assert res.stderr.startswith("error: the rspm fit stopped")
+    assert "warning: --budget" in res.stderr and "charged epsilon 0.7" in res.stderr
+    (spend,) = _ledger(files)["spends"]
+    assert spend["epsilon"] == 0.7 and "failed after its mechanism started (OracleFailure)" in \
+        spend["status"]
+    assert not (files["dir"] / "m" / "model.json").exists()
+
+
+def test_a_refusal_before_any_noise_leaves_no_entry(files) -> None:
+    bad = files["dir"] / "bad.csv"
+    bad.write_text("x,c,y\n1,a,no\n99,b,yes\n")  # 99 is outside the public bounds
+    res = _fit(files, "m", "--epsilon", "1", data=bad)
+    assert res.exit_code == 2 and "[0, 10]" in res.stderr
+    assert _ledger(files)["spends"] == []
+
+
+def _threshold_files(files: dict[str, Path], n: int = 3000) -> Path:
+    rows = [f"{i % 11},{'yes' if i % 11 >= 6 else 'no'}" for i in range(n)]
+    (files["dir"] / "t.csv").write_text("x,y\n" + "\n".join(rows) + "\n")
+    files["schema"].write_text(json.dumps({
+        "target": {"name": "y", "labels": ["no", "yes"]},
+        "columns": [{"name": "x", "type": "numeric", "lower": 0, "upper": 10, "step": 1}]}))
+    return files["dir"] / "t.csv"
+
+
+def test_accuracy_first_is_capped_then_charged_its_ex_post_loss(files) -> None:
+    data = _threshold_files(files)
+    files["budget"].write_text('{"total_epsilon": 20}')
+    res = _fit(files, "m", "--alpha", "0.2", "--max-epsilon", "21", "--allow-large-epsilon",
+               model="accuracy-first", data=data)
+    assert res.exit_code == 2 and "would spend epsilon 21" in res.stderr  # the cap: refused
+    res = _fit(files, "m", "--alpha", "0.2", "--max-epsilon", "10", model="accuracy-first",
+               data=data)
+    assert res.exit_code == 0, res.output
+    (spend,) = _ledger(files)["spends"]
+    saved = load_model(files["dir"] / "m")
+    assert spend["kind"] == "ex-post" and spend["max_epsilon"] == 10.0
+    assert spend["epsilon"] == saved.guarantee.epsilon < 10.0
+    # nothing passes at alpha 0.1: the refusal's own ex-post loss is charged
+    res = _fit(files, "m2", "--alpha", "0.1", "--max-epsilon", "10", model="accuracy-first",
+               data=data)
+    assert res.exit_code == 2 and "did not halt" in res.stderr
+    refusal = _ledger(files)["spends"][1]
+    assert 0 < refusal["epsilon"] <= 10.0 and "NoHaltError" in refusal["status"]
+    # a cap below the search's smallest loss is refused by its own public check: not charged
+    res = _fit(files, "m3", "--alpha", "0.1", "--max-epsilon", "1", model="accuracy-first",
+               data=data)
+    assert res.exit_code == 2 and "is below the smallest ex-post loss" in res.stderr
+    assert len(_ledger(files)["spends"]) == 2
+
+
+def test_records_per_person_scale_the_charge_and_the_saved_guarantee(files) -> None:
+    files["schema"].write_text(json.dumps({**SCHEMA, "records_per_person": 3}))
+    res = _fit(files, "m", "--epsilon", "0.5")
+    assert res.exit_code == 0, res.output
+    assert "records per person" in res.stdout and "privacy per person" in res.stdout
+    assert "guarantee per person: 1.5-DP (pure), groups of 3 records (replace-one)" in res.stdout
+    assert "per person (3 records)" in res.stdout
+    (spend,) = _ledger(files)["spends"]
+    assert (spend["epsilon"], spend["per_record"]["epsilon"], spend["records_per_person"]) == (
+        1.5, 0.5, 3)
+    saved = load_model(files["dir"] / "m")
+    assert saved.schema.records_per_person == 3
+    assert saved.guarantee_per_person == group_privacy(saved.guarantee, 3)
+    assert saved.guarantee_per_person.epsilon == 1.5 and saved.guarantee.epsilon == 0.5
+    res = CliRunner().invoke(app, ["evaluate", str(files["dir"] / "m"), str(files["data"])],
+                             env=ENV)
+    assert res.exit_code == 0 and "per person (3 records): 1.5-DP" in res.stdout
+    # the per-person guarantee is checked on load
+    doc = json.loads((files["dir"] / "m" / "model.json").read_text())
+    doc["guarantee_per_person"]["epsilon"] = 0.5
+    (files["dir"] / "m" / "model.json").write_text(json.dumps(doc))
+    with pytest.raises(ModelFileError, match="not the group privacy"):
+        load_model(files["dir"] / "m")
+    del doc["guarantee_per_person"]
+    (files["dir"] / "m" / "model.json").write_text(json.dumps(doc))
+    with pytest.raises(ModelFileError, match="records_per_person = 3"):
+        load_model(files["dir"] / "m")
+
+
+def test_approximate_per_person_guarantee_and_its_vacuous_limit(files) -> None:
+    files["schema"].write_text(json.dumps({**SCHEMA, "records_per_person": 2}))
+    res = _fit(files, "m", "--epsilon", "1", "--delta", "1e-6", model="dpsgd")
+    assert res.exit_code == 0, res.output
+    (spend,) = _ledger(files)["spends"]
+    assert (spend["epsilon"], spend["delta"]) == group_loss(1.0, 1e-6, 2)
+    files["schema"].write_text(json.dumps({**SCHEMA, "records_per_person": 40}))
+    res = CliRunner().invoke(app, ["fit", str(files["data"]), "--schema", str(files["schema"]),
+                                   "--model", "dpsgd", "--epsilon", "1", "--out",
+                                   str(files["dir"] / "m2")], env=ENV)
+    assert res.exit_code == 2 and "would be vacuous" in res.stderr  # no --budget needed
+    assert not (files["dir"] / "m2").exists()
+
+
+def test_fit_prints_one_record_per_person_by_default(files) -> None:
+    res = CliRunner().invoke(app, ["fit", str(files["data"]), "--schema", str(files["schema"]),
+                                   "--model", "rspm", "--epsilon", "1", "--seed", "0", "--out",
+                                   str(files["dir"] / "m")], env=ENV)
+    assert res.exit_code == 0, res.output
+    assert "1 (schema's records_per_person)" in res.stdout
+    assert "guarantee per person" not in res.stdout
+    assert "guarantee_per_person" not in (files["dir"] / "m" / "model.json").read_text()
+
+
+def test_concurrent_reservations_never_exceed_the_total(tmp_path: Path) -> None:
+    path = tmp_path / "b.json"
+    path.write_text('{"total_epsilon": 1.0}')
+    outcomes: list[str] = []
+
+    def reserve() -> None:
+        try:
+            _budget_file.reserve(path, {"model": "t", "epsilon": 0.3, "delta": 0.0})
+            outcomes.append("ok")
+        except _budget_file.BudgetFileError:
+            outcomes.append("refused")
+
+    threads = [threading.Thread(target=reserve) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(outcomes) == ["ok"] * 3 + ["refused"] * 5
+    ledger = _budget_file.read_ledger(path)
+    assert len(ledger.spends) == 3 and ledger.spent == (pytest.approx(0.9), 0.0)
+    assert not list(tmp_path.glob(".b.json.*.tmp"))  # atomic writes leave no temporary file
+
+
+def test_schema_records_per_person_round_trips() -> None:
+    from oracledp.tabular import TableSchema
+
+    schema = TableSchema.from_dict({**SCHEMA, "records_per_person": 4})
+    assert schema.records_per_person == 4 and schema.to_dict()["records_per_person"] == 4
+    assert TableSchema.from_dict(schema.to_dict()) == schema
+    assert "records_per_person" not in TableSchema.from_dict(SCHEMA).to_dict()
+    assert TableSchema.from_dict(SCHEMA).records_per_person == 1
+    for bad in (0, 2.5, True, "2"):
+        with pytest.raises(ValueError, match="records_per_person' must be an integer >= 1"):
+            TableSchema.from_dict({**SCHEMA, "records_per_person": bad})
+    g = PrivacyGuarantee.pure(0.5, source="x")
+    assert group_privacy(g, schema.records_per_person).epsilon == 2.0
+
+
+_SLOW_FIT = """
+import signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)
+from oracledp.estimators import RSPMClassifier
+def slow(est, X, y, sample_weight=None):
+    print("FITTING", flush=True)
+    time.sleep(60)
+RSPMClassifier.fit = slow
+from oracledp._cli import app
+sys.argv = ["oracledp", *sys.argv[1:]]
+app()
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_ctrl_c_after_the_fit_started_keeps_the_declared_budget(files) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _SLOW_FIT, "fit", str(files["data"]), "--schema",
+         str(files["schema"]), "--model", "rspm", "--epsilon", "1", "--out",
+         str(files["dir"] / "m"), "--budget", str(files["budget"])],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "COLUMNS": "200"})
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "FITTING"
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "declared budget stays charged" in err and "Traceback" not in err
+    (spend,) = _ledger(files)["spends"]
+    assert spend["epsilon"] == 1.0 and spend["status"].startswith("interrupted after the fit")
