@@ -349,10 +349,10 @@ def check_theory_reachable(
     default grid) every one of the 560 noise-reduction runs halted, at levels 19 to 940
     times below E (OutputNR 19-320, CovNR 20-940).  Refusing at ``grid[-1] < E`` (no margin)
     would refuse capped runs that succeed (OutputNR at alpha = 0.1 and max_epsilon = 2 there
-    has ``grid[-1] = E / 1.4``); a margin of ten times the largest ratio measured keeps them
+    has ``grid[-1] = E / 1.5``); a margin of ten times the largest ratio measured keeps them
     while the hopeless searches that motivated the check sit far beyond it (a bundled table
     of 15,590 records at alpha = 0.1 and max_epsilon = 2: the cap leaves 17 levels up to
-    8e-5, ``E / 120,000``, where a search spends an ex-post 2 on hypotheses that are noise).
+    8e-5, ``E / 114,000``, where a search spends an ex-post 2 on hypotheses that are noise).
     The check is a policy on public parameters, not an impossibility proof: a search it lets
     through may still refuse after its noise (:class:`~oracledp.erm.NoHaltError`).
 
