@@ -30,7 +30,7 @@ RECOMMENDED_MODELS = ("opdisc", "rspm", "dpsgd", "accuracy-first")
 OPSAMP_WARNING = (
     "OPSamp is not recommended: in benchmarks/your_tables.py its test accuracy at epsilon "
     "0.1, 1 and 2 was below the majority rate on 4 of 5 tables (0.44-0.56 against 0.62-0.81) "
-    "and 0.67 +- 0.35 on the fifth (majority 0.62, DP-SGD 0.96), the same at every epsilon: "
+    "and 0.67 +- 0.35 on the fifth (majority 0.62, DP-SGD 0.95), the same at every epsilon: "
     "its sampling noise swamps the data at these sizes. Use dpsgd (see `oracledp models` and "
     "docs/choosing-a-model.md)."
 )
@@ -47,7 +47,7 @@ ACCURACY_FIRST_N = 4_500
 #: benchmarks/your_tables.py; docs/choosing-a-model.md has the numbers.
 MODEL_GUIDE: tuple[tuple[str, str, str], ...] = (
     ("dpsgd", "any table, epsilon 0.1-2 (the default choice)",
-     "best test accuracy on every bundled table at every epsilon (epsilon 1: 0.71-0.96 "
+     "best test accuracy on every bundled table at every epsilon (epsilon 1: 0.71-0.95 "
      "against majority rates 0.62-0.68; ties the majority on nhefs); never stops for lack "
      "of a certificate"),
     ("opdisc", "narrow tables (about 15 encoded features or fewer), epsilon >= 1",
