@@ -83,6 +83,8 @@ def _reason(stderr: str) -> str:
         return "not certified"
     if "is below the smallest ex-post loss" in stderr:
         return "cap below the test's own epsilon"
+    if "times below" in stderr and "theory curve" in stderr:
+        return "cap leaves only levels hopeless by the theory curve"
     if "did not halt" in stderr:
         return "no halt within the cap"
     if "could not certify the accuracy" in stderr:

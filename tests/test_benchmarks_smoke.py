@@ -66,3 +66,10 @@ def test_oracle_branch_smoke(extra: list[str]) -> None:
 def test_bound_gap_smoke() -> None:
     out = _run("bound_gap.py", "adult-paper", "1", "0", "2", "2")
     assert "numeric leaves with bound <= U:" in out and "inner on 2 leaves" in out
+
+
+def test_dpsgd_scaling_smoke(tmp_path: Path) -> None:
+    out = _run("dpsgd_scaling.py", "--n", "2000,5000", "--old-steps", "3", "--out",
+               str(tmp_path))
+    assert "n=5000 new_epoch_s=" in out and "ratio=" in out
+    assert (tmp_path / "dpsgd_scaling.json").stat().st_size > 0

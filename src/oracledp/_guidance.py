@@ -7,6 +7,7 @@
 * :data:`MODEL_GUIDE`: the measured recommendation printed by ``oracledp models``, from
   ``benchmarks/your_tables.py`` (the numbers are in ``docs/choosing-a-model.md``).
 * :data:`OPSAMP_WARNING`: what OPSamp achieved in that benchmark.
+* :data:`ACCURACY_FIRST_N`: the records Accuracy First needs, from its public refusal rules.
 
 Nothing here reads data: these are constants and checks of public parameters.
 """
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["EPSILON_CAP", "MODEL_GUIDE", "OPSAMP_WARNING", "RECOMMENDED_MODELS",
+__all__ = ["ACCURACY_FIRST_N", "EPSILON_CAP", "MODEL_GUIDE", "OPSAMP_WARNING", "RECOMMENDED_MODELS",
            "check_epsilon_cap"]
 
 #: The largest epsilon ``oracledp fit`` accepts without ``--allow-large-epsilon``.
@@ -29,16 +30,24 @@ RECOMMENDED_MODELS = ("opdisc", "rspm", "dpsgd", "accuracy-first")
 OPSAMP_WARNING = (
     "OPSamp is not recommended: in benchmarks/your_tables.py its test accuracy at epsilon "
     "0.1, 1 and 2 was below the majority rate on 4 of 5 tables (0.44-0.56 against 0.62-0.81) "
-    "and 0.67 +- 0.35 on the fifth (majority 0.62, DP-SGD 0.96), the same at every epsilon: "
+    "and 0.67 +- 0.35 on the fifth (majority 0.62, DP-SGD 0.95), the same at every epsilon: "
     "its sampling noise swamps the data at these sizes. Use dpsgd (see `oracledp models` and "
     "docs/choosing-a-model.md)."
 )
+
+#: Accuracy First (OutputNR, the command line's) is refused before any noise below about
+#: ``ACCURACY_FIRST_N / (alpha * max_epsilon)`` records: the smallest n that passes both
+#: refusals of :func:`oracledp.erm._framework.records_needed` (the accuracy test's own epsilon
+#: within the cap; the capped grid within reach of the theory curve) is within 15% of it for
+#: 10 to 100 features, alpha 0.05 to 0.2 and max-epsilon 1 to 10 (lambda 0.005, gamma 0.1;
+#: tests/tabular/test_user_tables.py checks it).
+ACCURACY_FIRST_N = 4_500
 
 #: (recommended model, when: table shape and epsilon, why in brief) -- measured by
 #: benchmarks/your_tables.py; docs/choosing-a-model.md has the numbers.
 MODEL_GUIDE: tuple[tuple[str, str, str], ...] = (
     ("dpsgd", "any table, epsilon 0.1-2 (the default choice)",
-     "best test accuracy on every bundled table at every epsilon (epsilon 1: 0.71-0.96 "
+     "best test accuracy on every bundled table at every epsilon (epsilon 1: 0.71-0.95 "
      "against majority rates 0.62-0.68; ties the majority on nhefs); never stops for lack "
      "of a certificate"),
     ("opdisc", "narrow tables (about 15 encoded features or fewer), epsilon >= 1",
@@ -46,9 +55,12 @@ MODEL_GUIDE: tuple[tuple[str, str, str], ...] = (
      "certificate within the time limit, and then nothing is released"),
     ("rspm", "as opdisc, when pure epsilon-DP is wanted",
      "weights in {-1, 0, 1}; same certification caveat"),
-    ("accuracy-first", "n >= ~5,000 and an accuracy target instead of an epsilon",
-     "the most private level meeting --alpha, ex-post loss <= --max-epsilon; smaller "
-     "tables are refused at the default alpha"),
+    ("accuracy-first", "an accuracy target instead of an epsilon, and n >= about "
+     f"{ACCURACY_FIRST_N:,} / (alpha x max-epsilon) records (4,500 at the defaults alpha 0.1, "
+     "max-epsilon 10; 22,000 at max-epsilon 2)",
+     "the most private level meeting --alpha, ex-post loss <= --max-epsilon; with fewer "
+     "records fit refuses before drawing any noise (the accuracy test alone, or the levels "
+     "the cap leaves for the hypotheses, cannot meet alpha)"),
     ("(none)", "few records per column (e.g. 1,000 records, 100 encoded features)",
      "no private model beat the majority rate at epsilon <= 2 on such a table: use fewer "
      "columns (chosen by public knowledge) or more records"),

@@ -124,10 +124,11 @@ def _plain_averaged_sgd(X, y, q, steps, lr, l2, rng):
     w = np.zeros(d)
     total = np.zeros(d)
     for _ in range(steps):
-        mask = rng.random(n) < q
+        k = rng.binomial(n, q)  # the Poisson batch: its size, then a uniform subset of that size
+        batch = sorted(rng.choice(n, k, replace=False, shuffle=False))
         rng.standard_normal(d)  # the noise draw the mechanism makes (multiplied by 0 here)
         grad = np.zeros(d)
-        for i in np.flatnonzero(mask):
+        for i in batch:
             m = y[i] * (X[i] @ w)
             grad += -y[i] * X[i] / (1.0 + math.exp(m))
         w = w - lr * (grad / (q * n) + l2 * w)

@@ -10,9 +10,11 @@ from __future__ import annotations
 import ast
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
+from numpy.typing import NDArray
 from scipy import stats
 
 import oracledp.privacy as privacy
@@ -79,9 +81,57 @@ def test_exponential_mechanism_law() -> None:
 
 
 def test_poisson_subsample_rate() -> None:
-    mask = noise.poisson_subsample(np.random.default_rng(5), N, 0.1)
-    assert mask.dtype == np.bool_ and mask.shape == (N,)
-    assert stats.binomtest(int(mask.sum()), N, 0.1).pvalue > ALPHA
+    idx = noise.poisson_subsample(np.random.default_rng(5), N, 0.1)
+    assert idx.dtype == np.int64 and idx.ndim == 1
+    assert np.all(np.diff(idx) > 0) and 0 <= idx[0] and idx[-1] < N  # sorted, distinct
+    assert stats.binomtest(idx.size, N, 0.1).pvalue > ALPHA
+
+
+def _subset_counts(draw: Any, n: int, draws: int) -> NDArray[np.int64]:
+    """How often each subset of range(n) (coded as a bit mask) was drawn."""
+    rng = np.random.default_rng(8)
+    codes = [int(np.sum(1 << np.asarray(draw(rng), dtype=np.int64))) for _ in range(draws)]
+    return np.bincount(codes, minlength=2**n)
+
+
+def test_poisson_subsample_exact_law() -> None:
+    """Every subset S of range(5) is drawn with probability q^|S| (1-q)^(5-|S|).
+
+    The law of independent q-coins, checked on all 32 subsets at once (chi-square, false-alarm
+    rate ALPHA; every expected count is >= 5).  Planted mutants, each a plausible wrong
+    O(batch) sampler, fail the same test: the size drawn right but the members with
+    replacement, a fixed batch size round(q n), and a size uniform on 0..n.
+    """
+    n, q, draws = 5, 0.3, 20_000
+    sizes = np.array([bin(code).count("1") for code in range(2**n)])
+    law = q**sizes * (1 - q) ** (n - sizes)
+    assert math.isclose(law.sum(), 1.0) and draws * law.min() >= 5
+
+    def pvalue(draw: Any) -> float:
+        return float(stats.chisquare(_subset_counts(draw, n, draws), draws * law).pvalue)
+
+    assert pvalue(lambda rng: noise.poisson_subsample(rng, n, q)) > ALPHA
+    mutants = {
+        "with replacement": lambda rng: np.unique(rng.choice(n, rng.binomial(n, q))),
+        "fixed size": lambda rng: rng.choice(n, round(q * n), replace=False),
+        "uniform size": lambda rng: rng.choice(n, rng.integers(n + 1), replace=False),
+    }
+    for name, mutant in mutants.items():
+        assert pvalue(mutant) < ALPHA, name
+
+
+def test_poisson_subsample_costs_the_batch_not_n() -> None:
+    """A batch of ~10 out of 10^8 records allocates kilobytes (the coins would take 800 MB)."""
+    import tracemalloc
+
+    rng = np.random.default_rng(9)
+    tracemalloc.start()
+    try:
+        idx = noise.poisson_subsample(rng, 10**8, 1e-7)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert idx.size < 100 and peak < 100_000
 
 
 def test_primitives_make_the_numpy_call() -> None:

@@ -5,7 +5,10 @@ Algorithm (Bassily, Smith, Thakurta 2014; Abadi et al. 2016)
 Start at ``w_0 = 0`` and, for ``t = 1..T``:
 
 1. *Poisson subsampling*: every record joins the batch ``B_t`` independently
-   with probability ``q`` (so the batch size is random, ``Binomial(n, q)``).
+   with probability ``q`` (so the batch size is random, ``Binomial(n, q)``).  It is drawn
+   as that size followed by a uniformly random subset of that size, the same law in time
+   linear in the batch rather than in ``n``
+   (:func:`oracledp.privacy._noise.poisson_subsample`).
 2. *Per-example gradients* of the logistic loss
    ``l(w; x, y) = log(1 + exp(-y <w, x>))``, i.e. ``g_i = -y_i x_i sigmoid(-y_i <w, x_i>)``
    (vectorized over the batch).

@@ -53,11 +53,20 @@ def _dpsgd_core(
     """DP-SGD iterations; returns (average of w_1..w_T, iterates w_0..w_T or None).
 
     Internal and unchecked: ``sigma = 0`` or ``clip = inf`` are accepted here (tests isolate
-    the knobs that way) and give no privacy.  Per step the Generator is used exactly twice,
-    through :mod:`oracledp.privacy._noise`: ``noise.poisson_subsample(rng, n, q)`` (that is
-    ``rng.random(n) < q``) for the Poisson batch, then ``noise.gaussian(rng, noise_std, d)``
+    the knobs that way) and give no privacy.  Per step the Generator is used through
+    :mod:`oracledp.privacy._noise`: ``noise.poisson_subsample(rng, n, q)`` for the Poisson
+    batch (``rng.binomial(n, q)`` for its size ``k``, then ``rng.choice(n, k, replace=False,
+    shuffle=False)`` for its members, sorted), then ``noise.gaussian(rng, noise_std, d)``
     (``rng.normal(0.0, noise_std, d)``, which numpy computes as ``0.0 + noise_std * z`` from
     standard normals ``z``: the floats of ``noise_std * rng.standard_normal(d)``) for the noise.
+
+    A step costs ``O(k d)``, the batch, not ``O(n)``: until the batch was drawn that way
+    (``rng.random(n) < q``, n coins per step and ``1/q`` steps per epoch) an epoch cost
+    ``O(n^2 / B)`` for an expected batch ``B = q n``.  Both samplers have the same law (proof in
+    :func:`oracledp.privacy._noise.poisson_subsample`), the Poisson subsampling the accountant
+    assumes, so the guarantee is unchanged; the releases for a given seed are not (another
+    stream of draws), see ``tests/test_bit_identity.py``.  The sorted indices list the batch
+    rows in the order the mask did, so the gradient sum adds them in the same order.
     """
     n, d = X.shape
     w = np.zeros(d)
@@ -69,8 +78,8 @@ def _dpsgd_core(
     scale = 1.0 / (q * n)
     pen = penalized.astype(np.float64) * l2
     for t in range(1, steps + 1):
-        mask = noise.poisson_subsample(rng, n, q)
-        G = _clip_rows(_per_example_gradients(X[mask], y[mask], w), clip)
+        batch = noise.poisson_subsample(rng, n, q)
+        G = _clip_rows(_per_example_gradients(X[batch], y[batch], w), clip)
         # N(0, (sigma C)^2 I) on a sum of rows clipped to norm C (l2 sensitivity C, add/remove)
         noisy_sum = G.sum(axis=0) + noise.gaussian(rng, noise_std, d)
         w = w - lr * (noisy_sum * scale + pen * w)

@@ -234,7 +234,11 @@ def covnr(
         A cap on the ex-post loss: the grid is cut to its longest prefix whose worst
         loss ``eps_0(T) + eps_T`` is at most ``max_epsilon``
         (:func:`~oracledp.erm._theory.cap_levels`), so no run, released or refused, loses
-        more.  None (default): no cap.
+        more.  None (default): no cap.  With the default grid
+        (``eps_list=None``) and ``allow_no_halt=False``, a cap that leaves only levels more
+        than ``THEORY_MARGIN`` (10,000) times below the theory epsilon E of ``alpha`` is
+        refused with ValueError before any noise
+        (:func:`~oracledp.erm._theory.check_theory_reachable`).
     return_diagnostics:
         Attach :class:`~oracledp._diagnostics.NonPrivateDiagnostics` (``excess_risk``
         on the training data, ``timings``).  For research only: issues a
@@ -267,7 +271,8 @@ def covnr(
     BoundsViolation
         Data outside the domain (before any randomness is used).
     ValueError, TypeError
-        Malformed parameters (before any randomness is used).
+        Malformed parameters, a cap below the test's own epsilon, or a capped default grid
+        hopeless by the theory curve (all before any randomness is used).
     NoHaltError
         No level passed and ``allow_no_halt`` is False.
 

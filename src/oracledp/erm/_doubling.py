@@ -54,7 +54,7 @@ from oracledp.erm._framework import (
     _single_blas_thread,
 )
 from oracledp.erm._outputnr import LogisticProblem, project_to_ball
-from oracledp.erm._theory import cap_levels, resolve_eps_grid
+from oracledp.erm._theory import cap_levels, check_theory_reachable, resolve_eps_grid
 from oracledp.mechanisms import ExPostLoss
 from oracledp.privacy import _noise as noise
 
@@ -112,8 +112,12 @@ def doubling(
         ``guarantee.diagnostics_released``.
     max_epsilon:
         A cap on the ex-post loss: the grid is cut to its longest prefix whose worst
-        loss ``E(T)`` is at most ``max_epsilon`` (:func:`~oracledp.erm._theory.cap_levels`).
-        None (default): no cap.
+        loss ``E(T)`` is at most ``max_epsilon`` (:func:`~oracledp.erm._theory.cap_levels`),
+        so no run loses more.  None (default): no cap.  With the default grid
+        (``eps_list=None``) and ``allow_no_halt=False``, a cap that leaves only levels more
+        than ``THEORY_MARGIN`` (10,000) times below the theory epsilon E of ``alpha`` is
+        refused with ValueError before any noise
+        (:func:`~oracledp.erm._theory.check_theory_reachable`).
 
     Returns
     -------
@@ -178,7 +182,11 @@ def doubling(
     grid = resolve_eps_grid(eps_list, method=method, alpha=a, n=n, p=p, lam=lam_)
     grid = cap_levels(grid, max_epsilon,  # E(T) of Theorem A.2: T tests and T hypotheses
                       lambda lv: 2 * lv.size * Delta * math.log(lv.size / g) / a
-                      + math.fsum(lv.tolist()))
+                      + math.fsum(lv.tolist()),
+                      f" with alpha = {a:g} and n = {n:,} records")
+    if eps_list is None and not allow:  # the derived grid, a refusal if nothing passes
+        check_theory_reachable(grid, method=method, alpha=a, n=n, p=p, lam=lam_,
+                               max_epsilon=max_epsilon)
     grid.setflags(write=False)
     T = int(grid.size)
     test_scale = sens.doubling_test_scale(a, g, T)  # Algorithm 4: Lap(alpha / (2 ln(T/gamma)))

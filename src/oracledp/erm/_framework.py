@@ -42,7 +42,7 @@ from oracledp._errors import NoHaltError
 from oracledp._validation import check_bool, check_positive
 from oracledp.erm import _sensitivity as sens
 from oracledp.erm._sensitivity import _check_gamma
-from oracledp.erm._theory import cap_levels, resolve_eps_grid
+from oracledp.erm._theory import cap_levels, check_theory_reachable, resolve_eps_grid
 from oracledp.mechanisms import ExPostLoss, InteractiveAboveThreshold
 from oracledp.privacy._guarantees import PrivacyGuarantee
 
@@ -328,6 +328,68 @@ class _Run:
     calibration: str = "paper"
 
 
+def _nr_levels(
+    method: str, n: int, p: int, lam: float, alpha: float, gamma: float, allow: bool,
+    calibration: str, eps_list: Any, max_epsilon: float | None, Delta: float,
+) -> NDArray[np.float64]:
+    """The levels CovNR / OutputNR search (read-only), from public parameters only.
+
+    ``eps_list`` (or Appendix B's default) cut by ``max_epsilon`` on the worst loss
+    ``eps_0(T) + eps_T`` (Lemma 2.8), then, for the default grid and unless ``allow``, checked
+    against the theory curve (:func:`~oracledp.erm._theory.check_theory_reachable`).  Raises
+    ValueError for the refusals before any noise.
+    """
+    grid = resolve_eps_grid(eps_list, method=method, alpha=alpha, n=n, p=p, lam=lam)
+    grid = cap_levels(
+        grid, max_epsilon,
+        lambda lv: sens.iat_epsilon(Delta, alpha, gamma, lv.size, calibration) + float(lv[-1]),
+        f" with alpha = {alpha:g} and n = {n:,} records",
+    )
+    if eps_list is None and not allow:  # the derived grid, a refusal if nothing passes
+        check_theory_reachable(grid, method=method, alpha=alpha, n=n, p=p, lam=lam,
+                               max_epsilon=max_epsilon)
+    grid.setflags(write=False)
+    return grid
+
+
+def records_needed(
+    alpha: float, max_epsilon: float, p: int, *, method: str = "outputnr",
+    lam: float = DEFAULT_LAMBDA, gamma: float = 0.1, calibration: str = "paper",
+) -> int:
+    """The smallest n for which CovNR / OutputNR with the default grid is not refused before noise.
+
+    Both refusals from public parameters are applied as a fit would apply them
+    (:func:`_nr_levels`: the cap below the test's own epsilon,
+    :func:`~oracledp.erm._theory.cap_levels`, and the theory-curve check,
+    :func:`~oracledp.erm._theory.check_theory_reachable`) to
+    ``n`` records of ``p`` features; the answer is found by bisection on n (both checks get
+    easier as n grows: the test's epsilon and E both fall as 1/n).  Passing them does not
+    promise a release: the search may still refuse after its noise.
+    """
+    if method not in ("covnr", "outputnr"):
+        raise ValueError(f"method must be 'covnr' or 'outputnr', got {method!r}")
+    delta = (sens.ridge_excess_risk_sensitivity if method == "covnr"
+             else sens.logistic_excess_risk_sensitivity)
+
+    def passes(n: int) -> bool:
+        try:
+            _nr_levels(method, n, p, lam, alpha, gamma, False, calibration, None, max_epsilon,
+                       delta(n, lam))
+        except ValueError:
+            return False
+        return True
+
+    lo, hi = 1, 2
+    while not passes(hi):
+        lo, hi = hi, hi * 2
+        if hi > 2**40:
+            raise ValueError("no n up to 2^40 passes: alpha or max_epsilon is too small")
+    while hi - lo > 1:  # passes(hi), and not passes(lo) unless lo == 1
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if passes(mid) else (mid, hi)
+    return 1 if passes(1) else hi
+
+
 def _nr_run(
     method: str,
     problem: _Problem,
@@ -341,21 +403,16 @@ def _nr_run(
 ) -> tuple[_Run, float]:
     """The run of CovNR / OutputNR and the ``eps_0`` of its InteractiveAboveThreshold (all public).
 
-    The levels are ``eps_list`` (or Appendix B's default) cut by ``max_epsilon`` on the worst
-    loss ``eps_0(T) + eps_T`` (Lemma 2.8); ``eps_0 = 16 Delta ln(2T/gamma)/alpha`` (Algorithms 3
-    and 5, ``calibration="paper"``; see :func:`~oracledp.erm._sensitivity.iat_epsilon`) and the
+    The levels are those of :func:`_nr_levels` (``eps_list`` or Appendix B's default, cut by
+    ``max_epsilon``, checked against the theory curve); ``eps_0 = 16 Delta ln(2T/gamma)/alpha``
+    (Algorithms 3 and 5, ``calibration="paper"``; see :func:`~oracledp.erm._sensitivity.iat_epsilon`) and the
     threshold ``-alpha/2`` (Algorithm 3: IAT(D, eps_0, -alpha/2, Delta, .); Algorithm 5 with
     the sign corrected).  ``query_sensitivity`` is Delta (Claim A.5 or A.12).
     """
     a, g, allow, want_diag = checked
-    grid = resolve_eps_grid(eps_list, method=method, alpha=a, n=problem.n, p=problem.p,
-                            lam=problem.lam)
     Delta = query_sensitivity
-    grid = cap_levels(
-        grid, max_epsilon,
-        lambda lv: sens.iat_epsilon(Delta, a, g, lv.size, calibration) + float(lv[-1]),
-    )
-    grid.setflags(write=False)
+    grid = _nr_levels(method, problem.n, problem.p, problem.lam, a, g, allow, calibration,
+                      eps_list, max_epsilon, Delta)
     eps_0 = sens.iat_epsilon(Delta, a, g, int(grid.size), calibration)
     run = _Run(method, problem, a, g, allow, want_diag, grid, Delta, hypothesis_sensitivity,
                -a / 2.0, calibration)

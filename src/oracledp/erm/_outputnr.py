@@ -484,7 +484,12 @@ def outputnr(
     max_epsilon:
         A cap on the ex-post loss: the grid is cut to its longest prefix whose worst
         loss ``eps_0(T) + eps_T`` is at most ``max_epsilon``
-        (:func:`~oracledp.erm._theory.cap_levels`).  None (default): no cap.
+        (:func:`~oracledp.erm._theory.cap_levels`), so no run loses
+        more.  None (default): no cap.  With the default grid
+        (``eps_list=None``) and ``allow_no_halt=False``, a cap that leaves only levels more
+        than ``THEORY_MARGIN`` (10,000) times below the theory epsilon E of ``alpha`` is
+        refused with ValueError before any noise
+        (:func:`~oracledp.erm._theory.check_theory_reachable`).
 
     Returns
     -------
@@ -527,7 +532,8 @@ def outputnr(
     Raises
     ------
     BoundsViolation, ValueError, TypeError
-        Before any randomness is used.
+        Before any randomness is used (also a cap below the test's own epsilon, or a capped
+        default grid hopeless by the theory curve).
     NoHaltError
         No level passed and ``allow_no_halt`` is False.
 

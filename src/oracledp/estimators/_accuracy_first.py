@@ -130,8 +130,12 @@ _COMMON_DOC = """
         worst loss (the accuracy test's epsilon plus the last level, or E(T) for the
         doubling method) is at most ``max_epsilon``, so no fit, released or refused, loses
         more (:func:`oracledp.erm._theory.cap_levels`).  ``fit`` raises ValueError, before
-        any randomness, when even the first level exceeds it.  None: no cap (the command
-        line's ``--max-epsilon`` defaults to :data:`oracledp._guidance.EPSILON_CAP`).
+        any randomness, when even the first level exceeds it, or when (default grid,
+        ``allow_no_halt=False``) the cap leaves only levels more than 10,000 times below
+        the theory epsilon of ``alpha``, where the search would spend privacy on hypotheses
+        that are mostly noise (:func:`oracledp.erm._theory.check_theory_reachable`; the n
+        this needs: ``oracledp models``).  None: no cap (the command line's
+        ``--max-epsilon`` defaults to :data:`oracledp._guidance.EPSILON_CAP`).
     calibration : {"paper", "one-sided"}, default="paper"
         How the accuracy test's epsilon is set for the noise-reduction methods
         (CovNR/OutputNR): the paper's ``16 Delta ln(2T/gamma)/alpha`` or the

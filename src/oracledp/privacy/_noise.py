@@ -2,7 +2,8 @@
 
 ``grep -rn "noise\\." src/oracledp`` (or a search for these function names) lists every place
 a mechanism draws the randomness its privacy proof is about.  Each primitive takes an explicit
-:class:`numpy.random.Generator` and makes exactly one call on it, so a mechanism's stream of
+:class:`numpy.random.Generator` and makes exactly one call on it (two for
+:func:`poisson_subsample`: the batch size, then the subset), so a mechanism's stream of
 draws is the same as if it called numpy itself (the releases recorded in ``docs/results`` are
 reproduced bit for bit, ``tests/test_bit_identity.py``).  Draws that only post-process a release
 (sampling records from a released distribution, say) do not come here.
@@ -38,7 +39,8 @@ The DP facts, for a query of sensitivity ``Delta`` under the mechanism's neighbo
   2015, as used by Ligett et al. 2017, Algorithm 1): each coordinate keeps its previous noise
   with the stated probability, which makes every level's noise exactly Laplace.
 * :func:`poisson_subsample`: each record kept independently with probability ``q`` (the
-  sampling whose amplification DP-SGD's accountant assumes).
+  sampling whose amplification DP-SGD's accountant assumes), drawn as a Binomial(n, q) size
+  and a uniformly random subset of that size (the same law, in time linear in the batch).
 * :func:`permutation` / :func:`uniform_index`: PRSMA's random partition and its uniform
   choice among the passing parts (FOCS 2019, Algorithm 3).
 """
@@ -221,9 +223,33 @@ def bernoulli(rng: np.random.Generator, p: float, size: Size = None) -> Any:
     return rng.random(size=size) < p
 
 
-def poisson_subsample(rng: np.random.Generator, n: int, q: float) -> NDArray[np.bool_]:
-    """A mask keeping each of ``n`` records independently with probability ``q``."""
-    return rng.random(n) < q
+def poisson_subsample(rng: np.random.Generator, n: int, q: float) -> NDArray[np.int64]:
+    """A Poisson subsample of ``range(n)``: each index kept independently with probability ``q``.
+
+    Returns the kept indices, sorted increasingly (``X[idx]`` lists the kept rows in the order
+    ``X[mask]`` would).  Drawn in two steps whose cost is that of the batch, not of ``n``:
+
+    1. the size ``k = rng.binomial(n, q)``, Binomial(n, q);
+    2. a uniformly random ``k``-subset, ``rng.choice(n, k, replace=False, shuffle=False)``,
+       then sorted.  numpy (2.x) draws it by Floyd's algorithm (``k`` bounded draws and a hash
+       set of about ``1.2 k`` slots) when ``n <= 10000`` or ``k <= n / 20``, and otherwise by
+       a partial Fisher-Yates shuffle of ``k`` positions of ``arange(n)``, which costs
+       ``O(n) = O(20 k)`` there; so ``O(k log k)`` with the sort, either way.
+
+    Same law as ``n`` independent coins (``rng.random(n) < q``, the sampler until this
+    change): for a subset ``S`` of ``range(n)`` with ``|S| = k``,
+    ``P(S) = P(size k) * P(S | size k) = C(n, k) q^k (1 - q)^(n - k) * 1 / C(n, k)
+    = q^k (1 - q)^(n - k)``, which is the probability that the coins keep exactly ``S``
+    (every index of ``S`` kept, every other index dropped).  The two samplers therefore
+    release the same distribution of batches, the Poisson subsampling that the Renyi
+    accountant of DP-SGD assumes (Mironov, Talwar, Zhang 2019); only the stream of
+    generator draws differs, so a seed gives another batch than the coin sampler did.
+    ``tests/privacy/test_privacy_core.py`` checks the law exactly on a small ``n``.
+    """
+    k = int(rng.binomial(n, q))
+    idx: NDArray[np.int64] = rng.choice(n, size=k, replace=False, shuffle=False)
+    idx.sort()
+    return idx
 
 
 def permutation(rng: np.random.Generator, n: int) -> NDArray[np.int64]:
