@@ -66,7 +66,8 @@ REL_TOL = 1e-9
 ABS_TOL = 1e-300  # only zero itself is compared absolutely
 
 # Record fields computed through BLAS/LAPACK: the Accuracy First norms and excess risks, the
-# synthesizers' workload errors.  Every other float of a record is compared exactly.
+# synthesizers' workload errors.  Every other float of a record is compared exactly, except in
+# the Accuracy First records, whose every float passes through BLAS (see _accuracy_first).
 BLAS_FIELDS = frozenset({"theta_star_norm", "theta_norm", "excess_risk", "max_error",
                          "mean_error", "sample_max_error", "sample_mean_error"})
 
@@ -75,8 +76,9 @@ def _close(got: float, want: float) -> bool:
     return abs(got - want) <= max(REL_TOL * abs(want), ABS_TOL)
 
 
-def _diff(got: Any, want: Any, path: str = "") -> list[str]:
-    """Paths where ``got`` differs from the record ``want`` (timings skipped).
+def _diff(got: Any, want: Any, path: str = "", loose: frozenset[str] = BLAS_FIELDS) -> list[str]:
+    """Paths where ``got`` differs from the record ``want`` (timings skipped; the floats of
+    the fields in ``loose``, or every float if ``loose`` holds ``"*"``, within REL_TOL).
 
     Only the record's own fields are compared: a field added to a record type after the
     record was written (a new guarantee attribute, say) does not count as a change.
@@ -91,22 +93,24 @@ def _diff(got: Any, want: Any, path: str = "") -> list[str]:
             if k not in got:
                 out.append(f"{path}.{k}: missing")
             else:
-                out += _diff(got[k], v, f"{path}.{k}")
+                out += _diff(got[k], v, f"{path}.{k}", loose)
         return out
     if isinstance(want, list):
         if not isinstance(got, list) or len(got) != len(want):
             return [f"{path}: {got!r} != {want!r}"]
         return [d for i, (g, w) in enumerate(zip(got, want, strict=True))
-                for d in _diff(g, w, f"{path}[{i}]")]
-    if path.rsplit(".", 1)[-1] in BLAS_FIELDS and isinstance(want, float) and isinstance(got, float):
+                for d in _diff(g, w, f"{path}[{i}]", loose)]
+    if (isinstance(want, float) and isinstance(got, float)
+            and ("*" in loose or path.rsplit(".", 1)[-1] in loose)):
         return [] if _close(got, want) else [f"{path}: {got!r} != {want!r} (beyond {REL_TOL:g})"]
     if got != want or type(got) is not type(want):
         return [f"{path}: {got!r} != {want!r}"]
     return []
 
 
-def _same(got: dict[str, Any], want: dict[str, Any]) -> None:
-    diff = _diff(json.loads(json.dumps(got)), want, "")
+def _same(got: dict[str, Any], want: dict[str, Any], loose: frozenset[str] = BLAS_FIELDS
+          ) -> None:
+    diff = _diff(json.loads(json.dumps(got)), want, "", loose)
     assert not diff, "\n".join(diff[:20])
 
 
@@ -182,7 +186,11 @@ def _accuracy_first(name: str, key: str) -> None:
     cfg = _config(accuracy_first.Config, name)
     want = _by_key(_records(name, "trials.jsonl"), key)
     got = accuracy_first.run_trial(cfg, want["method"], want["alpha"], want["trial"])
-    _same(got, want)
+    # The grid levels, and the ex-post epsilons read off them, come from vectorized floating-
+    # point math whose last bits depend on the CPU (measured: a record's epsilon_hypothesis
+    # differed in its last bit between the machine that wrote it and another): every float
+    # of these records within REL_TOL; the halting index, flags and texts exactly.
+    _same(got, want, frozenset({"*"}))
 
 
 @pytest.mark.parametrize(("name", "key"), AF_FAST)
