@@ -28,7 +28,7 @@ from oracledp._guidance import (
     check_epsilon_cap,
 )
 from oracledp._registry import check_model_name, make_estimator, model_schema
-from oracledp._validation import check_delta, check_epsilon, check_positive
+from oracledp._validation import check_delta, check_epsilon, check_positive, check_sep
 
 schema_app = typer.Typer(help="Table schemas for your own CSV (see docs/your-own-data.md).",
                          no_args_is_help=True)
@@ -101,7 +101,16 @@ def _read_aggregated(path: Path, schema: Any, sep: str, model: str, ignore_extra
         _fail(_out_of_memory(path, model))
 
 
-_SEP = typer.Option("--sep", help="Field delimiter of the CSV.")
+def _sep(value: str) -> str:
+    """``--sep``, checked as it is parsed (before any file is read); ``\\t`` spells a tab."""
+    try:
+        return check_sep("\t" if value == "\\t" else value, "the delimiter")
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+_SEP = typer.Option("--sep", callback=_sep, help="Field delimiter of the CSV (one character; "
+                                                 "\\t for a tab).")
 
 
 def schema_infer(
@@ -116,6 +125,8 @@ def schema_infer(
     """Propose a schema from DATA (NOT private): JSON on stdout, to be confirmed by hand."""
     from oracledp.tabular import TableSchema, read_csv
 
+    if not target.strip():
+        _fail("--target must name the label column, got an empty name")
     try:
         df = read_csv(data, sep=sep)
         schema, warnings = TableSchema.infer(df, target=target, max_levels=max_levels)

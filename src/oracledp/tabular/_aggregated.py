@@ -19,6 +19,7 @@ import pandas as pd
 from numpy.typing import NDArray
 from sklearn.utils.validation import has_fit_parameter
 
+from oracledp._validation import check_sep
 from oracledp.tabular._cells import _table_violation
 from oracledp.tabular._csv import (
     _PARSE,
@@ -176,6 +177,7 @@ def read_csv_aggregated(source: str | Path | bytes, schema: TableSchema, *, sep:
         chunksize = CHUNK_ROWS
     if isinstance(chunksize, bool) or not isinstance(chunksize, int) or chunksize < 1:
         raise ValueError(f"chunksize must be an integer >= 1, got {chunksize!r}")
+    check_sep(sep)
     label = _source_label(source)
     _prescan(source, label)
     counter: _RowCounter | None = _RowCounter(_cardinalities(schema))

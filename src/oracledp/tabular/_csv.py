@@ -18,6 +18,7 @@ from typing import IO, TYPE_CHECKING, Any
 import pandas as pd
 
 from oracledp._errors import TableInputError
+from oracledp._validation import check_sep
 
 if TYPE_CHECKING:
     from oracledp.tabular._schema import TableSchema
@@ -119,6 +120,7 @@ def read_csv(source: str | Path | bytes, schema: TableSchema | None = None, *,
     streamed into the table (its bytes and text are never held whole besides it); for a
     table too large for memory see :func:`read_csv_aggregated`.
     """
+    check_sep(sep)
     label = _source_label(source)
     _prescan(source, label)
     with _text_stream(source, label) as fh:
