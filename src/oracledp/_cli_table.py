@@ -10,13 +10,22 @@ from __future__ import annotations
 import signal
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.table import Table
 
 from oracledp._errors import OracleDPError, OracleFailure
@@ -59,13 +68,33 @@ def _load_schema(path: Path) -> Any:
         _fail(str(exc))
 
 
+@contextmanager
+def _reading(path: Path) -> Iterator[Any]:
+    """A transient progress bar on stderr (a terminal only) while DATA is read, for the
+    readers' ``verbose=``: the bytes read out of the file's size.  Both depend on the data
+    (the size is not a row count, but grows with the file); they are shown on the user's own
+    terminal, like the fit's elapsed time, and are never saved or released."""
+    console = Console(stderr=True)
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                  DownloadColumn(), TimeElapsedColumn(), console=console, transient=True,
+                  disable=not console.is_terminal) as progress:
+        task = progress.add_task(f"reading {escape(path.name)}", total=None)
+
+        def report(phase: str, done: int, total: int | None) -> None:
+            progress.update(task, description=f"{phase} {escape(path.name)}",
+                            completed=done, total=total)
+
+        yield report
+
+
 def _read_table(path: Path, schema: Any, sep: str, with_target: bool, *,
                 ignore_extra: bool = True, check: bool = True) -> Any:
     from oracledp.tabular import read_csv
 
     try:
-        return read_csv(path, schema, sep=sep, with_target=with_target,
-                        ignore_extra=ignore_extra, check=check)
+        with _reading(path) as report:
+            return read_csv(path, schema, sep=sep, with_target=with_target,
+                            ignore_extra=ignore_extra, check=check, verbose=report)
     except (OracleDPError, ValueError) as exc:
         _fail(f"{path}: {exc}" if str(path) not in str(exc) else str(exc))
 
@@ -94,7 +123,9 @@ def _read_aggregated(path: Path, schema: Any, sep: str, model: str, ignore_extra
     from oracledp.tabular import read_csv_aggregated
 
     try:
-        return read_csv_aggregated(path, schema, sep=sep, ignore_extra=ignore_extra)
+        with _reading(path) as report:
+            return read_csv_aggregated(path, schema, sep=sep, ignore_extra=ignore_extra,
+                                       verbose=report)
     except (OracleDPError, ValueError) as exc:
         _fail(f"{path}: {exc}" if str(path) not in str(exc) else str(exc))
     except MemoryError:
@@ -128,7 +159,8 @@ def schema_infer(
     if not target.strip():
         _fail("--target must name the label column, got an empty name")
     try:
-        df = read_csv(data, sep=sep)
+        with _reading(data) as report:
+            df = read_csv(data, sep=sep, verbose=report)
         schema, warnings = TableSchema.infer(df, target=target, max_levels=max_levels)
     except (OracleDPError, ValueError) as exc:
         _fail(str(exc))

@@ -23,10 +23,12 @@ from oracledp._validation import check_sep
 from oracledp.tabular._cells import _table_violation
 from oracledp.tabular._csv import (
     _PARSE,
+    Progress,
     _check_header,
     _no_rows,
     _parse_error,
     _prescan,
+    _reporter,
     _source_label,
     _text_stream,
 )
@@ -159,8 +161,8 @@ def _cardinalities(schema: TableSchema) -> list[int]:
 
 
 def read_csv_aggregated(source: str | Path | bytes, schema: TableSchema, *, sep: str = ",",
-                        chunksize: int | None = None,
-                        ignore_extra: bool = True) -> AggregatedTable:
+                        chunksize: int | None = None, ignore_extra: bool = True,
+                        verbose: bool | Progress = False) -> AggregatedTable:
     """Read, check and encode a labelled CSV chunk by chunk, keeping only its distinct
     encoded rows with their label counts.
 
@@ -169,7 +171,8 @@ def read_csv_aggregated(source: str | Path | bytes, schema: TableSchema, *, sep:
     schema anywhere in the file is listed in ONE BoundsViolation, by column and rule (never a
     value or a row), after the whole file was checked and before anything random can
     happen.  Memory holds one chunk of ``chunksize`` rows plus the distinct rows, whatever
-    the number of records (``chunksize`` None: :data:`CHUNK_ROWS`).
+    the number of records (``chunksize`` None: :data:`CHUNK_ROWS`).  ``verbose`` reports
+    progress as in :func:`read_csv`.
     """
     if not isinstance(schema, TableSchema):
         raise TypeError(f"schema must be a TableSchema, got {type(schema).__name__}")
@@ -179,11 +182,12 @@ def read_csv_aggregated(source: str | Path | bytes, schema: TableSchema, *, sep:
         raise ValueError(f"chunksize must be an integer >= 1, got {chunksize!r}")
     check_sep(sep)
     label = _source_label(source)
-    _prescan(source, label)
+    report = _reporter(verbose, label)
+    _prescan(source, label, report)
     counter: _RowCounter | None = _RowCounter(_cardinalities(schema))
     found: dict[tuple[int, int], str] = {}
     n = 0
-    with _text_stream(source, label) as fh:
+    with _text_stream(source, label, report) as fh:
         try:
             chunks = pd.read_csv(fh, sep=sep, chunksize=chunksize, **_PARSE)
             for i, chunk in enumerate(chunks):
