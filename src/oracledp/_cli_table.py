@@ -280,20 +280,43 @@ def _check_option(check: Any, value: Any, *args: Any) -> Any:
         _fail(str(exc))
 
 
+#: The options of ``fit`` that apply to some models only (the others apply to every model).
+#: An option given for a model it does not apply to is refused, never silently ignored.
+_MODEL_OPTIONS: dict[str, tuple[str, ...]] = {
+    "epsilon": ("opdisc", "rspm", "opsamp", "dpsgd"),
+    "delta": ("opdisc", "opsamp", "dpsgd"),  # rspm is pure epsilon-DP
+    "alpha": ("accuracy-first",),
+    "max_epsilon": ("accuracy-first",),
+    "solver": _AGGREGATED_MODELS,
+    "time_limit": _AGGREGATED_MODELS,
+}
+
+
+def _check_model_options(ctx: typer.Context, model: str) -> None:
+    """Refuse (exit 2) the options given on the command line that ``--model`` does not take."""
+    _check_option(check_model_name, model, "--model")
+    given = [name for name, models in _MODEL_OPTIONS.items() if model not in models
+             and getattr(ctx.get_parameter_source(name), "name", "DEFAULT") != "DEFAULT"]
+    if given:
+        which = "; ".join(f"--{n.replace('_', '-')} is an option of "
+                          f"{', '.join(_MODEL_OPTIONS[n])} only" for n in given)
+        options = ", ".join(f"--{n.replace('_', '-')}" for n in given)
+        _fail(f"{options} {'does' if len(given) == 1 else 'do'} not apply to --model {model} "
+              f"({which}); see `oracledp fit --help`")
+
+
 def _check_fit_options(model: str, epsilon: float | None, delta: float | None, alpha: float,
                        max_epsilon: float | None, allow_large: bool, solver: str,
                        time_limit: float) -> float | None:
     """The options of ``fit`` checked before any file is read; returns max_epsilon.
 
-    Which options a model takes is decided here; each value is checked by the library's own
-    validator (the one the estimator or learner applies to the same parameter), given the
-    option's name; the epsilon cap is the command line's own policy.
+    Which options a model takes is decided by :data:`_MODEL_OPTIONS` (checked first, by
+    :func:`_check_model_options`); each value is checked by the library's own validator (the
+    one the estimator or learner applies to the same parameter), given the option's name;
+    the epsilon cap is the command line's own policy.
     """
     _check_option(check_model_name, model, "--model")
     if model == "accuracy-first":
-        if epsilon is not None or delta is not None:
-            _fail("accuracy-first takes --alpha (target excess risk) and --max-epsilon (a cap "
-                  "on its ex-post privacy loss); --epsilon/--delta do not apply")
         _check_option(check_positive, alpha, "--alpha")
         cap = EPSILON_CAP if max_epsilon is None else max_epsilon
         _check_option(check_positive, cap, "--max-epsilon")
@@ -301,17 +324,12 @@ def _check_fit_options(model: str, epsilon: float | None, delta: float | None, a
         if msg:
             _fail(msg)
         return cap
-    if max_epsilon is not None:
-        _fail("--max-epsilon applies to --model accuracy-first only; the other models take "
-              "--epsilon")
     if epsilon is None:
         _fail(f"--epsilon is required for --model {model}")
     _check_option(check_epsilon, epsilon, "--epsilon")
     msg = check_epsilon_cap(epsilon, "--epsilon", allow_large)
     if msg:
         _fail(msg)
-    if delta is not None and model == "rspm":
-        _fail("rspm is pure epsilon-DP: --delta does not apply")
     if delta is not None:
         _check_option(check_delta, delta, "--delta")
     if model in _AGGREGATED_MODELS:
@@ -326,6 +344,7 @@ def _check_fit_options(model: str, epsilon: float | None, delta: float | None, a
 
 
 def fit_table(
+    ctx: typer.Context,
     data: Annotated[Path, typer.Argument(help="Training CSV (header line, target column).")],
     schema_path: Annotated[
         Path, typer.Option("--schema", help="Confirmed table schema (JSON).")
@@ -380,6 +399,7 @@ def fit_table(
     ] = False,
 ) -> None:
     """Fit a private linear classifier on DATA with a confirmed schema; save model.json."""
+    _check_model_options(ctx, model)
     try:
         _fit(data, schema_path, out, model, epsilon, delta, alpha, max_epsilon,
              allow_large_epsilon, ignore_extra, seed, solver, time_limit, sep, force, verbose)
