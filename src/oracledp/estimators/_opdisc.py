@@ -428,6 +428,10 @@ class OPDiscClassifier(PrivateBinaryClassifier):
         )
         return self
 
+    def _declared_n_features(self) -> int | None:
+        """The public schema's number of columns (checked with the data, as for every model)."""
+        return self.schema.d if isinstance(self.schema, FeatureSchema) else None
+
     # --- hooks for estimators built on other oracle mechanisms --------------------------------
     def _make_space(self, d: int, bound: float | None, radius: float | None,
                     tau: float) -> IntegerBall:
