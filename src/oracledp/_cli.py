@@ -12,6 +12,8 @@ live in the repository's ``lab/`` (``python -m lab --help`` from a clone).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -26,17 +28,56 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 from rich.table import Table
+from typer.core import TyperGroup
 
 from oracledp import __version__
 from oracledp._cli_table import register as _register_table_commands
 from oracledp._errors import OracleDPError
 from oracledp._provenance import environment_line
 
+#: The parser's usage error (a bad type, a missing argument, an unknown option or command, a
+#: failed path check, a bad choice, a ``typer.BadParameter``); found through the public
+#: ``typer.BadParameter`` because typer may bundle its own copy of click.
+_UsageError: type[Exception] = next(
+    c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
+
+
+@contextmanager
+def _one_line_usage_errors() -> Iterator[None]:
+    """A usage error becomes one line ``error: ...`` on stderr and exit code 2 (no usage
+    banner, no box); bare ``oracledp`` and ``oracledp schema`` still print their help."""
+    try:
+        yield
+    except _UsageError as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":
+            raise
+        ctx = getattr(exc, "ctx", None)
+        message = " ".join(exc.format_message().split())  # type: ignore[attr-defined]
+        hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+        typer.echo(f"error: {message}{hint}", err=True)
+        raise typer.Exit(2) from None
+
+
+class _OneLineErrors(TyperGroup):
+    """The ``oracledp`` group: its own options are parsed in ``make_context``; every
+    subcommand (and ``schema``'s) is parsed and run inside ``invoke``."""
+
+    def make_context(self, info_name: str | None, args: list[str], parent: Any = None,
+                     **extra: Any) -> Any:
+        with _one_line_usage_errors():
+            return super().make_context(info_name, args, parent=parent, **extra)
+
+    def invoke(self, ctx: Any) -> Any:
+        with _one_line_usage_errors():
+            return super().invoke(ctx)
+
+
 app = typer.Typer(
     name="oracledp",
     help="Differentially private learning with optimization oracles.",
     no_args_is_help=True,
     add_completion=False,
+    cls=_OneLineErrors,
 )
 
 

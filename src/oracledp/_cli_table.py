@@ -14,13 +14,21 @@ import threading
 import time
 import warnings
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.table import Table
 
 from oracledp._errors import OracleDPError, OracleFailure
@@ -32,7 +40,7 @@ from oracledp._guidance import (
     check_epsilon_cap,
 )
 from oracledp._registry import check_model_name, make_estimator, model_schema
-from oracledp._validation import check_delta, check_epsilon, check_positive
+from oracledp._validation import check_delta, check_epsilon, check_positive, check_sep
 from oracledp.privacy import group_privacy
 
 schema_app = typer.Typer(help="Table schemas for your own CSV (see docs/your-own-data.md).",
@@ -82,13 +90,33 @@ def _load_schema(path: Path) -> Any:
         _fail(str(exc))
 
 
+@contextmanager
+def _reading(path: Path) -> Iterator[Any]:
+    """A transient progress bar on stderr (a terminal only) while DATA is read, for the
+    readers' ``verbose=``: the bytes read out of the file's size.  Both depend on the data
+    (the size is not a row count, but grows with the file); they are shown on the user's own
+    terminal, like the fit's elapsed time, and are never saved or released."""
+    console = Console(stderr=True)
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                  DownloadColumn(), TimeElapsedColumn(), console=console, transient=True,
+                  disable=not console.is_terminal) as progress:
+        task = progress.add_task(f"reading {escape(path.name)}", total=None)
+
+        def report(phase: str, done: int, total: int | None) -> None:
+            progress.update(task, description=f"{phase} {escape(path.name)}",
+                            completed=done, total=total)
+
+        yield report
+
+
 def _read_table(path: Path, schema: Any, sep: str, with_target: bool, *,
                 ignore_extra: bool = True, check: bool = True) -> Any:
     from oracledp.tabular import read_csv
 
     try:
-        return read_csv(path, schema, sep=sep, with_target=with_target,
-                        ignore_extra=ignore_extra, check=check)
+        with _reading(path) as report:
+            return read_csv(path, schema, sep=sep, with_target=with_target,
+                            ignore_extra=ignore_extra, check=check, verbose=report)
     except (OracleDPError, ValueError) as exc:
         _fail(f"{path}: {exc}" if str(path) not in str(exc) else str(exc))
 
@@ -117,14 +145,25 @@ def _read_aggregated(path: Path, schema: Any, sep: str, model: str, ignore_extra
     from oracledp.tabular import read_csv_aggregated
 
     try:
-        return read_csv_aggregated(path, schema, sep=sep, ignore_extra=ignore_extra)
+        with _reading(path) as report:
+            return read_csv_aggregated(path, schema, sep=sep, ignore_extra=ignore_extra,
+                                       verbose=report)
     except (OracleDPError, ValueError) as exc:
         _fail(f"{path}: {exc}" if str(path) not in str(exc) else str(exc))
     except MemoryError:
         _fail(_out_of_memory(path, model))
 
 
-_SEP = typer.Option("--sep", help="Field delimiter of the CSV.")
+def _sep(value: str) -> str:
+    """``--sep``, checked as it is parsed (before any file is read); ``\\t`` spells a tab."""
+    try:
+        return check_sep("\t" if value == "\\t" else value, "the delimiter")
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+_SEP = typer.Option("--sep", callback=_sep, help="Field delimiter of the CSV (one character; "
+                                                 "\\t for a tab).")
 
 
 def schema_infer(
@@ -139,8 +178,11 @@ def schema_infer(
     """Propose a schema from DATA (NOT private): JSON on stdout, to be confirmed by hand."""
     from oracledp.tabular import TableSchema, read_csv
 
+    if not target.strip():
+        _fail("--target must name the label column, got an empty name")
     try:
-        df = read_csv(data, sep=sep)
+        with _reading(data) as report:
+            df = read_csv(data, sep=sep, verbose=report)
         schema, warnings = TableSchema.infer(df, target=target, max_levels=max_levels)
     except (OracleDPError, ValueError) as exc:
         _fail(str(exc))
@@ -287,20 +329,43 @@ def _check_option(check: Any, value: Any, *args: Any) -> Any:
         _fail(str(exc))
 
 
+#: The options of ``fit`` that apply to some models only (the others apply to every model).
+#: An option given for a model it does not apply to is refused, never silently ignored.
+_MODEL_OPTIONS: dict[str, tuple[str, ...]] = {
+    "epsilon": ("opdisc", "rspm", "opsamp", "dpsgd"),
+    "delta": ("opdisc", "opsamp", "dpsgd"),  # rspm is pure epsilon-DP
+    "alpha": ("accuracy-first",),
+    "max_epsilon": ("accuracy-first",),
+    "solver": _AGGREGATED_MODELS,
+    "time_limit": _AGGREGATED_MODELS,
+}
+
+
+def _check_model_options(ctx: typer.Context, model: str) -> None:
+    """Refuse (exit 2) the options given on the command line that ``--model`` does not take."""
+    _check_option(check_model_name, model, "--model")
+    given = [name for name, models in _MODEL_OPTIONS.items() if model not in models
+             and getattr(ctx.get_parameter_source(name), "name", "DEFAULT") != "DEFAULT"]
+    if given:
+        which = "; ".join(f"--{n.replace('_', '-')} is an option of "
+                          f"{', '.join(_MODEL_OPTIONS[n])} only" for n in given)
+        options = ", ".join(f"--{n.replace('_', '-')}" for n in given)
+        _fail(f"{options} {'does' if len(given) == 1 else 'do'} not apply to --model {model} "
+              f"({which}); see `oracledp fit --help`")
+
+
 def _check_fit_options(model: str, epsilon: float | None, delta: float | None, alpha: float,
                        max_epsilon: float | None, allow_large: bool, solver: str,
                        time_limit: float) -> float | None:
     """The options of ``fit`` checked before any file is read; returns max_epsilon.
 
-    Which options a model takes is decided here; each value is checked by the library's own
-    validator (the one the estimator or learner applies to the same parameter), given the
-    option's name; the epsilon cap is the command line's own policy.
+    Which options a model takes is decided by :data:`_MODEL_OPTIONS` (checked first, by
+    :func:`_check_model_options`); each value is checked by the library's own validator (the
+    one the estimator or learner applies to the same parameter), given the option's name;
+    the epsilon cap is the command line's own policy.
     """
     _check_option(check_model_name, model, "--model")
     if model == "accuracy-first":
-        if epsilon is not None or delta is not None:
-            _fail("accuracy-first takes --alpha (target excess risk) and --max-epsilon (a cap "
-                  "on its ex-post privacy loss); --epsilon/--delta do not apply")
         _check_option(check_positive, alpha, "--alpha")
         cap = EPSILON_CAP if max_epsilon is None else max_epsilon
         _check_option(check_positive, cap, "--max-epsilon")
@@ -308,17 +373,12 @@ def _check_fit_options(model: str, epsilon: float | None, delta: float | None, a
         if msg:
             _fail(msg)
         return cap
-    if max_epsilon is not None:
-        _fail("--max-epsilon applies to --model accuracy-first only; the other models take "
-              "--epsilon")
     if epsilon is None:
         _fail(f"--epsilon is required for --model {model}")
     _check_option(check_epsilon, epsilon, "--epsilon")
     msg = check_epsilon_cap(epsilon, "--epsilon", allow_large)
     if msg:
         _fail(msg)
-    if delta is not None and model == "rspm":
-        _fail("rspm is pure epsilon-DP: --delta does not apply")
     if delta is not None:
         _check_option(check_delta, delta, "--delta")
     if model in _AGGREGATED_MODELS:
@@ -333,6 +393,7 @@ def _check_fit_options(model: str, epsilon: float | None, delta: float | None, a
 
 
 def fit_table(
+    ctx: typer.Context,
     data: Annotated[Path, typer.Argument(help="Training CSV (header line, target column).")],
     schema_path: Annotated[
         Path, typer.Option("--schema", help="Confirmed table schema (JSON).")
@@ -395,6 +456,7 @@ def fit_table(
     ] = None,
 ) -> None:
     """Fit a private linear classifier on DATA with a confirmed schema; save model.json."""
+    _check_model_options(ctx, model)
     try:
         _fit(data, schema_path, out, model, epsilon, delta, alpha, max_epsilon,
              allow_large_epsilon, ignore_extra, seed, solver, time_limit, sep, force, verbose,

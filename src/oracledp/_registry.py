@@ -53,7 +53,8 @@ def model_schema(name: str, schema: Any) -> Any:
     True
     >>> make_estimator("accuracy-first", scaled, alpha=0.1, random_state=0)
     ... # doctest: +NORMALIZE_WHITESPACE
-    AccuracyFirstLogisticRegression(alpha=0.1, classes=['no', 'yes'], random_state=0)
+    AccuracyFirstLogisticRegression(alpha=0.1, classes=['no', 'yes'], n_features=4,
+                                    random_state=0)
     """
     if check_model_name(name) == "accuracy-first" and schema.norm_bounds()["l1"] > 1:
         return schema.scaled_to_l1()  # public divisor: every row has ||x||_1 <= 1
@@ -71,7 +72,9 @@ def make_estimator(name: str, schema: Any, epsilon: float | None = None,
     ``max_epsilon`` those of ``accuracy-first``; ``oracle`` (a backend name, the command
     line's ``--solver``) and
     ``time_limit`` choose the exact oracle of ``opdisc`` / ``rspm``.  Labels and bounds come
-    from the schema (public).  Pass ``model_schema(name, schema)`` for ``accuracy-first``.
+    from the schema (public), and so does the number of features: every model's ``fit``
+    refuses an X of another width (encoded by another schema) before any noise.  Pass
+    ``model_schema(name, schema)`` for ``accuracy-first``.
     Each estimator's docstring states its guarantee; the fitted estimator carries it as
     ``guarantee_``.
 
@@ -116,14 +119,16 @@ def make_estimator(name: str, schema: Any, epsilon: float | None = None,
         nb = schema.norm_bounds()
         return OPSampClassifier(epsilon, delta, feature_bound=nb["linf"],
                                 feature_l1_bound=nb["l1"], classes=labels,
-                                random_state=random_state)
+                                n_features=schema.n_features, random_state=random_state)
     if name == "dpsgd":
         from oracledp.baselines import DPSGDLogisticRegression
 
         # the schema's intercept feature plays the intercept's role: no second constant
         return DPSGDLogisticRegression(epsilon, delta, classes=labels, random_state=random_state,
-                                       fit_intercept=not schema.intercept)
+                                       fit_intercept=not schema.intercept,
+                                       n_features=schema.n_features)
     from oracledp.estimators import AccuracyFirstLogisticRegression
 
     return AccuracyFirstLogisticRegression(alpha, classes=labels, random_state=random_state,
-                                           max_epsilon=max_epsilon)
+                                           max_epsilon=max_epsilon,
+                                           n_features=schema.n_features)

@@ -209,3 +209,14 @@ def check_choice(value: object, name: str, choices: Iterable[str]) -> str:
     if not isinstance(value, str) or value not in opts:
         raise ValueError(f"unknown {name} {value!r}; valid names are: {', '.join(opts)}")
     return value
+
+
+def check_sep(sep: object, name: str = "sep") -> str:
+    """A CSV field delimiter: one character, not a quote or a line break (a longer ``sep``
+    would be read by pandas as a regular expression, an empty one not at all)."""
+    if not isinstance(sep, str):
+        raise TypeError(f"{name} must be a string, got {type(sep).__name__}")
+    if len(sep) != 1 or sep in "\"\r\n":
+        raise ValueError(f"{name} must be one character other than a quote or a line break "
+                         f"(e.g. ',' ';' or a tab), got {sep!r}")
+    return sep

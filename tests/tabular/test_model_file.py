@@ -285,15 +285,15 @@ def test_intercept_feature_round_trips(tmp_path):
     schema = TableSchema(columns=SCHEMA.columns, target="y", labels=("no", "yes"))
     assert schema.intercept and schema.feature_names[-1] == "(intercept)"
     path = save_model(tmp_path, model_type="opdisc", schema=schema,
-                      estimator=_Fitted(coef=(1.0, 0.0, 0.0, -3.0)))
+                      estimator=_Fitted(coef=(1.0, 0.0, 0.0, -1.0)))  # a point of W
     doc = json.loads(path.read_text())
     assert doc["schema"]["intercept"] is True and len(doc["coef"]) == 4
     saved = load_model(path)
     import pandas as pd
 
     df = pd.DataFrame({"x": ["2", "5"], "c": ["a", "b"]})
-    # x/10 - 3 > 0 never holds on [0, 10] with weight 1: both predicted "no"
-    np.testing.assert_allclose(saved.decision_function(df), [0.2 - 3.0, 0.5 - 3.0])
+    # x/10 - 1 > 0 never holds on [0, 10] with weight 1: both predicted "no"
+    np.testing.assert_allclose(saved.decision_function(df), [0.2 - 1.0, 0.5 - 1.0])
     with pytest.raises(ValueError):
         save_model(tmp_path / "bad", model_type="opdisc", schema=schema,
                    estimator=_Fitted(coef=(1.0, 0.0, 0.0)))

@@ -155,6 +155,10 @@ class DPSGDLogisticRegression(PrivateLogisticClassifier):
         The public label set, mapped in sorted order to -1 and +1.  ``None`` reads it from
         ``y`` (treating the label set as public; y with one class is refused).  With
         ``classes`` the mapping does not depend on y; labels outside it raise BoundsViolation.
+    n_features : int or None, default=None
+        The number of features the public schema declares (``make_estimator`` passes the
+        schema's); ``fit`` refuses an X of another width, before any noise.  ``None``
+        accepts any width (read from X and treated as public).
     keep_diagnostics : bool, default=False
         Keep the run's :class:`~oracledp._diagnostics.NonPrivateDiagnostics` (timings) as
         ``diagnostics_``, for research: issues a :class:`~oracledp._errors.DiagnosticsWarning`
@@ -216,6 +220,7 @@ class DPSGDLogisticRegression(PrivateLogisticClassifier):
         l2: float = 0.0,
         fit_intercept: bool = True,
         classes: Any = None,
+        n_features: int | None = None,
         keep_diagnostics: bool = False,
         random_state: Any = None,
     ) -> None:

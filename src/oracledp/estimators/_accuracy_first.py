@@ -312,6 +312,10 @@ class AccuracyFirstLogisticRegression(_AccuracyFirst, PrivateLogisticClassifier)
         The public label set, mapped in sorted order to -1 and +1.  None reads it
         from y (treating the label set of the training data as public, and
         refusing y with one class).
+    n_features : int or None, default=None
+        The number of features the public schema declares (``make_estimator`` passes the
+        schema's); ``fit`` refuses an X of another width, before any noise.  ``None``
+        accepts any width (read from X and treated as public).
 
     Attributes
     ----------
@@ -364,6 +368,7 @@ class AccuracyFirstLogisticRegression(_AccuracyFirst, PrivateLogisticClassifier)
         max_epsilon: float | None = None,
         calibration: str = "paper",
         classes: Any = None,
+        n_features: int | None = None,
         allow_no_halt: bool = False,
         keep_diagnostics: bool = False,
         random_state: Any = None,

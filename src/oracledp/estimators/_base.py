@@ -22,6 +22,7 @@ up (:func:`~oracledp.privacy._accountant.note_clone`).
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 import numpy as np
@@ -258,9 +259,29 @@ class PrivateEstimator(PicklesWithoutDiagnostics, BaseEstimator):
         """
         forget_fit(self)
         params = self._check_params()
+        self._declared_n_features()  # the public width, checked with the parameters
         params["keep"] = check_diagnostics_flag(self.keep_diagnostics, "keep_diagnostics")
         params["rng"] = check_rng(self.random_state)  # type check only: nothing is drawn here
         return params
+
+    def _declared_n_features(self) -> int | None:
+        """The width of X that the public schema declares (None: any width): the
+        ``n_features`` parameter, when the estimator has one."""
+        n = getattr(self, "n_features", None)
+        if n is None:
+            return None
+        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
+            raise ValueError(f"n_features must be None or an integer >= 1, got {n!r}")
+        return int(n)
+
+    def _check_width(self, X: NDArray[np.float64]) -> None:
+        """Refuse X whose number of columns is not the one the public schema declares (every
+        classifier's fit, in one place; no value of X is read)."""
+        expected = self._declared_n_features()
+        if expected is not None and X.shape[1] != expected:
+            raise ValueError(f"{type(self).__name__}: the schema declares {expected} columns "
+                             f"but X has {X.shape[1]}; encode X with that schema (its "
+                             f"{expected} encoded features, in order)")
 
     def _set_fitted(self, diagnostics: NonPrivateDiagnostics | None,
                     **fitted: Any) -> PrivateEstimator:
@@ -294,6 +315,7 @@ class PrivateBinaryClassifier(ClassifierMixin, PrivateEstimator):
                        ) -> tuple[NDArray[np.float64], NDArray[Any], NDArray[np.int8]]:
         """``(X, classes_, y in {-1, +1})``: the data validated, the labels mapped."""
         X_arr, y_arr = validate_private_data(self, X, y, dtype=np.float64, ensure_all_finite=True)
+        self._check_width(X_arr)
         if check_targets:
             check_classification_targets(y_arr)
         classes, y_pm = map_binary_labels(y_arr, self.classes, type(self).__name__)
@@ -309,6 +331,7 @@ class PrivateBinaryClassifier(ClassifierMixin, PrivateEstimator):
         dropped before the labels are read, exactly as if they were absent.
         """
         X_arr, y_arr = validate_private_data(self, X, y, dtype=np.float64, ensure_all_finite=True)
+        self._check_width(X_arr)
         if sample_weight is None:
             counts = np.ones(X_arr.shape[0], dtype=np.int64)
         else:

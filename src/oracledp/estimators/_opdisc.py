@@ -430,6 +430,10 @@ class OPDiscClassifier(PrivateBinaryClassifier):
         )
         return self
 
+    def _declared_n_features(self) -> int | None:
+        """The public schema's number of columns (checked with the data, as for every model)."""
+        return self.schema.d if isinstance(self.schema, FeatureSchema) else None
+
     # --- hooks for estimators built on other oracle mechanisms --------------------------------
     def _declared_delta(self, delta: float) -> float:
         """The delta of the release (what a BudgetAccountant is declared)."""

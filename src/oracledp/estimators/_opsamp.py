@@ -82,6 +82,10 @@ class OPSampClassifier(PrivateBinaryClassifier):
     classes : sequence of two labels or None, default=None
         The public label set, mapped in sorted order to -1 and +1.  ``None``
         reads it from ``y``; give ``classes`` to make the mapping data-independent.
+    n_features : int or None, default=None
+        The number of features the public schema declares (``make_estimator`` passes the
+        schema's); ``fit`` refuses an X of another width, before any noise.  ``None``
+        accepts any width (read from X and treated as public).
     keep_diagnostics : bool, default=False
         Keep the run's :class:`~oracledp._diagnostics.NonPrivateDiagnostics` (timings)
         as ``diagnostics_``, for research: issues a
@@ -157,6 +161,7 @@ class OPSampClassifier(PrivateBinaryClassifier):
         tol: float = 1e-10,
         n_jobs: int = 1,
         classes: Any = None,
+        n_features: int | None = None,
         keep_diagnostics: bool = False,
         random_state: Any = None,
     ) -> None:

@@ -52,9 +52,13 @@ and u those of the binary columns.  Then, exactly:
    What is trusted is what the design already trusted: that HiGHS's MIP answers hold
    up to its tolerance window w (no rounding of the costs is trusted: the float band
    covers it).  With no noise (eta = 0) the objective is an integer: the cutoff is the
-   incumbent (a better point is better by 1), no tie check is needed, and any exact
-   minimizer is returned.  A
-   search stopped by the time limit (or a tie check that does not finish) is not
+   incumbent (a better point is better by 1) and no tie check is needed; ties are then
+   everywhere, and the search proves the minimum value F only.  The point returned is
+   the lexicographically smallest k of value F (the tie rule of
+   :mod:`oracledp.oracles._exact`), found coordinate by coordinate over the candidates v
+   that may hold value F (:meth:`StructuredOracle._lexmin_zero`): a fixed, exact rule, so
+   the answer does not depend on ``workers`` or on the order in which points were found.
+   A search stopped by the time limit (or a tie check that does not finish) is not
    certified.
 
 The inner model is built once per problem and reused for every v and every
@@ -144,8 +148,10 @@ class StructuredOracle:
         Inner problems (LP bounds, then MIPs) solved at once, each in its own thread
         with its own HiGHS model (HiGHS releases the GIL).  A batch of MIPs is asked with
         the incumbent known when the batch starts, which only makes some questions wider:
-        a certified answer is the exact argmin whatever ``workers`` is (speed only; what
-        an uncertified, time-limited search holds may differ).
+        a certified answer is the exact argmin whatever ``workers`` is, ties included (the
+        smallest k; with no noise, where a batch may reach another of the many equal
+        minimizers first, the tie rule is applied after the search); speed only, what an
+        uncertified, time-limited search holds may differ.
     """
 
     name = "highs-structured"
@@ -553,8 +559,12 @@ class StructuredOracle:
             ask(vi, skip_lp=True)
         decided = False
         near_ties = 0
+        lex_solves = 0
         if status is OracleStatus.OPTIMAL and zero and best_k is not None:
-            decided = True  # integer objective: the incumbent's value is the proven minimum
+            # integer objective: best_val is the proven minimum; the tie rule picks the point
+            best_k, status, lex_solves = self._lexmin_zero(problem, prep, pert, best_val, lb,
+                                                            best_k, deadline)
+            decided = status is OracleStatus.OPTIMAL
         elif status is OracleStatus.OPTIMAL and cands:
             keep = [c for c in cands if c[1] <= best_val + band]
             K = np.array([c[0] for c in keep], dtype=np.int64)
@@ -567,7 +577,159 @@ class StructuredOracle:
             problem, eta, best_k, bound, status, time.perf_counter() - t0, self.name,
             exact=decided, inner_solves=n_inner, lp_pruned=n_lp_pruned, candidates=len(order),
             prepare_s=t_prep, tie_solves=tie_solves, near_ties=near_ties,
+            lex_solves=lex_solves,
         )
+
+    # ------------------------------------------------------------------ zero noise: tie rule
+    def _zero_query(self, problem: HalfspaceProblem, prep: _Prepared, vi: int,
+                    pert: Perturbation, value: float, fixed: dict[int, int], q: int | None,
+                    eps: float, u_start: NDArray[np.int64] | None, time_left: float,
+                    ) -> tuple[str, NDArray[np.int64] | None]:
+        """With no noise, for candidate vi and the binary weights ``fixed`` (position ->
+        value): is there a point of value ``value`` (the proven integer minimum)?  With
+        ``q``: the one with the smallest u_q (HiGHS minimizes ``F + eps u_q``, eps u_q
+        below 1/4 in absolute value, so the tilt only orders the points of value ``value``,
+        which are eps apart or more: far beyond HiGHS's tolerance window).  Returns
+        ("found", u), ("none", None) or ("stopped", None) (time limit or a solver error)."""
+        import highspy
+
+        sp = problem.space
+        cap, kmax = sp.k_norm2_max, sp.k_max
+        with self._lock:
+            model = prep.models.get(vi)
+            if model is None:
+                model = self._build_inner(problem, prep, vi)
+                if len(prep.models) >= self.max_models:
+                    prep.models.pop(next(iter(prep.models)))
+                prep.models[vi] = model
+        h = model.highs
+        lin, g, budget, const_pert = self._terms(problem, prep, vi, pert)
+        lin = lin.copy()
+        if q is not None:
+            lin[q] += eps * np.arange(-kmax, kmax + 1)
+        rho_cost = np.zeros(cap)
+        rho_cost[:budget] = np.diff(g[: budget + 1])
+        ub = np.ones(cap)
+        ub[budget:] = 0.0
+        const = model.const_loss + const_pert
+        upd = np.concatenate([model.z_index.ravel(), model.rho_index])
+        h.changeColsCost(len(upd), upd.astype(np.int32), np.concatenate([lin.ravel(), rho_cost]))
+        h.changeColsBounds(cap, model.rho_index.astype(np.int32), np.zeros(cap), ub)
+        pos = np.array(sorted(fixed), dtype=np.int64)
+        cols = model.u_index[pos].astype(np.int32)
+        vals = np.array([float(fixed[j]) for j in pos])
+        if len(cols):
+            h.changeColsBounds(len(cols), cols, vals, vals)
+        try:
+            if u_start is not None:
+                self._seed(prep, model, u_start, kmax)
+            h.setOptionValue("objective_bound", float(value + 0.5 - const))
+            h.setOptionValue("time_limit", max(time_left, 1e-3))
+            self._run(h)
+            st = h.getModelStatus()
+            u = None
+            if h.getInfo().primal_solution_status == 2:
+                x = np.asarray(h.getSolution().col_value)
+                u = np.rint(x[model.u_index]).astype(np.int64)
+        finally:
+            if len(cols):
+                h.changeColsBounds(len(cols), cols, np.full(len(cols), float(-kmax)),
+                                   np.full(len(cols), float(kmax)))
+        if st == highspy.HighsModelStatus.kOptimal and u is not None:
+            k = self._assemble(problem, prep, vi, u)
+            loss = float(problem.loss_k(k)[0])
+            if (u[pos] != vals).any() or not sp.contains_k(k)[0] or loss < value:
+                return "stopped", None  # not what was asked (never seen): refuse
+            # HiGHS's optimum above the cutoff: no point of v has the value
+            return ("found", u) if loss == value else ("none", None)
+        if st in (highspy.HighsModelStatus.kObjectiveBound, highspy.HighsModelStatus.kInfeasible):
+            return "none", None
+        return "stopped", None
+
+    def _lexmin_zero(self, problem: HalfspaceProblem, prep: _Prepared, pert: Perturbation,
+                     value: float, lb: NDArray[np.float64], k0: NDArray[np.int64],
+                     deadline: float) -> tuple[NDArray[np.int64] | None, OracleStatus, int]:
+        """With no noise, the lexicographically smallest k of the proven minimum ``value``
+        (``k0`` is one such point): coordinate by coordinate, the smallest value any point
+        of value ``value`` with the coordinates before it fixed can take, over every
+        candidate v whose rigorous lower bound allows ``value``.  A point found is a witness
+        for its v; a query is asked only where no witness already decides.  Returns
+        ``(k, status, solves)``; k is None unless the status is OPTIMAL."""
+        kmax = problem.space.k_max
+        eps = 2.0 ** -math.ceil(math.log2(4 * kmax))  # eps * |u_q| <= 1/4
+        solves = 0
+        todo = [int(vi) for vi in np.flatnonzero(lb <= value + 0.5)]
+        if self.lp_prune:  # the rigorous LP bound of those not bounded by it yet
+            def lp_bound(vi: int) -> float:
+                time_left = deadline - time.perf_counter()
+                if time_left <= 0:
+                    return -math.inf
+                return self._inner(problem, prep, vi, pert, value, time_left, lp_only=True)[3]
+
+            todo = [vi for vi, b in zip(todo, self._map(lp_bound, todo), strict=True)
+                    if b <= value + 0.5]
+        v0 = next(vi for vi in range(len(prep.V))
+                  if np.array_equal(prep.V[vi], k0[prep.num_cols]))
+        witness: dict[int, NDArray[np.int64]] = {v0: k0[prep.cat_cols].copy()}
+        cands = sorted(set(todo) | {v0})
+        fixed: dict[int, int] = {}
+        num_pos = {int(c): i for i, c in enumerate(prep.num_cols)}
+        cat_pos = {int(c): i for i, c in enumerate(prep.cat_cols)}
+
+        def _stopped() -> OracleStatus:
+            return (OracleStatus.TIME_LIMIT if time.perf_counter() >= deadline
+                    else OracleStatus.ERROR)
+
+        def ask(vi: int, q: int | None) -> tuple[str, NDArray[np.int64] | None]:
+            time_left = deadline - time.perf_counter()
+            if time_left <= 0:
+                return "stopped", None
+            return self._zero_query(problem, prep, vi, pert, value, fixed, q, eps,
+                                    witness.get(vi), time_left)
+
+        for j in range(problem.d):
+            if j in num_pos:  # the smallest numeric weight among the v that still hold value
+                p = num_pos[j]
+                for t in sorted({int(prep.V[vi][p]) for vi in cands}):
+                    group = [vi for vi in cands if prep.V[vi][p] == t]
+                    need = [vi for vi in group if vi not in witness]
+                    answers = self._map(lambda vi: ask(vi, None), need)
+                    solves += len(need)
+                    for vi, (st, u) in zip(need, answers, strict=True):
+                        if st == "stopped":
+                            return None, _stopped(), solves
+                        if u is not None:
+                            witness[vi] = u
+                    alive = [vi for vi in group if vi in witness]
+                    if alive:
+                        cands = alive
+                        break
+                else:
+                    return None, OracleStatus.ERROR, solves  # v0 holds value: unreachable
+                continue
+            q = cat_pos[j]
+            need = [vi for vi in cands if witness.get(vi) is None or witness[vi][q] > -kmax]
+            answers = self._map(lambda vi, q=q: ask(vi, q), need)
+            solves += len(need)
+            for vi, (st, u) in zip(need, answers, strict=True):
+                if st == "stopped":
+                    return None, _stopped(), solves
+                if u is None:
+                    witness.pop(vi, None)
+                else:
+                    witness[vi] = u
+            cands = [vi for vi in cands if vi in witness]
+            if not cands:
+                return None, OracleStatus.ERROR, solves
+            t = min(int(witness[vi][q]) for vi in cands)
+            cands = [vi for vi in cands if witness[vi][q] == t]
+            fixed[q] = t
+        if len(cands) != 1:
+            return None, OracleStatus.ERROR, solves
+        k = self._assemble(problem, prep, cands[0], witness[cands[0]])
+        if float(problem.loss_k(k)[0]) != value:  # the exact integer loss of the answer
+            return None, OracleStatus.ERROR, solves
+        return k, OracleStatus.OPTIMAL, solves
 
     @staticmethod
     def _assemble(problem: HalfspaceProblem, prep: _Prepared, vi: int,

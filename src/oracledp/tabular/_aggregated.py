@@ -18,8 +18,16 @@ import numpy as np
 from numpy.typing import NDArray
 from sklearn.utils.validation import has_fit_parameter
 
+from oracledp._validation import check_sep
 from oracledp.tabular._cells import _table_violation, warn_clipped
-from oracledp.tabular._csv import _check_header, _check_unique, _chunks, _source_label
+from oracledp.tabular._csv import (
+    Progress,
+    _check_header,
+    _check_unique,
+    _chunks,
+    _reporter,
+    _source_label,
+)
 from oracledp.tabular._schema import TableSchema
 
 # --- aggregated reading: memory grows with the distinct rows, not with the records ----------
@@ -149,8 +157,8 @@ def _cardinalities(schema: TableSchema) -> list[int]:
 
 
 def read_csv_aggregated(source: str | Path | bytes, schema: TableSchema, *, sep: str = ",",
-                        chunksize: int | None = None,
-                        ignore_extra: bool = True) -> AggregatedTable:
+                        chunksize: int | None = None, ignore_extra: bool = True,
+                        verbose: bool | Progress = False) -> AggregatedTable:
     """Read, check and encode a labelled CSV chunk by chunk, keeping only its distinct
     encoded rows with their label counts.
 
@@ -161,7 +169,8 @@ def read_csv_aggregated(source: str | Path | bytes, schema: TableSchema, *, sep:
     happen.  The numbers of a column declared ``"out_of_bounds": "clip"`` are clipped to its
     bounds, as :meth:`TableSchema.encode` does, with one ClippedValuesWarning for the whole
     file.  Memory holds one chunk of ``chunksize`` rows plus the distinct rows, whatever
-    the number of records (``chunksize`` None: :data:`CHUNK_ROWS`).
+    the number of records (``chunksize`` None: :data:`CHUNK_ROWS`).  ``verbose`` reports
+    progress as in :func:`read_csv`.
     """
     if not isinstance(schema, TableSchema):
         raise TypeError(f"schema must be a TableSchema, got {type(schema).__name__}")
@@ -169,11 +178,13 @@ def read_csv_aggregated(source: str | Path | bytes, schema: TableSchema, *, sep:
         chunksize = CHUNK_ROWS
     if isinstance(chunksize, bool) or not isinstance(chunksize, int) or chunksize < 1:
         raise ValueError(f"chunksize must be an integer >= 1, got {chunksize!r}")
+    check_sep(sep)
     label = _source_label(source)
+    report = _reporter(verbose, label)
     counter: _RowCounter | None = _RowCounter(_cardinalities(schema))
     found: dict[tuple[int, int], str] = {}
     clipped: set[str] = set()
-    for i, chunk in enumerate(_chunks(source, sep, chunksize, label)):
+    for i, chunk in enumerate(_chunks(source, sep, chunksize, label, report)):
         if i == 0:
             _check_unique(list(chunk.columns), label)
             _check_header(list(chunk.columns), schema, True, sep, label)

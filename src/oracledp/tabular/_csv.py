@@ -10,14 +10,19 @@ from __future__ import annotations
 import contextlib
 import gzip
 import io
+import os
+import stat
+import sys
+import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 import pandas as pd
 
 from oracledp._errors import TableInputError
+from oracledp._validation import check_sep
 from oracledp.tabular._cells import duplicate_names
 
 if TYPE_CHECKING:
@@ -35,11 +40,76 @@ def _source_label(source: str | Path | bytes) -> str:
     return "the input" if isinstance(source, bytes) else str(source)
 
 
+#: The readers' progress report ``report(phase, done, total)``: ``phase`` is "checking" (the
+#: file-level pre-scan) or "reading" (parsing), ``done`` the bytes of the file read so far
+#: and ``total`` its size (None when unknown, e.g. a pipe); gzip files count their
+#: compressed bytes.
+Progress = Callable[[str, int, "int | None"], None]
+
+
+def _reporter(verbose: bool | Progress, label: str) -> Progress | None:
+    """The readers' ``verbose=``: False (quiet), True (plain lines on stderr: the start and
+    end of each pass and at most one line a second between), or a ``Progress`` callable.
+
+    The bytes read and the file size are not a row count, but they depend on the data too:
+    they go to the user's own terminal (stderr) only, never into a model or a release."""
+    if callable(verbose):
+        return verbose
+    if not isinstance(verbose, bool):
+        raise TypeError(f"verbose must be a bool or a callable, got {type(verbose).__name__}")
+    if not verbose:
+        return None
+    shown: dict[str, Any] = {"at": -1.0, "line": None}
+
+    def report(phase: str, done: int, total: int | None) -> None:
+        end = total is not None and done >= total
+        now = time.monotonic()
+        if done and not end and now - shown["at"] < 1.0:
+            return
+        of = f" of {total / 1e6:,.1f} MB ({100 * done // total}%)" if total else " MB"
+        line = f"oracledp: {phase} {label}: {done / 1e6:,.1f}{of}"
+        if line != shown["line"]:
+            shown.update(at=now, line=line)
+            print(line, file=sys.stderr, flush=True)
+
+    return report
+
+
+class _Reporting:
+    """A text stream that reports the bytes of the file read so far after each ``read``."""
+
+    def __init__(self, text: io.TextIOWrapper, file: IO[bytes], total: int | None,
+                 phase: str, report: Progress) -> None:
+        self._text, self._file, self._total = text, file, total
+        self._phase, self._report = phase, report
+        report(phase, 0, total)
+
+    def read(self, size: int = -1) -> str:
+        out = self._text.read(size)
+        self._report(self._phase, self._file.tell(), self._total)
+        return out
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._text, name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._text)
+
+
+def _size(file: IO[bytes]) -> int | None:
+    """The size of a regular file in bytes (None for a pipe or a device)."""
+    if isinstance(file, io.BytesIO):
+        return len(file.getbuffer())
+    info = os.fstat(file.fileno())
+    return info.st_size if stat.S_ISREG(info.st_mode) else None
+
+
 @contextlib.contextmanager
-def _text_stream(source: str | Path | bytes, label: str) -> Iterator[io.TextIOWrapper]:
+def _text_stream(source: str | Path | bytes, label: str, report: Progress | None = None,
+                 phase: str = "reading") -> Iterator[io.TextIOWrapper]:
     """The CSV as UTF-8 text, read lazily (never held whole): gunzipped if it starts with the
     gzip magic bytes, a leading byte-order mark dropped.  Decoding and gzip errors met while
-    reading raise :class:`TableInputError`."""
+    reading raise :class:`TableInputError`.  With ``report``, each read reports progress."""
     with contextlib.ExitStack() as stack:
         raw: IO[bytes]
         if isinstance(source, bytes):
@@ -49,6 +119,7 @@ def _text_stream(source: str | Path | bytes, label: str) -> Iterator[io.TextIOWr
                 raw = stack.enter_context(open(source, "rb"))
             except OSError as exc:
                 raise TableInputError(f"{label}: cannot read the file ({exc.strerror})") from None
+        file = raw
         try:
             gz = raw.read(2) == b"\x1f\x8b"
             raw.seek(0)
@@ -58,7 +129,10 @@ def _text_stream(source: str | Path | bytes, label: str) -> Iterator[io.TextIOWr
             raw = stack.enter_context(gzip.GzipFile(fileobj=raw, mode="rb"))
         text = io.TextIOWrapper(raw, encoding="utf-8-sig", errors="strict", newline="")
         try:
-            yield text
+            if report is None:
+                yield text
+            else:
+                yield _Reporting(text, file, _size(file), phase, report)  # type: ignore[misc]
         except UnicodeDecodeError:
             raise TableInputError(f"{label}: the file is not UTF-8 text; re-save it as UTF-8 "
                                   "(e.g. from a spreadsheet: CSV UTF-8)") from None
@@ -71,12 +145,12 @@ def _text_stream(source: str | Path | bytes, label: str) -> Iterator[io.TextIOWr
             raise
 
 
-def _prescan(source: str | Path | bytes, label: str) -> None:
+def _prescan(source: str | Path | bytes, label: str, report: Progress | None = None) -> None:
     """The file-level checks, in one streaming pass: readable (and gunzippable), UTF-8 from
     start to end, not blank.  Run before parsing, so these refusals do not depend on where
     in the file the problem is."""
     blank = True
-    with _text_stream(source, label) as fh:
+    with _text_stream(source, label, report, "checking") as fh:
         while block := fh.read(_BLOCK):
             if blank and block.strip():
                 blank = False
@@ -135,15 +209,16 @@ def _no_rows(label: str) -> TableInputError:
     return TableInputError(f"{label}: the file has a header but no rows")
 
 
-def _chunks(source: str | Path | bytes, sep: str, chunksize: int,
-            label: str) -> Iterator[pd.DataFrame]:
+def _chunks(source: str | Path | bytes, sep: str, chunksize: int, label: str,
+            report: Progress | None = None) -> Iterator[pd.DataFrame]:
     """The CSV as string chunks of ``chunksize`` rows, streamed, columns named as written in
     the header (a repeated name stays repeated: the caller decides).  The file-level checks
-    come first; a file without rows raises :class:`TableInputError` at the end."""
-    _prescan(source, label)
+    come first; a file without rows raises :class:`TableInputError` at the end.  ``report``
+    receives the progress (see :func:`read_csv`)."""
+    _prescan(source, label, report)
     header = _header(source, sep, label)
     n = 0
-    with _text_stream(source, label) as fh:
+    with _text_stream(source, label, report) as fh:
         try:
             for chunk in pd.read_csv(fh, sep=sep, chunksize=chunksize, **_PARSE):
                 chunk.columns = _named(list(chunk.columns), header)
@@ -157,7 +232,7 @@ def _chunks(source: str | Path | bytes, sep: str, chunksize: int,
 
 def read_csv(source: str | Path | bytes, schema: TableSchema | None = None, *,
              sep: str = ",", with_target: bool = False, ignore_extra: bool = True,
-             check: bool = True) -> pd.DataFrame:
+             check: bool = True, verbose: bool | Progress = False) -> pd.DataFrame:
     """Read a CSV as strings; with ``schema``, check it and raise ONE error listing every problem.
 
     File-level problems (unreadable, empty, non-UTF-8, wrong delimiter, a column name written
@@ -167,10 +242,16 @@ def read_csv(source: str | Path | bytes, schema: TableSchema | None = None, *,
     ``ignore_extra=False`` columns the schema does not mention are refused.  The file is
     streamed into the table (its bytes and text are never held whole besides it); for a
     table too large for memory see :func:`read_csv_aggregated`.
+
+    ``verbose=True`` prints the progress of the two passes over the file (bytes read out of
+    its size) to stderr; a callable ``report(phase, done, total)`` receives it instead.  Only
+    you see it (it depends on the file, which is data): nothing of it is released.
     """
+    check_sep(sep)
     label = _source_label(source)
-    _prescan(source, label)
-    with _text_stream(source, label) as fh:
+    report = _reporter(verbose, label)
+    _prescan(source, label, report)
+    with _text_stream(source, label, report) as fh:
         try:
             df = pd.read_csv(fh, sep=sep, **_PARSE)
         except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:

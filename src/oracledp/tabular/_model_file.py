@@ -110,6 +110,30 @@ def _check_params(params: Any) -> dict[str, Any]:
     return dict(params)
 
 
+def _check_opdisc_coef(coef: NDArray[np.float64], params: dict[str, Any]) -> None:
+    """OPDisc releases a point of its public parameter space ``W = {tau k : k integer,
+    |tau k_j| <= bound, ||tau k||_2 <= radius}`` (``IntegerBall`` of ``d`` = the schema's
+    encoded features, with the saved ``tau``/``bound``/``radius`` or the estimator's defaults
+    when absent): coefficients anywhere else were not written by OPDisc."""
+    from oracledp.oracles import IntegerBall
+
+    tau, bound, radius = (params.get("tau", 1.0), params.get("bound"), params.get("radius"))
+    try:
+        space = IntegerBall(len(coef), bound=bound, radius=radius, tau=tau)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"opdisc params 'tau', 'bound', 'radius' do not describe its "
+                         f"parameter space: {exc}") from None
+    k = np.rint(coef / space.tau)
+    on_grid = bool((k * space.tau == coef).all())  # w = tau * k exactly, as OPDisc releases
+    in_box = on_grid and bool((np.abs(k) <= space.k_max).all())  # before any int64 cast
+    if not (in_box and space.contains_k(k.astype(np.int64))[0]):
+        raise ValueError(
+            "opdisc coefficients must be a point of its parameter space W (multiples of tau "
+            f"{space.tau:g}, each at most {space.k_max * space.tau:g} in absolute value, l2 "
+            f"norm at most {space.radius:g}; from the saved params and the schema's "
+            f"{len(coef)} features)")
+
+
 def _model_from_doc(doc: Any) -> SavedModel:
     """Validate a parsed model.json (format version :data:`MODEL_FORMAT_VERSION`) strictly."""
     if not isinstance(doc, dict) or doc.get("format") != MODEL_FORMAT:
@@ -149,6 +173,9 @@ def _model_from_doc(doc: Any) -> SavedModel:
         raise ValueError(f"'intercept' must be 0 for model {model_type!r} (it has none)")
     if model_type == "rspm" and not np.isin(coef, (-1.0, 0.0, 1.0)).all():
         raise ValueError("rspm coefficients must be -1, 0 or 1")
+    params = _check_params(doc["params"])
+    if model_type == "opdisc":
+        _check_opdisc_coef(coef, params)
     classes = doc["classes"]
     if (not isinstance(classes, list) or len(classes) != 2
             or not all(isinstance(c, str) for c in classes)
@@ -160,7 +187,7 @@ def _model_from_doc(doc: Any) -> SavedModel:
         raise ValueError(f"the guarantee does not match model {model_type!r} (expected kind "
                          f"{kind!r}, requires_exact_oracle {str(exact).lower()})")
     per_person = _parse_per_person(doc, guarantee, schema.records_per_person)
-    return SavedModel(model_type=model_type, schema=schema, params=_check_params(doc["params"]),
+    return SavedModel(model_type=model_type, schema=schema, params=params,
                       guarantee=guarantee, classes=(classes[0], classes[1]),
                       feature_names=tuple(names), coef=coef, intercept=intercept,
                       guarantee_per_person=per_person)
@@ -288,7 +315,8 @@ def load_model(path: str | Path) -> SavedModel:
     The file is validated strictly (see the module docstring): format and
     ``format_version`` (:data:`MODEL_FORMAT_VERSION`; absent or other versions are refused),
     exactly the known fields, a known model type, the schema, finite coefficients (one per
-    encoded feature) and intercept, the schema's two labels, and a guarantee whose every
+    encoded feature; for rspm in {-1, 0, 1}, for opdisc a point of its parameter space W)
+    and intercept, the schema's two labels, and a guarantee whose every
     field has its exact type and which matches the model type.  Anything else raises
     :class:`ModelFileError` (a ValueError) with one message; no part of the file is used.
     """
