@@ -232,6 +232,10 @@ def _print_demo(console: Console, result: dict[str, Any]) -> None:
             seen.add(r["epsilon"])
             console.print(f"  eps={r['epsilon']:g}: each run is {r['guarantee_text']}")
     console.print(f"  {np_['label']} is not private: reference only.")
+    chance = result.get("chance")
+    if chance is not None:
+        console.print(f"  {chance['label']}: test accuracy {chance['test_acc']:.3f} "
+                      "(not private: reference only)")
     for r in result["runs"]:
         if not (r["ok"] and r["certified"]):
             console.print(

@@ -14,7 +14,9 @@ minimizer): it is recorded as a failure and left out of the accuracy figures.
 
 The non-private reference is the exact minimizer of the 0/1 loss over the same
 space, i.e. the oracle called with a zero noise vector (eta = 0).  It is *not*
-private and is labelled so.
+private and is labelled so.  So is the chance level: the share of the majority label
+among the test labels, what always predicting that label scores (an evaluation number,
+computed exactly like the accuracies).
 """
 
 from __future__ import annotations
@@ -39,10 +41,11 @@ from oracledp.oracles._halfspace import FeatureSchema, HalfspaceProblem
 from oracledp.oracles._registry import check_solver_name
 from oracledp.oracles._space import IntegerBall
 
-__all__ = ["NON_PRIVATE_LABEL", "Config", "ProgressCallback", "run_demo", "run_seed",
-           "write_outputs"]
+__all__ = ["CHANCE_LABEL", "NON_PRIVATE_LABEL", "Config", "ProgressCallback", "run_demo",
+           "run_seed", "write_outputs"]
 
 NON_PRIVATE_LABEL = "non-private (eta=0)"
+CHANCE_LABEL = "chance (majority label, test)"
 
 ProgressCallback = Callable[[int, int, str], None]
 """``progress(done, total, description)``: called before each step and once at the end."""
@@ -276,6 +279,9 @@ def run_demo(config: Config | None = None, progress: ProgressCallback | None = N
             for cal in [calibrate(eps, 1.0 / n**2, IntegerBall(d), 1.0)]
         ],
         "non_private": non_private,
+        # not private either: what always predicting the test set's majority label scores
+        "chance": {"label": CHANCE_LABEL, "private": False,
+                   "test_acc": float(max(np.mean(y_te == 1), np.mean(y_te != 1)))},
         "runs": runs,
         "summary": _summary(runs, config),
         "elapsed_s": time.perf_counter() - t_start,
@@ -292,7 +298,14 @@ def _json_default(obj: Any) -> Any:
     raise TypeError(f"not JSON serializable: {type(obj).__name__}")
 
 
-def _plot(result: dict[str, Any], path: Path) -> None:
+def _y_range(values: list[float]) -> tuple[float, float]:
+    """The accuracy axis: every plotted value (bars included) with a margin of 0.02, the
+    ends rounded outwards to a multiple of 0.05, within [0, 1]."""
+    lo, hi = min(values) - 0.02, max(values) + 0.02
+    return max(0.0, math.floor(lo * 20) / 20), min(1.0, math.ceil(hi * 20) / 20)
+
+
+def _figure(result: dict[str, Any]) -> Any:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -301,6 +314,7 @@ def _plot(result: dict[str, Any], path: Path) -> None:
     ax = fig.add_subplot()
     rows = [r for r in result["summary"] if r["certified"] > 0]
     eps = [r["epsilon"] for r in rows]
+    shown: list[float] = []
     for key, label, marker, shift in (("test_acc", "test", "o", 1.0),
                                       ("train_acc", "train", "s", 1.04)):
         means = [r[key]["mean"] for r in rows]
@@ -308,12 +322,22 @@ def _plot(result: dict[str, Any], path: Path) -> None:
         # train points nudged right on the log axis so the two error bars stay visible
         ax.errorbar([e * shift for e in eps], means, yerr=stds, marker=marker, capsize=4,
                     label=f"OPDisc {label} (mean ± std)")
+        shown += [m - s for m, s in zip(means, stds, strict=True)]
+        shown += [m + s for m, s in zip(means, stds, strict=True)]
     np_ = result["non_private"]
     if np_["test_acc"] is not None:
         ax.axhline(np_["test_acc"], color="k", linestyle="--",
                    label=f"{NON_PRIVATE_LABEL} test")
         ax.axhline(np_["train_acc"], color="grey", linestyle=":",
                    label=f"{NON_PRIVATE_LABEL} train")
+        shown += [np_["test_acc"], np_["train_acc"]]
+    chance = result.get("chance")
+    if chance is not None:
+        ax.axhline(chance["test_acc"], color="tab:red", linestyle="-.", linewidth=1.0,
+                   label=f"{chance['label']}: {chance['test_acc']:.3f}")
+        shown.append(chance["test_acc"])
+    if shown:
+        ax.set_ylim(*_y_range(shown))
     all_eps = [r["epsilon"] for r in result["summary"]]
     ax.set_xlim(min(all_eps) / 1.5, max(all_eps) * 1.5)  # also when no run was certified
     ax.set_xscale("log")
@@ -330,7 +354,11 @@ def _plot(result: dict[str, Any], path: Path) -> None:
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize="small")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    return fig
+
+
+def _plot(result: dict[str, Any], path: Path) -> None:
+    _figure(result).savefig(path, dpi=120)
 
 
 def write_outputs(result: dict[str, Any], out_dir: str | Path) -> dict[str, Path]:

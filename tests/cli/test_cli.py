@@ -13,7 +13,7 @@ import pytest
 import oracledp.datasets
 import oracledp.estimators._opdisc as est_mod
 from oracledp._cli import app
-from oracledp._demo import NON_PRIVATE_LABEL, Config, run_demo, run_seed
+from oracledp._demo import CHANCE_LABEL, NON_PRIVATE_LABEL, Config, run_demo, run_seed
 from oracledp.datasets import TabularDataset
 from oracledp.oracles import FeatureSchema
 
@@ -136,6 +136,35 @@ def test_demo_end_to_end(runner, tiny_adult, tmp_path):
     hi = data["summary"][1]
     assert hi["certified"] == 2
     assert (out / "demo.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    y_test = _tiny("test").y  # the chance level: the test set's majority-label share
+    assert data["chance"] == {"label": CHANCE_LABEL, "private": False,
+                              "test_acc": max(np.mean(y_test == 1), np.mean(y_test == -1))}
+    assert CHANCE_LABEL in res.output
+
+
+def _result(chance: float | None) -> dict:
+    """A demo record as the plot reads it: two epsilons, the non-private lines, chance."""
+    row = lambda e, m: {"epsilon": e, "runs": 3, "certified": 3, "failed": 0,  # noqa: E731
+                        "test_acc": {"mean": m, "std": 0.01},
+                        "train_acc": {"mean": m + 0.01, "std": 0.01}}
+    out = {"summary": [row(0.1, 0.74), row(1.0, 0.78)],
+           "non_private": {"test_acc": 0.79, "train_acc": 0.8},
+           "data": {"n_train": 15682, "d": 23}}
+    if chance is not None:
+        out["chance"] = {"label": CHANCE_LABEL, "private": False, "test_acc": chance}
+    return out
+
+
+def test_demo_plot_has_a_chance_line_and_a_deliberate_y_axis():
+    from oracledp._demo import _figure
+
+    ax = _figure(_result(0.5)).axes[0]
+    labels = ax.get_legend_handles_labels()[1]
+    assert f"{CHANCE_LABEL}: 0.500" in labels
+    assert ax.get_ylim() == (0.45, 0.85)  # chance and the bars, a margin, to 0.05
+    ax = _figure(_result(None)).axes[0]  # a record written before the chance level
+    assert ax.get_ylim() == (0.7, 0.85)
+    assert not any(CHANCE_LABEL in label for label in ax.get_legend_handles_labels()[1])
 
 
 def test_run_demo_is_reproducible_and_reports_progress(tiny_adult):
