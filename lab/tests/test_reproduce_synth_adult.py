@@ -12,6 +12,7 @@ from lab import synth_adult as exp
 from lab.__main__ import app
 
 
+@pytest.mark.slow
 def test_cli_quick_end_to_end(tmp_path) -> None:  # type: ignore[no-untyped-def]
     out = tmp_path / "sa"
     res = CliRunner().invoke(app, ["synth-adult", "--quick", "--out", str(out)])

@@ -45,6 +45,7 @@ ADULT_T = math.ceil(20 * ADULT_N / 256)  # the default schedule on Adult: 1226 s
     batch=st.integers(16, 1_000),
     epochs=st.floats(1.0, 30.0),
 )
+@pytest.mark.slow
 def test_calibrated_sigma_never_exceeds_target(eps, n, batch, epochs):
     delta = 1.0 / n**2
     q = batch / n

@@ -258,6 +258,7 @@ def _prsma_sampler(data, base, params, **kw):
     return sample
 
 
+@pytest.mark.slow
 def test_fail_event_audit() -> None:
     """Spec 5: raw eps* = 0.5, delta* = 0.2 (K=7, R=18, threshold 5.22), poison oracle.
     P[FAIL] = 0.205 on D (T=7) and 0.338 on D' (T=6), exactly e^0.5 apart.  Exact binomial
@@ -284,6 +285,7 @@ def test_fail_event_audit() -> None:
     assert not bad.passed, bad.summary()
 
 
+@pytest.mark.slow
 def test_poison_oracle_audit_prsma_passes_naive_fallback_fails() -> None:
     """P1: the oracle fails whenever its data contain record z; D has no z, D' has one -1
     replaced by z (n = 4K, so z is never discarded).  Claim (eps, delta) = (3.5, 0.5),

@@ -154,6 +154,7 @@ def test_law_matches_reference_and_catches_half_noise(cls: QueryClass) -> None:
     assert pvalue(_sampler(cls, Z, eps, noise_factor=0.5)(n, np.random.default_rng(23))) < 1e-8
 
 
+@pytest.mark.slow
 def test_clopper_pearson_audit_m1() -> None:
     """Neighbours D = (0,0,0), D' = (1,0,0) on Parities(1); event: output {1}.
 

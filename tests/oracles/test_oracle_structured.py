@@ -177,6 +177,7 @@ def test_applicability_and_refusal() -> None:
     assert structured_applicable(HalfspaceProblem.from_data(X2, y))
 
 
+@pytest.mark.slow
 def test_adult_no_noise_is_locally_optimal() -> None:
     """On Adult (paper setting) the certified optimum without noise cannot be improved by any
     single-coordinate change of k (exact check by enumeration; a necessary condition)."""

@@ -467,6 +467,7 @@ def test_cli_out_of_memory_while_fitting_exits_2(tmp_path, csv_path, monkeypatch
 # --- the benchmark ----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_large_csv_benchmark_runs_small(tmp_path):
     proc = subprocess.run([sys.executable, str(BENCH / "large_csv.py"), "--rows", "3000"],
                           capture_output=True, text=True, timeout=240, check=False,
