@@ -270,23 +270,11 @@ class StructuredOracle:
 
         sp = problem.space
         cap, kmax = sp.k_norm2_max, sp.k_max
-        with self._lock:
-            model = prep.models.get(vi)
-            if model is None:
-                model = self._build_inner(problem, prep, vi)
-                if len(prep.models) >= self.max_models:  # bounded memory: drop the oldest
-                    prep.models.pop(next(iter(prep.models)))
-                prep.models[vi] = model
+        model = self._inner_model(problem, prep, vi)
         h = model.highs
         lin, g, budget, const_pert = self._terms(problem, prep, vi, pert)
-        rho_cost = np.zeros(cap)
-        rho_cost[:budget] = np.diff(g[: budget + 1])
-        ub = np.ones(cap)
-        ub[budget:] = 0.0
+        rho_cost = self._load_costs(model, lin, g, budget, cap)
         const = model.const_loss + const_pert
-        upd = np.concatenate([model.z_index.ravel(), model.rho_index])
-        h.changeColsCost(len(upd), upd.astype(np.int32), np.concatenate([lin.ravel(), rho_cost]))
-        h.changeColsBounds(cap, model.rho_index.astype(np.int32), np.zeros(cap), ub)
         if lp_only or (self.lp_prune and not skip_lp and math.isfinite(cutoff)):
             # LP relaxation first (milliseconds): if its rigorous dual bound reaches the
             # cutoff, no point of this v beats the incumbent and the MIP is not needed.
@@ -294,7 +282,7 @@ class StructuredOracle:
             cost[model.z_index.ravel()] = lin.ravel()
             cost[model.rho_index] = rho_cost
             col_ub = model.col_ub.copy()
-            col_ub[model.rho_index] = ub
+            col_ub[model.rho_index] = np.arange(cap) < budget  # the rho columns' bounds
             h.setOptionValue("solve_relaxation", True)
             h.setOptionValue("time_limit", max(time_left, 1e-3))
             t_lp = time.perf_counter()
@@ -580,6 +568,33 @@ class StructuredOracle:
             lex_solves=lex_solves,
         )
 
+    def _inner_model(self, problem: HalfspaceProblem, prep: _Prepared, vi: int) -> Any:
+        """The inner model of outer candidate ``vi``, built once and kept (at most
+        ``max_models``, the oldest dropped first)."""
+        with self._lock:
+            model = prep.models.get(vi)
+            if model is None:
+                model = self._build_inner(problem, prep, vi)
+                if len(prep.models) >= self.max_models:  # bounded memory: drop the oldest
+                    prep.models.pop(next(iter(prep.models)))
+                prep.models[vi] = model
+        return model
+
+    @staticmethod
+    def _load_costs(model: Any, lin: NDArray[np.float64], g: NDArray[np.float64], budget: int,
+                    cap: int) -> NDArray[np.float64]:
+        """Set this draw's costs on the reused model: ``lin`` on the cells, the norm-budget
+        increments of ``g`` on the first ``budget`` rho columns (the others fixed at 0)."""
+        rho_cost = np.zeros(cap)
+        rho_cost[:budget] = np.diff(g[: budget + 1])
+        ub = np.ones(cap)
+        ub[budget:] = 0.0
+        upd = np.concatenate([model.z_index.ravel(), model.rho_index])
+        model.highs.changeColsCost(len(upd), upd.astype(np.int32),
+                                   np.concatenate([lin.ravel(), rho_cost]))
+        model.highs.changeColsBounds(cap, model.rho_index.astype(np.int32), np.zeros(cap), ub)
+        return rho_cost
+
     # ------------------------------------------------------------------ zero noise: tie rule
     def _zero_query(self, problem: HalfspaceProblem, prep: _Prepared, vi: int,
                     pert: Perturbation, value: float, fixed: dict[int, int], q: int | None,
@@ -595,26 +610,14 @@ class StructuredOracle:
 
         sp = problem.space
         cap, kmax = sp.k_norm2_max, sp.k_max
-        with self._lock:
-            model = prep.models.get(vi)
-            if model is None:
-                model = self._build_inner(problem, prep, vi)
-                if len(prep.models) >= self.max_models:
-                    prep.models.pop(next(iter(prep.models)))
-                prep.models[vi] = model
+        model = self._inner_model(problem, prep, vi)
         h = model.highs
         lin, g, budget, const_pert = self._terms(problem, prep, vi, pert)
         lin = lin.copy()
         if q is not None:
             lin[q] += eps * np.arange(-kmax, kmax + 1)
-        rho_cost = np.zeros(cap)
-        rho_cost[:budget] = np.diff(g[: budget + 1])
-        ub = np.ones(cap)
-        ub[budget:] = 0.0
+        self._load_costs(model, lin, g, budget, cap)
         const = model.const_loss + const_pert
-        upd = np.concatenate([model.z_index.ravel(), model.rho_index])
-        h.changeColsCost(len(upd), upd.astype(np.int32), np.concatenate([lin.ravel(), rho_cost]))
-        h.changeColsBounds(cap, model.rho_index.astype(np.int32), np.zeros(cap), ub)
         pos = np.array(sorted(fixed), dtype=np.int64)
         cols = model.u_index[pos].astype(np.int32)
         vals = np.array([float(fixed[j]) for j in pos])
