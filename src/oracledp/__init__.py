@@ -22,8 +22,6 @@ imports no solver, pandas or scikit-learn):
   measurement).
 """
 
-from importlib import import_module
-
 from oracledp._diagnostics import NonPrivateDiagnostics, research_diagnostics
 from oracledp._errors import (
     BoundsViolation,
@@ -40,6 +38,7 @@ from oracledp._errors import (
     TableInputError,
     UnconfirmedSchemaError,
 )
+from oracledp._lazy import lazy_attributes
 from oracledp._validation import check_rng
 from oracledp.privacy._guarantees import GuaranteeKind, PrivacyGuarantee
 
@@ -80,17 +79,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'oracledp' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value  # later accesses skip this hook
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_attributes(__name__, globals(), _LAZY)
 
 
 __all__ = [

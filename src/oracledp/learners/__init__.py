@@ -11,8 +11,7 @@
 PRSMA and FTPL (and what they import) load on first use.
 """
 
-from importlib import import_module
-
+from oracledp._lazy import lazy_attributes
 from oracledp.learners._opdisc import OPDiscResult, opdisc, opdisc_guarantee, opdisc_sigma
 from oracledp.learners._opsamp import (
     OPSampResult,
@@ -36,17 +35,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'oracledp.learners' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value  # later accesses skip this hook
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_attributes(__name__, globals(), _LAZY)
 
 
 __all__ = [

@@ -15,6 +15,7 @@ Every synthesizer shares one interface, :class:`Synthesizer` (``fit(data, domain
 return their result objects for scripts.
 """
 
+from oracledp._lazy import lazy_attributes
 from oracledp.synth._baselines import (
     IndependentMarginalsResult,
     MWEMResult,
@@ -47,13 +48,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> object:
-    # the synthesizers import joblib (PRSMA) and more: load them on first use
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'oracledp.synth' has no attribute {name!r}")
+__getattr__, __dir__ = lazy_attributes(__name__, globals(), _LAZY)
 
 
 __all__ = [
