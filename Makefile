@@ -7,6 +7,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.installed-demo
 EXTRAS := test,cli,ortools,dask,peers
+# pytest-xdist processes for the default run (the machines here have 2 cores)
+TEST_JOBS ?= 2
 
 .PHONY: demo test lint bench lock clean
 
@@ -29,7 +31,7 @@ demo: $(DEMO_STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks lab scripts
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_JOBS)
 	$(BIN)/python scripts/release_checks.py
 
 bench: $(STAMP)
