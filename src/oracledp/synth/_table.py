@@ -37,6 +37,7 @@ domain's size), whatever the number of records.  The synthesizers read only thes
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -320,7 +321,7 @@ def _check_bins(bins: Any, schema: Any) -> tuple[dict[str, Any], int]:
             cuts = [float(x) for x in v]
             if not cuts or any(not math.isfinite(x) for x in cuts):
                 raise ValueError(f"bins: column {name!r}: give at least one finite cut point")
-            if any(b <= a for a, b in zip(cuts, cuts[1:], strict=False)):
+            if any(b <= a for a, b in itertools.pairwise(cuts)):
                 raise ValueError(f"bins: column {name!r}: cut points must be strictly "
                                  "increasing")
             if not (c.lower < cuts[0] and cuts[-1] <= c.upper):
@@ -348,8 +349,7 @@ def _attr_of(c: Column, bins: int | tuple[float, ...]) -> _Attr:
     if c.step is None:  # thermometer: the schema's own bins
         cuts = np.array(c.bins or (), dtype=np.float64)
         edges = np.concatenate([[c.lower], cuts, [c.upper]])
-        labels = tuple(f"[{_fmt(lo)}, {_fmt(hi)})" for lo, hi in zip(edges[:-2], edges[1:-1],
-                                                                       strict=True))
+        labels = tuple(f"[{_fmt(lo)}, {_fmt(hi)})" for lo, hi in itertools.pairwise(edges[:-1]))
         labels += (f"[{_fmt(edges[-2])}, {_fmt(edges[-1])}]",)
         n = len(labels)
         code_map = np.arange(n + c.missing_level, dtype=np.int64)

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import inspect
 import json
-import math
 from pathlib import Path
 from typing import Any
 
@@ -141,8 +140,8 @@ class _Release:
                 cells = rng.choice(flat.size, size=n, p=flat / flat.sum())
                 out[:, list(clique)] = np.stack(np.unravel_index(cells, p.shape), axis=1)
             return out
-        from oracledp.synth._peers_model import PGMResult
         from oracledp.privacy import PrivacyGuarantee
+        from oracledp.synth._peers_model import PGMResult
 
         model = PGMResult(method="released", domain=self.domain, n=n, total=float(n), rho=0.0,
                           measurements=(), selected=(), factors=tuple(self.factors),
