@@ -12,7 +12,13 @@ import pytest
 import oracledp.privacy._noise as noise_mod
 from oracledp._errors import BoundsViolation, ModelFileError, TableInputError
 from oracledp.datasets import table_csv, table_schema
-from oracledp.synth import Domain, TableDomain, TableSynthesizer, evaluate_synthetic
+from oracledp.synth import (
+    Domain,
+    Synthesizer,
+    TableDomain,
+    TableSynthesizer,
+    evaluate_synthetic,
+)
 from oracledp.synth._table_synthesizer import MODEL_FILE, RELEASE_FILE, fit_counts
 from oracledp.tabular import TableSchema
 from oracledp.tabular._columns import Column
@@ -143,6 +149,13 @@ def test_fit_counts_passes_record_counts_or_repeats_rows():
         def fit(self, data, domain):
             seen["r"] = data.copy()
 
+    class Weighted(Synthesizer):  # fit wrapped by the budget accountant: still detected
+        def fit(self, data, domain, sample_weight=None):
+            seen["s"] = sample_weight.copy()
+            return self
+
+    fit_counts(Weighted(), rows, counts, dom)
+    np.testing.assert_array_equal(seen["s"], counts)
     fit_counts(WithWeights(), rows, counts, dom)
     fit_counts(Without(), rows, counts, dom)
     np.testing.assert_array_equal(seen["w"][1], counts)
