@@ -4,7 +4,8 @@ Commands: ``datasets`` (bundled data files and their checksums), ``solvers``
 (oracle backends), ``demo`` (OPDisc on Adult, see
 :mod:`oracledp._demo`), and for your own CSV (see :mod:`oracledp.tabular`
 and docs/your-own-data.md) ``schema infer``, ``schema check``, ``fit``, ``predict``, ``evaluate`` and
-``export-sample``.  All logic lives in importable modules; this
+``export-sample``, and ``synth fit | sample | evaluate`` (private synthetic data, see
+:mod:`oracledp._cli_synth`).  All logic lives in importable modules; this
 file parses options and prints.  The papers' reproductions are not part of the package: they
 live in the repository's ``lab/`` (``python -m lab --help`` from a clone).
 """
@@ -31,6 +32,7 @@ from rich.table import Table
 from typer.core import TyperGroup
 
 from oracledp import __version__
+from oracledp._cli_synth import register as _register_synth_commands
 from oracledp._cli_table import register as _register_table_commands
 from oracledp._errors import OracleDPError
 from oracledp._provenance import environment_line
@@ -324,6 +326,7 @@ def demo(
 # --- your own table: schema infer / fit / predict / evaluate / models (see _cli_table.py) --
 
 _register_table_commands(app)
+_register_synth_commands(app)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -13,6 +13,11 @@ Every synthesizer shares one interface, :class:`Synthesizer` (``fit(data, domain
 :class:`OracleQueryPGM`, :class:`MWEMSynthesizer`, :class:`IndependentMarginalsSynthesizer`,
 :class:`MSTSynthesizer`, :class:`AIMSynthesizer`; the function forms (:func:`mwem`, ...)
 return their result objects for scripts.
+
+Your own table (a CSV or DataFrame and its public :class:`~oracledp.tabular.TableSchema`):
+:class:`TableSynthesizer` (``fit(data, schema)``, ``sample(n)``, ``save``/``load``) over the
+schema's public domain :class:`TableDomain`, and :func:`evaluate_synthetic` (marginal errors
+and train-synthetic/test-real accuracy; NOT private).
 """
 
 from oracledp._lazy import lazy_attributes
@@ -45,6 +50,9 @@ _LAZY = {
     "AIMSynthesizer": "oracledp.synth._synthesizers",
     "OracleQuerySynthesizer": "oracledp.synth._oracle_query",
     "OracleQueryPGM": "oracledp.synth._oracle_query_pgm",
+    "TableDomain": "oracledp.synth._table",
+    "TableSynthesizer": "oracledp.synth._table_synthesizer",
+    "evaluate_synthetic": "oracledp.synth._table_evaluate",
 }
 
 
@@ -65,10 +73,13 @@ __all__ = [
     "OracleQueryPGM",
     "OracleQuerySynthesizer",
     "Synthesizer",
+    "TableDomain",
+    "TableSynthesizer",
     "adult_categorical_domain",
     "answer",
     "answer_distribution",
     "errors",
+    "evaluate_synthetic",
     "independent_marginals",
     "kway_marginal_workload",
     "load_adult_categorical",

@@ -1,0 +1,418 @@
+"""Your own table as a synthesizer's domain: schema -> public domain -> counts -> values.
+
+:class:`TableDomain` turns a :class:`~oracledp.tabular.TableSchema` into the public categorical
+:class:`~oracledp.synth.Domain` the synthesizers work on, from the schema alone (nothing is
+read from the data):
+
+* a **categorical** column keeps its declared levels, in order; with ``"missing": "level"``
+  one more level ``(missing)`` (last);
+* a **numeric** column with a grid (``lower``, ``upper``, ``step``: grid points
+  ``lower + k step``, k = 0..K) is cut into public bins of consecutive grid points: ``bins``
+  equal shares of the K + 1 points (bin of point k: ``floor(k b / (K + 1))``, b = min(bins,
+  K + 1), so a grid of at most ``bins`` points keeps one bin per point), or, for a column
+  given cut points in ``bins={"col": [c1, c2, ...]}``, the grid points below ``c1``, in
+  ``[c1, c2)``, ...; bins holding no grid point are dropped;
+* a **numeric** column with thermometer ``bins`` (cut points) in the schema keeps them:
+  bins ``[lower, c1), [c1, c2), ..., [cB, upper]``;
+* the **target** is one more attribute, its two declared labels as levels (last);
+* the intercept and ``row_divisor`` (model-only encoding) play no part.
+
+Mapping back (:meth:`TableDomain.decode`, post-processing of a release): a categorical code
+becomes its declared level; a grid bin becomes one of its grid points drawn uniformly
+(``lower + k step``, so an integer grid stays integers, rounded to the step's decimals); a
+thermometer bin a number drawn uniformly in its interval; ``(missing)`` an empty cell.
+Output types follow the declaration: levels that all write whole numbers come back as
+integers, levels that all write numbers as floats, other levels as strings; a grid whose
+``lower`` and ``step`` are whole numbers as integers, other numeric columns as floats
+(pandas' nullable ``Int64`` where a missing level can occur).
+
+Counting (:meth:`TableDomain.count`): the records are checked against the schema (every
+refusal of :func:`~oracledp.tabular.read_csv_aggregated`: one
+:class:`~oracledp._errors.TableInputError` for a file-level problem, one
+:class:`~oracledp._errors.BoundsViolation` listing every violation by column and rule, never a
+value, a row or a count), encoded and reduced to the distinct domain rows with their record
+counts, one CSV chunk at a time: memory holds one chunk and the distinct rows (at most the
+domain's size), whatever the number of records.  The synthesizers read only these counts.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from oracledp._validation import RandomLike, check_rng
+from oracledp.synth._domain import Domain
+from oracledp.tabular._columns import Column, as_numbers
+
+__all__ = ["DEFAULT_BINS", "MISSING_LEVEL", "TableDomain"]
+
+#: Default number of public bins of a gridded numeric column.
+DEFAULT_BINS = 10
+
+#: The level naming a missing cell, in a column whose schema declares ``"missing": "level"``.
+MISSING_LEVEL = "(missing)"
+
+BinsLike = int | Mapping[str, int | Sequence[float]]
+
+
+def _fmt(x: float) -> str:
+    return f"{x:g}" if abs(x) < 1e15 else repr(x)
+
+
+def _decimals(*values: float) -> int:
+    """Decimal places enough to write every value exactly (at most 12)."""
+    out = 0
+    for v in values:
+        for d in range(13):
+            if abs(round(v, d) - v) <= 1e-12 * max(1.0, abs(v)):
+                out = max(out, d)
+                break
+        else:
+            out = 12
+    return out
+
+
+def _typed(levels: tuple[str, ...]) -> tuple[NDArray[Any], str]:
+    """The declared levels in their written type: whole numbers -> int, numbers -> float,
+    otherwise the strings; and the type's name ("int", "float" or "str")."""
+    x = as_numbers(levels)
+    if not np.isnan(x).any():
+        if np.all(x == np.round(x)) and np.all(np.abs(x) < 2**53):
+            return x.astype(np.int64), "int"
+        return x, "float"
+    arr = np.empty(len(levels), dtype=object)
+    arr[:] = list(levels)
+    return arr, "str"
+
+
+@dataclass(frozen=True, eq=False)
+class _Attr:
+    """One attribute of the domain: how schema codes map to it and how it maps back."""
+
+    name: str
+    kind: str  # "categorical", "grid", "interval", "target"
+    labels: tuple[str, ...]  # the Domain's levels (missing level last, if any)
+    code_map: NDArray[np.int64]  # schema code -> domain code
+    missing: bool
+    values: NDArray[Any] | None = None  # categorical/target: typed levels
+    vtype: str = "str"
+    first: NDArray[np.int64] | None = None  # grid: first and last grid index of each bin
+    last: NDArray[np.int64] | None = None
+    lower: float = 0.0
+    step: float = 1.0
+    decimals: int = 0
+    edges: NDArray[np.float64] | None = None  # interval: bin edges (B + 2 of them)
+
+
+class TableDomain:
+    """The public domain of a :class:`~oracledp.tabular.TableSchema` (module docstring).
+
+    Parameters
+    ----------
+    schema:
+        The table schema; only its declarations are used.
+    bins:
+        Public bins of the gridded numeric columns: a count for all of them (default
+        :data:`DEFAULT_BINS`), or a mapping ``column -> count or cut points`` (the other
+        gridded columns get the default count).  Thermometer columns keep the schema's bins.
+
+    Attributes: ``schema``, ``bins`` (as given), ``domain`` (the :class:`Domain`), ``attrs``.
+
+    >>> from oracledp.tabular import TableSchema
+    >>> from oracledp.tabular._columns import Column
+    >>> s = TableSchema((Column("age", "numeric", lower=0, upper=99, step=1),
+    ...                  Column("sex", "categorical", levels=("f", "m"))), "y", ("no", "yes"))
+    >>> TableDomain(s, bins=4).domain.levels[0]
+    ('[0, 24]', '[25, 49]', '[50, 74]', '[75, 99]')
+    """
+
+    def __init__(self, schema: Any, bins: BinsLike = DEFAULT_BINS) -> None:
+        from oracledp.tabular import TableSchema
+
+        if not isinstance(schema, TableSchema):
+            raise TypeError(f"schema must be a TableSchema, got {type(schema).__name__}")
+        per_column, default = _check_bins(bins, schema)
+        attrs: list[_Attr] = []
+        for c in schema.columns:
+            if c.kind == "unresolved":
+                raise ValueError(f"column {c.name!r}: its type is unresolved; declare it or "
+                                 "remove it from the schema")
+            attrs.append(_attr_of(c, per_column.get(c.name, default)))
+        values, vtype = _typed(schema.labels)
+        attrs.append(_Attr(schema.target, "target", tuple(schema.labels),
+                           np.arange(2, dtype=np.int64), False, values, vtype))
+        self.schema = schema
+        self.bins = bins
+        self.attrs = tuple(attrs)
+        self.domain = Domain(tuple(a.name for a in attrs), tuple(a.labels for a in attrs))
+
+    def __repr__(self) -> str:
+        return f"TableDomain({len(self.attrs)} attributes, {self.domain.size:,} cells)"
+
+    @property
+    def columns(self) -> list[str]:
+        """The output columns: the schema's columns in order, then the target."""
+        return list(self.domain.attributes)
+
+    def bins_spec(self) -> dict[str, Any]:
+        """The bins as JSON (the count, or the column -> count/cut points mapping)."""
+        if isinstance(self.bins, Mapping):
+            return {"default": DEFAULT_BINS,
+                    "columns": {k: (v if isinstance(v, int) else [float(x) for x in v])
+                                for k, v in self.bins.items()}}
+        return {"default": int(self.bins), "columns": {}}
+
+    @staticmethod
+    def bins_from_spec(spec: Any) -> BinsLike:
+        if not isinstance(spec, dict) or set(spec) != {"default", "columns"}:
+            raise ValueError("'bins' must be an object with 'default' and 'columns'")
+        if spec["columns"]:
+            return dict(spec["columns"])
+        return int(spec["default"])
+
+    # --- schema codes -> domain codes --------------------------------------------------------
+
+    def _map(self, codes: NDArray[np.int64], y_idx: NDArray[np.integer]) -> NDArray[np.int64]:
+        out = np.empty((codes.shape[0], len(self.attrs)), dtype=np.int64)
+        for j, a in enumerate(self.attrs[:-1]):
+            out[:, j] = a.code_map[codes[:, j]]
+        out[:, -1] = y_idx
+        return out
+
+    def _scan(self, df: pd.DataFrame, ignore_extra: bool, clipped: set[str],
+              found: dict[tuple[int, int], str] | None = None) -> NDArray[np.int64] | None:
+        items, codes, y_idx = self.schema._scan(df, with_target=True, codes=True,
+                                                ignore_extra=ignore_extra, clipped=clipped)
+        if found is not None:
+            found.update(items)
+            if found:
+                return None
+        elif items:
+            from oracledp.tabular._cells import _table_violation
+
+            raise _table_violation([m for _, m in sorted(items)])
+        if codes is None or y_idx is None:
+            return None
+        return self._map(codes, y_idx)
+
+    def encode(self, df: pd.DataFrame, *, ignore_extra: bool = True) -> NDArray[np.int64]:
+        """Every record of ``df`` (schema columns and target) as a row of domain codes.
+
+        Refused before anything else (one BoundsViolation by column and rule, no value, row or
+        count): anything the schema refuses in training.
+        """
+        from oracledp.tabular._cells import warn_clipped
+
+        _check_frame(df)
+        clipped: set[str] = set()
+        out = self._scan(df, ignore_extra, clipped)
+        assert out is not None
+        warn_clipped(clipped)
+        return out
+
+    def count(self, data: pd.DataFrame | str | Path, *, sep: str = ",",
+              chunksize: int | None = None, ignore_extra: bool = True,
+              verbose: Any = False) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """``(rows, counts)``: the distinct domain rows of ``data`` (a DataFrame or a CSV path)
+        and how many records have each, rows in lexicographic order.
+
+        A CSV is read in chunks of ``chunksize`` rows (default
+        :data:`oracledp.tabular.CHUNK_ROWS`): memory holds one chunk plus the distinct rows.
+        ``verbose`` reports the reading's progress as :func:`oracledp.tabular.read_csv` does.
+        Every refusal comes after the whole input was checked and lists every problem.
+        """
+        from oracledp._validation import check_sep
+        from oracledp.tabular._aggregated import CHUNK_ROWS, _RowCounter
+        from oracledp.tabular._cells import _table_violation, warn_clipped
+        from oracledp.tabular._csv import (
+            _check_header,
+            _check_unique,
+            _chunks,
+            _reporter,
+            _source_label,
+        )
+
+        counter: _RowCounter | None = _RowCounter(list(self.domain.shape))
+        clipped: set[str] = set()
+        if isinstance(data, pd.DataFrame):
+            _check_frame(data)
+            rows = self._scan(data, ignore_extra, clipped)
+            assert rows is not None and counter is not None
+            counter.add(rows, np.zeros(len(rows), dtype=np.int64))
+        elif isinstance(data, (str, Path)):
+            if chunksize is None:
+                chunksize = CHUNK_ROWS
+            if isinstance(chunksize, bool) or not isinstance(chunksize, int) or chunksize < 1:
+                raise ValueError(f"chunksize must be an integer >= 1, got {chunksize!r}")
+            check_sep(sep)
+            label = _source_label(data)
+            report = _reporter(verbose, label)
+            found: dict[tuple[int, int], str] = {}
+            for i, chunk in enumerate(_chunks(data, sep, chunksize, label, report)):
+                if i == 0:
+                    _check_unique(list(chunk.columns), label)
+                    _check_header(list(chunk.columns), self.schema, True, sep, label)
+                rows = self._scan(chunk, ignore_extra, clipped, found)
+                if found:
+                    counter = None  # nothing will be fitted: only the checks go on
+                elif counter is not None and rows is not None:
+                    counter.add(rows, np.zeros(len(rows), dtype=np.int64))
+            if found or counter is None:
+                raise _table_violation([found[k] for k in sorted(found)])
+        else:
+            raise TypeError("data must be a pandas DataFrame or the path of a CSV file, got "
+                            f"{type(data).__name__}")
+        warn_clipped(clipped)
+        keys, counts = counter.result()
+        return keys, counts[:, 0].copy()
+
+    # --- domain codes -> values (post-processing) ---------------------------------------------
+
+    def decode(self, codes: NDArray[np.integer], random_state: RandomLike = None) -> pd.DataFrame:
+        """Records in the schema's columns and types from domain codes (module docstring).
+
+        Grid and interval bins draw their value with ``random_state`` (post-processing).
+        """
+        arr = self.domain.check_codes(codes)
+        rng = check_rng(random_state)
+        out: dict[str, Any] = {}
+        for j, a in enumerate(self.attrs):
+            out[a.name] = _decode_column(a, arr[:, j], rng)
+        return pd.DataFrame(out, columns=self.columns)
+
+
+def _check_frame(df: Any) -> None:
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"expected a pandas DataFrame with named columns, got "
+                        f"{type(df).__name__}")
+    if len(df) == 0:
+        raise ValueError("the table has no rows; there is nothing to synthesize from")
+
+
+def _check_bins(bins: Any, schema: Any) -> tuple[dict[str, Any], int]:
+    """``bins`` checked against the schema: (per-column entries, default count)."""
+
+    def count(v: Any, what: str) -> int:
+        if isinstance(v, bool) or not isinstance(v, int | np.integer) or int(v) < 1:
+            raise ValueError(f"{what} must be an integer >= 1, got {v!r}")
+        return int(v)
+
+    if not isinstance(bins, Mapping):
+        return {}, count(bins, "bins")
+    cols = {c.name: c for c in schema.columns}
+    out: dict[str, Any] = {}
+    for name, v in bins.items():
+        c = cols.get(name)
+        if c is None:
+            raise ValueError(f"bins: {name!r} is not a column of the schema")
+        if c.kind != "numeric" or c.step is None:
+            raise ValueError(f"bins: column {name!r} is not a gridded numeric column (only "
+                             "those are binned here; a thermometer column keeps its schema "
+                             "bins, a categorical column its levels)")
+        if isinstance(v, Sequence) and not isinstance(v, str):
+            cuts = [float(x) for x in v]
+            if not cuts or any(not math.isfinite(x) for x in cuts):
+                raise ValueError(f"bins: column {name!r}: give at least one finite cut point")
+            if any(b <= a for a, b in itertools.pairwise(cuts)):
+                raise ValueError(f"bins: column {name!r}: cut points must be strictly "
+                                 "increasing")
+            if not (c.lower < cuts[0] and cuts[-1] <= c.upper):
+                raise ValueError(f"bins: column {name!r}: cut points must lie in "
+                                 f"({_fmt(c.lower)}, {_fmt(c.upper)}]")
+            out[name] = tuple(cuts)
+        else:
+            out[name] = count(v, f"bins[{name!r}]")
+    return out, DEFAULT_BINS
+
+
+def _missing_label(levels: tuple[str, ...]) -> str:
+    return MISSING_LEVEL if MISSING_LEVEL not in levels else f"{MISSING_LEVEL}#"
+
+
+def _attr_of(c: Column, bins: int | tuple[float, ...]) -> _Attr:
+    """The domain attribute of one schema column (module docstring)."""
+    if c.kind == "categorical":
+        levels = tuple(c.levels or ())
+        values, vtype = _typed(levels)
+        labels = levels + ((_missing_label(levels),) if c.missing_level else ())
+        return _Attr(c.name, "categorical", labels, np.arange(len(labels), dtype=np.int64),
+                     c.missing_level, values, vtype)
+    assert c.lower is not None and c.upper is not None
+    if c.step is None:  # thermometer: the schema's own bins
+        cuts = np.array(c.bins or (), dtype=np.float64)
+        edges = np.concatenate([[c.lower], cuts, [c.upper]])
+        labels = tuple(f"[{_fmt(lo)}, {_fmt(hi)})" for lo, hi in itertools.pairwise(edges[:-1]))
+        labels += (f"[{_fmt(edges[-2])}, {_fmt(edges[-1])}]",)
+        n = len(labels)
+        code_map = np.arange(n + c.missing_level, dtype=np.int64)
+        labels += (_missing_label(labels),) if c.missing_level else ()
+        return _Attr(c.name, "interval", labels, code_map, c.missing_level, vtype="float",
+                     edges=edges)
+    K = c.K
+    k = np.arange(K + 1)
+    if isinstance(bins, tuple):
+        grid = c.lower + k * c.step
+        of = np.searchsorted(np.array(bins), grid + 1e-9 * c.step, side="right")
+        _, of = np.unique(of, return_inverse=True)  # drop bins without a grid point
+    else:
+        b = min(bins, K + 1)
+        of = (k * b) // (K + 1)
+    of = of.astype(np.int64)
+    nb = int(of.max()) + 1
+    first = np.array([int(np.flatnonzero(of == i)[0]) for i in range(nb)], dtype=np.int64)
+    last = np.array([int(np.flatnonzero(of == i)[-1]) for i in range(nb)], dtype=np.int64)
+    dec = _decimals(c.lower, c.step)
+    integral = dec == 0 and abs(c.lower) < 2**53
+
+    def value(i: int) -> str:
+        return _fmt(round(c.lower + i * c.step, dec))
+
+    labels = tuple(value(int(f)) if f == g else f"[{value(int(f))}, {value(int(g))}]"
+                   for f, g in zip(first, last, strict=True))
+    code_map = np.concatenate([of, [nb]]) if c.missing_level else of
+    labels += (_missing_label(labels),) if c.missing_level else ()
+    return _Attr(c.name, "grid", labels, code_map, c.missing_level,
+                 vtype="int" if integral else "float", first=first, last=last,
+                 lower=float(c.lower), step=float(c.step), decimals=dec)
+
+
+def _decode_column(a: _Attr, code: NDArray[np.int64], rng: np.random.Generator) -> Any:
+    n_present = len(a.labels) - a.missing
+    miss = code >= n_present
+    safe = np.where(miss, 0, code)
+    if a.kind in ("categorical", "target"):
+        assert a.values is not None
+        vals = a.values[safe]
+    elif a.kind == "grid":
+        assert a.first is not None and a.last is not None
+        lo, hi = a.first[safe], a.last[safe]
+        k = lo + np.floor(rng.random(len(code)) * (hi - lo + 1)).astype(np.int64)
+        k = np.minimum(k, hi)
+        x = a.lower + k * a.step
+        vals = (np.round(x).astype(np.int64) if a.vtype == "int"
+                else np.round(x, a.decimals))
+    else:
+        assert a.edges is not None
+        lo, hi = a.edges[safe], a.edges[safe + 1]
+        vals = lo + rng.random(len(code)) * (hi - lo)
+        last = safe == len(a.edges) - 2
+        vals = np.where(last, vals, np.minimum(vals, np.nextafter(hi, lo)))  # [lo, hi)
+    if not miss.any() and not a.missing:
+        return vals
+    if a.vtype == "int":
+        s = pd.array(vals, dtype="Int64")
+        s[miss] = pd.NA
+        return s
+    if a.vtype == "float":
+        return np.where(miss, np.nan, vals.astype(np.float64))
+    obj = vals.astype(object)
+    obj[miss] = None
+    return obj

@@ -1,0 +1,408 @@
+"""Private synthetic data for your own table in one call: :class:`TableSynthesizer`.
+
+``TableSynthesizer(method, epsilon=..., random_state=...).fit(data, schema)`` builds the public
+domain of the schema (:class:`~oracledp.synth._table.TableDomain`: nothing is read from the
+data), reduces the records to the distinct domain rows with their counts (a CSV in chunks),
+runs one synthesizer of :mod:`oracledp.synth` on those counts and keeps its release;
+``sample(n)`` draws records in the schema's columns and types.  ``save(dir)`` writes the
+released model only: the estimated distribution (a probability table, or a graphical
+model's log-potentials), the schema, the bins, the method's public parameters and the
+guarantee.  No record, count of a record or seed.
+
+Methods (:data:`METHODS`): ``"oracle-query-pgm"`` (default,
+:class:`~oracledp.synth.OracleQueryPGM`), ``"mst"`` and ``"aim"`` (the ``peers`` extra),
+``"mwem"`` and ``"independent"`` (pure epsilon-DP baselines).  ``delta=None`` means
+``1 / n^2`` for the methods that need a delta (n, the number of records, is public under the
+replace-one neighbouring every method here uses).
+
+Privacy: the guarantee of the release is the synthesizer's (``guarantee_``, per record,
+replace-one neighbours), annotated with the schema's declared clipping; every synthetic
+dataset sampled from the release, of any size and any number of times, is post-processing
+and has the same guarantee.  The domain (levels, numeric bins) is public: it comes from the
+schema and ``bins`` only.  With the schema's ``records_per_person = k > 1`` the guarantee per
+person is its group-privacy form (``guarantee_per_person_``).
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from oracledp._validation import RandomLike, check_choice, check_epsilon, check_rng
+from oracledp.synth._domain import Domain
+from oracledp.synth._table import DEFAULT_BINS, BinsLike, TableDomain
+
+__all__ = ["METHODS", "TableSynthesizer"]
+
+#: The synthesizers by name: (class path, needs delta).
+METHODS: dict[str, tuple[str, bool]] = {
+    "oracle-query-pgm": ("oracledp.synth._oracle_query_pgm:OracleQueryPGM", True),
+    "mst": ("oracledp.synth._synthesizers:MSTSynthesizer", True),
+    "aim": ("oracledp.synth._synthesizers:AIMSynthesizer", True),
+    "mwem": ("oracledp.synth._synthesizers:MWEMSynthesizer", False),
+    "independent": ("oracledp.synth._synthesizers:IndependentMarginalsSynthesizer", False),
+}
+
+MODEL_FORMAT = "oracledp.synth_model"
+MODEL_VERSION = 1
+MODEL_FILE = "synth-model.json"
+RELEASE_FILE = "release.npz"
+
+_SYNTHETIC_NOTE = (
+    "Every synthetic dataset sampled from this model, of any size and any number of times, "
+    "has the same guarantee (sampling is post-processing of the release). The domain (levels, "
+    "numeric bins) was declared in the schema, not read from the data.")
+
+
+def _load_schema(schema: Any) -> Any:
+    from oracledp.tabular import TableSchema
+
+    if isinstance(schema, TableSchema):
+        return schema
+    if isinstance(schema, dict):
+        return TableSchema.from_dict(schema)
+    if isinstance(schema, (str, Path)):
+        return TableSchema.load(schema)
+    raise TypeError(f"schema must be a TableSchema, a dict or a path, got "
+                    f"{type(schema).__name__}")
+
+
+def _fits_counts(synth: Any) -> bool:
+    """Whether the synthesizer's ``fit`` takes ``sample_weight`` (record counts)."""
+    try:
+        return "sample_weight" in inspect.signature(synth.fit).parameters
+    except (TypeError, ValueError):  # pragma: no cover - builtins
+        return False
+
+
+def fit_counts(synth: Any, rows: NDArray[np.int64], counts: NDArray[np.int64],
+               domain: Domain) -> Any:
+    """Fit ``synth`` on distinct rows with record counts: ``sample_weight=counts`` where its
+    ``fit`` takes it, else on the rows repeated ``counts`` times (the same records)."""
+    if _fits_counts(synth):
+        return synth.fit(rows, domain, sample_weight=counts)
+    return synth.fit(np.repeat(rows, counts, axis=0), domain)
+
+
+class _Release:
+    """The released model: a factored distribution over the domain, and its sampler.
+
+    ``kind`` "probabilities": probability tables over disjoint cliques that cover every
+    attribute, independent of each other (one table over all attributes for OracleQueryPGM
+    and MWEM, one per attribute for independent marginals);
+    ``kind`` "log-potentials": ``p(x) ∝ exp(sum_c theta_c(x_c))`` (MST, AIM).
+    """
+
+    def __init__(self, kind: str, factors: list[tuple[tuple[int, ...], NDArray[np.float64]]],
+                 domain: Domain) -> None:
+        if kind not in ("probabilities", "log-potentials"):
+            raise ValueError(f"unknown release kind {kind!r}")
+        if kind == "probabilities":
+            covered = sorted(a for c, _ in factors for a in c)
+            if covered != list(range(len(domain))):
+                raise ValueError("probability tables must cover each attribute exactly once")
+        for clique, table in factors:
+            want = tuple(domain.shape[a] for a in clique)
+            if table.shape != want:
+                raise ValueError(f"a factor over {clique} has shape {table.shape}, not {want}")
+        self.kind, self.factors, self.domain = kind, factors, domain
+
+    @classmethod
+    def of(cls, synth: Any, domain: Domain) -> _Release:
+        """The release of a fitted synthesizer (its distribution or its model's factors)."""
+        if hasattr(synth, "distribution_"):
+            p = np.asarray(synth.distribution_, dtype=np.float64)
+            return cls("probabilities", [(tuple(range(len(domain))), p)], domain)
+        result = getattr(synth, "result_", None)
+        if result is not None and hasattr(result, "factors"):
+            return cls("log-potentials", [(tuple(int(a) for a in c), np.asarray(t, float))
+                                          for c, t in result.factors], domain)
+        if result is not None and hasattr(result, "distribution"):
+            p = np.asarray(result.distribution, dtype=np.float64).reshape(domain.shape)
+            return cls("probabilities", [(tuple(range(len(domain))), p)], domain)
+        if result is not None and hasattr(result, "marginals"):  # independent 1-way tables
+            return cls("probabilities", [((a,), np.asarray(m, dtype=np.float64))
+                                         for a, m in enumerate(result.marginals)], domain)
+        raise TypeError(f"{type(synth).__name__}: its release is neither a distribution nor "
+                        "a graphical model that TableSynthesizer can save")
+
+    def sample_codes(self, n: int, rng: np.random.Generator) -> NDArray[np.int64]:
+        if self.kind == "probabilities":
+            out = np.empty((n, len(self.domain)), dtype=np.int64)
+            for clique, p in self.factors:
+                flat = np.maximum(p.ravel(), 0.0)
+                cells = rng.choice(flat.size, size=n, p=flat / flat.sum())
+                out[:, list(clique)] = np.stack(np.unravel_index(cells, p.shape), axis=1)
+            return out
+        from oracledp.privacy import PrivacyGuarantee
+        from oracledp.synth._peers_model import PGMResult
+
+        model = PGMResult(method="released", domain=self.domain, n=n, total=float(n), rho=0.0,
+                          measurements=(), selected=(), factors=tuple(self.factors),
+                          guarantee=PrivacyGuarantee.pure(1.0, source="(not used)"))
+        return model.sample(n, rng)
+
+
+class TableSynthesizer:
+    """Private synthetic data from a table and its public schema (module docstring).
+
+    Parameters
+    ----------
+    method:
+        One of :data:`METHODS` (default ``"oracle-query-pgm"``).
+    epsilon, delta:
+        The privacy budget of the release.  ``delta=None``: ``1/n^2`` for methods that need
+        one; pure methods (``"mwem"``, ``"independent"``) take no delta.
+    bins:
+        Public bins of gridded numeric columns (see
+        :class:`~oracledp.synth._table.TableDomain`): a count (default 10) or a mapping
+        ``column -> count or cut points``.
+    random_state:
+        Seed or Generator of the noise (and of sampling after ``fit``, unless
+        ``sample(random_state=...)``); never saved.
+    options:
+        Further keyword arguments of the method's class (e.g. ``{"k": 2}``).
+    sep, chunksize, verbose:
+        How a CSV path is read (delimiter, rows per chunk, progress on stderr).
+
+    After :meth:`fit`: ``guarantee_``, ``guarantee_per_person_``, ``table_domain_``,
+    ``synthesizer_`` (the fitted synthesizer, in the process that fitted it), ``n_``.
+
+    Examples
+    --------
+    >>> from oracledp.datasets import table_csv, table_schema
+    >>> from oracledp.synth import TableSynthesizer
+    >>> import tempfile, os
+    >>> path = table_csv("titanic", os.path.join(tempfile.mkdtemp(), "t.csv"), split="all")
+    >>> syn = TableSynthesizer(epsilon=1.0, random_state=0).fit(path, table_schema("titanic"))
+    >>> syn.sample(3, random_state=1).columns.tolist()
+    ['class', 'age', 'sex', 'survived']
+    >>> syn.guarantee_.epsilon
+    1.0
+    """
+
+    def __init__(self, method: str = "oracle-query-pgm", *, epsilon: float = 1.0,
+                 delta: float | None = None, bins: BinsLike = DEFAULT_BINS,
+                 random_state: RandomLike = None, options: dict[str, Any] | None = None,
+                 sep: str = ",", chunksize: int | None = None, verbose: Any = False) -> None:
+        self.method = method
+        self.epsilon = epsilon
+        self.delta = delta
+        self.bins = bins
+        self.random_state = random_state
+        self.options = options
+        self.sep = sep
+        self.chunksize = chunksize
+        self.verbose = verbose
+
+    def __repr__(self) -> str:
+        return (f"TableSynthesizer(method={self.method!r}, epsilon={self.epsilon!r}, "
+                f"delta={self.delta!r})")
+
+    def _check_params(self) -> tuple[type, bool]:
+        import importlib
+
+        from oracledp._validation import check_delta
+
+        method = check_choice(self.method, "method", METHODS)
+        check_epsilon(self.epsilon)
+        path, needs_delta = METHODS[method]
+        if self.delta is not None:
+            if not needs_delta:
+                raise ValueError(f"method {method!r} is pure epsilon-DP: it takes no delta")
+            check_delta(self.delta)
+        if self.options is not None and not isinstance(self.options, dict):
+            raise TypeError("options must be a dict of keyword arguments")
+        for key in ("epsilon", "delta", "random_state"):
+            if self.options and key in self.options:
+                raise ValueError(f"options: pass {key} to TableSynthesizer itself")
+        module, name = path.split(":")
+        return getattr(importlib.import_module(module), name), needs_delta
+
+    def _make(self, cls: type, needs_delta: bool, n: int, d: int) -> Any:
+        options = dict(self.options or {})
+        if "k" in inspect.signature(cls.__init__).parameters and "k" not in options:
+            default = inspect.signature(cls.__init__).parameters["k"].default
+            if isinstance(default, int) and default > d:
+                options["k"] = d
+        if needs_delta:
+            delta = self.delta if self.delta is not None else 1.0 / max(n, 2) ** 2
+            return cls(self.epsilon, delta, random_state=self.random_state, **options)
+        return cls(self.epsilon, random_state=self.random_state, **options)
+
+    def fit(self, data: pd.DataFrame | str | Path, schema: Any) -> TableSynthesizer:
+        """Check everything, count the records, run the method once; returns ``self``.
+
+        Refused before any randomness (ValueError/TypeError, no record value, row index or
+        count in a message): bad parameters, a schema with unconfirmed (``from_data``) or
+        unresolved entries, a file that is empty, unreadable or wrongly delimited, and any
+        value outside the schema (unknown level, number outside its bounds unless the column
+        clips, missing cell without a missing policy).
+        """
+        from oracledp.privacy import group_privacy
+
+        for name in ("guarantee_", "guarantee_per_person_", "table_domain_", "synthesizer_",
+                     "n_", "_release", "_rng"):
+            self.__dict__.pop(name, None)
+        cls, needs_delta = self._check_params()
+        schema = _load_schema(schema)
+        schema.check_confirmed()
+        tdom = TableDomain(schema, self.bins)
+        rows, counts = tdom.count(data, sep=self.sep, chunksize=self.chunksize,
+                                  verbose=self.verbose, ignore_extra=True)
+        n = int(counts.sum())
+        if callable(self.verbose):
+            self.verbose("fitting", 0, None)
+        elif self.verbose:
+            import sys
+
+            print(f"oracledp: fitting {self.method}", file=sys.stderr, flush=True)
+        synth = self._make(cls, needs_delta, n, len(tdom.domain))
+        fit_counts(synth, rows, counts, tdom.domain)
+        del rows, counts
+        self._release = _Release.of(synth, tdom.domain)
+        self.synthesizer_ = synth
+        self.table_domain_ = tdom
+        self.n_ = n if synth.guarantee_.neighbouring == "replace-one" else None
+        self.guarantee_ = schema.annotate_guarantee(synth.guarantee_)
+        self.guarantee_per_person_ = group_privacy(self.guarantee_, schema.records_per_person)
+        self._rng = getattr(synth, "_rng", None) or check_rng(self.random_state)
+        return self
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "_release"):
+            raise RuntimeError("call fit(data, schema) first (or TableSynthesizer.load(dir))")
+
+    @property
+    def schema_(self) -> Any:
+        self._check_fitted()
+        return self.table_domain_.schema
+
+    def guarantee_in_plain_words(self) -> str:
+        """The guarantee of every synthetic dataset sampled from the release, in plain words."""
+        self._check_fitted()
+        g = self.guarantee_per_person_
+        k = self.table_domain_.schema.records_per_person
+        per = "" if k == 1 else f" (per person with up to {k} records: group privacy)"
+        return (f"{g.in_plain_words()}{per} {_SYNTHETIC_NOTE} Formally: {self.guarantee_}.")
+
+    def sample_codes(self, n: int | None = None,
+                     random_state: RandomLike = None) -> NDArray[np.int64]:
+        """``n`` synthetic records as domain codes (default n: the number of records, when
+        public)."""
+        from oracledp._validation import check_sample_size
+
+        self._check_fitted()
+        if n is None and self.n_ is None:
+            raise ValueError("pass n, the number of synthetic records")
+        n = check_sample_size(n, self.n_ or 0)
+        rng = self._rng if random_state is None and self._rng is not None else check_rng(
+            random_state)
+        return self._release.sample_codes(n, rng)
+
+    def sample(self, n: int | None = None, random_state: RandomLike = None) -> pd.DataFrame:
+        """``n`` synthetic records: the schema's columns (target last) in their declared types.
+
+        Post-processing of the release: the guarantee is ``guarantee_`` whatever ``n``.
+        ``random_state`` None continues the fit's generator (after :meth:`load`, pass one).
+        """
+        self._check_fitted()
+        if random_state is None and self._rng is None:
+            raise ValueError("this model was loaded from disk without a generator: pass "
+                             "random_state= to sample")
+        rng = self._rng if random_state is None else check_rng(random_state)
+        codes = self.sample_codes(n, rng)
+        return self.table_domain_.decode(codes, rng)
+
+    # --- the saved model -----------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON part of the saved model (the factor tables go to ``release.npz``)."""
+        self._check_fitted()
+        tdom = self.table_domain_
+        d: dict[str, Any] = {
+            "format": MODEL_FORMAT, "format_version": MODEL_VERSION,
+            "method": self.method,
+            "params": {"epsilon": float(self.guarantee_.epsilon),
+                       "delta": float(self.guarantee_.delta),
+                       "bins": tdom.bins_spec(),
+                       "options": dict(self.options or {})},
+            "schema": tdom.schema.to_dict(),
+            "domain": {"attributes": list(tdom.domain.attributes),
+                       "levels": [list(map(str, lv)) for lv in tdom.domain.levels]},
+            "guarantee": self.guarantee_.to_dict(),
+            "guarantee_in_plain_words": self.guarantee_in_plain_words(),
+            "n": self.n_,
+            "release": {"kind": self._release.kind,
+                        "cliques": [list(c) for c, _ in self._release.factors]},
+        }
+        if tdom.schema.records_per_person > 1:
+            d["guarantee_per_person"] = self.guarantee_per_person_.to_dict()
+        return d
+
+    def save(self, directory: str | Path) -> Path:
+        """Write ``synth-model.json`` and ``release.npz`` to ``directory``; returns the JSON path.
+
+        Only the release: the estimated distribution (or model factors), the schema, bins,
+        public parameters and the guarantee; no record, no seed, no diagnostics.
+        """
+        self._check_fitted()
+        out = Path(directory)
+        out.mkdir(parents=True, exist_ok=True)
+        model = out / MODEL_FILE
+        model.write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
+        with open(out / RELEASE_FILE, "wb") as fh:
+            np.savez(fh, **{f"factor_{i}": t for i, (_, t) in enumerate(self._release.factors)})
+        return model
+
+    @classmethod
+    def load(cls, directory: str | Path) -> TableSynthesizer:
+        """A saved model (:meth:`save`), ready to :meth:`sample` with a ``random_state``."""
+        from oracledp._errors import ModelFileError
+        from oracledp.privacy import PrivacyGuarantee, group_privacy
+        from oracledp.tabular import TableSchema
+
+        path = Path(directory)
+        try:
+            d = json.loads((path / MODEL_FILE).read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise ModelFileError(f"{path}: no saved synthetic-data model ({MODEL_FILE}: "
+                                 f"{exc.strerror})") from None
+        except (ValueError, UnicodeDecodeError):
+            raise ModelFileError(f"{path / MODEL_FILE}: not valid JSON") from None
+        if not isinstance(d, dict) or d.get("format") != MODEL_FORMAT:
+            raise ModelFileError(f"{path / MODEL_FILE}: not an oracledp synthetic-data model")
+        if d.get("format_version") != MODEL_VERSION:
+            raise ModelFileError(f"{path / MODEL_FILE}: unsupported format_version "
+                                 f"{d.get('format_version')!r}")
+        try:
+            schema = TableSchema.from_dict(d["schema"])
+            bins = TableDomain.bins_from_spec(d["params"]["bins"])
+            tdom = TableDomain(schema, bins)
+            if [list(map(str, lv)) for lv in tdom.domain.levels] != d["domain"]["levels"]:
+                raise ValueError("the saved domain does not match its schema and bins")
+            with np.load(path / RELEASE_FILE, allow_pickle=False) as npz:
+                tables = [np.asarray(npz[f"factor_{i}"], dtype=np.float64)
+                          for i in range(len(d["release"]["cliques"]))]
+            factors = [(tuple(int(a) for a in c), t)
+                       for c, t in zip(d["release"]["cliques"], tables, strict=True)]
+            release = _Release(d["release"]["kind"], factors, tdom.domain)
+            guarantee = PrivacyGuarantee(**d["guarantee"])
+        except (KeyError, TypeError, ValueError, OSError) as exc:
+            raise ModelFileError(f"{path}: the saved model is damaged ({exc})") from None
+        self = cls(d["method"], epsilon=guarantee.epsilon,
+                   delta=guarantee.delta or None, bins=bins,
+                   options=d["params"].get("options") or None)
+        self._release = release
+        self.table_domain_ = tdom
+        self.n_ = d.get("n")
+        self.guarantee_ = guarantee
+        self.guarantee_per_person_ = group_privacy(guarantee, schema.records_per_person)
+        self._rng = None
+        return self

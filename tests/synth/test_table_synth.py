@@ -1,0 +1,340 @@
+"""Synthetic data for your own table: schema -> domain -> counts -> values, and the model file."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import oracledp.privacy._noise as noise_mod
+from oracledp._errors import BoundsViolation, ModelFileError, TableInputError
+from oracledp.datasets import table_csv, table_schema
+from oracledp.synth import (
+    Domain,
+    Synthesizer,
+    TableDomain,
+    TableSynthesizer,
+    evaluate_synthetic,
+)
+from oracledp.synth._table_synthesizer import MODEL_FILE, RELEASE_FILE, fit_counts
+from oracledp.tabular import TableSchema
+from oracledp.tabular._columns import Column
+
+
+def _schema(**kw) -> TableSchema:
+    cols = (
+        Column("grade", "categorical", levels=("1", "2", "3")),  # numbers: come back as ints
+        Column("city", "categorical", levels=("north", "south"), missing="level"),
+        Column("age", "numeric", lower=18, upper=40, step=1),  # 23 grid points
+        Column("score", "numeric", lower=0, upper=1, step=0.1, missing="level"),
+        Column("income", "numeric", lower=0, upper=100, bins=(10.0, 50.0)),  # thermometer
+        Column("odd", "numeric", lower=-3, upper=3, step=1.5),
+    )
+    return TableSchema(cols, "y", ("no", "yes"), **kw)
+
+
+def _all_codes(dom: Domain, repeat: int = 1) -> np.ndarray:
+    codes = np.array(list(itertools.product(*(range(s) for s in dom.shape))), dtype=np.int64)
+    return np.tile(codes, (repeat, 1))
+
+
+def _noise_forbidden(monkeypatch: pytest.MonkeyPatch) -> None:
+    def boom(*a, **k):
+        raise AssertionError("noise drawn before the input was refused")
+
+    for name in ("gaussian", "laplace", "exponential_mechanism"):
+        monkeypatch.setattr(noise_mod, name, boom)
+
+
+# --- schema -> domain ---------------------------------------------------------------------------
+
+
+def test_domain_from_the_schema_alone():
+    td = TableDomain(_schema(), bins={"age": 4})
+    assert td.columns == ["grade", "city", "age", "score", "income", "odd", "y"]
+    lv = dict(zip(td.domain.attributes, td.domain.levels, strict=True))
+    assert lv["grade"] == ("1", "2", "3")
+    assert lv["city"] == ("north", "south", "(missing)")
+    # 23 grid points in 4 equal shares: floor(k * 4 / 23)
+    assert lv["age"] == ("[18, 23]", "[24, 29]", "[30, 35]", "[36, 40]")
+    assert lv["score"][:3] == ("[0, 0.1]", "0.2", "0.3") and len(lv["score"]) == 11
+    assert lv["income"] == ("[0, 10)", "[10, 50)", "[50, 100]")
+    assert lv["odd"] == ("-3", "-1.5", "0", "1.5", "3")  # 5 points <= 10 bins: one each
+    assert lv["y"] == ("no", "yes")
+
+
+def test_cut_points_and_default_bins():
+    td = TableDomain(_schema(), bins={"age": [20, 20.5, 30]})  # (20, 20.5) holds no point
+    assert td.domain.levels[2] == ("[18, 19]", "20", "[21, 29]", "[30, 40]")
+    assert len(TableDomain(_schema()).domain.levels[2]) == 10
+    for bad in ({"city": 3}, {"income": 3}, {"nope": 3}, {"age": [50]}, {"age": [30, 20]},
+                0, 2.5, {"age": 0}):
+        with pytest.raises(ValueError):
+            TableDomain(_schema(), bins=bad)
+
+
+def test_round_trip_codes_values_codes_is_exact():
+    """Every code of the domain decodes to a value that encodes back to that code (200 random
+    draws inside each bin), every declared level appears, numbers stay inside their declared
+    bounds and on their step, in the declared types."""
+    schema = _schema()
+    td = TableDomain(schema, bins={"age": 4, "score": 3})
+    codes = _all_codes(td.domain)
+    reps = np.tile(codes, (3, 1))
+    df = td.decode(reps, random_state=0)
+    np.testing.assert_array_equal(td.encode(df), reps)
+    assert set(df["grade"]) == {1, 2, 3} and df["grade"].dtype == np.int64
+    assert set(df["city"].dropna()) == {"north", "south"} and df["city"].isna().any()
+    assert set(df["y"]) == {"no", "yes"}
+    assert str(df["age"].dtype) == "int64" and df["age"].between(18, 40).all()
+    assert set(df["age"]) == set(range(18, 41))  # every grid point is reached
+    s = df["score"].dropna()
+    assert s.between(0, 1).all() and np.allclose(s * 10, np.round(s * 10), atol=0, rtol=0)
+    assert df["score"].isna().any() and df["score"].dtype == np.float64
+    assert set(df["odd"]) == {-3.0, -1.5, 0.0, 1.5, 3.0}
+    assert df["income"].between(0, 100).all() and df["income"].dtype == np.float64
+    # written as CSV and read back as strings, the records still encode to the same codes
+    again = pd.read_csv(pd.io.common.StringIO(df.to_csv(index=False)), dtype=str,
+                        keep_default_na=False)
+    np.testing.assert_array_equal(td.encode(again), reps)
+
+
+def test_grid_values_are_uniform_on_the_bin_points():
+    schema = TableSchema((Column("a", "numeric", lower=0, upper=9, step=1),), "y", ("0", "1"))
+    td = TableDomain(schema, bins=2)  # [0, 4], [5, 9]
+    df = td.decode(np.zeros((20_000, 2), dtype=np.int64), random_state=1)
+    freq = df["a"].value_counts(normalize=True).sort_index()
+    assert list(freq.index) == [0, 1, 2, 3, 4]
+    assert np.abs(freq.to_numpy() - 0.2).max() < 0.015  # 5 sigma of a binomial at n = 20,000
+
+
+# --- counting -----------------------------------------------------------------------------------
+
+
+def _random_table(n: int, seed: int) -> tuple[TableDomain, pd.DataFrame]:
+    td = TableDomain(_schema(), bins={"age": 4})
+    rng = np.random.default_rng(seed)
+    codes = np.stack([rng.integers(0, s, n) for s in td.domain.shape], axis=1)
+    return td, td.decode(codes, random_state=seed)
+
+
+def test_chunked_counting_equals_in_memory_counting(tmp_path):
+    td, df = _random_table(500, 3)
+    path = tmp_path / "t.csv"
+    df.to_csv(path, index=False)
+    rows_csv, counts_csv = td.count(path, chunksize=7)
+    rows_df, counts_df = td.count(df)
+    u, c = np.unique(td.encode(df), axis=0, return_counts=True)
+    np.testing.assert_array_equal(rows_csv, u)
+    np.testing.assert_array_equal(counts_csv, c)
+    np.testing.assert_array_equal(rows_df, u)
+    np.testing.assert_array_equal(counts_df, c)
+    assert counts_csv.sum() == 500
+
+
+def test_fit_counts_passes_record_counts_or_repeats_rows():
+    dom = Domain(("a", "b"), ((0, 1), (0, 1, 2)))
+    rows = np.array([[0, 1], [1, 2]])
+    counts = np.array([3, 1])
+    seen = {}
+
+    class WithWeights:
+        def fit(self, data, domain, sample_weight=None):
+            seen["w"] = (data.copy(), sample_weight.copy())
+
+    class Without:
+        def fit(self, data, domain):
+            seen["r"] = data.copy()
+
+    class Weighted(Synthesizer):  # fit wrapped by the budget accountant: still detected
+        def fit(self, data, domain, sample_weight=None):
+            seen["s"] = sample_weight.copy()
+            return self
+
+    fit_counts(Weighted(), rows, counts, dom)
+    np.testing.assert_array_equal(seen["s"], counts)
+    fit_counts(WithWeights(), rows, counts, dom)
+    fit_counts(Without(), rows, counts, dom)
+    np.testing.assert_array_equal(seen["w"][1], counts)
+    np.testing.assert_array_equal(seen["r"], [[0, 1]] * 3 + [[1, 2]])
+
+
+# --- the synthesizer ----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def titanic(tmp_path_factory):
+    d = tmp_path_factory.mktemp("titanic")
+    path = table_csv("titanic", d / "titanic.csv", split="all")
+    return path, TableSchema.from_dict(table_schema("titanic"))
+
+
+def test_fit_from_csv_equals_fit_from_frame(titanic):
+    path, schema = titanic
+    a = TableSynthesizer(epsilon=1.0, random_state=0).fit(path, schema)
+    df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    b = TableSynthesizer(epsilon=1.0, random_state=0).fit(df, schema)
+    np.testing.assert_array_equal(a.synthesizer_.distribution_, b.synthesizer_.distribution_)
+    assert a.guarantee_ == b.guarantee_
+    g = a.guarantee_
+    assert (g.epsilon, g.neighbouring, str(g.kind)) == (1.0, "replace-one", "approximate")
+    assert g.delta == pytest.approx(1 / 1316**2)
+    out = a.sample(400, random_state=2)
+    assert list(out.columns) == ["class", "age", "sex", "survived"]
+    schema.check(out, with_target=True)  # every value is a declared level
+    assert "post-processing" in a.guarantee_in_plain_words()
+
+
+@pytest.mark.parametrize("method", ["independent", "mwem"])
+def test_pure_methods_and_their_saved_models(titanic, method, tmp_path):
+    path, schema = titanic
+    syn = TableSynthesizer(method, epsilon=0.5, random_state=0).fit(path, schema)
+    assert syn.guarantee_.delta == 0.0 and syn.guarantee_.epsilon == 0.5
+    syn.save(tmp_path / "m")
+    back = TableSynthesizer.load(tmp_path / "m")
+    pd.testing.assert_frame_equal(back.sample(300, random_state=5),
+                                  syn.sample(300, random_state=5))
+    with pytest.raises(ValueError, match="no delta"):
+        TableSynthesizer(method, epsilon=0.5, delta=1e-6).fit(path, schema)
+
+
+def test_saved_model_holds_the_release_only(titanic, tmp_path):
+    path, schema = titanic
+    syn = TableSynthesizer(epsilon=1.0, random_state=123456789).fit(path, schema)
+    syn.save(tmp_path / "m")
+    assert sorted(p.name for p in (tmp_path / "m").iterdir()) == [RELEASE_FILE, MODEL_FILE]
+    d = json.loads((tmp_path / "m" / MODEL_FILE).read_text())
+    assert set(d) == {"format", "format_version", "method", "params", "schema", "domain",
+                      "guarantee", "guarantee_in_plain_words", "n", "release"}
+    assert "123456789" not in (tmp_path / "m" / MODEL_FILE).read_text()  # no seed
+    shape = syn.table_domain_.domain.shape
+    with np.load(tmp_path / "m" / RELEASE_FILE, allow_pickle=False) as npz:
+        arrays = {k: npz[k] for k in npz.files}
+    assert list(arrays) == ["factor_0"] and arrays["factor_0"].shape == shape  # 32 cells
+    assert arrays["factor_0"].sum() == pytest.approx(1.0)  # a distribution, not counts
+    back = TableSynthesizer.load(tmp_path / "m")
+    assert back.guarantee_ == syn.guarantee_
+    pd.testing.assert_frame_equal(back.sample(200, random_state=9),
+                                  syn.sample(200, random_state=9))
+    with pytest.raises(ValueError, match="random_state"):
+        back.sample(3)
+    (tmp_path / "m" / MODEL_FILE).write_text("{}")
+    with pytest.raises(ModelFileError):
+        TableSynthesizer.load(tmp_path / "m")
+
+
+# --- bad input: one error, before any noise -----------------------------------------------------
+
+_GOOD = "grade,city,age,score,income,odd,y\n1,north,20,0.5,12.5,0,no\n3,,33,,99,1.5,yes\n"
+
+
+@pytest.mark.parametrize("text, error, secret", [
+    (_GOOD.replace("north", "eastwest"), BoundsViolation, "eastwest"),      # unknown level
+    (_GOOD.replace(",33,", ",77,"), BoundsViolation, "77"),                 # outside bounds
+    (_GOOD.replace("0.5,12.5", "0.5,123.25"), BoundsViolation, "123.25"),   # outside bounds
+    (_GOOD.replace(",", ";"), TableInputError, None),                       # wrong delimiter
+    ("", TableInputError, None),                                            # empty file
+    (_GOOD.split("\n")[0] + "\n", TableInputError, None),                   # header only
+    (_GOOD.replace("1,north", ",north"), BoundsViolation, None),            # undeclared NaN
+    (_GOOD.replace(",no\n", ",maybe\n"), BoundsViolation, "maybe"),         # unknown label
+])
+def test_bad_input_is_one_error_before_noise(tmp_path, monkeypatch, text, error, secret):
+    _noise_forbidden(monkeypatch)
+    path = tmp_path / "bad.csv"
+    path.write_text(text)
+    with pytest.raises(error) as exc:
+        TableSynthesizer(epsilon=1.0, random_state=0).fit(path, _schema())
+    if secret is not None:
+        assert secret not in str(exc.value)
+    assert "row" not in str(exc.value).replace("rows", "")
+
+
+def test_unconfirmed_schema_and_bad_parameters_before_reading(tmp_path, monkeypatch):
+    _noise_forbidden(monkeypatch)
+    path = tmp_path / "ok.csv"
+    path.write_text(_GOOD)
+    from dataclasses import replace
+
+    unconfirmed = replace(_schema(), target_from_data=True)
+    with pytest.raises(ValueError, match="from_data"):
+        TableSynthesizer(epsilon=1.0).fit(path, unconfirmed)
+    for kw in ({"method": "gan"}, {"epsilon": -1.0}, {"delta": 2.0}, {"bins": 0}):
+        with pytest.raises((ValueError, TypeError)):
+            TableSynthesizer(**{"epsilon": 1.0, **kw}).fit(path, _schema())
+    with pytest.raises(TypeError):
+        TableSynthesizer(epsilon=1.0).fit([[1, 2]], _schema())
+    with pytest.raises(ValueError, match="no rows"):
+        TableSynthesizer(epsilon=1.0).fit(pd.DataFrame(columns=_GOOD.split("\n")[0].split(",")),
+                                          _schema())
+
+
+# --- evaluation ---------------------------------------------------------------------------------
+
+
+def test_evaluation_tv_is_exact_on_hand_built_tables():
+    schema = TableSchema((Column("a", "categorical", levels=("x", "z")),
+                          Column("b", "categorical", levels=("p", "q"))), "y", ("0", "1"))
+    real = pd.DataFrame({"a": ["x"] * 4, "b": ["p", "q", "p", "q"], "y": ["0", "1", "0", "1"]})
+    syn = pd.DataFrame({"a": ["x", "z", "x", "z"], "b": ["p", "q", "p", "q"],
+                        "y": ["0", "1", "0", "1"]})
+    res = evaluate_synthetic(syn, real, schema, classifier=False)
+    m1 = res["marginals"][1]
+    # a: TV 0.5, b: 0, y: 0 -> mean 1/6, max 1/2
+    assert m1["mean_tv"] == pytest.approx(1 / 6) and m1["max_tv"] == pytest.approx(0.5)
+    assert res["marginals"][3]["max_tv"] == pytest.approx(0.5)
+    same = evaluate_synthetic(real, real, schema, classifier=False)
+    assert all(m["max_tv"] == 0 for m in same["marginals"].values())
+    assert "NOT private" in res["non_private"]
+
+
+def test_evaluation_caps_the_column_sets(titanic):
+    path, schema = titanic
+    res = evaluate_synthetic(path, path, schema, max_sets=3, random_state=1)
+    assert res["marginals"][2] == {"mean_tv": 0.0, "max_tv": 0.0, "sets": 3, "of": 6,
+                                   "sampled": True}
+    c = res["classification"]
+    assert c["train_synthetic_test_real"] >= c["majority_label_rate"]
+
+
+def test_the_noise_guard_is_live(tmp_path, monkeypatch):
+    """The guard of the bad-input tests: the good file does reach the noise."""
+    _noise_forbidden(monkeypatch)
+    path = tmp_path / "ok.csv"
+    path.write_text(_GOOD)
+    with pytest.raises(AssertionError, match="noise drawn"):
+        TableSynthesizer(epsilon=1.0, random_state=0, bins=2).fit(path, _schema())
+
+
+def test_saved_json_is_the_same_for_neighbouring_tables(titanic, tmp_path):
+    """One record replaced, same seed: synth-model.json is byte-identical (it holds public
+    parameters, the schema and the guarantee only); only release.npz may differ."""
+    path, schema = titanic
+    df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    other = df.copy()
+    other.iloc[0] = ["crew", "child", "women", "yes"]  # a record no one in the table has
+    for name, table in (("a", df), ("b", other)):
+        TableSynthesizer(epsilon=1.0, random_state=0).fit(table, schema).save(tmp_path / name)
+    assert ((tmp_path / "a" / MODEL_FILE).read_bytes()
+            == (tmp_path / "b" / MODEL_FILE).read_bytes())
+
+
+@pytest.mark.slow
+def test_mst_release_is_saved_as_log_potentials(titanic, tmp_path):
+    pytest.importorskip("mbi")
+    path, schema = titanic
+    syn = TableSynthesizer("mst", epsilon=1.0, random_state=0).fit(path, schema)
+    syn.save(tmp_path / "m")
+    d = json.loads((tmp_path / "m" / MODEL_FILE).read_text())
+    assert d["release"]["kind"] == "log-potentials"
+    back = TableSynthesizer.load(tmp_path / "m")
+    pd.testing.assert_frame_equal(back.sample(300, random_state=4),
+                                  syn.sample(300, random_state=4))
+    # the sampler follows the model: 1-way frequencies of 20,000 draws vs the model's marginals
+    codes = back.sample_codes(20_000, random_state=5)
+    for a in range(codes.shape[1]):
+        p = syn.synthesizer_.result_.marginal([a])
+        freq = np.bincount(codes[:, a], minlength=len(p)) / len(codes)
+        assert np.abs(freq - p).max() < 0.02
