@@ -387,7 +387,7 @@ def opsamp_guarantee(epsilon: float, delta: float, alpha: float) -> PrivacyGuara
             f"holds provided every oracle answer is within its declared additive error "
             f"alpha = {alpha:.3g} on L(D, w) - <sigma, w> (each answer's certificate is checked; "
             "an uncertified answer raises OracleFailure); lambda from Lemmas 8-10 with the "
-            "conservative readings of oracledp.learners.opsamp (exponential noise of rate eta)"
+            "conservative readings proven in docs/proofs/opsamp-theorem11.md (exponential noise of rate eta)"
         ),
     )
 
