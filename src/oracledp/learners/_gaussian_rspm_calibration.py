@@ -82,21 +82,18 @@ def _log_l1_sf(m: int, t: np.ndarray) -> np.ndarray:
 
     ``E exp(l |Z_1|) = 2 exp(l^2/2) Phi(l)``, so for every l >= 0
     ``P[||Z||_1 > sqrt(m) t] <= exp(m (l^2/2 + ln(2 Phi(l)) - l r))`` with ``r = t / sqrt(m)``.
-    l is the root of ``l + phi(l)/Phi(l) = r`` (the minimizer), found by bisection on
-    [0, r]; an inexact root only loosens the bound, never invalidates it.  For
-    ``r <= sqrt(2/pi)`` (the mean of |Z_1|) the bound is 1.
+    l approximates the root of ``h(l) = l + phi(l)/Phi(l) - r`` (the minimizer) by safeguarded
+    Newton steps from ``r - sqrt(2/pi)``, kept in [0, r]; an inexact root only loosens the
+    bound, never invalidates it.  For ``r <= sqrt(2/pi)`` (the mean of |Z_1|) the bound is 1.
     """
     r = np.maximum(t, 0.0) / math.sqrt(m)
-    lo = np.zeros_like(r)
-    hi = np.maximum(r, 0.0)
-    for _ in range(64):
-        mid = 0.5 * (lo + hi)
-        # phi/Phi computed as exp(log phi - log Phi), accurate for every mid >= 0
-        ratio = np.exp(-0.5 * mid * mid - 0.5 * math.log(2 * math.pi) - special.log_ndtr(mid))
-        up = mid + ratio > r
-        hi = np.where(up, mid, hi)
-        lo = np.where(up, lo, mid)
-    lam = lo
+    lam = np.maximum(r - _SQRT_2_OVER_PI, 0.0)
+    half_log_2pi = 0.5 * math.log(2 * math.pi)
+    for _ in range(12):
+        # R = phi/Phi as exp(log phi - log Phi), accurate for every lam >= 0; h' = 1 - R (lam + R)
+        R = np.exp(-0.5 * lam * lam - half_log_2pi - special.log_ndtr(lam))
+        slope = np.maximum(1.0 - R * (lam + R), 1e-3)
+        lam = np.clip(lam - (lam + R - r) / slope, 0.0, r)
     val = m * (0.5 * lam * lam + math.log(2.0) + special.log_ndtr(lam) - lam * r)
     return np.where(r > _SQRT_2_OVER_PI, np.minimum(val, 0.0), 0.0)
 
