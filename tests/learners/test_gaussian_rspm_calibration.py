@@ -135,15 +135,15 @@ def test_l1_chernoff_is_an_upper_bound_of_the_exact_tail() -> None:
             assert o1 >= float(mp.log(exact1)) - 1e-12
             # |Z1| + |Z2| > s, s = sqrt(2) t:  int_0^inf 2 phi(u) P[|Z2| > s - u] du
             s = mp.sqrt(2) * x
-            exact2 = (mp.quad(lambda u: 2 * mp.npdf(u) * mp.erfc((s - u) / mp.sqrt(2)),
+            exact2 = (mp.quad(lambda u, s=s: 2 * mp.npdf(u) * mp.erfc((s - u) / mp.sqrt(2)),
                               [0, s]) + mp.erfc(s / mp.sqrt(2)))
             assert o2 >= float(mp.log(exact2)) - 1e-12
 
 
 def test_grid_bound_terms_are_bounds() -> None:
-    """log B on the grid is <= 0, non-increasing, below each of its terms, and each term is
-    above the true tail where it is exact (the union term for one hypothesis is exact)."""
-    t, lb, which = _grid_log_B(10, 3**5)
+    """log B on the grid is <= 0 and non-increasing; with one hypothesis it is the exact tail
+    Phi-bar (the union term, below the others)."""
+    _, lb, which = _grid_log_B(10, 3**5)
     assert (lb <= 0).all() and (np.diff(lb) <= 0).all()
     assert set(np.unique(which)) <= {0, 1, 2}
     t1, lb1, _ = _grid_log_B(1, 1)  # one hypothesis: B = Phi-bar(t) exactly (below the others)
