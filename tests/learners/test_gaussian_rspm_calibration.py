@@ -109,10 +109,10 @@ def test_mpmath_bound_at_returned_mu_is_at_most_delta(m, eps, delta, size) -> No
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("m", [1, 4, 16, 46, 100, 400])
+@pytest.mark.parametrize("m", [1, 16, 100, 400])
 @pytest.mark.parametrize("eps", [0.1, 1.0, 5.0])
 @pytest.mark.parametrize("delta", [0.1, 1e-5, DELTA_ADULT])
-@pytest.mark.parametrize("kind", ["halfspace", "parity", "none"])
+@pytest.mark.parametrize("kind", ["halfspace", "parity"])
 def test_mpmath_bound_full_grid(m: int, eps: float, delta: float, kind: str) -> None:
     size = {"halfspace": 3 ** ((m + 1) // 2), "parity": 2**m, "none": None}[kind]
     mu = proven_multiplier(eps, delta, m, size)
