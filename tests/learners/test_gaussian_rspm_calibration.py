@@ -62,25 +62,40 @@ def mp_bound(mu: float, eps: float, m: int, size: int | None) -> mp.mpf:
         a = eps / mu
         t0 = mu - eps / (2 * mu)
 
-        def B(t: mp.mpf) -> mp.mpf:
-            if t <= 0:
-                return mp.mpf(1)
-            out = min(mp.mpf(1), mp.gammainc(mp.mpf(m) / 2, t * t / 2, regularized=True),
-                      _mp_l1_chernoff(m, t))
+        def terms(t: mp.mpf) -> list[mp.mpf]:
+            out = [mp.mpf(1), mp.gammainc(mp.mpf(m) / 2, t * t / 2, regularized=True),
+                   _mp_l1_chernoff(m, t)]
             if size is not None:
-                out = min(out, size * mp.erfc(t / mp.sqrt(2)) / 2)
+                out.append(size * mp.erfc(t / mp.sqrt(2)) / 2)
             return out
+
+        def active(t: mp.mpf) -> int:
+            v = terms(t)
+            return v.index(min(v))
+
+        def B(t: mp.mpf) -> mp.mpf:
+            return mp.mpf(1) if t <= 0 else min(terms(t))
 
         def f(t: mp.mpf) -> mp.mpf:
             return a * mp.exp(eps - a * t - a * a / 2) * B(t)
 
-        # the integrand past `top` is below delta * 1e-14 of its scale; the remainder is bounded
-        # by B(top) (1 - g(top)) <= B(top) e^{eps - a top - a^2/2} and added (an upper bound)
-        start = max(t0, mp.mpf(0))
+        # the integrand past `top` is below 1e-30 of its scale; the remainder is bounded by
+        # B(top) (1 - g(top)) <= B(top) e^{eps - a top - a^2/2} and added (an upper bound)
+        start = max(t0, mp.mpf("1e-9"))
         pts = [start]
         while B(pts[-1]) * mp.exp(eps - a * pts[-1]) > mp.mpf(1e-30) and len(pts) < 400:
             pts.append(pts[-1] + mp.mpf("0.5"))
         top = pts[-1]
+        # breakpoints where the minimum switches terms (B has a kink there): bisection
+        knots = []
+        for lo, hi in itertools.pairwise(pts):
+            k_lo = active(lo)
+            if active(hi) != k_lo:
+                for _ in range(50):
+                    mid = (lo + hi) / 2
+                    lo, hi = (mid, hi) if active(mid) == k_lo else (lo, mid)
+                knots.append(lo)
+        pts = sorted([*pts, *knots])
         val, err = mp.quad(f, pts, error=True, method="gauss-legendre", maxdegree=3)
         val += B(top) * mp.exp(eps - a * top - a * a / 2)
         if t0 < 0:  # g(0) > 0 only for tiny mu: the mass below 0, at most g(0)
