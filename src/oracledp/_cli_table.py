@@ -34,6 +34,7 @@ from rich.table import Table
 from oracledp._errors import OracleDPError, OracleFailure
 from oracledp._guidance import (
     EPSILON_CAP,
+    GAUSSIAN_RSPM_NOTE,
     MODEL_GUIDE,
     OPSAMP_WARNING,
     RECOMMENDED_MODELS,
@@ -123,7 +124,7 @@ def _read_table(path: Path, schema: Any, sep: str, with_target: bool, *,
 
 #: Models fitted from the distinct encoded rows: the CSV is read in chunks (memory grows with
 #: the distinct rows, not with the records).  The others need the whole encoded matrix.
-_AGGREGATED_MODELS = ("opdisc", "rspm")
+_AGGREGATED_MODELS = ("opdisc", "rspm", "gaussian-rspm")
 
 
 def _out_of_memory(data: Path, model: str, *, loading: bool = True) -> str:
@@ -244,7 +245,7 @@ def _oracle_failure_message(model: str, solver: str, time_limit: float,
     info = getattr(getattr(exc, "result", None), "info", None)
     reason = info.get("reason") if isinstance(info, dict) else None
     said = f" The oracle reports: {reason}." if isinstance(reason, str) and reason else ""
-    if model in ("opdisc", "rspm"):
+    if model in _AGGREGATED_MODELS:
         return (
             f"the {model} fit stopped: the oracle (--solver {solver}) did not certify an exact "
             f"optimum, and {model}'s privacy proof needs the exact minimizer, so nothing was "
@@ -332,8 +333,8 @@ def _check_option(check: Any, value: Any, *args: Any) -> Any:
 #: The options of ``fit`` that apply to some models only (the others apply to every model).
 #: An option given for a model it does not apply to is refused, never silently ignored.
 _MODEL_OPTIONS: dict[str, tuple[str, ...]] = {
-    "epsilon": ("opdisc", "rspm", "opsamp", "dpsgd"),
-    "delta": ("opdisc", "opsamp", "dpsgd"),  # rspm is pure epsilon-DP
+    "epsilon": ("opdisc", "rspm", "gaussian-rspm", "opsamp", "dpsgd"),
+    "delta": ("opdisc", "gaussian-rspm", "opsamp", "dpsgd"),  # rspm is pure epsilon-DP
     "alpha": ("accuracy-first",),
     "max_epsilon": ("accuracy-first",),
     "solver": _AGGREGATED_MODELS,
@@ -402,7 +403,7 @@ def fit_table(
                                       file_okay=False)],
     model: Annotated[str, typer.Option(
         "--model", help=f"One of {', '.join(RECOMMENDED_MODELS)} (see `oracledp models`); "
-                        "opsamp is accepted but not recommended.")] = "opdisc",
+                        "gaussian-rspm and opsamp are accepted too (`oracledp models --all`).")] = "opdisc",
     epsilon: Annotated[
         float | None,
         typer.Option("--epsilon", help=f"Privacy parameter (all models but accuracy-first); at "
@@ -410,7 +411,7 @@ def fit_table(
     ] = None,
     delta: Annotated[
         float | None,
-        typer.Option("--delta", help="delta for opdisc/opsamp/dpsgd (default 1/n^2, n public)."),
+        typer.Option("--delta", help="delta for opdisc/gaussian-rspm/opsamp/dpsgd (default 1/n^2, n public)."),
     ] = None,
     alpha: Annotated[
         float, typer.Option("--alpha", help="accuracy-first: target excess logistic risk (see "
@@ -433,10 +434,10 @@ def fit_table(
         int | None, typer.Option("--seed", min=0, help="Seed of the noise (not saved).")
     ] = None,
     solver: Annotated[str, typer.Option(
-        "--solver", help="Oracle of opdisc/rspm: the estimator's oracle= (see `oracledp solvers`)."
+        "--solver", help="Oracle of opdisc/rspm/gaussian-rspm: the estimator's oracle= (see `oracledp solvers`)."
     )] = "highs",
     time_limit: Annotated[
-        float, typer.Option("--time-limit", help="Seconds per oracle call (opdisc/rspm).")
+        float, typer.Option("--time-limit", help="Seconds per oracle call (opdisc/rspm/gaussian-rspm).")
     ] = 60.0,
     sep: Annotated[str, _SEP] = ",",
     force: Annotated[
@@ -820,12 +821,13 @@ def evaluate_table(
 
 def models(
     all_models: Annotated[bool, typer.Option("--all", help="Also list models that are not "
-                                                           "recommended (opsamp).")] = False,
+                                                           "recommended (gaussian-rspm, opsamp).")] = False,
 ) -> None:
     """Which model to use for your table, in brief (measured; docs/choosing-a-model.md)."""
     lines = ["Which model (measured by benchmarks/your_tables.py on 5 public tables; numbers in "
              "docs/choosing-a-model.md):"]
-    rows = [*MODEL_GUIDE, *([("opsamp", "not recommended", OPSAMP_WARNING)] if all_models
+    rows = [*MODEL_GUIDE, *([("gaussian-rspm", *GAUSSIAN_RSPM_NOTE),
+                             ("opsamp", "not recommended", OPSAMP_WARNING)] if all_models
                             else [])]
     for name, when, why in rows:
         lines.append(f"  {name:<15} {when}: {why}")

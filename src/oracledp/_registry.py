@@ -19,7 +19,7 @@ from typing import Any
 __all__ = ["MODELS", "make_estimator", "model_schema"]
 
 #: Every model name :func:`make_estimator` knows (``oracledp models`` explains them).
-MODELS = ("opdisc", "rspm", "opsamp", "dpsgd", "accuracy-first")
+MODELS = ("opdisc", "rspm", "opsamp", "dpsgd", "accuracy-first", "gaussian-rspm")
 
 
 def check_model_name(name: object, param: str = "name") -> str:
@@ -68,10 +68,10 @@ def make_estimator(name: str, schema: Any, epsilon: float | None = None,
     """The unfitted estimator of model ``name`` for a table with public schema ``schema``.
 
     ``epsilon`` / ``delta`` are the privacy parameters of the fixed-budget models
-    (``opdisc``, ``rspm``, ``opsamp``, ``dpsgd``); ``alpha`` (the target excess risk) and
-    ``max_epsilon`` those of ``accuracy-first``; ``oracle`` (a backend name, the command
-    line's ``--solver``) and
-    ``time_limit`` choose the exact oracle of ``opdisc`` / ``rspm``.  Labels and bounds come
+    (``opdisc``, ``rspm``, ``gaussian-rspm``, ``opsamp``, ``dpsgd``); ``alpha`` (the target
+    excess risk) and ``max_epsilon`` those of ``accuracy-first``; ``oracle`` (a backend name,
+    the command line's ``--solver``) and ``time_limit`` choose the exact oracle of ``opdisc`` /
+    ``rspm`` / ``gaussian-rspm``.  Labels and bounds come
     from the schema (public), and so does the number of features: every model's ``fit``
     refuses an X of another width (encoded by another schema) before any noise.  Pass
     ``model_schema(name, schema)`` for ``accuracy-first``.
@@ -105,13 +105,15 @@ def make_estimator(name: str, schema: Any, epsilon: float | None = None,
     check_model_name(name)
     schema.check_confirmed()  # the schema's one confirmation check, for Python and the CLI
     labels = list(schema.labels)
-    if name in ("opdisc", "rspm"):
-        from oracledp.estimators import OPDiscClassifier, RSPMClassifier
+    if name in ("opdisc", "rspm", "gaussian-rspm"):
+        from oracledp.estimators import GaussianRSPMClassifier, OPDiscClassifier, RSPMClassifier
 
         common = {"schema": schema.feature_schema(), "classes": labels,
                   "random_state": random_state, "oracle": oracle, "time_limit": time_limit}
         if name == "rspm":
             return RSPMClassifier(epsilon, **common)
+        if name == "gaussian-rspm":
+            return GaussianRSPMClassifier(epsilon, delta, **common)
         return OPDiscClassifier(epsilon, delta, **common)
     if name == "opsamp":
         from oracledp.estimators import OPSampClassifier

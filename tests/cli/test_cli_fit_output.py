@@ -48,7 +48,7 @@ def _fit(files: dict[str, Path], *extra: str, model: str = "dpsgd"):
                                     "--out", str(files["out"]), *extra], env=ENV)
 
 
-@pytest.mark.parametrize("model", ["opdisc", "rspm"])
+@pytest.mark.parametrize("model", ["opdisc", "rspm", "gaussian-rspm"])
 def test_uncertified_exact_oracle_exits_2_with_cli_advice(files, monkeypatch, model,
                                                         uncertified_oracle):
     monkeypatch.setitem(oracle_registry._REGISTRY, "uncertified",

@@ -21,12 +21,12 @@ ENV = {"COLUMNS": "200"}
 SCHEMA = {"target": {"name": "y", "labels": ["no", "yes"]},
           "columns": [{"name": "x", "type": "numeric", "lower": 0, "upper": 10, "step": 1}]}
 TAKES = {  # the rule as a user reads it in `oracledp fit --help`
-    "--epsilon": {"opdisc", "rspm", "opsamp", "dpsgd"},
-    "--delta": {"opdisc", "opsamp", "dpsgd"},
+    "--epsilon": {"opdisc", "rspm", "gaussian-rspm", "opsamp", "dpsgd"},
+    "--delta": {"opdisc", "gaussian-rspm", "opsamp", "dpsgd"},
     "--alpha": {"accuracy-first"},
     "--max-epsilon": {"accuracy-first"},
-    "--solver": {"opdisc", "rspm"},
-    "--time-limit": {"opdisc", "rspm"},
+    "--solver": {"opdisc", "rspm", "gaussian-rspm"},
+    "--time-limit": {"opdisc", "rspm", "gaussian-rspm"},
 }
 VALUES = {"--epsilon": "1", "--delta": "1e-6", "--alpha": "0.1", "--max-epsilon": "5",
           "--solver": "highs", "--time-limit": "60"}  # valid values (the defaults where any)

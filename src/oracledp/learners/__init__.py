@@ -1,6 +1,8 @@
 """Private learners built on optimization oracles.
 
 * :func:`opdisc`, :func:`rspm`, :func:`opsamp`: halfspace learners (ICML 2020; FOCS 2019).
+* :func:`gaussian_rspm`: RSPM with Gaussian weights (FOCS 2019 Theorem 7's mechanism) and the
+  calibration proven in ``docs/proofs/gaussian-rspm-calibration.md``.
 * :func:`prsma` (robust privacy for any oracle behaviour, FOCS 2019 Theorem 8), its exact
   worst-case cost :func:`prsma_cost`, and :class:`ClassRSPMBase`, the base algorithm that
   runs Laplace RSPM over a query class inside PRSMA.
@@ -12,6 +14,12 @@ PRSMA and FTPL (and what they import) load on first use.
 """
 
 from oracledp._lazy import lazy_attributes
+from oracledp.learners._gaussian_rspm import (
+    GaussianRSPMResult,
+    gaussian_rspm,
+    gaussian_rspm_calibration,
+    gaussian_rspm_guarantee,
+)
 from oracledp.learners._opdisc import OPDiscResult, opdisc, opdisc_guarantee, opdisc_sigma
 from oracledp.learners._opsamp import (
     OPSampResult,
@@ -40,6 +48,7 @@ __getattr__, __dir__ = lazy_attributes(__name__, globals(), _LAZY)
 
 __all__ = [
     "ClassRSPMBase",
+    "GaussianRSPMResult",
     "OPDiscResult",
     "OPSampResult",
     "RSPMResult",
@@ -47,6 +56,9 @@ __all__ = [
     "ftpl",
     "ftpl_privacy",
     "ftpl_regret_bound",
+    "gaussian_rspm",
+    "gaussian_rspm_calibration",
+    "gaussian_rspm_guarantee",
     "opdisc",
     "opdisc_guarantee",
     "opdisc_sigma",

@@ -119,6 +119,41 @@ def _grid_log_B(d: int, size: int | None) -> tuple[np.ndarray, np.ndarray, np.nd
     return t, lb, union_won
 
 
+def layer_cake_log_bound(t: np.ndarray, lb: np.ndarray, eps: float, m: float) -> float:
+    """log of ``E[g(Y)]`` bounded from above, for Y with survival function <= B (Proposition 4).
+
+    ``t`` is the fixed partition ``t_j = j h`` of [0, T], ``lb`` = log B(t_j) (non-increasing),
+    ``g(t) = (1 - exp(eps - a t - a^2/2))_+`` with ``a = eps / m``.  Returns the log of
+    ``g(0) + sum_j B(t_{j-1}) (g(t_j) - g(t_{j-1})) + B(T) (1 - g(T))``, each term in log
+    space, plus ``log1p(SAFETY)``.  Shared by OPDisc and Gaussian RSPM
+    (``docs/proofs/gaussian-rspm-calibration.md``), whose bounds differ only in B.
+    """
+    a = eps / m
+    t0 = m - eps / (2.0 * m)
+    c0 = eps - 0.5 * a * a  # log(1 - g(t)) = c0 - a t where g(t) > 0
+    terms = []
+    if t0 < 0.0:  # g(0) > 0 (only for tiny m): the first term
+        terms.append(math.log(-math.expm1(c0)))
+    # bins (t_{j-1}, t_j] with g(t_j) > 0, i.e. t_j > t0
+    first = max(int(np.searchsorted(t, t0, side="right")), 1)
+    if first < len(t):
+        lo, hi = t[first - 1:-1], t[first:]
+        with np.errstate(divide="ignore"):
+            # g(t_j) - g(t_{j-1}): the whole of g(t_j) for the bin containing t0
+            diff = np.where(
+                lo > t0,
+                c0 - a * lo + np.log(-np.expm1(-a * (hi - lo))),
+                np.log(-np.expm1(np.minimum(c0 - a * hi, 0.0))),
+            )
+        terms.append(float(special.logsumexp(lb[first - 1:-1] + diff)))
+    # the last point: B(T) (1 - g(T))
+    terms.append(float(lb[-1]) + min(c0 - a * float(t[-1]), 0.0))
+    log_total = float(special.logsumexp(terms)) + math.log1p(SAFETY)
+    if not math.isfinite(log_total):  # pragma: no cover - all terms are finite by construction
+        raise FloatingPointError("delta bound is not finite")
+    return log_total
+
+
 @dataclass(frozen=True)
 class DeltaBound:
     """A proven upper bound on OPDisc's delta at multiplier m (see :func:`delta_upper_bound`)."""
@@ -147,29 +182,8 @@ def delta_upper_bound(m: float, epsilon: float, d: int, size: int | None = None)
     d = _check_d(d)
     size = _check_size(size)
     t, lb, union_won = _grid_log_B(d, size)
-    a = eps / m
+    log_total = layer_cake_log_bound(t, lb, eps, m)
     t0 = m - eps / (2.0 * m)
-    c0 = eps - 0.5 * a * a  # log(1 - g(t)) = c0 - a t where g(t) > 0
-    terms = []
-    if t0 < 0.0:  # g(0) > 0 (only for tiny m): the first term
-        terms.append(math.log(-math.expm1(c0)))
-    # bins (t_{j-1}, t_j] with g(t_j) > 0, i.e. t_j > t0
-    first = max(int(np.searchsorted(t, t0, side="right")), 1)
-    if first < len(t):
-        lo, hi = t[first - 1:-1], t[first:]
-        with np.errstate(divide="ignore"):
-            # g(t_j) - g(t_{j-1}): the whole of g(t_j) for the bin containing t0
-            diff = np.where(
-                lo > t0,
-                c0 - a * lo + np.log(-np.expm1(-a * (hi - lo))),
-                np.log(-np.expm1(np.minimum(c0 - a * hi, 0.0))),
-            )
-        terms.append(float(special.logsumexp(lb[first - 1:-1] + diff)))
-    # the last point: B(T) (1 - g(T))
-    terms.append(float(lb[-1]) + min(c0 - a * float(t[-1]), 0.0))
-    log_total = float(special.logsumexp(terms)) + math.log1p(SAFETY)
-    if not math.isfinite(log_total):  # pragma: no cover - all terms are finite by construction
-        raise FloatingPointError("OPDisc delta bound is not finite")
     at = min(max(int(np.searchsorted(t, t0)), 0), len(t) - 1)
     bound = "union" if bool(union_won[at]) else "hemisphere-chi"
     return DeltaBound(delta=math.exp(log_total), log_delta=log_total, bound=bound)

@@ -67,7 +67,7 @@ Saved model format (``model.json``, written by :func:`save_model`, read by
 
     {
       "format": "oracledp.model", "format_version": 2,
-      "model": "opdisc" | "rspm" | "opsamp" | "dpsgd" | "accuracy-first",
+      "model": "opdisc" | "rspm" | "gaussian-rspm" | "opsamp" | "dpsgd" | "accuracy-first",
       "schema": <TableSchema.to_dict()>,
       "params": {<public hyper-parameters: epsilon, delta, ...>},
       "guarantee": <PrivacyGuarantee.to_dict()>,

@@ -23,7 +23,7 @@ from oracledp.tabular._schema import TableSchema
 # --- saved models --------------------------------------------------------------------------
 
 MODEL_FORMAT = "oracledp.model"
-MODEL_TYPES = ("opdisc", "rspm", "opsamp", "dpsgd", "accuracy-first")
+MODEL_TYPES = ("opdisc", "rspm", "opsamp", "dpsgd", "accuracy-first", "gaussian-rspm")
 
 MODEL_FORMAT_VERSION = 2
 """The ``format_version`` that :func:`save_model` writes and :func:`load_model` reads; a file
@@ -43,6 +43,7 @@ _MODEL_RULES: dict[str, tuple[str, bool, bool]] = {
     "opsamp": ("approximate", False, False),
     "dpsgd": ("approximate", False, True),
     "accuracy-first": ("ex-post", False, False),
+    "gaussian-rspm": ("approximate", True, False),
 }
 
 #: The fields of ``PrivacyGuarantee.to_dict()`` and their exact JSON types.
@@ -171,8 +172,8 @@ def _model_from_doc(doc: Any) -> SavedModel:
     intercept = _real(doc["intercept"], "'intercept'")
     if intercept != 0.0 and not has_intercept:
         raise ValueError(f"'intercept' must be 0 for model {model_type!r} (it has none)")
-    if model_type == "rspm" and not np.isin(coef, (-1.0, 0.0, 1.0)).all():
-        raise ValueError("rspm coefficients must be -1, 0 or 1")
+    if model_type in ("rspm", "gaussian-rspm") and not np.isin(coef, (-1.0, 0.0, 1.0)).all():
+        raise ValueError(f"{model_type} coefficients must be -1, 0 or 1")
     params = _check_params(doc["params"])
     if model_type == "opdisc":
         _check_opdisc_coef(coef, params)

@@ -1,0 +1,110 @@
+"""`oracledp fit --model gaussian-rspm` end to end, and its refusals.
+
+* A tiny CSV fits with the brute-force and the HiGHS oracle; the saved model has type
+  ``gaussian-rspm``, weights in {-1, 0, 1}, an approximate guarantee that holds and names the
+  proof, |W| and sigma; both oracles release the same weights for the same seed; ``predict``
+  reads the model back.
+* Bad inputs are refused with one ``error:`` line and exit 2 before DATA is read: --delta
+  outside (0, 1), --epsilon <= 0, an option of another model; a saved file with weights
+  outside {-1, 0, 1} is refused on load.
+* ``oracledp models`` lists gaussian-rspm only with ``--all``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from oracledp._cli import app
+from oracledp._errors import ModelFileError
+from oracledp.tabular import load_model
+
+ENV = {"COLUMNS": "200"}
+SCHEMA = {
+    "target": {"name": "y", "labels": ["no", "yes"]},
+    "columns": [
+        {"name": "x", "type": "numeric", "lower": 0, "upper": 10, "step": 1},
+        {"name": "c", "type": "categorical", "levels": ["a", "b"]},
+    ],
+}
+ROWS = ["1,a,no", "9,b,yes", "5,a,no", "3,b,yes", "7,b,yes", "2,a,no"]
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, Path]:
+    (tmp_path / "schema.json").write_text(json.dumps(SCHEMA))
+    (tmp_path / "train.csv").write_text("x,c,y\n" + "\n".join(ROWS * 4) + "\n")
+    return {"schema": tmp_path / "schema.json", "data": tmp_path / "train.csv",
+            "out": tmp_path / "model", "tmp": tmp_path}
+
+
+def _fit(files: dict[str, Path], *extra: str, out: Path | None = None):
+    return CliRunner().invoke(app, ["fit", str(files["data"]), "--schema", str(files["schema"]),
+                                    "--model", "gaussian-rspm", "--seed", "0",
+                                    "--out", str(out or files["out"]), *extra], env=ENV)
+
+
+def test_fit_end_to_end_brute_and_highs(files) -> None:
+    res = _fit(files, "--epsilon", "1", "--delta", "1e-5", "--solver", "brute")
+    assert res.exit_code == 0, res.output
+    assert "gaussian-rspm" in res.stdout and "epsilon 1, delta 1e-05 (approximate)" in res.stdout
+    saved = load_model(files["out"])
+    g = saved.guarantee
+    assert saved.model_type == "gaussian-rspm" and g.holds and g.requires_exact_oracle
+    assert (g.epsilon, g.delta, str(g.kind)) == (1.0, 1e-5, "approximate")
+    assert "gaussian-rspm-calibration.md" in g.source
+    assert "|W| = 81" in g.calibration and "m = 8" in g.calibration  # d = 4 encoded features
+    assert set(saved.coef.tolist()) <= {-1.0, 0.0, 1.0}
+    res = _fit(files, "--epsilon", "1", "--delta", "1e-5", "--solver", "highs",
+               out=files["tmp"] / "highs")
+    assert res.exit_code == 0, res.output
+    assert (load_model(files["tmp"] / "highs").coef == saved.coef).all()  # same draw, same argmin
+    pred = CliRunner().invoke(app, ["predict", str(files["out"]), str(files["data"])], env=ENV)
+    assert pred.exit_code == 0, pred.output
+    lines = pred.stdout.strip().splitlines()
+    assert lines[0] == "prediction" and len(lines) == len(ROWS) * 4 + 1
+    assert set(lines[1:]) <= {"no", "yes"}
+
+
+def test_default_delta_is_one_over_n_squared(files) -> None:
+    res = _fit(files, "--epsilon", "0.5", "--solver", "brute")
+    assert res.exit_code == 0, res.output
+    assert load_model(files["out"]).guarantee.delta == pytest.approx(1.0 / 24**2)
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--epsilon", "1", "--delta", "0"], "error: --delta must be in the open interval (0, 1)"),
+    (["--epsilon", "1", "--delta", "1.5"], "error: --delta must be in the open interval (0, 1)"),
+    (["--epsilon", "0"], "error: --epsilon"),
+    ([], "error: --epsilon is required for --model gaussian-rspm"),
+    (["--epsilon", "1", "--alpha", "0.2"], "error: --alpha does not apply to --model "
+                                          "gaussian-rspm"),
+    (["--epsilon", "1", "--time-limit", "0"], "error: --time-limit must be"),
+])
+def test_bad_inputs_are_refused_before_reading(files, args, message) -> None:
+    files["data"].unlink()
+    res = _fit(files, *args)
+    assert res.exit_code == 2 and isinstance(res.exception, SystemExit), res.output
+    assert res.stderr.startswith(message) and res.stderr.count("\n") == 1, res.stderr
+    assert not files["out"].exists()
+
+
+def test_saved_weights_outside_the_box_are_refused(files) -> None:
+    assert _fit(files, "--epsilon", "1", "--solver", "brute").exit_code == 0
+    path = files["out"] / "model.json"
+    doc = json.loads(path.read_text())
+    doc["coef"][0] = 0.5
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ModelFileError, match="gaussian-rspm coefficients must be -1, 0 or 1"):
+        load_model(files["out"])
+
+
+def test_models_lists_it_with_all_only() -> None:
+    plain = CliRunner().invoke(app, ["models"], env=ENV)
+    full = CliRunner().invoke(app, ["models", "--all"], env=ENV)
+    assert plain.exit_code == full.exit_code == 0
+    assert "gaussian-rspm" not in plain.stdout
+    assert "gaussian-rspm" in full.stdout and "gaussian-rspm-calibration.md" in full.stdout
