@@ -72,8 +72,9 @@ def make_estimator(name: str, schema: Any, epsilon: float | None = None,
     ``max_epsilon`` those of ``accuracy-first``; ``oracle`` (a backend name, the command
     line's ``--solver``) and
     ``time_limit`` choose the exact oracle of ``opdisc`` / ``rspm``, and ``space`` (the command
-    line's ``--space``; None: the estimator's default ``"auto"``, ``||k||^2 <= min(d, 4)``
-    with d the schema's encoded features) their parameter space W; the other models take no
+    line's ``--space``; None: the estimator's default ``"auto"``, a rule on d, the schema's
+    encoded features: ``||k||^2 <= min(d, 4)``, for rspm the box while d <= 12) their
+    parameter space W; the other models take no
     ``space`` and refuse one.  Labels and bounds come
     from the schema (public), and so does the number of features: every model's ``fit``
     refuses an X of another width (encoded by another schema) before any noise.  Pass

@@ -14,7 +14,6 @@ label set, rationality of the features) run before the noise vector is drawn.
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
 import warnings
 from fractions import Fraction
@@ -33,11 +32,11 @@ from oracledp.estimators._base import (
     store_init_arguments,
 )
 from oracledp.estimators._space_spec import (
-    AUTO_NORM2,
-    SpaceSpec,
     check_space,
     describe_space,
     parameter_space,
+    space_label,
+    with_space_note,
 )
 from oracledp.learners._opdisc import OPDiscResult, opdisc
 from oracledp.oracles._base import Oracle
@@ -127,26 +126,6 @@ def public_schema(schema: object, grid: Fraction | None, d: int, k_max: int,
     q = grid.denominator
     bound = float(2**52 // (q * d * max(k_max, 1)))  # the largest bound that stays exact
     return FeatureSchema.grid(d, Fraction(1, q), bound, bounds_declared=False)
-
-
-def _space_label(spec: SpaceSpec, d: int, model: str) -> str:
-    """How W was declared, in words (for the guarantee's note)."""
-    if spec.kind == "auto":
-        return f"space='auto': ||k||^2 <= min(d, {AUTO_NORM2[model]}), d = {d}"
-    if spec.kind == "paper":
-        return "space='paper': the ICML 2020 experiment's W"
-    return f"space={space_spec_text(spec)!r}"
-
-
-def space_spec_text(spec: SpaceSpec) -> str:
-    bound = "" if spec.bound is None else f",bound={spec.bound:g}"
-    return f"norm2={spec.norm2:g}{bound}"
-
-
-def with_space_note(guarantee: Any, description: str) -> Any:
-    """The guarantee with the parameter space W (public) appended to its notes."""
-    notes = f"{guarantee.notes}; {description}" if guarantee.notes else description
-    return dataclasses.replace(guarantee, notes=notes)
 
 
 def _check_optional_positive(value: object, name: str) -> float | None:
@@ -506,7 +485,7 @@ class OPDiscClassifier(PrivateBinaryClassifier):
             return (IntegerBall(d, bound=bound, radius=radius, tau=tau),
                     f"bound={bound!r}, radius={radius!r}")
         return (parameter_space(params["space"], d, model=self._space_model, tau=tau),
-                _space_label(params["space"], d, self._space_model))
+                space_label(params["space"], d, self._space_model))
 
     def _release(self, problem: HalfspaceProblem, epsilon: float, delta: float, oracle: Oracle,
                  rng: np.random.Generator, *, return_diagnostics: bool = False) -> OPDiscResult:

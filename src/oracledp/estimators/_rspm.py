@@ -28,9 +28,10 @@ class RSPMClassifier(OPDiscClassifier):
     space : {"auto", "paper"}, str "norm2=R" or dict {"norm2": R}, default="auto"
         The parameter space W, a declared public parameter (never read from the data):
         ``{-1, 0, 1}^d`` intersected with ``||w||_2^2 <= R`` (at most R nonzero weights).
-        ``"auto"``: R = min(d, 4), a rule on the number of features d alone (for
-        ``d <= 4`` the whole box); ``"paper"``: the whole box ``{-1, 0, 1}^d`` of the ICML
-        2020 experiment; ``"norm2=R"``: R given (a ``bound`` can only be 1).  The
+        ``"auto"``: a rule on the number of features d alone, the whole box while it has
+        at most 10^6 points (``d <= 12``), else R = 4; ``"paper"``: the whole box
+        ``{-1, 0, 1}^d`` of the ICML 2020 experiment; ``"norm2=R"``: R given (a ``bound``
+        can only be 1).  The
         separators (e_j, +1), (-e_j, +1) separate every subset of the box, so the noise
         scale 2m/eps and the guarantee are the same for every W
         (docs/proofs/rspm-shift.md); a smaller W is a smaller exact search.  W, |W| and D

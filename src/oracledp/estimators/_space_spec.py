@@ -5,7 +5,9 @@
 ``oracledp fit --space``) takes
 
 * ``"auto"`` (the default): the rule :func:`auto_norm2`, a function of the number of encoded
-  features d alone (public; never the data): ``||k||^2 <= min(d, 4)`` for both models;
+  features d alone (public; never the data): ``||k||^2 <= min(d, 4)`` for OPDisc; for RSPM the
+  whole box ``{-1, 0, 1}^d`` while it has at most 10^6 points (d <= 12), else
+  ``||k||^2 <= 4``;
 * ``"paper"``: the space of the ICML 2020 experiment (OPDisc: ``|k_j| <= floor(sqrt d)``,
   ``||k||_2 <= sqrt d``; RSPM: ``{-1, 0, 1}^d``), which the reproductions use;
 * ``"norm2=R"`` or ``"norm2=R,bound=B"`` (or the dict ``{"norm2": R, "bound": B}``): the
@@ -16,23 +18,30 @@ Why the rule is small (measured on the bundled wide tables health_insurance and
 doctor_visits, eps 1, 60 s limit; docs/choosing-a-model.md): OPDisc's sigma grows with
 D^2 (on health_insurance 894 for the paper's W, 295 for ``||k||^2 <= 9``, 114 for
 ``||k||^2 <= 4``), and the exact oracle certifies the compact spaces in seconds where the
-paper's W times out.  For ``d <= 4`` the rule gives exactly the paper's W.
+paper's W times out.  RSPM's noise (scale 2m/eps, m = 2d) does not depend on W, so a
+smaller W only makes its search easier and can cost accuracy (on the bundled biopsy table,
+d = 11, eps 1: 0.955 with the box, 0.862 with ``||k||^2 <= 4``): its rule keeps the box while
+the box is small.  For ``d <= 4`` the rule gives exactly the paper's W for both models.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 import re
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from oracledp.oracles._space import IntegerBall
 
-__all__ = ["AUTO_NORM2", "SPACE_MODELS", "auto_norm2", "check_space", "describe_space",
-           "parameter_space", "space_spec"]
+__all__ = ["AUTO_NORM2", "RSPM_BOX_MAX_SIZE", "SPACE_MODELS", "auto_norm2", "check_space",
+           "describe_space", "parameter_space", "space_label", "space_spec", "with_space_note"]
 
 #: The cap R of the ``"auto"`` rule ``||k||^2 <= min(d, R)``, per model.
 AUTO_NORM2: dict[str, int] = {"opdisc": 4, "rspm": 4}
+
+#: RSPM's ``"auto"`` keeps the whole box {-1, 0, 1}^d while it has at most this many points.
+RSPM_BOX_MAX_SIZE = 10**6
 
 #: The models whose parameter space is declared with ``space=``.
 SPACE_MODELS = ("opdisc", "rspm")
@@ -115,19 +124,25 @@ def check_space(space: object, model: str = "opdisc") -> SpaceSpec:
 
 
 def auto_norm2(d: int, model: str = "opdisc") -> int:
-    """The ``"auto"`` rule: the cap ``min(d, R)`` on ``||k||^2``, from d and the model only.
+    """The ``"auto"`` rule: the cap on ``||k||^2``, from d and the model only.
 
-    d is the number of encoded features (public: the schema declares it); R is
-    :data:`AUTO_NORM2` (4 for both models).  Nothing about the data enters.
+    d is the number of encoded features (public: the schema declares it).  OPDisc:
+    ``min(d, 4)`` (:data:`AUTO_NORM2`).  RSPM: d (the whole box {-1, 0, 1}^d) while
+    ``3^d <= 10^6`` (:data:`RSPM_BOX_MAX_SIZE`, d <= 12), else ``min(d, 4)``.  Nothing
+    about the data enters.
 
     >>> from oracledp.estimators._space_spec import auto_norm2
-    >>> [auto_norm2(d) for d in (1, 2, 3, 4, 12, 100)]
-    [1, 2, 3, 4, 4, 4]
+    >>> [auto_norm2(d) for d in (1, 2, 3, 4, 12, 13, 100)]
+    [1, 2, 3, 4, 4, 4, 4]
+    >>> [auto_norm2(d, "rspm") for d in (1, 4, 9, 12, 13, 100)]
+    [1, 4, 9, 12, 4, 4]
     """
     if isinstance(d, bool) or not isinstance(d, numbers.Integral) or d < 1:
         raise ValueError(f"d must be a positive integer, got {d!r}")
     if model not in SPACE_MODELS:
         raise ValueError(f"model must be one of {', '.join(SPACE_MODELS)}, got {model!r}")
+    if model == "rspm" and 3 ** int(d) <= RSPM_BOX_MAX_SIZE:
+        return int(d)
     return min(int(d), AUTO_NORM2[model])
 
 
@@ -147,9 +162,11 @@ def parameter_space(space: object, d: int, *, model: str = "opdisc",
     >>> p = parameter_space("paper", 12)
     >>> p.k_max, p.k_norm2_max, p.max_k_norm2  # D^2 = 12
     (3, 12, 12)
-    >>> r = parameter_space("auto", 12, model="rspm")
-    >>> r.k_max, r.k_norm2_max, r.size()  # {-1,0,1}^12 with at most 4 nonzero entries
-    (1, 4, 9969)
+    >>> r = parameter_space("auto", 25, model="rspm")
+    >>> r.k_max, r.k_norm2_max, r.size()  # {-1,0,1}^25 with at most 4 nonzero entries
+    (1, 4, 222051)
+    >>> parameter_space("auto", 12, model="rspm").size()  # the box: 3^12 <= 10^6
+    531441
     """
     spec = check_space(space, model)
     if model == "rspm":
@@ -204,3 +221,26 @@ def describe_space(space: IntegerBall, how: str = "") -> str:
     label = f" ({how})" if how else ""
     return (f"parameter space W = {{{t}k in Z^{space.d} : |k_j| <= {space.k_max}, ||k||^2 <= "
             f"{space.k_norm2_max}}}{label}, {card}, D = max ||w||_2 = {space.max_norm:.6g}")
+
+
+def space_label(spec: SpaceSpec, d: int, model: str) -> str:
+    """How W was declared, in words (for the guarantee's note)."""
+    if spec.kind == "auto":
+        rule = (f"||k||^2 <= min(d, {AUTO_NORM2[model]})" if model == "opdisc" else
+                f"the box while 3^d <= {RSPM_BOX_MAX_SIZE:,}, else ||k||^2 <= "
+                f"{AUTO_NORM2[model]}")
+        return f"space='auto': {rule}, d = {d}"
+    if spec.kind == "paper":
+        return "space='paper': the ICML 2020 experiment's W"
+    return f"space={space_spec_text(spec)!r}"
+
+
+def space_spec_text(spec: SpaceSpec) -> str:
+    bound = "" if spec.bound is None else f",bound={spec.bound:g}"
+    return f"norm2={spec.norm2:g}{bound}"
+
+
+def with_space_note(guarantee: Any, description: str) -> Any:
+    """The guarantee with the parameter space W (public) appended to its notes."""
+    notes = f"{guarantee.notes}; {description}" if guarantee.notes else description
+    return dataclasses.replace(guarantee, notes=notes)
