@@ -738,7 +738,7 @@ def _print_fit(console: Console, model: str, schema: Any, est: Any, n_rows: int,
         *([("privacy per person", f"epsilon {person.epsilon:.4g}, delta {person.delta:.3g} "
                                   f"({person.kind}; group privacy, {k} records)")]
           if k > 1 else []),
-        *([("parameter space W", est.space_description_)]
+        *([("parameter space", est.space_description_.removeprefix("parameter space "))]
           if hasattr(est, "space_description_") else []),
         ("exact oracle assumed", "yes (certified)" if g.requires_exact_oracle else "no"),
         ("guarantee holds", "yes" if g.holds else "NO"),

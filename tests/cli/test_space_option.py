@@ -62,7 +62,7 @@ def test_the_fit_records_its_w(runner, tmp_path, model, value, saved):
     res = _fit(runner, tmp_path, model, "--space", value, "--solver", "brute",
                data="train.csv")
     assert res.exit_code == 0, res.output
-    assert "parameter space W" in res.stdout and "|W| = " in res.stdout
+    assert "W = {k in Z^5" in res.stdout and "|W| = " in res.stdout
     m = load_model(tmp_path / "out")
     assert m.params["space"] == saved
     assert "parameter space W = {k in Z^5" in m.guarantee.notes
