@@ -58,7 +58,9 @@ default-oracle runs (an uncertified run counts as the time limit).
 
 ``--intercept`` appends the public constant feature ``(intercept)`` (what a table schema adds
 by default) to every table, to measure what it changes (the two bundled tables have it
-already).
+already).  ``--space`` is the parameter space W of both mechanisms, spelled as the
+estimators' ``space=``: ``paper`` (default, the ICML 2020 W), ``auto`` (the user-table
+default, ``oracledp fit``'s) or ``norm2=R``.
 
 Machines differ by about 2x, so every table's line also gives the ratio of the monolithic
 MIP's median to the default oracle's median on the same draws (same noise, same run; an
@@ -74,7 +76,7 @@ Writes ``oracle_suite.json`` (every record), ``oracle_suite.csv`` (the summary t
 ``oracle_suite.png`` (median seconds per table and method) to ``--out``.
 
 Usage: python benchmarks/oracle_suite.py [--quick] [--draws 5] [--time-limit 60] [--intercept]
-       [--tables a,b] [--workers 2 | --n-jobs 2] --out DIR
+       [--tables a,b] [--workers 2 | --n-jobs 2] [--space paper|auto|norm2=R] --out DIR
 """
 
 from __future__ import annotations
@@ -96,9 +98,10 @@ import numpy as np
 from oracledp._diagnostics import research_diagnostics
 from oracledp._provenance import environment, environment_line
 from oracledp.datasets import load_adult
+from oracledp.estimators._space_spec import parameter_space
 from oracledp.learners._opdisc import opdisc
 from oracledp.learners._opdisc_calibration import calibrate
-from oracledp.learners._rspm import rspm, rspm_space
+from oracledp.learners._rspm import rspm
 from oracledp.oracles import FeatureSchema, HalfspaceProblem
 from oracledp.oracles._dispatch import default_workers
 
@@ -286,20 +289,23 @@ def _accuracy(w: np.ndarray, X: np.ndarray, y: np.ndarray) -> float:
 
 
 @functools.lru_cache(maxsize=2)
-def _table(name: str, intercept: bool) -> dict[str, Any]:
-    """A table and its two problems, built once per process (public transforms only)."""
+def _table(name: str, intercept: bool, space: str = "paper") -> dict[str, Any]:
+    """A table and its two problems over the parameter space ``space`` (the estimators'
+    ``space=``: "paper", "auto", "norm2=R"), built once per process (public transforms only)."""
     X, y, schema = TABLES[name]()
     if intercept and "(intercept)" not in (schema.names or ()):
         X, y, schema = with_intercept(X, y, schema)
+    d = X.shape[1]
     return {"X": X, "y": y, "schema": schema,
-            "opdisc": HalfspaceProblem.from_data(X, y, schema=schema),
-            "rspm": HalfspaceProblem.from_data(X, y, rspm_space(X.shape[1]), schema=schema)}
+            "opdisc": HalfspaceProblem.from_data(X, y, parameter_space(space, d), schema=schema),
+            "rspm": HalfspaceProblem.from_data(X, y, parameter_space(space, d, model="rspm"),
+                                               schema=schema)}
 
 
 def run_job(job: dict[str, Any]) -> dict[str, Any]:
     """One draw: a record that depends only on the job (table, kind, eps, seed, oracle, time
     limit), not on the process or machine it runs in (but for its seconds)."""
-    t = _table(job["table"], job["intercept"])
+    t = _table(job["table"], job["intercept"], job.get("space", "paper"))
     X, y = t["X"], t["y"]
     problem = t[job["kind"]]
     kind, eps, seed, oracle, limit = (job["kind"], job["eps"], job["seed"], job["oracle"],
@@ -387,6 +393,9 @@ def main() -> None:
                          "(default: the usable CPUs, at most 2)")
     ap.add_argument("--n-jobs", type=int, default=1,
                     help="draws run in this many processes (joblib; one worker each)")
+    ap.add_argument("--space", default="paper",
+                    help="parameter space W of both mechanisms, as the estimators' space= "
+                         "(paper: the ICML 2020 W; auto: the user-table default; norm2=R)")
     args = ap.parse_args()
     if args.quick:
         args.draws, args.time_limit, args.mono_draws = 2, 20.0, 1
@@ -403,7 +412,7 @@ def main() -> None:
     jobs: list[dict[str, Any]] = []
     lr_acc: dict[str, float] = {}
     for name in names:
-        t = _table(name, args.intercept)
+        t = _table(name, args.intercept, args.space)
         problem, X, y = t["opdisc"], t["X"], t["y"]
         lr_acc[name] = float(LogisticRegression(max_iter=5000).fit(X, y).score(X, y))
         n_num = int((~t["schema"].binary_mask).sum())
@@ -415,7 +424,7 @@ def main() -> None:
               f"sigma/paper_sigma eps=0.1: {ratios[0.1]:.3f} eps=1: {ratios[1.0]:.3f}",
               flush=True)
         base = {"table": name, "intercept": args.intercept, "time_limit": args.time_limit,
-                "workers": workers}
+                "workers": workers, "space": args.space}
         for eps in (0.1, 1.0):
             jobs += [base | {"kind": "opdisc", "eps": eps, "oracle": "highs", "seed": s}
                      for s in range(args.draws)]

@@ -339,6 +339,7 @@ _MODEL_OPTIONS: dict[str, tuple[str, ...]] = {
     "max_epsilon": ("accuracy-first",),
     "solver": _AGGREGATED_MODELS,
     "time_limit": _AGGREGATED_MODELS,
+    "space": _AGGREGATED_MODELS,
 }
 
 
@@ -357,7 +358,7 @@ def _check_model_options(ctx: typer.Context, model: str) -> None:
 
 def _check_fit_options(model: str, epsilon: float | None, delta: float | None, alpha: float,
                        max_epsilon: float | None, allow_large: bool, solver: str,
-                       time_limit: float) -> float | None:
+                       time_limit: float, space: str = "auto") -> float | None:
     """The options of ``fit`` checked before any file is read; returns max_epsilon.
 
     Which options a model takes is decided by :data:`_MODEL_OPTIONS` (checked first, by
@@ -390,6 +391,12 @@ def _check_fit_options(model: str, epsilon: float | None, delta: float | None, a
         except (TypeError, ValueError) as exc:
             _fail(f"--solver: {exc}")
         _check_option(check_positive, time_limit, "--time-limit")
+        from oracledp.estimators._space_spec import parameter_space
+
+        try:  # whether R and B reach tau = 1 does not depend on d: checked with d = 1
+            parameter_space(space, 1, model="rspm" if model == "gaussian-rspm" else model)
+        except (TypeError, ValueError) as exc:
+            _fail(f"--space: {exc}")
     return None
 
 
@@ -439,6 +446,11 @@ def fit_table(
     time_limit: Annotated[
         float, typer.Option("--time-limit", help="Seconds per oracle call (opdisc/rspm/gaussian-rspm).")
     ] = 60.0,
+    space: Annotated[str, typer.Option(
+        "--space", help="Parameter space W of opdisc/rspm (public): auto (a rule on d, the "
+                        "encoded features: ||k||^2 <= min(d, 4); rspm keeps the box {-1,0,1}^d "
+                        "for d <= 12), paper (the ICML 2020 W), or norm2=R[,bound=B] (see "
+                        "docs/choosing-a-model.md).")] = "auto",
     sep: Annotated[str, _SEP] = ",",
     force: Annotated[
         bool, typer.Option("--force", help="Overwrite a model already saved in --out.")
@@ -461,7 +473,7 @@ def fit_table(
     try:
         _fit(data, schema_path, out, model, epsilon, delta, alpha, max_epsilon,
              allow_large_epsilon, ignore_extra, seed, solver, time_limit, sep, force, verbose,
-             budget)
+             budget, space=space)
     except KeyboardInterrupt:
         _interrupted()
 
@@ -469,9 +481,10 @@ def fit_table(
 def _fit(data: Path, schema_path: Path, out: Path, model: str, epsilon: float | None,
          delta: float | None, alpha: float, max_epsilon: float | None, allow_large: bool,
          ignore_extra: bool, seed: int | None, solver: str, time_limit: float, sep: str,
-         force: bool, verbose: bool, budget: Path | None = None) -> None:
+         force: bool, verbose: bool, budget: Path | None = None, *,
+         space: str = "auto") -> None:
     max_epsilon = _check_fit_options(model, epsilon, delta, alpha, max_epsilon, allow_large,
-                                     solver, time_limit)
+                                     solver, time_limit, space)
     _check_out(out, force)  # before the data are read: a refused --out spends no budget
     if budget is not None:
         _read_budget(budget)  # a malformed ledger is refused before anything else is read
@@ -479,7 +492,8 @@ def _fit(data: Path, schema_path: Path, out: Path, model: str, epsilon: float | 
     try:  # what a Python user calls: the registry refuses an unconfirmed schema
         schema = model_schema(model, schema)
         est = make_estimator(model, schema, epsilon, delta, alpha=alpha, random_state=seed,
-                             oracle=solver, time_limit=time_limit, max_epsilon=max_epsilon)
+                             oracle=solver, time_limit=time_limit, max_epsilon=max_epsilon,
+                             space=space if model in _AGGREGATED_MODELS else None)
     except (OracleDPError, ValueError) as exc:
         _fail(str(exc))
     declared = _declared(model, epsilon, delta, max_epsilon)
@@ -725,6 +739,8 @@ def _print_fit(console: Console, model: str, schema: Any, est: Any, n_rows: int,
         *([("privacy per person", f"epsilon {person.epsilon:.4g}, delta {person.delta:.3g} "
                                   f"({person.kind}; group privacy, {k} records)")]
           if k > 1 else []),
+        *([("parameter space", est.space_description_.removeprefix("parameter space "))]
+          if hasattr(est, "space_description_") else []),
         ("exact oracle assumed", "yes (certified)" if g.requires_exact_oracle else "no"),
         ("guarantee holds", "yes" if g.holds else "NO"),
         *([("time (non-private diagnostic)", f"{fit_seconds:.1f}s")]

@@ -150,8 +150,9 @@ def _private_run(X_tr: NDArray, y_tr: NDArray, X_te: NDArray, y_te: NDArray, eps
     seed = run_seed(config.seed, eps_index, run)
     # A research report: it records the oracle's status, time and training loss, which are
     # non-private diagnostics (kept on purpose; the guarantee is flagged accordingly).
-    clf = OPDiscClassifier(epsilon=eps, oracle=config.solver, time_limit=config.time_limit,
-                           schema=schema, keep_diagnostics=True, random_state=seed)
+    clf = OPDiscClassifier(epsilon=eps, space="paper", oracle=config.solver,
+                           time_limit=config.time_limit, schema=schema, keep_diagnostics=True,
+                           random_state=seed)
     rec: dict[str, Any] = {"epsilon": eps, "run": run, "seed": seed}
     t0 = time.perf_counter()
     try:

@@ -64,14 +64,18 @@ def model_schema(name: str, schema: Any) -> Any:
 def make_estimator(name: str, schema: Any, epsilon: float | None = None,
                    delta: float | None = None, *, alpha: float = 0.1,
                    random_state: Any = None, oracle: str = "highs", time_limit: float | None = 60.0,
-                   max_epsilon: float | None = None) -> Any:
+                   max_epsilon: float | None = None, space: Any = None) -> Any:
     """The unfitted estimator of model ``name`` for a table with public schema ``schema``.
 
     ``epsilon`` / ``delta`` are the privacy parameters of the fixed-budget models
     (``opdisc``, ``rspm``, ``gaussian-rspm``, ``opsamp``, ``dpsgd``); ``alpha`` (the target
     excess risk) and ``max_epsilon`` those of ``accuracy-first``; ``oracle`` (a backend name,
     the command line's ``--solver``) and ``time_limit`` choose the exact oracle of ``opdisc`` /
-    ``rspm`` / ``gaussian-rspm``.  Labels and bounds come
+    ``rspm`` / ``gaussian-rspm``, and ``space`` (the command line's ``--space``; None: the
+    estimator's default ``"auto"``, a rule on d, the schema's encoded features:
+    ``||k||^2 <= min(d, 4)`` for opdisc, for rspm and gaussian-rspm the box {-1,0,1}^d while
+    d <= 12) their parameter space W; the other models take no ``space`` and refuse one.
+    Labels and bounds come
     from the schema (public), and so does the number of features: every model's ``fit``
     refuses an X of another width (encoded by another schema) before any noise.  Pass
     ``model_schema(name, schema)`` for ``accuracy-first``.
@@ -103,13 +107,17 @@ def make_estimator(name: str, schema: Any, epsilon: float | None = None,
     (['no', 'yes'], ('x', 'c=a', 'c=b', '(intercept)'))
     """
     check_model_name(name)
+    if space is not None and name not in ("opdisc", "rspm", "gaussian-rspm"):
+        raise ValueError(
+            f"space= is a parameter of opdisc, rspm and gaussian-rspm only, not of {name}")
     schema.check_confirmed()  # the schema's one confirmation check, for Python and the CLI
     labels = list(schema.labels)
     if name in ("opdisc", "rspm", "gaussian-rspm"):
         from oracledp.estimators import GaussianRSPMClassifier, OPDiscClassifier, RSPMClassifier
 
         common = {"schema": schema.feature_schema(), "classes": labels,
-                  "random_state": random_state, "oracle": oracle, "time_limit": time_limit}
+                  "random_state": random_state, "oracle": oracle, "time_limit": time_limit,
+                  **({} if space is None else {"space": space})}
         if name == "rspm":
             return RSPMClassifier(epsilon, **common)
         if name == "gaussian-rspm":

@@ -1,7 +1,8 @@
 """A saved OPDisc model is refused unless its coefficients are a point of OPDisc's parameter
 space W = {tau k : k integer, |tau k_j| <= bound, ||tau k||_2 <= radius}, the public space
-given by the saved params (tau, bound, radius; the estimator's defaults when absent) and the
-schema's number of encoded features."""
+given by the saved params (``space`` = "norm2=R,bound=B", the W of the fit, with tau; in files
+without it tau, bound, radius, the estimator's former defaults when absent) and the schema's
+number of encoded features."""
 
 from __future__ import annotations
 
@@ -29,10 +30,14 @@ def _saved(tmp_path: Path, **params) -> Path:
     return save_model(tmp_path / "m", model_type="opdisc", schema=SCHEMA, estimator=est)
 
 
-def _with(path: Path, coef=None, **params) -> Path:
+def _with(path: Path, coef=None, *, legacy: bool = False, **params) -> Path:
+    """The saved file with other coefficients or params; ``legacy``: without ``space`` (a
+    file that declares W by tau/bound/radius only)."""
     doc = json.loads(path.read_text())
     if coef is not None:
         doc["coef"] = coef
+    if legacy:
+        del doc["params"]["space"]
     doc["params"].update(params)
     path.write_text(json.dumps(doc))
     return path
@@ -64,7 +69,7 @@ def test_coefficients_outside_w_are_refused(tmp_path, coef):
 
 def test_the_saved_params_define_w(tmp_path):
     path = _saved(tmp_path)
-    load_model(_with(path, [2.0, 1.0, 0.0, 0.0], radius=3.0))  # now in the ball
+    load_model(_with(path, [2.0, 1.0, 0.0, 0.0], legacy=True, radius=3.0))  # now in the ball
     with pytest.raises(ModelFileError, match="parameter space W"):
         load_model(_with(path, [2.0, 1.0, 0.0, 0.0], tau=2.0))  # not a multiple of 2
     load_model(_with(path, [0.25, -0.5, 0.0, 0.0], tau=0.25, bound=2.0, radius=3.0))
@@ -72,10 +77,24 @@ def test_the_saved_params_define_w(tmp_path):
         load_model(_with(path, [0.3, 0.0, 0.0, 0.0], tau=0.25))
 
 
+def test_the_saved_space_is_the_fitted_w_and_defines_it(tmp_path):
+    """The file records the W of the fit ("norm2=R,bound=B"); it, not bound/radius, decides."""
+    path = _saved(tmp_path, space="norm2=2")
+    saved = load_model(path)
+    assert saved.params["space"] == "norm2=2,bound=1"
+    assert "parameter space W = {k in Z^4 : |k_j| <= 1, ||k||^2 <= 2}" in saved.guarantee.notes
+    assert (np.abs(saved.coef) > 0).sum() <= 2
+    with pytest.raises(ModelFileError, match="parameter space W"):  # 3 nonzero: not in W
+        load_model(_with(path, [1.0, 1.0, -1.0, 0.0], radius=3.0))
+    load_model(_with(path, [1.0, 1.0, -1.0, 0.0], space="norm2=3"))
+    with pytest.raises(ModelFileError, match="parameter space"):
+        load_model(_with(path, space="norm2=banana"))
+
+
 @pytest.mark.parametrize("params", [{"tau": -1.0}, {"tau": "1"}, {"bound": 0.0},
                                     {"tau": 2.0, "bound": 1.0, "radius": None}])
 def test_params_that_describe_no_space_are_refused(tmp_path, params):
-    path = _with(_saved(tmp_path), **params)
+    path = _with(_saved(tmp_path), legacy=True, **params)
     with pytest.raises(ModelFileError, match="parameter space"):
         load_model(path)
 

@@ -20,8 +20,10 @@ class GaussianRSPMClassifier(RSPMClassifier):
     One call to an exact weighted oracle on the data plus the 2d separator examples
     (e_j, +1), (-e_j, +1) with weights ``N(0, sigma^2)``, sigma from the bound proven in
     ``docs/proofs/gaussian-rspm-calibration.md`` (public parameters only: eps, delta,
-    m = 2d and |W| = 3^d).  Same interface, validation, label mapping and exact-oracle
-    semantics as :class:`~oracledp.estimators.RSPMClassifier`, plus ``delta`` (None means
+    m = 2d and |W|, the size of the declared parameter space).  Same interface, the same
+    ``space`` (W, a subset of {-1, 0, 1}^d; default ``"auto"``: RSPM's rule), validation,
+    label mapping and exact-oracle semantics as
+    :class:`~oracledp.estimators.RSPMClassifier`, plus ``delta`` (None means
     ``1 / n**2``, as for :class:`~oracledp.estimators.OPDiscClassifier`) and
     ``calibration`` (``"paper"``: the Gaussian-mechanism sigma of Theorem 7's rate, NOT
     private: ``guarantee_.holds`` is False and a PrivacyWarning is issued).
@@ -33,7 +35,8 @@ class GaussianRSPMClassifier(RSPMClassifier):
 
     Attributes
     ----------
-    coef_, intercept_ (0.0), classes_, guarantee_, result_ (GaussianRSPMResult),
+    coef_, intercept_ (0.0), classes_, guarantee_, space_ (W), space_description_,
+    result_ (GaussianRSPMResult),
     sigma_ (the weights' standard deviation), m_ (separator size 2d), calibration_ (a
     GaussianRSPMCalibration); with ``keep_diagnostics=True`` also ``diagnostics_`` (NOT
     private, never pickled).
@@ -56,6 +59,7 @@ class GaussianRSPMClassifier(RSPMClassifier):
         epsilon: float = 1.0,
         delta: float | None = None,
         *,
+        space: Any = "auto",
         oracle: str | Oracle = "highs",
         time_limit: float | None = 60.0,
         allow_uncertified: bool = False,

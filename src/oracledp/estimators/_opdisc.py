@@ -31,6 +31,13 @@ from oracledp.estimators._base import (
     delta_for,
     store_init_arguments,
 )
+from oracledp.estimators._space_spec import (
+    check_space,
+    describe_space,
+    parameter_space,
+    space_label,
+    with_space_note,
+)
 from oracledp.learners._opdisc import OPDiscResult, opdisc
 from oracledp.oracles._base import Oracle
 from oracledp.oracles._halfspace import FeatureSchema, HalfspaceProblem
@@ -130,8 +137,8 @@ class OPDiscClassifier(PrivateBinaryClassifier):
 
     Draws ``eta ~ N(0, sigma^2 I_{d+1})`` and returns the exact minimizer of
     ``#errors(w) - <eta, pi(w)>`` over the integer grid
-    ``W = {tau k : |tau k_j| <= bound, ||tau k||_2 <= radius}`` (one call to an
-    optimization oracle).  The model is a halfspace through the origin: there is
+    ``W = {tau k : |tau k_j| <= bound, ||tau k||_2 <= radius}`` declared by ``space``
+    (one call to an optimization oracle).  The model is a halfspace through the origin: there is
     no intercept (``intercept_ = 0.0``); with one-hot encoded categorical
     features the one-hot blocks play the role of an intercept.
 
@@ -144,12 +151,26 @@ class OPDiscClassifier(PrivateBinaryClassifier):
         the number of training rows.  This default depends on n, which is treated
         as public, as in the paper's experiments; pass a fixed delta if the
         dataset size must stay private.
+    space : {"auto", "paper"}, str "norm2=R[,bound=B]" or dict, default="auto"
+        The parameter space W, a declared public parameter (never read from the data).
+        ``"auto"``: ``||w||_2^2 <= min(d, 4)`` (so ``|w_j| <= 2``), a rule on the number
+        of features d alone; for ``d <= 4`` it is the paper's W.  ``"paper"``: the ICML
+        2020 experiment's ``|w_j| <= floor(sqrt d)``, ``||w||_2 <= sqrt d``.
+        ``"norm2=R"`` / ``"norm2=R,bound=B"`` / ``{"norm2": R, "bound": B}``: the points
+        with ``||w||_2^2 <= R`` (and ``|w_j| <= B``).  sigma grows with D^2 (D the largest
+        norm in W), so a compact W means less noise and an easier oracle: on the bundled
+        health_insurance table at eps 1, sigma is 894 for the paper's W and 114 for
+        ``"auto"``, which certified every measured draw in seconds and was more accurate
+        (docs/choosing-a-model.md).  W, |W| and D are recorded in ``guarantee_.notes``
+        and ``space_``.
     tau : float, default=1.0
         Spacing of the parameter grid (the space is tau-separated).
     bound : float or None, default=None
-        Box bound ``|w_j| <= bound``; ``None`` means ``floor(sqrt(d))``.
+        Box bound ``|w_j| <= bound`` (the former way to declare W, kept: with ``bound``
+        or ``radius`` set, ``space`` must stay ``"auto"`` and W is the paper's with these
+        bounds); ``None`` means ``floor(sqrt(d))`` when ``radius`` is set.
     radius : float or None, default=None
-        Ball bound ``||w||_2 <= radius``; ``None`` means ``sqrt(d)``.
+        Ball bound ``||w||_2 <= radius``; ``None`` means ``sqrt(d)`` when ``bound`` is set.
     oracle : str or Oracle, default="highs"
         Oracle name (see :func:`oracledp.oracles.available_oracles`; the command
         line's ``--solver``) or an :class:`~oracledp.oracles.Oracle` instance, used
@@ -223,7 +244,13 @@ class OPDiscClassifier(PrivateBinaryClassifier):
     feature_names_in_ : ndarray of str
         Only when X was a DataFrame with string column names.
     guarantee_ : PrivacyGuarantee
-        (epsilon, delta)-DP statement of this fit, ``requires_exact_oracle=True``.
+        (epsilon, delta)-DP statement of this fit, ``requires_exact_oracle=True``; its
+        ``notes`` name the parameter space W, |W| and D.
+    space_ : IntegerBall
+        The parameter space W of the fit (public: a function of ``space``, ``tau``,
+        ``bound``, ``radius`` and d only).
+    space_description_ : str
+        W, how it was declared, |W| and D in one line (as in ``guarantee_.notes``).
     sigma_ : float
         Standard deviation of the objective noise.
     calibration_ : OPDiscCalibration
@@ -292,6 +319,7 @@ class OPDiscClassifier(PrivateBinaryClassifier):
         epsilon: float = 1.0,
         delta: float | None = None,
         *,
+        space: Any = "auto",
         tau: float = 1.0,
         bound: float | None = None,
         radius: float | None = None,
@@ -372,9 +400,14 @@ class OPDiscClassifier(PrivateBinaryClassifier):
     def _check_params(self) -> dict[str, Any]:
         """The checks of step 1, run by :meth:`_start_fit`: every parameter, once."""
         epsilon = check_privacy_parameters(self.epsilon, self.delta)
+        space = check_space(self.space, self._space_model)
         tau = check_positive(self.tau, "tau")
         bound = _check_optional_positive(self.bound, "bound")
         radius = _check_optional_positive(self.radius, "radius")
+        if (bound is not None or radius is not None) and space.kind != "auto":
+            raise ValueError(f"{type(self).__name__}: pass either space= or bound=/radius=, "
+                             f"not both (got space={self.space!r} with bound={self.bound!r}, "
+                             f"radius={self.radius!r})")
         time_limit = _check_optional_positive(self.time_limit, "time_limit")
         if not isinstance(self.allow_uncertified, (bool, np.bool_)):
             raise TypeError(
@@ -385,8 +418,8 @@ class OPDiscClassifier(PrivateBinaryClassifier):
                 f"calibration must be 'proven' or 'paper', got {self.calibration!r}")
         grid = None if self.feature_grid is None else _grid_fraction(self.feature_grid)
         check_solver_name(self.oracle, "oracle")
-        return {"epsilon": epsilon, "tau": tau, "bound": bound, "radius": radius,
-                "time_limit": time_limit, "grid": grid}
+        return {"epsilon": epsilon, "space": space, "tau": tau, "bound": bound,
+                "radius": radius, "time_limit": time_limit, "grid": grid}
 
     def _fit_problem(self, params: dict[str, Any], n: int, d: int, classes: NDArray[Any],
                      build: Any) -> OPDiscClassifier:
@@ -395,7 +428,8 @@ class OPDiscClassifier(PrivateBinaryClassifier):
         grid = params["grid"]
 
         # 3. The exact problem over the public schema (refuses data that violate it).
-        space = self._make_space(d, params["bound"], params["radius"], params["tau"])
+        space, how = self._make_space(d, params)
+        description = describe_space(space, how)
         schema = public_schema(self.schema, grid, d, space.k_max, type(self).__name__)
         problem = build(space, schema, grid)
         oracle = build_oracle(self.oracle, params["time_limit"])
@@ -424,7 +458,9 @@ class OPDiscClassifier(PrivateBinaryClassifier):
             feature_schema_=schema,
             coef_=np.asarray(result.w, dtype=np.float64).reshape(1, d),
             intercept_=0.0,
-            guarantee_=result.guarantee,
+            guarantee_=with_space_note(result.guarantee, description),
+            space_=space,
+            space_description_=description,
             result_=result,
             **self._noise_attributes(result),
         )
@@ -439,9 +475,17 @@ class OPDiscClassifier(PrivateBinaryClassifier):
         """The delta of the release (what a BudgetAccountant is declared)."""
         return delta
 
-    def _make_space(self, d: int, bound: float | None, radius: float | None,
-                    tau: float) -> IntegerBall:
-        return IntegerBall(d, bound=bound, radius=radius, tau=tau)
+    #: Which rule of :mod:`oracledp.estimators._space_spec` declares W.
+    _space_model = "opdisc"
+
+    def _make_space(self, d: int, params: dict[str, Any]) -> tuple[IntegerBall, str]:
+        """W (public: parameters and d only) and how it was declared, for the guarantee."""
+        bound, radius, tau = params["bound"], params["radius"], params["tau"]
+        if bound is not None or radius is not None:  # the former explicit bounds
+            return (IntegerBall(d, bound=bound, radius=radius, tau=tau),
+                    f"bound={bound!r}, radius={radius!r}")
+        return (parameter_space(params["space"], d, model=self._space_model, tau=tau),
+                space_label(params["space"], d, self._space_model))
 
     def _release(self, problem: HalfspaceProblem, epsilon: float, delta: float, oracle: Oracle,
                  rng: np.random.Generator, *, return_diagnostics: bool = False) -> OPDiscResult:

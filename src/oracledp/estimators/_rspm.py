@@ -8,20 +8,37 @@ import numpy as np
 
 from oracledp.estimators._base import store_init_arguments
 from oracledp.estimators._opdisc import OPDiscClassifier
-from oracledp.learners._rspm import RSPMResult, rspm, rspm_space
+from oracledp.learners._rspm import RSPMResult, rspm
 from oracledp.oracles._base import Oracle
 from oracledp.oracles._halfspace import FeatureSchema, HalfspaceProblem
-from oracledp.oracles._space import IntegerBall
 
 
 class RSPMClassifier(OPDiscClassifier):
     """Pure eps-DP 0/1-loss linear classifier with weights in {-1, 0, 1}^d (RSPM).
 
     One call to an exact weighted oracle on the data plus the 2d separator
-    examples (e_j, +1), (-e_j, +1) with weights Lap(4d/eps) (Theorem 6).  Same
+    examples (e_j, +1), (-e_j, +1) with weights Lap(4d/eps) (Theorem 6), over the
+    declared parameter space W, a subset of {-1, 0, 1}^d (``space``).  Same
     interface, validation, label mapping and exact-oracle semantics as
     :class:`~oracledp.estimators.OPDiscClassifier` (sgn(0) = 0 in training, a score
     of 0 predicts ``classes_[0]``; uncertified oracle answers raise OracleFailure).
+
+    Parameters
+    ----------
+    space : {"auto", "paper"}, str "norm2=R" or dict {"norm2": R}, default="auto"
+        The parameter space W, a declared public parameter (never read from the data):
+        ``{-1, 0, 1}^d`` intersected with ``||w||_2^2 <= R`` (at most R nonzero weights).
+        ``"auto"``: a rule on the number of features d alone, the whole box while it has
+        at most 10^6 points (``d <= 12``), else R = 4; ``"paper"``: the whole box
+        ``{-1, 0, 1}^d`` of the ICML 2020 experiment; ``"norm2=R"``: R given (a ``bound``
+        can only be 1).  The
+        separators (e_j, +1), (-e_j, +1) separate every subset of the box, so the noise
+        scale 2m/eps and the guarantee are the same for every W
+        (docs/proofs/rspm-shift.md); a smaller W is a smaller exact search.  W, |W| and D
+        are recorded in ``guarantee_.notes`` and ``space_``.
+
+    The other parameters are :class:`~oracledp.estimators.OPDiscClassifier`'s (no
+    ``delta``, ``tau``, ``bound``, ``radius`` or ``calibration``).
 
     Privacy
     -------
@@ -30,7 +47,8 @@ class RSPMClassifier(OPDiscClassifier):
 
     Attributes
     ----------
-    coef_, intercept_ (0.0), classes_, guarantee_, result_ (RSPMResult),
+    coef_, intercept_ (0.0), classes_, guarantee_, space_ (W), space_description_,
+    result_ (RSPMResult),
     scale_ (the Laplace scale 2m/eps), m_ (separator size 2d); with
     ``keep_diagnostics=True`` also ``diagnostics_`` (NOT private, never pickled; see
     :class:`~oracledp.estimators.OPDiscClassifier`).
@@ -47,7 +65,7 @@ class RSPMClassifier(OPDiscClassifier):
     (8.0, 4)
     """
 
-    # OPDiscClassifier parameters that RSPM does not have (W is fixed to {-1,0,1}^d).
+    # OPDiscClassifier parameters that RSPM does not have (W is a subset of {-1,0,1}^d).
     delta = None
     tau = 1.0
     bound = None
@@ -58,6 +76,7 @@ class RSPMClassifier(OPDiscClassifier):
         self,
         epsilon: float = 1.0,
         *,
+        space: Any = "auto",
         oracle: str | Oracle = "highs",
         time_limit: float | None = 60.0,
         allow_uncertified: bool = False,
@@ -72,9 +91,7 @@ class RSPMClassifier(OPDiscClassifier):
     def _declared_delta(self, delta: float) -> float:
         return 0.0  # pure epsilon-DP
 
-    def _make_space(self, d: int, bound: float | None, radius: float | None,
-                    tau: float) -> IntegerBall:
-        return rspm_space(d)
+    _space_model = "rspm"
 
     def _release(self, problem: HalfspaceProblem, epsilon: float, delta: float, oracle: Oracle,
                  rng: np.random.Generator, *, return_diagnostics: bool = False) -> RSPMResult:

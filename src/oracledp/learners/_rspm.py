@@ -19,7 +19,9 @@ the separator set below and an exact example showing that half the noise is only
 Halfspaces of the ICML 2020 experiment: W = {-1, 0, 1}^d (integer k with
 |k_j| <= 1), 0/1 loss 1[y != sgn(<x, w>)] with sgn(0) = 0.  Separator examples
 (e_j, +1) and (-e_j, +1), j = 1..d (m = 2d): their losses are 1[w_j <= 0] and
-1[w_j >= 0], whose pattern (1,0), (1,1), (0,1) identifies w_j, so U separates W.
+1[w_j >= 0], whose pattern (1,0), (1,1), (0,1) identifies w_j, so U separates W,
+and every subset of it, e.g. the norm-bounded W = {k in {-1, 0, 1}^d : ||k||^2 <= R}
+of :func:`rspm_space` ``(d, norm2=R)``: same U, same m, same scale 2m/eps.
 A separator example's loss depends on w_j alone, so its weight is exactly a cost
 on the value of k_j (:class:`~oracledp.oracles._halfspace.Perturbation`): the
 oracle needs no extra rows, and the points +-e_j need not be valid records.
@@ -47,9 +49,20 @@ from oracledp.privacy._guarantees import PrivacyGuarantee
 SOURCE = "Neel, Roth, Wu (FOCS 2019), RSPM (Section III.A), Theorem 6"
 
 
-def rspm_space(d: int) -> IntegerBall:
-    """W = {-1, 0, 1}^d, the RSPM parameter space of the ICML 2020 experiment."""
-    return IntegerBall(d, bound=1, radius=float(np.sqrt(d)))
+def rspm_space(d: int, norm2: float | None = None) -> IntegerBall:
+    """W = {-1, 0, 1}^d, the RSPM parameter space of the ICML 2020 experiment; with ``norm2=R``
+    its subset ``{k in {-1, 0, 1}^d : ||k||^2 <= R}`` (at most R nonzero entries).
+
+    Every subset of the box keeps the separator set {+-e_j} and the scale 2m/eps (a class
+    that U separates stays separated when points are removed; docs/proofs/rspm-shift.md).
+
+    >>> from oracledp.learners import rspm_space
+    >>> rspm_space(5).size(), rspm_space(5, norm2=2).size()  # 3^5; 1 + 5*2 + 10*4
+    (243, 51)
+    """
+    if norm2 is None:
+        return IntegerBall(d, bound=1, radius=float(np.sqrt(d)))
+    return IntegerBall(d, bound=1, radius=float(np.sqrt(norm2)))
 
 
 def rspm_scale(epsilon: float, m: int) -> float:
@@ -121,10 +134,10 @@ def _check_space(problem: Any) -> None:
     if not isinstance(problem, HalfspaceProblem):
         raise TypeError("problem must be a HalfspaceProblem over rspm_space(d)")
     sp = problem.space
-    if sp.k_max != 1 or sp.tau != 1.0 or sp.k_norm2_max < sp.d:
+    if sp.k_max != 1 or sp.tau != 1.0:
         raise ValueError(
-            "RSPM's separator set {+-e_j} is for W = {-1, 0, 1}^d: build the problem with "
-            f"rspm_space(d), got {sp}"
+            "RSPM's separator set {+-e_j} is for subsets of {-1, 0, 1}^d: build the problem "
+            f"with rspm_space(d) or rspm_space(d, norm2=R), got {sp}"
         )
 
 
@@ -139,7 +152,7 @@ def rspm(
     return_diagnostics: bool = False,
     **oracle_options: Any,
 ) -> RSPMResult:
-    """Run Laplace RSPM once on 0/1-loss halfspaces over {-1, 0, 1}^d.
+    """Run Laplace RSPM once on 0/1-loss halfspaces over {-1, 0, 1}^d (or a subset of it).
 
     Privacy: ``epsilon``-DP (pure, fixed in advance) for replace-one neighbours (Neel, Roth,
     Wu, FOCS 2019, Section III.A, Theorem 6), *provided the oracle returns the exact
@@ -152,7 +165,8 @@ def rspm(
     Parameters
     ----------
     problem:
-        A :class:`~oracledp.oracles.HalfspaceProblem` built with :func:`rspm_space`.
+        A :class:`~oracledp.oracles.HalfspaceProblem` built with :func:`rspm_space`
+        (the box, or its subset ``||k||^2 <= R`` with ``norm2=R``).
     epsilon:
         Target eps > 0 (pure DP).
     oracle:

@@ -87,9 +87,10 @@ file is used): a missing or unknown top-level field; a model type not listed abo
 invalid or unconfirmed schema; ``feature_names`` other than the schema's encoded features;
 ``coef`` that is not a list of exactly one finite number (not a string, not a boolean) per
 encoded feature; a non-finite ``intercept`` (or a non-zero one for a model without
-intercept; rspm coefficients outside {-1, 0, 1}; opdisc coefficients that are not a point of
-its parameter space W, the integer multiples of ``tau`` in the box ``bound`` and the ball
-``radius`` given by the saved ``params`` and the schema's number of features); ``classes`` other than the schema's two
+intercept; rspm coefficients outside {-1, 0, 1}; opdisc or rspm coefficients that are not a
+point of their parameter space W, the integer multiples of ``tau`` in the box and the ball
+given by the saved ``params`` (``space``: ``"norm2=R,bound=B"``, the W of the fit; files
+without it: ``bound``/``radius``) and the schema's number of features); ``classes`` other than the schema's two
 labels sorted; a guarantee without exactly the fields of ``PrivacyGuarantee.to_dict()``,
 each of its exact JSON type (``holds`` a real true/false, ``epsilon`` a finite number > 0,
 ``delta`` in [0, 1), ``kind`` pure/approximate/ex-post...), or whose kind and exact-oracle

@@ -111,25 +111,34 @@ def _check_params(params: Any) -> dict[str, Any]:
     return dict(params)
 
 
-def _check_opdisc_coef(coef: NDArray[np.float64], params: dict[str, Any]) -> None:
-    """OPDisc releases a point of its public parameter space ``W = {tau k : k integer,
-    |tau k_j| <= bound, ||tau k||_2 <= radius}`` (``IntegerBall`` of ``d`` = the schema's
-    encoded features, with the saved ``tau``/``bound``/``radius`` or the estimator's defaults
-    when absent): coefficients anywhere else were not written by OPDisc."""
+def _check_opdisc_coef(coef: NDArray[np.float64], params: dict[str, Any],
+                       model_type: str = "opdisc") -> None:
+    """OPDisc and RSPM release a point of their public parameter space ``W = {tau k : k
+    integer, |tau k_j| <= bound, ||tau k||_2 <= radius}`` (``IntegerBall`` of ``d`` = the
+    schema's encoded features): the saved ``space`` (``"norm2=R,bound=B"``, written by
+    :func:`save_model`) with the saved ``tau``, or for files without it the saved
+    ``tau``/``bound``/``radius`` (the estimator's former defaults when absent; rspm: the box
+    ``{-1, 0, 1}^d``): coefficients anywhere else were not written by that model."""
+    from oracledp.estimators._space_spec import parameter_space
     from oracledp.oracles import IntegerBall
 
     tau, bound, radius = (params.get("tau", 1.0), params.get("bound"), params.get("radius"))
     try:
-        space = IntegerBall(len(coef), bound=bound, radius=radius, tau=tau)
+        if "space" in params:
+            space = parameter_space(params["space"], len(coef), model=model_type, tau=tau)
+        elif model_type == "rspm":
+            space = parameter_space("paper", len(coef), model="rspm")
+        else:
+            space = IntegerBall(len(coef), bound=bound, radius=radius, tau=tau)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"opdisc params 'tau', 'bound', 'radius' do not describe its "
-                         f"parameter space: {exc}") from None
+        raise ValueError(f"{model_type} params 'space', 'tau', 'bound', 'radius' do not "
+                         f"describe its parameter space: {exc}") from None
     k = np.rint(coef / space.tau)
     on_grid = bool((k * space.tau == coef).all())  # w = tau * k exactly, as OPDisc releases
     in_box = on_grid and bool((np.abs(k) <= space.k_max).all())  # before any int64 cast
     if not (in_box and space.contains_k(k.astype(np.int64))[0]):
         raise ValueError(
-            "opdisc coefficients must be a point of its parameter space W (multiples of tau "
+            f"{model_type} coefficients must be a point of its parameter space W (multiples of tau "
             f"{space.tau:g}, each at most {space.k_max * space.tau:g} in absolute value, l2 "
             f"norm at most {space.radius:g}; from the saved params and the schema's "
             f"{len(coef)} features)")
@@ -175,8 +184,8 @@ def _model_from_doc(doc: Any) -> SavedModel:
     if model_type in ("rspm", "gaussian-rspm") and not np.isin(coef, (-1.0, 0.0, 1.0)).all():
         raise ValueError(f"{model_type} coefficients must be -1, 0 or 1")
     params = _check_params(doc["params"])
-    if model_type == "opdisc":
-        _check_opdisc_coef(coef, params)
+    if model_type in ("opdisc", "rspm"):
+        _check_opdisc_coef(coef, params, model_type)
     classes = doc["classes"]
     if (not isinstance(classes, list) or len(classes) != 2
             or not all(isinstance(c, str) for c in classes)
@@ -229,6 +238,11 @@ def save_model(directory: str | Path, *, model_type: str, schema: TableSchema,
     params = {k: v for k, v in estimator.get_params(deep=False).items()
               if k not in ("random_state", "keep_diagnostics", "schema", "classes")
               and _jsonable(v)}
+    space = getattr(estimator, "space_", None)
+    if model_type in ("opdisc", "rspm") and space is not None:
+        from oracledp.estimators._space_spec import space_spec
+
+        params["space"] = space_spec(space)  # W as fitted (public), checked again on load
     coef = np.asarray(estimator.coef_, dtype=np.float64).ravel()
     doc = {
         "format": MODEL_FORMAT,

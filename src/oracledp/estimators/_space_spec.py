@@ -1,0 +1,246 @@
+"""The parameter space W of the OPDisc and RSPM estimators: a declared public parameter.
+
+``space=`` of :class:`~oracledp.estimators.OPDiscClassifier` and
+:class:`~oracledp.estimators.RSPMClassifier` (and of ``make_estimator`` and
+``oracledp fit --space``) takes
+
+* ``"auto"`` (the default): the rule :func:`auto_norm2`, a function of the number of encoded
+  features d alone (public; never the data): ``||k||^2 <= min(d, 4)`` for OPDisc; for RSPM the
+  whole box ``{-1, 0, 1}^d`` while it has at most 10^6 points (d <= 12), else
+  ``||k||^2 <= 4``;
+* ``"paper"``: the space of the ICML 2020 experiment (OPDisc: ``|k_j| <= floor(sqrt d)``,
+  ``||k||_2 <= sqrt d``; RSPM: ``{-1, 0, 1}^d``), which the reproductions use;
+* ``"norm2=R"`` or ``"norm2=R,bound=B"`` (or the dict ``{"norm2": R, "bound": B}``): the
+  integer points with ``||w||_2^2 <= R`` (and ``|w_j| <= B``).  RSPM's W is always a subset
+  of ``{-1, 0, 1}^d``, so its ``bound`` can only be 1.
+
+Why the rule is small (measured on the bundled wide tables health_insurance and
+doctor_visits, eps 1, 60 s limit; docs/choosing-a-model.md): OPDisc's sigma grows with
+D^2 (on health_insurance 894 for the paper's W, 295 for ``||k||^2 <= 9``, 114 for
+``||k||^2 <= 4``), and the exact oracle certifies the compact spaces in seconds where the
+paper's W times out.  RSPM's noise (scale 2m/eps, m = 2d) does not depend on W, so a
+smaller W only makes its search easier and can cost accuracy (on the bundled biopsy table,
+d = 11, eps 1: 0.955 with the box, 0.862 with ``||k||^2 <= 4``): its rule keeps the box while
+the box is small.  For ``d <= 4`` the rule gives exactly the paper's W for both models.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import numbers
+import re
+from typing import Any, NamedTuple
+
+from oracledp.oracles._space import IntegerBall
+
+__all__ = ["AUTO_NORM2", "RSPM_BOX_MAX_SIZE", "SPACE_MODELS", "auto_norm2", "check_space",
+           "describe_space", "parameter_space", "space_label", "space_spec", "with_space_note"]
+
+#: The cap R of the ``"auto"`` rule ``||k||^2 <= min(d, R)``, per model.
+AUTO_NORM2: dict[str, int] = {"opdisc": 4, "rspm": 4}
+
+#: RSPM's ``"auto"`` keeps the whole box {-1, 0, 1}^d while it has at most this many points.
+RSPM_BOX_MAX_SIZE = 10**6
+
+#: The models whose parameter space is declared with ``space=``.
+SPACE_MODELS = ("opdisc", "rspm")
+
+_SPACE_HELP = ("space must be 'auto', 'paper', 'norm2=R' or 'norm2=R,bound=B' (R the largest "
+               "squared l2 norm of w, B the largest |w_j|, both at least tau = 1 by default), "
+               "or a dict {'norm2': R, 'bound': B}")
+
+
+class SpaceSpec(NamedTuple):
+    """A checked ``space=`` value: its kind and, for ``"norm2"``, R and B (None: not given)."""
+
+    kind: str  # "auto", "paper" or "norm2"
+    norm2: float | None = None
+    bound: float | None = None
+
+
+def _number(value: object, name: str) -> float:
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            raise ValueError(f"{_SPACE_HELP}; {name} must be a number, got "
+                             f"{value!r}") from None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{_SPACE_HELP}; {name} must be a number, got {type(value).__name__}")
+    v = float(value)
+    if not (math.isfinite(v) and v > 0):
+        raise ValueError(f"{_SPACE_HELP}; {name} must be a finite number > 0, got {value!r}")
+    return v
+
+
+_ITEM = re.compile(r"^\s*(norm2|bound)\s*=\s*(\S+)\s*$")
+
+
+def check_space(space: object, model: str = "opdisc") -> SpaceSpec:
+    """``space`` checked (no data read, nothing drawn); one ValueError/TypeError otherwise.
+
+    Examples
+    --------
+    >>> from oracledp.estimators._space_spec import check_space
+    >>> check_space("norm2=9")
+    SpaceSpec(kind='norm2', norm2=9.0, bound=None)
+    >>> check_space({"norm2": 4, "bound": 2}).bound
+    2.0
+    >>> check_space("norm2=4,bound=2", model="rspm")
+    Traceback (most recent call last):
+    ...
+    ValueError: rspm's parameter space is a subset of {-1, 0, 1}^d: its bound can only be 1, got 2
+    """
+    if model not in SPACE_MODELS:
+        raise ValueError(f"model must be one of {', '.join(SPACE_MODELS)}, got {model!r}")
+    if isinstance(space, SpaceSpec):  # already checked: its values, for this model
+        space = (space.kind if space.kind != "norm2" else
+                 {"norm2": space.norm2, "bound": space.bound})
+    if isinstance(space, str) and space.strip() in ("auto", "paper"):
+        return SpaceSpec(space.strip())
+    if isinstance(space, str):
+        items: dict[str, object] = {}
+        for part in space.split(","):
+            m = _ITEM.match(part)
+            if m is None or m.group(1) in items:
+                raise ValueError(f"{_SPACE_HELP}, got {space!r}")
+            items[m.group(1)] = m.group(2)
+    elif isinstance(space, dict):
+        items = dict(space)
+        if not set(items) <= {"norm2", "bound"} or not all(isinstance(k, str) for k in items):
+            raise ValueError(f"{_SPACE_HELP}; the dict has unknown keys "
+                             f"{sorted(map(str, set(items) - {'norm2', 'bound'}))}")
+    else:
+        raise TypeError(f"{_SPACE_HELP}, got {type(space).__name__}")
+    if "norm2" not in items:
+        raise ValueError(f"{_SPACE_HELP}: norm2 is required, got {space!r}")
+    norm2 = _number(items["norm2"], "norm2")
+    bound = None if items.get("bound") is None else _number(items["bound"], "bound")
+    if model == "rspm" and bound is not None and bound != 1:
+        raise ValueError(f"rspm's parameter space is a subset of {{-1, 0, 1}}^d: its bound can "
+                         f"only be 1, got {bound:g}")
+    return SpaceSpec("norm2", norm2, bound)
+
+
+def auto_norm2(d: int, model: str = "opdisc") -> int:
+    """The ``"auto"`` rule: the cap on ``||k||^2``, from d and the model only.
+
+    d is the number of encoded features (public: the schema declares it).  OPDisc:
+    ``min(d, 4)`` (:data:`AUTO_NORM2`).  RSPM: d (the whole box {-1, 0, 1}^d) while
+    ``3^d <= 10^6`` (:data:`RSPM_BOX_MAX_SIZE`, d <= 12), else ``min(d, 4)``.  Nothing
+    about the data enters.
+
+    >>> from oracledp.estimators._space_spec import auto_norm2
+    >>> [auto_norm2(d) for d in (1, 2, 3, 4, 12, 13, 100)]
+    [1, 2, 3, 4, 4, 4, 4]
+    >>> [auto_norm2(d, "rspm") for d in (1, 4, 9, 12, 13, 100)]
+    [1, 4, 9, 12, 4, 4]
+    """
+    if isinstance(d, bool) or not isinstance(d, numbers.Integral) or d < 1:
+        raise ValueError(f"d must be a positive integer, got {d!r}")
+    if model not in SPACE_MODELS:
+        raise ValueError(f"model must be one of {', '.join(SPACE_MODELS)}, got {model!r}")
+    if model == "rspm" and 3 ** int(d) <= RSPM_BOX_MAX_SIZE:
+        return int(d)
+    return min(int(d), AUTO_NORM2[model])
+
+
+def parameter_space(space: object, d: int, *, model: str = "opdisc",
+                    tau: float = 1.0) -> IntegerBall:
+    """W for ``space`` (see the module docstring) in d dimensions, as an ``IntegerBall``.
+
+    A function of ``space``, d, the model and tau only (public parameters).  RSPM's spaces
+    have tau = 1 and ``|k_j| <= 1``.
+
+    Examples
+    --------
+    >>> from oracledp.estimators._space_spec import parameter_space
+    >>> w = parameter_space("auto", 12)
+    >>> w.k_max, w.k_norm2_max, w.size(), w.max_norm
+    (2, 4, 9993, 2.0)
+    >>> p = parameter_space("paper", 12)
+    >>> p.k_max, p.k_norm2_max, p.max_k_norm2  # D^2 = 12
+    (3, 12, 12)
+    >>> r = parameter_space("auto", 25, model="rspm")
+    >>> r.k_max, r.k_norm2_max, r.size()  # {-1,0,1}^25 with at most 4 nonzero entries
+    (1, 4, 222051)
+    >>> parameter_space("auto", 12, model="rspm").size()  # the box: 3^12 <= 10^6
+    531441
+    """
+    spec = check_space(space, model)
+    if model == "rspm":
+        if tau != 1.0:
+            raise ValueError(f"rspm's parameter space has tau = 1, got {tau!r}")
+        if spec.kind == "paper":
+            return IntegerBall(d, bound=1, radius=math.sqrt(d))
+        norm2 = auto_norm2(d, model) if spec.kind == "auto" else spec.norm2
+        return IntegerBall(d, bound=1, radius=math.sqrt(norm2))
+    if spec.kind == "paper":
+        return IntegerBall(d, tau=tau)
+    if spec.kind == "auto":
+        norm2 = auto_norm2(d, model)
+        return IntegerBall(d, bound=math.floor(math.sqrt(norm2)), radius=math.sqrt(norm2),
+                           tau=tau)
+    radius = math.sqrt(spec.norm2)
+    return IntegerBall(d, bound=radius if spec.bound is None else spec.bound, radius=radius,
+                       tau=tau)
+
+
+def space_spec(space: IntegerBall) -> str:
+    """The ``"norm2=R,bound=B"`` string of W (R = tau^2 max ||k||^2, B = tau max |k_j|).
+
+    :func:`parameter_space` of this string (with the same d and tau) is W again; the saved
+    model file records it.
+
+    >>> from oracledp.estimators._space_spec import parameter_space, space_spec
+    >>> space_spec(parameter_space("auto", 12)), space_spec(parameter_space("paper", 23))
+    ('norm2=4,bound=2', 'norm2=23,bound=4')
+    """
+    t = space.tau
+    return f"norm2={t * t * space.k_norm2_max:.17g},bound={t * space.k_max:.17g}"
+
+
+def describe_space(space: IntegerBall, how: str = "") -> str:
+    """One line for the guarantee, the saved model and the fit summary: W, |W| and D.
+
+    >>> from oracledp.estimators._space_spec import describe_space, parameter_space
+    >>> print(describe_space(parameter_space("auto", 12), "space='auto'"))
+    parameter space W = {k in Z^12 : |k_j| <= 2, ||k||^2 <= 4} (space='auto'), |W| = 9,993, D = max ||w||_2 = 2
+    """
+    from oracledp.learners._opdisc_calibration import space_size_bound
+
+    t = "" if space.tau == 1.0 else f"{space.tau:g} "
+    size, size_how = space_size_bound(space)
+    if size is None:  # pragma: no cover - IntegerBall always counts or bounds
+        card = "|W| not counted"
+    elif size_how == "exact":
+        card = f"|W| = {size:,}" if size < 10**12 else f"|W| = {size:.4g}"
+    else:
+        card = f"|W| <= {size:.4g}"
+    label = f" ({how})" if how else ""
+    return (f"parameter space W = {{{t}k in Z^{space.d} : |k_j| <= {space.k_max}, ||k||^2 <= "
+            f"{space.k_norm2_max}}}{label}, {card}, D = max ||w||_2 = {space.max_norm:.6g}")
+
+
+def space_label(spec: SpaceSpec, d: int, model: str) -> str:
+    """How W was declared, in words (for the guarantee's note)."""
+    if spec.kind == "auto":
+        rule = (f"||k||^2 <= min(d, {AUTO_NORM2[model]})" if model == "opdisc" else
+                f"the box while 3^d <= {RSPM_BOX_MAX_SIZE:,}, else ||k||^2 <= "
+                f"{AUTO_NORM2[model]}")
+        return f"space='auto': {rule}, d = {d}"
+    if spec.kind == "paper":
+        return "space='paper': the ICML 2020 experiment's W"
+    return f"space={space_spec_text(spec)!r}"
+
+
+def space_spec_text(spec: SpaceSpec) -> str:
+    bound = "" if spec.bound is None else f",bound={spec.bound:g}"
+    return f"norm2={spec.norm2:g}{bound}"
+
+
+def with_space_note(guarantee: Any, description: str) -> Any:
+    """The guarantee with the parameter space W (public) appended to its notes."""
+    notes = f"{guarantee.notes}; {description}" if guarantee.notes else description
+    return dataclasses.replace(guarantee, notes=notes)
