@@ -447,7 +447,7 @@ def fit_table(
         float, typer.Option("--time-limit", help="Seconds per oracle call (opdisc/rspm/gaussian-rspm).")
     ] = 60.0,
     space: Annotated[str, typer.Option(
-        "--space", help="Parameter space W of opdisc/rspm (public): auto (a rule on d, the "
+        "--space", help="Parameter space W of opdisc/rspm/gaussian-rspm (public): auto (a rule on d, the "
                         "encoded features: ||k||^2 <= min(d, 4); rspm keeps the box {-1,0,1}^d "
                         "for d <= 12), paper (the ICML 2020 W), or norm2=R[,bound=B] (see "
                         "docs/choosing-a-model.md).")] = "auto",
