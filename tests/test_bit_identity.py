@@ -72,6 +72,12 @@ BLAS_FIELDS = frozenset({"theta_star_norm", "theta_norm", "excess_risk", "max_er
                          "mean_error", "sample_max_error", "sample_mean_error"})
 
 
+# The exact search's own record in the demo's runs (see test_demo_record); the objective of
+# the released point, a float sum of the loss and the noise term, is compared within REL_TOL.
+SEARCH_FIELDS = ("bound", "gap", "inner_solves", "lp_pruned", "tie_solves", "near_ties",
+                 "nodes", "work")
+
+
 def _close(got: float, want: float) -> bool:
     return abs(got - want) <= max(REL_TOL * abs(want), ABS_TOL)
 
@@ -256,7 +262,12 @@ def test_demo_record() -> None:
     cfg = demo.Config(**{k: (tuple(v) if isinstance(v, list) else v)
                          for k, v in want["config"].items()})
     got = demo.run_demo(cfg)
-    _same(got, want)
+    # the oracle's search record (bound, gap, solves, pruned candidates, ties) describes the
+    # path the exact search took, not the release: a faster search changes it on purpose
+    for run in want["runs"]:
+        for k in SEARCH_FIELDS:
+            run.get("oracle", {}).pop(k, None)
+    _same(got, want, loose=BLAS_FIELDS | {"objective"})
 
 
 # --- the released values themselves, against values of the code before the refactor ---------
