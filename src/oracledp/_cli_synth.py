@@ -18,12 +18,14 @@ from oracledp._cli_table import (
     _SEP,
     _clipping_on_stderr,
     _fail,
+    _interrupted,
     _load_schema,
     _per_person_or_fail,
     _print_budget,
     _read_budget,
     _reading,
     _reserve_budget,
+    _sep,
     _settle_budget,
 )
 from oracledp._errors import OracleDPError
@@ -199,6 +201,8 @@ def _fit(syn: Any, data: Path, schema: Any, tdom: Any, accountant: Any,
     except MemoryError:
         _fail(f"{data}: not enough memory: the domain has {tdom.domain.size:,} cells; use "
               "fewer --bins or fewer columns")
+    except KeyboardInterrupt:  # exit 130, one line; a --budget entry is settled by the caller
+        _interrupted()
     finally:
         syn.verbose = False
 
@@ -279,7 +283,12 @@ def synth_evaluate(
         "--max-sets", min=1, help="Most column sets per order (a random subset above).")] = 200,
     seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of the subset and the "
                                                             "cross-validation folds.")] = 0,
-    sep: Annotated[str, _SEP] = ",",
+    sep: Annotated[str, typer.Option(
+        "--sep", callback=_sep, help="Field delimiter of REAL (one character; \\t for a "
+                                     "tab).")] = ",",
+    synthetic_sep: Annotated[str, typer.Option(
+        "--synthetic-sep", callback=_sep,
+        help="Field delimiter of SYNTHETIC (`synth sample` writes commas).")] = ",",
 ) -> None:
     """Compare SYNTHETIC with REAL: 1-, 2-, 3-way marginal TV errors and classifier accuracy
     (NOT private)."""
@@ -290,7 +299,8 @@ def synth_evaluate(
     try:
         res = evaluate_synthetic(synthetic, real, schema,
                                  bins=10 if bins_spec is None else bins_spec,
-                                 max_sets=max_sets, random_state=seed, sep=sep)
+                                 max_sets=max_sets, random_state=seed, sep=sep,
+                                 synthetic_sep=synthetic_sep)
     except (OracleDPError, ValueError, TypeError) as exc:
         _fail(str(exc))
     typer.echo(res["non_private"])

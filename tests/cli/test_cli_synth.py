@@ -241,3 +241,39 @@ def test_synthetic_csv_reads_back_with_the_same_schema(runner, files, tmp_path):
     res = runner.invoke(app, ["synth", "evaluate", str(syn), str(data), "--schema", str(sp)],
                         env=ENV)
     assert res.exit_code == 0 and res.stdout.startswith("NOT private"), res.output
+
+
+def test_evaluate_reads_a_semicolon_real_table_beside_the_comma_synthetic(runner, files,
+                                                                          tmp_path):
+    out = tmp_path / "m"
+    assert runner.invoke(app, _fit_args(files, tmp_path)).exit_code == 0
+    syn = tmp_path / "syn.csv"
+    res = runner.invoke(app, ["synth", "sample", str(out), "--rows", "300", "--seed", "1",
+                              "--out", str(syn)])
+    assert res.exit_code == 0, res.output
+    real = tmp_path / "real.csv"
+    real.write_text(files["data"].read_text().replace(",", ";"))
+    res = runner.invoke(app, ["synth", "evaluate", str(syn), str(real), "--schema",
+                              str(files["schema"]), "--sep", ";"], env=ENV)
+    assert res.exit_code == 0 and res.stdout.startswith("NOT private"), res.output
+    res = runner.invoke(app, ["synth", "evaluate", str(syn), str(real), "--schema",
+                              str(files["schema"]), "--sep", ";", "--synthetic-sep", ";"],
+                        env=ENV)
+    assert res.exit_code == 2 and "--sep" in res.stderr, res.output
+
+
+def test_interrupted_fit_exits_130_and_releases_its_budget(runner, files, tmp_path,
+                                                          monkeypatch):
+    from oracledp.synth import TableSynthesizer
+
+    def stop(self, *a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(TableSynthesizer, "fit", stop)
+    budget = tmp_path / "budget.json"
+    budget.write_text('{"total_epsilon": 2, "total_delta": 1e-5}')
+    res = runner.invoke(app, _fit_args(files, tmp_path, "--delta", "1e-6", "--budget",
+                                       str(budget)), env=ENV)
+    assert res.exit_code == 130 and res.stderr.startswith("interrupted:"), res.output
+    assert json.loads(budget.read_text())["spends"] == []  # nothing was drawn
+    assert not (tmp_path / "m").exists()
