@@ -16,6 +16,7 @@ import typer
 
 from oracledp._cli_table import (
     _SEP,
+    _check_option,
     _clipping_on_stderr,
     _fail,
     _interrupted,
@@ -100,12 +101,16 @@ def synth_fit(
              "refused before DATA is read; the release is appended to it.")] = None,
 ) -> None:
     """Fit a private synthetic-data model on DATA with a confirmed schema; save it to --out."""
+    from oracledp._validation import check_delta, check_epsilon
     from oracledp.synth import TableDomain, TableSynthesizer
     from oracledp.synth._table_synthesizer import MODEL_FILE, RELEASE_FILE
 
+    _check_option(check_epsilon, epsilon, "--epsilon")  # the option named, as by `fit`
     message = check_epsilon_cap(epsilon, "--epsilon", allow_large_epsilon)
     if message:
         _fail(message)
+    if delta is not None:
+        _check_option(check_delta, delta, "--delta")
     bins_spec = _bins_option(bins)
     syn = TableSynthesizer(method, epsilon=epsilon, delta=delta, random_state=seed,
                            bins=10 if bins_spec is None else bins_spec, sep=sep,

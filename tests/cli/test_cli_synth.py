@@ -277,3 +277,11 @@ def test_interrupted_fit_exits_130_and_releases_its_budget(runner, files, tmp_pa
     assert res.exit_code == 130 and res.stderr.startswith("interrupted:"), res.output
     assert json.loads(budget.read_text())["spends"] == []  # nothing was drawn
     assert not (tmp_path / "m").exists()
+
+
+@pytest.mark.parametrize("args, named", [(["--epsilon", "nan"], "--epsilon must"),
+                                         (["--epsilon", "-1"], "--epsilon must"),
+                                         (["--delta", "1"], "--delta must")])
+def test_bad_budget_options_name_the_option(runner, files, tmp_path, args, named):
+    res = runner.invoke(app, _fit_args(files, tmp_path, *args))
+    assert res.exit_code == 2 and res.stderr.startswith(f"error: {named}"), res.output
