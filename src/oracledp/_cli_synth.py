@@ -67,9 +67,10 @@ def _bins_option(value: str | None) -> Any:
                                  f"entries separated by commas, got {value!r}") from None
 
 
-_BINS = typer.Option("--bins", help="Public bins of gridded numeric columns: a count (default "
-                                    "10), or COL=COUNT / COL=C1:C2:... (cut points), comma "
-                                    "separated.")
+_BINS = typer.Option("--bins", help="Public bins of gridded numeric columns: a count for those "
+                                    "whose schema entry has no \"synth_bins\" (default 10), "
+                                    "or COL=COUNT / COL=C1:C2:... (cut points; overrides "
+                                    "synth_bins), comma separated. evaluate: as given to fit.")
 
 
 def synth_fit(
