@@ -285,3 +285,18 @@ def test_interrupted_fit_exits_130_and_releases_its_budget(runner, files, tmp_pa
 def test_bad_budget_options_name_the_option(runner, files, tmp_path, args, named):
     res = runner.invoke(app, _fit_args(files, tmp_path, *args))
     assert res.exit_code == 2 and res.stderr.startswith(f"error: {named}"), res.output
+
+
+def test_a_missing_target_is_named_as_missing_by_synth_fit_and_fit(runner, files, tmp_path,
+                                                                   monkeypatch):
+    _fail_noise(monkeypatch)
+    text = files["data"].read_text().splitlines()
+    text[5] = text[5].rsplit(",", 1)[0] + ","  # one record without its label
+    data = tmp_path / "d.csv"
+    data.write_text("\n".join(text) + "\n")
+    for cmd in (["synth", "fit"], ["fit", "--model", "dpsgd", "--delta", "1e-6"]):
+        res = runner.invoke(app, [*cmd, str(data), "--schema", str(files["schema"]),
+                                  "--epsilon", "1", "--out", str(tmp_path / "m")], env=ENV)
+        assert res.exit_code == 2 and res.stderr.count("\n") == 1, res.output
+        assert "target 'survived'" in res.stderr and "some are missing" in res.stderr
+        assert "check how they are coded" not in res.stderr  # no undeclared label
