@@ -283,7 +283,12 @@ def _write_samples(syn: Any, rows: int, rng: Any, fh: Any) -> None:
 def synth_evaluate(
     synthetic: Annotated[Path, typer.Argument(help="Synthetic CSV.")],
     real: Annotated[Path, typer.Argument(help="Real CSV (read directly: NOT private).")],
-    schema_path: Annotated[Path, typer.Option("--schema", help="The table schema (JSON).")],
+    schema_path: Annotated[Path | None, typer.Option(
+        "--schema", help="The table schema (JSON); or --model.")] = None,
+    model_dir: Annotated[Path | None, typer.Option(
+        "--model", file_okay=False,
+        help="Directory written by `synth fit`: its schema and bins (instead of --schema "
+             "and --bins).")] = None,
     bins: Annotated[str | None, _BINS] = None,
     max_sets: Annotated[int, typer.Option(
         "--max-sets", min=1, help="Most column sets per order (a random subset above).")] = 200,
@@ -301,7 +306,22 @@ def synth_evaluate(
     from oracledp.synth import evaluate_synthetic
 
     bins_spec = _bins_option(bins)
-    schema = _load_schema(schema_path)
+    if (schema_path is None) == (model_dir is None):
+        _fail("give --schema (and --bins as given to `synth fit`) or --model (the directory "
+              "`synth fit` wrote), not both")
+    if model_dir is not None:
+        if bins_spec is not None:
+            _fail("--bins comes from --model (the bins of the fit); leave it out")
+        from oracledp.synth import TableSynthesizer
+
+        try:
+            fitted = TableSynthesizer.load(model_dir)
+        except (OracleDPError, ValueError) as exc:
+            _fail(str(exc))
+        schema, bins_spec = fitted.table_domain_.schema, fitted.table_domain_.bins
+    else:
+        assert schema_path is not None
+        schema = _load_schema(schema_path)
     try:
         res = evaluate_synthetic(synthetic, real, schema,
                                  bins=10 if bins_spec is None else bins_spec,
