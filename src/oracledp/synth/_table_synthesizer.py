@@ -392,8 +392,9 @@ class TableSynthesizer:
             "release": {"kind": self._release.kind,
                         "cliques": [list(c) for c, _ in self._release.factors]},
         }
-        if getattr(self, "rho_", None) is not None:
-            d["zcdp_rho"] = float(self.rho_)
+        rho = getattr(self, "rho_", None)
+        if rho is not None:
+            d["zcdp_rho"] = float(rho)
         if tdom.schema.records_per_person > 1:
             d["guarantee_per_person"] = self.guarantee_per_person_.to_dict()
         return d
