@@ -16,16 +16,30 @@ import typer
 
 from oracledp._cli_table import (
     _SEP,
+    _check_option,
     _clipping_on_stderr,
     _fail,
+    _interrupted,
     _load_schema,
+    _per_person_or_fail,
+    _print_budget,
+    _read_budget,
     _reading,
+    _reserve_budget,
+    _sep,
+    _settle_budget,
 )
 from oracledp._errors import OracleDPError
 from oracledp._guidance import EPSILON_CAP, check_epsilon_cap
 
 synth_app = typer.Typer(help="Private synthetic data for your own table (see "
                              "docs/synthetic-data.md).", no_args_is_help=True)
+
+#: Most records ``synth sample --rows`` writes (a 10-billion-row CSV is not a sample).
+_MAX_ROWS = 10**9
+
+#: Records sampled and written at a time (memory stays bounded whatever --rows is).
+_SAMPLE_CHUNK = 100_000
 
 _METHOD_HELP = ("oracle-query-pgm (default), mst, aim (the peers extra), mwem or independent "
                 "(pure epsilon-DP).")
@@ -53,9 +67,10 @@ def _bins_option(value: str | None) -> Any:
                                  f"entries separated by commas, got {value!r}") from None
 
 
-_BINS = typer.Option("--bins", help="Public bins of gridded numeric columns: a count (default "
-                                    "10), or COL=COUNT / COL=C1:C2:... (cut points), comma "
-                                    "separated.")
+_BINS = typer.Option("--bins", help="Public bins of gridded numeric columns: a count for those "
+                                    "whose schema entry has no \"synth_bins\" (default 10), "
+                                    "or COL=COUNT / COL=C1:C2:... (cut points; overrides "
+                                    "synth_bins), comma separated. evaluate: as given to fit.")
 
 
 def synth_fit(
@@ -77,19 +92,32 @@ def synth_fit(
         "--allow-large-epsilon", help=f"Accept --epsilon above {EPSILON_CAP:g}.")] = False,
     force: Annotated[bool, typer.Option("--force", help="Overwrite a model already in "
                                                         "--out.")] = False,
+    ignore_extra: Annotated[bool, typer.Option(
+        "--ignore-extra", help="Leave out data columns the schema does not mention (refused "
+                               "otherwise, as by `oracledp fit`).")] = False,
+    budget: Annotated[Path | None, typer.Option(
+        "--budget", dir_okay=False,
+        help="Privacy ledger shared with `oracledp fit` (JSON you start as "
+             "{\"total_epsilon\": E, \"total_delta\": D}): a fit that would exceed it is "
+             "refused before DATA is read; the release is appended to it.")] = None,
 ) -> None:
     """Fit a private synthetic-data model on DATA with a confirmed schema; save it to --out."""
+    from oracledp._validation import check_delta, check_epsilon
     from oracledp.synth import TableDomain, TableSynthesizer
     from oracledp.synth._table_synthesizer import MODEL_FILE, RELEASE_FILE
 
+    _check_option(check_epsilon, epsilon, "--epsilon")  # the option named, as by `fit`
     message = check_epsilon_cap(epsilon, "--epsilon", allow_large_epsilon)
     if message:
         _fail(message)
+    if delta is not None:
+        _check_option(check_delta, delta, "--delta")
     bins_spec = _bins_option(bins)
     syn = TableSynthesizer(method, epsilon=epsilon, delta=delta, random_state=seed,
-                           bins=10 if bins_spec is None else bins_spec, sep=sep)
+                           bins=10 if bins_spec is None else bins_spec, sep=sep,
+                           ignore_extra=ignore_extra)
     try:
-        syn._check_params()
+        _, needs_delta = syn._check_params()
     except (ValueError, TypeError) as exc:
         _fail(str(exc))
     if out.exists() and not out.is_dir():
@@ -98,6 +126,8 @@ def synth_fit(
     if present and not force:
         _fail(f"--out {out} already holds {' and '.join(present)}; nothing was fitted. Choose "
               "another --out directory, or pass --force to overwrite it.")
+    if budget is not None:
+        _read_budget(budget)  # a malformed ledger is refused before anything else is read
     schema = _load_schema(schema_path)
     try:
         schema.check_confirmed()
@@ -119,69 +149,184 @@ def synth_fit(
             require_mbi()
         except ImportError as exc:
             _fail(str(exc))
+    k = schema.records_per_person
+    declared = ((epsilon, delta, "approximate") if needs_delta
+                else (epsilon, 0.0, "pure"))
+    if declared[1] is not None:  # before the data are read: a vacuous per-person statement
+        _per_person_or_fail(declared[0], declared[1], k)
+    run: dict[str, Any] = {}
+    entry, local = "", None
+    if budget is None:
+        _fit(syn, data, schema, tdom, None, run)
+    else:
+        if declared[1] is None:
+            _fail(f"--budget needs --delta for --method {method}: its default 1/n^2 depends "
+                  "on the number of records, which is read only after the budget is checked; "
+                  "nothing was read or fitted")
+        entry, local = _reserve_budget(budget, f"synth {method}", declared, k, data, out)
+        try:
+            _fit(syn, data, schema, tdom, local, run)
+        except BaseException as exc:
+            _settle_budget(budget, entry, local, declared, run, exc)
+            raise
+    try:
+        path = syn.save(out)
+    except OSError as exc:
+        if budget is not None:
+            _settle_budget(budget, entry, local, declared, run, exc)
+        _fail(f"cannot write the model to {out}: {exc.strerror or exc}")
+    ledger = (None if budget is None
+              else _settle_budget(budget, entry, local, declared, run, None))
+    typer.echo(f"oracledp synth fit --method {method}: {len(tdom.domain)} columns "
+               f"({', '.join(f'{a.name} {len(a.labels)}' for a in tdom.attrs)} levels/bins), "
+               f"{tdom.domain.size:,} cells in the public domain")
+    typer.echo("guarantee of the released model:")
+    for line in syn.guarantee_lines():
+        typer.echo(f"  {line}")
+    typer.echo(f"in plain words: {syn.guarantee_in_plain_words()}")
+    if schema.clipping_note():
+        typer.echo(f"note: {schema.clipping_note()}")
+    typer.echo(f"wrote {path} and {out / RELEASE_FILE} (the released model only: no record)")
+    if budget is not None:
+        _print_budget(budget, ledger, local, k)
+
+
+def _fit(syn: Any, data: Path, schema: Any, tdom: Any, accountant: Any,
+         run: dict[str, Any]) -> None:
+    """Count DATA and fit ``syn`` (reporting to ``accountant`` if any); exit 2 if refused."""
+    import contextlib
+
     try:
         with _clipping_on_stderr(), _reading(data) as report:
             syn.verbose = report
-            syn.fit(data, schema)
+            with accountant if accountant is not None else contextlib.nullcontext():
+                run["fitting"] = True
+                syn.fit(data, schema)
     except (OracleDPError, ValueError, TypeError) as exc:
         _fail(f"{data}: {exc}" if str(data) not in str(exc) else str(exc))
     except MemoryError:
         _fail(f"{data}: not enough memory: the domain has {tdom.domain.size:,} cells; use "
               "fewer --bins or fewer columns")
-    syn.verbose = False
-    path = syn.save(out)
-    typer.echo(f"oracledp synth fit --method {method}: {len(tdom.domain)} columns "
-               f"({', '.join(f'{a.name} {len(a.labels)}' for a in tdom.attrs)} levels/bins), "
-               f"{tdom.domain.size:,} cells in the public domain")
-    typer.echo(f"guarantee: {syn.guarantee_}")
-    typer.echo(f"in plain words: {syn.guarantee_in_plain_words()}")
-    typer.echo(f"wrote {path} and {out / RELEASE_FILE} (the released model only: no record)")
+    except KeyboardInterrupt:  # exit 130, one line; a --budget entry is settled by the caller
+        _interrupted()
+    finally:
+        syn.verbose = False
 
 
 def synth_sample(
     model_dir: Annotated[Path, typer.Argument(help="Directory written by `oracledp synth fit`.")],
-    rows: Annotated[int, typer.Option("--rows", min=1, help="Number of synthetic records.")],
+    rows: Annotated[int, typer.Option("--rows", min=1, max=_MAX_ROWS,
+                                      help="Number of synthetic records.")],
     seed: Annotated[int | None, typer.Option("--seed", min=0,
-                                             help="Seed of the sampling.")] = None,
+                                             help="Seed of the sampling (default: fresh "
+                                                  "randomness).")] = None,
     out: Annotated[Path | None, typer.Option("--out", dir_okay=False,
                                              help="CSV file (default: stdout).")] = None,
 ) -> None:
     """Write ROWS synthetic records as CSV (the schema's columns, target last)."""
+    import numpy as np
+
     from oracledp.synth import TableSynthesizer
 
     try:
         syn = TableSynthesizer.load(model_dir)
     except (OracleDPError, ValueError) as exc:
         _fail(str(exc))
-    df = syn.sample(rows, random_state=seed)
-    if out is None:
-        df.to_csv(sys.stdout, index=False, lineterminator="\n")
-    else:
-        df.to_csv(out, index=False, lineterminator="\n")
-        typer.echo(f"wrote {rows:,} synthetic records to {out}; {syn.guarantee_}", err=True)
+    rng = np.random.default_rng(seed)  # None: fresh randomness from the OS
+    try:
+        if out is None:
+            _write_samples(syn, rows, rng, sys.stdout)
+            sys.stdout.flush()
+        else:
+            with open(out, "w", encoding="utf-8", newline="") as fh:
+                _write_samples(syn, rows, rng, fh)
+    except BrokenPipeError:  # e.g. `| head`: the reader has what it wanted
+        import os
+
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        raise typer.Exit(0) from None
+    except OSError as exc:
+        _fail(f"cannot write {out}: {exc.strerror or exc}")
+    if out is not None:
+        typer.echo(f"wrote {rows:,} synthetic records to {out}; guarantee of the model: "
+                   f"{syn.guarantee_}", err=True)
+
+
+
+def _write_samples(syn: Any, rows: int, rng: Any, fh: Any) -> None:
+    """``rows`` records of ``syn`` as CSV on ``fh``, ``_SAMPLE_CHUNK`` at a time (one header),
+    with a progress bar on a terminal's stderr when there are several chunks."""
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    console = Console(stderr=True)
+    with Progress(TextColumn("sampling"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=console, transient=True,
+                  disable=not console.is_terminal or rows <= _SAMPLE_CHUNK) as progress:
+        task = progress.add_task("sampling", total=rows)
+        done = 0
+        while done < rows:
+            m = min(_SAMPLE_CHUNK, rows - done)
+            syn.sample(m, random_state=rng).to_csv(fh, index=False, header=done == 0,
+                                                   lineterminator="\n")
+            done += m
+            progress.update(task, completed=done)
 
 
 def synth_evaluate(
     synthetic: Annotated[Path, typer.Argument(help="Synthetic CSV.")],
     real: Annotated[Path, typer.Argument(help="Real CSV (read directly: NOT private).")],
-    schema_path: Annotated[Path, typer.Option("--schema", help="The table schema (JSON).")],
+    schema_path: Annotated[Path | None, typer.Option(
+        "--schema", help="The table schema (JSON); or --model.")] = None,
+    model_dir: Annotated[Path | None, typer.Option(
+        "--model", file_okay=False,
+        help="Directory written by `synth fit`: its schema and bins (instead of --schema "
+             "and --bins).")] = None,
     bins: Annotated[str | None, _BINS] = None,
     max_sets: Annotated[int, typer.Option(
         "--max-sets", min=1, help="Most column sets per order (a random subset above).")] = 200,
     seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of the subset and the "
                                                             "cross-validation folds.")] = 0,
-    sep: Annotated[str, _SEP] = ",",
+    sep: Annotated[str, typer.Option(
+        "--sep", callback=_sep, help="Field delimiter of REAL (one character; \\t for a "
+                                     "tab).")] = ",",
+    synthetic_sep: Annotated[str, typer.Option(
+        "--synthetic-sep", callback=_sep,
+        help="Field delimiter of SYNTHETIC (`synth sample` writes commas).")] = ",",
 ) -> None:
     """Compare SYNTHETIC with REAL: 1-, 2-, 3-way marginal TV errors and classifier accuracy
     (NOT private)."""
     from oracledp.synth import evaluate_synthetic
 
     bins_spec = _bins_option(bins)
-    schema = _load_schema(schema_path)
+    if (schema_path is None) == (model_dir is None):
+        _fail("give --schema (and --bins as given to `synth fit`) or --model (the directory "
+              "`synth fit` wrote), not both")
+    if model_dir is not None:
+        if bins_spec is not None:
+            _fail("--bins comes from --model (the bins of the fit); leave it out")
+        from oracledp.synth import TableSynthesizer
+
+        try:
+            fitted = TableSynthesizer.load(model_dir)
+        except (OracleDPError, ValueError) as exc:
+            _fail(str(exc))
+        schema, bins_spec = fitted.table_domain_.schema, fitted.table_domain_.bins
+    else:
+        assert schema_path is not None
+        schema = _load_schema(schema_path)
     try:
         res = evaluate_synthetic(synthetic, real, schema,
                                  bins=10 if bins_spec is None else bins_spec,
-                                 max_sets=max_sets, random_state=seed, sep=sep)
+                                 max_sets=max_sets, random_state=seed, sep=sep,
+                                 synthetic_sep=synthetic_sep)
     except (OracleDPError, ValueError, TypeError) as exc:
         _fail(str(exc))
     typer.echo(res["non_private"])

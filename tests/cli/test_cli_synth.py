@@ -108,3 +108,225 @@ def test_unconfirmed_schema_and_existing_out(runner, files, tmp_path):
     assert res.exit_code == 2 and "--force" in res.stderr
     res = runner.invoke(app, ["synth", "sample", str(tmp_path / "m"), "--rows", "3"])
     assert res.exit_code == 2 and res.stderr.startswith("error: ")
+
+
+# --- a demanding new user: extra columns, budget, records per person, sampling ----------------
+
+
+def _fit_args(files, tmp_path, *more, data=None, schema=None, out="m"):
+    return ["synth", "fit", str(data or files["data"]), "--schema",
+            str(schema or files["schema"]), "--epsilon", "1", "--seed", "0",
+            "--out", str(tmp_path / out), *more]
+
+
+def test_extra_columns_are_refused_as_by_fit_unless_ignore_extra(runner, files, tmp_path,
+                                                                 monkeypatch):
+    df = pd.read_csv(files["data"], dtype=str, keep_default_na=False)
+    df.insert(0, "passenger_id", [f"P{i:05d}" for i in range(len(df))])
+    extra = tmp_path / "extra.csv"
+    df.to_csv(extra, index=False)
+    with monkeypatch.context() as m:
+        _fail_noise(m)
+        res = runner.invoke(app, _fit_args(files, tmp_path, data=extra), env=ENV)
+    assert res.exit_code == 2 and res.stderr.count("\n") == 1, res.output
+    assert "passenger_id" in res.stderr and "--ignore-extra" in res.stderr
+    assert "P0" not in res.stderr and not (tmp_path / "m").exists()
+    res = runner.invoke(app, _fit_args(files, tmp_path, "--ignore-extra", data=extra), env=ENV)
+    assert res.exit_code == 0, res.output
+
+
+def test_budget_ledger_is_shared_with_fit(runner, files, tmp_path, monkeypatch):
+    budget = tmp_path / "budget.json"
+    budget.write_text('{"total_epsilon": 1.5, "total_delta": 1e-5}')
+    res = runner.invoke(app, _fit_args(files, tmp_path, "--delta", "1e-6", "--budget",
+                                       str(budget), out="m1"), env=ENV)
+    assert res.exit_code == 0, res.output
+    assert "remaining epsilon 0.5" in res.stdout
+    ledger = json.loads(budget.read_text())
+    assert [(s["model"], s["epsilon"], s["delta"], s["status"]) for s in ledger["spends"]] == [
+        ("synth oracle-query-pgm", 1.0, 1e-6, "released")]
+    with monkeypatch.context() as m:  # over the budget: refused before reading or noise
+        _fail_noise(m)
+        res = runner.invoke(app, _fit_args(files, tmp_path, "--delta", "1e-6", "--budget",
+                                           str(budget), out="m2"), env=ENV)
+        assert res.exit_code == 2 and "budget exceeded" in res.stderr, res.output
+        res = runner.invoke(app, _fit_args(files, tmp_path, "--budget", str(budget),
+                                           out="m2"), env=ENV)  # delta 1/n^2 unknown yet
+        assert res.exit_code == 2 and "--budget needs --delta" in res.stderr, res.output
+    assert not (tmp_path / "m2").exists()
+    res = runner.invoke(app, _fit_args(files, tmp_path, "--method", "mwem", "--epsilon", "0.5",
+                                       "--budget", str(budget), out="m3"), env=ENV)
+    assert res.exit_code == 0, res.output
+    spends = json.loads(budget.read_text())["spends"]
+    assert [(s["model"], s["epsilon"], s["delta"]) for s in spends][1] == ("synth mwem", 0.5,
+                                                                          0.0)
+
+
+def test_records_per_person_in_the_guarantee_and_the_budget(runner, files, tmp_path,
+                                                            monkeypatch):
+    d = table_schema("titanic")
+    d["records_per_person"] = 3
+    schema = tmp_path / "panel.json"
+    schema.write_text(json.dumps(d))
+    budget = tmp_path / "budget.json"
+    budget.write_text('{"total_epsilon": 5, "total_delta": 1e-4}')
+    res = runner.invoke(app, _fit_args(files, tmp_path, "--delta", "1e-7", "--budget",
+                                       str(budget), schema=schema), env=ENV)
+    assert res.exit_code == 0, res.output
+    assert "protects: each person (up to 3 records" in res.stdout
+    assert "per person (3 records, group privacy): epsilon 3," in res.stdout
+    assert "-zCDP (k^2 rho" in res.stdout and "NOT private" in res.stdout
+    spend = json.loads(budget.read_text())["spends"][0]
+    assert spend["epsilon"] == pytest.approx(3.0) and spend["records_per_person"] == 3
+    with monkeypatch.context() as m:  # vacuous per person: refused before reading
+        _fail_noise(m)
+        res = runner.invoke(app, _fit_args(files, tmp_path, "--delta", "1e-3", "--epsilon",
+                                           "5", "--allow-large-epsilon", schema=schema,
+                                           out="m2"), env=ENV)
+    assert res.exit_code == 2 and "vacuous" in res.stderr, res.output
+
+
+def test_sample_without_seed_in_chunks_and_row_limits(runner, files, tmp_path, monkeypatch):
+    import oracledp._cli_synth as cli_synth
+
+    out = tmp_path / "m"
+    res = runner.invoke(app, _fit_args(files, tmp_path), env=ENV)
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(app, ["synth", "sample", str(out), "--rows", "5"], env=ENV)
+    assert res.exit_code == 0, res.output  # no --seed: fresh randomness, no traceback
+    assert len(pd.read_csv(io.StringIO(res.stdout))) == 5
+    monkeypatch.setattr(cli_synth, "_SAMPLE_CHUNK", 7)
+    res = runner.invoke(app, ["synth", "sample", str(out), "--rows", "20", "--seed", "1"])
+    assert res.exit_code == 0, res.output
+    df = pd.read_csv(io.StringIO(res.stdout), dtype=str, keep_default_na=False)
+    assert len(df) == 20 and res.stdout.count("class,age,sex,survived") == 1
+    TableSchema.from_dict(table_schema("titanic")).check(df, with_target=True)
+    for rows in ("0", "-3", str(10**10), "many"):
+        res = runner.invoke(app, ["synth", "sample", str(out), "--rows", rows, "--seed", "1"])
+        assert res.exit_code == 2 and "--rows" in res.stderr, (rows, res.output)
+        assert "Traceback" not in res.output
+
+
+def test_synthetic_csv_reads_back_with_the_same_schema(runner, files, tmp_path):
+    """A schema with missing levels, a float grid, a thermometer column and codes with leading
+    zeros: the sampled CSV is refitted with the same schema."""
+    schema = {"format": "oracledp.table_schema", "version": 1,
+              "target": {"name": "y", "labels": ["0", "1"]},
+              "columns": [
+                  {"name": "zip", "type": "categorical", "levels": ["01", "02", "10"],
+                   "missing": "level"},
+                  {"name": "w", "type": "numeric", "lower": 0.5, "upper": 2.5, "step": 0.25,
+                   "missing": "level", "synth_bins": [1, 2]},
+                  {"name": "inc", "type": "numeric", "lower": 0, "upper": 100,
+                   "bins": [10, 50]}]}
+    sp = tmp_path / "s.json"
+    sp.write_text(json.dumps(schema))
+    rows = ["zip,w,inc,y"] + [f"{z},{w},{i},{y}" for z, w, i, y in zip(
+        ["01", "02", "", "10"] * 30, ["0.5", "", "1.75", "2.5"] * 30,
+        ["3", "99.5", "50", "0"] * 30, ["0", "1", "1", "0"] * 30, strict=True)]
+    data = tmp_path / "d.csv"
+    data.write_text("\r\n".join(rows) + "\r\n", encoding="utf-8-sig")  # BOM and CRLF
+    res = runner.invoke(app, _fit_args(files, tmp_path, data=data, schema=sp), env=ENV)
+    assert res.exit_code == 0, res.output
+    assert "(zip 4, w 4, inc 3, y 2 levels/bins)" in res.stdout  # w: 3 synth_bins + missing
+    syn = tmp_path / "syn.csv"
+    res = runner.invoke(app, ["synth", "sample", str(tmp_path / "m"), "--rows", "400",
+                              "--seed", "2", "--out", str(syn)])
+    assert res.exit_code == 0, res.output
+    text = syn.read_text()
+    assert "\n01," in text or "\n02," in text
+    res = runner.invoke(app, _fit_args(files, tmp_path, data=syn, schema=sp, out="m2"),
+                        env=ENV)
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(app, ["synth", "evaluate", str(syn), str(data), "--schema", str(sp)],
+                        env=ENV)
+    assert res.exit_code == 0 and res.stdout.startswith("NOT private"), res.output
+
+
+def test_evaluate_reads_a_semicolon_real_table_beside_the_comma_synthetic(runner, files,
+                                                                          tmp_path):
+    out = tmp_path / "m"
+    assert runner.invoke(app, _fit_args(files, tmp_path)).exit_code == 0
+    syn = tmp_path / "syn.csv"
+    res = runner.invoke(app, ["synth", "sample", str(out), "--rows", "300", "--seed", "1",
+                              "--out", str(syn)])
+    assert res.exit_code == 0, res.output
+    real = tmp_path / "real.csv"
+    real.write_text(files["data"].read_text().replace(",", ";"))
+    res = runner.invoke(app, ["synth", "evaluate", str(syn), str(real), "--schema",
+                              str(files["schema"]), "--sep", ";"], env=ENV)
+    assert res.exit_code == 0 and res.stdout.startswith("NOT private"), res.output
+    res = runner.invoke(app, ["synth", "evaluate", str(syn), str(real), "--schema",
+                              str(files["schema"]), "--sep", ";", "--synthetic-sep", ";"],
+                        env=ENV)
+    assert res.exit_code == 2 and "--sep" in res.stderr, res.output
+
+
+def test_interrupted_fit_exits_130_and_releases_its_budget(runner, files, tmp_path,
+                                                          monkeypatch):
+    from oracledp.synth import TableSynthesizer
+
+    def stop(self, *a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(TableSynthesizer, "fit", stop)
+    budget = tmp_path / "budget.json"
+    budget.write_text('{"total_epsilon": 2, "total_delta": 1e-5}')
+    res = runner.invoke(app, _fit_args(files, tmp_path, "--delta", "1e-6", "--budget",
+                                       str(budget)), env=ENV)
+    assert res.exit_code == 130 and res.stderr.startswith("interrupted:"), res.output
+    assert json.loads(budget.read_text())["spends"] == []  # nothing was drawn
+    assert not (tmp_path / "m").exists()
+
+
+@pytest.mark.parametrize("args, named", [(["--epsilon", "nan"], "--epsilon must"),
+                                         (["--epsilon", "-1"], "--epsilon must"),
+                                         (["--delta", "1"], "--delta must")])
+def test_bad_budget_options_name_the_option(runner, files, tmp_path, args, named):
+    res = runner.invoke(app, _fit_args(files, tmp_path, *args))
+    assert res.exit_code == 2 and res.stderr.startswith(f"error: {named}"), res.output
+
+
+def test_a_missing_target_is_named_as_missing_by_synth_fit_and_fit(runner, files, tmp_path,
+                                                                   monkeypatch):
+    _fail_noise(monkeypatch)
+    text = files["data"].read_text().splitlines()
+    text[5] = text[5].rsplit(",", 1)[0] + ","  # one record without its label
+    data = tmp_path / "d.csv"
+    data.write_text("\n".join(text) + "\n")
+    for cmd in (["synth", "fit"], ["fit", "--model", "dpsgd", "--delta", "1e-6"]):
+        res = runner.invoke(app, [*cmd, str(data), "--schema", str(files["schema"]),
+                                  "--epsilon", "1", "--out", str(tmp_path / "m")], env=ENV)
+        assert res.exit_code == 2 and res.stderr.count("\n") == 1, res.output
+        assert "target 'survived'" in res.stderr and "some are missing" in res.stderr
+        assert "check how they are coded" not in res.stderr  # no undeclared label
+
+
+def test_evaluate_takes_schema_and_bins_from_the_model(runner, files, tmp_path):
+    """With --model, the marginals are those of the fit's bins (--bins age=... or the schema's
+    synth_bins), with no chance of evaluating on other bins by mistake."""
+    d = {"format": "oracledp.table_schema", "version": 1,
+         "target": {"name": "y", "labels": ["0", "1"]},
+         "columns": [{"name": "a", "type": "numeric", "lower": 0, "upper": 99, "step": 1}]}
+    sp = tmp_path / "s.json"
+    sp.write_text(json.dumps(d))
+    data = tmp_path / "d.csv"
+    data.write_text("a,y\n" + "".join(f"{i % 100},{i % 2}\n" for i in range(400)))
+    res = runner.invoke(app, _fit_args(files, tmp_path, "--bins", "a=2", data=data, schema=sp))
+    assert res.exit_code == 0, res.output
+    syn = tmp_path / "syn.csv"
+    syn.write_text("a,y\n" + "".join(f"{i % 25},{i % 2}\n" for i in range(400)))
+    by_model = runner.invoke(app, ["synth", "evaluate", str(syn), str(data), "--model",
+                                   str(tmp_path / "m")], env=ENV)
+    by_flags = runner.invoke(app, ["synth", "evaluate", str(syn), str(data), "--schema",
+                                   str(sp), "--bins", "a=2"], env=ENV)
+    default = runner.invoke(app, ["synth", "evaluate", str(syn), str(data), "--schema",
+                                  str(sp)], env=ENV)
+    assert by_model.exit_code == by_flags.exit_code == default.exit_code == 0
+    assert by_model.stdout == by_flags.stdout  # bins [0, 49], [50, 99]: TV 0.5 on a
+    assert "1-way: mean 0.2500, max 0.5000" in by_model.stdout  # (a: 0.5, y: 0) / 2
+    assert "1-way: mean 0.3500, max 0.7000" in default.stdout  # 10 bins: TV 0.7 on a
+    for args in ([], ["--schema", str(sp), "--model", str(tmp_path / "m")],
+                 ["--model", str(tmp_path / "m"), "--bins", "4"]):
+        res = runner.invoke(app, ["synth", "evaluate", str(syn), str(data), *args])
+        assert res.exit_code == 2 and res.stderr.startswith("error: "), res.output

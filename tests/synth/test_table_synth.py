@@ -12,6 +12,8 @@ import pytest
 import oracledp.privacy._noise as noise_mod
 from oracledp._errors import BoundsViolation, ModelFileError, TableInputError
 from oracledp.datasets import table_csv, table_schema
+from oracledp.privacy import zcdp_rho
+from oracledp.privacy._group import group_loss
 from oracledp.synth import (
     Domain,
     Synthesizer,
@@ -208,7 +210,8 @@ def test_saved_model_holds_the_release_only(titanic, tmp_path):
     assert sorted(p.name for p in (tmp_path / "m").iterdir()) == [RELEASE_FILE, MODEL_FILE]
     d = json.loads((tmp_path / "m" / MODEL_FILE).read_text())
     assert set(d) == {"format", "format_version", "method", "params", "schema", "domain",
-                      "guarantee", "guarantee_in_plain_words", "n", "release"}
+                      "guarantee", "guarantee_in_plain_words", "n", "release", "zcdp_rho"}
+    assert d["zcdp_rho"] == pytest.approx(zcdp_rho(1.0, 1 / 1316**2), rel=1e-9)
     assert "123456789" not in (tmp_path / "m" / MODEL_FILE).read_text()  # no seed
     shape = syn.table_domain_.domain.shape
     with np.load(tmp_path / "m" / RELEASE_FILE, allow_pickle=False) as npz:
@@ -338,3 +341,119 @@ def test_mst_release_is_saved_as_log_potentials(titanic, tmp_path):
         p = syn.synthesizer_.result_.marginal([a])
         freq = np.bincount(codes[:, a], minlength=len(p)) / len(codes)
         assert np.abs(freq - p).max() < 0.02
+
+
+# --- the schema's own synthesis bins ("synth_bins") ---------------------------------------------
+
+
+def test_schema_synth_bins_count_and_cut_points():
+    cols = (Column("age", "numeric", lower=18, upper=40, step=1, synth_bins=4),
+            Column("score", "numeric", lower=0, upper=1, step=0.1, synth_bins=(0.25, 0.75)),
+            Column("odd", "numeric", lower=-3, upper=3, step=1.5))
+    schema = TableSchema(cols, "y", ("no", "yes"))
+    lv = dict(zip(TableDomain(schema).domain.attributes, TableDomain(schema).domain.levels,
+                  strict=True))
+    assert lv["age"] == ("[18, 23]", "[24, 29]", "[30, 35]", "[36, 40]")  # as bins={"age": 4}
+    assert lv["score"] == ("[0, 0.2]", "[0.3, 0.7]", "[0.8, 1]")
+    # a bins count applies to the columns without synth_bins; a mapping entry overrides them
+    td = TableDomain(schema, bins=2)
+    assert [len(x) for x in td.domain.levels[:3]] == [4, 3, 2]
+    td = TableDomain(schema, bins={"age": 2})
+    assert td.domain.levels[0] == ("[18, 29]", "[30, 40]")
+    # JSON round trip, and the model file rebuilds the same domain
+    back = TableSchema.from_dict(json.loads(json.dumps(schema.to_dict())))
+    assert back.columns == schema.columns
+    assert back.to_dict()["columns"][1]["synth_bins"] == [0.25, 0.75]
+    assert back.to_dict()["columns"][0]["synth_bins"] == 4
+
+
+@pytest.mark.parametrize("kw", [
+    {"kind": "numeric", "lower": 0, "upper": 10, "step": 1, "synth_bins": 0},
+    {"kind": "numeric", "lower": 0, "upper": 10, "step": 1, "synth_bins": True},
+    {"kind": "numeric", "lower": 0, "upper": 10, "step": 1, "synth_bins": 2.5},
+    {"kind": "numeric", "lower": 0, "upper": 10, "step": 1, "synth_bins": ()},
+    {"kind": "numeric", "lower": 0, "upper": 10, "step": 1, "synth_bins": (0,)},   # not > lower
+    {"kind": "numeric", "lower": 0, "upper": 10, "step": 1, "synth_bins": (5, 11)},  # > upper
+    {"kind": "numeric", "lower": 0, "upper": 10, "step": 1, "synth_bins": (5, 5)},
+    {"kind": "numeric", "lower": 0, "upper": 10, "step": 1, "synth_bins": (float("nan"),)},
+    {"kind": "numeric", "lower": 0, "upper": 10, "bins": (5,), "synth_bins": 3},  # thermometer
+    {"kind": "categorical", "levels": ("a", "b"), "synth_bins": 2},
+])
+def test_schema_synth_bins_are_validated(kw):
+    with pytest.raises(ValueError, match="synth_bins"):
+        Column("x", **kw)
+
+
+def test_schema_synth_bins_json_is_validated():
+    base = {"name": "x", "type": "numeric", "lower": 0, "upper": 10, "step": 1}
+    for bad in ("4", {"n": 4}, 4.0, [1, "a"]):
+        with pytest.raises(ValueError, match="synth_bins"):
+            Column.from_dict({**base, "synth_bins": bad})
+    assert Column.from_dict({**base, "synth_bins": [2, 6]}).synth_bins == (2.0, 6.0)
+
+
+# --- types written back, extra columns, group privacy -------------------------------------------
+
+
+def test_levels_come_back_as_declared():
+    schema = TableSchema((Column("zip", "categorical", levels=("01", "02")),
+                          Column("mix", "categorical", levels=("1.5", "2")),
+                          Column("f", "categorical", levels=("1.0", "2.5")),
+                          Column("i", "categorical", levels=("-1", "7"))), "y", ("0", "1"))
+    td = TableDomain(schema)
+    df = td.decode(_all_codes(td.domain), random_state=0)
+    assert set(df["zip"]) == {"01", "02"} and set(df["mix"]) == {"1.5", "2"}
+    assert df["f"].dtype == np.float64 and df["i"].dtype == np.int64
+    text = df.to_csv(index=False)
+    assert "01" in text and ",2," in text.replace("\n", ",")
+    again = pd.read_csv(pd.io.common.StringIO(text), dtype=str, keep_default_na=False)
+    np.testing.assert_array_equal(td.encode(again), _all_codes(td.domain))
+
+
+def test_extra_columns_refused_unless_ignored(titanic, tmp_path, monkeypatch):
+    path, schema = titanic
+    df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    df.insert(0, "passenger_id", [str(i) for i in range(len(df))])
+    extra = tmp_path / "extra.csv"
+    df.to_csv(extra, index=False)
+    a = TableSynthesizer(epsilon=1.0, random_state=0).fit(extra, schema)  # default: ignored
+    b = TableSynthesizer(epsilon=1.0, random_state=0).fit(path, schema)
+    np.testing.assert_array_equal(a.synthesizer_.distribution_, b.synthesizer_.distribution_)
+    _noise_forbidden(monkeypatch)
+    with pytest.raises(BoundsViolation, match="passenger_id") as exc:
+        TableSynthesizer(epsilon=1.0, random_state=0, ignore_extra=False).fit(extra, schema)
+    assert "17" not in str(exc.value)
+    with pytest.raises(TypeError, match="ignore_extra"):
+        TableSynthesizer(epsilon=1.0, ignore_extra="no").fit(path, schema)
+
+
+def test_records_per_person_guarantee_lines(titanic):
+    path, schema = titanic
+    from dataclasses import replace
+
+    panel = replace(schema, records_per_person=3)
+    syn = TableSynthesizer(epsilon=1.0, delta=1e-7, random_state=0).fit(path, panel)
+    rho = zcdp_rho(1.0, 1e-7)
+    assert syn.rho_ == pytest.approx(rho, rel=1e-9)
+    eps3, delta3 = group_loss(1.0, 1e-7, 3)
+    assert (syn.guarantee_per_person_.epsilon, syn.guarantee_per_person_.delta) == (
+        pytest.approx(eps3), pytest.approx(delta3))
+    lines = "\n".join(syn.guarantee_lines())
+    assert "each person (up to 3 records" in lines and "one record replaced" in lines
+    assert f"{rho:.6g}-zCDP" in lines and f"{9 * rho:.6g}-zCDP (k^2 rho" in lines
+    assert f"epsilon {eps3:.4g}, delta {delta3:.3g}" in lines
+    assert "NOT private" in lines
+    assert "up to 3 of them" in syn.guarantee_in_plain_words()
+    one = TableSynthesizer("mwem", epsilon=0.5, random_state=0).fit(path, schema)
+    assert one.rho_ is None and "zCDP" not in one.guarantee_lines()[1]
+    assert one.guarantee_lines()[0].startswith("protects: each record;")
+
+
+def test_vacuous_per_person_guarantee_is_refused_before_noise(titanic, monkeypatch):
+    path, schema = titanic
+    from dataclasses import replace
+
+    _noise_forbidden(monkeypatch)
+    panel = replace(schema, records_per_person=30)  # delta 1/n^2 grows by e^(29 eps)
+    with pytest.raises(ValueError, match="vacuous"):
+        TableSynthesizer(epsilon=1.0, random_state=0).fit(path, panel)

@@ -11,7 +11,9 @@ read from the data):
   equal shares of the K + 1 points (bin of point k: ``floor(k b / (K + 1))``, b = min(bins,
   K + 1), so a grid of at most ``bins`` points keeps one bin per point), or, for a column
   given cut points in ``bins={"col": [c1, c2, ...]}``, the grid points below ``c1``, in
-  ``[c1, c2)``, ...; bins holding no grid point are dropped;
+  ``[c1, c2)``, ...; bins holding no grid point are dropped.  The schema can declare a
+  column's bins itself (``"synth_bins"``: a count or cut points); an entry of a ``bins``
+  mapping overrides it, a ``bins`` count applies only to the columns without one;
 * a **numeric** column with thermometer ``bins`` (cut points) in the schema keeps them:
   bins ``[lower, c1), [c1, c2), ..., [cB, upper]``;
 * the **target** is one more attribute, its two declared labels as levels (last);
@@ -21,8 +23,9 @@ Mapping back (:meth:`TableDomain.decode`, post-processing of a release): a categ
 becomes its declared level; a grid bin becomes one of its grid points drawn uniformly
 (``lower + k step``, so an integer grid stays integers, rounded to the step's decimals); a
 thermometer bin a number drawn uniformly in its interval; ``(missing)`` an empty cell.
-Output types follow the declaration: levels that all write whole numbers come back as
-integers, levels that all write numbers as floats, other levels as strings; a grid whose
+Output types follow the declaration: levels all written as plain integers come back as
+integers, levels all written as Python writes floats (``1.5``, ``2.0``) as floats, other
+levels as the declared strings (``01`` stays ``01``); a grid whose
 ``lower`` and ``step`` are whole numbers as integers, other numeric columns as floats
 (pandas' nullable ``Int64`` where a missing level can occur).
 
@@ -81,13 +84,18 @@ def _decimals(*values: float) -> int:
 
 
 def _typed(levels: tuple[str, ...]) -> tuple[NDArray[Any], str]:
-    """The declared levels in their written type: whole numbers -> int, numbers -> float,
-    otherwise the strings; and the type's name ("int", "float" or "str")."""
+    """The declared levels in their written type, and the type's name: "int" when every
+    level is written as a plain integer (``7``, ``-3``), "float" when every level is written
+    as Python writes its float (``1.5``, ``2.0``), otherwise "str": the levels exactly as
+    declared (``01``, ``+1``, ``1.50`` or a mix of ``1.5`` and ``2`` come back as written)."""
     x = as_numbers(levels)
     if not np.isnan(x).any():
-        if np.all(x == np.round(x)) and np.all(np.abs(x) < 2**53):
+        texts = [str(v).strip() for v in levels]
+        if np.all(np.abs(x) < 2**53) and all(
+                float(v).is_integer() and t == str(int(v)) for t, v in zip(texts, x, strict=True)):
             return x.astype(np.int64), "int"
-        return x, "float"
+        if all(t == repr(float(v)) for t, v in zip(texts, x, strict=True)):
+            return x, "float"
     arr = np.empty(len(levels), dtype=object)
     arr[:] = list(levels)
     return arr, "str"
@@ -120,9 +128,11 @@ class TableDomain:
     schema:
         The table schema; only its declarations are used.
     bins:
-        Public bins of the gridded numeric columns: a count for all of them (default
-        :data:`DEFAULT_BINS`), or a mapping ``column -> count or cut points`` (the other
-        gridded columns get the default count).  Thermometer columns keep the schema's bins.
+        Public bins of the gridded numeric columns: a count for those whose schema entry
+        declares no ``synth_bins`` (default :data:`DEFAULT_BINS`), or a mapping
+        ``column -> count or cut points`` (overriding ``synth_bins``; the other gridded
+        columns get their ``synth_bins`` or the default count).  Thermometer columns keep
+        the schema's bins.
 
     Attributes: ``schema``, ``bins`` (as given), ``domain`` (the :class:`Domain`), ``attrs``.
 
@@ -145,7 +155,9 @@ class TableDomain:
             if c.kind == "unresolved":
                 raise ValueError(f"column {c.name!r}: its type is unresolved; declare it or "
                                  "remove it from the schema")
-            attrs.append(_attr_of(c, per_column.get(c.name, default)))
+            own = c.synth_bins  # the schema's declared synthesis bins, if any
+            spec = per_column.get(c.name, default if own is None else own)
+            attrs.append(_attr_of(c, spec))
         values, vtype = _typed(schema.labels)
         attrs.append(_Attr(schema.target, "target", tuple(schema.labels),
                            np.arange(2, dtype=np.int64), False, values, vtype))

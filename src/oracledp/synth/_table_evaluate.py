@@ -93,6 +93,7 @@ def evaluate_synthetic(synthetic: pd.DataFrame | str | Path, real: pd.DataFrame 
                        schema: Any, *, bins: BinsLike = DEFAULT_BINS,
                        orders: tuple[int, ...] = (1, 2, 3), max_sets: int = 200,
                        random_state: RandomLike = 0, sep: str = ",",
+                       synthetic_sep: str | None = None,
                        classifier: bool = True) -> dict[str, Any]:
     """Marginal errors and classification accuracy of a synthetic table against the real one.
 
@@ -100,7 +101,8 @@ def evaluate_synthetic(synthetic: pd.DataFrame | str | Path, real: pd.DataFrame 
     ``"marginals"``: ``{j: {"mean_tv", "max_tv", "sets", "of", "sampled"}}``,
     ``"classification"``: ``{"train_synthetic_test_real", "train_real_cv",
     "majority_label_rate"}`` (absent with ``classifier=False``), ``"rows"``:
-    ``{"synthetic", "real"}``.
+    ``{"synthetic", "real"}``.  ``sep`` is the delimiter of CSV files, ``synthetic_sep`` (if
+    given) the synthetic file's (``oracledp synth sample`` writes commas).
     """
     from oracledp.synth._table_synthesizer import _load_schema
 
@@ -112,7 +114,8 @@ def evaluate_synthetic(synthetic: pd.DataFrame | str | Path, real: pd.DataFrame 
     if not orders or any(isinstance(j, bool) or not isinstance(j, int) or not 1 <= j
                          for j in orders):
         raise ValueError(f"orders must be integers >= 1, got {orders!r}")
-    syn = _read(synthetic, schema, sep, "synthetic")
+    syn = _read(synthetic, schema, sep if synthetic_sep is None else synthetic_sep,
+                "synthetic")
     real = _read(real, schema, sep, "real")
     rng = check_rng(random_state)
     s_rows, s_counts = tdom.count(syn)

@@ -170,9 +170,15 @@ class TableSynthesizer:
         Further keyword arguments of the method's class (e.g. ``{"k": 2}``).
     sep, chunksize, verbose:
         How a CSV path is read (delimiter, rows per chunk, progress on stderr).
+    ignore_extra:
+        Leave out data columns the schema does not mention (default True, as
+        :func:`oracledp.tabular.read_csv_aggregated`); False refuses them (``oracledp synth
+        fit`` does, unless ``--ignore-extra``).
 
-    After :meth:`fit`: ``guarantee_``, ``guarantee_per_person_``, ``table_domain_``,
-    ``synthesizer_`` (the fitted synthesizer, in the process that fitted it), ``n_``.
+    After :meth:`fit`: ``guarantee_``, ``guarantee_per_person_``, ``rho_`` (the zCDP budget
+    the method spent per record, for the zCDP methods; None for the pure ones),
+    ``table_domain_``, ``synthesizer_`` (the fitted synthesizer, in the process that fitted
+    it), ``n_``.
 
     Examples
     --------
@@ -190,7 +196,8 @@ class TableSynthesizer:
     def __init__(self, method: str = "oracle-query-pgm", *, epsilon: float = 1.0,
                  delta: float | None = None, bins: BinsLike = DEFAULT_BINS,
                  random_state: RandomLike = None, options: dict[str, Any] | None = None,
-                 sep: str = ",", chunksize: int | None = None, verbose: Any = False) -> None:
+                 sep: str = ",", chunksize: int | None = None, verbose: Any = False,
+                 ignore_extra: bool = True) -> None:
         self.method = method
         self.epsilon = epsilon
         self.delta = delta
@@ -200,6 +207,7 @@ class TableSynthesizer:
         self.sep = sep
         self.chunksize = chunksize
         self.verbose = verbose
+        self.ignore_extra = ignore_extra
 
     def __repr__(self) -> str:
         return (f"TableSynthesizer(method={self.method!r}, epsilon={self.epsilon!r}, "
@@ -219,6 +227,8 @@ class TableSynthesizer:
             check_delta(self.delta)
         if self.options is not None and not isinstance(self.options, dict):
             raise TypeError("options must be a dict of keyword arguments")
+        if not isinstance(self.ignore_extra, bool):
+            raise TypeError(f"ignore_extra must be True or False, got {self.ignore_extra!r}")
         for key in ("epsilon", "delta", "random_state"):
             if self.options and key in self.options:
                 raise ValueError(f"options: pass {key} to TableSynthesizer itself")
@@ -248,15 +258,27 @@ class TableSynthesizer:
         from oracledp.privacy import group_privacy
 
         for name in ("guarantee_", "guarantee_per_person_", "table_domain_", "synthesizer_",
-                     "n_", "_release", "_rng"):
+                     "n_", "rho_", "_release", "_rng"):
             self.__dict__.pop(name, None)
         cls, needs_delta = self._check_params()
         schema = _load_schema(schema)
         schema.check_confirmed()
         tdom = TableDomain(schema, self.bins)
         rows, counts = tdom.count(data, sep=self.sep, chunksize=self.chunksize,
-                                  verbose=self.verbose, ignore_extra=True)
+                                  verbose=self.verbose, ignore_extra=self.ignore_extra)
         n = int(counts.sum())
+        k = schema.records_per_person
+        if k > 1:  # n is known now: refuse a vacuous per-person statement before any noise
+            from oracledp.privacy._group import group_loss
+
+            delta = (self.delta if self.delta is not None else 1.0 / max(n, 2) ** 2
+                     ) if needs_delta else 0.0
+            if not group_loss(float(self.epsilon), delta, k)[1] < 1.0:
+                raise ValueError(
+                    f"the guarantee per person (records_per_person = {k}) would be vacuous: "
+                    f"group privacy turns epsilon {float(self.epsilon):g}, delta {delta:.3g} "
+                    "per record into delta >= 1 per person; lower epsilon or delta, or the "
+                    "schema's records_per_person. Nothing was fitted")
         if callable(self.verbose):
             self.verbose("fitting", 0, None)
         elif self.verbose:
@@ -270,6 +292,7 @@ class TableSynthesizer:
         self.synthesizer_ = synth
         self.table_domain_ = tdom
         self.n_ = n if synth.guarantee_.neighbouring == "replace-one" else None
+        self.rho_ = _spent_rho(synth) if needs_delta else None
         self.guarantee_ = schema.annotate_guarantee(synth.guarantee_)
         self.guarantee_per_person_ = group_privacy(self.guarantee_, schema.records_per_person)
         self._rng = getattr(synth, "_rng", None) or check_rng(self.random_state)
@@ -285,12 +308,39 @@ class TableSynthesizer:
         return self.table_domain_.schema
 
     def guarantee_in_plain_words(self) -> str:
-        """The guarantee of every synthetic dataset sampled from the release, in plain words."""
+        """The guarantee of every synthetic dataset sampled from the release, in plain words
+        (per person under the schema's ``records_per_person``)."""
         self._check_fitted()
-        g = self.guarantee_per_person_
-        k = self.table_domain_.schema.records_per_person
-        per = "" if k == 1 else f" (per person with up to {k} records: group privacy)"
-        return (f"{g.in_plain_words()}{per} {_SYNTHETIC_NOTE} Formally: {self.guarantee_}.")
+        return f"{self.guarantee_per_person_.in_plain_words()} {_SYNTHETIC_NOTE}"
+
+    def guarantee_lines(self) -> list[str]:
+        """The guarantee as short exact lines: what is protected, epsilon and delta, zCDP rho
+        (zCDP methods), the neighbouring relation, per person under ``records_per_person``,
+        and that the synthetic data keep it while an evaluation against real data does not.
+        """
+        self._check_fitted()
+        g, k = self.guarantee_, self.table_domain_.schema.records_per_person
+        kind = "pure" if g.delta == 0 else "approximate"
+        rho = getattr(self, "rho_", None)
+        zc = "" if rho is None else f"; {rho:.6g}-zCDP"
+        who = ("each record" if k == 1 else
+               f"each person (up to {k} records: the schema's records_per_person)")
+        relation = ("the same number of records, one record replaced"
+                    if g.neighbouring == "replace-one" else g.neighbouring)
+        lines = [f"protects: {who}; neighbouring datasets: {relation}"
+                 + ("" if k == 1 else f" (per person: up to {k} records)"),
+                 f"per record: epsilon {g.epsilon:.4g}, delta {g.delta:.3g} ({kind}){zc}"]
+        if k > 1:
+            p = self.guarantee_per_person_
+            zk = "" if rho is None else (f"; {k * k * rho:.6g}-zCDP (k^2 rho, Bun-Steinke 2016 "
+                                         "Prop. 1.9)")
+            lines.append(f"per person ({k} records, group privacy): epsilon {p.epsilon:.4g}, "
+                         f"delta {p.delta:.3g}{zk}")
+        lines.append(f"formally: {g.describe()}")
+        lines.append("synthetic data sampled from this model (any size, any number of times) "
+                     "have the same guarantee; `oracledp synth evaluate` reads the real table "
+                     "and its numbers are NOT private")
+        return lines
 
     def sample_codes(self, n: int | None = None,
                      random_state: RandomLike = None) -> NDArray[np.int64]:
@@ -342,6 +392,9 @@ class TableSynthesizer:
             "release": {"kind": self._release.kind,
                         "cliques": [list(c) for c, _ in self._release.factors]},
         }
+        rho = getattr(self, "rho_", None)
+        if rho is not None:
+            d["zcdp_rho"] = float(rho)
         if tdom.schema.records_per_person > 1:
             d["guarantee_per_person"] = self.guarantee_per_person_.to_dict()
         return d
@@ -404,5 +457,19 @@ class TableSynthesizer:
         self.n_ = d.get("n")
         self.guarantee_ = guarantee
         self.guarantee_per_person_ = group_privacy(guarantee, schema.records_per_person)
+        rho = d.get("zcdp_rho")
+        self.rho_ = float(rho) if isinstance(rho, (int, float)) else None
         self._rng = None
         return self
+
+
+def _spent_rho(synth: Any) -> float | None:
+    """The zCDP rho a zCDP method spent: the sum of its ledger (``ledger_``, or its graphical
+    model's ``rho``); None when it exposes neither."""
+    import math
+
+    ledger = getattr(synth, "ledger_", None)
+    if ledger:
+        return math.fsum(float(s.rho) for s in ledger)
+    rho = getattr(getattr(synth, "result_", None), "rho", None)
+    return float(rho) if isinstance(rho, (int, float)) else None

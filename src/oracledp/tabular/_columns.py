@@ -10,6 +10,7 @@ described in the :mod:`oracledp.tabular` docstring.
 from __future__ import annotations
 
 import itertools
+import json
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -103,7 +104,9 @@ class Column:
     ``"clip"`` (the number is clipped to the nearer bound, in fit and predict alike; a fixed
     public map of each record, so a guarantee holds for the original records).
     ``"unresolved"`` marks a column that schema inference could not type: every fit refuses
-    it until it is declared or removed.
+    it until it is declared or removed.  ``synth_bins`` (gridded numeric columns only) is the
+    public binning of the column for synthetic data (:class:`oracledp.synth.TableSynthesizer`):
+    a count of bins, or cut points in ``(lower, upper]``; the linear models ignore it.
     """
 
     name: str
@@ -118,6 +121,7 @@ class Column:
     fill: str | float | None = None
     note: str = field(default="", compare=False)
     out_of_bounds: str = "refuse"
+    synth_bins: int | tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
         where = f"column {self.name!r}"
@@ -130,6 +134,8 @@ class Column:
         if self.out_of_bounds == "clip" and self.kind != "numeric":
             raise ValueError(f"{where}: \"out_of_bounds\": \"clip\" applies to numeric "
                              "columns only (they have public bounds to clip to)")
+        if self.synth_bins is not None:
+            object.__setattr__(self, "synth_bins", _synth_bins(self, where))
         if self.missing not in MISSING_POLICIES:
             raise ValueError(f"{where}: 'missing' must be \"refuse\", \"level\" or "
                              "{\"fill\": <public value>}")
@@ -260,6 +266,9 @@ class Column:
                             else _plain(self.fill)}
         if self.out_of_bounds != "refuse":
             d["out_of_bounds"] = self.out_of_bounds
+        if self.synth_bins is not None:
+            d["synth_bins"] = (self.synth_bins if isinstance(self.synth_bins, int)
+                               else [_plain(c) for c in self.synth_bins])
         if self.from_data:
             d["from_data"] = True
         if self.note:
@@ -271,7 +280,7 @@ class Column:
         if not isinstance(d, dict):
             raise ValueError(f"each column must be a JSON object, got {type(d).__name__}")
         allowed = {"name", "type", "levels", "lower", "upper", "step", "bins", "from_data",
-                   "missing", "note", "out_of_bounds"}
+                   "missing", "note", "out_of_bounds", "synth_bins"}
         extra = sorted(set(d) - allowed)
         if extra:
             raise ValueError(f"column {d.get('name')!r}: unknown keys {extra}")
@@ -289,7 +298,45 @@ class Column:
                    bins=None if bins is None else tuple(bins),
                    from_data=_flag(d.get("from_data", False), d["name"]),
                    missing=missing, fill=fill, note=note,
-                   out_of_bounds=d.get("out_of_bounds", "refuse"))
+                   out_of_bounds=d.get("out_of_bounds", "refuse"),
+                   synth_bins=_synth_bins_json(d.get("synth_bins"), d["name"]))
+
+
+def _synth_bins_json(v: Any, name: Any) -> int | tuple[float, ...] | None:
+    """The JSON ``"synth_bins"`` entry: a count or a list of cut points (checked by Column)."""
+    if v is None or (isinstance(v, int) and not isinstance(v, bool)):
+        return v
+    if isinstance(v, list):
+        return tuple(v)
+    raise ValueError(f"column {name!r}: 'synth_bins' must be a count (an integer >= 1) or a "
+                     f"list of cut points, got {json.dumps(v)[:40]}")
+
+
+def _synth_bins(c: Column, where: str) -> int | tuple[float, ...]:
+    """``synth_bins`` checked against the column: a gridded numeric column, a count >= 1 or
+    strictly increasing finite cut points in ``(lower, upper]``."""
+    if c.kind != "numeric" or c.step is None:
+        raise ValueError(f"{where}: 'synth_bins' applies to gridded numeric columns only (with "
+                         "'step'); a column with 'bins' is synthesized on those bins, a "
+                         "categorical column on its levels")
+    v = c.synth_bins
+    if isinstance(v, bool) or not isinstance(v, (int, tuple, list)):
+        raise ValueError(f"{where}: 'synth_bins' must be a count (an integer >= 1) or a list "
+                         f"of cut points, got {v!r}")
+    if isinstance(v, int):
+        if v < 1:
+            raise ValueError(f"{where}: 'synth_bins' as a count must be >= 1, got {v}")
+        return v
+    cuts = tuple(_num(x, f"{where}: a 'synth_bins' cut point") for x in v)
+    if not cuts:
+        raise ValueError(f"{where}: 'synth_bins' must list at least one cut point")
+    if any(b <= a for a, b in itertools.pairwise(cuts)):
+        raise ValueError(f"{where}: 'synth_bins' cut points must be strictly increasing")
+    lo, hi = _num(c.lower, f"{where}: 'lower'"), _num(c.upper, f"{where}: 'upper'")
+    if not (lo < cuts[0] and cuts[-1] <= hi):
+        raise ValueError(f"{where}: 'synth_bins' cut points must lie in (lower, upper] = "
+                         f"({lo:g}, {hi:g}]")
+    return cuts
 
 
 def _parse_missing(v: Any, name: Any) -> tuple[str, Any]:

@@ -575,9 +575,7 @@ class TableSchema:
             cells = _Cells(df[self.target])
             lab = cells.level_codes(self.labels)
             if cells.nan.any() or (lab < 0).any():
-                found.append(((len(self.columns), 0), f"target {self.target!r}: values must be "
-                                                      f"one of the declared labels "
-                                                      f"{list(self.labels)}; {_CODING_HINT}"))
+                found.append(((len(self.columns), 0), self._target_problem(cells, lab)))
             else:
                 y_idx = lab.astype(np.int8)
         if found or out is None:
@@ -701,7 +699,20 @@ class TableSchema:
         cells = _Cells(df[self.target])
         lab = cells.level_codes(self.labels)
         if cells.nan.any() or (lab < 0).any():
-            raise BoundsViolation(f"the table does not fit the schema: target {self.target!r}: "
-                                  f"values must be one of the declared labels "
-                                  f"{list(self.labels)}; {_CODING_HINT}.")
+            raise BoundsViolation(f"the table does not fit the schema: "
+                                  f"{self._target_problem(cells, lab)}.")
         return np.asarray(self.labels, dtype=object)[lab]
+
+    def _target_problem(self, cells: Any, lab: NDArray[np.integer]) -> str:
+        """The refusal of a target column: undeclared labels and/or missing cells (which rule,
+        never a value or a count)."""
+        msg = (f"target {self.target!r}: values must be one of the declared labels "
+               f"{list(self.labels)}")
+        miss = cells.missing(sorted(set(self.missing_values) - set(self.labels))) & (lab < 0)
+        if miss.any():
+            msg += ("; some are missing (an empty cell, NaN or one of the schema's "
+                    "missing_values): the target takes no 'missing' policy, so label those "
+                    "records or leave them out of the file")
+        if (~miss & (lab < 0)).any():
+            msg += f"; {_CODING_HINT}"
+        return msg
