@@ -338,6 +338,7 @@ _MODEL_OPTIONS: dict[str, tuple[str, ...]] = {
     "max_epsilon": ("accuracy-first",),
     "solver": _AGGREGATED_MODELS,
     "time_limit": _AGGREGATED_MODELS,
+    "work_limit": _AGGREGATED_MODELS,
 }
 
 
@@ -356,7 +357,7 @@ def _check_model_options(ctx: typer.Context, model: str) -> None:
 
 def _check_fit_options(model: str, epsilon: float | None, delta: float | None, alpha: float,
                        max_epsilon: float | None, allow_large: bool, solver: str,
-                       time_limit: float) -> float | None:
+                       time_limit: float, work_limit: int | None = None) -> float | None:
     """The options of ``fit`` checked before any file is read; returns max_epsilon.
 
     Which options a model takes is decided by :data:`_MODEL_OPTIONS` (checked first, by
@@ -389,6 +390,9 @@ def _check_fit_options(model: str, epsilon: float | None, delta: float | None, a
         except (TypeError, ValueError) as exc:
             _fail(f"--solver: {exc}")
         _check_option(check_positive, time_limit, "--time-limit")
+        from oracledp.oracles._base import check_work_limit
+
+        _check_option(check_work_limit, work_limit, "--work-limit")
     return None
 
 
@@ -438,6 +442,12 @@ def fit_table(
     time_limit: Annotated[
         float, typer.Option("--time-limit", help="Seconds per oracle call (opdisc/rspm).")
     ] = 60.0,
+    work_limit: Annotated[
+        int | None, typer.Option(
+            "--work-limit", help="Deterministic work per oracle call (opdisc/rspm; LPs + MIP "
+                                 "nodes): whether a fit certifies is then the same on every "
+                                 "machine. See docs/oracles.md.")
+    ] = None,
     sep: Annotated[str, _SEP] = ",",
     force: Annotated[
         bool, typer.Option("--force", help="Overwrite a model already saved in --out.")
@@ -460,7 +470,7 @@ def fit_table(
     try:
         _fit(data, schema_path, out, model, epsilon, delta, alpha, max_epsilon,
              allow_large_epsilon, ignore_extra, seed, solver, time_limit, sep, force, verbose,
-             budget)
+             budget, work_limit)
     except KeyboardInterrupt:
         _interrupted()
 
@@ -468,9 +478,10 @@ def fit_table(
 def _fit(data: Path, schema_path: Path, out: Path, model: str, epsilon: float | None,
          delta: float | None, alpha: float, max_epsilon: float | None, allow_large: bool,
          ignore_extra: bool, seed: int | None, solver: str, time_limit: float, sep: str,
-         force: bool, verbose: bool, budget: Path | None = None) -> None:
+         force: bool, verbose: bool, budget: Path | None = None,
+         work_limit: int | None = None) -> None:
     max_epsilon = _check_fit_options(model, epsilon, delta, alpha, max_epsilon, allow_large,
-                                     solver, time_limit)
+                                     solver, time_limit, work_limit)
     _check_out(out, force)  # before the data are read: a refused --out spends no budget
     if budget is not None:
         _read_budget(budget)  # a malformed ledger is refused before anything else is read
@@ -478,7 +489,8 @@ def _fit(data: Path, schema_path: Path, out: Path, model: str, epsilon: float | 
     try:  # what a Python user calls: the registry refuses an unconfirmed schema
         schema = model_schema(model, schema)
         est = make_estimator(model, schema, epsilon, delta, alpha=alpha, random_state=seed,
-                             oracle=solver, time_limit=time_limit, max_epsilon=max_epsilon)
+                             oracle=solver, time_limit=time_limit, max_epsilon=max_epsilon,
+                             work_limit=work_limit)
     except (OracleDPError, ValueError) as exc:
         _fail(str(exc))
     declared = _declared(model, epsilon, delta, max_epsilon)

@@ -64,14 +64,14 @@ def model_schema(name: str, schema: Any) -> Any:
 def make_estimator(name: str, schema: Any, epsilon: float | None = None,
                    delta: float | None = None, *, alpha: float = 0.1,
                    random_state: Any = None, oracle: str = "highs", time_limit: float | None = 60.0,
-                   max_epsilon: float | None = None) -> Any:
+                   max_epsilon: float | None = None, work_limit: int | None = None) -> Any:
     """The unfitted estimator of model ``name`` for a table with public schema ``schema``.
 
     ``epsilon`` / ``delta`` are the privacy parameters of the fixed-budget models
     (``opdisc``, ``rspm``, ``opsamp``, ``dpsgd``); ``alpha`` (the target excess risk) and
     ``max_epsilon`` those of ``accuracy-first``; ``oracle`` (a backend name, the command
     line's ``--solver``) and
-    ``time_limit`` choose the exact oracle of ``opdisc`` / ``rspm``.  Labels and bounds come
+    ``time_limit`` / ``work_limit`` choose the exact oracle of ``opdisc`` / ``rspm``.  Labels and bounds come
     from the schema (public), and so does the number of features: every model's ``fit``
     refuses an X of another width (encoded by another schema) before any noise.  Pass
     ``model_schema(name, schema)`` for ``accuracy-first``.
@@ -109,7 +109,8 @@ def make_estimator(name: str, schema: Any, epsilon: float | None = None,
         from oracledp.estimators import OPDiscClassifier, RSPMClassifier
 
         common = {"schema": schema.feature_schema(), "classes": labels,
-                  "random_state": random_state, "oracle": oracle, "time_limit": time_limit}
+                  "random_state": random_state, "oracle": oracle, "time_limit": time_limit,
+                  "work_limit": work_limit}
         if name == "rspm":
             return RSPMClassifier(epsilon, **common)
         return OPDiscClassifier(epsilon, delta, **common)

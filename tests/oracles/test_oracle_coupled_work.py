@@ -223,3 +223,16 @@ def test_work_limit_is_checked_and_plumbed() -> None:
     assert oracle._structured.work_limit == 7 and oracle._branch.work_limit == 7
     with pytest.raises(ValueError, match="monolithic"):
         AutoOracle(formulation="monolithic", work_limit=7)
+
+
+def test_registry_passes_the_work_limit() -> None:
+    from oracledp._registry import make_estimator
+    from oracledp.tabular import TableSchema
+
+    schema = TableSchema.from_dict({
+        "target": {"name": "y", "labels": ["no", "yes"]},
+        "columns": [{"name": "x", "type": "numeric", "lower": 0, "upper": 4, "step": 1},
+                    {"name": "c", "type": "categorical", "levels": ["a", "b"]}]})
+    for model in ("opdisc", "rspm"):
+        assert make_estimator(model, schema, 1.0, work_limit=123).work_limit == 123
+        assert make_estimator(model, schema, 1.0).work_limit is None

@@ -152,16 +152,16 @@ def check_time_limit(time_limit: object) -> float:
     return float(time_limit)
 
 
-def check_work_limit(work_limit: object) -> int | None:
+def check_work_limit(work_limit: object, name: str = "work_limit") -> int | None:
     """A backend's ``work_limit``: None (no limit) or an integer >= 1 (LP relaxations, MIP
     solves and branch-and-bound nodes, as each backend documents); the one rule of every
-    backend that takes one."""
+    backend and estimator that takes one (``name``: what the messages call it)."""
     if work_limit is None:
         return None
     if isinstance(work_limit, bool) or not isinstance(work_limit, int | np.integer):
-        raise TypeError(f"work_limit must be None or an integer, got {type(work_limit).__name__}")
+        raise TypeError(f"{name} must be None or an integer, got {type(work_limit).__name__}")
     if work_limit < 1:
-        raise ValueError(f"work_limit must be >= 1, got {work_limit!r}")
+        raise ValueError(f"{name} must be an integer >= 1, got {work_limit!r}")
     return int(work_limit)
 
 

@@ -554,6 +554,8 @@ class StructuredOracle:
             lb = lb.copy()
             todo_lp = [int(vi) for vi in order[: int(np.searchsorted(lb[order], best_val + gap,
                                                                      side="right"))]]
+            if limit is not None:  # the first ones only, best bound first (deterministic)
+                todo_lp = todo_lp[: max(0, limit - work_done)]
 
             def lp_bound(vi: int) -> tuple[str, float, int]:
                 time_left = deadline - time.perf_counter()
