@@ -26,9 +26,33 @@ and u those of the binary columns.  Then, exactly:
    the linear and square-root terms, (c) the exact numeric linear term.  The v
    are visited best bound first; each inner problem first gets its LP relaxation
    (milliseconds), pruned when a weak-duality bound evaluated here from the LP's row
-   duals (valid for any multipliers, so no trust in the solver's tolerances) is
-   above the incumbent; otherwise the inner MIP runs with a cutoff; the search stops
-   when every remaining bound is above the incumbent.
+   duals (valid for any multipliers, so no trust in the solver's tolerances) or the
+   *coupled Lagrangian bound* below is above the incumbent; otherwise the inner MIP runs
+   with a cutoff; the search stops when every remaining bound is above the incumbent.
+
+   **Coupled Lagrangian bound** (:func:`~oracledp.oracles._structured_tables.coupled_bound`).
+   For fixed v, with A the cells x binary-columns membership matrix, t = A u, ``lin_j``
+   the value costs of u_j, g the norm cost of ||u||^2 and any multipliers lambda (one per
+   cell), mu = A^T lambda::
+
+       F(v, u) = sum_c [f_c(t_c) - lambda_c t_c] + sum_j [lin_j(u_j) + mu_j u_j]
+                 + g(||u||^2) + const
+
+   holds for every u: ``sum_c lambda_c t_c = lambda^T A u = sum_j mu_j u_j``, so the two
+   lambda terms cancel, whatever lambda is.  Hence min_u F(v, u) is at least the sum of
+   each cell's minimum over its reachable range |t_c| <= T_c (Cauchy-Schwarz on the norm
+   budget) plus the exact minimum of the second line over the norm budget (the dynamic
+   program of (b), with costs ``lin_j(a) + mu_j a``): the cells are decoupled from each
+   other but coupled to the numeric candidate's norm budget through mu.  lambda = 0 is
+   bound (a)+(b); with lambda = minus the LP's optimal duals of the link rows
+   ``t_c = sum_j u_j`` it is at least the LP's value up to the LP's tolerances (each part is
+   then minimized over the integers instead of over the LP's relaxation of it).  Validity needs nothing from the solver:
+   lambda is rounded to multiples of 2^-20 of magnitude at most 2^16 so that mu is computed
+   exactly (every partial sum is such a multiple below 2^53 times 2^-20, for fewer than 2^16
+   cells), and the float sum is lowered by an allowance ``(n + 16) 2^-50 (1 + M)`` (n: cells
+   plus binary columns, M: the sum of the magnitudes summed), 8 times the worst rounding
+   error of those at most n + 4 sums; the float band of the exact comparison (below)
+   covers the rest, as for every other bound here.
 5. **Exact certificate** (see :mod:`oracledp.oracles._base`).  With ``tol`` the float
    band of :mod:`oracledp.oracles._exact` and ``w`` HiGHS's tolerance window
    (``_HIGHS_TIE_WINDOW`` = 1e-5: HiGHS discards points up to its MIP feasibility
@@ -65,8 +89,18 @@ The inner model is built once per problem and reused for every v and every
 noise draw: only objective coefficients and a few column bounds change.
 
 The method needs the binary columns to take values in {0, 1} and at most
-``max_numeric`` other columns; :func:`structured_applicable` says whether it
-applies.  Scores are integers (see :mod:`oracledp.oracles._halfspace`), and the final
+``max_candidates`` outer candidates v (:func:`numeric_candidates`, counted exactly by a
+dynamic program: a public quantity of the schema and W); :func:`structured_applicable`
+says whether it applies.
+
+**Work limit.**  ``work_limit`` counts LP relaxations, MIP solves and their nodes
+(HiGHS's ``mip_node_count``).  The search stops, not certified, before a step that starts
+with the count at the limit; each MIP gets the work left when its batch starts as HiGHS's
+``mip_max_nodes``.  With a work limit the candidates are asked in batches of fixed size
+(:data:`_WORK_BATCH`) whatever ``workers`` is, and HiGHS runs with one thread per model
+(deterministic), so the count and the outcome are the same on any machine, load or number
+of workers.  The heuristic phase and the tables are not counted (deterministic and bounded
+by the number of candidates).  Scores are integers (see :mod:`oracledp.oracles._halfspace`), and the final
 point is re-evaluated in integer arithmetic by :func:`~oracledp.oracles._base.make_result`.
 
 The parts live in private modules: :mod:`oracledp.oracles._structured_tables` (outer
