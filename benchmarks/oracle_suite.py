@@ -303,7 +303,10 @@ def _table(name: str, intercept: bool) -> dict[str, Any]:
     X, y, schema = TABLES[name]()
     if intercept and "(intercept)" not in (schema.names or ()):
         X, y, schema = with_intercept(X, y, schema)
-    return {"X": X, "y": y, "schema": schema, "problems": {}}
+    opdisc_problem = HalfspaceProblem.from_data(X, y, schema=schema)
+    rspm_problem = HalfspaceProblem.from_data(X, y, rspm_space(X.shape[1]), schema=schema)
+    return {"X": X, "y": y, "schema": schema, "opdisc": opdisc_problem, "rspm": rspm_problem,
+            "problems": {("opdisc", None): opdisc_problem, ("rspm", None): rspm_problem}}
 
 
 def _space(kind: str, d: int, space: tuple[float, float] | None) -> IntegerBall:

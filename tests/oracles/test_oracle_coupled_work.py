@@ -236,3 +236,24 @@ def test_registry_passes_the_work_limit() -> None:
     for model in ("opdisc", "rspm"):
         assert make_estimator(model, schema, 1.0, work_limit=123).work_limit == 123
         assert make_estimator(model, schema, 1.0).work_limit is None
+
+
+@pytest.mark.slow
+def test_work_limit_outcome_on_adult_does_not_depend_on_the_workers() -> None:
+    """On Adult's encoding (OPDisc noise at eps = 1), with the work limit at the full count
+    and below it, one and two workers do the same work and reach the same outcome."""
+    from oracledp.datasets import load_adult
+    from oracledp.learners._opdisc import opdisc_sigma
+
+    data = load_adult()
+    problem = HalfspaceProblem.from_data(np.asarray(data.X), np.asarray(data.y),
+                                         schema=data.feature_schema)
+    sigma = opdisc_sigma(1.0, 1.0 / problem.n**2, problem)
+    eta = np.random.default_rng(2).normal(0.0, sigma, size=problem.d + 1)
+    full = StructuredOracle(work_limit=10**9, workers=1, time_limit=600).solve(problem, eta)
+    assert full.certified
+    for limit in (full.info["work"] // 2, 4 * full.info["work"]):
+        got = [StructuredOracle(work_limit=limit, workers=w, time_limit=600).solve(problem, eta)
+               for w in (1, 2)]
+        assert len({(r.info["work"], r.certified, r.status) for r in got}) == 1, limit
+    assert got[0].certified and got[0].k.tolist() == full.k.tolist()
