@@ -85,7 +85,7 @@ for lvl in range(nnum):
 pos_in_order = {c: i for i, c in enumerate(order[:nnum])}
 V = np.stack([K_[:, pos_in_order[c]] for c in num_cols], axis=1)
 print("numeric leaves with bound <= U:", len(V))
-orc = S.StructuredOracle(time_limit=60, max_numeric=99, workers=1)
+orc = S.StructuredOracle(time_limit=60, max_candidates=10**9, workers=1)
 Vn2 = (V ** 2).sum(axis=1)
 B = (pr.N[:, cat_cols] // pr.Q).astype(np.int8)
 cells, cog = np.unique(B, axis=0, return_inverse=True)

@@ -44,11 +44,22 @@ neighbouring):
   same way.  The schemas are in ``src/oracledp/datasets/_data/*.schema.json`` and described
   in ``docs/datasets.md``.
 
-The default ``highs`` oracle takes the tables with at most 4 numeric columns with the
-structured decomposition and the others with the exact branch-and-bound over k
-(``oracledp.oracles._branch``).
+The default ``highs`` oracle takes the tables with at most 10^4 numeric candidates (integer
+vectors over the numeric columns in W's box and ball) with the structured decomposition
+(coupled Lagrangian bound included) and the others with the exact branch-and-bound over k
+(``oracledp.oracles._branch``).  ``--compare-today`` also runs, on the same draws, the
+previous default ("today": structured only with at most 4 numeric columns, no coupled bound)
+and gives the ratio of its median seconds to the new default's.
 
-For each table: OPDisc at eps in {0.1, 1} and RSPM at eps = 1 (``--draws`` draws each,
+Parameter space: the paper's W by default (OPDisc: |k_j| <= floor(sqrt(d)), ||k||^2 <= d;
+RSPM: {-1, 0, 1}^d); ``--opdisc-ball B,R`` uses ``IntegerBall(d, bound=B, radius=R)`` for
+OPDisc, ``--rspm-radius R[,R...]`` the subsets of {-1, 0, 1}^d with ||k||^2 <= R^2 for RSPM
+(one set of RSPM runs per radius; the same separators and Laplace scale 4d/eps, the noise
+drawn as :func:`oracledp.learners.rspm` draws it, the oracle called directly).
+``--eps`` (default 0.1,0.5,1,2) are the privacy levels of both methods; ``--work-limit N``
+gives the oracles a deterministic work limit besides the time limit.
+
+For each table: OPDisc and RSPM at each eps (``--draws`` draws each,
 default ``highs`` oracle, ``--time-limit`` seconds), the monolithic HiGHS MIP on the
 first ``--mono-draws`` OPDisc eps = 1 draws (same noise), time-to-certificate, the
 certified fraction and the training accuracy next to scikit-learn's (non-private)
@@ -58,9 +69,7 @@ default-oracle runs (an uncertified run counts as the time limit).
 
 ``--intercept`` appends the public constant feature ``(intercept)`` (what a table schema adds
 by default) to every table, to measure what it changes (the two bundled tables have it
-already).  ``--space`` is the parameter space W of both mechanisms, spelled as the
-estimators' ``space=``: ``paper`` (default, the ICML 2020 W), ``auto`` (the user-table
-default, ``oracledp fit``'s) or ``norm2=R``.
+already).
 
 Machines differ by about 2x, so every table's line also gives the ratio of the monolithic
 MIP's median to the default oracle's median on the same draws (same noise, same run; an
@@ -76,7 +85,8 @@ Writes ``oracle_suite.json`` (every record), ``oracle_suite.csv`` (the summary t
 ``oracle_suite.png`` (median seconds per table and method) to ``--out``.
 
 Usage: python benchmarks/oracle_suite.py [--quick] [--draws 5] [--time-limit 60] [--intercept]
-       [--tables a,b] [--workers 2 | --n-jobs 2] [--space paper|auto|norm2=R] --out DIR
+       [--tables a,b] [--workers 2 | --n-jobs 2] [--eps 0.1,0.5,1,2] [--opdisc-ball 2,2]
+       [--rspm-radius 2,3] [--space auto] [--compare-today] [--work-limit N] --out DIR
 """
 
 from __future__ import annotations
@@ -98,12 +108,11 @@ import numpy as np
 from oracledp._diagnostics import research_diagnostics
 from oracledp._provenance import environment, environment_line
 from oracledp.datasets import load_adult
-from oracledp.estimators._space_spec import parameter_space
 from oracledp.learners._opdisc import opdisc
 from oracledp.learners._opdisc_calibration import calibrate
-from oracledp.learners._rspm import rspm
-from oracledp.oracles import FeatureSchema, HalfspaceProblem
-from oracledp.oracles._dispatch import default_workers
+from oracledp.learners._rspm import rspm, rspm_perturbation, rspm_scale, rspm_space
+from oracledp.oracles import FeatureSchema, HalfspaceProblem, IntegerBall
+from oracledp.oracles._dispatch import AutoOracle, default_workers
 
 #: KDD-99 columns that are rates: documented in [0, 1] and written with 2 decimals.
 KDD_RATES = ("serror_rate", "rerror_rate", "same_srv_rate", "diff_srv_rate",
@@ -289,45 +298,97 @@ def _accuracy(w: np.ndarray, X: np.ndarray, y: np.ndarray) -> float:
 
 
 @functools.lru_cache(maxsize=2)
-def _table(name: str, intercept: bool, space: str = "paper") -> dict[str, Any]:
-    """A table and its two problems over the parameter space ``space`` (the estimators'
-    ``space=``: "paper", "auto", "norm2=R"), built once per process (public transforms only)."""
+def _table(name: str, intercept: bool) -> dict[str, Any]:
+    """A table and its two problems, built once per process (public transforms only)."""
     X, y, schema = TABLES[name]()
     if intercept and "(intercept)" not in (schema.names or ()):
         X, y, schema = with_intercept(X, y, schema)
-    d = X.shape[1]
-    return {"X": X, "y": y, "schema": schema,
-            "opdisc": HalfspaceProblem.from_data(X, y, parameter_space(space, d), schema=schema),
-            "rspm": HalfspaceProblem.from_data(X, y, parameter_space(space, d, model="rspm"),
-                                               schema=schema)}
+    opdisc_problem = HalfspaceProblem.from_data(X, y, schema=schema)
+    rspm_problem = HalfspaceProblem.from_data(X, y, rspm_space(X.shape[1]), schema=schema)
+    return {"X": X, "y": y, "schema": schema, "opdisc": opdisc_problem, "rspm": rspm_problem,
+            "problems": {("opdisc", None): opdisc_problem, ("rspm", None): rspm_problem}}
+
+
+def _space(kind: str, d: int, space: tuple[float, float] | str | None) -> IntegerBall:
+    """W of a run: the paper's (``space`` None), the estimators' user-table default
+    (``"auto"``: a rule on d alone, :mod:`oracledp.estimators._space_spec`) or
+    IntegerBall(d, bound, radius)."""
+    if space is None:
+        return IntegerBall(d) if kind == "opdisc" else rspm_space(d)
+    if space == "auto":
+        from oracledp.estimators._space_spec import parameter_space
+
+        return parameter_space("auto", d, model=kind)
+    return IntegerBall(d, bound=space[0], radius=space[1])
+
+
+def _problem(t: dict[str, Any], kind: str, space: tuple[float, float] | None
+             ) -> HalfspaceProblem:
+    key = (kind, space)
+    if key not in t["problems"]:
+        X, y = t["X"], t["y"]
+        t["problems"][key] = HalfspaceProblem.from_data(
+            X, y, _space(kind, X.shape[1], space), schema=t["schema"])
+    return t["problems"][key]
+
+
+def _oracle(job: dict[str, Any], problem: HalfspaceProblem) -> Any:
+    """The oracle of a run: a backend name, or for ``highs`` / ``today`` an AutoOracle (the
+    new default; or the previous one: structured only with <= 4 numeric columns, no
+    coupled bound)."""
+    oracle = job["oracle"]
+    if oracle not in ("highs", "today"):
+        return oracle
+    opts = {"time_limit": job["time_limit"], "workers": job["workers"],
+            "work_limit": job.get("work_limit")}
+    if oracle == "highs":
+        return AutoOracle(**opts)
+    n_num = int((~problem.binary_columns).sum())
+    old = n_num <= 4 and (2 * problem.space.k_max + 1) ** n_num <= 2_500_000
+    return AutoOracle(formulation="structured" if old else "branch", coupled_bound=False,
+                      max_candidates=10**9, **opts)
 
 
 def run_job(job: dict[str, Any]) -> dict[str, Any]:
     """One draw: a record that depends only on the job (table, kind, eps, seed, oracle, time
-    limit), not on the process or machine it runs in (but for its seconds)."""
-    t = _table(job["table"], job["intercept"], job.get("space", "paper"))
+    and work limits, space), not on the process or machine it runs in (but for its seconds)."""
+    t = _table(job["table"], job["intercept"])
     X, y = t["X"], t["y"]
-    problem = t[job["kind"]]
-    kind, eps, seed, oracle, limit = (job["kind"], job["eps"], job["seed"], job["oracle"],
-                                      job["time_limit"])
-    opts: dict[str, Any] = {"time_limit": limit}
-    if oracle == "highs":
-        opts["workers"] = job["workers"]
+    kind, eps, seed, limit = job["kind"], job["eps"], job["seed"], job["time_limit"]
+    space = job.get("space")
+    space = None if space is None or isinstance(space, str) else tuple(space)
+    problem = _problem(t, kind, space)
+    oracle = _oracle(job, problem)
+    opts: dict[str, Any] = {} if not isinstance(oracle, str) else {"time_limit": limit}
     t0 = time.perf_counter()
     rec: dict[str, Any] = {"table": job["table"], "kind": kind, "eps": eps, "seed": seed,
-                           "oracle": oracle}
+                           "oracle": job["oracle"], "space": space,
+                           "W_points": problem.space.size()}
     try:
         with research_diagnostics():
             if kind == "opdisc":
                 res = opdisc(problem, eps, 1.0 / problem.n**2, oracle=oracle, random_state=seed,
                              allow_uncertified=True, return_diagnostics=True, **opts)
-            else:
+                orc = res.diagnostics["oracle"]
+                w = res.w
+            elif space is None:
                 res = rspm(problem, eps, oracle=oracle, random_state=seed,
                            allow_uncertified=True, return_diagnostics=True, **opts)
-        orc = res.diagnostics["oracle"]
+                orc = res.diagnostics["oracle"]
+                w = res.w
+            else:  # a subset of {-1, 0, 1}^d: the same noise as rspm(), the oracle directly
+                from oracledp._validation import check_rng
+                from oracledp.oracles import make_oracle
+                from oracledp.privacy import _noise as noise
+
+                m = 2 * problem.d
+                eta = noise.laplace(check_rng(seed), rspm_scale(eps, m), size=m)
+                orc = make_oracle(oracle, **opts).solve(
+                    problem, rspm_perturbation(problem.space, eta))
+                w = orc.solution if orc.solution is not None else np.zeros(problem.d)
         rec |= {"certified": bool(orc.certified), "status": str(orc.status),
-                "oracle_s": float(orc.wall_time), "accuracy": _accuracy(res.w, X, y),
-                "w": [float(v) for v in res.w]}
+                "oracle_s": float(orc.wall_time), "accuracy": _accuracy(w, X, y),
+                "work": orc.info.get("work"), "w": [float(v) for v in w]}
     except Exception as exc:  # a refusal (ValueError / OracleFailure) is a result here
         rec |= {"certified": False, "status": f"refused: {type(exc).__name__}",
                 "oracle_s": math.nan, "accuracy": math.nan, "reason": str(exc)[:200]}
@@ -335,13 +396,21 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     return rec
 
 
+def _space_name(kind: str, space: Any) -> str:
+    if space is None:
+        return "paper"
+    if isinstance(space, str):
+        return space
+    return f"B{space[0]:g},R{space[1]:g}"
+
+
 def _median_t(rs: list[dict[str, Any]], limit: float) -> float:
     return statistics.median([r["seconds"] if r["certified"] else limit for r in rs])
 
 
 def _ratio(mono: list[dict[str, Any]], main: list[dict[str, Any]], limit: float) -> str:
-    """Monolithic median / default median on the same draws (same seeds): ">=" when the
-    monolithic side hit the limit (its true time is longer), "<=" when the default did."""
+    """Other oracle's median / default median on the same draws (same seeds): ">=" when the
+    other side hit the limit (its true time is longer), "<=" when the default did."""
     seeds = {r["seed"] for r in mono}
     shared = [r for r in main if r["seed"] in seeds]
     if not mono or not shared:
@@ -393,10 +462,29 @@ def main() -> None:
                          "(default: the usable CPUs, at most 2)")
     ap.add_argument("--n-jobs", type=int, default=1,
                     help="draws run in this many processes (joblib; one worker each)")
-    ap.add_argument("--space", default="paper",
-                    help="parameter space W of both mechanisms, as the estimators' space= "
-                         "(paper: the ICML 2020 W; auto: the user-table default; norm2=R)")
+    ap.add_argument("--eps", default="0.1,0.5,1,2", help="privacy levels (comma-separated)")
+    ap.add_argument("--opdisc-ball", default=None,
+                    help="B,R: OPDisc over IntegerBall(d, bound=B, radius=R) (default: paper W)")
+    ap.add_argument("--rspm-radius", default=None,
+                    help="R[,R...]: RSPM over {-1,0,1}^d with ||k|| <= R (default: the box)")
+    ap.add_argument("--compare-today", action="store_true",
+                    help="also run the previous default oracle on the same draws (ratios)")
+    ap.add_argument("--kinds", default="opdisc,rspm", help="methods to run")
+    ap.add_argument("--work-limit", type=int, default=None,
+                    help="deterministic work limit of the oracles (besides the time limit)")
+    ap.add_argument("--space", choices=("paper", "auto"), default=None,
+                    help="auto: both methods over the estimators' user-table default W (a rule "
+                         "on d; replaces --opdisc-ball / --rspm-radius)")
     args = ap.parse_args()
+    eps_list = [float(e) for e in args.eps.split(",")]
+    opdisc_space = (None if args.opdisc_ball is None
+                    else tuple(float(v) for v in args.opdisc_ball.split(",")))
+    rspm_spaces = ([None] if args.rspm_radius is None
+                   else [(1.0, float(r)) for r in args.rspm_radius.split(",")])
+    if args.space == "auto":
+        opdisc_space, rspm_spaces = "auto", ["auto"]
+    kinds = args.kinds.split(",")
+    variants = ["highs", "today"] if args.compare_today else ["highs"]
     if args.quick:
         args.draws, args.time_limit, args.mono_draws = 2, 20.0, 1
     names = (args.tables.split(",") if args.tables else list(QUICK if args.quick else DEFAULT))
@@ -412,8 +500,8 @@ def main() -> None:
     jobs: list[dict[str, Any]] = []
     lr_acc: dict[str, float] = {}
     for name in names:
-        t = _table(name, args.intercept, args.space)
-        problem, X, y = t["opdisc"], t["X"], t["y"]
+        t = _table(name, args.intercept)
+        problem, X, y = _problem(t, "opdisc", opdisc_space), t["X"], t["y"]
         lr_acc[name] = float(LogisticRegression(max_iter=5000).fit(X, y).score(X, y))
         n_num = int((~t["schema"].binary_mask).sum())
         # OPDisc's proven sigma against Theorem 1's (public parameters only)
@@ -424,14 +512,19 @@ def main() -> None:
               f"sigma/paper_sigma eps=0.1: {ratios[0.1]:.3f} eps=1: {ratios[1.0]:.3f}",
               flush=True)
         base = {"table": name, "intercept": args.intercept, "time_limit": args.time_limit,
-                "workers": workers, "space": args.space}
-        for eps in (0.1, 1.0):
-            jobs += [base | {"kind": "opdisc", "eps": eps, "oracle": "highs", "seed": s}
-                     for s in range(args.draws)]
-        jobs += [base | {"kind": "rspm", "eps": 1.0, "oracle": "highs", "seed": s}
-                 for s in range(args.draws)]
-        jobs += [base | {"kind": "opdisc", "eps": 1.0, "oracle": "highs-monolithic", "seed": s}
-                 for s in range(args.mono_draws)]
+                "workers": workers, "work_limit": args.work_limit}
+        for eps in eps_list:
+            for variant in variants:
+                if "opdisc" in kinds:
+                    jobs += [base | {"kind": "opdisc", "eps": eps, "oracle": variant, "seed": s,
+                                     "space": opdisc_space} for s in range(args.draws)]
+                if "rspm" in kinds:
+                    jobs += [base | {"kind": "rspm", "eps": eps, "oracle": variant, "seed": s,
+                                     "space": sp} for sp in rspm_spaces
+                             for s in range(args.draws)]
+        if "opdisc" in kinds and opdisc_space is None:
+            jobs += [base | {"kind": "opdisc", "eps": 1.0, "oracle": "highs-monolithic",
+                             "seed": s} for s in range(args.mono_draws)]
     if args.n_jobs == 1:
         results: Any = map(run_job, jobs)
     else:
@@ -444,37 +537,42 @@ def main() -> None:
         rec["logreg_accuracy"] = lr_acc[rec["table"]]
         records.append(rec)
         print(f"  {rec['table']:<17} {rec['kind']:<6} eps={rec['eps']:<4} {rec['oracle']:<16} "
+              f"W={_space_name(rec['kind'], rec['space'])} "
               f"draw {rec['seed']}: {rec['seconds']:6.2f} s certified={rec['certified']} "
-              f"acc={rec['accuracy']:.3f} {rec['status']}"
+              f"acc={rec['accuracy']:.3f} work={rec.get('work')} {rec['status']}"
               + (f" ({rec['reason']})" if "reason" in rec else ""), flush=True)
 
     limit = args.time_limit
     rows: list[dict[str, Any]] = []
     for name in names:
         mono = [r for r in records if r["table"] == name and r["oracle"] == "highs-monolithic"]
-        for kind, eps, oracle in (("opdisc", 0.1, "highs"), ("opdisc", 1.0, "highs"),
-                                  ("rspm", 1.0, "highs"), ("opdisc", 1.0, "highs-monolithic")):
+        cells = list(dict.fromkeys((r["kind"], r["eps"], r["oracle"], r["space"])
+                                   for r in records if r["table"] == name))
+        for kind, eps, oracle, space in cells:
             rs = [r for r in records if r["table"] == name and r["kind"] == kind
-                  and r["eps"] == eps and r["oracle"] == oracle]
-            if not rs:
-                continue
+                  and r["eps"] == eps and r["oracle"] == oracle and r["space"] == space]
+            today = [r for r in records if r["table"] == name and r["kind"] == kind
+                     and r["eps"] == eps and r["oracle"] == "today" and r["space"] == space]
             ts = [r["seconds"] if r["certified"] else limit for r in rs]
             acc = [r["accuracy"] for r in rs if not math.isnan(r["accuracy"])]
             rows.append({
-                "table": name, "method": f"{kind} {eps:g} {oracle}", "kind": kind, "eps": eps,
-                "oracle": oracle, "certified": sum(r["certified"] for r in rs), "draws": len(rs),
+                "table": name, "method": f"{kind} {eps:g} {oracle} {_space_name(kind, space)}",
+                "kind": kind, "eps": eps, "oracle": oracle, "space": _space_name(kind, space),
+                "certified": sum(r["certified"] for r in rs), "draws": len(rs),
                 "median_s": statistics.median(ts), "max_s": max(ts),
                 "accuracy": statistics.median(acc) if acc else math.nan,
                 "logreg": lr_acc[name],
                 "mono_ratio": (_ratio(mono, rs, limit)
                                if (kind, eps, oracle) == ("opdisc", 1.0, "highs") else ""),
+                "today_ratio": _ratio(today, rs, limit) if oracle == "highs" else "",
             })
-    print("\ntable             method eps  oracle           cert  median_s   max_s  acc    "
-          "logreg  mono/this")
+    print("\ntable             method eps  oracle   W           cert  median_s   max_s  acc    "
+          "logreg  mono/this today/this")
     for r in rows:
-        print(f"{r['table']:<17} {r['kind']:<6} {r['eps']:<4} {r['oracle']:<16} "
-              f"{r['certified']}/{r['draws']}  {r['median_s']:7.2f} {r['max_s']:7.2f}  "
-              f"{r['accuracy']:.3f}  {r['logreg']:.3f}  {r['mono_ratio']}")
+        print(f"{r['table']:<17} {r['kind']:<6} {r['eps']:<4} {r['oracle']:<8} "
+              f"{r['space']:<11} {r['certified']}/{r['draws']}  {r['median_s']:7.2f} "
+              f"{r['max_s']:7.2f}  {r['accuracy']:.3f}  {r['logreg']:.3f}  {r['mono_ratio']:>9} "
+              f"{r['today_ratio']}")
     main_runs = [r for r in records if r["oracle"] == "highs"]
     ts = [r["seconds"] if r["certified"] else limit for r in main_runs]
     frac = sum(r["certified"] for r in main_runs) / max(len(main_runs), 1)

@@ -27,10 +27,21 @@ def test_oracle_adult_smoke(tmp_path: Path) -> None:
 
 def test_oracle_suite_smoke(tmp_path: Path) -> None:
     out = _run("oracle_suite.py", "--tables", "wine-13", "--draws", "1", "--mono-draws", "0",
-               "--time-limit", "20", "--out", str(tmp_path))
+               "--time-limit", "20", "--eps", "0.1,1", "--out", str(tmp_path))
     assert "sigma/paper_sigma" in out and "certified_fraction=1.00" in out
     for name in ("oracle_suite.json", "oracle_suite.csv", "oracle_suite.png"):
         assert (tmp_path / name).stat().st_size > 0
+
+
+def test_oracle_suite_compact_spaces_and_today_smoke(tmp_path: Path) -> None:
+    """A compact W for both methods, the previous default oracle beside the new one, and a
+    work limit: every run certified, the ratio column filled."""
+    out = _run("oracle_suite.py", "--tables", "wine-13", "--draws", "1", "--mono-draws", "0",
+               "--eps", "1", "--opdisc-ball", "2,2", "--rspm-radius", "2", "--compare-today",
+               "--work-limit", "1000000", "--out", str(tmp_path))
+    assert "certified_fraction=1.00" in out and "W=B2,R2" in out and "W=B1,R2" in out
+    rows = [line for line in out.splitlines() if line.startswith("wine-13") and " highs " in line]
+    assert len(rows) == 2 and all(line.rstrip().endswith("x") for line in rows)
 
 
 def test_oracle_suite_draws_do_not_depend_on_where_they_run(

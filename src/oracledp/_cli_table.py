@@ -340,6 +340,7 @@ _MODEL_OPTIONS: dict[str, tuple[str, ...]] = {
     "solver": _AGGREGATED_MODELS,
     "time_limit": _AGGREGATED_MODELS,
     "space": _AGGREGATED_MODELS,
+    "work_limit": _AGGREGATED_MODELS,
 }
 
 
@@ -358,7 +359,8 @@ def _check_model_options(ctx: typer.Context, model: str) -> None:
 
 def _check_fit_options(model: str, epsilon: float | None, delta: float | None, alpha: float,
                        max_epsilon: float | None, allow_large: bool, solver: str,
-                       time_limit: float, space: str = "auto") -> float | None:
+                       time_limit: float, space: str = "auto",
+                       work_limit: int | None = None) -> float | None:
     """The options of ``fit`` checked before any file is read; returns max_epsilon.
 
     Which options a model takes is decided by :data:`_MODEL_OPTIONS` (checked first, by
@@ -392,11 +394,13 @@ def _check_fit_options(model: str, epsilon: float | None, delta: float | None, a
             _fail(f"--solver: {exc}")
         _check_option(check_positive, time_limit, "--time-limit")
         from oracledp.estimators._space_spec import parameter_space
+        from oracledp.oracles._base import check_work_limit
 
         try:  # whether R and B reach tau = 1 does not depend on d: checked with d = 1
             parameter_space(space, 1, model="rspm" if model == "gaussian-rspm" else model)
         except (TypeError, ValueError) as exc:
             _fail(f"--space: {exc}")
+        _check_option(check_work_limit, work_limit, "--work-limit")
     return None
 
 
@@ -451,6 +455,12 @@ def fit_table(
                         "encoded features: ||k||^2 <= min(d, 4); rspm keeps the box {-1,0,1}^d "
                         "for d <= 12), paper (the ICML 2020 W), or norm2=R[,bound=B] (see "
                         "docs/choosing-a-model.md).")] = "auto",
+    work_limit: Annotated[
+        int | None, typer.Option(
+            "--work-limit", help="Deterministic work per oracle call (opdisc/rspm/gaussian-rspm; "
+                                 "LPs + MIP nodes): whether a fit certifies is then the same on "
+                                 "every machine. See docs/oracles.md.")
+    ] = None,
     sep: Annotated[str, _SEP] = ",",
     force: Annotated[
         bool, typer.Option("--force", help="Overwrite a model already saved in --out.")
@@ -473,7 +483,7 @@ def fit_table(
     try:
         _fit(data, schema_path, out, model, epsilon, delta, alpha, max_epsilon,
              allow_large_epsilon, ignore_extra, seed, solver, time_limit, sep, force, verbose,
-             budget, space=space)
+             budget, space=space, work_limit=work_limit)
     except KeyboardInterrupt:
         _interrupted()
 
@@ -482,9 +492,9 @@ def _fit(data: Path, schema_path: Path, out: Path, model: str, epsilon: float | 
          delta: float | None, alpha: float, max_epsilon: float | None, allow_large: bool,
          ignore_extra: bool, seed: int | None, solver: str, time_limit: float, sep: str,
          force: bool, verbose: bool, budget: Path | None = None, *,
-         space: str = "auto") -> None:
+         space: str = "auto", work_limit: int | None = None) -> None:
     max_epsilon = _check_fit_options(model, epsilon, delta, alpha, max_epsilon, allow_large,
-                                     solver, time_limit, space)
+                                     solver, time_limit, space, work_limit)
     _check_out(out, force)  # before the data are read: a refused --out spends no budget
     if budget is not None:
         _read_budget(budget)  # a malformed ledger is refused before anything else is read
@@ -493,7 +503,8 @@ def _fit(data: Path, schema_path: Path, out: Path, model: str, epsilon: float | 
         schema = model_schema(model, schema)
         est = make_estimator(model, schema, epsilon, delta, alpha=alpha, random_state=seed,
                              oracle=solver, time_limit=time_limit, max_epsilon=max_epsilon,
-                             space=space if model in _AGGREGATED_MODELS else None)
+                             space=space if model in _AGGREGATED_MODELS else None,
+                             work_limit=work_limit)
     except (OracleDPError, ValueError) as exc:
         _fail(str(exc))
     declared = _declared(model, epsilon, delta, max_epsilon)

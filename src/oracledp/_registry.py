@@ -64,18 +64,19 @@ def model_schema(name: str, schema: Any) -> Any:
 def make_estimator(name: str, schema: Any, epsilon: float | None = None,
                    delta: float | None = None, *, alpha: float = 0.1,
                    random_state: Any = None, oracle: str = "highs", time_limit: float | None = 60.0,
-                   max_epsilon: float | None = None, space: Any = None) -> Any:
+                   max_epsilon: float | None = None, space: Any = None,
+                   work_limit: int | None = None) -> Any:
     """The unfitted estimator of model ``name`` for a table with public schema ``schema``.
 
     ``epsilon`` / ``delta`` are the privacy parameters of the fixed-budget models
     (``opdisc``, ``rspm``, ``gaussian-rspm``, ``opsamp``, ``dpsgd``); ``alpha`` (the target
     excess risk) and ``max_epsilon`` those of ``accuracy-first``; ``oracle`` (a backend name,
-    the command line's ``--solver``) and ``time_limit`` choose the exact oracle of ``opdisc`` /
-    ``rspm`` / ``gaussian-rspm``, and ``space`` (the command line's ``--space``; None: the
-    estimator's default ``"auto"``, a rule on d, the schema's encoded features:
-    ``||k||^2 <= min(d, 4)`` for opdisc, for rspm and gaussian-rspm the box {-1,0,1}^d while
-    d <= 12) their parameter space W; the other models take no ``space`` and refuse one.
-    Labels and bounds come
+    the command line's ``--solver``) and ``time_limit`` / ``work_limit`` choose the exact
+    oracle of ``opdisc`` / ``rspm`` / ``gaussian-rspm``, and ``space`` (the command line's
+    ``--space``; None: the estimator's default ``"auto"``, a rule on d, the schema's encoded
+    features: ``||k||^2 <= min(d, 4)`` for opdisc, for rspm and gaussian-rspm the box
+    {-1,0,1}^d while d <= 12) their parameter space W; the other models take no ``space`` and
+    refuse one.  Labels and bounds come
     from the schema (public), and so does the number of features: every model's ``fit``
     refuses an X of another width (encoded by another schema) before any noise.  Pass
     ``model_schema(name, schema)`` for ``accuracy-first``.
@@ -117,7 +118,7 @@ def make_estimator(name: str, schema: Any, epsilon: float | None = None,
 
         common = {"schema": schema.feature_schema(), "classes": labels,
                   "random_state": random_state, "oracle": oracle, "time_limit": time_limit,
-                  **({} if space is None else {"space": space})}
+                  "work_limit": work_limit, **({} if space is None else {"space": space})}
         if name == "rspm":
             return RSPMClassifier(epsilon, **common)
         if name == "gaussian-rspm":

@@ -122,6 +122,7 @@ def test_wall_time_only_with_verbose(files):
     ("opdisc", ["--delta", "2"], "--delta must be in the open interval (0, 1)"),
     ("dpsgd", ["--delta", "0"], "--delta must be in the open interval (0, 1)"),
     ("opdisc", ["--time-limit", "0"], "--time-limit must be a finite number > 0"),
+    ("rspm", ["--work-limit", "0"], "--work-limit must be an integer >= 1"),
     ("rspm", ["--solver", "gurobi9"], "--solver: unknown solver 'gurobi9'"),
     ("opdisc", ["--model", "svm"], "--model must be one of"),
 ])

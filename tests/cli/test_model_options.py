@@ -1,7 +1,7 @@
 """`oracledp fit` refuses an option that the chosen --model does not take (never ignores it).
 
 Every model-specific option (--epsilon, --delta, --alpha, --max-epsilon, --solver,
---time-limit, --space) given to a model it does not apply to is refused with one ``error:`` line
+--time-limit, --space, --work-limit) given to a model it does not apply to is refused with one ``error:`` line
 naming the option and the model, exit 2, before DATA is read (here DATA does not exist, so a
 read would end in "cannot read the file" instead); every option a model does take passes this
 rule.  An option given with its default value counts as given.
@@ -28,9 +28,11 @@ TAKES = {  # the rule as a user reads it in `oracledp fit --help`
     "--solver": {"opdisc", "rspm", "gaussian-rspm"},
     "--time-limit": {"opdisc", "rspm", "gaussian-rspm"},
     "--space": {"opdisc", "rspm", "gaussian-rspm"},
+    "--work-limit": {"opdisc", "rspm", "gaussian-rspm"},
 }
 VALUES = {"--epsilon": "1", "--delta": "1e-6", "--alpha": "0.1", "--max-epsilon": "5",
-          "--solver": "highs", "--time-limit": "60", "--space": "auto"}  # valid values (the defaults where any)
+          "--solver": "highs", "--time-limit": "60", "--space": "auto",
+          "--work-limit": "1000"}  # valid values (the defaults where any)
 
 
 def _fit(runner, tmp_path: Path, model: str, *extra: str):

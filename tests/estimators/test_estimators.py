@@ -163,6 +163,7 @@ def test_wrong_number_of_classes_rejected_before_noise(y, match):
      ({"bound": -1.0}, ValueError), ({"radius": math.inf}, ValueError),
      ({"bound": 0.5}, ValueError),  # W = {0}
      ({"time_limit": 0}, ValueError), ({"oracle": "nope"}, ValueError),
+     ({"work_limit": 0}, ValueError), ({"work_limit": 2.5}, TypeError),
      ({"oracle": 3}, TypeError), ({"allow_uncertified": "yes"}, TypeError),
      ({"feature_grid": -1e-3}, ValueError), ({"feature_grid": math.pi / 1000}, ValueError)],
 )
@@ -307,6 +308,19 @@ def test_time_limit_only_given_to_solvers_that_take_it():
     assert oracle._options["time_limit"] == 7.0
     fake = _UncertifiedOracle()
     assert build_oracle(fake, 5.0) is fake
+    assert isinstance(build_oracle("brute", 5.0, 100), BruteForceOracle)  # takes neither
+    oracle = build_oracle("highs", 7.0, 100)
+    assert oracle._options["time_limit"] == 7.0 and oracle.work_limit == 100
+    assert oracle._structured.work_limit == 100 and oracle._branch.work_limit == 100
+
+
+def test_work_limit_changes_nothing_when_it_is_not_reached():
+    X, y = _separable()
+    a = OPDiscClassifier(epsilon=0.5, random_state=4, oracle="highs", feature_grid=0.5,
+                         work_limit=10**6).fit(X, y)
+    b = OPDiscClassifier(epsilon=0.5, random_state=4, oracle="highs",
+                         feature_grid=0.5).fit(X, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
 
 
 def test_highs_matches_brute_force():

@@ -28,7 +28,7 @@ def test_estimator_records_approximate_guarantee_and_params() -> None:
     assert set(np.unique(clf.coef_)) <= {-1.0, 0.0, 1.0}
     assert sorted(clf.get_params()) == ["allow_uncertified", "calibration", "classes", "delta",
                                         "epsilon", "feature_grid", "keep_diagnostics", "oracle",
-                                        "random_state", "schema", "space", "time_limit"]
+                                        "random_state", "schema", "space", "time_limit", "work_limit"]
     with pytest.raises(ValueError, match="calibration must"):
         GaussianRSPMClassifier(oracle="brute", feature_grid=0.5, calibration="x").fit(X, y)
     with pytest.raises(ValueError, match="delta"):

@@ -24,7 +24,8 @@ def test_fit_records_pure_guarantee_and_params() -> None:
     assert set(np.unique(clf.coef_)) <= {-1.0, 0.0, 1.0}
     assert sorted(clf.get_params()) == ["allow_uncertified", "classes", "epsilon",
                                         "feature_grid", "keep_diagnostics", "oracle",
-                                        "random_state", "schema", "space", "time_limit"]
+                                        "random_state", "schema", "space", "time_limit",
+                                        "work_limit"]
     with pytest.raises(BoundsViolation):
         RSPMClassifier(oracle="brute", classes=[0, 1], feature_grid=0.5).fit(
             X, np.where(y == 0, 0, 5))

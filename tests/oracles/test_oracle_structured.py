@@ -170,9 +170,9 @@ def test_applicability_and_refusal() -> None:
     X = rng.integers(0, 5, size=(30, 6)) / 4  # six numeric columns
     y = np.where(rng.random(30) < 0.5, 1, -1)
     problem = HalfspaceProblem.from_data(X, y)
-    assert not structured_applicable(problem)
-    with pytest.raises(ValueError, match="non-binary columns"):
-        StructuredOracle().solve(problem, np.zeros(7))
+    assert not structured_applicable(problem, max_candidates=100)
+    with pytest.raises(ValueError, match="numeric candidates"):
+        StructuredOracle(max_candidates=100).solve(problem, np.zeros(7))
     X2 = _random_table(rng, 30, 2, [3, 2])
     assert structured_applicable(HalfspaceProblem.from_data(X2, y))
 

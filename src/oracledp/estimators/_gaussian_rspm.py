@@ -62,6 +62,7 @@ class GaussianRSPMClassifier(RSPMClassifier):
         space: Any = "auto",
         oracle: str | Oracle = "highs",
         time_limit: float | None = 60.0,
+        work_limit: int | None = None,
         allow_uncertified: bool = False,
         schema: FeatureSchema | None = None,
         feature_grid: float | None = None,

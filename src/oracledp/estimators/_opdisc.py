@@ -39,7 +39,7 @@ from oracledp.estimators._space_spec import (
     with_space_note,
 )
 from oracledp.learners._opdisc import OPDiscResult, opdisc
-from oracledp.oracles._base import Oracle
+from oracledp.oracles._base import Oracle, check_work_limit
 from oracledp.oracles._halfspace import FeatureSchema, HalfspaceProblem
 from oracledp.oracles._registry import check_solver_name, make_oracle
 from oracledp.oracles._space import IntegerBall
@@ -85,19 +85,23 @@ def _accepts_option(cls: type, option: str) -> bool:
     )
 
 
-def build_oracle(oracle: str | Oracle, time_limit: float | None) -> Oracle:
-    """The oracle for ``oracle`` (a backend name or an instance), given ``time_limit`` only if
-    its backend takes one.
+def build_oracle(oracle: str | Oracle, time_limit: float | None,
+                 work_limit: int | None = None) -> Oracle:
+    """The oracle for ``oracle`` (a backend name or an instance), given ``time_limit`` and
+    ``work_limit`` only if its backend takes them.
 
-    The brute-force oracle enumerates W and has no time limit; an
+    The brute-force oracle enumerates W and has neither limit; an
     :class:`~oracledp.oracles.Oracle` instance is used exactly as configured.
     """
     if not isinstance(oracle, str):
         return make_oracle(oracle)
     built = make_oracle(oracle)
+    options: dict[str, Any] = {}
     if time_limit is not None and _accepts_option(type(built), "time_limit"):
-        built = make_oracle(oracle, time_limit=time_limit)
-    return built
+        options["time_limit"] = time_limit
+    if work_limit is not None and _accepts_option(type(built), "work_limit"):
+        options["work_limit"] = work_limit
+    return make_oracle(oracle, **options) if options else built
 
 
 def public_schema(schema: object, grid: Fraction | None, d: int, k_max: int,
@@ -178,6 +182,11 @@ class OPDiscClassifier(PrivateBinaryClassifier):
     time_limit : float or None, default=60.0
         Seconds per oracle call, passed to backends that take a time limit (not
         to ``"brute"``, which enumerates W, nor to an Oracle instance).
+    work_limit : int or None, default=None
+        Deterministic limit per oracle call, passed to backends that take one (the default
+        ``"highs"``: LP relaxations + MIP solves + MIP nodes of the structured formulation,
+        nodes of the branch-and-bound).  Unlike the time limit, whether a fit certifies
+        under it is the same on every machine and load; see ``docs/oracles.md``.
     allow_uncertified : bool, default=False
         If the oracle does not certify an exact optimum within the time limit,
         ``fit`` raises :class:`~oracledp._errors.OracleFailure` and releases
@@ -325,6 +334,7 @@ class OPDiscClassifier(PrivateBinaryClassifier):
         radius: float | None = None,
         oracle: str | Oracle = "highs",
         time_limit: float | None = 60.0,
+        work_limit: int | None = None,
         allow_uncertified: bool = False,
         schema: FeatureSchema | None = None,
         feature_grid: float | None = None,
@@ -409,6 +419,7 @@ class OPDiscClassifier(PrivateBinaryClassifier):
                              f"not both (got space={self.space!r} with bound={self.bound!r}, "
                              f"radius={self.radius!r})")
         time_limit = _check_optional_positive(self.time_limit, "time_limit")
+        work_limit = check_work_limit(self.work_limit)
         if not isinstance(self.allow_uncertified, (bool, np.bool_)):
             raise TypeError(
                 f"allow_uncertified must be a bool, got {type(self.allow_uncertified).__name__}"
@@ -419,7 +430,8 @@ class OPDiscClassifier(PrivateBinaryClassifier):
         grid = None if self.feature_grid is None else _grid_fraction(self.feature_grid)
         check_solver_name(self.oracle, "oracle")
         return {"epsilon": epsilon, "space": space, "tau": tau, "bound": bound,
-                "radius": radius, "time_limit": time_limit, "grid": grid}
+                "radius": radius, "time_limit": time_limit, "work_limit": work_limit,
+                "grid": grid}
 
     def _fit_problem(self, params: dict[str, Any], n: int, d: int, classes: NDArray[Any],
                      build: Any) -> OPDiscClassifier:
@@ -432,7 +444,7 @@ class OPDiscClassifier(PrivateBinaryClassifier):
         description = describe_space(space, how)
         schema = public_schema(self.schema, grid, d, space.k_max, type(self).__name__)
         problem = build(space, schema, grid)
-        oracle = build_oracle(self.oracle, params["time_limit"])
+        oracle = build_oracle(self.oracle, params["time_limit"], params["work_limit"])
 
         # 4. The mechanism: the only place noise is drawn (declared to an active accountant).
         begin_release(self, params["epsilon"], self._declared_delta(delta), rng=params["rng"])

@@ -79,6 +79,7 @@ class RSPMClassifier(OPDiscClassifier):
         space: Any = "auto",
         oracle: str | Oracle = "highs",
         time_limit: float | None = 60.0,
+        work_limit: int | None = None,
         allow_uncertified: bool = False,
         schema: FeatureSchema | None = None,
         feature_grid: float | None = None,

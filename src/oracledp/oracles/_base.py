@@ -85,6 +85,7 @@ at most this much (float bounds).  Certification itself is exact (module docstri
 class OracleStatus(StrEnum):
     OPTIMAL = "optimal"
     TIME_LIMIT = "time_limit"
+    WORK_LIMIT = "work_limit"  # stopped by the deterministic work limit
     GAP = "gap"  # stopped with a positive gap for another reason
     INFEASIBLE = "infeasible"
     ERROR = "error"
@@ -149,6 +150,19 @@ def check_time_limit(time_limit: object) -> float:
     if not time_limit > 0:  # NaN fails too
         raise ValueError(f"time_limit must be > 0 seconds, got {time_limit!r}")
     return float(time_limit)
+
+
+def check_work_limit(work_limit: object, name: str = "work_limit") -> int | None:
+    """A backend's ``work_limit``: None (no limit) or an integer >= 1 (LP relaxations, MIP
+    solves and branch-and-bound nodes, as each backend documents); the one rule of every
+    backend and estimator that takes one (``name``: what the messages call it)."""
+    if work_limit is None:
+        return None
+    if isinstance(work_limit, bool) or not isinstance(work_limit, int | np.integer):
+        raise TypeError(f"{name} must be None or an integer, got {type(work_limit).__name__}")
+    if work_limit < 1:
+        raise ValueError(f"{name} must be an integer >= 1, got {work_limit!r}")
+    return int(work_limit)
 
 
 def certify(status: OracleStatus, objective: float, bound: float, exact: bool | None

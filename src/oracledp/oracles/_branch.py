@@ -76,7 +76,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from oracledp.oracles._base import OracleResult, OracleStatus, check_time_limit, make_result
+from oracledp.oracles._base import (
+    OracleResult,
+    OracleStatus,
+    check_time_limit,
+    check_work_limit,
+    make_result,
+)
 from oracledp.oracles._exact import ExactObjective
 from oracledp.oracles._halfspace import (
     HalfspaceProblem,
@@ -170,6 +176,11 @@ class BranchBoundOracle:
     ----------
     time_limit:
         Seconds per solve; a search stopped by it is not certified.
+    work_limit:
+        Deterministic limit: the nodes created per solve (None: no limit; the search stops,
+        not certified, before an expansion that would pass it).  The search
+        order depends only on the problem, the perturbation and the options, so whether a
+        solve stops at this limit (not certified) is the same on every machine.
     batch_entries:
         Largest nodes x groups score block expanded at once (memory / speed).
     max_batch:
@@ -180,9 +191,11 @@ class BranchBoundOracle:
     #: largest (levels x budgets x groups) radius table kept in memory (else per batch)
     max_table = 30_000_000
 
-    def __init__(self, *, time_limit: float = 60.0, batch_entries: int = 4_000_000,
-                 max_batch: int = 128, threads: int = 1, verbose: bool = False) -> None:
+    def __init__(self, *, time_limit: float = 60.0, work_limit: int | None = None,
+                 batch_entries: int = 4_000_000, max_batch: int = 128, threads: int = 1,
+                 verbose: bool = False) -> None:
         self.time_limit = check_time_limit(time_limit)
+        self.work_limit = check_work_limit(work_limit)
         self.batch_entries = int(batch_entries)
         self.max_batch = max(1, int(max_batch))
         self.verbose = verbose
@@ -437,6 +450,10 @@ class BranchBoundOracle:
             mi, vi = np.nonzero(good)
             if len(mi) == 0:
                 continue
+            if self.work_limit is not None and nodes + len(mi) > self.work_limit:
+                status = OracleStatus.WORK_LIMIT  # this expansion would pass the limit
+                pruned_min = min(pruned_min, float(plb[good].min()))
+                break
             nodes += len(mi)
             level_nodes[lvl] += len(mi)
             Sc = S[mi] + vals[vi].astype(dt)[:, None] * col[None, :]
@@ -504,4 +521,4 @@ class BranchBoundOracle:
                 k, decided = Kc[i], True
         return make_result(problem, eta, k, bound, status, time.perf_counter() - t0, self.name,
                            exact=decided, nodes=nodes, level_nodes=level_nodes.tolist(),
-                           near_ties=near_ties)
+                           near_ties=near_ties, work=nodes)

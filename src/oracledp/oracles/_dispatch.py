@@ -1,6 +1,7 @@
 """The default ``highs`` oracle: picks the exact formulation that suits the data.
 
-Tabular data (at most ``max_numeric`` non-binary columns, the rest 0/1) go to
+Tabular data (at most ``max_candidates`` outer candidates, i.e. integer vectors over the
+non-binary columns in W's box and ball, counted exactly; the rest 0/1) go to
 the structured decomposition (:mod:`oracledp.oracles._structured`); anything
 else to the exact branch-and-bound over k (:mod:`oracledp.oracles._branch`, no
 solver: integer loss bounds, every noise and separator perturbation, any scale
@@ -23,7 +24,11 @@ from oracledp._validation import check_choice
 from oracledp.oracles._base import Oracle, OracleResult
 from oracledp.oracles._branch import BranchBoundOracle
 from oracledp.oracles._halfspace import HalfspaceProblem, Perturbation
-from oracledp.oracles._structured import StructuredOracle, structured_applicable
+from oracledp.oracles._structured import (
+    MAX_CANDIDATES,
+    StructuredOracle,
+    structured_applicable,
+)
 
 FORMULATIONS = ("auto", "structured", "branch", "monolithic")
 
@@ -52,22 +57,33 @@ class AutoOracle:
     ``workers``: inner problems of the structured decomposition solved at once in threads
     (default :func:`default_workers`: the usable CPUs, at most 2); 1 when draws already run
     in parallel processes.  Speed only: a certified answer is the exact argmin either way.
+    ``max_candidates``: the structured decomposition is chosen when the number of outer
+    candidates (:func:`~oracledp.oracles._structured.numeric_candidates`, public) is at most
+    this.  ``work_limit``: the deterministic limit of either formulation (LP relaxations +
+    MIP solves + MIP nodes for the structured one, nodes for the branch-and-bound; None: no
+    limit); with it, whether a solve certifies does not depend on the machine, its load or
+    ``workers``.
     """
 
     def __init__(self, solver: str = "highs", *, formulation: str = "auto",
-                 time_limit: float = 60.0, threads: int = 1, max_numeric: int = 4,
+                 time_limit: float = 60.0, work_limit: int | None = None, threads: int = 1,
+                 max_candidates: int = MAX_CANDIDATES, coupled_bound: bool = True,
                  workers: int | None = None, verbose: bool = False) -> None:
         check_choice(formulation, "formulation", FORMULATIONS)
         if solver != "highs":
             raise ValueError(f"AutoOracle supports solver 'highs' only, got {solver!r}")
         self.name = "highs"
         self.formulation = formulation
-        self.max_numeric = max_numeric
+        if work_limit is not None and formulation == "monolithic":
+            raise ValueError("work_limit is not available with formulation='monolithic'")
+        self.max_candidates = int(max_candidates)
+        self.work_limit = work_limit
         self.workers = default_workers() if workers is None else int(workers)
-        self._structured = StructuredOracle(time_limit=time_limit, threads=threads,
-                                            max_numeric=max_numeric, workers=self.workers,
-                                            verbose=verbose)
-        self._branch = BranchBoundOracle(time_limit=time_limit)
+        self._structured = StructuredOracle(time_limit=time_limit, work_limit=work_limit,
+                                            threads=threads, max_candidates=max_candidates,
+                                            coupled_bound=coupled_bound,
+                                            workers=self.workers, verbose=verbose)
+        self._branch = BranchBoundOracle(time_limit=time_limit, work_limit=work_limit)
         self._options: dict[str, Any] = {"time_limit": time_limit, "threads": threads,
                                          "verbose": verbose}
         self._monolithic: Oracle | None = None
@@ -80,7 +96,7 @@ class AutoOracle:
             return self.formulation
         choice = self._choice.get(problem)
         if choice is None:
-            choice = ("structured" if structured_applicable(problem, self.max_numeric)
+            choice = ("structured" if structured_applicable(problem, self.max_candidates)
                       else "branch")
             self._choice[problem] = choice
         return choice

@@ -38,7 +38,7 @@ def _highs_monolithic(**options: Any) -> Oracle:
 
 
 _REGISTRY: dict[str, tuple[Callable[..., Oracle], str]] = {
-    "highs": (_highs, "HiGHS; exact tabular decomposition when the data allow it, else a big-M MIP (default)"),
+    "highs": (_highs, "HiGHS; exact tabular decomposition when the data allow it, else the exact branch and bound (default)"),
     "highs-monolithic": (_highs_monolithic, "HiGHS on the monolithic big-M MIP (baseline)"),
     "cpsat": (_cpsat, "OR-Tools CP-SAT on the monolithic MIP (optional extra 'ortools')"),
     "brute": (_brute, "enumerates W exactly (tests, tiny d)"),

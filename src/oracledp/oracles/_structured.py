@@ -26,9 +26,33 @@ and u those of the binary columns.  Then, exactly:
    the linear and square-root terms, (c) the exact numeric linear term.  The v
    are visited best bound first; each inner problem first gets its LP relaxation
    (milliseconds), pruned when a weak-duality bound evaluated here from the LP's row
-   duals (valid for any multipliers, so no trust in the solver's tolerances) is
-   above the incumbent; otherwise the inner MIP runs with a cutoff; the search stops
-   when every remaining bound is above the incumbent.
+   duals (valid for any multipliers, so no trust in the solver's tolerances) or the
+   *coupled Lagrangian bound* below is above the incumbent; otherwise the inner MIP runs
+   with a cutoff; the search stops when every remaining bound is above the incumbent.
+
+   **Coupled Lagrangian bound** (:func:`~oracledp.oracles._structured_tables.coupled_bound`).
+   For fixed v, with A the cells x binary-columns membership matrix, t = A u, ``lin_j``
+   the value costs of u_j, g the norm cost of ||u||^2 and any multipliers lambda (one per
+   cell), mu = A^T lambda::
+
+       F(v, u) = sum_c [f_c(t_c) - lambda_c t_c] + sum_j [lin_j(u_j) + mu_j u_j]
+                 + g(||u||^2) + const
+
+   holds for every u: ``sum_c lambda_c t_c = lambda^T A u = sum_j mu_j u_j``, so the two
+   lambda terms cancel, whatever lambda is.  Hence min_u F(v, u) is at least the sum of
+   each cell's minimum over its reachable range |t_c| <= T_c (Cauchy-Schwarz on the norm
+   budget) plus the exact minimum of the second line over the norm budget (the dynamic
+   program of (b), with costs ``lin_j(a) + mu_j a``): the cells are decoupled from each
+   other but coupled to the numeric candidate's norm budget through mu.  lambda = 0 is
+   bound (a)+(b); with lambda = minus the LP's optimal duals of the link rows
+   ``t_c = sum_j u_j`` it is at least the LP's value up to the LP's tolerances (each part is
+   then minimized over the integers instead of over the LP's relaxation of it).  Validity needs nothing from the solver:
+   lambda is rounded to multiples of 2^-20 of magnitude at most 2^16 so that mu is computed
+   exactly (every partial sum is such a multiple below 2^53 times 2^-20, for fewer than 2^16
+   cells), and the float sum is lowered by an allowance ``(n + 16) 2^-50 (1 + M)`` (n: cells
+   plus binary columns, M: the sum of the magnitudes summed), 8 times the worst rounding
+   error of those at most n + 4 sums; the float band of the exact comparison (below)
+   covers the rest, as for every other bound here.
 5. **Exact certificate** (see :mod:`oracledp.oracles._base`).  With ``tol`` the float
    band of :mod:`oracledp.oracles._exact` and ``w`` HiGHS's tolerance window
    (``_HIGHS_TIE_WINDOW`` = 1e-5: HiGHS discards points up to its MIP feasibility
@@ -65,8 +89,18 @@ The inner model is built once per problem and reused for every v and every
 noise draw: only objective coefficients and a few column bounds change.
 
 The method needs the binary columns to take values in {0, 1} and at most
-``max_numeric`` other columns; :func:`structured_applicable` says whether it
-applies.  Scores are integers (see :mod:`oracledp.oracles._halfspace`), and the final
+``max_candidates`` outer candidates v (:func:`numeric_candidates`, counted exactly by a
+dynamic program: a public quantity of the schema and W); :func:`structured_applicable`
+says whether it applies.
+
+**Work limit.**  ``work_limit`` counts LP relaxations, MIP solves and their nodes
+(HiGHS's ``mip_node_count``).  The search stops, not certified, before a step that starts
+with the count at the limit; each MIP gets the work left when its batch starts as HiGHS's
+``mip_max_nodes``.  With a work limit the candidates are asked in batches of fixed size
+(:data:`_WORK_BATCH`) whatever ``workers`` is, and HiGHS runs with one thread per model
+(deterministic), so the count and the outcome are the same on any machine, load or number
+of workers.  The heuristic phase and the tables are not counted (deterministic and bounded
+by the number of candidates).  Scores are integers (see :mod:`oracledp.oracles._halfspace`), and the final
 point is re-evaluated in integer arithmetic by :func:`~oracledp.oracles._base.make_result`.
 
 The parts live in private modules: :mod:`oracledp.oracles._structured_tables` (outer
@@ -86,7 +120,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from oracledp.oracles._base import OracleResult, OracleStatus, check_time_limit, make_result
+from oracledp.oracles._base import (
+    OracleResult,
+    OracleStatus,
+    check_time_limit,
+    check_work_limit,
+    make_result,
+)
 from oracledp.oracles._exact import ExactObjective
 from oracledp.oracles._halfspace import HalfspaceProblem, Perturbation, as_perturbation
 from oracledp.oracles._pool import _DaemonPool
@@ -101,6 +141,8 @@ from oracledp.oracles._structured_model import (
 from oracledp.oracles._structured_tables import (
     _enumerate_ball,
     _Prepared,
+    count_ball,
+    coupled_bound,
     loss_tables,
     lower_bounds,
     terms,
@@ -111,16 +153,32 @@ from oracledp.oracles._structured_tables import (
 # to HiGHS reaches this much further (covering that and its LP tolerances: trusted)
 _HIGHS_TIE_WINDOW = 1e-5
 _TIE_MAX_SOLVES = 8  # tie-check solves per call before refusing
+_INT_INF = 2**31 - 1  # HiGHS's "no limit" for integer options
 
 
-def structured_applicable(problem: HalfspaceProblem, max_numeric: int = 4,
-                          max_outer: int = 50_000) -> bool:
-    """Whether the decomposition applies: few numeric columns, the rest binary."""
-    n_num = int((~problem.binary_columns).sum())
-    if n_num > max_numeric:
-        return False
+MAX_CANDIDATES = 10_000
+"""Default cap on the number of outer candidates v (:func:`numeric_candidates`): building the
+loss tables took 3-4 s at 6,561 candidates and 44-56 s at 17-34k on the bundled wide tables."""
+
+_WORK_BATCH = 2
+"""Outer candidates asked per batch when a work limit is set, whatever ``workers`` is: the
+search, hence its work count and whether it certifies, is then the same on any machine."""
+
+
+def numeric_candidates(problem: HalfspaceProblem) -> int:
+    """The number of outer candidates v of the decomposition: integer vectors over the
+    non-binary columns with |v_j| <= k_max and ||v||^2 <= the squared radius of W, counted
+    exactly (nothing enumerated).  Public: it reads only the declared 0/1 columns and W."""
     sp = problem.space
-    return (2 * sp.k_max + 1) ** n_num <= 50 * max_outer
+    n_num = int((~problem.binary_columns).sum())
+    return count_ball(n_num, sp.k_max, sp.k_norm2_max)
+
+
+def structured_applicable(problem: HalfspaceProblem,
+                          max_candidates: int = MAX_CANDIDATES) -> bool:
+    """Whether the decomposition applies: at most ``max_candidates`` outer candidates
+    (:func:`numeric_candidates`), the other columns binary."""
+    return numeric_candidates(problem) <= max_candidates
 
 
 class StructuredOracle:
@@ -133,8 +191,21 @@ class StructuredOracle:
         is not certified.
     threads:
         Threads for HiGHS (1 = deterministic and what the benchmarks use).
-    max_numeric:
-        Largest number of non-binary columns accepted.
+    max_candidates:
+        Largest number of outer candidates v accepted (:func:`numeric_candidates`; the loss
+        tables hold one row per candidate).
+    work_limit:
+        Deterministic limit on one solve, counted in LP relaxations solved plus MIP
+        solves plus their branch-and-bound nodes (None: no limit).  A solve started under
+        the limit is capped (HiGHS's ``mip_max_nodes``) at the work left when its batch
+        starts; once the count reaches the limit the search stops, not certified.  With a
+        work limit, candidates are asked in batches of a fixed size (2) whatever
+        ``workers`` is, so the work count and whether a solve certifies are the same for any
+        ``workers`` and any machine (with ``threads=1``, HiGHS is deterministic); the time
+        limit still applies as a safety net.
+    coupled_bound:
+        After each LP relaxation, also evaluate the coupled Lagrangian bound (step 4) with
+        the LP's link-row duals as multipliers (speed only, never the answer).
     heuristic_candidates:
         How many outer candidates (best bound first) get a local-search incumbent
         before the exact phase (affects speed only, never the answer).
@@ -156,12 +227,16 @@ class StructuredOracle:
 
     name = "highs-structured"
 
-    def __init__(self, *, time_limit: float = 60.0, threads: int = 1, max_numeric: int = 4,
+    def __init__(self, *, time_limit: float = 60.0, threads: int = 1,
+                 max_candidates: int = MAX_CANDIDATES, work_limit: int | None = None,
                  heuristic_candidates: int = 20, max_models: int = 1024,
-                 lp_prune: bool = True, workers: int = 1, verbose: bool = False) -> None:
+                 lp_prune: bool = True, coupled_bound: bool = True, workers: int = 1,
+                 verbose: bool = False) -> None:
         self.time_limit = check_time_limit(time_limit)
+        self.work_limit = check_work_limit(work_limit)
         self.threads = int(threads)
-        self.max_numeric = int(max_numeric)
+        self.max_candidates = int(max_candidates)
+        self.coupled_bound = bool(coupled_bound)
         self.heuristic_candidates = int(heuristic_candidates)
         self.max_models = max(1, int(max_models))
         self.lp_prune = bool(lp_prune)
@@ -202,10 +277,11 @@ class StructuredOracle:
         return prep
 
     def _prepare(self, problem: HalfspaceProblem) -> _Prepared:
-        if not structured_applicable(problem, self.max_numeric):
+        if not structured_applicable(problem, self.max_candidates):
             raise ValueError(
-                f"the tabular decomposition needs at most {self.max_numeric} non-binary columns; "
-                "use the monolithic formulation"
+                f"the tabular decomposition takes at most {self.max_candidates} numeric "
+                f"candidates, this problem has {numeric_candidates(problem)}; use the "
+                "branch-and-bound formulation"
             )
         sp = problem.space
         kmax, cap = sp.k_max, sp.k_norm2_max
@@ -238,6 +314,7 @@ class StructuredOracle:
         return build_inner(problem, prep, vi, verbose=self.verbose, threads=self.threads)
 
     _dual_bound = staticmethod(dual_bound)
+    _coupled_bound = staticmethod(coupled_bound)
     _lower_bounds = staticmethod(lower_bounds)
     _terms = staticmethod(terms)
     _heuristic = staticmethod(heuristic)
@@ -250,6 +327,7 @@ class StructuredOracle:
                skip_lp: bool = False, lp_threshold: float | None = None,
                exclude: list[NDArray[np.int64]] | None = None,
                tilt: tuple[NDArray[np.int64], float] | None = None,
+               node_limit: int | None = None, work: list[int] | None = None,
                ) -> tuple[str, float, NDArray[np.int64] | None, float]:
         """Solve the inner MIP for candidate vi: (status, value, u, dual bound).
 
@@ -261,6 +339,9 @@ class StructuredOracle:
         ``exclude``: values of u cut off by no-good rows (added for this MIP only).
         ``tilt = (c, eps)``: the MIP minimizes ``F(u) - eps #{j: u_j != c_j}`` instead
         (every other point gains at least eps on c; the LP bound is of F itself).
+        ``node_limit``: HiGHS's ``mip_max_nodes`` for the MIP (status "work_limit" when
+        reached).  ``work``: a list the work done is appended to (1 per LP relaxation,
+        1 + the branch-and-bound nodes per MIP).
 
         Values include every constant, i.e. they are objective values F(v, u).
         The model of vi is built on first use and kept: between noise draws only
@@ -293,9 +374,16 @@ class StructuredOracle:
             finally:
                 h.setOptionValue("solve_relaxation", False)
                 time_left -= time.perf_counter() - t_lp
+            if work is not None:
+                work.append(1)
             lp_bound = -math.inf
             if y is not None and len(y) == model.A.shape[0]:
                 lp_bound = self._dual_bound(model, cost, col_ub, y) + const
+                if self.coupled_bound:  # the link rows' multipliers, with lambda = -y
+                    lam = np.where(model.link_rows >= 0, -y[np.maximum(model.link_rows, 0)],
+                                   0.0)
+                    lp_bound = max(lp_bound, self._coupled_bound(problem, prep, vi, lam, lin,
+                                                                 g, budget, const_pert))
             if lp_only:
                 return "lp_bound", math.inf, None, lp_bound
             if lp_bound > (cutoff if lp_threshold is None else lp_threshold):
@@ -312,6 +400,8 @@ class StructuredOracle:
         h.setOptionValue("objective_bound", float(cutoff - const) if math.isfinite(cutoff)
                          else highspy.kHighsInf)
         h.setOptionValue("time_limit", max(time_left, 1e-3))
+        h.setOptionValue("mip_max_nodes", _INT_INF if node_limit is None
+                         else max(1, int(node_limit)))
         n_rows = h.getNumRow()
         m = len(prep.cat_cols)
         for x in exclude:  # sum_j z_{j, x_j} <= m - 1: any u but x
@@ -328,6 +418,8 @@ class StructuredOracle:
                 x = np.asarray(h.getSolution().col_value)
                 u = np.rint(x[model.u_index]).astype(np.int64)
             status_text = h.modelStatusToString(st)
+            if work is not None:
+                work.append(1 + int(info.mip_node_count))
         finally:
             if exclude:  # (changing the model clears HiGHS's solution: read first)
                 h.deleteRows(len(exclude),
@@ -336,10 +428,11 @@ class StructuredOracle:
             return "optimal", value, u, dual
         if st in (highspy.HighsModelStatus.kObjectiveBound, highspy.HighsModelStatus.kInfeasible):
             return "pruned", math.inf, None, cutoff  # nothing below the cutoff for this v
-        if st == highspy.HighsModelStatus.kTimeLimit:
+        if st in (highspy.HighsModelStatus.kTimeLimit, highspy.HighsModelStatus.kSolutionLimit):
+            kind = "time_limit" if st == highspy.HighsModelStatus.kTimeLimit else "work_limit"
             if u is not None:  # a feasible incumbent exists
-                return "time_limit", value, u, dual
-            return "time_limit", math.inf, None, dual
+                return kind, value, u, dual
+            return kind, math.inf, None, dual
         return f"error:{status_text}", math.inf, None, -math.inf
 
     # ------------------------------------------------------------------ solve
@@ -400,6 +493,12 @@ class StructuredOracle:
         m_cat = len(prep.cat_cols)
 
         deadline = t0 + self.time_limit
+        limit = self.work_limit
+        work_done = 0  # LP relaxations + MIP solves + their nodes (the work limit's count)
+        batch_size = self.workers if limit is None else _WORK_BATCH
+
+        def work_left() -> int | None:
+            return None if limit is None else limit - work_done
 
         def question(vi: int, u_start: NDArray[np.int64] | None,
                      skip_lp: bool) -> dict[str, Any]:
@@ -429,20 +528,21 @@ class StructuredOracle:
                 u_start = tilt[0]  # a feasible start for HiGHS (above the tilted cutoff)
             return {"vi": vi, "cutoff": cutoff, "tilt": tilt, "exclude": exclude,
                     "u_start": u_start, "skip_lp": skip_lp or tilt is not None,
-                    "lp_threshold": best_val + gap}
+                    "lp_threshold": best_val + gap, "node_limit": work_left(), "work": []}
 
         def solve_q(q: dict[str, Any]) -> tuple[str, float, NDArray[np.int64] | None, float]:
             time_left = deadline - time.perf_counter()
             return self._inner(problem, prep, q["vi"], pert, q["cutoff"], max(time_left, 1e-3),
                                q["u_start"], skip_lp=q["skip_lp"],
                                lp_threshold=q["lp_threshold"], exclude=q["exclude"],
-                               tilt=q["tilt"])
+                               tilt=q["tilt"], node_limit=q["node_limit"], work=q["work"])
 
         def answer(q: dict[str, Any],
                    res: tuple[str, float, NDArray[np.int64] | None, float]) -> str:
-            nonlocal n_inner, n_lp_pruned, status, open_bound
+            nonlocal n_inner, n_lp_pruned, status, open_bound, work_done
             vi, cutoff, tilt, exclude = q["vi"], q["cutoff"], q["tilt"], q["exclude"]
             st, _, u, dual = res
+            work_done += sum(q["work"])
             n_inner += st != "lp_pruned"
             n_lp_pruned += st == "lp_pruned"
             if st == "optimal" and u is not None:
@@ -461,8 +561,9 @@ class StructuredOracle:
                     found(vi, u, val)
                     unsettled[vi] = fval - _HIGHS_TIE_WINDOW + (0.0 if tilt is None
                                                                 else tilt[1])
-            elif st == "time_limit":
-                status = OracleStatus.TIME_LIMIT
+            elif st in ("time_limit", "work_limit"):
+                status = (OracleStatus.TIME_LIMIT if st == "time_limit"
+                          else OracleStatus.WORK_LIMIT)
                 if u is not None:
                     val = float(problem.objective_k(self._assemble(problem, prep, vi, u),
                                                     pert)[0])
@@ -487,16 +588,20 @@ class StructuredOracle:
             lb = lb.copy()
             todo_lp = [int(vi) for vi in order[: int(np.searchsorted(lb[order], best_val + gap,
                                                                      side="right"))]]
+            if limit is not None:  # the first ones only, best bound first (deterministic)
+                todo_lp = todo_lp[: max(0, limit - work_done)]
 
-            def lp_bound(vi: int) -> tuple[str, float]:
+            def lp_bound(vi: int) -> tuple[str, float, int]:
                 time_left = deadline - time.perf_counter()
                 if time_left <= 0:
-                    return "time", -math.inf
+                    return "time", -math.inf, 0
+                w: list[int] = []
                 st, _, _, bnd = self._inner(problem, prep, vi, pert, best_val, time_left,
-                                            lp_only=True)
-                return st, bnd
+                                            lp_only=True, work=w)
+                return st, bnd, sum(w)
 
-            for vi, (st, bnd) in zip(todo_lp, self._map(lp_bound, todo_lp), strict=True):
+            for vi, (st, bnd, w) in zip(todo_lp, self._map(lp_bound, todo_lp), strict=True):
+                work_done += w
                 if st == "lp_bound":
                     lp_done.add(vi)
                     lb[vi] = max(float(lb[vi]), bnd)
@@ -509,14 +614,15 @@ class StructuredOracle:
         pos = 0
         while pos < len(order):
             batch: list[int] = []
-            while (pos < len(order) and len(batch) < self.workers
+            while (pos < len(order) and len(batch) < batch_size
                    and lb[order[pos]] <= best_val + gap):
                 batch.append(int(order[pos]))
                 pos += 1
             if not batch:
                 break
-            if deadline - time.perf_counter() <= 0:
-                status = OracleStatus.TIME_LIMIT
+            timed_out = deadline - time.perf_counter() <= 0
+            if timed_out or (limit is not None and work_done >= limit):
+                status = OracleStatus.TIME_LIMIT if timed_out else OracleStatus.WORK_LIMIT
                 open_bound = min(open_bound, float(lb[batch].min()))
                 break
             qs = []
@@ -525,7 +631,7 @@ class StructuredOracle:
                 u_start = seed[1] if seed is not None and seed[0] < best_val + band else None
                 qs.append(question(vi, u_start, vi in lp_done))
             sts = [answer(q, r) for q, r in zip(qs, self._map(solve_q, qs), strict=True)]
-            if "time_limit" in sts:
+            if "time_limit" in sts or "work_limit" in sts:
                 open_bound = min(open_bound, float(lb[order[pos:]].min(initial=math.inf)))
                 break
         # Tie check: HiGHS's optimum u of a candidate proves nothing about other points of
@@ -543,6 +649,9 @@ class StructuredOracle:
             if deadline - time.perf_counter() <= 0:
                 status = OracleStatus.TIME_LIMIT
                 break
+            if limit is not None and work_done >= limit:
+                status = OracleStatus.WORK_LIMIT
+                break
             tie_solves += 1
             ask(vi, skip_lp=True)
         decided = False
@@ -550,8 +659,9 @@ class StructuredOracle:
         lex_solves = 0
         if status is OracleStatus.OPTIMAL and zero and best_k is not None:
             # integer objective: best_val is the proven minimum; the tie rule picks the point
-            best_k, status, lex_solves = self._lexmin_zero(problem, prep, pert, best_val, lb,
-                                                            best_k, deadline)
+            best_k, status, lex_solves, lex_work = self._lexmin_zero(
+                problem, prep, pert, best_val, lb, best_k, deadline, work_left())
+            work_done += lex_work
             decided = status is OracleStatus.OPTIMAL
         elif status is OracleStatus.OPTIMAL and cands:
             keep = [c for c in cands if c[1] <= best_val + band]
@@ -565,7 +675,7 @@ class StructuredOracle:
             problem, eta, best_k, bound, status, time.perf_counter() - t0, self.name,
             exact=decided, inner_solves=n_inner, lp_pruned=n_lp_pruned, candidates=len(order),
             prepare_s=t_prep, tie_solves=tie_solves, near_ties=near_ties,
-            lex_solves=lex_solves,
+            lex_solves=lex_solves, work=work_done,
         )
 
     def _inner_model(self, problem: HalfspaceProblem, prep: _Prepared, vi: int) -> Any:
@@ -599,13 +709,15 @@ class StructuredOracle:
     def _zero_query(self, problem: HalfspaceProblem, prep: _Prepared, vi: int,
                     pert: Perturbation, value: float, fixed: dict[int, int], q: int | None,
                     eps: float, u_start: NDArray[np.int64] | None, time_left: float,
+                    node_limit: int | None = None, work: list[int] | None = None,
                     ) -> tuple[str, NDArray[np.int64] | None]:
         """With no noise, for candidate vi and the binary weights ``fixed`` (position ->
         value): is there a point of value ``value`` (the proven integer minimum)?  With
         ``q``: the one with the smallest u_q (HiGHS minimizes ``F + eps u_q``, eps u_q
         below 1/4 in absolute value, so the tilt only orders the points of value ``value``,
         which are eps apart or more: far beyond HiGHS's tolerance window).  Returns
-        ("found", u), ("none", None) or ("stopped", None) (time limit or a solver error)."""
+        ("found", u), ("none", None), ("work", None) (the node limit ``node_limit``) or
+        ("stopped", None) (time limit or a solver error); ``work`` as in :meth:`_inner`."""
         import highspy
 
         sp = problem.space
@@ -628,8 +740,12 @@ class StructuredOracle:
                 self._seed(prep, model, u_start, kmax)
             h.setOptionValue("objective_bound", float(value + 0.5 - const))
             h.setOptionValue("time_limit", max(time_left, 1e-3))
+            h.setOptionValue("mip_max_nodes", _INT_INF if node_limit is None
+                             else max(1, int(node_limit)))
             self._run(h)
             st = h.getModelStatus()
+            if work is not None:
+                work.append(1 + int(h.getInfo().mip_node_count))
             u = None
             if h.getInfo().primal_solution_status == 2:
                 x = np.asarray(h.getSolution().col_value)
@@ -647,30 +763,40 @@ class StructuredOracle:
             return ("found", u) if loss == value else ("none", None)
         if st in (highspy.HighsModelStatus.kObjectiveBound, highspy.HighsModelStatus.kInfeasible):
             return "none", None
+        if st == highspy.HighsModelStatus.kSolutionLimit:
+            return "work", None
         return "stopped", None
 
     def _lexmin_zero(self, problem: HalfspaceProblem, prep: _Prepared, pert: Perturbation,
                      value: float, lb: NDArray[np.float64], k0: NDArray[np.int64],
-                     deadline: float) -> tuple[NDArray[np.int64] | None, OracleStatus, int]:
+                     deadline: float, work_left: int | None = None,
+                     ) -> tuple[NDArray[np.int64] | None, OracleStatus, int, int]:
         """With no noise, the lexicographically smallest k of the proven minimum ``value``
         (``k0`` is one such point): coordinate by coordinate, the smallest value any point
         of value ``value`` with the coordinates before it fixed can take, over every
         candidate v whose rigorous lower bound allows ``value``.  A point found is a witness
         for its v; a query is asked only where no witness already decides.  Returns
-        ``(k, status, solves)``; k is None unless the status is OPTIMAL."""
+        ``(k, status, solves, work)``; k is None unless the status is OPTIMAL.  ``work_left``:
+        the work limit left (None: none); each step's queries are capped at what is left
+        when the step starts, and no step starts with nothing left (WORK_LIMIT)."""
         kmax = problem.space.k_max
         eps = 2.0 ** -math.ceil(math.log2(4 * kmax))  # eps * |u_q| <= 1/4
         solves = 0
+        spent = 0
         todo = [int(vi) for vi in np.flatnonzero(lb <= value + 0.5)]
         if self.lp_prune:  # the rigorous LP bound of those not bounded by it yet
-            def lp_bound(vi: int) -> float:
+            def lp_bound(vi: int) -> tuple[float, int]:
                 time_left = deadline - time.perf_counter()
                 if time_left <= 0:
-                    return -math.inf
-                return self._inner(problem, prep, vi, pert, value, time_left, lp_only=True)[3]
+                    return -math.inf, 0
+                w: list[int] = []
+                b = self._inner(problem, prep, vi, pert, value, time_left, lp_only=True,
+                                work=w)[3]
+                return b, sum(w)
 
-            todo = [vi for vi, b in zip(todo, self._map(lp_bound, todo), strict=True)
-                    if b <= value + 0.5]
+            res = self._map(lp_bound, todo)
+            spent += sum(w for _, w in res)
+            todo = [vi for vi, (b, _) in zip(todo, res, strict=True) if b <= value + 0.5]
         v0 = next(vi for vi in range(len(prep.V))
                   if np.array_equal(prep.V[vi], k0[prep.num_cols]))
         witness: dict[int, NDArray[np.int64]] = {v0: k0[prep.cat_cols].copy()}
@@ -683,12 +809,29 @@ class StructuredOracle:
             return (OracleStatus.TIME_LIMIT if time.perf_counter() >= deadline
                     else OracleStatus.ERROR)
 
-        def ask(vi: int, q: int | None) -> tuple[str, NDArray[np.int64] | None]:
+        def ask(vi: int, q: int | None, node_limit: int | None
+                ) -> tuple[str, NDArray[np.int64] | None, int]:
             time_left = deadline - time.perf_counter()
             if time_left <= 0:
-                return "stopped", None
-            return self._zero_query(problem, prep, vi, pert, value, fixed, q, eps,
-                                    witness.get(vi), time_left)
+                return "stopped", None, 0
+            w: list[int] = []
+            st, u = self._zero_query(problem, prep, vi, pert, value, fixed, q, eps,
+                                     witness.get(vi), time_left, node_limit, w)
+            return st, u, sum(w)
+
+        def ask_all(need: list[int], q: int | None
+                    ) -> list[tuple[str, NDArray[np.int64] | None]] | None:
+            """The queries of one step (None: no work left to start it)."""
+            nonlocal spent
+            left = None if work_left is None else work_left - spent
+            if left is not None and left <= 0:
+                return None
+            out = self._map(lambda vi: ask(vi, q, left), need)
+            spent += sum(w for _, _, w in out)
+            return [(st, u) for st, u, _ in out]
+
+        def _limited(answers: list[tuple[str, Any]] | None) -> bool:
+            return answers is None or any(st == "work" for st, _ in answers)
 
         for j in range(problem.d):
             if j in num_pos:  # the smallest numeric weight among the v that still hold value
@@ -696,11 +839,13 @@ class StructuredOracle:
                 for t in sorted({int(prep.V[vi][p]) for vi in cands}):
                     group = [vi for vi in cands if prep.V[vi][p] == t]
                     need = [vi for vi in group if vi not in witness]
-                    answers = self._map(lambda vi: ask(vi, None), need)
+                    answers = ask_all(need, None)
+                    if _limited(answers):
+                        return None, OracleStatus.WORK_LIMIT, solves, spent
                     solves += len(need)
                     for vi, (st, u) in zip(need, answers, strict=True):
                         if st == "stopped":
-                            return None, _stopped(), solves
+                            return None, _stopped(), solves, spent
                         if u is not None:
                             witness[vi] = u
                     alive = [vi for vi in group if vi in witness]
@@ -708,31 +853,33 @@ class StructuredOracle:
                         cands = alive
                         break
                 else:
-                    return None, OracleStatus.ERROR, solves  # v0 holds value: unreachable
+                    return None, OracleStatus.ERROR, solves, spent  # v0 holds value: unreachable
                 continue
             q = cat_pos[j]
             need = [vi for vi in cands if witness.get(vi) is None or witness[vi][q] > -kmax]
-            answers = self._map(lambda vi, q=q: ask(vi, q), need)
+            answers = ask_all(need, q)
+            if _limited(answers):
+                return None, OracleStatus.WORK_LIMIT, solves, spent
             solves += len(need)
             for vi, (st, u) in zip(need, answers, strict=True):
                 if st == "stopped":
-                    return None, _stopped(), solves
+                    return None, _stopped(), solves, spent
                 if u is None:
                     witness.pop(vi, None)
                 else:
                     witness[vi] = u
             cands = [vi for vi in cands if vi in witness]
             if not cands:
-                return None, OracleStatus.ERROR, solves
+                return None, OracleStatus.ERROR, solves, spent
             t = min(int(witness[vi][q]) for vi in cands)
             cands = [vi for vi in cands if witness[vi][q] == t]
             fixed[q] = t
         if len(cands) != 1:
-            return None, OracleStatus.ERROR, solves
+            return None, OracleStatus.ERROR, solves, spent
         k = self._assemble(problem, prep, cands[0], witness[cands[0]])
         if float(problem.loss_k(k)[0]) != value:  # the exact integer loss of the answer
-            return None, OracleStatus.ERROR, solves
-        return k, OracleStatus.OPTIMAL, solves
+            return None, OracleStatus.ERROR, solves, spent
+        return k, OracleStatus.OPTIMAL, solves, spent
 
     @staticmethod
     def _assemble(problem: HalfspaceProblem, prep: _Prepared, vi: int,

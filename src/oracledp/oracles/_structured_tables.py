@@ -24,6 +24,21 @@ _BLOCK_ENTRIES = 1 << 21
 """Groups x outer candidates processed at once when counting losses (about 16 MB per array)."""
 
 
+def count_ball(k: int, kmax: int, cap: int) -> int:
+    """The number of integer vectors in [-kmax, kmax]^k with squared norm <= cap, counted
+    exactly by a dynamic program over the squared norm (nothing enumerated)."""
+    ways = np.zeros(cap + 1, dtype=object)
+    ways[0] = 1
+    for _ in range(k):
+        new = np.zeros_like(ways)
+        for a in range(-kmax, kmax + 1):
+            s = a * a
+            if s <= cap:
+                new[s:] = new[s:] + ways[: cap + 1 - s]
+        ways = new
+    return int(ways.sum())
+
+
 def _enumerate_ball(k: int, kmax: int, cap: int) -> NDArray[np.int64]:
     """Integer vectors in [-kmax, kmax]^k with squared norm <= cap."""
     if k == 0:
@@ -155,3 +170,74 @@ def terms(problem: HalfspaceProblem, prep: _Prepared, vi: int, pert: Perturbatio
     g[: budget + 1] = pert.norm_cost[s2:] - pert.norm_cost[s2]
     num = float(pert.value_cost[prep.num_cols, prep.V[vi] + kmax].sum())
     return pert.value_cost[prep.cat_cols], g, budget, float(pert.norm_cost[s2]) + num
+
+
+_LAMBDA_BITS = 20  # multipliers rounded to multiples of 2^-20 ...
+_LAMBDA_MAX = 2.0**16  # ... of magnitude at most 2^16: mu = A^T lambda is exact in float64
+
+
+def coupled_bound(problem: HalfspaceProblem, prep: _Prepared, vi: int,
+                  lam: NDArray[np.float64], lin: NDArray[np.float64], g: NDArray[np.float64],
+                  budget: int, const: float) -> float:
+    """The coupled Lagrangian lower bound on min_u F(v, u) for candidate vi, valid for ANY
+    multipliers ``lam`` (one per cell); see step 4 of :mod:`oracledp.oracles._structured`.
+
+    ``lin``, ``g``, ``budget``, ``const``: the terms of u from :func:`terms` (value costs of
+    u, norm cost relative to ||v||^2, the norm budget of u, the constant part).  With
+    ``t = A u`` (A: cells x binary columns), for every feasible u::
+
+        F(v, u) = sum_c [f_c(t_c) - lam_c t_c] + sum_j [lin_j(u_j) + mu_j u_j] + g(||u||^2) + const
+
+    with mu = A^T lam (the two lam terms cancel exactly), so F is at least the sum of the
+    per-cell minima over each cell's reachable range plus the exact minimum of the second
+    part over the norm budget (:func:`norm_dp`).  ``lam`` is first rounded to multiples of
+    2^-20 of magnitude at most 2^16, so mu is computed exactly (every partial sum is such a
+    multiple below 2^53 * 2^-20); the bound is then lowered by an allowance covering the
+    float error of the remaining sums and products.  Returns -inf if the table is too large
+    for the exactness argument (more than 2^16 cells).
+    """
+    n_cells = prep.n_cells
+    if n_cells >= 1 << 16:
+        return -np.inf
+    kmax = problem.space.k_max
+    cap = problem.space.k_norm2_max
+    scale = float(1 << _LAMBDA_BITS)
+    lam = np.clip(np.rint(np.nan_to_num(np.asarray(lam, dtype=np.float64)) * scale) / scale,
+                  -_LAMBDA_MAX, _LAMBDA_MAX)
+    mu = prep.cells.T.astype(np.float64) @ lam  # exact (dyadic, bounded)
+    # cells: min over the reachable range |t| <= Tcv of f_c(t) - lam_c t
+    size = prep.cell_size
+    Tcv = np.minimum(size * kmax, np.floor(np.sqrt(size * float(budget)) + 1e-9)).astype(np.int64)
+    vals = _cell_terms(prep.loss_tables[vi], lam, Tcv, prep.T)
+    cell_min = vals.min(axis=1)
+    # u: exact minimum of sum_j (lin_j(u_j) + mu_j u_j) + g(||u||^2) over the norm budget
+    a = np.arange(-kmax, kmax + 1)
+    cost = lin + mu[:, None] * a[None, :]
+    best = norm_dp(cost, kmax, cap)
+    u_part = float(np.min(best[: budget + 1] + g[: budget + 1]))
+    total = float(cell_min.sum()) + u_part + const
+    if not np.isfinite(total):
+        return -np.inf
+    g_fin = g[: budget + 1]
+    mag = (float(np.abs(np.where(np.isfinite(vals), vals, 0.0)).max(axis=1).sum())
+           + float(np.abs(cost).max(axis=1, initial=0.0).sum())
+           + float(np.abs(g_fin).max(initial=0.0)) + abs(const))
+    return total - _float_allowance(n_cells + cost.shape[0], mag)
+
+
+def _cell_terms(f: NDArray[np.int64], lam: NDArray[np.float64], Tcv: NDArray[np.int64],
+                T: int) -> NDArray[np.float64]:
+    """f_c(t) - lam_c t for t in [-T, T], +inf outside each cell's reachable |t| <= Tcv_c."""
+    t = np.arange(-T, T + 1)
+    vals = f - lam[:, None] * t[None, :]
+    return np.where(np.abs(t)[None, :] <= Tcv[:, None], vals, np.inf)
+
+
+def _float_allowance(n_terms: int, mag: float) -> float:
+    """What the coupled bound is lowered by: ``(n_terms + 16) 2^-50 (1 + mag)``, with ``mag``
+    the sum of the magnitudes of everything summed.  Each of the at most ``n_terms + 4``
+    sums and the products before them (cells' minima, the dynamic program's sums over the
+    binary columns, the norm and constant terms) errs by at most 2^-53 relative to the
+    magnitudes involved; this is 8x that, far below the float band of
+    :mod:`oracledp.oracles._exact`."""
+    return (n_terms + 16) * 2.0**-50 * (1.0 + mag)
