@@ -180,7 +180,7 @@ def test_run_demo_is_reproducible_and_reports_progress(tiny_adult):
 
 def test_uncertified_runs_are_failures(runner, tiny_adult, monkeypatch, tmp_path,
                                        uncertified_oracle):
-    monkeypatch.setattr(est_mod, "build_oracle", lambda oracle, time_limit: uncertified_oracle)
+    monkeypatch.setattr(est_mod, "build_oracle", lambda oracle, time_limit, work_limit=None: uncertified_oracle)
     result = run_demo(Config(epsilons=(1.0,), runs=2, solver="brute"))
     row = result["summary"][0]
     assert row["certified"] == 0 and row["failed"] == 2
