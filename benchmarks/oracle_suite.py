@@ -356,7 +356,7 @@ def run_job(job: dict[str, Any]) -> dict[str, Any]:
     X, y = t["X"], t["y"]
     kind, eps, seed, limit = job["kind"], job["eps"], job["seed"], job["time_limit"]
     space = job.get("space")
-    space = None if space is None or isinstance(space, str) else tuple(space)
+    space = space if space is None or isinstance(space, str) else tuple(space)
     problem = _problem(t, kind, space)
     oracle = _oracle(job, problem)
     opts: dict[str, Any] = {} if not isinstance(oracle, str) else {"time_limit": limit}
