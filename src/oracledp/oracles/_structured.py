@@ -46,7 +46,10 @@ and u those of the binary columns.  Then, exactly:
    other but coupled to the numeric candidate's norm budget through mu.  lambda = 0 is
    bound (a)+(b); with lambda = minus the LP's optimal duals of the link rows
    ``t_c = sum_j u_j`` it is at least the LP's value up to the LP's tolerances (each part is
-   then minimized over the integers instead of over the LP's relaxation of it).  Validity needs nothing from the solver:
+   then minimized over the integers instead of over the LP's relaxation of it).  Before any
+   other LP, the LP of the best-bound candidate prices the cells once, and its multipliers
+   give every other candidate a coupled bound (valid for any multipliers, however far from
+   optimal for that candidate): candidates it prunes need neither an inner model nor an LP.  Validity needs nothing from the solver:
    lambda is rounded to multiples of 2^-20 of magnitude at most 2^16 so that mu is computed
    exactly (every partial sum is such a multiple below 2^53 times 2^-20, for fewer than 2^16
    cells), and the float sum is lowered by an allowance ``(n + 16) 2^-50 (1 + M)`` (n: cells
@@ -328,6 +331,7 @@ class StructuredOracle:
                exclude: list[NDArray[np.int64]] | None = None,
                tilt: tuple[NDArray[np.int64], float] | None = None,
                node_limit: int | None = None, work: list[int] | None = None,
+               duals: list[NDArray[np.float64]] | None = None,
                ) -> tuple[str, float, NDArray[np.int64] | None, float]:
         """Solve the inner MIP for candidate vi: (status, value, u, dual bound).
 
@@ -382,6 +386,8 @@ class StructuredOracle:
                 if self.coupled_bound:  # the link rows' multipliers, with lambda = -y
                     lam = np.where(model.link_rows >= 0, -y[np.maximum(model.link_rows, 0)],
                                    0.0)
+                    if duals is not None:
+                        duals.append(lam)
                     lp_bound = max(lp_bound, self._coupled_bound(problem, prep, vi, lam, lin,
                                                                  g, budget, const_pert))
             if lp_only:
@@ -586,8 +592,28 @@ class StructuredOracle:
         lp_done: set[int] = set()
         if self.lp_prune:
             lb = lb.copy()
+            if self.coupled_bound and len(order) > 1 and deadline > time.perf_counter():
+                # one LP (the best-bound candidate's) prices the cells; its multipliers give
+                # every other candidate a coupled bound (valid for any multipliers) before
+                # any model of theirs is built
+                v0, w0, lam0 = int(order[0]), [], []
+                _, _, _, b0 = self._inner(problem, prep, v0, pert, best_val,
+                                          deadline - time.perf_counter(), lp_only=True,
+                                          work=w0, duals=lam0)
+                work_done += sum(w0)
+                if math.isfinite(b0):
+                    lp_done.add(v0)
+                    lb[v0] = max(float(lb[v0]), b0)
+                if lam0:
+                    for vi in order[1: int(np.searchsorted(lb[order], best_val + gap,
+                                                           side="right"))]:
+                        lin_v, g_v, budget_v, const_v = self._terms(problem, prep, int(vi), pert)
+                        lb[vi] = max(float(lb[vi]), self._coupled_bound(
+                            problem, prep, int(vi), lam0[0], lin_v, g_v, budget_v, const_v))
+                order = np.argsort(lb, kind="stable")
             todo_lp = [int(vi) for vi in order[: int(np.searchsorted(lb[order], best_val + gap,
-                                                                     side="right"))]]
+                                                                     side="right"))]
+                       if int(vi) not in lp_done]
             if limit is not None:  # the first ones only, best bound first (deterministic)
                 todo_lp = todo_lp[: max(0, limit - work_done)]
 
