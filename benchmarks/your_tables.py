@@ -38,7 +38,7 @@ from joblib import Parallel, delayed
 from oracledp._provenance import environment, environment_line
 from oracledp.datasets._tables import TABLES, table_csv, table_schema
 
-MODELS = ("opdisc", "rspm", "dpsgd", "accuracy-first", "opsamp")
+MODELS = ("opdisc", "rspm", "gaussian-rspm", "dpsgd", "accuracy-first", "opsamp")
 EPS = (0.1, 1.0, 2.0)
 
 
@@ -99,7 +99,7 @@ def _run(job: dict[str, Any], time_limit: float) -> dict[str, Any]:
     schema = d / ("schema.json" if job["intercept"] else "schema-nointercept.json")
     args = ["fit", str(d / "train.csv"), "--schema", str(schema), "--model", job["model"],
             "--seed", str(job["seed"]), "--out", str(out), "--force"]
-    if job["model"] in ("opdisc", "rspm"):  # the exact oracle's limit (refused by the others)
+    if job["model"] in ("opdisc", "rspm", "gaussian-rspm"):  # the exact oracle's limit (refused by the others)
         args += ["--time-limit", str(time_limit)]
     if job["model"] != "accuracy-first":
         args += ["--epsilon", str(job["eps"])]
