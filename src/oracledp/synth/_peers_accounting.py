@@ -87,12 +87,13 @@ class _PeerRun:
     :meth:`finish` turns what the fit spent into the release (:func:`_finish`)."""
 
     def __init__(self, method: str, arr: NDArray[np.int64], domain: Domain, eps: float,
-                 dlt: float, neighbouring: str, want_diag: bool) -> None:
+                 dlt: float, neighbouring: str, want_diag: bool,
+                 weights: NDArray[np.float64] | None = None) -> None:
         mbi = _import_mbi()
         self.start = time.perf_counter()
         self.method, self.domain, self.eps, self.dlt = method, domain, eps, dlt
         self.neighbouring, self.want_diag = neighbouring, want_diag
-        self.n = arr.shape[0]
+        self.n = arr.shape[0] if weights is None else int(weights.sum())
         self.shape = domain.shape
         self.rho = zcdp_rho(eps, dlt)
         self.delta2, self.delta1 = _sensitivities(neighbouring)
