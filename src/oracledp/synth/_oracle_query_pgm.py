@@ -157,6 +157,16 @@ class OracleQueryPGM(DistributionRelease):
         Share of each round's rho spent on the selection (the rest measures).
     iterations, final_iterations:
         Mirror-descent iterations after each round (warm start) and for the release.
+    estimator:
+        ``"explicit"`` keeps one probability per cell of the product domain
+        (:mod:`oracledp.synth._estimation`); ``"graphical"`` holds the same estimate as a
+        graphical model on a junction tree (:mod:`oracledp.synth._graphical`: memory is the
+        tree's cells, so 20 columns of 2-30 levels fit); ``"auto"`` (default): explicit up
+        to 2,000,000 cells, graphical above.  Same iterates up to rounding.
+    max_model_cells:
+        Graphical estimator only: each round's candidates are the tables whose measurement
+        keeps the junction tree at most this many cells (a public rule on the released
+        selections; proof: ``docs/proofs/oracle-query-pgm-selection.md``, Lemma C').
     random_state:
         Seed or Generator for all randomness.
     keep_diagnostics:
@@ -164,7 +174,8 @@ class OracleQueryPGM(DistributionRelease):
         guarantee ``diagnostics_released``.
 
     Attributes after :meth:`fit`: ``distribution_`` (the released estimate, shape
-    ``domain.shape``), ``rounds_``, ``rho_``, ``ledger_`` (a :class:`~oracledp.privacy.Spend` per
+    ``domain.shape``; None with the graphical estimator, whose estimate is ``model_``, a
+    :class:`~oracledp.synth._graphical.GraphicalModel`), ``rounds_``, ``rho_``, ``ledger_`` (a :class:`~oracledp.privacy.Spend` per
     step, zCDP, whose ``released`` is the measured table's attributes, empty for a
     selection: which table each round measured is part of the release),
     ``measured_axes_``, ``measurements_`` (the noisy tables, each a
