@@ -18,7 +18,6 @@ import pytest
 from oracledp.synth import (
     Domain,
     IndependentMarginalsSynthesizer,
-    MSTSynthesizer,
     MWEMSynthesizer,
     OracleQueryPGM,
 )
@@ -192,15 +191,44 @@ def test_weighted_distinct_rows_give_the_expanded_release(name: str) -> None:
     assert not np.array_equal(a.answer(), c.answer())
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(importlib.util.find_spec("mbi") is None, reason="needs the peers extra")
-def test_weighted_rows_mst() -> None:
+def test_weighted_rows_mst_and_aim_numpy_backend() -> None:
+    from oracledp.synth._peers import aim, mst
+
     codes = _codes(600)
     rows, counts = _weighted(codes)
-    a = MSTSynthesizer(1.0, random_state=2).fit(codes, DOM)
-    b = MSTSynthesizer(1.0, random_state=2).fit(rows, DOM, sample_weight=counts)
-    assert a.result_.selected == b.result_.selected
-    np.testing.assert_allclose(a.answer(), b.answer(), atol=1e-9)
+    for fit in (lambda c, **kw: mst(c, DOM, 1.0, 1e-6, 2, iters=40, **kw),
+                lambda c, **kw: aim(c, DOM, 1.0, 1e-6, 2, rounds=8, round_iters=20,
+                                    final_iters=40, **kw)):
+        a, b = fit(codes), fit(rows, sample_weight=counts)
+        assert a.selected == b.selected and a.n == b.n == len(codes)
+        for ma, mb in zip(a.measurements, b.measurements, strict=True):
+            np.testing.assert_array_equal(ma.values, mb.values)
+        np.testing.assert_allclose(a.marginal([0, 3]), b.marginal([0, 3]), atol=1e-12)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(importlib.util.find_spec("mbi") is None, reason="needs the peers extra")
+def test_numpy_estimate_reaches_mbi_loss() -> None:
+    """On MST's measurements the junction-tree estimate's loss is at most mbi's (+1e-3)."""
+    from oracledp.synth._peers import mst
+    from oracledp.synth._peers_model import _model_marginal
+
+    codes = _codes(3000)
+    res = mst(codes, DOM, 1.0, 1e-6, 0, backend="mbi")
+    n = len(codes)
+
+    def loss(marg) -> float:
+        from oracledp.synth._estimation import combine_measurements
+
+        out = 0.0
+        for m in combine_measurements(res.measurements):
+            r = marg(m.axes) - m.values / n
+            out += 0.5 * (n / m.sigma) ** 2 * float(np.vdot(r, r))
+        return out
+
+    ours = estimate_model(SHAPE, res.measurements, n, iterations=3000)
+    theirs = loss(lambda ax: _model_marginal(res.factors, SHAPE, ax))
+    assert loss(lambda ax: ours.marginal(list(ax))) <= theirs * (1 + 1e-3)
 
 
 @pytest.mark.parametrize(("weight", "err"), [

@@ -46,6 +46,7 @@ def aim(
     final_iters: int = 3000,
     return_diagnostics: bool = False,
     sample_weight: ArrayLike | None = None,
+    backend: str = "numpy",
 ) -> PGMResult:
     """(epsilon, delta)-DP AIM (McKenna, Mullins, Sheldon, Miklau 2022), see the module docstring.
 
@@ -74,6 +75,10 @@ def aim(
     sample_weight:
         Record counts of the rows (distinct rows): the release equals that of the
         expanded records, each counting once in the privacy analysis.
+    backend:
+        ``"numpy"`` (default): the junction-tree estimator of :mod:`oracledp.synth._graphical`
+        (no extra needed); ``"mbi"``: Private-PGM's ``mbi`` (the ``peers`` extra, JAX).
+        Estimation is post-processing: the guarantee is the same.
 
     Returns
     -------
@@ -111,7 +116,7 @@ def aim(
         raise ValueError(f"rounds must exceed 0.9 x the number of 1-way marginals "
                          f"({len(one_way)}) so that the initialisation leaves budget, got {T}")
     rng = check_rng(random_state)
-    run = _PeerRun("AIM", arr, domain, eps, dlt, neighbouring, want_diag, w)
+    run = _PeerRun("AIM", arr, domain, eps, dlt, neighbouring, want_diag, w, backend)
     shape, rho, delta2, delta1, fitter = run.shape, run.rho, run.delta2, run.delta1, run.fitter
     true = {r: _counts(arr, shape, r, w) for r in closure}
     cells = np.array([true[r].size for r in closure], dtype=np.float64)

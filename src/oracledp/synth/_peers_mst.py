@@ -35,6 +35,7 @@ def mst(
     iters: int = 3000,
     return_diagnostics: bool = False,
     sample_weight: ArrayLike | None = None,
+    backend: str = "numpy",
 ) -> PGMResult:
     """(epsilon, delta)-DP MST (McKenna, Miklau, Sheldon 2021), see the module docstring.
 
@@ -57,6 +58,10 @@ def mst(
     sample_weight:
         Record counts of the rows (distinct rows): the release equals that of the
         expanded records, each counting once in the privacy analysis.
+    backend:
+        ``"numpy"`` (default): the junction-tree estimator of :mod:`oracledp.synth._graphical`
+        (no extra needed); ``"mbi"``: Private-PGM's ``mbi`` (the ``peers`` extra, JAX).
+        Estimation is post-processing: the guarantee is the same.
 
     Returns
     -------
@@ -71,7 +76,7 @@ def mst(
     d = len(domain)
     if d < 2:
         raise ValueError("MST needs at least 2 attributes (it selects a spanning tree of pairs)")
-    run = _PeerRun("MST", arr, domain, eps, dlt, neighbouring, want_diag, w)
+    run = _PeerRun("MST", arr, domain, eps, dlt, neighbouring, want_diag, w, backend)
     shape, rho, delta2, delta1, fitter = run.shape, run.rho, run.delta2, run.delta1, run.fitter
 
     # MST step 1: all 1-way marginals, rho/3 in total (d Gaussian measurements).

@@ -136,16 +136,20 @@ class MWEMSynthesizer(_FunctionSynthesizer):
 
 
 class _PeerSynthesizer(_FunctionSynthesizer):
-    """MST and AIM: ``(epsilon, delta)``-DP by zCDP on ``mbi`` (optional ``peers`` extra)."""
+    """MST and AIM: ``(epsilon, delta)``-DP by zCDP; estimation on the numpy junction-tree
+    estimator (default ``backend="numpy"``) or on ``mbi`` (``backend="mbi"``, optional
+    ``peers`` extra)."""
 
     _DEFAULT_K = 2
 
     def __init__(self, epsilon: float, delta: float = 1e-6, *, k: int | None = None,
-                 neighbouring: str = "replace-one", random_state: RandomLike = None) -> None:
+                 neighbouring: str = "replace-one", backend: str = "numpy",
+                 random_state: RandomLike = None) -> None:
         self.epsilon = epsilon
         self.delta = delta
         self.k = self._DEFAULT_K if k is None else k
         self.neighbouring = neighbouring
+        self.backend = backend
         self.random_state = random_state
 
     def _begin_release(self, rng: np.random.Generator) -> None:
@@ -155,7 +159,7 @@ class _PeerSynthesizer(_FunctionSynthesizer):
 
 
 class MSTSynthesizer(_PeerSynthesizer):
-    """MST (McKenna, Miklau, Sheldon 2021) on ``mbi`` (optional ``peers`` extra).
+    """MST (McKenna, Miklau, Sheldon 2021); estimation in numpy or on ``mbi`` (``backend``).
 
     Privacy: ``(epsilon, delta)``-DP by zCDP for ``neighbouring`` neighbours
     (:func:`~oracledp.synth._peers.mst`); under add-remove neighbours n is private, so pass
@@ -163,7 +167,7 @@ class MSTSynthesizer(_PeerSynthesizer):
     workload :meth:`answer` defaults to.
 
     >>> from oracledp.synth import MSTSynthesizer
-    >>> MSTSynthesizer(1.0, random_state=0).k  # fit(data, domain) needs the peers extra
+    >>> MSTSynthesizer(1.0, random_state=0).k
     2
     """
 
@@ -172,17 +176,18 @@ class MSTSynthesizer(_PeerSynthesizer):
         from oracledp.synth._peers import mst
 
         return mst(codes, domain, self.epsilon, self.delta, rng, neighbouring=self.neighbouring,
-                   sample_weight=weights)
+                   sample_weight=weights, backend=self.backend)
 
 
 class AIMSynthesizer(_PeerSynthesizer):
     """AIM (McKenna, Mullins, Sheldon, Miklau 2022) for all ``k``-way marginals, on ``mbi``.
 
     Privacy: ``(epsilon, delta)``-DP by zCDP for ``neighbouring`` neighbours
-    (:func:`~oracledp.synth._peers.aim`); optional ``peers`` extra.  ``k`` defaults to 3.
+    (:func:`~oracledp.synth._peers.aim`); ``backend="mbi"`` needs the optional ``peers``
+    extra.  ``k`` defaults to 3.
 
     >>> from oracledp.synth import AIMSynthesizer
-    >>> AIMSynthesizer(1.0, 1e-6, random_state=0).k  # fit(data, domain) needs the peers extra
+    >>> AIMSynthesizer(1.0, 1e-6, random_state=0).k
     3
     """
 
@@ -193,4 +198,4 @@ class AIMSynthesizer(_PeerSynthesizer):
         from oracledp.synth._peers import aim
 
         return aim(codes, domain, self.epsilon, self.delta, rng, workload,
-                   neighbouring=self.neighbouring, sample_weight=weights)
+                   neighbouring=self.neighbouring, sample_weight=weights, backend=self.backend)
