@@ -22,8 +22,10 @@ is one more level); numeric columns are cut into ``--bins`` equal-width bins bet
 schema's declared lower and upper bounds (public, never read from the data).  A value
 outside its bounds is an error.  (To be replaced by the table layer's API once merged.)
 
-MST and AIM (mbi, the ``peers`` extra) run each fit in a fresh process (jaxlib crashed in
-long processes: see :mod:`oracledp.synth._peers`).
+MST and AIM estimate with the numpy junction tree (their default backend); each fit still
+runs in a fresh process.  ``--smartnoise-python /path/to/venv/bin/python`` adds
+smartnoise-synth's MST and AIM (installed in a separate venv, never in the project's); their
+errors come from their sampled records (their models are not exposed).
 
     PYTHONPATH=src python benchmarks/synth_tables.py --quick        # smoke test, ~minutes
     PYTHONPATH=src python benchmarks/synth_tables.py --out results/  # the full grid (hours)
@@ -34,7 +36,6 @@ from __future__ import annotations
 import argparse
 import concurrent.futures as cf
 import csv
-import importlib.util
 import itertools
 import json
 import math
@@ -51,8 +52,29 @@ import pandas as pd
 DELTA = 1e-6
 EPSILONS = (0.1, 0.5, 1.0, 2.0)
 TABLES = ("adult", "health_insurance", "doctor_visits", "nhefs", "titanic")
-METHODS = ("oracle_query_pgm", "aim", "mst", "independent", "mwem")
-PEERS = ("mst", "aim")
+METHODS = ("oracle_query_pgm", "aim", "mst", "independent", "mwem", "smartnoise_mst",
+           "smartnoise_aim")
+PEERS = ("mst", "aim")  # run each fit in a fresh process
+SMARTNOISE = ("smartnoise_mst", "smartnoise_aim")
+
+# smartnoise-synth runs in its own venv (never a dependency of the project): it reads a CSV of
+# level strings, fits with every column categorical (preprocessor_eps=0: no budget spent on
+# bounds) and writes n sampled records.  Note: smartnoise takes each column's categories from
+# the data (levels seen), not from a declared domain.
+_SN_WORKER = """
+import sys, time, warnings, json
+import pandas as pd
+warnings.simplefilter("ignore")
+from snsynth import Synthesizer
+src, dst, method, eps, delta, n = sys.argv[1:7]
+df = pd.read_csv(src, dtype=str, keep_default_na=False)
+syn = Synthesizer.create(method, epsilon=float(eps), delta=float(delta), verbose=False)
+t0 = time.perf_counter()
+syn.fit(df, categorical_columns=list(df.columns), preprocessor_eps=0.0)
+fit_s = time.perf_counter() - t0
+syn.sample(int(n)).to_csv(dst, index=False)
+print(json.dumps({"fit_seconds": fit_s}))
+"""
 _MWEM_CELLS = 2_000_000
 
 
@@ -209,6 +231,37 @@ def run_one(table: str, method: str, eps: float, seed: int, bins: int) -> dict[s
     return rec
 
 
+def run_smartnoise(table: str, method: str, eps: float, seed: int, bins: int,
+                   python: str) -> dict[str, Any]:
+    """smartnoise-synth's MST or AIM in its own venv; errors from its sampled records."""
+    import subprocess
+
+    from oracledp.synth import answer, kway_marginal_workload
+
+    train, test, domain = load_table(table, bins)
+    rec: dict[str, Any] = {"table": table, "method": method, "eps": eps, "seed": seed,
+                           "d": len(domain), "domain_cells_log10": math.log10(domain.size),
+                           "n_train": len(train), "note": "errors from sampled records"}
+    with tempfile.TemporaryDirectory() as tmp:
+        src, dst = Path(tmp) / "train.csv", Path(tmp) / "synth.csv"
+        domain.decode(train).astype(str).to_csv(src, index=False)
+        out = subprocess.run([python, "-c", _SN_WORKER, str(src), str(dst),
+                              method.split("_")[1], str(eps), str(DELTA), str(len(train))],
+                             capture_output=True, text=True, check=True)
+        rec["fit_seconds"] = json.loads(out.stdout.strip().splitlines()[-1])["fit_seconds"]
+        df = pd.read_csv(dst, dtype=str, keep_default_na=False)
+    codes = np.stack([pd.Index([str(v) for v in lv]).get_indexer(df[a].astype(str))
+                      for a, lv in zip(domain.attributes, domain.levels, strict=True)], axis=1)
+    for k in (2, 3):
+        wl = kway_marginal_workload(domain, k)
+        true, est = answer(wl, train), answer(wl, codes)
+        tv = np.array([0.5 * np.abs(true[a:b] - est[a:b]).sum()
+                       for a, b in itertools.pairwise(wl.offsets)])
+        rec[f"mean_tv_{k}way"], rec[f"max_tv_{k}way"] = float(tv.mean()), float(tv.max())
+    rec["accuracy_synthetic"] = _accuracy(codes, test, domain)
+    return rec
+
+
 def _run_isolated(args: tuple[str, str, float, int, int]) -> dict[str, Any]:
     return run_one(*args)
 
@@ -221,21 +274,24 @@ def baseline(table: str, bins: int) -> float:
 # --- driver -----------------------------------------------------------------------------------
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--tables", nargs="+", default=list(TABLES[:4]), choices=TABLES)
+    ap.add_argument("--tables", nargs="+", default=["adult", "health_insurance", "doctor_visits",
+                                                     "titanic"], choices=TABLES)
     ap.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
     ap.add_argument("--epsilons", nargs="+", type=float, default=list(EPSILONS))
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--bins", type=int, default=8)
     ap.add_argument("--out", type=Path, default=Path("benchmarks/results/synth_tables"))
+    ap.add_argument("--smartnoise-python", default=None,
+                    help="python of a separate venv with smartnoise-synth installed (adds "
+                    "smartnoise_mst and smartnoise_aim)")
     ap.add_argument("--quick", action="store_true",
                     help="smoke test: titanic and health_insurance, eps 1, one seed")
     args = ap.parse_args(argv)
     if args.quick:
         args.tables, args.epsilons, args.seeds = ["titanic", "health_insurance"], [1.0], 1
-    have_peers = importlib.util.find_spec("mbi") is not None
-    methods = [m for m in args.methods if m not in PEERS or have_peers]
+    methods = [m for m in args.methods if m not in SMARTNOISE or args.smartnoise_python]
     if len(methods) < len(args.methods):
-        print("note: MST and AIM skipped (the peers extra, mbi, is not installed)")
+        print("note: smartnoise-synth skipped (no --smartnoise-python)")
     args.out.mkdir(parents=True, exist_ok=True)
     runs: list[dict[str, Any]] = []
     base = {t: baseline(t, args.bins) for t in args.tables}
@@ -243,7 +299,9 @@ def main(argv: list[str] | None = None) -> int:
     for table, eps, seed, method in itertools.product(args.tables, args.epsilons,
                                                       range(args.seeds), methods):
         job = (table, method, eps, seed, args.bins)
-        if method in PEERS:  # a fresh process per mbi fit
+        if method in SMARTNOISE:
+            rec = run_smartnoise(*job, args.smartnoise_python)
+        elif method in PEERS:  # a fresh process per fit (jaxlib crashed in long processes)
             with cf.ProcessPoolExecutor(1, mp_context=ctx) as ex:
                 rec = ex.submit(_run_isolated, job).result()
         else:
