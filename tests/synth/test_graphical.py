@@ -93,6 +93,10 @@ def test_marginals_of_every_pair_and_triple_match_the_dense_table() -> None:
                            iterations=30)
     p = model.dense()
     assert len(model.tree.cliques) == 5  # the chain's pairs: paths up to 5 cliques long
+    from oracledp.synth._peers_model import _model_marginal  # MST/AIM's contraction
+
+    np.testing.assert_allclose(_model_marginal(model.factors, SHAPE, list(range(6))), p,
+                               atol=1e-15)
     for k in (1, 2, 3):
         for attrs in itertools.permutations(range(6), k):
             np.testing.assert_allclose(model.marginal(list(attrs)),

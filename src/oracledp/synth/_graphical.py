@@ -295,8 +295,22 @@ class GraphicalModel:
 
     @property
     def factors(self) -> tuple[tuple[tuple[int, ...], NDArray[np.float64]], ...]:
-        """``(clique, theta)`` log-potentials of the tree cliques."""
-        return tuple(zip(self.tree.cliques, self.clique_potentials(), strict=True))
+        """``(clique, theta)`` log-factors with ``p(x) = prod exp(theta(x_clique))`` exactly.
+
+        The calibrated form: the root clique's log-marginal and, for every other clique, the
+        log of its conditional ``mu_C / mu_S`` given its separator (``-inf`` where
+        ``mu_C = 0``).  Each factor is at most 0 and their product sums to 1, so contracting
+        them cannot underflow the way raw potentials can.
+        """
+        jt, out = self.tree, []
+        for i, c in enumerate(jt.cliques):
+            mu = self.marginals_[i]
+            if jt.sep[i]:
+                mu_s = _expand(_sum_to(mu, c, jt.sep[i]), jt.sep[i], c, self.shape)
+                mu = np.divide(mu, mu_s, out=np.zeros_like(mu), where=mu_s > 0)
+            with np.errstate(divide="ignore"):
+                out.append((c, np.log(mu)))
+        return tuple(out)
 
     def marginal(self, attrs: Sequence[int]) -> NDArray[np.float64]:
         """The exact marginal over ``attrs`` (distinct positions, in the given order).
