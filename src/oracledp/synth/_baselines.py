@@ -129,6 +129,8 @@ def independent_marginals(
 
     ``noiseless=True`` is a *non-private* reference (test hook): the exact
     marginals are returned and the guarantee is marked as not holding.
+    ``sample_weight``: record counts of the rows (distinct rows); the release equals that
+    of the expanded records, each counting once in the privacy analysis.
 
     Examples
     --------
@@ -225,6 +227,8 @@ def mwem(
     ``return_diagnostics=True`` attaches the wall-clock time as non-private
     diagnostics (a :class:`~oracledp._errors.DiagnosticsWarning` is issued and the
     guarantee is flagged ``diagnostics_released``).
+    ``sample_weight``: record counts of the rows (distinct rows); the release equals that
+    of the expanded records, each counting once in the privacy analysis.
 
     Examples
     --------
