@@ -159,7 +159,8 @@ def _fit(method: str, cfg: Config, eps: float, data: Any, workload: Any,
         # k sets the workload of the peer's own fit (AIM's: its candidates); the generator
         # is the one of the run, which sample_codes continues, as the functions' draws do
         cls = MSTSynthesizer if method == "mst" else AIMSynthesizer
-        peer = cls(eps, cfg.delta, k=cfg.k, random_state=rng).fit(data.codes, data.domain)
+        peer = cls(eps, cfg.delta, k=cfg.k, backend="mbi", random_state=rng).fit(
+            data.codes, data.domain)
         extra = {"rounds": peer.result_.rounds, "eps0": None, "composition": "zcdp"}
         return peer.answer, peer.guarantee_, extra, peer.sample_codes
     raise ValueError(f"unknown method {method!r}")

@@ -258,7 +258,7 @@ def test_missing_extra_gives_install_hint(data, monkeypatch) -> None:
     with pytest.raises(ImportError, match=r"oracledp\[peers\]"):
         require_mbi()
     with pytest.raises(ImportError, match=r"oracledp\[peers\]"):
-        mst(codes, dom, 1.0, DELTA, 0)
+        mst(codes, dom, 1.0, DELTA, 0, backend="mbi")
 
 
 def test_result_answers_only_its_domain(mst_fit) -> None:

@@ -2,8 +2,11 @@
 
 Every synthesizer of :mod:`oracledp.synth` is a :class:`Synthesizer`:
 
-* ``fit(data, domain)`` runs the mechanism once on the records (a DataFrame in the public
-  ``domain``'s levels, or an integer code matrix) and returns ``self``;
+* ``fit(data, domain, sample_weight=None)`` runs the mechanism once on the records (a
+  DataFrame in the public ``domain``'s levels, or an integer code matrix) and returns
+  ``self``; ``sample_weight`` gives a record count per row (distinct rows with their
+  multiplicities), and the release is exactly that of the expanded records (each record
+  counts once in the privacy analysis);
 * ``guarantee_`` is the :class:`~oracledp.privacy._guarantees.PrivacyGuarantee` of the release;
   ``domain_``, ``n_`` and ``workload_`` (the workload it was fitted for) are public;
 * ``answer(workload=None)``, ``sample_codes(n=None, random_state=None)`` and
@@ -58,7 +61,8 @@ class Synthesizer(PicklesWithoutDiagnostics):
             cls.fit = accounted_fit(fit)  # type: ignore[method-assign]
         super().__init_subclass__(**kwargs)
 
-    def fit(self, data: pd.DataFrame | NDArray[np.integer], domain: Domain) -> Synthesizer:
+    def fit(self, data: pd.DataFrame | NDArray[np.integer], domain: Domain, *,
+            sample_weight: Any = None) -> Synthesizer:
         raise NotImplementedError
 
     def answer(self, workload: MarginalWorkload | None = None) -> NDArray[np.float64]:

@@ -64,7 +64,12 @@ from oracledp._validation import RandomLike, check_epsilon, check_rng, check_sam
 from oracledp.privacy import _noise as noise
 from oracledp.privacy._guarantees import PrivacyGuarantee
 from oracledp.synth._domain import Domain
-from oracledp.synth._workload import MarginalWorkload, answer, answer_distribution
+from oracledp.synth._workload import (
+    MarginalWorkload,
+    answer,
+    answer_distribution,
+    check_sample_weight,
+)
 
 __all__ = [
     "IndependentMarginalsResult",
@@ -118,11 +123,14 @@ def independent_marginals(
     random_state: RandomLike = None,
     *,
     noiseless: bool = False,
+    sample_weight: ArrayLike | None = None,
 ) -> IndependentMarginalsResult:
     """epsilon-DP independent 1-way marginals (Laplace, scale 2d/epsilon per cell).
 
     ``noiseless=True`` is a *non-private* reference (test hook): the exact
     marginals are returned and the guarantee is marked as not holding.
+    ``sample_weight``: record counts of the rows (distinct rows); the release equals that
+    of the expanded records, each counting once in the privacy analysis.
 
     Examples
     --------
@@ -140,13 +148,17 @@ def independent_marginals(
         raise TypeError(f"domain must be a Domain, got {type(domain).__name__}")
     arr = domain.check_codes(codes)
     eps = check_epsilon(epsilon)
+    w = None if sample_weight is None else check_sample_weight(sample_weight, arr.shape[0])
     rng = check_rng(random_state)
     n, d = arr.shape
+    if w is not None:  # record counts of distinct rows: the expanded records' histograms
+        n = int(w.sum())
     scale = noise.laplace_scale(2.0 * d, eps)  # l1 sensitivity 2 per attribute, d attributes
     noisy: list[NDArray[np.float64]] = []
     margs: list[NDArray[np.float64]] = []
     for j, k in enumerate(domain.shape):
-        counts = np.bincount(arr[:, j], minlength=k).astype(np.float64)
+        counts = (np.bincount(arr[:, j], minlength=k).astype(np.float64) if w is None
+                  else np.bincount(arr[:, j], weights=w, minlength=k))
         if not noiseless:
             counts = counts + noise.laplace(rng, scale, size=k)
         noisy.append(counts)
@@ -208,12 +220,15 @@ def mwem(
     *,
     output: str = "average",
     return_diagnostics: bool = False,
+    sample_weight: ArrayLike | None = None,
 ) -> MWEMResult:
     """epsilon-DP MWEM over the full domain (see the module docstring).
 
     ``return_diagnostics=True`` attaches the wall-clock time as non-private
     diagnostics (a :class:`~oracledp._errors.DiagnosticsWarning` is issued and the
     guarantee is flagged ``diagnostics_released``).
+    ``sample_weight``: record counts of the rows (distinct rows); the release equals that
+    of the expanded records, each counting once in the privacy analysis.
 
     Examples
     --------
@@ -247,11 +262,12 @@ def mwem(
             f"the full domain has {domain.size:,} cells (> {_MAX_CELLS:,}); MWEM keeps one "
             "float per cell"
         )
+    w = None if sample_weight is None else check_sample_weight(sample_weight, arr.shape[0])
     rng = check_rng(random_state)
     start = time.perf_counter()
 
-    n = arr.shape[0]
-    true = answer(workload, arr)
+    n = arr.shape[0] if w is None else int(w.sum())
+    true = answer(workload, arr, w)
     eps0 = eps / (2 * T)
     p = np.full(domain.shape, 1.0 / domain.size)
     avg = np.zeros(domain.shape) if output == "average" else None

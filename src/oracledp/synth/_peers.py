@@ -1,14 +1,16 @@
 """MST and AIM: graphical-model synthesizers of the Private-PGM family, as baselines.
 
-Optional: needs the ``peers`` extra (``pip install 'oracledp[peers]'``), which
-installs ``mbi`` (Private-PGM's estimation library, JAX-based).  ``mbi`` is
-imported lazily inside :func:`mst` and :func:`aim`; the rest of oracledp never
-imports it.  What ``mbi`` does here is only *estimation* (post-processing): given
-noisy marginal measurements, mirror descent over the marginal polytope finds a
-graphical model that fits them (McKenna, Sheldon, Miklau, ICML 2019).  The
-selection, the noise, the budget accounting, the evaluation of the model's
-marginals and the sampling are written here, from the papers' algorithm
-descriptions.
+Estimation (post-processing: given noisy marginal measurements, mirror descent finds a
+graphical model that fits them; McKenna, Sheldon, Miklau, ICML 2019) runs on the numpy
+junction-tree estimator of :mod:`oracledp.synth._graphical` by default (``backend="numpy"``,
+no extra needed), or on Private-PGM's ``mbi`` with ``backend="mbi"`` (the ``peers`` extra,
+``pip install 'oracledp[peers]'``, JAX-based; imported lazily, never by the rest of
+oracledp).  Measured on MST's measurements of health_insurance (12 columns, 8 bins per
+numeric column, eps = 1): 3000 numpy iterations reach loss 119.31 in 16.5 s, mbi's 3000
+reach 119.34 (its two fits took 46.9 s with JAX compilation), so numpy is the default.  The
+selection, the noise, the budget accounting, the evaluation of the model's marginals and the
+sampling are written here, from the papers' algorithm descriptions.  The JAX notes below
+apply to ``backend="mbi"`` only.
 
 MST (McKenna, Miklau, Sheldon 2021)
 -----------------------------------

@@ -32,7 +32,7 @@ from oracledp._validation import (
 from oracledp.privacy import Spend, ledger_guarantee, zcdp_rho
 from oracledp.synth._domain import Domain
 from oracledp.synth._estimation import MarginalMeasurement
-from oracledp.synth._peers_estimation import _Fitter, _import_mbi
+from oracledp.synth._peers_estimation import _BACKENDS, _Fitter, _import_mbi, _NumpyFitter
 from oracledp.synth._peers_model import PGMResult
 
 __all__: list[str] = []
@@ -87,18 +87,24 @@ class _PeerRun:
     :meth:`finish` turns what the fit spent into the release (:func:`_finish`)."""
 
     def __init__(self, method: str, arr: NDArray[np.int64], domain: Domain, eps: float,
-                 dlt: float, neighbouring: str, want_diag: bool) -> None:
-        mbi = _import_mbi()
+                 dlt: float, neighbouring: str, want_diag: bool,
+                 weights: NDArray[np.float64] | None = None, backend: str = "numpy") -> None:
+        check_choice(backend, "backend", _BACKENDS)
         self.start = time.perf_counter()
         self.method, self.domain, self.eps, self.dlt = method, domain, eps, dlt
         self.neighbouring, self.want_diag = neighbouring, want_diag
-        self.n = arr.shape[0]
+        self.n = arr.shape[0] if weights is None else int(weights.sum())
         self.shape = domain.shape
         self.rho = zcdp_rho(eps, dlt)
         self.delta2, self.delta1 = _sensitivities(neighbouring)
         self.est_seconds: list[float] = []
-        self.fitter = _Fitter(mbi, domain, float(self.n) if neighbouring == "replace-one" else None,
-                              self.est_seconds)
+        known = float(self.n) if neighbouring == "replace-one" else None
+        self.backend = backend
+        self.fitter: _Fitter | _NumpyFitter
+        if backend == "mbi":
+            self.fitter = _Fitter(_import_mbi(), domain, known, self.est_seconds)
+        else:
+            self.fitter = _NumpyFitter(domain, known, self.est_seconds)
 
     def finish(self, total: float, spent: float, ledger: list[Spend],
                measurements: list[MarginalMeasurement], selected: list[tuple[int, ...]],

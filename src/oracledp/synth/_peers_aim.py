@@ -20,7 +20,11 @@ from oracledp.synth._domain import Domain
 from oracledp.synth._peers_accounting import _ACCOUNTING, _check_common, _check_iters, _PeerRun
 from oracledp.synth._peers_measure import _counts, _exp_mech, _measure
 from oracledp.synth._peers_model import PGMResult, _model_marginal
-from oracledp.synth._workload import MarginalWorkload, kway_marginal_workload
+from oracledp.synth._workload import (
+    MarginalWorkload,
+    check_sample_weight,
+    kway_marginal_workload,
+)
 
 __all__ = ["aim"]
 
@@ -41,6 +45,8 @@ def aim(
     round_iters: int = 500,
     final_iters: int = 3000,
     return_diagnostics: bool = False,
+    sample_weight: ArrayLike | None = None,
+    backend: str = "numpy",
 ) -> PGMResult:
     """(epsilon, delta)-DP AIM (McKenna, Mullins, Sheldon, Miklau 2022), see the module docstring.
 
@@ -66,6 +72,13 @@ def aim(
         (warm-started) and of the final estimation (post-processing only).
     return_diagnostics:
         Attach wall-clock times (non-private diagnostics; flags the guarantee).
+    sample_weight:
+        Record counts of the rows (distinct rows): the release equals that of the
+        expanded records, each counting once in the privacy analysis.
+    backend:
+        ``"numpy"`` (default): the junction-tree estimator of :mod:`oracledp.synth._graphical`
+        (no extra needed); ``"mbi"``: Private-PGM's ``mbi`` (the ``peers`` extra, JAX).
+        Estimation is post-processing: the guarantee is the same.
 
     Returns
     -------
@@ -88,6 +101,7 @@ def aim(
                          "attributes (as kway_marginal_workload builds them)")
     n_round = _check_iters(round_iters, "round_iters")
     n_final = _check_iters(final_iters, "final_iters")
+    w = None if sample_weight is None else check_sample_weight(sample_weight, arr.shape[0])
     # Candidates W+: the downward closure of the workload's cliques, with weights
     # w_r = sum_{s in W} |r ∩ s| (AIM paper).
     closure = sorted(
@@ -102,15 +116,15 @@ def aim(
         raise ValueError(f"rounds must exceed 0.9 x the number of 1-way marginals "
                          f"({len(one_way)}) so that the initialisation leaves budget, got {T}")
     rng = check_rng(random_state)
-    run = _PeerRun("AIM", arr, domain, eps, dlt, neighbouring, want_diag)
+    run = _PeerRun("AIM", arr, domain, eps, dlt, neighbouring, want_diag, w, backend)
     shape, rho, delta2, delta1, fitter = run.shape, run.rho, run.delta2, run.delta1, run.fitter
-    true = {r: _counts(arr, shape, r) for r in closure}
+    true = {r: _counts(arr, shape, r, w) for r in closure}
     cells = np.array([true[r].size for r in closure], dtype=np.float64)
 
     # Initialisation: every 1-way marginal with noise multiplier s0 = sqrt(T / (2 alpha rho)).
     s = math.sqrt(T / (2.0 * _AIM_ALPHA * rho))
     e = math.sqrt(8.0 * (1.0 - _AIM_ALPHA) * rho / T)
-    measurements = [_measure(arr, shape, r, delta2 * s, rng) for r in one_way]
+    measurements = [_measure(arr, shape, r, delta2 * s, rng, w) for r in one_way]
     # noise std delta2 * s for a table of l2 sensitivity delta2: noise multiplier s
     ledger = [Spend("Gaussian mechanism (the 1-way tables)",
                     zcdp=gaussian_multiplier_rho(s, releases=len(one_way)))]
@@ -145,7 +159,7 @@ def aim(
         # q_r moves by at most Delta_1 w_r (p_{t-1} is fixed): sensitivity Delta_1 max w_r
         sens = delta1 * float(cand_w[ok].max())
         r = closure[ok[_exp_mech(scores, e, sens, rng)]]
-        measurements.append(_measure(arr, shape, r, sigma, rng))
+        measurements.append(_measure(arr, shape, r, sigma, rng, w))
         ledger.append(Spend("exponential mechanism + Gaussian mechanism", zcdp=round_rho,
                             round=len(selected) + 1, released=r))
         selected.append(r)

@@ -68,6 +68,43 @@ def _import_mbi() -> Any:
     return mbi
 
 
+_BACKENDS = ("numpy", "mbi")
+
+
+class _NumpyFitter:
+    """Junction-tree estimation (:mod:`oracledp.synth._graphical`, numpy; post-processing).
+
+    Same interface as :class:`_Fitter`.  The model's total is the public n (replace-one) or,
+    under add-remove, the inverse-variance weighted mean of the measured tables' noisy sums
+    (each sum has variance ``sigma^2 * cells``), at least 1: post-processing either way.
+    """
+
+    def __init__(self, domain: Domain, total: float | None, seconds: list[float]):
+        self.shape = domain.shape
+        self.known_total = total
+        self.seconds = seconds
+
+    def cliques_mb(self, cliques: Sequence[tuple[int, ...]]) -> float:
+        """Size in MB of the junction tree of a model over ``cliques`` (float64 cells)."""
+        from oracledp.synth._graphical import junction_tree_cells
+
+        return 8.0 * junction_tree_cells(self.shape, cliques) / 2**20
+
+    def fit(self, measurements: Sequence[MarginalMeasurement], iters: int, warm: Any = None
+            ) -> tuple[Any, tuple[tuple[tuple[int, ...], NDArray[np.float64]], ...], float]:
+        from oracledp.synth._graphical import estimate_model
+
+        start = time.perf_counter()
+        total = self.known_total
+        if total is None:
+            prec = np.array([1.0 / (m.sigma**2 * m.values.size) for m in measurements])
+            sums = np.array([float(m.values.sum()) for m in measurements])
+            total = max(1.0, float(prec @ sums / prec.sum()))
+        model = estimate_model(self.shape, measurements, total, iterations=iters, warm=warm)
+        self.seconds.append(time.perf_counter() - start)
+        return model, model.factors, float(total)
+
+
 class _Fitter:
     """mbi estimation of a model from the measurements so far (post-processing)."""
 

@@ -20,18 +20,24 @@ from oracledp.synth._estimation import MarginalMeasurement
 __all__: list[str] = []
 
 
-def _counts(arr: NDArray[np.int64], shape: tuple[int, ...], clique: tuple[int, ...]
-            ) -> NDArray[np.float64]:
-    """The marginal count table of ``clique`` (attribute positions), C order, flattened."""
+def _counts(arr: NDArray[np.int64], shape: tuple[int, ...], clique: tuple[int, ...],
+            weights: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+    """The marginal count table of ``clique`` (attribute positions), C order, flattened.
+
+    ``weights``: record counts of the rows (distinct rows); the table of the expanded records.
+    """
     sub = tuple(shape[a] for a in clique)
     joint = np.ravel_multi_index(tuple(arr[:, a] for a in clique), sub)
+    if weights is not None:
+        return np.bincount(joint, weights=weights, minlength=math.prod(sub))
     return np.bincount(joint, minlength=math.prod(sub)).astype(np.float64)
 
 
 def _measure(arr: NDArray[np.int64], shape: tuple[int, ...], clique: tuple[int, ...],
-             sigma: float, rng: np.random.Generator) -> MarginalMeasurement:
+             sigma: float, rng: np.random.Generator,
+             weights: NDArray[np.float64] | None = None) -> MarginalMeasurement:
     """Gaussian mechanism on a marginal count table (Bun-Steinke 2016, Prop. 1.6)."""
-    counts = _counts(arr, shape, clique)
+    counts = _counts(arr, shape, clique, weights)
     noisy = counts + noise.gaussian(rng, sigma, size=counts.size)
     return MarginalMeasurement(clique, noisy.reshape(tuple(shape[a] for a in clique)), sigma)
 

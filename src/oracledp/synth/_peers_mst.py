@@ -19,6 +19,7 @@ from oracledp.synth._domain import Domain
 from oracledp.synth._peers_accounting import _ACCOUNTING, _check_common, _check_iters, _PeerRun
 from oracledp.synth._peers_measure import _counts, _exp_mech, _measure
 from oracledp.synth._peers_model import PGMResult, _model_marginal
+from oracledp.synth._workload import check_sample_weight
 
 __all__ = ["mst"]
 
@@ -33,6 +34,8 @@ def mst(
     neighbouring: str = "replace-one",
     iters: int = 3000,
     return_diagnostics: bool = False,
+    sample_weight: ArrayLike | None = None,
+    backend: str = "numpy",
 ) -> PGMResult:
     """(epsilon, delta)-DP MST (McKenna, Miklau, Sheldon 2021), see the module docstring.
 
@@ -52,6 +55,13 @@ def mst(
         Mirror-descent iterations of each Private-PGM estimation (post-processing).
     return_diagnostics:
         Attach wall-clock times (non-private diagnostics; flags the guarantee).
+    sample_weight:
+        Record counts of the rows (distinct rows): the release equals that of the
+        expanded records, each counting once in the privacy analysis.
+    backend:
+        ``"numpy"`` (default): the junction-tree estimator of :mod:`oracledp.synth._graphical`
+        (no extra needed); ``"mbi"``: Private-PGM's ``mbi`` (the ``peers`` extra, JAX).
+        Estimation is post-processing: the guarantee is the same.
 
     Returns
     -------
@@ -61,16 +71,17 @@ def mst(
     want_diag = check_diagnostics_flag(return_diagnostics)
     arr, eps, dlt, neighbouring = _check_common(codes, domain, epsilon, delta, neighbouring)
     n_iters = _check_iters(iters, "iters")
+    w = None if sample_weight is None else check_sample_weight(sample_weight, arr.shape[0])
     rng = check_rng(random_state)
     d = len(domain)
     if d < 2:
         raise ValueError("MST needs at least 2 attributes (it selects a spanning tree of pairs)")
-    run = _PeerRun("MST", arr, domain, eps, dlt, neighbouring, want_diag)
+    run = _PeerRun("MST", arr, domain, eps, dlt, neighbouring, want_diag, w, backend)
     shape, rho, delta2, delta1, fitter = run.shape, run.rho, run.delta2, run.delta1, run.fitter
 
     # MST step 1: all 1-way marginals, rho/3 in total (d Gaussian measurements).
     sigma1 = delta2 * math.sqrt(3.0 * d / (2.0 * rho))
-    measurements = [_measure(arr, shape, (a,), sigma1, rng) for a in range(d)]
+    measurements = [_measure(arr, shape, (a,), sigma1, rng, w) for a in range(d)]
     ledger = [Spend("Gaussian mechanism (the d 1-way tables)",
                     zcdp=gaussian_rho(sigma1, sensitivity_sq=delta2**2, releases=d))]
     spent = ledger[-1].rho
@@ -81,7 +92,7 @@ def mst(
     eps_sel = math.sqrt(8.0 * (rho / 3.0) / (d - 1))
     pairs = list(itertools.combinations(range(d), 2))
     weights = np.array([
-        np.abs(_counts(arr, shape, p) - total1 * _model_marginal(factors1, shape, p).ravel()).sum()
+        np.abs(_counts(arr, shape, p, w) - total1 * _model_marginal(factors1, shape, p).ravel()).sum()
         for p in pairs
     ])
     component = list(range(d))
@@ -100,7 +111,7 @@ def mst(
 
     # MST step 3: the d - 1 selected 2-way marginals, rho/3 in total.
     sigma2 = delta2 * math.sqrt(3.0 * (d - 1) / (2.0 * rho))
-    measurements += [_measure(arr, shape, e, sigma2, rng) for e in tree]
+    measurements += [_measure(arr, shape, e, sigma2, rng, w) for e in tree]
     ledger.append(Spend("Gaussian mechanism (the d - 1 2-way tables of the tree)",
                         zcdp=gaussian_rho(sigma2, sensitivity_sq=delta2**2, releases=d - 1),
                         round=d))

@@ -13,13 +13,17 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from oracledp._validation import RandomLike, check_rng
 from oracledp.privacy._accountant import begin_release
 from oracledp.synth._base import Synthesizer
 from oracledp.synth._domain import Domain
-from oracledp.synth._workload import MarginalWorkload, kway_marginal_workload
+from oracledp.synth._workload import (
+    MarginalWorkload,
+    check_sample_weight,
+    kway_marginal_workload,
+)
 
 __all__ = ["AIMSynthesizer", "IndependentMarginalsSynthesizer", "MSTSynthesizer",
            "MWEMSynthesizer"]
@@ -33,24 +37,30 @@ class _FunctionSynthesizer(Synthesizer):
     random_state: RandomLike
 
     def _run(self, codes: NDArray[np.int64], domain: Domain, workload: MarginalWorkload,
-             rng: np.random.Generator) -> Any:
+             rng: np.random.Generator, weights: NDArray[np.float64] | None) -> Any:
         raise NotImplementedError
 
     def _begin_release(self, rng: np.random.Generator) -> None:
         """Declare the fit's budget (pure epsilon) to an active BudgetAccountant."""
         begin_release(self, self.epsilon, rng=rng)
 
-    def fit(self, data: pd.DataFrame | NDArray[np.integer], domain: Domain) -> Synthesizer:
-        """Run the mechanism once on ``data`` over the public ``domain`` (never inferred)."""
+    def fit(self, data: pd.DataFrame | NDArray[np.integer], domain: Domain, *,
+            sample_weight: ArrayLike | None = None) -> Synthesizer:
+        """Run the mechanism once on ``data`` over the public ``domain`` (never inferred).
+
+        ``sample_weight``: record counts of distinct rows; the release equals that of the
+        expanded records (each record counts once in the privacy analysis).
+        """
         for name in ("result_", "n_", "domain_", "workload_", "guarantee_", "_rng"):
             self.__dict__.pop(name, None)  # a refused refit leaves no stale release behind
         codes = self._encode(data, domain)
+        w = None if sample_weight is None else check_sample_weight(sample_weight, len(codes))
         if isinstance(self.k, bool) or not isinstance(self.k, int) or not 1 <= self.k <= len(domain):
             raise ValueError(f"k must be an integer in [1, {len(domain)}], got {self.k!r}")
         workload = kway_marginal_workload(domain, self.k)
         rng = check_rng(self.random_state)
         self._begin_release(rng)  # an active BudgetAccountant: refused here, before any noise
-        result = self._run(codes, domain, workload, rng)
+        result = self._run(codes, domain, workload, rng, w)
         self.result_ = result
         self.n_ = result.n
         self.domain_ = domain
@@ -89,10 +99,10 @@ class IndependentMarginalsSynthesizer(_FunctionSynthesizer):
         self.random_state = random_state
 
     def _run(self, codes: NDArray[np.int64], domain: Domain, workload: MarginalWorkload,
-             rng: np.random.Generator) -> Any:
+             rng: np.random.Generator, weights: NDArray[np.float64] | None) -> Any:
         from oracledp.synth._baselines import independent_marginals
 
-        return independent_marginals(codes, domain, self.epsilon, rng)
+        return independent_marginals(codes, domain, self.epsilon, rng, sample_weight=weights)
 
 
 class MWEMSynthesizer(_FunctionSynthesizer):
@@ -118,23 +128,28 @@ class MWEMSynthesizer(_FunctionSynthesizer):
         self.random_state = random_state
 
     def _run(self, codes: NDArray[np.int64], domain: Domain, workload: MarginalWorkload,
-             rng: np.random.Generator) -> Any:
+             rng: np.random.Generator, weights: NDArray[np.float64] | None) -> Any:
         from oracledp.synth._baselines import mwem
 
-        return mwem(codes, domain, workload, self.epsilon, self.rounds, rng)
+        return mwem(codes, domain, workload, self.epsilon, self.rounds, rng,
+                    sample_weight=weights)
 
 
 class _PeerSynthesizer(_FunctionSynthesizer):
-    """MST and AIM: ``(epsilon, delta)``-DP by zCDP on ``mbi`` (optional ``peers`` extra)."""
+    """MST and AIM: ``(epsilon, delta)``-DP by zCDP; estimation on the numpy junction-tree
+    estimator (default ``backend="numpy"``) or on ``mbi`` (``backend="mbi"``, optional
+    ``peers`` extra)."""
 
     _DEFAULT_K = 2
 
     def __init__(self, epsilon: float, delta: float = 1e-6, *, k: int | None = None,
-                 neighbouring: str = "replace-one", random_state: RandomLike = None) -> None:
+                 neighbouring: str = "replace-one", backend: str = "numpy",
+                 random_state: RandomLike = None) -> None:
         self.epsilon = epsilon
         self.delta = delta
         self.k = self._DEFAULT_K if k is None else k
         self.neighbouring = neighbouring
+        self.backend = backend
         self.random_state = random_state
 
     def _begin_release(self, rng: np.random.Generator) -> None:
@@ -144,7 +159,7 @@ class _PeerSynthesizer(_FunctionSynthesizer):
 
 
 class MSTSynthesizer(_PeerSynthesizer):
-    """MST (McKenna, Miklau, Sheldon 2021) on ``mbi`` (optional ``peers`` extra).
+    """MST (McKenna, Miklau, Sheldon 2021); estimation in numpy or on ``mbi`` (``backend``).
 
     Privacy: ``(epsilon, delta)``-DP by zCDP for ``neighbouring`` neighbours
     (:func:`~oracledp.synth._peers.mst`); under add-remove neighbours n is private, so pass
@@ -152,33 +167,35 @@ class MSTSynthesizer(_PeerSynthesizer):
     workload :meth:`answer` defaults to.
 
     >>> from oracledp.synth import MSTSynthesizer
-    >>> MSTSynthesizer(1.0, random_state=0).k  # fit(data, domain) needs the peers extra
+    >>> MSTSynthesizer(1.0, random_state=0).k
     2
     """
 
     def _run(self, codes: NDArray[np.int64], domain: Domain, workload: MarginalWorkload,
-             rng: np.random.Generator) -> Any:
+             rng: np.random.Generator, weights: NDArray[np.float64] | None) -> Any:
         from oracledp.synth._peers import mst
 
-        return mst(codes, domain, self.epsilon, self.delta, rng, neighbouring=self.neighbouring)
+        return mst(codes, domain, self.epsilon, self.delta, rng, neighbouring=self.neighbouring,
+                   sample_weight=weights, backend=self.backend)
 
 
 class AIMSynthesizer(_PeerSynthesizer):
     """AIM (McKenna, Mullins, Sheldon, Miklau 2022) for all ``k``-way marginals, on ``mbi``.
 
     Privacy: ``(epsilon, delta)``-DP by zCDP for ``neighbouring`` neighbours
-    (:func:`~oracledp.synth._peers.aim`); optional ``peers`` extra.  ``k`` defaults to 3.
+    (:func:`~oracledp.synth._peers.aim`); ``backend="mbi"`` needs the optional ``peers``
+    extra.  ``k`` defaults to 3.
 
     >>> from oracledp.synth import AIMSynthesizer
-    >>> AIMSynthesizer(1.0, 1e-6, random_state=0).k  # fit(data, domain) needs the peers extra
+    >>> AIMSynthesizer(1.0, 1e-6, random_state=0).k
     3
     """
 
     _DEFAULT_K = 3
 
     def _run(self, codes: NDArray[np.int64], domain: Domain, workload: MarginalWorkload,
-             rng: np.random.Generator) -> Any:
+             rng: np.random.Generator, weights: NDArray[np.float64] | None) -> Any:
         from oracledp.synth._peers import aim
 
         return aim(codes, domain, self.epsilon, self.delta, rng, workload,
-                   neighbouring=self.neighbouring)
+                   neighbouring=self.neighbouring, sample_weight=weights, backend=self.backend)

@@ -28,6 +28,7 @@ __all__ = [
     "MarginalWorkload",
     "answer",
     "answer_distribution",
+    "check_sample_weight",
     "errors",
     "kway_marginal_workload",
     "marginal_tables",
@@ -75,6 +76,31 @@ class MarginalWorkload:
         return " AND ".join(f"{d.attributes[a]}={d.levels[a][c]!r}" for a, c in self.literals(j))
 
 
+def check_sample_weight(sample_weight: object, n_rows: int) -> NDArray[np.float64]:
+    """Validate record counts of distinct rows: 1-d, length ``n_rows``, integers >= 0, sum >= 1.
+
+    Returned as float64 (exact: counts below 2**53).  Messages name the rule, never a
+    count or a row (they are data).
+    """
+    try:
+        w = np.asarray(sample_weight)
+    except Exception as exc:  # pragma: no cover - exotic inputs
+        raise TypeError("sample_weight must be a 1-d array of record counts") from exc
+    if w.ndim != 1 or w.shape[0] != n_rows:
+        raise ValueError(f"sample_weight must be 1-d with one count per row ({n_rows}), "
+                         f"got shape {w.shape}")
+    if w.dtype == bool or not (np.issubdtype(w.dtype, np.integer)
+                               or np.issubdtype(w.dtype, np.floating)):
+        raise TypeError(f"sample_weight must hold integer record counts, got dtype {w.dtype}")
+    wf = w.astype(np.float64)
+    if not np.all(np.isfinite(wf)) or (wf < 0).any() or (wf != np.round(wf)).any():
+        raise ValueError("sample_weight must hold whole record counts >= 0 (each record "
+                         "counts once in the privacy analysis)")
+    if wf.sum() < 1 or wf.sum() >= 2.0**53:
+        raise ValueError("sample_weight must count at least one record (and fewer than 2**53)")
+    return wf
+
+
 def kway_marginal_workload(domain: Domain, k: int) -> MarginalWorkload:
     """All conjunctions of k ``attribute = level`` literals on distinct attributes."""
     if not isinstance(domain, Domain):
@@ -91,9 +117,24 @@ def kway_marginal_workload(domain: Domain, k: int) -> MarginalWorkload:
     return MarginalWorkload(domain, k, blocks, tuple(int(o) for o in offsets))
 
 
-def answer(workload: MarginalWorkload, codes: ArrayLike) -> NDArray[np.float64]:
-    """Answers of every query of the workload on the records ``codes``, as fractions of n."""
+def answer(workload: MarginalWorkload, codes: ArrayLike,
+           sample_weight: ArrayLike | None = None) -> NDArray[np.float64]:
+    """Answers of every query of the workload on the records ``codes``, as fractions of n.
+
+    ``sample_weight``: a count per row (distinct rows with their multiplicities); the
+    answers are those of the expanded records (n = the sum of the counts).
+    """
     arr = workload.domain.check_codes(codes)
+    if sample_weight is not None:
+        w = check_sample_weight(sample_weight, arr.shape[0])
+        n = float(w.sum())
+        out = np.empty(len(workload), dtype=np.float64)
+        for b, blk in enumerate(workload.blocks):
+            joint = np.ravel_multi_index(tuple(arr[:, a] for a in blk), workload.block_shape(b))
+            size = workload.offsets[b + 1] - workload.offsets[b]
+            out[workload.offsets[b]: workload.offsets[b + 1]] = np.bincount(
+                joint, weights=w, minlength=size) / n
+        return out
     n = arr.shape[0]
     out = np.empty(len(workload), dtype=np.float64)
     for b, blk in enumerate(workload.blocks):

@@ -1,0 +1,507 @@
+"""Private-PGM estimation over a junction tree: the product domain is never materialized.
+
+The problem is the one of :mod:`oracledp.synth._estimation` (McKenna, Sheldon, Miklau 2019,
+problem (2)): given noisy marginal count tables ``y_r`` over attribute sets ``C_r`` with
+Gaussian noise ``sigma_r``, minimize
+
+    L(p) = 1/2 sum_r w_r || M_r p - y_r / n ||_2^2,     w_r = (n / sigma_r)^2.
+
+Entropic mirror descent started from the uniform distribution keeps every iterate in the
+exponential family ``p(x) ∝ exp(sum_r phi_r(x_{C_r}))``: the update ``p <- p exp(-eta
+grad L(p)) / Z`` with ``grad L(p)(x) = sum_r w_r (M_r p - y_r / n)(x_{C_r})`` only adds
+``-eta w_r (M_r p - y_r / n)`` to each ``phi_r``.  So the iterates are those of the explicit
+estimator, but held as the potentials ``phi_r`` of a graphical model.  Everything the
+update and its step-size test need is a marginal of ``p`` on a measured set or the log
+partition function, which belief propagation on a junction tree computes exactly:
+
+* the model graph joins the attributes of each measured set; a greedy elimination order
+  (fewest cells first) triangulates it, its maximal elimination cliques are the junction
+  tree's cliques, and a maximum-weight spanning tree of the clique intersection graph
+  (weight: shared attributes) is a junction tree (running intersection property; the
+  components of a disconnected graph are joined by empty separators);
+* each measured set is assigned to one clique containing it; the clique's log-potential
+  is the sum of its sets' ``phi_r``;
+* sum-product in log space (one pass up, one pass down) gives every clique marginal
+  ``mu_C`` and ``log Z``.
+
+Step sizes: the same Armijo backtracking on the relative-smoothness inequality
+``L(q) <= L(p) + <grad, q - p> + KL(q || p) / eta`` as the explicit estimator, with
+``<grad, q - p> = sum_r w_r <res_r(p), M_r q - M_r p>`` and
+``KL(q || p) = -eta E_q[grad] - (log Z(q) - log Z(p))``, both from marginals.  The memory
+is the junction tree's cells (``cells``), not the product domain's.
+
+Released models answer any marginal (pruning the tree to the cliques that carry the
+asked attributes, then contracting ``prod mu_C / prod mu_S``) and draw exact i.i.d. records
+by forward sampling along the tree (the root clique from its marginal, then every clique's
+new attributes from their conditional given its separator).  All of it is post-processing
+of the measurements.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from oracledp._validation import RandomLike, check_rng, check_sample_size
+from oracledp.synth._estimation import MarginalMeasurement, combine_measurements
+
+__all__ = ["GraphicalModel", "JunctionTree", "estimate_model"]
+
+_SAMPLE_CHUNK = 200_000
+
+
+class JunctionTree:
+    """A junction tree of the graph joining the attributes of each of ``cliques``.
+
+    Attributes: ``cliques`` (sorted attribute tuples, the tree's nodes), ``order`` (a
+    breadth-first order from the root 0), ``parent`` (-1 for the root), ``sep`` (the
+    separator with the parent, sorted), ``cells`` (the number of cells of all cliques).
+    """
+
+    def __init__(self, shape: Sequence[int], cliques: Sequence[Sequence[int]]) -> None:
+        self.shape = tuple(int(s) for s in shape)
+        masks = _elimination_cliques(self.shape, cliques)
+        self.cliques: tuple[tuple[int, ...], ...] = tuple(sorted(_bits(c) for c in masks))
+        m = len(self.cliques)
+        sets = [set(c) for c in self.cliques]
+        # Kruskal: maximum-weight spanning tree on |C_i ∩ C_j| (zero joins components)
+        pairs = sorted(((len(sets[i] & sets[j]), i, j) for i, j in
+                        itertools.combinations(range(m), 2)), key=lambda t: (-t[0], t[1], t[2]))
+        comp = list(range(m))
+
+        def find(x: int) -> int:
+            while comp[x] != x:
+                comp[x] = comp[comp[x]]
+                x = comp[x]
+            return x
+
+        adj: dict[int, list[int]] = {i: [] for i in range(m)}
+        for _, i, j in pairs:
+            ri, rj = find(i), find(j)
+            if ri != rj:
+                comp[ri] = rj
+                adj[i].append(j)
+                adj[j].append(i)
+        self.adj = adj
+        self.parent = [-1] * m
+        self.order = [0]
+        seen = {0}
+        for i in self.order:  # grows while iterating: breadth-first
+            for j in sorted(adj[i]):
+                if j not in seen:
+                    seen.add(j)
+                    self.parent[j] = i
+                    self.order.append(j)
+        self.sep: list[tuple[int, ...]] = [
+            () if self.parent[i] < 0 else tuple(sorted(sets[i] & sets[self.parent[i]]))
+            for i in range(m)]
+        self.children: list[list[int]] = [[] for _ in range(m)]
+        for i in self.order[1:]:
+            self.children[self.parent[i]].append(i)
+        self.cells = int(sum(math.prod(self.shape[a] for a in c) for c in self.cliques))
+
+    def separator(self, i: int, j: int) -> tuple[int, ...]:
+        """The attributes shared by cliques ``i`` and ``j`` (sorted)."""
+        return tuple(sorted(set(self.cliques[i]) & set(self.cliques[j])))
+
+    def path(self, i: int, j: int) -> list[int]:
+        """The cliques on the tree path from ``i`` to ``j`` (both included)."""
+        up_i, up_j = [i], [j]
+        depth = self._depth()
+        while depth[up_i[-1]] > depth[up_j[-1]]:
+            up_i.append(self.parent[up_i[-1]])
+        while depth[up_j[-1]] > depth[up_i[-1]]:
+            up_j.append(self.parent[up_j[-1]])
+        while up_i[-1] != up_j[-1]:
+            up_i.append(self.parent[up_i[-1]])
+            up_j.append(self.parent[up_j[-1]])
+        return up_i + up_j[-2::-1]
+
+    def _depth(self) -> list[int]:
+        depth = [0] * len(self.cliques)
+        for i in self.order[1:]:
+            depth[i] = depth[self.parent[i]] + 1
+        return depth
+
+    def clique_shape(self, i: int) -> tuple[int, ...]:
+        return tuple(self.shape[a] for a in self.cliques[i])
+
+    def home(self, attrs: Sequence[int]) -> int:
+        """The smallest clique containing ``attrs`` (ValueError if none does)."""
+        want = set(attrs)
+        best = [i for i, c in enumerate(self.cliques) if want <= set(c)]
+        if not best:
+            raise ValueError(f"no clique of the junction tree contains {tuple(attrs)}")
+        return min(best, key=lambda i: (math.prod(self.clique_shape(i)), i))
+
+
+def _bits(mask: int) -> tuple[int, ...]:
+    out = []
+    a = 0
+    while mask:
+        if mask & 1:
+            out.append(a)
+        mask >>= 1
+        a += 1
+    return tuple(out)
+
+
+def _elimination_cliques(shape: Sequence[int], cliques: Sequence[Sequence[int]]) -> list[int]:
+    """The maximal cliques (bitmasks) of the greedy triangulation of the model graph.
+
+    The graph joins the attributes of each clique; attributes are eliminated one at a time,
+    the one whose neighbourhood with itself has the fewest cells first (ties: the lowest
+    position), its neighbours joined pairwise (fill-in).  The elimination cliques of this
+    perfect elimination order are the cliques of the chordal fill; the maximal ones are
+    returned (sorted, distinct).
+    """
+    d = len(shape)
+    logs = [math.log(s) for s in shape]
+    # log-cells of a bitmask, one table lookup per 8 attributes
+    tables = []
+    for k in range(0, d, 8):
+        t = [0.0] * 256
+        for byte in range(1, 256):
+            low = (byte & -byte).bit_length() - 1
+            t[byte] = t[byte & (byte - 1)] + (logs[k + low] if k + low < d else 0.0)
+        tables.append(t)
+
+    def wsum(mask: int) -> float:
+        return sum(t[(mask >> (8 * k)) & 255] for k, t in enumerate(tables))
+
+    nbr = [0] * d
+    for c in cliques:
+        m = 0
+        for a in c:
+            m |= 1 << int(a)
+        for a in c:
+            nbr[int(a)] |= m & ~(1 << int(a))
+    weight = [logs[x] + wsum(nbr[x]) for x in range(d)]
+    alive = list(range(d))
+    elim: list[int] = []
+    while alive:
+        best, best_w = -1, math.inf
+        for x in alive:  # increasing positions: ties go to the lowest
+            if weight[x] < best_w - 1e-9:
+                best, best_w = x, weight[x]
+        ns = nbr[best]
+        for y in _bits(ns):
+            new = (nbr[y] | ns) & ~(1 << y) & ~(1 << best)
+            if new != nbr[y]:
+                nbr[y] = new
+                weight[y] = logs[y] + wsum(new)
+        alive.remove(best)
+        elim.append(ns | (1 << best))
+    uniq = sorted(set(elim))
+    return [c for c in uniq if not any(c != o and c & o == c for o in uniq)]
+
+
+def junction_tree_cells(shape: Sequence[int], cliques: Sequence[Sequence[int]]) -> int:
+    """Cells of the junction tree of a model over ``cliques`` (its memory, in floats)."""
+    return int(sum(math.prod(shape[a] for a in _bits(c))
+                   for c in _elimination_cliques(shape, cliques)))
+
+
+def _expand(arr: NDArray[np.float64], sub: Sequence[int], clique: Sequence[int],
+            shape: Sequence[int]) -> NDArray[np.float64]:
+    """``arr`` over the sorted ``sub`` (a subset of the sorted ``clique``), broadcastable."""
+    s = set(sub)
+    return arr.reshape([shape[a] if a in s else 1 for a in clique])
+
+
+def _sum_to(arr: NDArray[np.float64], clique: Sequence[int], keep: Sequence[int]
+            ) -> NDArray[np.float64]:
+    k = set(keep)
+    axes = tuple(j for j, a in enumerate(clique) if a not in k)
+    return arr.sum(axis=axes) if axes else arr
+
+
+def _lse_to(arr: NDArray[np.float64], clique: Sequence[int], keep: Sequence[int]
+            ) -> NDArray[np.float64]:
+    """log sum exp of ``arr`` (over ``clique``) down to the attributes ``keep``."""
+    k = set(keep)
+    axes = tuple(j for j, a in enumerate(clique) if a not in k)
+    if not axes:
+        return arr
+    mx = arr.max(axis=axes, keepdims=True)
+    mx = np.where(np.isfinite(mx), mx, 0.0)
+    out = np.log(np.exp(arr - mx).sum(axis=axes, keepdims=True)) + mx
+    return out.reshape([s for j, s in enumerate(arr.shape) if j not in axes])
+
+
+class GraphicalModel:
+    """A distribution ``p(x) ∝ exp(sum_r phi_r(x_{C_r}))`` held on a junction tree.
+
+    Attributes: ``shape`` (the domain's), ``tree`` (:class:`JunctionTree`), ``potentials``
+    (``{C_r: phi_r}``), ``marginals_`` (one calibrated marginal per tree clique, each
+    summing to 1), ``log_partition``, ``n`` (the public number of records or None).
+    """
+
+    def __init__(self, shape: Sequence[int], potentials: Mapping[tuple[int, ...], Any],
+                 tree: JunctionTree | None = None, n: int | None = None) -> None:
+        self.shape = tuple(int(s) for s in shape)
+        self.potentials = {tuple(c): np.asarray(v, dtype=np.float64)
+                           for c, v in potentials.items()}
+        self.tree = tree if tree is not None else JunctionTree(self.shape, list(self.potentials))
+        self.n = n
+        self._assign = {c: self.tree.home(c) for c in self.potentials}
+        self.calibrate()
+
+    # -- inference -------------------------------------------------------------------
+    def clique_potentials(self) -> list[NDArray[np.float64]]:
+        """The log-potential of every tree clique (the sum of its measured sets' phi)."""
+        jt, shape = self.tree, self.shape
+        theta = [np.zeros(jt.clique_shape(i)) for i in range(len(jt.cliques))]
+        for c, phi in self.potentials.items():
+            i = self._assign[c]
+            theta[i] = theta[i] + _expand(phi, c, jt.cliques[i], shape)
+        return theta
+
+    def calibrate(self) -> None:
+        """Sum-product in log space: every clique marginal and ``log Z``."""
+        jt, shape = self.tree, self.shape
+        belief = self.clique_potentials()
+        up: list[NDArray[np.float64] | None] = [None] * len(jt.cliques)
+        for i in reversed(jt.order[1:]):
+            msg = _lse_to(belief[i], jt.cliques[i], jt.sep[i])
+            up[i] = msg
+            p = jt.parent[i]
+            belief[p] = belief[p] + _expand(msg, jt.sep[i], jt.cliques[p], shape)
+        root = belief[jt.order[0]]
+        log_z = float(_lse_to(root, jt.cliques[0], ()))
+        for i in jt.order:
+            for c in jt.children[i]:
+                own = up[c]
+                assert own is not None
+                msg = _lse_to(belief[i] - _expand(own, jt.sep[c], jt.cliques[i], shape),
+                              jt.cliques[i], jt.sep[c])
+                belief[c] = belief[c] + _expand(msg, jt.sep[c], jt.cliques[c], shape)
+        self.log_partition = log_z
+        self.marginals_ = [np.exp(b - log_z) for b in belief]
+
+    def measured_marginal(self, c: tuple[int, ...]) -> NDArray[np.float64]:
+        """The marginal on a set contained in a tree clique (attributes sorted)."""
+        i = self._assign[c] if c in self._assign else self.tree.home(c)
+        return _sum_to(self.marginals_[i], self.tree.cliques[i], c)
+
+    @property
+    def cells(self) -> int:
+        return self.tree.cells
+
+    @property
+    def factors(self) -> tuple[tuple[tuple[int, ...], NDArray[np.float64]], ...]:
+        """``(clique, theta)`` log-factors with ``p(x) = prod exp(theta(x_clique))`` exactly.
+
+        The calibrated form: the root clique's log-marginal and, for every other clique, the
+        log of its conditional ``mu_C / mu_S`` given its separator (``-inf`` where
+        ``mu_C = 0``).  Each factor is at most 0 and their product sums to 1, so contracting
+        them cannot underflow the way raw potentials can.
+        """
+        jt, out = self.tree, []
+        for i, c in enumerate(jt.cliques):
+            mu = self.marginals_[i]
+            if jt.sep[i]:
+                mu_s = _expand(_sum_to(mu, c, jt.sep[i]), jt.sep[i], c, self.shape)
+                mu = np.divide(mu, mu_s, out=np.zeros_like(mu), where=mu_s > 0)
+            with np.errstate(divide="ignore"):
+                out.append((c, np.log(mu)))
+        return tuple(out)
+
+    def marginal(self, attrs: Sequence[int]) -> NDArray[np.float64]:
+        """The exact marginal over ``attrs`` (distinct positions, in the given order).
+
+        Leaves of the tree that carry none of ``attrs`` beyond their separator are pruned
+        (summing them out is exact); the rest is ``prod mu_C / prod mu_S`` contracted.
+        """
+        d = len(self.shape)
+        idx = [int(a) for a in attrs]
+        if not idx or len(set(idx)) != len(idx) or any(not 0 <= a < d for a in idx):
+            raise ValueError(f"attrs must be distinct attribute positions in 0..{d - 1}, "
+                             f"got {list(attrs)!r}")
+        want = set(idx)
+        jt = self.tree
+        key = tuple(sorted(idx))
+        perm = [key.index(a) for a in idx]
+        inside = [i for i, c in enumerate(jt.cliques) if want <= set(c)]
+        if inside:
+            i = min(inside, key=lambda i: (math.prod(jt.clique_shape(i)), i))
+            return _sum_to(self.marginals_[i], jt.cliques[i], key).transpose(perm)
+        if len(idx) == 2:
+            return self._pair_marginal(idx[0], idx[1])
+        alive = set(range(len(jt.cliques)))
+        changed = True
+        while changed and len(alive) > 1:
+            changed = False
+            for i in sorted(alive):
+                nb = [j for j in jt.adj[i] if j in alive]
+                if len(nb) == 1:
+                    own = set(jt.cliques[i]) - set(jt.cliques[nb[0]])
+                    if not own & want:
+                        alive.discard(i)
+                        changed = True
+                        break
+        # attributes only in one alive clique and not wanted are summed there first
+        count: dict[int, int] = {}
+        for i in alive:
+            for a in jt.cliques[i]:
+                count[a] = count.get(a, 0) + 1
+        operands: list[Any] = []
+        labels: dict[int, int] = {}
+
+        def lab(c: Sequence[int]) -> list[int]:
+            return [labels.setdefault(a, len(labels)) for a in c]
+
+        for i in sorted(alive):
+            c = jt.cliques[i]
+            keep = tuple(a for a in c if a in want or count[a] > 1)
+            operands += [_sum_to(self.marginals_[i], c, keep), lab(keep)]
+        for i in sorted(alive):
+            for j in jt.adj[i]:
+                if j in alive and j > i:
+                    s = tuple(sorted(set(jt.cliques[i]) & set(jt.cliques[j])))
+                    if s:
+                        mu_s = _sum_to(self.marginals_[i], jt.cliques[i], s)
+                        inv = np.divide(1.0, mu_s, out=np.zeros_like(mu_s), where=mu_s > 0)
+                        operands += [inv, lab(s)]
+        if len(labels) > 52:
+            raise ValueError("this marginal spans too many attributes of the model to contract")
+        operands.append(lab(idx))
+        table = np.einsum(*operands, optimize="greedy")
+        return np.asarray(table / table.sum(), dtype=np.float64)
+
+    def _pair_marginal(self, u: int, v: int) -> NDArray[np.float64]:
+        """The marginal of ``(u, v)`` in two different cliques: messages along the tree path.
+
+        Along the path ``c_0 ... c_k`` (``u`` in ``c_0``, ``v`` in ``c_k``) the table over
+        ``{u} ∪ S_l`` is multiplied by ``mu_{c_l} / mu_{S_l}`` and summed down to
+        ``{u} ∪ S_{l+1}``; by the running intersection property nothing summed out occurs
+        further along the path.
+        """
+        jt, shape = self.tree, self.shape
+        path = jt.path(jt.home((u,)), jt.home((v,)))
+        first = jt.cliques[path[0]]
+        cur = tuple(sorted({u, *jt.separator(path[0], path[1])}))
+        table = _sum_to(self.marginals_[path[0]], first, cur)
+        del shape
+        for step, i in enumerate(path[1:], start=1):
+            c = jt.cliques[i]
+            s_prev = jt.separator(path[step - 1], i)
+            nxt = (tuple(sorted({u, v})) if step == len(path) - 1
+                   else tuple(sorted({u, *jt.separator(i, path[step + 1])})))
+            mu_c = self.marginals_[i]
+            mu_s = _sum_to(mu_c, c, s_prev)
+            inv = np.divide(1.0, mu_s, out=np.zeros_like(mu_s), where=mu_s > 0)
+            labels: dict[int, int] = {}
+
+            def lab(t: Sequence[int], labels: dict[int, int] = labels) -> list[int]:
+                return [labels.setdefault(a, len(labels)) for a in t]
+
+            table = np.einsum(table, lab(cur), mu_c, lab(c), inv, lab(s_prev), lab(nxt))
+            cur = nxt
+        out = table if (u < v) else table.T
+        return np.asarray(out / out.sum(), dtype=np.float64)
+
+    def dense(self) -> NDArray[np.float64]:
+        """The full distribution (small domains only: it has ``prod(shape)`` cells)."""
+        return self.marginal(list(range(len(self.shape))))
+
+    # -- sampling -------------------------------------------------------------------
+    def sample(self, size: int | None = None, random_state: RandomLike = None
+               ) -> NDArray[np.int64]:
+        """``size`` records drawn i.i.d. and exactly from the model (forward sampling)."""
+        size = check_sample_size(size, self.n)
+        rng = check_rng(random_state)
+        jt, shape = self.tree, self.shape
+        out = np.zeros((size, len(shape)), dtype=np.int64)
+        for i in jt.order:
+            c, s = jt.cliques[i], jt.sep[i]
+            new = tuple(a for a in c if a not in s)
+            if not new:
+                continue
+            mu = self.marginals_[i].transpose([c.index(a) for a in (*s, *new)])
+            width = math.prod(shape[a] for a in new)
+            tab = mu.reshape(-1, width)
+            cum = np.cumsum(tab.ravel())
+            start = np.concatenate(([0.0], cum[width - 1::width][:-1]))
+            tot = tab.sum(axis=1)
+            new_shape = tuple(shape[a] for a in new)
+            for lo in range(0, size, _SAMPLE_CHUNK):
+                hi = min(size, lo + _SAMPLE_CHUNK)
+                rows = (np.ravel_multi_index(tuple(out[lo:hi, a] for a in s),
+                                             tuple(shape[a] for a in s))
+                        if s else np.zeros(hi - lo, dtype=np.intp))
+                target = start[rows] + rng.random(hi - lo) * tot[rows]
+                col = np.searchsorted(cum, target, side="right") - rows * width
+                col = np.clip(col, 0, width - 1)
+                vals = np.unravel_index(col, new_shape)
+                for a, v in zip(new, vals, strict=True):
+                    out[lo:hi, a] = v
+        return out
+
+
+def estimate_model(
+    shape: Sequence[int],
+    measurements: Sequence[MarginalMeasurement],
+    n: int,
+    *,
+    iterations: int = 200,
+    warm: GraphicalModel | None = None,
+) -> GraphicalModel:
+    """Approximately minimize ``L(p)`` (module docstring) by mirror descent on a junction tree.
+
+    ``n`` is the public number of records (the measurements are counts); ``warm`` a model
+    returned earlier (its potentials start the descent; new measured sets start at 0).
+    The iterates equal those of :func:`~oracledp.synth._estimation.estimate_distribution`
+    (same starting point and step rule) up to floating point.  Post-processing only.
+    """
+    shape = tuple(int(s) for s in shape)
+    if n < 1:
+        raise ValueError(f"n must be >= 1, got {n!r}")
+    ms = combine_measurements(measurements)
+    if not ms:
+        raise ValueError("at least one measurement is needed")
+    for m in ms:
+        if m.axes[-1] >= len(shape) or m.values.shape != tuple(shape[a] for a in m.axes):
+            raise ValueError(f"measurement over axes {m.axes} does not match the domain")
+    cliques = [m.axes for m in ms]
+    targets = [m.values / n for m in ms]
+    weights = [(n / m.sigma) ** 2 for m in ms]
+    smooth = float(sum(weights))
+    old = warm.potentials if warm is not None else {}
+    phi = {c: (old[c].copy() if c in old else np.zeros(tuple(shape[a] for a in c)))
+           for c in cliques}
+    tree = warm.tree if warm is not None and all(
+        any(set(c) <= set(t) for t in warm.tree.cliques) for c in cliques) else None
+    model = GraphicalModel(shape, phi, tree, n)
+
+    def loss_res(mod: GraphicalModel) -> tuple[float, list[NDArray[np.float64]], list[Any]]:
+        margs = [mod.measured_marginal(c) for c in cliques]
+        res = [mt - t for mt, t in zip(margs, targets, strict=True)]
+        f = 0.5 * sum(w * float(np.vdot(r, r)) for w, r in zip(weights, res, strict=True))
+        return f, res, margs
+
+    f, res, margs = loss_res(model)
+    eta = 1.0 / smooth
+    for _ in range(iterations):
+        g = [w * r for w, r in zip(weights, res, strict=True)]
+        eta *= 2.0
+        while True:
+            cand = GraphicalModel(shape, {c: phi[c] - eta * gc
+                                          for c, gc in zip(cliques, g, strict=True)},
+                                  model.tree, n)
+            f_new, res_new, margs_new = loss_res(cand)
+            inner = sum(float(np.vdot(gc, mq - mp))
+                        for gc, mq, mp in zip(g, margs_new, margs, strict=True))
+            eg = sum(float(np.vdot(gc, mq)) for gc, mq in zip(g, margs_new, strict=True))
+            kl = -eta * eg - (cand.log_partition - model.log_partition)
+            if f_new <= f + inner + kl / eta + 1e-12 * max(1.0, abs(f)) or eta <= 1.0 / smooth:
+                break
+            eta = max(eta / 2.0, 1.0 / smooth)
+        model, f, res, margs = cand, f_new, res_new, margs_new
+        phi = model.potentials
+    return model

@@ -1,0 +1,254 @@
+"""The junction-tree estimator (oracledp.synth._graphical) and ``sample_weight``.
+
+Exact comparisons on small domains: the junction-tree mirror descent has the explicit
+estimator's iterates (same start, same step rule), so both agree to rounding; marginals
+of the model agree with sums of its dense table; forward sampling follows the model's law.
+Every synthesizer fitted on distinct rows with their counts gives the release of the
+expanded rows (same random_state).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+
+import numpy as np
+import pytest
+
+from oracledp.synth import (
+    Domain,
+    IndependentMarginalsSynthesizer,
+    MWEMSynthesizer,
+    OracleQueryPGM,
+)
+from oracledp.synth._estimation import MarginalMeasurement, estimate_distribution
+from oracledp.synth._graphical import (
+    GraphicalModel,
+    JunctionTree,
+    estimate_model,
+    junction_tree_cells,
+)
+
+SHAPE = (3, 4, 2, 3, 5, 2)
+
+
+def _codes(n: int = 800, seed: int = 0, shape: tuple[int, ...] = SHAPE) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    codes = np.stack([rng.integers(0, s, n) for s in shape], axis=1)
+    for j in range(1, len(shape)):  # a chain of dependences
+        copy = rng.random(n) < 0.5
+        codes[copy, j] = codes[copy, j - 1] % shape[j]
+    return codes.astype(np.int64)
+
+
+def _table(codes: np.ndarray, shape: tuple[int, ...], axes: tuple[int, ...]) -> np.ndarray:
+    sub = tuple(shape[a] for a in axes)
+    joint = np.ravel_multi_index(tuple(codes[:, a] for a in axes), sub)
+    return np.bincount(joint, minlength=int(np.prod(sub))).reshape(sub).astype(float)
+
+
+def _measure(codes: np.ndarray, cliques: list[tuple[int, ...]], seed: int = 1,
+             shape: tuple[int, ...] = SHAPE) -> list[MarginalMeasurement]:
+    rng = np.random.default_rng(seed)
+    out = []
+    for c in cliques:
+        t = _table(codes, shape, c)
+        sigma = 4.0 if len(c) == 1 else 2.5
+        out.append(MarginalMeasurement(c, t + rng.normal(0, sigma, t.shape), sigma))
+    return out
+
+
+STRUCTURES = {
+    "chain": [(a,) for a in range(6)] + [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5)],
+    "cycle+triple": [(a,) for a in range(6)] + [(0, 1), (1, 2), (2, 3), (0, 3), (3, 4, 5)],
+    "disconnected+repeat": [(0, 1), (1, 2), (0, 1), (4, 5), (3,)],
+}
+
+
+def _marginal_of(p: np.ndarray, attrs: list[int]) -> np.ndarray:
+    keep = sorted(attrs)
+    drop = tuple(a for a in range(p.ndim) if a not in keep)
+    return p.sum(axis=drop).transpose([keep.index(a) for a in attrs])
+
+
+@pytest.mark.parametrize("name", sorted(STRUCTURES))
+def test_junction_tree_estimate_equals_explicit_estimate(name: str) -> None:
+    codes = _codes()
+    ms = _measure(codes, STRUCTURES[name])
+    n = len(codes)
+    p = estimate_distribution(SHAPE, ms, n, iterations=60)
+    model = estimate_model(SHAPE, ms, n, iterations=60)
+    np.testing.assert_allclose(model.dense(), p, atol=1e-12, rtol=0)
+    assert model.cells < int(np.prod(SHAPE))
+    # warm start: continuing from a model equals continuing from its dense table
+    more = _measure(codes, [(1, 4), (0, 5)], seed=7)
+    p2 = estimate_distribution(SHAPE, [*ms, *more], n, iterations=15, p0=p)
+    m2 = estimate_model(SHAPE, [*ms, *more], n, iterations=15, warm=model)
+    np.testing.assert_allclose(m2.dense(), p2, atol=1e-12, rtol=0)
+
+
+def test_marginals_of_every_pair_and_triple_match_the_dense_table() -> None:
+    codes = _codes()
+    model = estimate_model(SHAPE, _measure(codes, STRUCTURES["chain"]), len(codes),
+                           iterations=30)
+    p = model.dense()
+    assert len(model.tree.cliques) == 5  # the chain's pairs: paths up to 5 cliques long
+    from oracledp.synth._peers_model import _model_marginal  # MST/AIM's contraction
+
+    np.testing.assert_allclose(_model_marginal(model.factors, SHAPE, list(range(6))), p,
+                               atol=1e-15)
+    for k in (1, 2, 3):
+        for attrs in itertools.permutations(range(6), k):
+            np.testing.assert_allclose(model.marginal(list(attrs)),
+                                       _marginal_of(p, list(attrs)), atol=1e-14)
+
+
+def test_a_wrong_message_is_caught() -> None:
+    """Planted mutant: dropping the separator division breaks cross-clique marginals."""
+    codes = _codes()
+    model = estimate_model(SHAPE, _measure(codes, STRUCTURES["chain"]), len(codes),
+                           iterations=30)
+    good = model.marginal([0, 5])
+    broken = GraphicalModel(SHAPE, model.potentials, model.tree, model.n)
+    broken.marginals_ = [m.copy() for m in model.marginals_]
+    broken.marginals_[2] = np.full_like(broken.marginals_[2], 1.0 / broken.marginals_[2].size)
+    assert np.abs(broken.marginal([0, 5]) - good).max() > 1e-3
+
+
+def test_forward_sampling_follows_the_model() -> None:
+    codes = _codes()
+    model = estimate_model(SHAPE, _measure(codes, STRUCTURES["cycle+triple"]), len(codes),
+                           iterations=40)
+    p = model.dense()
+    m = 200_000
+    s = model.sample(m, 3)
+    assert s.shape == (m, 6) and s.min() >= 0 and (s.max(axis=0) < np.array(SHAPE)).all()
+    emp = np.bincount(np.ravel_multi_index(s.T, SHAPE), minlength=p.size).reshape(SHAPE) / m
+    # E[TV] <= 1/2 sum sqrt(p/m) ~ 0.018 here; a sampler off by one conditional is far above
+    assert 0.5 * np.abs(emp - p).sum() < 0.03
+    np.testing.assert_array_equal(model.sample(50, 5), model.sample(50, 5))
+
+
+def test_junction_tree_of_twenty_columns_stays_small() -> None:
+    shape = tuple(int(v) for v in np.random.default_rng(0).integers(2, 31, 20))
+    codes = _codes(2000, 1, shape)
+    cliques = [(a,) for a in range(20)] + [(a, a + 1) for a in range(19)] + [(0, 19)]
+    model = estimate_model(shape, _measure(codes, cliques, shape=shape), 2000, iterations=10)
+    assert model.cells == junction_tree_cells(shape, cliques) < 200_000  # a cycle: triangles
+    assert np.isclose(model.marginal([0, 10]).sum(), 1.0)
+    assert model.sample(10, 0).shape == (10, 20)
+    tree = JunctionTree(shape, cliques)
+    for i in tree.order[1:]:  # running intersection: a separator lies in both cliques
+        assert set(tree.sep[i]) <= set(tree.cliques[tree.parent[i]]) & set(tree.cliques[i])
+
+
+DOM = Domain(tuple("abcdef"), tuple(tuple(range(s)) for s in SHAPE))
+
+
+@pytest.mark.parametrize("selection", ["table", "query"])
+def test_oracle_query_pgm_graphical_release_equals_explicit(selection: str) -> None:
+    codes = _codes(3000)
+    kw = dict(k=2, rounds=6, selection=selection, random_state=4)
+    a = OracleQueryPGM(1.0, 1e-6, estimator="explicit", **kw).fit(codes, DOM)
+    b = OracleQueryPGM(1.0, 1e-6, estimator="graphical", **kw).fit(codes, DOM)
+    assert a.measured_axes_ == b.measured_axes_
+    np.testing.assert_allclose(b.answer(), a.answer(), atol=1e-12)
+    np.testing.assert_allclose(b.marginal([2, 0]), a.marginal([2, 0]), atol=1e-12)
+    assert a.guarantee_ == b.guarantee_
+
+
+def test_model_cap_restricts_the_candidates() -> None:
+    codes = _codes(3000)
+    syn = OracleQueryPGM(2.0, 1e-6, k=2, rounds=12, estimator="graphical",
+                         max_model_cells=60, random_state=0).fit(codes, DOM)
+    assert syn.model_.cells <= 60
+
+
+def _weighted(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    rows, counts = np.unique(codes, axis=0, return_counts=True)
+    order = np.random.default_rng(0).permutation(len(rows))  # row order does not matter
+    return rows[order], counts[order]
+
+
+FACTORIES = {
+    "pgm-explicit": lambda: OracleQueryPGM(1.0, 1e-6, k=2, rounds=4, random_state=11),
+    "pgm-graphical": lambda: OracleQueryPGM(1.0, 1e-6, k=2, rounds=4, random_state=11,
+                                            estimator="graphical"),
+    "independent": lambda: IndependentMarginalsSynthesizer(1.0, random_state=11),
+    "mwem": lambda: MWEMSynthesizer(1.0, k=2, rounds=5, random_state=11),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FACTORIES))
+def test_weighted_distinct_rows_give_the_expanded_release(name: str) -> None:
+    codes = _codes(600)
+    rows, counts = _weighted(codes)
+    assert len(rows) < len(codes)
+    a = FACTORIES[name]().fit(codes, DOM)
+    b = FACTORIES[name]().fit(rows, DOM, sample_weight=counts)
+    assert a.n_ == b.n_ == len(codes)
+    np.testing.assert_array_equal(a.answer(), b.answer())
+    np.testing.assert_array_equal(a.sample_codes(40), b.sample_codes(40))
+    assert a.guarantee_ == b.guarantee_
+    # planted mutant: unweighted distinct rows are a different dataset
+    c = FACTORIES[name]().fit(rows, DOM)
+    assert not np.array_equal(a.answer(), c.answer())
+
+
+def test_weighted_rows_mst_and_aim_numpy_backend() -> None:
+    from oracledp.synth._peers import aim, mst
+
+    codes = _codes(600)
+    rows, counts = _weighted(codes)
+    for fit in (lambda c, **kw: mst(c, DOM, 1.0, 1e-6, 2, iters=40, **kw),
+                lambda c, **kw: aim(c, DOM, 1.0, 1e-6, 2, rounds=8, round_iters=20,
+                                    final_iters=40, **kw)):
+        a, b = fit(codes), fit(rows, sample_weight=counts)
+        assert a.selected == b.selected and a.n == b.n == len(codes)
+        for ma, mb in zip(a.measurements, b.measurements, strict=True):
+            np.testing.assert_array_equal(ma.values, mb.values)
+        np.testing.assert_allclose(a.marginal([0, 3]), b.marginal([0, 3]), atol=1e-12)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(importlib.util.find_spec("mbi") is None, reason="needs the peers extra")
+def test_numpy_estimate_reaches_mbi_loss() -> None:
+    """On MST's measurements the junction-tree estimate's loss is at most mbi's (+1e-3)."""
+    from oracledp.synth._peers import mst
+    from oracledp.synth._peers_model import _model_marginal
+
+    codes = _codes(3000)
+    res = mst(codes, DOM, 1.0, 1e-6, 0, backend="mbi")
+    n = len(codes)
+
+    def loss(marg) -> float:
+        from oracledp.synth._estimation import combine_measurements
+
+        out = 0.0
+        for m in combine_measurements(res.measurements):
+            r = marg(m.axes) - m.values / n
+            out += 0.5 * (n / m.sigma) ** 2 * float(np.vdot(r, r))
+        return out
+
+    ours = estimate_model(SHAPE, res.measurements, n, iterations=3000)
+    theirs = loss(lambda ax: _model_marginal(res.factors, SHAPE, ax))
+    assert loss(lambda ax: ours.marginal(list(ax))) <= theirs * (1 + 1e-3)
+
+
+@pytest.mark.parametrize(("weight", "err"), [
+    (np.ones(5), ValueError),  # wrong length
+    (-np.ones(600), ValueError),
+    (np.full(600, 0.5), ValueError),
+    (np.zeros(600), ValueError),
+    (np.ones(600, dtype=bool), TypeError),
+])
+def test_bad_sample_weight_is_refused_before_any_randomness(weight: np.ndarray,
+                                                            err: type) -> None:
+    codes = _codes(600)
+    gen = np.random.default_rng(0)
+    state = gen.bit_generator.state
+    for syn in (OracleQueryPGM(1.0, 1e-6, k=2, rounds=2, random_state=gen),
+                MWEMSynthesizer(1.0, k=2, rounds=2, random_state=gen)):
+        with pytest.raises(err, match="sample_weight"):
+            syn.fit(codes, DOM, sample_weight=weight)
+    assert gen.bit_generator.state == state
