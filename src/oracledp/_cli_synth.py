@@ -134,21 +134,6 @@ def synth_fit(
         tdom = TableDomain(schema, syn.bins)
     except (OracleDPError, ValueError, TypeError) as exc:
         _fail(str(exc))
-    if method == "oracle-query-pgm":  # a dense estimator's cap, if it has one: before reading
-        import oracledp.synth._oracle_query_pgm as oqp
-
-        cap = getattr(oqp, "_MAX_CELLS", None)
-        if cap is not None and tdom.domain.size > cap:
-            _fail(f"the schema's public domain has {tdom.domain.size:,} cells, more than the "
-                  f"{cap:,} --method oracle-query-pgm can hold; use fewer --bins or fewer "
-                  "columns, or --method mst; nothing was read")
-    if method in ("mst", "aim"):
-        from oracledp.synth._peers import require_mbi
-
-        try:
-            require_mbi()
-        except ImportError as exc:
-            _fail(str(exc))
     k = schema.records_per_person
     declared = ((epsilon, delta, "approximate") if needs_delta
                 else (epsilon, 0.0, "pure"))

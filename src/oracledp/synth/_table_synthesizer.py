@@ -116,7 +116,11 @@ class _Release:
     @classmethod
     def of(cls, synth: Any, domain: Domain) -> _Release:
         """The release of a fitted synthesizer (its distribution or its model's factors)."""
-        if hasattr(synth, "distribution_"):
+        model = getattr(synth, "model_", None)
+        if model is not None and hasattr(model, "potentials"):  # a junction-tree estimate
+            return cls("log-potentials", [(tuple(int(a) for a in c), np.asarray(t, float))
+                                          for c, t in model.potentials.items()], domain)
+        if getattr(synth, "distribution_", None) is not None:
             p = np.asarray(synth.distribution_, dtype=np.float64)
             return cls("probabilities", [(tuple(range(len(domain))), p)], domain)
         result = getattr(synth, "result_", None)
