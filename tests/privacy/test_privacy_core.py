@@ -298,6 +298,11 @@ _NOT_NOISE = {
     ("synth/_release.py", "choice"): "sampling records from a released distribution",
     ("synth/_peers_model.py", "random"): "sampling records from a released graphical model",
     ("_demo.py", "choice"): "the demo's seeded subsample of the data (test sizes), not noise",
+    ("synth/_graphical.py", "random"): "sampling records from a released junction-tree model",
+    ("synth/_table_synthesizer.py", "choice"): "sampling records from a released distribution",
+    ("synth/_table.py", "random"): "mapping a sampled bin to a value inside it (post-processing)",
+    ("synth/_table_evaluate.py", "choice"): "the non-private evaluation's subset of column sets",
+    ("synth/_table_evaluate.py", "integers"): "the non-private evaluation's classifier seed",
 }
 
 
