@@ -16,12 +16,11 @@ from oracledp.privacy import zcdp_rho
 from oracledp.privacy._group import group_loss
 from oracledp.synth import (
     Domain,
-    Synthesizer,
     TableDomain,
     TableSynthesizer,
     evaluate_synthetic,
 )
-from oracledp.synth._table_synthesizer import MODEL_FILE, RELEASE_FILE, fit_counts
+from oracledp.synth._table_synthesizer import METHODS, MODEL_FILE, RELEASE_FILE
 from oracledp.tabular import TableSchema
 from oracledp.tabular._columns import Column
 
@@ -137,31 +136,25 @@ def test_chunked_counting_equals_in_memory_counting(tmp_path):
     assert counts_csv.sum() == 500
 
 
-def test_fit_counts_passes_record_counts_or_repeats_rows():
-    dom = Domain(("a", "b"), ((0, 1), (0, 1, 2)))
-    rows = np.array([[0, 1], [1, 2]])
-    counts = np.array([3, 1])
-    seen = {}
+@pytest.mark.parametrize("method", sorted(METHODS))
+def test_every_method_gets_distinct_rows_with_their_counts(titanic, method, monkeypatch):
+    """The fit reads the chunked counts: distinct rows and record counts, never repeated rows."""
+    import importlib
 
-    class WithWeights:
-        def fit(self, data, domain, sample_weight=None):
-            seen["w"] = (data.copy(), sample_weight.copy())
+    path, schema = titanic
+    module, name = METHODS[method][0].split(":")
+    cls = getattr(importlib.import_module(module), name)
+    original, seen = cls.fit, {}
 
-    class Without:
-        def fit(self, data, domain):
-            seen["r"] = data.copy()
+    def spy(self, data, domain, sample_weight=None):
+        seen["rows"], seen["counts"] = np.array(data), np.array(sample_weight)
+        return original(self, data, domain, sample_weight=sample_weight)
 
-    class Weighted(Synthesizer):  # fit wrapped by the budget accountant: still detected
-        def fit(self, data, domain, sample_weight=None):
-            seen["s"] = sample_weight.copy()
-            return self
-
-    fit_counts(Weighted(), rows, counts, dom)
-    np.testing.assert_array_equal(seen["s"], counts)
-    fit_counts(WithWeights(), rows, counts, dom)
-    fit_counts(Without(), rows, counts, dom)
-    np.testing.assert_array_equal(seen["w"][1], counts)
-    np.testing.assert_array_equal(seen["r"], [[0, 1]] * 3 + [[1, 2]])
+    monkeypatch.setattr(cls, "fit", spy)
+    TableSynthesizer(method, epsilon=1.0, random_state=0).fit(path, schema)
+    rows, counts = seen["rows"], seen["counts"]
+    assert len(np.unique(rows, axis=0)) == len(rows) < 1316  # distinct rows only
+    assert counts.sum() == 1316 and (counts >= 1).all()  # every record counted once
 
 
 # --- the synthesizer ----------------------------------------------------------------------------

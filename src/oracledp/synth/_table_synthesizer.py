@@ -73,23 +73,6 @@ def _load_schema(schema: Any) -> Any:
                     f"{type(schema).__name__}")
 
 
-def _fits_counts(synth: Any) -> bool:
-    """Whether the synthesizer's ``fit`` takes ``sample_weight`` (record counts)."""
-    try:
-        return "sample_weight" in inspect.signature(synth.fit).parameters
-    except (TypeError, ValueError):  # pragma: no cover - builtins
-        return False
-
-
-def fit_counts(synth: Any, rows: NDArray[np.int64], counts: NDArray[np.int64],
-               domain: Domain) -> Any:
-    """Fit ``synth`` on distinct rows with record counts: ``sample_weight=counts`` where its
-    ``fit`` takes it, else on the rows repeated ``counts`` times (the same records)."""
-    if _fits_counts(synth):
-        return synth.fit(rows, domain, sample_weight=counts)
-    return synth.fit(np.repeat(rows, counts, axis=0), domain)
-
-
 class _Release:
     """The released model: a factored distribution over the domain, and its sampler.
 
@@ -290,7 +273,7 @@ class TableSynthesizer:
 
             print(f"oracledp: fitting {self.method}", file=sys.stderr, flush=True)
         synth = self._make(cls, needs_delta, n, len(tdom.domain))
-        fit_counts(synth, rows, counts, tdom.domain)
+        synth.fit(rows, tdom.domain, sample_weight=counts)  # distinct rows, record counts
         del rows, counts
         self._release = _Release.of(synth, tdom.domain)
         self.synthesizer_ = synth
