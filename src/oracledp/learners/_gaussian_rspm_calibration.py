@@ -40,10 +40,10 @@ from scipy import special
 
 from oracledp._validation import check_delta, check_epsilon
 from oracledp.learners._opdisc_calibration import (
-    _BISECT_RTOL,
     _H,
     _log_chi_sf,
     layer_cake_log_bound,
+    smallest_admissible,
 )
 
 __all__ = [
@@ -166,34 +166,9 @@ def closed_form_multiplier(epsilon: float, delta: float, m: int, size: int | Non
 
 @lru_cache(maxsize=4096)
 def _proven_multiplier(eps: float, dlt: float, m: int, size: int | None) -> tuple[float, float, str]:
-    log_target = math.log(dlt)
-
-    def ok(mu: float) -> DeltaBound | None:
-        b = delta_upper_bound(mu, eps, m, size)
-        return b if b.log_delta <= log_target else None
-
-    hi = closed_form_multiplier(eps, dlt, m, size)
-    hi_bound = ok(hi)
-    for _ in range(60):  # the closed form is proven; the numeric bound should confirm it
-        if hi_bound is not None:
-            break
-        hi *= 1.05
-        hi_bound = ok(hi)
-    if hi_bound is None:  # pragma: no cover - would be a bug in the quadrature
-        raise FloatingPointError("Gaussian RSPM calibration: no admissible multiplier found")
-    lo = hi / 4.0
-    while (b := ok(lo)) is not None and lo > 1e-6:
-        hi, hi_bound = lo, b
-        lo /= 4.0
-    while (hi - lo) > _BISECT_RTOL * hi:
-        mid = 0.5 * (lo + hi)
-        b = ok(mid)
-        if b is None:
-            lo = mid
-        else:
-            hi, hi_bound = mid, b
-    assert hi_bound is not None and hi_bound.log_delta <= log_target
-    return hi, hi_bound.delta, hi_bound.bound
+    mu, b = smallest_admissible(lambda mu: delta_upper_bound(mu, eps, m, size),
+                                closed_form_multiplier(eps, dlt, m, size), dlt, "Gaussian RSPM")
+    return mu, b.delta, b.bound
 
 
 def proven_multiplier(epsilon: float, delta: float, m: int, size: int | None = None) -> float:
