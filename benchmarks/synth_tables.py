@@ -284,9 +284,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--smartnoise-python", default=None,
                     help="python of a separate venv with smartnoise-synth installed (adds "
                     "smartnoise_mst and smartnoise_aim)")
+    ap.add_argument("--resume", action="store_true",
+                    help="keep the runs already in OUT/runs.json and run only the missing "
+                    "(table, method, eps, seed) cells; runs.json is rewritten after every run")
+    ap.add_argument("--combine", nargs="+", type=Path, default=None, metavar="DIR",
+                    help="run nothing: merge the runs.json of these directories (runs made "
+                    "in separate processes) into OUT, with the summary, plot and verdict")
     ap.add_argument("--quick", action="store_true",
                     help="smoke test: titanic and health_insurance, eps 1, one seed")
     args = ap.parse_args(argv)
+    if args.combine:
+        runs = [r for d in args.combine for r in json.loads((d / "runs.json").read_text())]
+        report(runs, args.out)
+        return 0
     if args.quick:
         args.tables, args.epsilons, args.seeds = ["titanic", "health_insurance"], [1.0], 1
     methods = [m for m in args.methods if m not in SMARTNOISE or args.smartnoise_python]
@@ -294,11 +304,16 @@ def main(argv: list[str] | None = None) -> int:
         print("note: smartnoise-synth skipped (no --smartnoise-python)")
     args.out.mkdir(parents=True, exist_ok=True)
     runs: list[dict[str, Any]] = []
+    if args.resume and (args.out / "runs.json").exists():
+        runs = json.loads((args.out / "runs.json").read_text())
+    done = {(r["table"], r["method"], r["eps"], r["seed"]) for r in runs}
     base = {t: baseline(t, args.bins) for t in args.tables}
     ctx = mp.get_context("spawn")
     for table, eps, seed, method in itertools.product(args.tables, args.epsilons,
                                                       range(args.seeds), methods):
         job = (table, method, eps, seed, args.bins)
+        if (table, method, eps, seed) in done:
+            continue
         if method in SMARTNOISE:
             rec = run_smartnoise(*job, args.smartnoise_python)
         elif method in PEERS:  # a fresh process per fit (jaxlib crashed in long processes)
@@ -310,15 +325,66 @@ def main(argv: list[str] | None = None) -> int:
         runs.append(rec)
         print(json.dumps({k: (round(v, 4) if isinstance(v, float) else v)
                           for k, v in rec.items() if k != "guarantee"}), flush=True)
-    (args.out / "runs.json").write_text(json.dumps(runs, indent=1))
+        (args.out / "runs.json").write_text(json.dumps(runs, indent=1))
+    report(runs, args.out)
+    return 0
+
+
+def report(runs: list[dict[str, Any]], out: Path) -> None:
+    """Write runs.json, summary.csv, errors.png and verdict.md to ``out``; print the summary."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "runs.json").write_text(json.dumps(runs, indent=1))
     summary = summarize(runs)
-    with (args.out / "summary.csv").open("w", newline="") as fh:
+    with (out / "summary.csv").open("w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=list(summary[0]))
         w.writeheader()
         w.writerows(summary)
     print_table(summary)
-    plot(summary, args.out / "errors.png")
-    return 0
+    plot(summary, out / "errors.png")
+    text = verdict(runs)
+    (out / "verdict.md").write_text(text)
+    print(text)
+
+
+def verdict(runs: list[dict[str, Any]], ours: str = "oracle_query_pgm", peer: str = "aim"
+            ) -> str:
+    """Markdown: the default against AIM per (table, eps), mean 2-way TV error over seeds.
+
+    The standard error of a difference of two independent means is
+    ``sqrt(se_ours^2 + se_peer^2)``; a difference within two of them is flagged "within
+    noise" (the seeds' spread, not a significance test at a stated level).
+    """
+    cells: dict[tuple[str, float], dict[str, list[dict[str, Any]]]] = {}
+    for r in runs:
+        if "skipped" not in r and r["method"] in (ours, peer):
+            cells.setdefault((r["table"], r["eps"]), {}).setdefault(r["method"], []).append(r)
+    lines = ["| table | ε | seeds | default (mean ± se) | AIM (mean ± se) | difference | "
+             "default s | AIM s | time ratio | verdict |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    wins = 0
+    total = 0
+    for (table, eps), by in sorted(cells.items()):
+        if ours not in by or peer not in by:
+            continue
+        a = np.array([r["mean_tv_2way"] for r in by[ours]])
+        b = np.array([r["mean_tv_2way"] for r in by[peer]])
+        se = [float(x.std(ddof=1) / math.sqrt(len(x))) if len(x) > 1 else float("nan")
+              for x in (a, b)]
+        diff = float(a.mean() - b.mean())
+        sd = math.hypot(*se)
+        ta = float(np.mean([r["fit_seconds"] for r in by[ours]]))
+        tb = float(np.mean([r["fit_seconds"] for r in by[peer]]))
+        total += 1
+        wins += diff < 0
+        word = "wins" if diff < 0 else "loses"
+        if not abs(diff) > 2 * sd:
+            word += " (within noise)"
+        lines.append(f"| {table} | {eps:g} | {len(a)}/{len(b)} | {a.mean():.4f} ± {se[0]:.4f} | "
+                     f"{b.mean():.4f} ± {se[1]:.4f} | {diff:+.4f} | {ta:.1f} | {tb:.1f} | "
+                     f"{ta / tb:.2f} | {word} |")
+    lines.append("")
+    lines.append(f"The default has the lower mean 2-way error in {wins} of {total} cells.")
+    return "\n".join(lines) + "\n"
 
 
 KEYS = ("mean_tv_2way", "max_tv_2way", "mean_tv_3way", "max_tv_3way", "accuracy_synthetic",

@@ -19,7 +19,7 @@ from oracledp.synth._estimation import (
     combine_measurements,
     estimate_distribution,
 )
-from oracledp.synth._oracle_query_pgm import OracleQueryPGM
+from oracledp.synth._oracle_query_pgm import OracleQueryPGM, cover_rounds, table_scores
 from oracledp.synth._workload import marginal_tables
 
 
@@ -119,7 +119,8 @@ def test_rho_conversion_is_the_largest_within_epsilon() -> None:
 
 
 @pytest.mark.parametrize("eps, selection, orders", [(0.1, "query", None), (1.0, "table", (1, 2)),
-                                                    (8.0, "table", None)])
+                                                    (8.0, "table", None), (0.5, "l1", None),
+                                                    (2.0, "l1", (1, 2))])
 def test_ledger_composes_to_the_target(eps: float, selection: str, orders: tuple | None) -> None:
     codes, dom = _tiny()
     syn = OracleQueryPGM(eps, 1e-6, k=2, rounds=7, iterations=2, final_iterations=5,
@@ -142,6 +143,68 @@ def test_ledger_composes_to_the_target(eps: float, selection: str, orders: tuple
     assert syn.measured_axes_ == tuple(s.released for s in syn.ledger_ if s.released)
     allowed = {len(c) for c in syn.measured_axes_[4:]}
     assert allowed <= set(orders or (2,))
+
+
+@pytest.mark.parametrize("selection, stated", [("table", 1.0), ("l1", 2.0)])
+def test_table_scores_sensitivity_is_exact_by_brute_force(selection: str, stated: float) -> None:
+    """Every replace-one neighbour of a small dataset moves every table score by at most the
+    stated sensitivity, and some neighbour moves one by exactly that much (so a claimed
+    sensitivity 1 for the L1 score, a planted mutant, is caught)."""
+    dom = Domain(("a", "b", "c"), ((0, 1), (0, 1, 2), (0, 1)))
+    wl = [kway_marginal_workload(dom, 1), kway_marginal_workload(dom, 2)]
+    blocks = [b for w in wl for b in w.blocks]
+    block_of = np.concatenate([np.repeat(np.arange(len(w.blocks)), np.diff(w.offsets))
+                               + sum(len(v.blocks) for v in wl[:i]) for i, w in enumerate(wl)])
+    cells = np.array([math.prod(dom.shape[a] for a in b) for b in blocks], dtype=float)
+    rng = np.random.default_rng(7)
+    codes = np.stack([rng.integers(0, s, 9) for s in dom.shape], axis=1)
+    est = rng.random(len(block_of))  # D_t: fixed by earlier releases
+    points = list(itertools.product(*(range(s) for s in dom.shape)))
+
+    def scores(c: np.ndarray) -> np.ndarray:
+        true = np.concatenate([answer(w, c) for w in wl])
+        return table_scores(len(c) * (true - est), block_of, cells, selection, 3.0)[0]
+
+    base, sens = scores(codes), table_scores(np.zeros(len(block_of)), block_of, cells,
+                                             selection, 3.0)[1]
+    assert sens == stated
+    worst = 0.0
+    for i in range(len(codes)):
+        for x in points:
+            nb = codes.copy()
+            nb[i] = x
+            worst = max(worst, float(np.abs(scores(nb) - base).max()))
+    assert worst == pytest.approx(stated)
+    l1 = table_scores(np.array([3.0, -1.0, 2.0]), np.array([0, 0, 1]), np.array([2.0, 1.0]),
+                      "l1", 2.0)[0]
+    assert l1 == pytest.approx([4 - math.sqrt(2 / math.pi) * 4, 2 - math.sqrt(2 / math.pi) * 2])
+
+
+@pytest.mark.parametrize("rounds", [3, 8])
+def test_fit_passes_each_rule_its_sensitivity(monkeypatch: pytest.MonkeyPatch,
+                                              rounds: int) -> None:
+    """The default ("auto") selection runs the L1 rule with Delta = 2 in the first
+    cover_rounds(T, d) rounds and the worst-query rule with Delta = 1 after (a mutant passing
+    Delta = 1 to the L1 rule would double its privacy loss)."""
+    from oracledp.privacy import _noise
+
+    calls: list[tuple[np.ndarray, float, float]] = []
+    real = _noise.exponential_mechanism
+
+    def spy(rng: np.random.Generator, scores: np.ndarray, eps: float, sens: float) -> int:
+        calls.append((np.array(scores), eps, sens))
+        return real(rng, scores, eps, sens)
+
+    monkeypatch.setattr(_noise, "exponential_mechanism", spy)
+    codes, dom = _tiny(500)
+    syn = OracleQueryPGM(1.0, 1e-6, k=2, rounds=rounds, random_state=0).fit(codes, dom)
+    cover = cover_rounds(rounds, 4)
+    assert syn.selection == "auto" and len(calls) == rounds and cover == min(3, -(-rounds // 2))
+    assert [sens for _, _, sens in calls] == [2.0] * cover + [1.0] * (rounds - cover)
+    assert all(eps == syn.eps_selection_ for _, eps, _ in calls)
+    assert all(len(sc) == math.comb(4, 2) for sc, _, _ in calls)  # the pair tables
+    sel = [s.mechanism for s in syn.ledger_ if not s.released]
+    assert ["L1" in m for m in sel] == [True] * cover + [False] * (rounds - cover)
 
 
 def test_one_way_noise_is_gaussian_with_the_stated_sigma() -> None:
