@@ -501,10 +501,13 @@ def _fit(data: Path, schema_path: Path, out: Path, model: str, epsilon: float | 
     schema = _load_schema(schema_path)
     try:  # what a Python user calls: the registry refuses an unconfirmed schema
         schema = model_schema(model, schema)
-        est = make_estimator(model, schema, epsilon, delta, alpha=alpha, random_state=seed,
-                             oracle=solver, time_limit=time_limit, max_epsilon=max_epsilon,
-                             space=space if model in _AGGREGATED_MODELS else None,
-                             work_limit=work_limit)
+        opts: dict[str, Any] = (
+            {"alpha": alpha, "max_epsilon": max_epsilon} if model == "accuracy-first"
+            else {"oracle": solver, "time_limit": time_limit, "space": space,
+                  "work_limit": work_limit} if model in _AGGREGATED_MODELS else {})
+        est = make_estimator(model, schema, None if model == "accuracy-first" else epsilon,
+                             None if model in ("accuracy-first", "rspm") else delta,
+                             random_state=seed, **opts)
     except (OracleDPError, ValueError) as exc:
         _fail(str(exc))
     declared = _declared(model, epsilon, delta, max_epsilon)

@@ -61,11 +61,31 @@ def model_schema(name: str, schema: Any) -> Any:
     return schema
 
 
+#: Marks a keyword the caller did not pass (so a parameter the model does not take is refused).
+_UNSET: Any = object()
+_EXACT = ("opdisc", "rspm", "gaussian-rspm")
+
+
+def _refuse_foreign(name: str, epsilon: Any, delta: Any, given: dict[str, Any]) -> None:
+    """ValueError if a parameter was passed that model ``name`` does not take."""
+    takes = {"accuracy-first": {"alpha", "max_epsilon"}}.get(
+        name, {"oracle", "time_limit", "work_limit", "space"} if name in _EXACT else set())
+    foreign = sorted(k for k, v in given.items() if v is not _UNSET and k not in takes)
+    if name == "accuracy-first":
+        foreign = [*(["epsilon"] if epsilon is not None else []),
+                   *(["delta"] if delta is not None else []), *foreign]
+    elif name == "rspm" and delta is not None:
+        foreign = ["delta", *foreign]
+    if foreign:
+        raise ValueError(f"{name} does not take {', '.join(f'{k}=' for k in foreign)}"
+                         " (see oracledp models)")
+
+
 def make_estimator(name: str, schema: Any, epsilon: float | None = None,
-                   delta: float | None = None, *, alpha: float = 0.1,
-                   random_state: Any = None, oracle: str = "highs", time_limit: float | None = 60.0,
-                   max_epsilon: float | None = None, space: Any = None,
-                   work_limit: int | None = None) -> Any:
+                   delta: float | None = None, *, alpha: float = _UNSET,
+                   random_state: Any = None, oracle: str = _UNSET,
+                   time_limit: float | None = _UNSET, max_epsilon: float | None = _UNSET,
+                   space: Any = _UNSET, work_limit: int | None = _UNSET) -> Any:
     """The unfitted estimator of model ``name`` for a table with public schema ``schema``.
 
     ``epsilon`` / ``delta`` are the privacy parameters of the fixed-budget models
@@ -73,10 +93,14 @@ def make_estimator(name: str, schema: Any, epsilon: float | None = None,
     excess risk) and ``max_epsilon`` those of ``accuracy-first``; ``oracle`` (a backend name,
     the command line's ``--solver``) and ``time_limit`` / ``work_limit`` choose the exact
     oracle of ``opdisc`` / ``rspm`` / ``gaussian-rspm``, and ``space`` (the command line's
-    ``--space``; None: the estimator's default ``"auto"``, a rule on d, the schema's encoded
-    features: ``||k||^2 <= min(d, 4)`` for opdisc, for rspm and gaussian-rspm the box
-    {-1,0,1}^d while d <= 12) their parameter space W; the other models take no ``space`` and
-    refuse one.  Labels and bounds come
+    ``--space``; not given or None: the estimator's default ``"auto"``, a rule on d, the
+    schema's encoded features: ``||k||^2 <= min(d, 4)`` for opdisc, for rspm and gaussian-rspm
+    the box {-1,0,1}^d while d <= 12) their parameter space W.  A parameter the model does not
+    take is refused, not ignored: ``alpha`` / ``max_epsilon`` except for accuracy-first (which
+    takes no ``epsilon`` or ``delta``: it chooses its epsilon ex post), ``oracle`` /
+    ``time_limit`` / ``work_limit`` / ``space`` except for the three exact-oracle models, and
+    ``delta`` for rspm (pure epsilon-DP).  Not given, ``alpha`` is 0.1, ``oracle`` "highs" and
+    ``time_limit`` 60 seconds.  Labels and bounds come
     from the schema (public), and so does the number of features: every model's ``fit``
     refuses an X of another width (encoded by another schema) before any noise.  Pass
     ``model_schema(name, schema)`` for ``accuracy-first``.
@@ -108,17 +132,20 @@ def make_estimator(name: str, schema: Any, epsilon: float | None = None,
     (['no', 'yes'], ('x', 'c=a', 'c=b', '(intercept)'))
     """
     check_model_name(name)
-    if space is not None and name not in ("opdisc", "rspm", "gaussian-rspm"):
-        raise ValueError(
-            f"space= is a parameter of opdisc, rspm and gaussian-rspm only, not of {name}")
+    _refuse_foreign(name, epsilon, delta, {
+        "alpha": alpha, "max_epsilon": max_epsilon, "oracle": oracle, "time_limit": time_limit,
+        "work_limit": work_limit, "space": _UNSET if space is None else space})
     schema.check_confirmed()  # the schema's one confirmation check, for Python and the CLI
     labels = list(schema.labels)
     if name in ("opdisc", "rspm", "gaussian-rspm"):
         from oracledp.estimators import GaussianRSPMClassifier, OPDiscClassifier, RSPMClassifier
 
         common = {"schema": schema.feature_schema(), "classes": labels,
-                  "random_state": random_state, "oracle": oracle, "time_limit": time_limit,
-                  "work_limit": work_limit, **({} if space is None else {"space": space})}
+                  "random_state": random_state,
+                  "oracle": "highs" if oracle is _UNSET else oracle,
+                  "time_limit": 60.0 if time_limit is _UNSET else time_limit,
+                  "work_limit": None if work_limit is _UNSET else work_limit,
+                  **({} if space is _UNSET or space is None else {"space": space})}
         if name == "rspm":
             return RSPMClassifier(epsilon, **common)
         if name == "gaussian-rspm":
@@ -140,6 +167,8 @@ def make_estimator(name: str, schema: Any, epsilon: float | None = None,
                                        n_features=schema.n_features)
     from oracledp.estimators import AccuracyFirstLogisticRegression
 
-    return AccuracyFirstLogisticRegression(alpha, classes=labels, random_state=random_state,
-                                           max_epsilon=max_epsilon,
+    return AccuracyFirstLogisticRegression(0.1 if alpha is _UNSET else alpha, classes=labels,
+                                           random_state=random_state,
+                                           max_epsilon=None if max_epsilon is _UNSET
+                                           else max_epsilon,
                                            n_features=schema.n_features)

@@ -163,6 +163,20 @@ def test_python_errors_name_the_parameter():
             est.fit(X, y)
     with pytest.raises(ValueError, match="name must be one of"):
         make_estimator("svm", schema, 1.0)
+    # a parameter the model does not take is refused, never silently ignored
+    for model, eps, delta, kw, bad in (
+            ("dpsgd", 1.0, 1e-6, {"oracle": "brute"}, "oracle="),
+            ("opsamp", 1.0, 1e-6, {"alpha": 0.2}, "alpha="),
+            ("opdisc", 1.0, 1e-6, {"max_epsilon": 2.0}, "max_epsilon="),
+            ("accuracy-first", 1.0, None, {}, "epsilon="),
+            ("accuracy-first", None, None, {"time_limit": 5.0}, "time_limit="),
+            ("rspm", 1.0, 1e-6, {}, "delta="),
+            ("dpsgd", 1.0, 1e-6, {"work_limit": 10}, "work_limit="),
+            ("opsamp", 1.0, 1e-6, {"space": "paper"}, "space=")):
+        with pytest.raises(ValueError, match=f"{model} does not take .*{re.escape(bad)}"):
+            make_estimator(model, schema, eps, delta, **kw)
+    assert make_estimator("accuracy-first", schema, alpha=0.2).alpha == 0.2
+    assert make_estimator("opdisc", schema, 1.0, 1e-6, space=None).space == "auto"
     unconfirmed = TableSchema.from_dict({**SCHEMA, "target": {**SCHEMA["target"],
                                                               "from_data": True}})
     with pytest.raises(ValueError, match="from_data"):  # refused for Python as for the CLI
