@@ -76,9 +76,12 @@ def _size(d: int) -> int:
     return size
 
 
+_SLOW = pytest.mark.slow  # 10-20 s each of mpmath quadrature; the default run keeps the rest
 FAST_GRID = [
-    (1, 1.0, 1e-5, 2), (2, 1.0, 1e-5, None), (2, 0.1, 0.1, 9),
-    (8, 0.1, DELTA_ADULT, "ball"), (23, 1.0, DELTA_ADULT, "ball"), (23, 0.01, 1e-5, None),
+    pytest.param(1, 1.0, 1e-5, 2, marks=_SLOW), pytest.param(2, 1.0, 1e-5, None, marks=_SLOW),
+    pytest.param(2, 0.1, 0.1, 9, marks=_SLOW),
+    (8, 0.1, DELTA_ADULT, "ball"), pytest.param(23, 1.0, DELTA_ADULT, "ball", marks=_SLOW),
+    pytest.param(23, 0.01, 1e-5, None, marks=_SLOW),
     (60, 1.0, DELTA_ADULT, None), (100, 5.0, 1e-2, None), (200, 0.5, 1e-5, None),
 ]
 
