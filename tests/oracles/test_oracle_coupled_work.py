@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _random_tables import random_instances, random_table
 
 from oracledp.oracles import HalfspaceProblem, IntegerBall, OracleStatus, make_oracle
 from oracledp.oracles import _structured_tables as tables
@@ -28,30 +29,6 @@ from oracledp.oracles._structured import (
     numeric_candidates,
     structured_applicable,
 )
-
-
-def _table(rng: np.random.Generator, n: int, n_num: int, blocks: list[int]) -> np.ndarray:
-    cols = [rng.integers(-3, 5, size=n) / 4 for _ in range(n_num)]
-    for k in blocks:
-        c = rng.integers(0, k, size=n)
-        cols += [(c == j).astype(float) for j in range(k)]
-    return np.column_stack(cols)
-
-
-def _instances(seed: int, count: int):
-    rng = np.random.default_rng(seed)
-    for _ in range(count):
-        n = int(rng.integers(5, 60))
-        n_num = int(rng.integers(0, 3))
-        blocks = [int(rng.integers(2, 4)) for _ in range(int(rng.integers(1, 3)))]
-        if n_num + sum(blocks) > 5:
-            blocks = blocks[:1]
-        X = _table(rng, n, n_num, blocks)
-        y = np.where(rng.random(n) < 0.5, 1, -1)
-        d = X.shape[1]
-        space = IntegerBall(d, bound=int(rng.integers(1, 3)),
-                            radius=float(rng.choice([np.sqrt(d), 1.5, 2.0])))
-        yield rng, HalfspaceProblem.from_data(X, y, space)
 
 
 def _inner_minima(problem: HalfspaceProblem, prep, pert) -> np.ndarray:
@@ -69,7 +46,7 @@ def _inner_minima(problem: HalfspaceProblem, prep, pert) -> np.ndarray:
 def _violations(seed: int, count: int) -> int:
     """Outer candidates where the coupled bound (random multipliers) exceeds the minimum."""
     bad = 0
-    for rng, problem in _instances(seed, count):
+    for rng, problem in random_instances(seed, count):
         eta = rng.normal(0.0, 3.0, size=problem.d + 1)
         pert = as_perturbation(problem.space, eta)
         prep = StructuredOracle()._prepare(problem)
@@ -130,7 +107,7 @@ def test_coupled_bound_without_allowance_mutant_is_caught(
 def test_coupled_bound_on_and_off_give_the_brute_force_answer(scale: float) -> None:
     brute = BruteForceOracle()
     on, off = StructuredOracle(coupled_bound=True), StructuredOracle(coupled_bound=False)
-    for rng, problem in _instances(seed=int(scale * 7) + 3, count=20):
+    for rng, problem in random_instances(seed=int(scale * 7) + 3, count=20):
         eta = rng.normal(0.0, scale, size=problem.d + 1)
         expected = brute.solve(problem, eta)
         for oracle in (on, off):
@@ -169,7 +146,7 @@ def test_formulation_is_chosen_by_the_number_of_numeric_candidates() -> None:
 def _work_problem(seed: int, n: int, n_num: int, blocks: list[int],
                   radius: float) -> tuple[HalfspaceProblem, np.ndarray]:
     rng = np.random.default_rng(seed)
-    X = _table(rng, n, n_num, blocks)
+    X = random_table(rng, n, n_num, blocks)
     w = rng.normal(size=X.shape[1])
     y = np.where(X @ w + rng.normal(0.0, 1.0, n) > 0, 1, -1)
     problem = HalfspaceProblem.from_data(X, y, IntegerBall(X.shape[1], bound=1, radius=radius))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _random_tables import random_instances, random_table
 
 from oracledp._errors import OracleFailure
 from oracledp.learners._opdisc import opdisc
@@ -19,35 +20,11 @@ from oracledp.oracles._brute import BruteForceOracle
 from oracledp.oracles._structured import StructuredOracle, structured_applicable
 
 
-def _random_table(rng: np.random.Generator, n: int, n_num: int, blocks: list[int]) -> np.ndarray:
-    cols = [rng.integers(-3, 5, size=n) / 4 for _ in range(n_num)]
-    for k in blocks:
-        c = rng.integers(0, k, size=n)
-        cols += [(c == j).astype(float) for j in range(k)]
-    return np.column_stack(cols)
-
-
-def _instances(seed: int, count: int):
-    rng = np.random.default_rng(seed)
-    for _ in range(count):
-        n = int(rng.integers(5, 60))
-        n_num = int(rng.integers(0, 3))
-        blocks = [int(rng.integers(2, 4)) for _ in range(int(rng.integers(1, 3)))]
-        if n_num + sum(blocks) > 5:
-            blocks = blocks[:1]
-        X = _random_table(rng, n, n_num, blocks)
-        y = np.where(rng.random(n) < 0.5, 1, -1)
-        d = X.shape[1]
-        space = IntegerBall(d, bound=int(rng.integers(1, 3)),
-                            radius=float(rng.choice([np.sqrt(d), 1.5, 2.0])))
-        yield rng, HalfspaceProblem.from_data(X, y, space)
-
-
 @pytest.mark.parametrize("workers", [1, 2])
 @pytest.mark.parametrize("scale", [0.0, 0.5, 3.0, 30.0])
 def test_equals_brute_force(scale: float, workers: int) -> None:
     brute, oracle = BruteForceOracle(), StructuredOracle(workers=workers)
-    for rng, problem in _instances(seed=int(scale * 10) + 1, count=40):
+    for rng, problem in random_instances(seed=int(scale * 10) + 1, count=40):
         eta = rng.normal(0.0, scale, size=problem.d + 1)
         expected = brute.solve(problem, eta)
         got = oracle.solve(problem, eta)
@@ -110,7 +87,7 @@ def test_workers_option_is_checked_and_the_oracle_pickles() -> None:
 
     with pytest.raises(ValueError, match="workers"):
         StructuredOracle(workers=0)
-    rng, problem = next(_instances(seed=5, count=1))
+    rng, problem = next(random_instances(seed=5, count=1))
     oracle = StructuredOracle(workers=2)
     eta = rng.normal(0.0, 1.0, size=problem.d + 1)
     first = oracle.solve(problem, eta)  # starts the worker threads and builds models
@@ -132,7 +109,7 @@ def test_point_on_hyperplane_counts_as_error() -> None:
 
 
 def test_model_reuse_matches_fresh_oracle() -> None:
-    rng, problem = next(_instances(seed=7, count=1))
+    rng, problem = next(random_instances(seed=7, count=1))
     shared = StructuredOracle()
     for _ in range(5):
         eta = rng.normal(0.0, 2.0, size=problem.d + 1)
@@ -148,7 +125,7 @@ def test_time_limit_is_a_failure_not_a_release() -> None:
     refuses by default and releases only under allow_uncertified with holds=False; without
     any point OPDisc raises even then."""
     rng = np.random.default_rng(3)
-    X = _random_table(rng, 3000, 3, [5, 4, 3])
+    X = random_table(rng, 3000, 3, [5, 4, 3])
     y = np.where(X[:, 0] + rng.normal(0, 0.5, 3000) > 0.2, 1, -1)
     problem = HalfspaceProblem.from_data(X, y)
     with_point = StructuredOracle(time_limit=1e-3)
@@ -173,7 +150,7 @@ def test_applicability_and_refusal() -> None:
     assert not structured_applicable(problem, max_candidates=100)
     with pytest.raises(ValueError, match="numeric candidates"):
         StructuredOracle(max_candidates=100).solve(problem, np.zeros(7))
-    X2 = _random_table(rng, 30, 2, [3, 2])
+    X2 = random_table(rng, 30, 2, [3, 2])
     assert structured_applicable(HalfspaceProblem.from_data(X2, y))
 
 
@@ -208,7 +185,7 @@ def _richer_instances(seed: int, count: int):
     rng = np.random.default_rng(seed)
     for _ in range(count):
         n = int(rng.integers(30, 120))
-        X = _random_table(rng, n, 2, [3, 2])
+        X = random_table(rng, n, 2, [3, 2])
         y = np.where(rng.random(n) < 0.5, 1, -1)
         space = IntegerBall(X.shape[1], bound=2, radius=float(np.sqrt(X.shape[1])))
         yield rng, HalfspaceProblem.from_data(X, y, space)
@@ -273,7 +250,7 @@ def test_loss_tables_do_not_depend_on_the_row_block(monkeypatch: pytest.MonkeyPa
     brute-force count of the errors at each t agrees."""
     import oracledp.oracles._structured_tables as st  # where the loss tables are counted
 
-    for rng, problem in _instances(seed=77, count=15):
+    for rng, problem in random_instances(seed=77, count=15):
         if not structured_applicable(problem):
             continue
         whole = StructuredOracle()._prepare(problem)
