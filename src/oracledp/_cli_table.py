@@ -40,7 +40,7 @@ from oracledp._guidance import (
     RECOMMENDED_MODELS,
     check_epsilon_cap,
 )
-from oracledp._registry import check_model_name, make_estimator, model_schema
+from oracledp._registry import EXACT_MODELS, check_model_name, make_estimator, model_schema
 from oracledp._validation import check_delta, check_epsilon, check_positive, check_sep
 from oracledp.privacy import group_privacy
 
@@ -124,7 +124,7 @@ def _read_table(path: Path, schema: Any, sep: str, with_target: bool, *,
 
 #: Models fitted from the distinct encoded rows: the CSV is read in chunks (memory grows with
 #: the distinct rows, not with the records).  The others need the whole encoded matrix.
-_AGGREGATED_MODELS = ("opdisc", "rspm", "gaussian-rspm")
+_AGGREGATED_MODELS = EXACT_MODELS  # the models fitted on distinct rows with their counts
 
 
 def _out_of_memory(data: Path, model: str, *, loading: bool = True) -> str:

@@ -63,13 +63,14 @@ def model_schema(name: str, schema: Any) -> Any:
 
 #: Marks a keyword the caller did not pass (so a parameter the model does not take is refused).
 _UNSET: Any = object()
-_EXACT = ("opdisc", "rspm", "gaussian-rspm")
+#: The models with an exact oracle (their own ``oracle``/``time_limit``/``work_limit``/``space``).
+EXACT_MODELS = ("opdisc", "rspm", "gaussian-rspm")
 
 
 def _refuse_foreign(name: str, epsilon: Any, delta: Any, given: dict[str, Any]) -> None:
     """ValueError if a parameter was passed that model ``name`` does not take."""
     takes = {"accuracy-first": {"alpha", "max_epsilon"}}.get(
-        name, {"oracle", "time_limit", "work_limit", "space"} if name in _EXACT else set())
+        name, {"oracle", "time_limit", "work_limit", "space"} if name in EXACT_MODELS else set())
     foreign = sorted(k for k, v in given.items() if v is not _UNSET and k not in takes)
     if name == "accuracy-first":
         foreign = [*(["epsilon"] if epsilon is not None else []),
@@ -137,7 +138,7 @@ def make_estimator(name: str, schema: Any, epsilon: float | None = None,
         "work_limit": work_limit, "space": _UNSET if space is None else space})
     schema.check_confirmed()  # the schema's one confirmation check, for Python and the CLI
     labels = list(schema.labels)
-    if name in ("opdisc", "rspm", "gaussian-rspm"):
+    if name in EXACT_MODELS:
         from oracledp.estimators import GaussianRSPMClassifier, OPDiscClassifier, RSPMClassifier
 
         common = {"schema": schema.feature_schema(), "classes": labels,
