@@ -84,3 +84,34 @@ def test_dpsgd_scaling_smoke(tmp_path: Path) -> None:
                str(tmp_path))
     assert "n=5000 new_epoch_s=" in out and "ratio=" in out
     assert (tmp_path / "dpsgd_scaling.json").stat().st_size > 0
+
+
+def test_synth_tables_combine_dedupes_and_states_the_verdict(tmp_path: Path) -> None:
+    """--combine merges run directories, counts a cell run twice once, and the verdict
+    counts wins and flags differences within two standard errors."""
+    import json
+
+    def run(table: str, method: str, seed: int, err: float) -> dict:
+        return {"table": table, "method": method, "eps": 1.0, "seed": seed, "d": 2,
+                "domain_cells_log10": 1.0, "n_train": 10, "fit_seconds": 2.0 if method == "aim"
+                else 1.0, "mean_tv_2way": err, "max_tv_2way": err, "mean_tv_3way": err,
+                "max_tv_3way": err, "accuracy_synthetic": 0.5, "accuracy_real": 0.5}
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    (a / "runs.json").write_text(json.dumps(
+        [run("t1", "oracle_query_pgm", s, 0.10 + 0.001 * s) for s in range(3)]
+        + [run("t1", "aim", s, 0.20 + 0.001 * s) for s in range(3)]
+        + [run("t2", "oracle_query_pgm", s, 0.30 + 0.05 * s) for s in range(3)]))
+    (b / "runs.json").write_text(json.dumps(
+        [run("t2", "aim", s, 0.29 + 0.05 * s) for s in range(3)]
+        + [run("t1", "aim", 0, 9.0)]))  # a duplicate cell: the first one counts
+    out = tmp_path / "out"
+    _run("synth_tables.py", "--combine", str(a), str(b), "--out", str(out))
+    assert len(json.loads((out / "runs.json").read_text())) == 12
+    verdict = (out / "verdict.md").read_text()
+    assert "| t1 | 1 | 3/3 | 0.1010" in verdict and "| 0.50 | wins |" in verdict
+    assert "| t2 | 1 | 3/3 |" in verdict and "loses (within noise)" in verdict
+    assert "lower mean 2-way error in 1 of 2 cells" in verdict
+    assert (out / "methods.md").exists() and (out / "errors.png").exists()
