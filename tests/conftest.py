@@ -31,3 +31,19 @@ def uncertified_oracle() -> UncertifiedOracle:
 def runner() -> CliRunner:
     """A typer test runner for the ``oracledp`` command line (tests/cli, tests/tabular)."""
     return CliRunner()
+
+
+@pytest.fixture
+def short_peer_estimation(monkeypatch: pytest.MonkeyPatch) -> None:
+    """MST and AIM (oracledp.synth._peers) with short Private-PGM estimations.
+
+    For tests whose assertions do not depend on how closely the model fits the measurements
+    (what the fit is given, what it is charged, the interface): the selections, noise and
+    guarantee are drawn as usual; only the post-processing runs fewer iterations."""
+    import functools
+
+    from oracledp.synth import _peers
+
+    monkeypatch.setattr(_peers, "mst", functools.partial(_peers.mst, iters=100))
+    monkeypatch.setattr(_peers, "aim", functools.partial(_peers.aim, round_iters=20,
+                                                         final_iters=50))

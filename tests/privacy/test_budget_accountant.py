@@ -128,7 +128,7 @@ def test_every_fit_is_refused_before_any_noise(index: int) -> None:
 
 
 @pytest.mark.parametrize("index", range(12), ids=_NAMES)
-def test_every_fit_is_charged_its_guarantee(index: int) -> None:
+def test_every_fit_is_charged_its_guarantee(index: int, short_peer_estimation: None) -> None:
     est, args = _estimators(np.random.default_rng(11))[index]
     with BudgetAccountant(1e6, 1e-3) as acct:  # (tiny data: Accuracy First pays thousands)
         est.fit(*args)

@@ -42,7 +42,7 @@ def _all() -> list[object]:
 
 @pytest.mark.parametrize("syn", _all(), ids=["independent", "mwem", "oracle_query",
                                           "oracle_query_pgm", "mst", "aim"])
-def test_one_interface(syn: Synthesizer) -> None:
+def test_one_interface(syn: Synthesizer, short_peer_estimation: None) -> None:
     assert isinstance(syn, Synthesizer)
     with pytest.raises(RuntimeError, match="call fit"):
         syn.answer()

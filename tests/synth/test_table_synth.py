@@ -137,7 +137,8 @@ def test_chunked_counting_equals_in_memory_counting(tmp_path):
 
 
 @pytest.mark.parametrize("method", sorted(METHODS))
-def test_every_method_gets_distinct_rows_with_their_counts(titanic, method, monkeypatch):
+def test_every_method_gets_distinct_rows_with_their_counts(titanic, method, monkeypatch,
+                                                           short_peer_estimation):
     """The fit reads the chunked counts: distinct rows and record counts, never repeated rows."""
     import importlib
 
