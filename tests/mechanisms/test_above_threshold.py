@@ -321,18 +321,27 @@ SCALE_MUTANTS: dict[str, tuple[str, Callable[[float, float], float]]] = {
 }
 
 
+# Runs per configuration for the scale mutants: their laws are exact (halting_law with the
+# mutated scales), so the GOF's power is the noncentral chi-square's.  At 5,000 runs the
+# probability that a mutant passes both configurations is 8.8e-8 for
+# threshold_scale_Delta_over_eps and below 1e-70 for the other three.
+N_GOF_SCALE_MUTANT = 5_000
+
+
 @pytest.mark.parametrize("mutant", sorted(SCALE_MUTANTS))
 def test_gof_rejects_scale_mutants(mutant: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Meta-test: the library with one wrong constant (patched into the module) fails the GOF
-    on the same seed (the reference law keeps the correct scales, computed before patching)."""
+    on the same seed (the reference law keeps the correct scales, computed before patching);
+    N_GOF_SCALE_MUTANT runs per configuration (power stated there)."""
     laws = {k: _library_law(q, W, EPS_GOF, DELTA_GOF) for k, (q, W) in GOF_CONFIGS.items()}
     attr, fn = SCALE_MUTANTS[mutant]
     monkeypatch.setattr(iat_module, attr, fn)
     rng = np.random.default_rng(707)
     pvals = []
     for k, (q, W) in GOF_CONFIGS.items():
-        x = _sample_first_above(InteractiveAboveThreshold, q, W, N_GOF, rng)
-        pvals.append(stats.chisquare(np.bincount(x, minlength=len(q) + 1), N_GOF * laws[k]).pvalue)
+        n = N_GOF_SCALE_MUTANT
+        x = _sample_first_above(InteractiveAboveThreshold, q, W, n, rng)
+        pvals.append(stats.chisquare(np.bincount(x, minlength=len(q) + 1), n * laws[k]).pvalue)
     assert min(pvals) < ALPHA / len(GOF_CONFIGS), pvals
 
 
@@ -352,21 +361,23 @@ class _HalfNoiseBlock(InteractiveAboveThreshold):
         return int(idx[0]) if idx.size else None
 
 
-def _homogeneity_pvalue(factory: Factory, seed: int) -> float:
+def _homogeneity_pvalue(factory: Factory, seed: int, n: int = N_GOF) -> float:
     """first_above vs repeated test() on configuration A: chi-square homogeneity of the two
-    halting-index samples (2 x 6 table), N = 20,000 runs each."""
+    halting-index samples (2 x 6 table), n runs each (default N = 20,000)."""
     q, W = GOF_CONFIGS["A"]
     rng_a, rng_b = np.random.default_rng(seed).spawn(2)
-    a = np.bincount(_sample_first_above(factory, q, W, N_GOF, rng_a), minlength=len(q) + 1)
-    b = np.bincount(_sample_test_loop(factory, q, W, N_GOF, rng_b), minlength=len(q) + 1)
+    a = np.bincount(_sample_first_above(factory, q, W, n, rng_a), minlength=len(q) + 1)
+    b = np.bincount(_sample_test_loop(factory, q, W, n, rng_b), minlength=len(q) + 1)
     return float(stats.chi2_contingency(np.vstack([a, b])).pvalue)
 
 
 def test_first_above_and_test_have_the_same_law() -> None:
     """Layer 2.  The block path and the one-query path give the same halting law: p-value
-    >= ALPHA (false alarm <= 1e-6).  Mutant: a block path with half the query noise."""
+    >= ALPHA (false alarm <= 1e-6).  Mutant: a block path with half the query noise, on
+    10,000 runs per side (its law is exact: it passes with probability 9e-23, noncentral
+    chi-square)."""
     assert _homogeneity_pvalue(InteractiveAboveThreshold, 808) >= ALPHA
-    assert _homogeneity_pvalue(_HalfNoiseBlock, 808) < ALPHA
+    assert _homogeneity_pvalue(_HalfNoiseBlock, 808, n=10_000) < ALPHA
 
 
 # === Layer 2: analytic audit (exact max log-ratio between neighbouring query vectors) ============
