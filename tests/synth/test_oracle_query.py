@@ -192,16 +192,34 @@ def test_separator_one_minus_e_l_separates_the_k_literal_workload() -> None:
         assert len({row.tobytes() for row in P}) == len(wl)  # pattern map injective
 
 
+def _lap_pdf(x: float, b: float) -> float:
+    """Laplace(0, b) density (closed form: scipy.stats' frozen calls dominate the quadrature)."""
+    return math.exp(-abs(x) / b) / (2 * b)
+
+
+def _lap_cdf(x: float, b: float) -> float:
+    return 0.5 * math.exp(x / b) if x < 0 else 1.0 - 0.5 * math.exp(-x / b)
+
+
+def test_laplace_helpers_match_scipy() -> None:
+    from scipy import stats
+
+    for b in (0.5, 2.0, 8.0):
+        for x in (-30.0, -1.3, 0.0, 0.7, 25.0):
+            assert _lap_pdf(x, b) == pytest.approx(stats.laplace(scale=b).pdf(x), rel=1e-12)
+            assert _lap_cdf(x, b) == pytest.approx(stats.laplace(scale=b).cdf(x), rel=1e-12)
+
+
 def _laplace_argmax_law(c: np.ndarray, b: float) -> np.ndarray:
     """Exact P(argmax_i c_i + L_i = i), L_i iid Laplace(b), by 1-d quadrature."""
-    from scipy import integrate, stats
+    from scipy import integrate
 
-    lap = stats.laplace(scale=b)
     out = np.empty(c.size)
     for i in range(c.size):
-        others = np.delete(c, i)
-        out[i] = integrate.quad(lambda x, i=i, o=others: lap.pdf(x) * np.prod(lap.cdf(x + c[i] - o)),
-                                -np.inf, np.inf, epsabs=1e-12, epsrel=1e-10)[0]
+        shifts = [float(c[i] - o) for o in np.delete(c, i)]
+        out[i] = integrate.quad(
+            lambda x, s=shifts: _lap_pdf(x, b) * math.prod(_lap_cdf(x + t, b) for t in s),
+            -np.inf, np.inf, epsabs=1e-12, epsrel=1e-10)[0]
     return out
 
 
@@ -212,18 +230,18 @@ def _privbr_exact_law(diff: np.ndarray, e3: float) -> np.ndarray:
     = argmax -diff_q + (-eta'_q) (Laplace is symmetric); (iii) q1 is kept iff
     -diff[q1] + L1 < diff[q2] + L2, with P(L1 - L2 < z) = int f(y) F(z + y) dy.
     """
-    from scipy import integrate, stats
+    from scipy import integrate
 
     m = diff.size
     p1 = _laplace_argmax_law(diff, 2 * m / e3)
     p2 = _laplace_argmax_law(-diff, 2 * m / e3)
-    lap = stats.laplace(scale=2 / e3)
+    b2 = 2 / e3
     law = np.zeros(2 * m)
     for a in range(m):
         for b in range(m):
-            z = diff[b] + diff[a]
-            keep = integrate.quad(lambda y, z=z: lap.pdf(y) * lap.cdf(z + y), -np.inf, np.inf,
-                                  epsabs=1e-12, epsrel=1e-10)[0]
+            z = float(diff[b] + diff[a])
+            keep = integrate.quad(lambda y, z=z: _lap_pdf(y, b2) * _lap_cdf(z + y, b2),
+                                  -np.inf, np.inf, epsabs=1e-12, epsrel=1e-10)[0]
             law[a] += p1[a] * p2[b] * keep
             law[m + b] += p1[a] * p2[b] * (1 - keep)
     return law
