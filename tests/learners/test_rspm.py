@@ -126,19 +126,40 @@ def _halfspace_d1(n_pos: int, n_neg: int) -> HalfspaceProblem:
 
 def _exact_law_d1(n_pos: int, n_neg: int, b: float) -> np.ndarray:
     """P[w = -1, 0, +1] for d = 1 (x = 1 rows): objectives n_pos + e1, n_pos + n_neg + e1 + e2,
-    n_neg + e2 with e1, e2 ~ Lap(b); one quadrature over e1."""
-    L = stats.laplace(scale=b)
+    n_neg + e2 with e1, e2 ~ Lap(b); one quadrature over e1.  The Laplace pdf, cdf and sf are
+    written out (scipy.stats' frozen calls made the quadrature 100 times slower;
+    test_exact_law_d1_matches_scipy_laplace checks them)."""
+
+    def pdf(x: float) -> float:
+        return math.exp(-abs(x) / b) / (2 * b)
+
+    def sf(x: float) -> float:
+        return 0.5 * math.exp(-x / b) if x > 0 else 1.0 - 0.5 * math.exp(x / b)
 
     def p_plus(e1: float) -> float:
-        return float(L.cdf(e1 + n_pos - n_neg)) if e1 > -n_pos else 0.0
+        return sf(-(e1 + n_pos - n_neg)) if e1 > -n_pos else 0.0  # cdf(x) = sf(-x)
 
     def p_minus(e1: float) -> float:
-        return float(L.sf(max(e1 + n_pos - n_neg, -n_neg)))
+        return sf(max(e1 + n_pos - n_neg, -n_neg))
 
     pts = sorted({-n_pos, n_neg - n_pos, -n_neg})
-    P1 = integrate.quad(lambda e: L.pdf(e) * p_plus(e), -60 * b, 60 * b, points=pts, limit=400)[0]
-    Pm = integrate.quad(lambda e: L.pdf(e) * p_minus(e), -60 * b, 60 * b, points=pts, limit=400)[0]
+    P1 = integrate.quad(lambda e: pdf(e) * p_plus(e), -60 * b, 60 * b, points=pts, limit=400)[0]
+    Pm = integrate.quad(lambda e: pdf(e) * p_minus(e), -60 * b, 60 * b, points=pts, limit=400)[0]
     return np.array([Pm, 1 - P1 - Pm, P1])
+
+
+def test_exact_law_d1_matches_scipy_laplace() -> None:
+    """The closed-form Laplace terms of _exact_law_d1 give scipy.stats.laplace's integrals."""
+    for n_pos, n_neg, b in ((3, 2, 4.0), (1, 0, 1.0), (0, 4, 16.0), (2, 5, 0.5)):
+        L = stats.laplace(scale=b)
+        P1 = integrate.quad(
+            lambda e: L.pdf(e) * (float(L.cdf(e + n_pos - n_neg)) if e > -n_pos else 0.0),
+            -60 * b, 60 * b, points=sorted({-n_pos, n_neg - n_pos, -n_neg}), limit=400)[0]
+        Pm = integrate.quad(lambda e: L.pdf(e) * float(L.sf(max(e + n_pos - n_neg, -n_neg))),
+                            -60 * b, 60 * b, points=sorted({-n_pos, n_neg - n_pos, -n_neg}),
+                            limit=400)[0]
+        np.testing.assert_allclose(_exact_law_d1(n_pos, n_neg, b), [Pm, 1 - P1 - Pm, P1],
+                                   rtol=1e-9, atol=1e-15)
 
 
 def test_halfspace_d1_exact_law_catches_half_noise() -> None:
