@@ -148,18 +148,23 @@ def _exact_law_d1(n_pos: int, n_neg: int, b: float) -> np.ndarray:
     return np.array([Pm, 1 - P1 - Pm, P1])
 
 
+def _exact_law_d1_scipy(n_pos: int, n_neg: int, b: float) -> list[float]:
+    """_exact_law_d1's integrals with scipy.stats.laplace (the reference for its closed forms)."""
+    L = stats.laplace(scale=b)
+    pts = sorted({-n_pos, n_neg - n_pos, -n_neg})
+    P1 = integrate.quad(
+        lambda e: L.pdf(e) * (float(L.cdf(e + n_pos - n_neg)) if e > -n_pos else 0.0),
+        -60 * b, 60 * b, points=pts, limit=400)[0]
+    Pm = integrate.quad(lambda e: L.pdf(e) * float(L.sf(max(e + n_pos - n_neg, -n_neg))),
+                        -60 * b, 60 * b, points=pts, limit=400)[0]
+    return [Pm, 1 - P1 - Pm, P1]
+
+
 def test_exact_law_d1_matches_scipy_laplace() -> None:
     """The closed-form Laplace terms of _exact_law_d1 give scipy.stats.laplace's integrals."""
     for n_pos, n_neg, b in ((3, 2, 4.0), (1, 0, 1.0), (0, 4, 16.0), (2, 5, 0.5)):
-        L = stats.laplace(scale=b)
-        P1 = integrate.quad(
-            lambda e: L.pdf(e) * (float(L.cdf(e + n_pos - n_neg)) if e > -n_pos else 0.0),
-            -60 * b, 60 * b, points=sorted({-n_pos, n_neg - n_pos, -n_neg}), limit=400)[0]
-        Pm = integrate.quad(lambda e: L.pdf(e) * float(L.sf(max(e + n_pos - n_neg, -n_neg))),
-                            -60 * b, 60 * b, points=sorted({-n_pos, n_neg - n_pos, -n_neg}),
-                            limit=400)[0]
-        np.testing.assert_allclose(_exact_law_d1(n_pos, n_neg, b), [Pm, 1 - P1 - Pm, P1],
-                                   rtol=1e-9, atol=1e-15)
+        np.testing.assert_allclose(_exact_law_d1(n_pos, n_neg, b),
+                                   _exact_law_d1_scipy(n_pos, n_neg, b), rtol=1e-9, atol=1e-15)
 
 
 def test_halfspace_d1_exact_law_catches_half_noise() -> None:
