@@ -14,7 +14,7 @@ structured median on the shared eps = 1 draws.
 Writes benchmarks/results/oracle_adult.json.
 
 Usage: python benchmarks/oracle_adult.py [--draws 5] [--eps 0.1,0.5,1,2,none]
-       [--mono-draws 3] [--mono-limit 60] [--seed 0]
+       [--mono-draws 3] [--mono-limit 60] [--seed 0] [--rows N]
 """
 
 from __future__ import annotations
@@ -60,11 +60,14 @@ def main() -> None:
                     help="inner problems the structured oracle solves at once "
                          "(default: the usable CPUs, at most 2)")
     ap.add_argument("--out", type=Path, default=Path(__file__).parent / "results")
+    ap.add_argument("--rows", type=int, default=None,
+                    help="use only the first ROWS records (the smoke test; default: all)")
     args = ap.parse_args()
 
     print(environment_line(), flush=True)
     data = load_adult()
-    problem = HalfspaceProblem.from_data(data.X, data.y, schema=data.feature_schema)
+    X, y = np.asarray(data.X)[: args.rows], np.asarray(data.y)[: args.rows]
+    problem = HalfspaceProblem.from_data(X, y, schema=data.feature_schema)
     n, d = problem.n, problem.d
     delta = 1.0 / n**2
     rng = np.random.default_rng(args.seed)
