@@ -96,6 +96,16 @@ def test_resume_skips_existing_and_redoes_torn_line(tmp_path: Path,
         return real(*a)
 
     monkeypatch.setattr(exp, "run_trial", counting)
+    # the resumed runs are checked for their trials; the figures (3 s a run) were drawn by
+    # the first run above and are checked in test_quick_cli_end_to_end: here each resumed
+    # run must only hand the whole record set to write_figures
+    drawn: list[int] = []
+
+    def figures(cfg: exp.Config, records: list[dict], out_dir: object) -> list:
+        drawn.append(len(records))
+        return []
+
+    monkeypatch.setattr(exp, "write_figures", figures)
     res = _invoke(*args)
     assert res.exit_code == 0, res.output
     assert calls == []  # everything was already there
@@ -115,6 +125,7 @@ def test_resume_skips_existing_and_redoes_torn_line(tmp_path: Path,
     assert _invoke(*ext).exit_code == 0
     assert sorted(calls) == sorted((m, 0.1, t) for m in exp.TASK_METHODS["logistic"]
                                    for t in range(2))
+    assert drawn == [4, 4, 8]  # every resumed run drew its figures from all its records
     # a different configuration in the same directory is refused cleanly
     res = _invoke("--task", "logistic", "--alphas", "0.05", "--trials", "2", "--n", "4000",
                   "--out", str(out))
