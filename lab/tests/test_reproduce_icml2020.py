@@ -14,7 +14,7 @@ from lab.__main__ import app
 from oracledp import OracleFailure
 
 
-def test_quick_cli_end_to_end_and_resume(tmp_path: Path) -> None:
+def test_quick_cli_end_to_end_and_resume(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     out = tmp_path / "repro"
     args = ["icml2020-adult", "--quick", "--methods", "rspm", "--runs", "2",
             "--epsilon", "1", "--out", str(out)]
@@ -32,10 +32,13 @@ def test_quick_cli_end_to_end_and_resume(tmp_path: Path) -> None:
     # resume: nothing is redone; a torn last line (interruption) is redone
     lines = (out / "runs.jsonl").read_text().splitlines()
     (out / "runs.jsonl").write_text(lines[0] + "\n" + lines[1][:20] + "\n")
+    drawn: list[int] = []  # the figures were drawn and checked above: not redrawn
+    monkeypatch.setattr(exp, "write_figures", lambda runs, out: drawn.append(len(runs)) or [])
     res2 = CliRunner().invoke(app, args)
     assert res2.exit_code == 0, res2.output
     again = exp.load_runs(out)
     assert sorted(r["key"] for r in again) == sorted(r["key"] for r in runs)
+    assert drawn == [2]  # the resumed run drew its figures from both runs
     redone = next(r for r in again if r["run"] == 1)
     assert redone["train_acc"] == runs[1]["train_acc"]  # same seed, same result
 
