@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
+import math
 
 import numpy as np
 import pytest
@@ -162,6 +163,44 @@ def test_model_cap_restricts_the_candidates() -> None:
     syn = OracleQueryPGM(2.0, 1e-6, k=2, rounds=12, estimator="graphical",
                          max_model_cells=60, random_state=0).fit(codes, DOM)
     assert syn.model_.cells <= 60
+
+
+def test_default_model_cap_is_public_and_grows_when_the_rounds_saturate(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import oracledp.synth._oracle_query_pgm as mod
+    from oracledp.privacy import zcdp_rho
+
+    # the switch: round(n sqrt(rho) / 50) > 100, from public n, epsilon, delta only
+    s = math.sqrt(zcdp_rho(2.0, 1e-6))
+    below, above = math.floor(100.5 * 50 / s) - 1, math.ceil(100.5 * 50 / s) + 1
+    assert mod.default_model_cells(below, 2.0, 1e-6, 6) == 100_000
+    assert mod.default_model_cells(above, 2.0, 1e-6, 6) == 500_000
+    caps: list[int] = []
+    real = mod._allowed_blocks
+
+    def spy(shape, blocks, measured, cap):  # type: ignore[no-untyped-def]
+        caps.append(cap)
+        return real(shape, blocks, measured, cap)
+
+    monkeypatch.setattr(mod, "_allowed_blocks", spy)
+    codes = _codes(600)
+    rows, counts = np.unique(codes, axis=0, return_counts=True)
+    for n in (below, above):  # the same rows, weighted to n records: only n sets the cap
+        w = np.maximum(1, np.round(counts * n / counts.sum())).astype(np.int64)
+        w[0] += n - w.sum()
+        for data in (rows, rows[:, ::-1] % np.array(SHAPE)):  # two datasets of n records
+            caps.clear()
+            syn = OracleQueryPGM(2.0, 1e-6, k=2, rounds=3, estimator="graphical",
+                                 random_state=0).fit(data, DOM, sample_weight=w)
+            want = mod.default_model_cells(n, 2.0, 1e-6, len(SHAPE))
+            assert syn.n_ == n and caps == [want] * 3 and syn.max_model_cells_ == want
+    caps.clear()
+    given = OracleQueryPGM(2.0, 1e-6, k=2, rounds=2, estimator="graphical",
+                           max_model_cells=70, random_state=0).fit(rows, DOM, sample_weight=w)
+    assert caps == [70, 70] and given.max_model_cells_ == 70
+    explicit = OracleQueryPGM(1.0, 1e-6, k=2, rounds=2, estimator="explicit",
+                              random_state=0).fit(codes, DOM)
+    assert explicit.max_model_cells_ is None
 
 
 def _weighted(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

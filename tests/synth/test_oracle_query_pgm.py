@@ -260,6 +260,8 @@ def test_pickle_drops_generator_and_keeps_release() -> None:
     ({"epsilon": 1.0, "selection": "cell"}, ValueError, "selection"),
     ({"epsilon": 1.0, "k": 2, "orders": (3,)}, ValueError, "orders"),
     ({"epsilon": 1.0, "orders": ()}, ValueError, "orders"),
+    ({"epsilon": 1.0, "max_model_cells": 0}, ValueError, "max_model_cells"),
+    ({"epsilon": 1.0, "max_model_cells": 1.5e5}, ValueError, "max_model_cells"),
 ])
 def test_bad_parameters_refused(kwargs: dict, exc: type, match: str) -> None:
     with pytest.raises(exc, match=match):
