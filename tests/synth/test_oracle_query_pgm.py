@@ -19,7 +19,12 @@ from oracledp.synth._estimation import (
     combine_measurements,
     estimate_distribution,
 )
-from oracledp.synth._oracle_query_pgm import OracleQueryPGM, cover_rounds, table_scores
+from oracledp.synth._oracle_query_pgm import (
+    OracleQueryPGM,
+    cover_rounds,
+    measures_all,
+    table_scores,
+)
 from oracledp.synth._workload import marginal_tables
 
 
@@ -32,6 +37,18 @@ def _tiny(n: int = 3000, seed: int = 0) -> tuple[np.ndarray, Domain]:
     d = np.where(rng.random(n) < 0.75, 2 * c + a, rng.integers(0, 4, n))
     dom = Domain(("a", "b", "c", "d"), ((0, 1), (0, 1, 2), (0, 1), (0, 1, 2, 3)))
     return np.stack([a, b, c, d], axis=1).astype(np.int64), dom
+
+
+def _wide(n: int = 500, seed: int = 0) -> tuple[np.ndarray, Domain]:
+    """7 attributes (21 pairs): the adaptive rounds run unless T >= 11."""
+    rng = np.random.default_rng(seed)
+    levels = (2, 3, 2, 4, 2, 3, 2)
+    cols = [rng.integers(0, levels[0], n)]
+    for v in levels[1:]:
+        keep = rng.random(n) < 0.6
+        cols.append(np.where(keep, cols[-1] % v, rng.integers(0, v, n)))
+    dom = Domain(tuple("abcdefg"), tuple(tuple(range(v)) for v in levels))
+    return np.stack(cols, axis=1).astype(np.int64), dom
 
 
 # --------------------------------------------------------------------- estimator
@@ -196,15 +213,60 @@ def test_fit_passes_each_rule_its_sensitivity(monkeypatch: pytest.MonkeyPatch,
         return real(rng, scores, eps, sens)
 
     monkeypatch.setattr(_noise, "exponential_mechanism", spy)
-    codes, dom = _tiny(500)
+    codes, dom = _wide(500)
     syn = OracleQueryPGM(1.0, 1e-6, k=2, rounds=rounds, random_state=0).fit(codes, dom)
-    cover = cover_rounds(rounds, 4)
-    assert syn.selection == "auto" and len(calls) == rounds and cover == min(3, -(-rounds // 2))
+    cover = cover_rounds(rounds, 7)
+    assert syn.selection == "auto" and len(calls) == rounds and cover == min(6, -(-rounds // 2))
     assert [sens for _, _, sens in calls] == [2.0] * cover + [1.0] * (rounds - cover)
     assert all(eps == syn.eps_selection_ for _, eps, _ in calls)
-    assert all(len(sc) == math.comb(4, 2) for sc, _, _ in calls)  # the pair tables
+    assert all(len(sc) == math.comb(7, 2) for sc, _, _ in calls)  # the pair tables
     sel = [s.mechanism for s in syn.ledger_ if not s.released]
     assert ["L1" in m for m in sel] == [True] * cover + [False] * (rounds - cover)
+
+
+def test_measures_all_rule_reads_only_public_quantities() -> None:
+    shape = (2, 3, 2, 4)
+    pairs = list(itertools.combinations(range(4), 2))
+    assert [measures_all(T, shape, pairs, None) for T in (1, 2, 3, 4)] == [False, False,
+                                                                            True, True]
+    # a junction tree over every pair of these 4 columns is the full table: 48 cells
+    assert measures_all(3, shape, pairs, 48) and not measures_all(3, shape, pairs, 47)
+
+
+@pytest.mark.parametrize("rounds, everything", [(2, False), (3, True), (5, True)])
+def test_auto_measures_every_table_once_when_the_rounds_cover_half(
+        monkeypatch: pytest.MonkeyPatch, rounds: int, everything: bool) -> None:
+    """4 columns, 6 pairs: with 2 T >= 6 the default measures each pair once, in the
+    workload's order, with the rounds' whole budget and no selection (a spy counts the
+    exponential mechanism's draws); the ledger still composes to the target."""
+    from oracledp.privacy import _noise
+
+    calls: list[float] = []
+    real = _noise.exponential_mechanism
+
+    def spy(rng: np.random.Generator, scores: np.ndarray, eps: float, sens: float) -> int:
+        calls.append(sens)
+        return real(rng, scores, eps, sens)
+
+    monkeypatch.setattr(_noise, "exponential_mechanism", spy)
+    codes, dom = _tiny(500)
+    syn = OracleQueryPGM(1.0, 1e-6, k=2, rounds=rounds, iterations=2, final_iterations=5,
+                         random_state=0).fit(codes, dom)
+    rho = math.fsum(s.rho for s in syn.ledger_)
+    assert math.isclose(rho, zcdp_rho(1.0, 1e-6), rel_tol=1e-9)
+    pairs = tuple(itertools.combinations(range(4), 2))
+    if everything:
+        assert calls == [] and syn.eps_selection_ == 0.0 and syn.rounds_ == 6
+        assert syn.measured_axes_[4:] == pairs and len(syn.ledger_) == 4 + 6
+        # the rounds' (1 - f) rho split evenly over the 6 tables
+        assert all(math.isclose(s.rho, 0.9 * zcdp_rho(1.0, 1e-6) / 6, rel_tol=1e-12)
+                   for s in syn.ledger_[4:])
+    else:
+        assert len(calls) == rounds and syn.rounds_ == rounds and syn.eps_selection_ > 0
+        assert len(syn.ledger_) == 4 + 2 * rounds
+    same = OracleQueryPGM(1.0, 1e-6, k=2, rounds=rounds, iterations=2, final_iterations=5,
+                          selection="all", random_state=0).fit(codes, dom)
+    assert (same.measured_axes_ == syn.measured_axes_) == everything
 
 
 def test_one_way_noise_is_gaussian_with_the_stated_sigma() -> None:
