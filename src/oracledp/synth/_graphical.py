@@ -345,33 +345,55 @@ class GraphicalModel:
                         alive.discard(i)
                         changed = True
                         break
-        # attributes only in one alive clique and not wanted are summed there first
-        count: dict[int, int] = {}
-        for i in alive:
-            for a in jt.cliques[i]:
-                count[a] = count.get(a, 0) + 1
-        operands: list[Any] = []
-        labels: dict[int, int] = {}
+        return self._subtree_marginal(idx, alive)
 
-        def lab(c: Sequence[int]) -> list[int]:
-            return [labels.setdefault(a, len(labels)) for a in c]
+    def _subtree_marginal(self, idx: list[int], alive: set[int]) -> NDArray[np.float64]:
+        """The marginal of ``idx`` from the subtree ``alive`` that holds all of its attributes.
 
-        for i in sorted(alive):
-            c = jt.cliques[i]
-            keep = tuple(a for a in c if a in want or count[a] > 1)
-            operands += [_sum_to(self.marginals_[i], c, keep), lab(keep)]
-        for i in sorted(alive):
+        Rooted at one of its cliques, ``p = mu_root prod_i mu_i / mu_{S_i}`` (``S_i`` the
+        separator of clique i with its parent); each clique, leaves first, multiplies its
+        conditional ``mu_i / mu_{S_i}`` by its children's messages and sums out everything
+        but ``S_i`` and the wanted attributes seen so far (running intersection: nothing
+        summed out occurs nearer the root).  A message is at most a clique times the wanted
+        attributes, so no contraction grows past that, unlike one einsum over the subtree.
+        """
+        jt, want = self.tree, set(idx)
+        root = min(alive)
+        parent: dict[int, int | None] = {root: None}
+        order = [root]
+        for i in order:
             for j in jt.adj[i]:
-                if j in alive and j > i:
-                    s = tuple(sorted(set(jt.cliques[i]) & set(jt.cliques[j])))
-                    if s:
-                        mu_s = _sum_to(self.marginals_[i], jt.cliques[i], s)
-                        inv = np.divide(1.0, mu_s, out=np.zeros_like(mu_s), where=mu_s > 0)
-                        operands += [inv, lab(s)]
-        if len(labels) > 52:
-            raise ValueError("this marginal spans too many attributes of the model to contract")
-        operands.append(lab(idx))
-        table = np.einsum(*operands, optimize="greedy")
+                if j in alive and j not in parent:
+                    parent[j] = i
+                    order.append(j)
+        msgs: dict[int, tuple[NDArray[np.float64], tuple[int, ...]]] = {}
+        for i in reversed(order):
+            c = jt.cliques[i]
+            mu = self.marginals_[i]
+            up = parent[i]
+            ops: list[tuple[NDArray[np.float64], tuple[int, ...]]] = [(mu, c)]
+            sep: tuple[int, ...] = ()
+            if up is not None:
+                sep = tuple(sorted(set(c) & set(jt.cliques[up])))
+                mu_s = _sum_to(mu, c, sep)
+                ops.append((np.divide(1.0, mu_s, out=np.zeros_like(mu_s), where=mu_s > 0), sep))
+            seen = set(c)
+            for j in [j for j in jt.adj[i] if parent.get(j) == i]:
+                arr, labs = msgs.pop(j)
+                ops.append((arr, labs))
+                seen |= set(labs)
+            out = tuple(sorted(set(sep) | (seen & want)))
+            labels: dict[int, int] = {}
+            args: list[Any] = []
+            for arr, labs in ops:
+                args += [arr, [labels.setdefault(a, len(labels)) for a in labs]]
+            if len(labels) > 52:
+                raise ValueError("this marginal spans too many attributes of the model to "
+                                 "contract")
+            args.append([labels[a] for a in out])
+            msgs[i] = (np.einsum(*args, optimize="greedy"), out)
+        table, labs = msgs[root]
+        table = table.transpose([labs.index(a) for a in idx])
         return np.asarray(table / table.sum(), dtype=np.float64)
 
     def _pair_marginal(self, u: int, v: int) -> NDArray[np.float64]:
