@@ -451,20 +451,27 @@ def plot(summary: list[dict[str, Any]], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     tables = sorted({r["table"] for r in summary})
-    fig, axes = plt.subplots(1, len(tables), figsize=(4 * len(tables), 3.2), squeeze=False)
+    methods = [m for m in METHODS if any(r["method"] == m for r in summary)]
+    # one colour per method in every panel (a panel's own colour cycle would give a method
+    # different colours where another method is missing), the default drawn thicker
+    colour = {m: f"C{i}" for i, m in enumerate(methods)}
+    fig, axes = plt.subplots(1, len(tables), figsize=(4 * len(tables), 3.6), squeeze=False)
     for ax, table in zip(axes[0], tables, strict=True):
-        for method in sorted({r["method"] for r in summary}):
+        for method in methods:
             rs = sorted((r for r in summary if r["table"] == table and r["method"] == method),
                         key=lambda r: r["eps"])
             if rs:
                 ax.plot([r["eps"] for r in rs], [r["mean_tv_2way"] for r in rs], "o-",
+                        color=colour[method], lw=2.5 if method == METHODS[0] else 1.2,
                         label=method)
         ax.set_xscale("log")
         ax.set_title(table)
         ax.set_xlabel("epsilon")
         ax.set_ylabel("mean 2-way TV error")
-    axes[0][0].legend(fontsize=7)
-    fig.tight_layout()
+    handles = [plt.Line2D([], [], color=colour[m], marker="o", lw=2.5 if m == METHODS[0] else 1.2)
+               for m in methods]
+    fig.legend(handles, methods, loc="lower center", ncol=len(methods), fontsize=8)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
