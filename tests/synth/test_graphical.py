@@ -173,8 +173,8 @@ def test_default_model_cap_is_public_and_grows_when_the_rounds_saturate(
     # the switch: round(n sqrt(rho) / 50) > 100, from public n, epsilon, delta only
     s = math.sqrt(zcdp_rho(2.0, 1e-6))
     below, above = math.floor(100.5 * 50 / s) - 1, math.ceil(100.5 * 50 / s) + 1
-    assert mod.default_model_cells(below, 2.0, 1e-6, 6) == 100_000
-    assert mod.default_model_cells(above, 2.0, 1e-6, 6) == 500_000
+    assert mod.default_model_cells(below, 2.0, 1e-6) == 100_000
+    assert mod.default_model_cells(above, 2.0, 1e-6) == 500_000
     caps: list[int] = []
     real = mod._allowed_blocks
 
@@ -192,7 +192,7 @@ def test_default_model_cap_is_public_and_grows_when_the_rounds_saturate(
             caps.clear()
             syn = OracleQueryPGM(2.0, 1e-6, k=2, rounds=3, estimator="graphical",
                                  random_state=0).fit(data, DOM, sample_weight=w)
-            want = mod.default_model_cells(n, 2.0, 1e-6, len(SHAPE))
+            want = mod.default_model_cells(n, 2.0, 1e-6)
             assert syn.n_ == n and caps == [want] * 3 and syn.max_model_cells_ == want
     caps.clear()
     given = OracleQueryPGM(2.0, 1e-6, k=2, rounds=2, estimator="graphical",
@@ -201,6 +201,20 @@ def test_default_model_cap_is_public_and_grows_when_the_rounds_saturate(
     explicit = OracleQueryPGM(1.0, 1e-6, k=2, rounds=2, estimator="explicit",
                               random_state=0).fit(codes, DOM)
     assert explicit.max_model_cells_ is None
+
+
+def test_selection_all_beyond_the_cap_is_refused_before_any_noise() -> None:
+    codes = _codes(300)
+    rng = np.random.default_rng(0)
+    state = rng.bit_generator.state
+    with pytest.raises(ValueError, match="selection='all'.*max_model_cells=100"):
+        OracleQueryPGM(1.0, 1e-6, k=2, selection="all", estimator="graphical",
+                       max_model_cells=100, random_state=rng).fit(codes, DOM)
+    assert rng.bit_generator.state == state
+    fits = OracleQueryPGM(1.0, 1e-6, k=2, selection="all", estimator="graphical",
+                          max_model_cells=10**6, iterations=2, final_iterations=5,
+                          random_state=0).fit(codes, DOM)
+    assert fits.measured_axes_[len(SHAPE):] == tuple(itertools.combinations(range(6), 2))
 
 
 def _weighted(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -234,6 +234,11 @@ def _lse_to(arr: NDArray[np.float64], clique: Sequence[int], keep: Sequence[int]
     return out.reshape([s for j, s in enumerate(arr.shape) if j not in axes])
 
 
+def _inverse(mu: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``1 / mu`` where ``mu > 0``, 0 elsewhere (a separator's marginal in ``mu_C / mu_S``)."""
+    return np.divide(1.0, mu, out=np.zeros_like(mu), where=mu > 0)
+
+
 class GraphicalModel:
     """A distribution ``p(x) ∝ exp(sum_r phi_r(x_{C_r}))`` held on a junction tree.
 
@@ -376,7 +381,7 @@ class GraphicalModel:
             if up is not None:
                 sep = tuple(sorted(set(c) & set(jt.cliques[up])))
                 mu_s = _sum_to(mu, c, sep)
-                ops.append((np.divide(1.0, mu_s, out=np.zeros_like(mu_s), where=mu_s > 0), sep))
+                ops.append((_inverse(mu_s), sep))
             seen = set(c)
             for j in [j for j in jt.adj[i] if parent.get(j) == i]:
                 arr, labs = msgs.pop(j)
@@ -417,7 +422,7 @@ class GraphicalModel:
                    else tuple(sorted({u, *jt.separator(i, path[step + 1])})))
             mu_c = self.marginals_[i]
             mu_s = _sum_to(mu_c, c, s_prev)
-            inv = np.divide(1.0, mu_s, out=np.zeros_like(mu_s), where=mu_s > 0)
+            inv = _inverse(mu_s)
             labels: dict[int, int] = {}
 
             def lab(t: Sequence[int], labels: dict[int, int] = labels) -> list[int]:

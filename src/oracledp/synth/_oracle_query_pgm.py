@@ -140,26 +140,28 @@ def default_rounds(n: int, epsilon: float, delta: float, d: int, *,
     chosen on the Adult benchmark (n = 30,718, d = 8: T = 7, 20, 41 at epsilon = 0.1, 0.5,
     1 with delta = 1e-6).
     """
-    rho = zcdp_rho(epsilon, delta)
-    return int(min(max_rounds, max(1, d - 1, round(n * math.sqrt(rho) / divisor))))
+    return int(min(max_rounds, max(1, d - 1, _wanted_rounds(n, epsilon, delta, divisor))))
 
 
-def default_model_cells(n: int, epsilon: float, delta: float, d: int, *,
+def _wanted_rounds(n: int, epsilon: float, delta: float, divisor: float) -> int:
+    """``round(n sqrt(rho) / divisor)``: the rounds the budget asks for before any cap."""
+    return round(n * math.sqrt(zcdp_rho(epsilon, delta)) / divisor)
+
+
+def default_model_cells(n: int, epsilon: float, delta: float, *,
                         max_rounds: int = 100, divisor: float = 50.0) -> int:
     """Default junction-tree cap: 100,000 cells, or 500,000 when the rounds saturate.
 
     The rounds saturate when :func:`default_rounds`'s formula ``round(n sqrt(rho) /
     divisor)`` asks for more than ``max_rounds``: the budget then buys more precision per
     round than the capped T uses, and a larger model can use it (tables that a 100,000-cell
-    tree excludes get measured).  Public: n, epsilon, delta only (``d`` is accepted for a
-    uniform signature).  Chosen with tuning seeds 100-102 on Adult with all 12 columns at
+    tree excludes get measured).  Public: n, epsilon, delta only.  Chosen with tuning seeds 100-102 on Adult with all 12 columns at
     eps = 2 (the one benchmark cell that saturates): mean 2-way TV error 0.0201 with 100,000
     cells, 0.0188 with 300,000, 0.0175 with 500,000, 0.0170 with 1,000,000 (3.6x, 5.7x the
     fit time of 100,000).  Where the rounds do not saturate a larger tree bought nothing
     measurable (health_insurance at eps = 2: 0.0052 either way, at 5x the time).
     """
-    rho = zcdp_rho(epsilon, delta)
-    return 500_000 if round(n * math.sqrt(rho) / divisor) > max_rounds else 100_000
+    return 500_000 if _wanted_rounds(n, epsilon, delta, divisor) > max_rounds else 100_000
 
 
 def cover_rounds(T: int, d: int) -> int:
@@ -180,10 +182,11 @@ def measures_all(T: int, shape: tuple[int, ...], blocks: list[tuple[int, ...]],
     (``2 T >= len(blocks)``) and a model over all of them is allowed (``cap`` None: the
     explicit estimator; else a junction tree of all of them within ``cap`` cells), selecting
     is not worth its budget: every candidate is measured once with the rounds' whole budget.
-    Public: T, the domain's shape, the candidates and the cap only.  Chosen with tuning seeds 100-129 on
-    titanic (4 columns, 6 pairs; mean 2-way TV error of "all" against the adaptive rounds:
-    0.215 vs 0.218 at eps = 0.1, 0.060 vs 0.062 at 0.5, 0.031 vs 0.030 at 1, 0.016 vs 0.019
-    at 2) and checked on the 8-column Adult of ``lab/synth_adult`` (``docs/synthetic-data.md``).
+    Public: T, the domain's shape, the candidates and the cap only.  Chosen with tuning
+    seeds 100-129 on titanic (4 columns, 6 pairs; mean 2-way TV error of "all" against the
+    adaptive rounds: 0.196 vs 0.218 at eps = 0.1, 0.057 vs 0.062 at 0.5, 0.0299 vs 0.0297 at
+    1, 0.0155 vs 0.0186 at 2) and checked on the 8-column Adult of ``lab/synth_adult``
+    (``docs/synthetic-data.md``; ``benchmarks/synth_selection.py`` reproduces both).
     """
     if 2 * T < len(blocks):
         return False
@@ -381,11 +384,16 @@ class OracleQueryPGM(DistributionRelease):
         T = self.rounds if self.rounds is not None else default_rounds(
             n, self.epsilon, self.delta, d, divisor=50.0 if graphical else 100.0)
         cap = self.max_model_cells if self.max_model_cells is not None else (
-            default_model_cells(n, self.epsilon, self.delta, d))
+            default_model_cells(n, self.epsilon, self.delta))
         rule = self.selection
         if rule == "auto" and measures_all(T, shape, blocks, cap if graphical else None):
             rule = "all"
         if rule == "all":  # every candidate table once, no selection (public: T, blocks)
+            if graphical and self.selection == "all" and not measures_all(
+                    len(blocks), shape, blocks, cap):
+                raise ValueError(f"selection='all' measures every candidate table, and a "
+                                 f"junction tree over all of them exceeds max_model_cells="
+                                 f"{cap:,}: raise max_model_cells or select")
             T = len(blocks)
         rho, sigma1, eps_sel, sigma = self._plan(d, T, select=rule != "all")
         rng = check_rng(self.random_state)  # all validation is done: randomness starts here
@@ -411,22 +419,17 @@ class OracleQueryPGM(DistributionRelease):
             model = estimate_model(shape, meas, n, iterations=self.iterations * 3)
         else:
             p = estimate_distribution(shape, meas, n, iterations=self.iterations * 3)
-        true = np.concatenate([answer(wl, codes, w) for wl in plays])
+        # the selection's inputs ("all" selects nothing: the true answers are not read)
+        true = (np.concatenate([answer(wl, codes, w) for wl in plays]) if rule != "all"
+                else np.empty(0))
         block_of = np.concatenate([np.repeat(np.arange(len(w.blocks)), np.diff(w.offsets))
                                    + sum(len(v.blocks) for v in plays[:i])
                                    for i, w in enumerate(plays)])
         block_cells = np.array([math.prod(shape[a] for a in b) for b in blocks], dtype=float)
         cover = cover_rounds(T, d)
-        for t_round in range(1, T + 1):
-            if rule == "all":  # no selection: the next candidate, in the workload's order
-                axes = blocks[t_round - 1]
-                tab = table(axes)
-                meas.append(MarginalMeasurement(axes, tab + noise.gaussian(rng, sigma, tab.shape),
-                                                sigma))
-                ledger.append(Spend("Gaussian mechanism (marginal table)",
-                                    zcdp=gaussian_rho(sigma, sensitivity_sq=2.0),
-                                    round=t_round, released=axes))
-                continue  # one estimate after the last table (post-processing)
+
+        def select(t_round: int) -> tuple[int, ...]:
+            """Round t's table by the exponential mechanism; its spend goes on the ledger."""
             if model is not None:
                 est = np.concatenate([_model_answers(model, wl) for wl in plays])
                 # candidates: the tables whose measurement keeps the junction tree within
@@ -459,11 +462,18 @@ class OracleQueryPGM(DistributionRelease):
                     j = int(cand[noise.exponential_mechanism(rng, bscores[cand], eps_sel, sens)])
                 axes = blocks[j]
             ledger.append(Spend(name, zcdp=exponential_mechanism_rho(eps_sel), round=t_round))
+            return axes
+
+        for t_round in range(1, T + 1):
+            # "all": no selection, the next candidate in the workload's order
+            axes = blocks[t_round - 1] if rule == "all" else select(t_round)
             tab = table(axes)
             meas.append(MarginalMeasurement(axes, tab + noise.gaussian(rng, sigma, tab.shape), sigma))
             ledger.append(Spend("Gaussian mechanism (marginal table)",
                                 zcdp=gaussian_rho(sigma, sensitivity_sq=2.0), round=t_round,
                                 released=axes))
+            if rule == "all":
+                continue  # one estimate after the last table (post-processing)
             if model is not None:
                 model = estimate_model(shape, meas, n, iterations=self.iterations, warm=model)
             else:
