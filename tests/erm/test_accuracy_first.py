@@ -23,6 +23,7 @@ from numpy.typing import NDArray
 from scipy import optimize, stats
 from sklearn.base import clone
 
+from _laplace import laplace_pdf, laplace_sf
 from oracledp._errors import BoundsViolation, DiagnosticsWarning, PrivacyWarning
 from oracledp.datasets import load_kdd99
 from oracledp.erm import (
@@ -179,22 +180,6 @@ def test_iat_epsilon_matches_theorems_3_2_and_3_4() -> None:
     assert sens.iat_epsilon(d_l, alpha, gamma, T) == pytest.approx(e34, rel=1e-12)
 
 
-def _laplace_pdf(x: float, b: float) -> float:
-    """Laplace(0, b) density, written out (scipy.stats calls dominated the quadrature)."""
-    return math.exp(-abs(x) / b) / (2 * b)
-
-
-def _laplace_sf(x: float, b: float) -> float:
-    return 0.5 * math.exp(-x / b) if x > 0 else 1.0 - 0.5 * math.exp(x / b)
-
-
-def test_laplace_closed_forms_match_scipy() -> None:
-    for b in (0.05, 1.0, 30.0):
-        for x in (-40.0, -2.0, -0.1, 0.0, 0.3, 5.0, 90.0):
-            assert _laplace_pdf(x, b) == pytest.approx(stats.laplace.pdf(x, scale=b), rel=1e-12)
-            assert _laplace_sf(x, b) == pytest.approx(stats.laplace.sf(x, scale=b), rel=1e-12)
-
-
 def test_one_sided_calibration_golden_and_exact_failure_probability() -> None:
     """eps_0 of the one-sided calibration is Delta (12 ln(1/gamma) + 8 ln(T/2)) / alpha, below the
     paper's 16 Delta ln(2T/gamma)/alpha, and both keep the exact probability that some query with
@@ -216,9 +201,9 @@ def test_one_sided_calibration_golden_and_exact_failure_probability() -> None:
                 def integrand(
                     r: float, b_rho: float = b_rho, b_nu: float = b_nu, T: int = T
                 ) -> float:
-                    pass_one = _laplace_sf(0.5 + r, b_nu)
+                    pass_one = laplace_sf(0.5 + r, b_nu)
                     no_pass = math.exp(T * math.log1p(-pass_one))
-                    return _laplace_pdf(r, b_rho) * (1.0 - no_pass)
+                    return laplace_pdf(r, b_rho) * (1.0 - no_pass)
 
                 fail, _ = integrate.quad(integrand, -60 * b_rho, 60 * b_rho, limit=500, points=[0])
                 assert fail <= gamma

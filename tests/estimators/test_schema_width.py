@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from oracledp._registry import MODELS, make_estimator, model_schema
+from oracledp._registry import EXACT_MODELS, MODELS, make_estimator, model_schema
 from oracledp.baselines import DPSGDLogisticRegression
 from oracledp.estimators import AccuracyFirstLogisticRegression, OPSampClassifier
 from oracledp.tabular import Column, TableSchema
@@ -27,7 +27,7 @@ def test_a_width_other_than_the_schemas_is_refused(model, width):
     X = X[:, :width] if width < X.shape[1] else np.hstack([X, np.zeros((len(X), 1))])
     rng = np.random.default_rng(0)
     state = rng.bit_generator.state
-    exact = model in ("opdisc", "rspm", "gaussian-rspm")
+    exact = model in EXACT_MODELS
     est = make_estimator(model, schema, None if model == "accuracy-first" else 1.0,
                          random_state=rng, **({"oracle": "brute"} if exact else {}))
     with pytest.raises(ValueError, match=f"declares 4 columns but X has {width}"):

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
+from _laplace import laplace_pdf, laplace_sf
 from oracledp._errors import OracleFailure
 from oracledp.audit import audit
 from oracledp.learners._rspm import (
@@ -126,15 +127,15 @@ def _halfspace_d1(n_pos: int, n_neg: int) -> HalfspaceProblem:
 
 def _exact_law_d1(n_pos: int, n_neg: int, b: float) -> np.ndarray:
     """P[w = -1, 0, +1] for d = 1 (x = 1 rows): objectives n_pos + e1, n_pos + n_neg + e1 + e2,
-    n_neg + e2 with e1, e2 ~ Lap(b); one quadrature over e1.  The Laplace pdf, cdf and sf are
-    written out (scipy.stats' frozen calls made the quadrature 100 times slower;
-    test_exact_law_d1_matches_scipy_laplace checks them)."""
+    n_neg + e2 with e1, e2 ~ Lap(b); one quadrature over e1.  The Laplace pdf and sf are
+    written out (tests/_laplace.py; scipy.stats' frozen calls made the quadrature 100 times
+    slower; test_exact_law_d1_matches_scipy_laplace checks the integrals)."""
 
     def pdf(x: float) -> float:
-        return math.exp(-abs(x) / b) / (2 * b)
+        return laplace_pdf(x, b)
 
     def sf(x: float) -> float:
-        return 0.5 * math.exp(-x / b) if x > 0 else 1.0 - 0.5 * math.exp(x / b)
+        return laplace_sf(x, b)
 
     def p_plus(e1: float) -> float:
         return sf(-(e1 + n_pos - n_neg)) if e1 > -n_pos else 0.0  # cdf(x) = sf(-x)

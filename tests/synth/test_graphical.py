@@ -207,7 +207,7 @@ def test_selection_all_beyond_the_cap_is_refused_before_any_noise() -> None:
     codes = _codes(300)
     rng = np.random.default_rng(0)
     state = rng.bit_generator.state
-    with pytest.raises(ValueError, match="selection='all'.*max_model_cells=100"):
+    with pytest.raises(ValueError, match=r"selection='all'.*max_model_cells=100"):
         OracleQueryPGM(1.0, 1e-6, k=2, selection="all", estimator="graphical",
                        max_model_cells=100, random_state=rng).fit(codes, DOM)
     assert rng.bit_generator.state == state

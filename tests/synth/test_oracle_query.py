@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from _laplace import laplace_cdf, laplace_pdf
 from oracledp._errors import BudgetError
 from oracledp.audit import audit
 from oracledp.privacy import Spend, compose
@@ -192,24 +193,6 @@ def test_separator_one_minus_e_l_separates_the_k_literal_workload() -> None:
         assert len({row.tobytes() for row in P}) == len(wl)  # pattern map injective
 
 
-def _lap_pdf(x: float, b: float) -> float:
-    """Laplace(0, b) density (closed form: scipy.stats' frozen calls dominate the quadrature)."""
-    return math.exp(-abs(x) / b) / (2 * b)
-
-
-def _lap_cdf(x: float, b: float) -> float:
-    return 0.5 * math.exp(x / b) if x < 0 else 1.0 - 0.5 * math.exp(-x / b)
-
-
-def test_laplace_helpers_match_scipy() -> None:
-    from scipy import stats
-
-    for b in (0.5, 2.0, 8.0):
-        for x in (-30.0, -1.3, 0.0, 0.7, 25.0):
-            assert _lap_pdf(x, b) == pytest.approx(stats.laplace(scale=b).pdf(x), rel=1e-12)
-            assert _lap_cdf(x, b) == pytest.approx(stats.laplace(scale=b).cdf(x), rel=1e-12)
-
-
 def _laplace_argmax_law(c: np.ndarray, b: float) -> np.ndarray:
     """Exact P(argmax_i c_i + L_i = i), L_i iid Laplace(b), by 1-d quadrature."""
     from scipy import integrate
@@ -218,7 +201,7 @@ def _laplace_argmax_law(c: np.ndarray, b: float) -> np.ndarray:
     for i in range(c.size):
         shifts = [float(c[i] - o) for o in np.delete(c, i)]
         out[i] = integrate.quad(
-            lambda x, s=shifts: _lap_pdf(x, b) * math.prod(_lap_cdf(x + t, b) for t in s),
+            lambda x, s=shifts: laplace_pdf(x, b) * math.prod(laplace_cdf(x + t, b) for t in s),
             -np.inf, np.inf, epsabs=1e-12, epsrel=1e-10)[0]
     return out
 
@@ -240,7 +223,7 @@ def _privbr_exact_law(diff: np.ndarray, e3: float) -> np.ndarray:
     for a in range(m):
         for b in range(m):
             z = float(diff[b] + diff[a])
-            keep = integrate.quad(lambda y, z=z: _lap_pdf(y, b2) * _lap_cdf(z + y, b2),
+            keep = integrate.quad(lambda y, z=z: laplace_pdf(y, b2) * laplace_cdf(z + y, b2),
                                   -np.inf, np.inf, epsabs=1e-12, epsrel=1e-10)[0]
             law[a] += p1[a] * p2[b] * keep
             law[m + b] += p1[a] * p2[b] * (1 - keep)
