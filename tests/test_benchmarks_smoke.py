@@ -117,3 +117,15 @@ def test_synth_tables_combine_dedupes_and_states_the_verdict(tmp_path: Path) -> 
     assert "| t2 | 1 | 3/3 |" in verdict and "loses (within noise)" in verdict
     assert "lower mean 2-way error in 1 of 2 cells" in verdict
     assert (out / "methods.md").exists() and (out / "errors.png").exists()
+
+
+def test_synth_selection_smoke() -> None:
+    """The tuning script runs the default without its "all" switch and with it (titanic's
+    6 pairs: 3 adaptive rounds against 6 measured tables)."""
+    import json
+
+    out = _run("synth_selection.py", "--tables", "titanic", "--epsilons", "1", "--seeds", "1",
+               "--rules", "adaptive", "all")
+    rows = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    assert [(r["rule"], r["T"], r["seeds"]) for r in rows] == [("adaptive", 3, 1), ("all", 6, 1)]
+    assert all(0 < r["mean_tv_2way"] < 1 for r in rows)
