@@ -19,6 +19,7 @@ import pytest
 
 from oracledp._registry import make_estimator
 from oracledp.estimators import OPDiscClassifier, RSPMClassifier
+from oracledp.estimators import _opdisc as _opdisc_estimator
 from oracledp.estimators._space_spec import (
     auto_norm2,
     check_space,
@@ -66,16 +67,60 @@ def test_rspm_box_threshold_is_the_size_of_the_box():
     assert [auto_norm2(d, "rspm") for d in (12, 13)] == [12, 4]
 
 
-def test_the_fitted_w_is_the_same_whatever_the_data():
+# Two tables with the same public d = 6 that differ in everything else the rule must not read:
+# the number of records and the range of the values (largest |x| 1/2 against 3).
+_DATA_RANGE_TABLES = ((12, 1), (60, 6))  # (n, largest |value| in grid steps of 1/2)
+
+
+def _fitted_spaces(cls: type) -> list[tuple[object, str]]:
     rng = np.random.default_rng(0)
     spaces = []
-    for n in (10, 60):  # two different datasets, same public d = 6
-        X = rng.integers(-2, 3, size=(n, 6)) / 2
+    for n, steps in _DATA_RANGE_TABLES:
+        X = rng.integers(-steps, steps + 1, size=(n, 6)) / 2
+        X[0, 0] = steps / 2  # the range is reached
         y = np.where(rng.random(n) < 0.5, 1, -1)
-        clf = OPDiscClassifier(1.0, oracle="brute", feature_grid=0.5, random_state=1,
-                               classes=[-1, 1]).fit(X, y)
+        clf = cls(1.0, oracle="brute", feature_grid=0.5, random_state=1,
+                  classes=[-1, 1]).fit(X, y)
         spaces.append((clf.space_, clf.space_description_))
-    assert spaces[0] == spaces[1] == (parameter_space("auto", 6), spaces[0][1])
+    return spaces
+
+
+def _w_reads_nothing_but_d(cls: type, model: str) -> bool:
+    """The W of every table is the same, and it is the rule's W for d = 6."""
+    spaces = _fitted_spaces(cls)
+    return all(s == spaces[0] for s in spaces) and spaces[0][0] == parameter_space(
+        "auto", 6, model=model)
+
+
+@pytest.mark.parametrize("cls, model", [(OPDiscClassifier, "opdisc"), (RSPMClassifier, "rspm")])
+def test_the_fitted_w_is_the_same_whatever_the_data(cls, model):
+    """The rule reads d and the model only: not n, not the values' range."""
+    assert _w_reads_nothing_but_d(cls, model)
+
+
+@pytest.mark.parametrize("reads", ["the largest |x|", "n"])
+def test_a_w_rule_that_reads_the_data_is_caught(monkeypatch, reads):
+    """Planted mutants of the rule, ||k||^2 <= 4 max |x_ij|^2 (the rule's 4 on data in
+    [-1, 1], so the former version of the test, whose two tables both had max |x_ij| = 1,
+    passed against it) or ||k||^2 <= n / 20 (rounded up, between 1 and d): the test above
+    must fail on each."""
+    seen: dict[str, float] = {}
+    counted = OPDiscClassifier._counted_training_data
+
+    def reading(self, X, y, sample_weight):
+        X_arr, classes, y_pm, counts = counted(self, X, y, sample_weight)
+        seen["the largest |x|"] = 4 * float(np.abs(X_arr).max()) ** 2
+        seen["n"] = float(counts.sum()) / 20
+        return X_arr, classes, y_pm, counts
+
+    def rule(space, d, *, model="opdisc", tau=1.0):
+        norm2 = min(d, max(1, math.ceil(seen[reads])))
+        return parameter_space(f"norm2={norm2}", d, model=model, tau=tau)
+
+    monkeypatch.setattr(OPDiscClassifier, "_counted_training_data", reading)
+    monkeypatch.setattr(_opdisc_estimator, "parameter_space", rule)
+    assert not _w_reads_nothing_but_d(OPDiscClassifier, "opdisc")
+    assert not _w_reads_nothing_but_d(RSPMClassifier, "rspm")
 
 
 @pytest.mark.parametrize(("spec", "want"), [
