@@ -8,7 +8,6 @@ parameters and the schema before any randomness; no message prints a record valu
 from __future__ import annotations
 
 import contextlib
-import math
 import signal
 import threading
 import time
@@ -547,7 +546,7 @@ def _declared(model: str, epsilon: float | None, delta: float | None,
 
 def _per_person_or_fail(epsilon: float, delta: float, k: int) -> tuple[float, float]:
     """The per-person loss for the schema's records_per_person (exit 2 if vacuous)."""
-    from oracledp._budget_file import BudgetFileError, per_person
+    from oracledp.privacy._budget_file import BudgetFileError, per_person
 
     try:
         return per_person(epsilon, delta, k)
@@ -557,22 +556,22 @@ def _per_person_or_fail(epsilon: float, delta: float, k: int) -> tuple[float, fl
 
 
 def _read_budget(budget: Path) -> Any:
-    from oracledp._budget_file import BudgetFileError, read_ledger
+    from oracledp.privacy._budget_file import BudgetFileError, read_budget_file
 
     try:
-        return read_ledger(budget)
+        return read_budget_file(budget)
     except BudgetFileError as exc:
         _fail(f"--budget {budget}: {exc}")
 
 
 def _reserve_budget(budget: Path, model: str, declared: tuple[float, float | None, str],
                     k: int, data: Path, out: Path) -> tuple[str, Any]:
-    """Check the declared budget against the ledger and write it there, before DATA is read.
+    """Check the declared budget against the ledger and book it there, before DATA is read.
 
-    Returns the ledger entry's id and the accountant the fit reports to (its total is the
-    reserved budget, so the fit declares exactly what was reserved)."""
-    from oracledp._budget_file import BudgetFileError, reserve
-    from oracledp.privacy import BudgetAccountant
+    Returns the charge's id and the accountant the fit reports to (its total is the booked
+    budget, so the fit declares exactly what was booked)."""
+    from oracledp.privacy import BudgetAccountant, PrivacyGuarantee
+    from oracledp.privacy._budget_file import BudgetFileError, book
 
     eps, delta, kind = declared
     if delta is None:
@@ -580,49 +579,50 @@ def _reserve_budget(budget: Path, model: str, declared: tuple[float, float | Non
               "number of records, which is read only after the budget is checked; nothing was "
               "read or fitted")
     eps_k, delta_k = _per_person_or_fail(eps, delta, k)
-    entry: dict[str, Any] = {
-        "model": model, "kind": kind, "epsilon": eps_k, "delta": delta_k,
-        "records_per_person": k, "per_record": {"epsilon": eps, "delta": delta},
+    source = f"the declared budget of `oracledp fit --model {model}`"
+    statement = (PrivacyGuarantee.ex_post(eps, source=source) if kind == "ex-post" else
+                 PrivacyGuarantee.pure(eps, source=source) if delta == 0 else
+                 PrivacyGuarantee.approximate(eps, delta, source=source))
+    what = "max-epsilon" if kind == "ex-post" else "epsilon"
+    label = f"oracledp fit --model {model} --{what} {eps:g}" + (
+        f" --delta {delta:g}" if delta else "")
+    details: dict[str, Any] = {
+        "model": model, "records_per_person": k,
         **({"max_epsilon": eps} if kind == "ex-post" else {}),
         "data": str(data), "out": str(out)}
     try:
-        entry_id = reserve(budget, entry)
+        charge_id = book(budget, eps_k, delta_k, label=label, declared=statement,
+                         details=details)
     except BudgetFileError as exc:
         _fail(f"--budget {budget}: {exc}; nothing was read or fitted")
     except OSError as exc:
         _fail(f"--budget {budget}: cannot write it ({exc.strerror or exc}); nothing was read or "
               "fitted")
-    return entry_id, BudgetAccountant(eps_k, delta_k, records_per_person=k)
+    return charge_id, BudgetAccountant(eps_k, delta_k, records_per_person=k)
 
 
 def _settle_budget(budget: Path, entry: str, local: Any,
                    declared: tuple[float, float | None, str], run: dict[str, Any],
                    exc: BaseException | None) -> Any:
     """Record how the fit ended: its charge, the declared budget kept, or no charge at all."""
-    from oracledp._budget_file import BudgetFileError, cancel, update
+    from oracledp.privacy._budget_file import BudgetFileError, cancel, keep, settle
 
     charges = local.spends
     interrupted = isinstance(exc, KeyboardInterrupt) and run.get("fitting", False)
     try:
         if charges:
             c = charges[0]
-            g = c.guarantee
-            epsilon = c.epsilon
-            status = c.status
-            if not math.isfinite(epsilon):  # no guarantee: the whole budget is charged
-                epsilon = _read_budget(budget).total_epsilon
-                status += " (charged the whole total)"
-            ledger = update(budget, entry, kind=str(g.kind), epsilon=epsilon, delta=c.delta,
-                            per_record={"epsilon": g.epsilon, "delta": g.delta}, status=status)
+            ledger = settle(budget, entry, epsilon=c.epsilon, delta=c.delta,
+                            guarantee=c.guarantee, status=c.status)
             if exc is not None:
                 _warn(f"--budget {budget}: the fit drew noise before it stopped, so it is "
-                      f"charged epsilon {epsilon:.4g}, delta {c.delta:.3g} ({status})")
+                      f"charged epsilon {c.epsilon:.4g}, delta {c.delta:.3g} ({c.status})")
             return ledger
         if interrupted or local._pending:
             _warn(f"--budget {budget}: the fit was stopped after it started; its declared "
                   "budget stays charged")
-            return update(budget, entry, status="interrupted after the fit started: its "
-                                                "declared budget is charged")
+            return keep(budget, entry, "interrupted after the fit started: its declared budget "
+                                       "is charged")
         cancel(budget, entry)  # refused before its mechanism drew anything
         return None
     except (OSError, BudgetFileError) as exc2:
@@ -641,10 +641,11 @@ def _print_budget(budget: Path, ledger: Any, local: Any, k: int) -> None:
     c = local.spends[0]
     eps, delta = ledger.spent
     left_eps, left_delta = ledger.remaining
+    total_eps, total_delta = ledger.total
     who = f" per person ({k} records)" if k > 1 else ""
     typer.echo(f"  budget {budget}: charged epsilon {c.epsilon:.4g}, delta {c.delta:.3g}{who}; "
-               f"spent epsilon {eps:.4g} of {ledger.total_epsilon:g}, delta {delta:.3g} of "
-               f"{ledger.total_delta:g} in {len(ledger.spends)} release(s); remaining epsilon "
+               f"spent epsilon {eps:.4g} of {total_eps:g}, delta {delta:.3g} of "
+               f"{total_delta:g} in {len(ledger.spends)} release(s); remaining epsilon "
                f"{left_eps:.4g}, delta {left_delta:.3g}")
 
 
@@ -727,6 +728,11 @@ def _report_fit(model: str, schema: Any, est: Any, run: dict[str, Any], path: Pa
     Console().print(f"  wrote {path} and {out / 'coefficients.png'}", markup=False)
 
 
+#: ``fit`` lists every coefficient when the schema has at most this many encoded features;
+#: a wider table lists the nonzero ones and counts the zeros (model.json has them all).
+_LIST_ALL_COEFFICIENTS = 20
+
+
 def _print_fit(console: Console, model: str, schema: Any, est: Any, n_rows: int,
                n_features: int, fit_seconds: float | None) -> None:
     g = est.guarantee_
@@ -734,11 +740,20 @@ def _print_fit(console: Console, model: str, schema: Any, est: Any, n_rows: int,
     table = Table(title=f"oracledp fit --model {model}")
     table.add_column("feature")
     table.add_column("coefficient", justify="right")
+    list_all = len(coef) <= _LIST_ALL_COEFFICIENTS
     for name, c in zip(schema.feature_names, coef, strict=True):
-        table.add_row(escape(name), f"{c:+.4g}")
+        if list_all or c != 0:
+            table.add_row(escape(name), f"{c:+.4g}")
     if est.intercept_:
         table.add_row("(intercept)", f"{est.intercept_:+.4g}")
     console.print(table)
+    zeros = 0 if list_all else sum(1 for c in coef if c == 0)
+    if zeros:
+        listed = (f"all {zeros} encoded features have coefficient 0" if zeros == len(coef) else
+                  f"{len(coef) - zeros} nonzero coefficient(s) listed; the other {zeros} of "
+                  f"the {len(coef)} encoded features have coefficient 0")
+        console.print(f"  {listed} (model.json and coefficients.png have every coefficient)",
+                      markup=False, highlight=False)
     summary = Table(title="summary", show_header=False)
     summary.add_column("item")
     summary.add_column("value")
@@ -803,6 +818,28 @@ def _scores(saved: Any, df: Any, data: Path, strict: bool) -> Any:
     return X @ saved.coef + saved.intercept
 
 
+def _score_column(saved: Any, decision: Any) -> Any:
+    """``predict --scores``: for the logistic models (dpsgd, opsamp, accuracy-first) the
+    probability of the second label, ``sigmoid(decision)``; for the 0/1-loss halfspaces the
+    decision function itself.  Post-processing of the released model: no privacy cost."""
+    from scipy.special import expit
+
+    from oracledp.tabular._model_file import LOGISTIC_MODELS
+
+    return expit(decision) if saved.model_type in LOGISTIC_MODELS else decision
+
+
+def _roc_auc(y: Any, decision: Any, positive: str) -> float | None:
+    """ROC AUC of the scores against the labels (``positive`` the second label); None when
+    the labels are of one class only (the AUC is not defined)."""
+    from sklearn.metrics import roc_auc_score
+
+    truth = y == positive
+    if truth.all() or not truth.any():
+        return None
+    return float(roc_auc_score(truth, decision))
+
+
 _STRICT = typer.Option("--strict", help="Refuse rows with values outside the training schema "
                                         "instead of clipping numbers to its bounds and "
                                         "encoding unknown levels as all zeros.")
@@ -813,13 +850,24 @@ def predict_table(
     data: Annotated[Path, typer.Argument(help="CSV with the schema's feature columns.")],
     sep: Annotated[str, _SEP] = ",",
     strict: Annotated[bool, _STRICT] = False,
+    scores: Annotated[
+        bool, typer.Option("--scores", help="Add a column `score`: for opdisc, rspm and "
+                                            "gaussian-rspm the decision function <x, w> (> 0 "
+                                            "predicts the +1 label, the second in sorted "
+                                            "order); for dpsgd, opsamp and accuracy-first the "
+                                            "logistic model's probability of that label.")
+    ] = False,
 ) -> None:
-    """Print one predicted label per row of DATA as CSV (column `prediction`) on stdout."""
+    """Print one predicted label per row of DATA as CSV (column `prediction`, and `score`
+    with --scores) on stdout: post-processing of the released model, no privacy cost."""
     import pandas as pd
 
     saved, df = _saved_model_and_table(model_dir, data, sep, with_target=False)
-    pred = saved.labels_of_scores(_scores(saved, df, data, strict))
-    typer.echo(pd.DataFrame({"prediction": pred}).to_csv(index=False), nl=False)
+    decision = _scores(saved, df, data, strict)
+    columns = {"prediction": saved.labels_of_scores(decision)}
+    if scores:
+        columns["score"] = _score_column(saved, decision)
+    typer.echo(pd.DataFrame(columns).to_csv(index=False), nl=False)
 
 
 def evaluate_table(
@@ -828,17 +876,24 @@ def evaluate_table(
     sep: Annotated[str, _SEP] = ",",
     strict: Annotated[bool, _STRICT] = False,
 ) -> None:
-    """Accuracy of a saved model on DATA (NON-private: it reads your test labels)."""
+    """Accuracy and ROC AUC of a saved model on DATA (NON-private: it reads your test labels)."""
     saved, df = _saved_model_and_table(model_dir, data, sep, with_target=True)
     try:
         y = saved.schema.labels_of(df)
     except (OracleDPError, ValueError) as exc:
         _fail(f"{data}: {exc}")
-    acc = float((saved.labels_of_scores(_scores(saved, df, data, strict)) == y).mean())
+    decision = _scores(saved, df, data, strict)
+    acc = float((saved.labels_of_scores(decision) == y).mean())
+    auc = _roc_auc(y, decision, saved.classes[1])
     console = Console()
-    console.print(f"accuracy {acc:.4f} on {len(y):,} records of {data}", markup=False)
-    console.print("  non-private evaluation on your test data: the accuracy is computed "
-                  "exactly and is not covered by the model's privacy guarantee", markup=False)
+    console.print(f"accuracy {acc:.4f}{'' if auc is None else f', ROC AUC {auc:.4f}'} on "
+                  f"{len(y):,} records of {data}", markup=False)
+    if auc is None:
+        console.print(f"  ROC AUC: not defined, every record of {data} has the same label (it "
+                      "needs records of both labels)", markup=False)
+    measured = "the accuracy is" if auc is None else "the accuracy and the AUC are"
+    console.print(f"  non-private evaluation on your test data: {measured} computed exactly "
+                  "and not covered by the model's privacy guarantee", markup=False)
     console.print(f"  model: {saved.model_type}; guarantee of the training: "
                   f"{saved.guarantee.describe()}", markup=False, highlight=False)
     if saved.schema.clipping_note():
@@ -850,10 +905,28 @@ def evaluate_table(
 
 
 def models(
+    data: Annotated[Path | None, typer.Argument(
+        help="With --schema: your CSV, read only for its number of records n (checked "
+             "against the schema as fit reads it).")] = None,
     all_models: Annotated[bool, typer.Option("--all", help="Also list models that are not "
                                                            "recommended (gaussian-rspm, opsamp).")] = False,
+    schema_path: Annotated[Path | None, typer.Option(
+        "--schema", help="Advice for this table: from its encoded features d, --epsilon, n "
+                         "(with DATA) and the default W's size |W|; nothing else is read.")] = None,
+    epsilon: Annotated[float | None, typer.Option(
+        "--epsilon", help="The privacy parameter you mean to fit with (with --schema).")] = None,
+    sep: Annotated[str, _SEP] = ",",
+    ignore_extra: Annotated[
+        bool, typer.Option("--ignore-extra", help="Leave out data columns the schema does "
+                                                  "not mention (refused otherwise).")
+    ] = False,
 ) -> None:
-    """Which model to use for your table, in brief (measured; docs/choosing-a-model.md)."""
+    """Which model to use for your table: in brief, or from its public facts with --schema."""
+    if schema_path is not None or epsilon is not None or data is not None:
+        from oracledp._cli_advice import print_advice
+
+        print_advice(schema_path, epsilon, data, sep, ignore_extra)
+        return
     lines = ["Which model (measured by benchmarks/your_tables.py on 5 public tables; numbers in "
              "docs/choosing-a-model.md):"]
     rows = [*MODEL_GUIDE, *([("gaussian-rspm", *GAUSSIAN_RSPM_NOTE),
@@ -863,6 +936,8 @@ def models(
         lines.append(f"  {name:<15} {when}: {why}")
     lines.append(f"fit refuses --epsilon above {EPSILON_CAP:g} unless --allow-large-epsilon; "
                  "accuracy-first's --max-epsilon defaults to the same cap.")
+    lines.append("For your table (from d, n, epsilon and |W| only): oracledp models --schema S "
+                 "--epsilon E [DATA]")
     typer.echo("\n".join(lines))
 
 

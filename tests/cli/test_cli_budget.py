@@ -27,10 +27,10 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from oracledp import _budget_file
 from oracledp._cli import app
 from oracledp.oracles import _registry as oracle_registry
 from oracledp.privacy import PrivacyGuarantee, group_privacy
+from oracledp.privacy import _budget_file
 from oracledp.privacy._group import group_loss
 from oracledp.tabular import ModelFileError, load_model
 
@@ -196,7 +196,7 @@ def test_records_per_person_scale_the_charge_and_the_saved_guarantee(files) -> N
     assert "guarantee per person: 1.5-DP (pure), groups of 3 records (replace-one)" in res.stdout
     assert "per person (3 records)" in res.stdout
     (spend,) = _ledger(files)["spends"]
-    assert (spend["epsilon"], spend["per_record"]["epsilon"], spend["records_per_person"]) == (
+    assert (spend["epsilon"], spend["guarantee"]["epsilon"], spend["records_per_person"]) == (
         1.5, 0.5, 3)
     saved = load_model(files["dir"] / "m")
     assert saved.schema.records_per_person == 3
@@ -248,7 +248,8 @@ def test_concurrent_reservations_never_exceed_the_total(tmp_path: Path) -> None:
 
     def reserve() -> None:
         try:
-            _budget_file.reserve(path, {"model": "t", "epsilon": 0.3, "delta": 0.0})
+            _budget_file.book(path, 0.3, 0.0, label="t", details={},
+                              declared=PrivacyGuarantee.pure(0.3, source="t"))
             outcomes.append("ok")
         except _budget_file.BudgetFileError:
             outcomes.append("refused")
@@ -259,7 +260,7 @@ def test_concurrent_reservations_never_exceed_the_total(tmp_path: Path) -> None:
     for t in threads:
         t.join()
     assert sorted(outcomes) == ["ok"] * 3 + ["refused"] * 5
-    ledger = _budget_file.read_ledger(path)
+    ledger = _budget_file.read_budget_file(path)
     assert len(ledger.spends) == 3 and ledger.spent == (pytest.approx(0.9), 0.0)
     assert not list(tmp_path.glob(".b.json.*.tmp"))  # atomic writes leave no temporary file
 
@@ -310,3 +311,58 @@ def test_ctrl_c_after_the_fit_started_keeps_the_declared_budget(files) -> None:
     assert "declared budget stays charged" in err and "Traceback" not in err
     (spend,) = _ledger(files)["spends"]
     assert spend["epsilon"] == 1.0 and spend["status"].startswith("interrupted after the fit")
+
+
+# --- one ledger whatever path reaches it; hostile files are one error ------------------------
+def test_a_symbolic_link_reaches_the_same_ledger(files) -> None:
+    files["budget"].write_text('{"total_epsilon": 1.0}')
+    link = files["dir"] / "link.json"
+    link.symlink_to(files["budget"])
+    res = _fit({**files, "budget": link}, "m1", "--epsilon", "0.6")
+    assert res.exit_code == 0, res.output
+    assert link.is_symlink() and len(_ledger(files)["spends"]) == 1  # written through the link
+    res = _fit(files, "m2", "--epsilon", "0.6")  # the real file: the same budget
+    assert res.exit_code == 2 and "only epsilon 0.4" in res.stderr, res.output
+    res = _fit({**files, "budget": link}, "m3", "--epsilon", "0.4")
+    assert res.exit_code == 0, res.output
+    assert link.is_symlink() and [s["epsilon"] for s in _ledger(files)["spends"]] == [0.6, 0.4]
+    assert not list(files["dir"].glob("link.json.lock"))  # one lock, the real file's
+
+
+def test_a_ledger_with_several_names_is_refused(files) -> None:
+    files["budget"].write_text('{"total_epsilon": 1.0}')
+    other = files["dir"] / "hard.json"
+    os.link(files["budget"], other)
+    for path in (files["budget"], other):
+        res = _fit({**files, "budget": path}, "m", "--epsilon", "0.6")
+        assert res.exit_code == 2 and res.stderr.count("\n") == 1, res.output
+        assert "other names (hard links)" in res.stderr and "symbolic link" in res.stderr
+    assert _ledger(files) == {"total_epsilon": 1.0} and not (files["dir"] / "m").exists()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX named pipes")
+def test_a_pipe_or_a_directory_is_refused_without_reading(files) -> None:
+    fifo = files["dir"] / "fifo.json"
+    os.mkfifo(fifo)
+    for path in (fifo, files["dir"]):
+        res = _fit({**files, "budget": path}, "m", "--epsilon", "0.6")
+        assert res.exit_code == 2 and res.stderr.count("\n") == 1, res.output
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    ('{"total_epsilon": 1, "spends": [{"epsilon": ' + "9" * 401 + ', "delta": 0}]}',
+     "more than 300 digits"),
+    ('{"total_epsilon": ' + "1" * 401 + "}", "more than 300 digits"),
+    ('{"total_epsilon": 1e400}', "total_epsilon must be a finite number"),
+    ('{"total_epsilon": 1, "note": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested more than"),
+    ('{"total_epsilon": NaN}', "NaN is not a JSON number"),
+    ('{"total_epsilon": 1, "total_epsilon": 9}', "keys listed twice"),
+    ('{"total_epsilon": 1, "spends": [{"epsilon": 0.1, "delta": 0, "guarantee": {}}]}',
+     "spends[0].guarantee must have exactly the fields"),
+])
+def test_a_hostile_ledger_is_one_clear_error(files, text: str, says: str) -> None:
+    files["budget"].write_text(text)
+    res = _fit(files, "m", "--epsilon", "1")
+    assert res.exit_code == 2 and res.stderr.count("\n") == 1, res.output
+    assert res.stderr.startswith(f"error: --budget {files['budget']}: ") and says in res.stderr
+    assert "Traceback" not in res.output and not (files["dir"] / "m").exists()

@@ -20,6 +20,9 @@
   releases: every estimator's and synthesizer's ``fit`` reports to the active accountant
   (``with BudgetAccountant(...) as acct:``, or :func:`set_default_accountant`), which refuses
   a fit beyond the budget before any noise and charges every release (:class:`Charge`).
+* :mod:`oracledp.privacy._budget_file`: :func:`open_budget_file`, an accountant kept in a
+  JSON file (its saved form, :meth:`BudgetAccountant.to_dict`), locked while in use: the
+  ledger of ``oracledp fit --budget``.
 
 The mechanisms' own calibrations (OPDisc's sigma, OPSamp's lambda, RSPM's scale...) stay with
 the mechanism and its proof; they draw through :mod:`~oracledp.privacy._noise` and account
@@ -32,6 +35,7 @@ from oracledp.privacy._accountant import (
     active_accountant,
     set_default_accountant,
 )
+from oracledp.privacy._budget_file import BudgetFileError, open_budget_file, read_budget_file
 from oracledp.privacy._composition import (
     advanced_composition,
     advanced_composition_k,
@@ -58,6 +62,7 @@ from oracledp.privacy._noise import (
 __all__ = [
     "COMPOSITIONS",
     "BudgetAccountant",
+    "BudgetFileError",
     "Charge",
     "GuaranteeKind",
     "PrivacyGuarantee",
@@ -77,7 +82,9 @@ __all__ = [
     "laplace_guarantee",
     "laplace_scale",
     "ledger_guarantee",
+    "open_budget_file",
     "pure_to_zcdp",
+    "read_budget_file",
     "select_measure_rho",
     "set_default_accountant",
     "zcdp_epsilon",

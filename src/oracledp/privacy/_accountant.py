@@ -55,14 +55,16 @@ of ``0.3``), far below the idealized numerics every guarantee is stated under.
 
 from __future__ import annotations
 
+import datetime as _dt
 import functools
 import math
 import os
 import sys
 import threading
+import uuid
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from oracledp._errors import BudgetError, NoHaltError, PrivacyWarning
@@ -99,14 +101,40 @@ class Charge:
         The zCDP charged (``composition="zcdp"``), else None.
     status:
         ``"released"``, or how the fit ended after its mechanism started.
+    id, date:
+        The charge's identifier and when it was made (UTC, ISO 8601).
+    details:
+        What the caller recorded with it (the command line: the model, the data and output
+        paths, the records per person); saved with the charge.
+
+    A charge read from a saved ledger (:meth:`BudgetAccountant.from_dict`) that a person
+    added by hand, ``{"epsilon": ..., "delta": ...}``, has ``guarantee`` None.
     """
 
     label: str
-    guarantee: PrivacyGuarantee
+    guarantee: PrivacyGuarantee | None
     epsilon: float
     delta: float
     rho: float | None
     status: str
+    id: str = ""
+    date: str = ""
+    details: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The charge as JSON-ready data (an unbounded epsilon as the string ``"inf"``)."""
+        g = self.guarantee
+        d: dict[str, Any] = {"id": self.id, "date": self.date, "label": self.label}
+        if g is not None:
+            d["kind"] = str(g.kind)
+        d.update({"epsilon": _json_loss(self.epsilon), "delta": self.delta})
+        if self.rho is not None:
+            d["rho"] = _json_loss(self.rho)
+        d["status"] = self.status
+        d.update(self.details)
+        if g is not None:
+            d["guarantee"] = g.to_dict()
+        return d
 
 
 @dataclass(frozen=True)
@@ -114,6 +142,62 @@ class _Cost:
     epsilon: float
     delta: float
     rho: float | None
+
+
+#: The status of a charge booked before its fit ran (or of a fit still running when saved).
+RESERVED = "reserved: the fit started or was interrupted; its declared budget is charged"
+_SAVED_KEYS = frozenset({"total_epsilon", "total_delta", "composition", "records_per_person",
+                         "note", "spends"})
+_CHARGE_KEYS = frozenset({"id", "date", "label", "kind", "epsilon", "delta", "rho", "status",
+                          "guarantee"})
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+
+
+def _json_loss(x: float) -> float | str:
+    return x if math.isfinite(x) else "inf"
+
+
+def _loss(v: Any, what: str, *, lo_open: bool = False, hi: float = math.inf,
+          unbounded: bool = False) -> float:
+    """A saved loss: a finite JSON number in its range (``"inf"`` where ``unbounded``)."""
+    if unbounded and v == "inf":
+        return math.inf
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise ValueError(f"{what} must be a number, got {type(v).__name__}")
+    try:
+        x = float(v)
+    except OverflowError:  # pragma: no cover - the strict reader refuses such integers
+        raise ValueError(f"{what} must be a finite number") from None
+    if not math.isfinite(x) or x < 0 or (lo_open and x == 0) or x >= hi:
+        interval = f"{'(' if lo_open else '['}0, {hi:g})"
+        raise ValueError(f"{what} must be a finite number in {interval}")
+    return x
+
+
+def _charge_from_dict(s: Any, what: str) -> Charge:
+    if not isinstance(s, dict) or "epsilon" not in s or "delta" not in s:
+        raise ValueError(f"{what} must be an object with \"epsilon\" and \"delta\" (what the "
+                         "release was charged)")
+    epsilon = _loss(s["epsilon"], f"{what}.epsilon", unbounded=True)
+    delta = _loss(s["delta"], f"{what}.delta", hi=math.nextafter(1.0, 2.0))  # 1: exhausted
+    rho = None if s.get("rho") is None else _loss(s["rho"], f"{what}.rho", unbounded=True)
+    g = None
+    if s.get("guarantee") is not None:
+        g = PrivacyGuarantee.from_dict(s["guarantee"], f"{what}.guarantee")
+    for key in ("id", "date", "label", "status"):
+        if not isinstance(s.get(key, ""), str):
+            raise ValueError(f"{what}.{key} must be a string")
+    details = {k: v for k, v in s.items() if k not in _CHARGE_KEYS}
+    if g is None and "kind" in s:
+        details["kind"] = s["kind"]  # kept as written: nothing derives it
+    elif g is not None and s.get("kind", str(g.kind)) != str(g.kind):
+        raise ValueError(f"{what}.kind is not its guarantee's kind")
+    return Charge(s.get("label", "recorded by hand"), g, epsilon, delta, rho,
+                  s.get("status", "recorded by hand"), id=s.get("id", ""),
+                  date=s.get("date", ""), details=details)
 
 
 class BudgetAccountant:
@@ -171,6 +255,8 @@ class BudgetAccountant:
         self._rho_total = (zcdp_rho(self._total_epsilon, self._total_delta)
                            if composition == "zcdp" else math.inf)
         self._charges: list[Charge] = []
+        #: A free note kept with the saved form (:meth:`to_dict`).
+        self.note: Any = None
         self._pending: dict[int, _Cost] = {}
         self._next_token = 0
         self._lock = threading.RLock()
@@ -314,12 +400,98 @@ class BudgetAccountant:
         except BudgetError:
             return _Cost(math.inf, 0.0, math.inf)
 
-    def _record(self, label: str, guarantee: PrivacyGuarantee, cost: _Cost,
-                status: str) -> Charge:
+    def _record(self, label: str, guarantee: PrivacyGuarantee | None, cost: _Cost,
+                status: str, details: dict[str, Any] | None = None) -> Charge:
         charge = Charge(label, guarantee, cost.epsilon, cost.delta,
-                        cost.rho if self._composition == "zcdp" else None, status)
+                        cost.rho if self._composition == "zcdp" else None, status,
+                        id=uuid.uuid4().hex, date=_now(), details=dict(details or {}))
         self._charges.append(charge)
         return charge
+
+    # --- charges made before and settled after a fit in another process (the saved ledger) -
+    def _book(self, epsilon: float, delta: float, *, label: str, guarantee: PrivacyGuarantee,
+              status: str, details: dict[str, Any]) -> Charge:
+        """Charge a declared per-person ``(epsilon, delta)`` now if it fits (BudgetError
+        otherwise): the command line books a fit's budget in the saved ledger before it reads
+        the data, then settles or drops the charge (:meth:`_rebook`, :meth:`_unbook`)."""
+        with self._lock:
+            cost = self._declared_cost(epsilon, delta, None, _REPLACE)
+            why = self._refusal(cost, label)
+            if why is not None:
+                raise BudgetError(f"privacy budget exceeded: {why}")
+            return self._record(label, guarantee, cost, status, details)
+
+    def _rebook(self, charge_id: str, *, epsilon: float, delta: float,
+                guarantee: PrivacyGuarantee | None, status: str) -> Charge | None:
+        """Replace what charge ``charge_id`` charges (None if it is not there: a hand edit)."""
+        with self._lock:
+            for i, c in enumerate(self._charges):
+                if c.id == charge_id:
+                    rho = None
+                    if self._composition == "zcdp" and delta == 0 and math.isfinite(epsilon):
+                        rho = epsilon * epsilon / 2.0
+                    self._charges[i] = replace(c, epsilon=epsilon, delta=delta, rho=rho,
+                                               guarantee=guarantee, status=status, date=_now())
+                    return self._charges[i]
+            return None
+
+    def _unbook(self, charge_id: str) -> None:
+        """Drop charge ``charge_id``: its fit was refused before its mechanism drew anything."""
+        with self._lock:
+            self._charges = [c for c in self._charges if c.id != charge_id]
+
+    # --- the saved form ---------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """The accountant as JSON-ready data: its totals, rules and charges (fits still
+        running are saved as charges of their declared budget).  :meth:`from_dict` reads it
+        back; :func:`oracledp.privacy.open_budget_file` keeps it in a file."""
+        with self._lock:
+            doc: dict[str, Any] = {"total_epsilon": self._total_epsilon,
+                                   "total_delta": self._total_delta}
+            if self._composition != "basic":
+                doc["composition"] = self._composition
+            if self._k > 1:
+                doc["records_per_person"] = self._k
+            if self.note is not None:
+                doc["note"] = self.note
+            pending = [Charge("a fit still running", None, c.epsilon, c.delta, c.rho,
+                              RESERVED, id=f"pending-{token}", date=_now())
+                       for token, c in self._pending.items()]
+            doc["spends"] = [c.to_dict() for c in (*self._charges, *pending)]
+            return doc
+
+    @classmethod
+    def from_dict(cls, doc: Any) -> BudgetAccountant:
+        """An accountant from its saved form (:meth:`to_dict`), checked strictly: ValueError
+        with one message naming the first problem.  A person may start one by hand as
+        ``{"total_epsilon": 1.0}`` (and ``"total_delta"``), and record a release made
+        elsewhere as a spend ``{"epsilon": 0.5, "delta": 0}``."""
+        if not isinstance(doc, dict):
+            raise ValueError("a budget is a JSON object such as {\"total_epsilon\": 1.0}")
+        extra = sorted(set(doc) - _SAVED_KEYS)
+        if extra:
+            raise ValueError(f"unknown keys {extra} (a budget has {', '.join(sorted(_SAVED_KEYS))})")
+        if "total_epsilon" not in doc:
+            raise ValueError("it has no \"total_epsilon\" (start it as {\"total_epsilon\": "
+                             "1.0}, and \"total_delta\" for releases with a delta)")
+        total_eps = _loss(doc["total_epsilon"], "total_epsilon", lo_open=True)
+        total_delta = _loss(doc.get("total_delta", 0.0), "total_delta", hi=1.0)
+        k = doc.get("records_per_person", 1)
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise ValueError("records_per_person must be an integer >= 1")
+        composition = doc.get("composition", "basic")
+        if composition not in _COMPOSITIONS:
+            raise ValueError(f"composition must be one of {', '.join(_COMPOSITIONS)}")
+        acct = cls(total_eps, total_delta, composition, records_per_person=k)
+        acct.note = doc.get("note")
+        spends = doc.get("spends", [])
+        if not isinstance(spends, list):
+            raise ValueError("\"spends\" must be a list (the releases recorded so far)")
+        acct._charges = [_charge_from_dict(s, f"spends[{i}]") for i, s in enumerate(spends)]
+        if composition == "zcdp":
+            acct._charges = [c if c.rho is not None or not (c.delta == 0) else
+                             replace(c, rho=c.epsilon * c.epsilon / 2.0) for c in acct._charges]
+        return acct
 
     # --- reservations (the fits' protocol) ----------------------------------------------------
     def _reserve(self, cost: _Cost, label: str) -> int:

@@ -1,160 +1,101 @@
-"""The command line's privacy ledger: ``oracledp fit --budget FILE``.
+"""A budget in a file: the saved form of one :class:`~oracledp.privacy.BudgetAccountant`.
 
-``FILE`` is a JSON object the user starts as ``{"total_epsilon": E}`` (and ``"total_delta"``
-for models with a delta).  Every release ``fit`` makes appends its spend to ``"spends"``;
-the spends add up by basic composition, and a fit whose declared budget would exceed what
-remains is refused before the data file is read and before any noise.  The budget is per
-person: each spend is the release's guarantee for the schema's ``records_per_person``
-records (group privacy), the same rules as :class:`oracledp.privacy.BudgetAccountant`
-(``docs/proofs/budget-accountant.md``):
+``oracledp fit --budget FILE`` and :func:`open_budget_file` keep a session's budget in a JSON
+file, the accountant's :meth:`~oracledp.privacy.BudgetAccountant.to_dict`.  A person starts it
+as ``{"total_epsilon": E}`` (and ``"total_delta"`` for releases with a delta); every rule
+(basic or zCDP composition, refusals, what a release is charged) is the accountant's own.
 
-* the declared budget is written **before** the data are read (``"status": "reserved ..."``),
-  so a crash or an interrupt after the fit started leaves it charged;
-* a fit refused before its mechanism drew anything removes that entry again;
-* a fit that ends updates it: the release's guarantee (Accuracy First: its realised ex-post
-  loss, after a pre-check with its cap ``--max-epsilon``), or, when it failed after its
-  mechanism started, the declared budget (Accuracy First's refusal: its own ex-post loss).
+**One ledger, whatever path reaches it.**  A symbolic link is followed to the file it names,
+and the lock and the write act on that file, so ``link.json`` and the real file are one
+ledger.  A file with several names (hard links) is refused: replacing it atomically would
+give each name its own copy, and each copy could spend the whole budget.  Anything but a
+regular file (a directory, a pipe, a device) is refused, and so is a file larger than the
+strict reader's cap (:mod:`oracledp._jsonfile`: hostile numbers and nesting are one error).
 
-Every write replaces the file atomically (a temporary file in the same directory, then
-``os.replace``), under an advisory lock on ``FILE.lock`` so that two fits sharing a budget
-cannot both take its last part.
+**Every change is one locked read-modify-write**: an advisory lock on ``<real file>.lock``,
+then the whole file is read, changed and replaced atomically (a temporary file in the same
+directory, ``fsync``, ``os.replace``, the original's permission bits).  Two processes that
+share a budget cannot both take its last part.
+
+The command line books a fit's declared budget (per person, for the schema's
+``records_per_person``) before it reads the data, so a crash or an interrupt after the fit
+started leaves it charged; settles it with the release's own charge when the fit ends (the
+declared budget if it failed after its mechanism drew noise); and removes it when the fit was
+refused before any noise.  Proof that this keeps every session within its total:
+``docs/proofs/budget-accountant.md``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import datetime as _dt
-import json
-import math
 import os
+import stat
 import tempfile
-import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from oracledp.privacy._accountant import RTOL
+from oracledp import _jsonfile
+from oracledp._errors import BudgetError
+from oracledp.privacy._accountant import RESERVED, BudgetAccountant, Charge
 from oracledp.privacy._group import group_loss
+from oracledp.privacy._guarantees import PrivacyGuarantee
 
-__all__ = ["BudgetFileError", "Ledger", "read_ledger"]
+__all__ = ["BudgetFileError", "open_budget_file", "read_budget_file"]
 
-_TOP_KEYS = frozenset({"total_epsilon", "total_delta", "spends", "note"})
-STARTED = "reserved: the fit started or was interrupted; its declared budget is charged"
+START = ("create it with your total budget, e.g. {\"total_epsilon\": 1.0} (and "
+         "\"total_delta\": 1e-6 for releases with a delta)")
 
 
 class BudgetFileError(ValueError):
-    """The budget file cannot be used (unreadable, not JSON, or not a budget)."""
+    """The budget file cannot be used (missing, unreadable, not a budget, or linked)."""
 
 
-def _number(v: Any, what: str, *, lo: float, hi: float, lo_open: bool) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise BudgetFileError(f"{what} must be a number, got {json.dumps(v)[:40]}")
-    x = float(v)
-    if not math.isfinite(x) or x < lo or (lo_open and x == lo) or x >= hi:
-        interval = f"{'(' if lo_open else '['}{lo:g}, {hi:g})"
-        raise BudgetFileError(f"{what} must be a finite number in {interval}, got {v!r}")
-    return x
-
-
-@dataclass
-class Ledger:
-    """A parsed budget file: the totals and the spends (each a JSON object)."""
-
-    path: Path
-    total_epsilon: float
-    total_delta: float
-    spends: list[dict[str, Any]] = field(default_factory=list)
-    note: Any = None
-
-    @property
-    def spent(self) -> tuple[float, float]:
-        """``(sum epsilon, sum delta)`` of every spend (basic composition)."""
-        return (math.fsum(s["epsilon"] for s in self.spends),
-                math.fsum(s["delta"] for s in self.spends))
-
-    @property
-    def remaining(self) -> tuple[float, float]:
-        eps, delta = self.spent
-        return max(0.0, self.total_epsilon - eps), max(0.0, self.total_delta - delta)
-
-    def refusal(self, epsilon: float, delta: float) -> str | None:
-        """Why a spend of ``(epsilon, delta)`` does not fit (None if it does)."""
-        eps_spent, delta_spent = self.spent
-        if (eps_spent + epsilon <= self.total_epsilon * (1.0 + RTOL)
-                and delta_spent + delta <= self.total_delta * (1.0 + RTOL)):
-            return None
-        left_eps, left_delta = self.remaining
-        return (f"this fit would spend epsilon {epsilon:.4g}, delta {delta:.3g} but only "
-                f"epsilon {left_eps:.4g}, delta {left_delta:.3g} of the total "
-                f"({self.total_epsilon:g}, {self.total_delta:g}) remain ({len(self.spends)} "
-                "release(s) recorded)")
-
-    def to_json(self) -> str:
-        doc: dict[str, Any] = {"total_epsilon": self.total_epsilon,
-                               "total_delta": self.total_delta}
-        if self.note is not None:
-            doc["note"] = self.note
-        doc["spends"] = self.spends
-        return json.dumps(doc, indent=2, allow_nan=False) + "\n"
-
-
-def _parse(path: Path, text: str) -> Ledger:
+def _real_file(path: str | Path) -> Path:
+    """The regular file ``path`` names, symbolic links followed; refused if it has several
+    names (hard links) or is not a regular file."""
+    real = Path(os.path.realpath(path))
     try:
-        doc = json.loads(text)
-    except ValueError as exc:
-        raise BudgetFileError(f"not valid JSON ({exc}); start it as "
-                              "{\"total_epsilon\": 1.0}") from None
-    if not isinstance(doc, dict):
-        raise BudgetFileError("a budget file is a JSON object such as {\"total_epsilon\": 1.0}")
-    extra = sorted(set(doc) - _TOP_KEYS)
-    if extra:
-        raise BudgetFileError(f"unknown keys {extra} (a budget has total_epsilon, total_delta, "
-                              "spends and an optional note)")
-    if "total_epsilon" not in doc:
-        raise BudgetFileError("it has no \"total_epsilon\" (start it as "
-                              "{\"total_epsilon\": 1.0}, and \"total_delta\" for models with a "
-                              "delta)")
-    total_eps = _number(doc["total_epsilon"], "total_epsilon", lo=0.0, hi=math.inf,
-                        lo_open=True)
-    total_delta = _number(doc.get("total_delta", 0.0), "total_delta", lo=0.0, hi=1.0,
-                          lo_open=False)
-    spends = doc.get("spends", [])
-    if not isinstance(spends, list):
-        raise BudgetFileError("\"spends\" must be a list (the releases recorded so far)")
-    for i, s in enumerate(spends):
-        if not isinstance(s, dict) or "epsilon" not in s or "delta" not in s:
-            raise BudgetFileError(f"spends[{i}] must be an object with \"epsilon\" and "
-                                  "\"delta\" (what the release was charged)")
-        _number(s["epsilon"], f"spends[{i}].epsilon", lo=0.0, hi=math.inf, lo_open=False)
-        _number(s["delta"], f"spends[{i}].delta", lo=0.0, hi=math.inf, lo_open=False)
-    return Ledger(path, total_eps, total_delta, list(spends), doc.get("note"))
-
-
-def read_ledger(path: Path) -> Ledger:
-    """The budget file at ``path``, checked (BudgetFileError, one message, otherwise)."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
+        st = os.stat(real)
     except FileNotFoundError:
-        raise BudgetFileError("no such file; create it with your total budget, e.g. "
-                              "{\"total_epsilon\": 1.0} (and \"total_delta\": 1e-6 for models "
-                              "with a delta)") from None
-    except UnicodeDecodeError:
-        raise BudgetFileError("not UTF-8 text") from None
+        raise BudgetFileError(f"no such file; {START}") from None
     except OSError as exc:
         raise BudgetFileError(f"cannot read it ({exc.strerror})") from None
-    return _parse(Path(path), text)
+    if not stat.S_ISREG(st.st_mode):
+        raise BudgetFileError("not a regular file (a budget is a JSON file)")
+    if st.st_nlink > 1:
+        raise BudgetFileError(
+            "the file has other names (hard links); a budget must have one name, or its "
+            "copies could each spend the whole total. Keep one name, and reach it from "
+            "elsewhere through a symbolic link (ln -s)")
+    return real
+
+
+def _load(real: Path) -> BudgetAccountant:
+    try:
+        text = _jsonfile.read_text(real)
+        return BudgetAccountant.from_dict(_jsonfile.loads(text))
+    except OSError as exc:
+        raise BudgetFileError(f"cannot read it ({exc.strerror})") from None
+    except (ValueError, TypeError) as exc:
+        raise BudgetFileError(str(exc)) from None
+
+
+def read_budget_file(path: str | Path) -> BudgetAccountant:
+    """The accountant saved in ``path``, checked (BudgetFileError, one message, otherwise);
+    not locked and not activated: to look, not to spend."""
+    return _load(_real_file(path))
 
 
 @contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """An advisory lock on ``path.lock`` (none where ``fcntl`` does not exist)."""
+def _locked(real: Path) -> Iterator[None]:
+    """An advisory lock on ``real.lock`` (none where ``fcntl`` does not exist)."""
     try:
         import fcntl
     except ImportError:  # pragma: no cover - not POSIX
         yield
         return
-    lock = path.with_name(path.name + ".lock")
+    lock = real.with_name(real.name + ".lock")
     try:
         fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
     except OSError as exc:
@@ -166,22 +107,62 @@ def _locked(path: Path) -> Iterator[None]:
         os.close(fd)  # closing releases the lock
 
 
-def _write(ledger: Ledger) -> None:
-    """Replace the file atomically."""
-    path = ledger.path
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+def _write(real: Path, acct: BudgetAccountant) -> None:
+    """Replace ``real`` atomically with the accountant's saved form."""
+    import json
+
+    text = json.dumps(acct.to_dict(), indent=2, allow_nan=False) + "\n"
+    mode = stat.S_IMODE(os.stat(real).st_mode)
+    fd, tmp = tempfile.mkstemp(prefix=f".{real.name}.", suffix=".tmp", dir=real.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(ledger.to_json())
+            fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        os.chmod(tmp, mode)
+        os.replace(tmp, real)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
 
 
+@contextlib.contextmanager
+def open_budget_file(path: str | Path, *, activate: bool = True
+                     ) -> Iterator[BudgetAccountant]:
+    """The accountant saved in the budget file ``path``, locked for the block and saved back
+    at its end if anything changed (also when the block raises: what was charged stays
+    charged).
+
+    With ``activate=True`` (default) the accountant is active in the block, so every fit
+    reports to it (refused before any noise beyond the total, charged otherwise).  The lock
+    is held for the whole block: ``oracledp fit --budget`` on the same file waits for it.
+
+    >>> import json, tempfile, pathlib
+    >>> from oracledp.privacy import open_budget_file
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "budget.json"
+    >>> _ = path.write_text('{"total_epsilon": 1.0}')
+    >>> with open_budget_file(path) as acct:
+    ...     acct.total
+    (1.0, 0.0)
+    """
+    real = _real_file(path)
+    with _locked(real):
+        real = _real_file(path)  # again, under the lock
+        acct = _load(real)
+        before = acct.to_dict()
+        try:
+            if activate:
+                with acct:
+                    yield acct
+            else:
+                yield acct
+        finally:
+            if acct.to_dict() != before:  # a refusal or a look leaves the file as it was
+                _write(real, acct)
+
+
+# --- the command line's protocol ------------------------------------------------------------
 def per_person(epsilon: float, delta: float, k: int) -> tuple[float, float]:
     """A per-record loss charged for ``k`` records per person (group privacy); BudgetFileError
     when the person-level statement would be vacuous (delta >= 1)."""
@@ -192,40 +173,42 @@ def per_person(epsilon: float, delta: float, k: int) -> tuple[float, float]:
     return eps_k, delta_k
 
 
-def reserve(path: Path, entry: dict[str, Any]) -> str:
-    """Append ``entry`` (its ``epsilon``/``delta`` the declared per-person budget) if it fits;
-    returns its id.  BudgetFileError (nothing written) if it does not fit."""
-    with _locked(path):
-        ledger = read_ledger(path)
-        why = ledger.refusal(entry["epsilon"], entry["delta"])
-        if why is not None:
-            raise BudgetFileError(f"privacy budget exceeded: {why}")
-        entry = {"id": uuid.uuid4().hex, "date": _now(), **entry, "status": STARTED}
-        ledger.spends.append(entry)
-        _write(ledger)
-        return str(entry["id"])
+def book(path: Path, epsilon: float, delta: float, *, label: str,
+         declared: PrivacyGuarantee, details: dict[str, Any]) -> str:
+    """Charge the declared per-person ``(epsilon, delta)`` if it fits; the charge's id.
+    BudgetFileError (nothing written) if it does not fit."""
+    with open_budget_file(path, activate=False) as acct:
+        try:
+            return acct._book(epsilon, delta, label=label, guarantee=declared,
+                              status=RESERVED, details=details).id
+        except BudgetError as exc:
+            raise BudgetFileError(str(exc)) from None
 
 
-def update(path: Path, entry_id: str, **fields: Any) -> Ledger:
-    """Set ``fields`` on the entry ``entry_id`` (kept as reserved if it has gone: a hand edit)."""
-    with _locked(path):
-        ledger = read_ledger(path)
-        for s in ledger.spends:
-            if s.get("id") == entry_id:
-                s.update(fields)
-                s["date"] = _now()
-                break
-        _write(ledger)
-        return ledger
+def settle(path: Path, charge_id: str, *, epsilon: float, delta: float,
+           guarantee: PrivacyGuarantee | None, status: str) -> BudgetAccountant:
+    """Set what charge ``charge_id`` charges (kept as booked if it has gone: a hand edit)."""
+    with open_budget_file(path, activate=False) as acct:
+        acct._rebook(charge_id, epsilon=epsilon, delta=delta, guarantee=guarantee,
+                     status=status)
+        return acct
 
 
-def cancel(path: Path, entry_id: str) -> None:
-    """Remove the entry ``entry_id``: its fit was refused before its mechanism drew anything."""
-    with _locked(path):
-        ledger = read_ledger(path)
-        ledger.spends = [s for s in ledger.spends if s.get("id") != entry_id]
-        _write(ledger)
+def keep(path: Path, charge_id: str, status: str) -> BudgetAccountant:
+    """Keep charge ``charge_id`` at its declared budget, with ``status``."""
+    with open_budget_file(path, activate=False) as acct:
+        c = next((c for c in acct.spends if c.id == charge_id), None)
+        if c is not None:
+            acct._rebook(charge_id, epsilon=c.epsilon, delta=c.delta, guarantee=c.guarantee,
+                         status=status)
+        return acct
 
 
-def _now() -> str:
-    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+def cancel(path: Path, charge_id: str) -> None:
+    """Remove charge ``charge_id``: its fit was refused before its mechanism drew anything."""
+    with open_budget_file(path, activate=False) as acct:
+        acct._unbook(charge_id)
+
+
+def charge_of(acct: BudgetAccountant, charge_id: str) -> Charge | None:
+    return next((c for c in acct.spends if c.id == charge_id), None)

@@ -178,6 +178,46 @@ class PrivacyGuarantee:
         d["kind"] = str(self.kind)
         return d
 
+    @classmethod
+    def from_dict(cls, d: Any, what: str = "guarantee") -> PrivacyGuarantee:
+        """The guarantee :meth:`to_dict` wrote, read strictly: exactly its fields, each with
+        its JSON type (numbers finite, never a bool), ``epsilon > 0``, ``delta`` in [0, 1),
+        a known kind, a non-empty source and neighbouring relation.  ValueError naming
+        ``what`` and the field otherwise (a saved file is never repaired or guessed).
+
+        >>> g = PrivacyGuarantee.pure(0.5, source="Laplace mechanism")
+        >>> PrivacyGuarantee.from_dict(g.to_dict()) == g
+        True
+        """
+        if not isinstance(d, dict):
+            raise ValueError(f"{what} must be a JSON object")
+        missing, extra = sorted(set(_FIELD_TYPES) - set(d)), sorted(set(d) - set(_FIELD_TYPES))
+        if missing or extra:
+            raise ValueError(f"{what} must have exactly the fields {sorted(_FIELD_TYPES)} "
+                             f"(missing {missing}, unknown {extra})")
+        for key, typ in _FIELD_TYPES.items():
+            v = d[key]
+            if typ is float:
+                if isinstance(v, bool) or not isinstance(v, (int, float)):
+                    raise ValueError(f"{what} '{key}' must be a number, got {type(v).__name__}")
+                if not math.isfinite(v):
+                    raise ValueError(f"{what} '{key}' must be finite")
+            elif not isinstance(v, typ):
+                raise ValueError(f"{what} '{key}' must be "
+                                 f"{'true or false' if typ is bool else 'a string'}, got "
+                                 f"{type(v).__name__}")
+        if d["kind"] not in {str(k) for k in GuaranteeKind}:
+            raise ValueError(f"{what} 'kind' must be one of {[str(k) for k in GuaranteeKind]}")
+        if not d["epsilon"] > 0:
+            raise ValueError(f"{what} 'epsilon' must be > 0")
+        if not 0 <= d["delta"] < 1:
+            raise ValueError(f"{what} 'delta' must be in [0, 1)")
+        if not d["source"].strip() or not d["neighbouring"].strip():
+            raise ValueError(f"{what} 'source' and 'neighbouring' must not be empty")
+        fields: dict[str, Any] = {k: (float(v) if _FIELD_TYPES[k] is float else v)
+                                  for k, v in d.items()}
+        return cls(**fields)
+
     def describe(self) -> str:
         """One line for humans."""
         if self.kind is GuaranteeKind.PURE:
@@ -223,3 +263,11 @@ class PrivacyGuarantee:
 
     def __str__(self) -> str:
         return self.describe()
+
+
+#: The fields of :meth:`PrivacyGuarantee.to_dict` and their JSON types.
+_FIELD_TYPES: dict[str, type] = {
+    "epsilon": float, "delta": float, "kind": str, "requires_exact_oracle": bool,
+    "source": str, "neighbouring": str, "holds": bool, "notes": str, "numerics": str,
+    "diagnostics_released": bool, "calibration": str,
+}
