@@ -181,3 +181,41 @@ def test_python_errors_name_the_parameter():
                                                               "from_data": True}})
     with pytest.raises(ValueError, match="from_data"):  # refused for Python as for the CLI
         make_estimator("opdisc", unconfirmed, 1.0)
+
+
+_TABLE_ROW = re.compile(r"^[│|] (\S+) +[│|] +([-+][0-9.e+-]+) [│|]$", re.M)
+
+
+def test_a_wide_table_lists_the_nonzero_coefficients_and_counts_the_zeros(tmp_path):
+    """OPDisc on 22 encoded features releases at most 4 nonzero weights (||k||^2 <= 4):
+    ``fit`` lists those and counts the rest, not one ``+0`` line per feature."""
+    levels = [f"l{i:02d}" for i in range(20)]
+    schema = {"target": {"name": "y", "labels": ["no", "yes"]},
+              "columns": [{"name": "x", "type": "numeric", "lower": 0, "upper": 10, "step": 1},
+                          {"name": "c", "type": "categorical", "levels": levels}]}
+    rows = [f"{i % 11},{levels[i % 20]},{'yes' if i % 11 > 5 else 'no'}" for i in range(60)]
+    files = {"schema": tmp_path / "schema.json", "data": tmp_path / "train.csv",
+             "out": tmp_path / "model"}
+    files["schema"].write_text(json.dumps(schema))
+    files["data"].write_text("x,c,y\n" + "\n".join(rows) + "\n")
+    res = _fit(files, model="opdisc")
+    assert res.exit_code == 0, res.output
+    coef = dict(zip(load_model(files["out"]).feature_names, load_model(files["out"]).coef,
+                    strict=True))
+    assert len(coef) == 22
+    nonzero = {name: c for name, c in coef.items() if c != 0}
+    listed = dict(_TABLE_ROW.findall(res.stdout))
+    assert set(listed) == set(nonzero)  # the zeros are not listed
+    for name, c in nonzero.items():
+        assert float(listed[name]) == pytest.approx(c, rel=1e-3)
+    assert (f"{len(nonzero)} nonzero coefficient(s) listed; the other {22 - len(nonzero)} of "
+            "the 22 encoded features have coefficient 0") in " ".join(res.stdout.split())
+
+
+def test_a_narrow_table_lists_every_coefficient(files):
+    res = _fit(files, model="rspm")
+    assert res.exit_code == 0, res.output
+    saved = load_model(files["out"])
+    listed = dict(_TABLE_ROW.findall(res.stdout))
+    assert list(listed) == list(saved.feature_names)  # zeros included, in order
+    assert "nonzero coefficient(s) listed" not in res.stdout

@@ -191,7 +191,9 @@ class DPSGDLogisticRegression(PrivateLogisticClassifier):
     of ``dp_accounting`` for Poisson-subsampled Gaussian steps (add/remove) and group privacy
     of size 2 (see :mod:`oracledp.baselines._dpsgd`).  As in scikit-learn, ``classes_`` (unless
     given), the number of features and, with ``delta=None``, n are read from the data and
-    treated as public.
+    treated as public.  ``decision_function`` (``<x, w> + b``), ``predict_proba`` (its
+    sigmoid, the logistic model's probability of ``classes_[1]``) and ``predict`` are
+    post-processing of the released ``coef_`` and ``intercept_``: they cost no privacy.
 
     Examples
     --------
@@ -269,5 +271,6 @@ class DPSGDLogisticRegression(PrivateLogisticClassifier):
         return self
 
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
-        """Scores ``<x, w> + b``; > 0 means ``classes_[1]``."""
+        """Scores ``<x, w> + b``, shape ``(n_samples,)``; > 0 means ``classes_[1]``
+        (post-processing: no privacy cost)."""
         return super().decision_function(X) + self.intercept_

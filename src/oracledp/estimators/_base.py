@@ -344,11 +344,16 @@ class PrivateBinaryClassifier(ClassifierMixin, PrivateEstimator):
         return X_arr, classes, y_pm, counts
 
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
-        """Scores ``<x, w>``; > 0 means ``classes_[1]``."""
+        """Scores ``<x, w>``, shape ``(n_samples,)``; > 0 means ``classes_[1]``.
+
+        Post-processing of the released coefficients: it reads no training record and costs
+        no privacy (the fit's ``guarantee_`` covers every use of the model).
+        """
         return self._new_data(X) @ self.coef_[0]
 
     def predict(self, X: ArrayLike) -> NDArray[Any]:
-        """``classes_[1]`` where the score is > 0, else ``classes_[0]`` (a score of 0 included)."""
+        """``classes_[1]`` where :meth:`decision_function` is > 0, else ``classes_[0]`` (a
+        score of 0 included); post-processing, like the scores."""
         scores = self.decision_function(X)
         return self.classes_[(scores > 0).astype(np.intp)]
 
@@ -357,6 +362,13 @@ class PrivateLogisticClassifier(PrivateBinaryClassifier):
     """A private linear classifier of the logistic model: adds ``predict_proba``."""
 
     def predict_proba(self, X: ArrayLike) -> NDArray[np.float64]:
-        """``[1 - sigmoid(score), sigmoid(score)]`` per row, columns in the order of ``classes_``."""
+        """``[1 - sigmoid(score), sigmoid(score)]`` per row, columns in the order of ``classes_``.
+
+        ``score`` is :meth:`decision_function`, so the second column is at least 1/2 where
+        :meth:`predict` says ``classes_[1]`` and at most 1/2 elsewhere.  The logistic model's
+        probabilities of the released coefficients: post-processing, no privacy cost (the
+        fit's ``guarantee_`` covers them), and not calibrated against the noise the release
+        added.
+        """
         p = expit(self.decision_function(X))
         return np.column_stack([1.0 - p, p])

@@ -511,7 +511,9 @@ class OPDiscClassifier(PrivateBinaryClassifier):
         return {"sigma_": float(result.sigma), "calibration_": result.calibration}
 
     def decision_function(self, X: ArrayLike) -> NDArray[np.float64]:
-        """Scores ``<x, w>`` (after rounding to ``feature_grid`` if set); > 0 means ``classes_[1]``."""
+        """Scores ``<x, w>`` (after rounding to ``feature_grid`` if set), shape
+        ``(n_samples,)``; > 0 means ``classes_[1]``.  Post-processing of the released w: no
+        privacy cost.  A 0/1-loss halfspace has no probability model, so no ``predict_proba``."""
         X_arr = self._new_data(X)
         X_arr = self._transform(X_arr, self.feature_grid_, self.feature_schema_)  # as in fit
         return X_arr @ self.coef_[0]

@@ -23,7 +23,7 @@ from numpy.typing import ArrayLike
 from oracledp._diagnostics import split_diagnostics
 from oracledp._validation import check_choice, check_positive
 from oracledp.estimators._base import (
-    PrivateBinaryClassifier,
+    PrivateLogisticClassifier,
     check_privacy_parameters,
     delta_for,
     result_attributes,
@@ -36,7 +36,7 @@ from oracledp.privacy._accountant import begin_release
 __all__ = ["OPSampClassifier"]
 
 
-class OPSampClassifier(PrivateBinaryClassifier):
+class OPSampClassifier(PrivateLogisticClassifier):
     """Differentially private logistic regression with OPSamp (approximate, certified oracle).
 
     Draws m noise vectors sigma_k with i.i.d. exponential entries of rate eta,
@@ -45,7 +45,9 @@ class OPSampClassifier(PrivateBinaryClassifier):
     its public maximum M over W), averages them and adds Laplace noise of scale
     lambda/eps per coordinate.  The model is a linear classifier through the
     origin: ``intercept_ = 0.0`` (with one-hot encoded categorical features the
-    one-hot blocks play the role of an intercept).
+    one-hot blocks play the role of an intercept).  The loss is the logistic loss of w
+    (divided by a public constant, which does not change the model), so w is a logistic
+    model: ``predict_proba`` gives ``sigmoid(<x, w>)`` for ``classes_[1]``.
 
     Parameters
     ----------
@@ -123,7 +125,8 @@ class OPSampClassifier(PrivateBinaryClassifier):
     the declared alpha, which each answer certifies (Frank-Wolfe gap); an
     uncertified answer raises OracleFailure.  The label set, the number of
     features and (with ``delta=None``) the number of rows are treated as public.
-    Noise is sampled with numpy (idealized numerics).
+    Noise is sampled with numpy (idealized numerics).  ``decision_function``,
+    ``predict_proba`` and ``predict`` are post-processing of w: they cost no privacy.
 
     References
     ----------

@@ -46,6 +46,11 @@ _MODEL_RULES: dict[str, tuple[str, bool, bool]] = {
     "gaussian-rspm": ("approximate", True, False),
 }
 
+#: The model types whose coefficients are a logistic model (fitted with the logistic loss):
+#: ``sigmoid(score)`` is their probability of ``classes[1]``.  The others are 0/1-loss
+#: halfspaces, whose scores have no probability model.
+LOGISTIC_MODELS = ("opsamp", "dpsgd", "accuracy-first")
+
 #: The fields of ``PrivacyGuarantee.to_dict()`` and their exact JSON types.
 _GUARANTEE_FIELDS: dict[str, type] = {
     "epsilon": float, "delta": float, "kind": str, "requires_exact_oracle": bool,
