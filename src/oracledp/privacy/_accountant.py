@@ -46,7 +46,10 @@ whole process outside any block.  Activation is process-wide, so fits in other t
 the process (the threading backend of joblib) report to it; fits in *other processes* cannot:
 scikit-learn's searches with a process backend (``n_jobs > 1``) refuse to fit a clone made
 while an accountant was active (:class:`~oracledp._errors.BudgetError`), rather than release
-uncharged.  The learner functions (:func:`oracledp.opdisc`, :func:`oracledp.mwem`...) do not
+uncharged.  Under an accountant, scikit-learn's searches and cross-validations must pass
+``error_score="raise"`` (refused when they clone the estimator otherwise): with the default a
+fit the budget refuses is recorded as a failed fit, and the search quietly chooses among the
+fits the budget allowed.  The learner functions (:func:`oracledp.opdisc`, :func:`oracledp.mwem`...) do not
 report: call :meth:`BudgetAccountant.check` before and :meth:`BudgetAccountant.charge` after.
 
 Comparisons allow a relative ``1e-9`` for floating-point sums (``0.1 + 0.2`` fits in a total
@@ -755,7 +758,16 @@ def begin_release(owner: object, epsilon: float | None, delta: float = 0.0, *, r
         cost = acct._declared_cost(epsilon, delta, None if ex_post else rho, neighbouring)
         if ex_post:
             cost = _Cost(cost.epsilon, cost.delta, None)
-        session.token = acct._reserve(cost, session.label)
+        try:
+            session.token = acct._reserve(cost, session.label)
+        except BudgetError:
+            module = _refitter()
+            if module is not None and _error_score() != "raise":
+                warnings.warn(f"{session.label} was refused by the active BudgetAccountant "
+                              f"inside scikit-learn ({module}); if that code skips failed "
+                              "fits, its result was chosen among the fits the budget allowed",
+                              PrivacyWarning, stacklevel=3)
+            raise
         session.accountant = acct
     session.rng, session.rng_state = rng, _rng_state(rng)
     session.declared = _Declared(math.inf if epsilon is None else float(epsilon), float(delta),
@@ -775,6 +787,31 @@ REFIT_WARNING = (
     "deltas), not the epsilon of one fit. Account for it with "
     "oracledp.privacy.BudgetAccountant (`with BudgetAccountant(total_epsilon) as acct:`), which "
     "sums the fits and refuses any beyond the total.")
+
+
+SEARCH_ERROR = (
+    "{name} is being cloned by scikit-learn ({module}) under an active BudgetAccountant with "
+    "error_score={error_score!r}: scikit-learn would record a fit the budget refuses as a "
+    "failed fit and carry on, so the search would quietly choose among the fits the budget "
+    "allowed. Pass error_score='raise': a refusal then stops the search (before the refused "
+    "fit draws any noise; the fits already made stay charged). Refused before any fit.")
+
+
+def _error_score() -> Any:
+    """The ``error_score`` of the scikit-learn model-selection call on the stack (a search's
+    attribute or cross-validation's argument), None if there is none."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        name = frame.f_globals.get("__name__", "")
+        if isinstance(name, str) and name.startswith("sklearn.model_selection"):
+            local = frame.f_locals
+            if "error_score" in local:
+                return local["error_score"]
+            owner = local.get("self")
+            if owner is not None and hasattr(owner, "error_score"):
+                return owner.error_score
+        frame = frame.f_back  # type: ignore[assignment]
+    return None
 
 
 def _refitter() -> str | None:
@@ -800,6 +837,11 @@ def note_clone(original: object, clone: object) -> None:
     if module is None:
         return
     if active_accountant() is not None:
+        error_score = _error_score()
+        if error_score is not None and not (isinstance(error_score, str)
+                                            and error_score == "raise"):
+            raise BudgetError(SEARCH_ERROR.format(name=type(original).__name__, module=module,
+                                                  error_score=error_score))
         object.__setattr__(clone, _CLONE_MARK, os.getpid())
         return
     warnings.warn(REFIT_WARNING.format(name=type(original).__name__, module=module),
