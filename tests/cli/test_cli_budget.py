@@ -29,8 +29,7 @@ from typer.testing import CliRunner
 
 from oracledp._cli import app
 from oracledp.oracles import _registry as oracle_registry
-from oracledp.privacy import PrivacyGuarantee, group_privacy
-from oracledp.privacy import _budget_file
+from oracledp.privacy import PrivacyGuarantee, _budget_file, group_privacy
 from oracledp.privacy._group import group_loss
 from oracledp.tabular import ModelFileError, load_model
 

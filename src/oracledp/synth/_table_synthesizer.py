@@ -404,18 +404,19 @@ class TableSynthesizer:
     @classmethod
     def load(cls, directory: str | Path) -> TableSynthesizer:
         """A saved model (:meth:`save`), ready to :meth:`sample` with a ``random_state``."""
+        from oracledp import _jsonfile
         from oracledp._errors import ModelFileError
         from oracledp.privacy import PrivacyGuarantee, group_privacy
         from oracledp.tabular import TableSchema
 
         path = Path(directory)
         try:
-            d = json.loads((path / MODEL_FILE).read_text(encoding="utf-8"))
+            d = _jsonfile.loads(_jsonfile.read_text(path / MODEL_FILE))
         except OSError as exc:
             raise ModelFileError(f"{path}: no saved synthetic-data model ({MODEL_FILE}: "
                                  f"{exc.strerror})") from None
-        except (ValueError, UnicodeDecodeError):
-            raise ModelFileError(f"{path / MODEL_FILE}: not valid JSON") from None
+        except ValueError as exc:  # strict JSON: not UTF-8, NaN, deep nesting, huge integers
+            raise ModelFileError(f"{path / MODEL_FILE}: not a valid model file ({exc})") from None
         if not isinstance(d, dict) or d.get("format") != MODEL_FORMAT:
             raise ModelFileError(f"{path / MODEL_FILE}: not an oracledp synthetic-data model")
         if d.get("format_version") != MODEL_VERSION:

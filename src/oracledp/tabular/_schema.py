@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from oracledp import _jsonfile
 from oracledp._errors import BoundsViolation, TableInputError, UnconfirmedSchemaError
 from oracledp.tabular._cells import (
     _Cells,
@@ -204,10 +205,13 @@ class TableSchema:
 
     @classmethod
     def from_json(cls, text: str) -> TableSchema:
+        """A schema from JSON text, read strictly (:mod:`oracledp._jsonfile`: no NaN, no key
+        listed twice, no integer of hundreds of digits, no deep nesting)."""
         try:
-            d = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"the schema is not valid JSON: {exc}") from None
+            d = _jsonfile.loads(text)
+        except ValueError as exc:
+            raise ValueError(f"the schema is {exc}" if str(exc).startswith("not valid JSON")
+                             else f"the schema is not valid: {exc}") from None
         return cls.from_dict(d)
 
     def save(self, path: str | Path) -> None:
@@ -216,9 +220,9 @@ class TableSchema:
     @classmethod
     def load(cls, path: str | Path) -> TableSchema:
         try:
-            text = Path(path).read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            raise ValueError(f"{path}: the schema file is not UTF-8 text") from None
+            text = _jsonfile.read_text(path)
+        except ValueError as exc:  # not UTF-8, not a regular file, too large
+            raise ValueError(f"{path}: the schema file is {exc}") from None
         try:
             return cls.from_json(text)
         except ValueError as exc:
