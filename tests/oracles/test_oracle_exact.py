@@ -316,17 +316,17 @@ def build(name: str):
     if name == "brute":
         return BruteForceOracle()
     if name == "branch":
-        return BranchBoundOracle(time_limit=20)
+        return BranchBoundOracle(time_limit=300)
     if name == "structured":
-        return StructuredOracle(time_limit=20)
+        return StructuredOracle(time_limit=300)
     if name == "highs":
-        return AutoOracle(time_limit=20)
+        return AutoOracle(time_limit=300)
     if name == "mono-enum":
-        return MonolithicMIPOracle("highs", time_limit=20)
+        return MonolithicMIPOracle("highs", time_limit=300)
     if name == "mono-bound":
-        return MonolithicMIPOracle("highs", time_limit=20, verify_max_points=0)
+        return MonolithicMIPOracle("highs", time_limit=300, verify_max_points=0)
     if name == "cpsat-bound":
-        return MonolithicMIPOracle("cpsat", time_limit=20, verify_max_points=0)
+        return MonolithicMIPOracle("cpsat", time_limit=300, verify_max_points=0)
     raise ValueError(name)
 
 
