@@ -129,3 +129,11 @@ def test_synth_selection_smoke() -> None:
     rows = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
     assert [(r["rule"], r["T"], r["seeds"]) for r in rows] == [("adaptive", 3, 1), ("all", 6, 1)]
     assert all(0 < r["mean_tv_2way"] < 1 for r in rows)
+
+
+def test_advice_check_reads_the_records(tmp_path: Path) -> None:
+    """Every bundled table at every epsilon, from the recorded runs (nothing is fitted)."""
+    out = _run("advice_check.py", "--out", str(tmp_path / "advice.md"))
+    rows = [line for line in out.splitlines() if line.startswith("| ") and " | 0.1 | " in line]
+    assert len(rows) == 6 and "advice = measured best in" in out
+    assert (tmp_path / "advice.md").read_text().strip() == out.strip()

@@ -12,7 +12,8 @@ imports no solver, pandas or scikit-learn):
   :class:`OracleQueryPGM`, :class:`MWEMSynthesizer`, :class:`IndependentMarginalsSynthesizer`,
   :class:`MSTSynthesizer`, :class:`AIMSynthesizer`; the functions :func:`mwem`,
   :func:`independent_marginals`;
-* tables: :class:`TableSchema`, :class:`SchemaTransformer`;
+* tables: :class:`TableSchema`, :class:`SchemaTransformer`; :func:`advise_model` (which model
+  for a table, from its public facts: a :class:`ModelAdvice`);
 * privacy: :class:`PrivacyGuarantee` (carried by every release), :mod:`oracledp.privacy`;
 * errors: :class:`OracleDPError` and its subclasses (:mod:`oracledp._errors`);
 * research runs: :class:`NonPrivateDiagnostics` (what a run computed that its guarantee does
@@ -78,6 +79,8 @@ _LAZY = {
     "AIMSynthesizer": "oracledp.synth",
     "independent_marginals": "oracledp.synth",
     "environment": "oracledp._provenance",
+    "advise_model": "oracledp._guidance",
+    "ModelAdvice": "oracledp._guidance",
 }
 
 
@@ -100,6 +103,7 @@ __all__ = [
     "IndependentMarginalsSynthesizer",
     "MSTSynthesizer",
     "MWEMSynthesizer",
+    "ModelAdvice",
     "ModelFileError",
     "NoHaltError",
     "NonPrivateDiagnostics",
@@ -119,6 +123,7 @@ __all__ = [
     "TableSchema",
     "UnconfirmedSchemaError",
     "__version__",
+    "advise_model",
     "check_rng",
     "covnr",
     "doubling",

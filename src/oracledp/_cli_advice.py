@@ -1,0 +1,108 @@
+"""``oracledp models --schema S --epsilon E [DATA]``: advice from a table's public facts.
+
+:func:`oracledp._guidance.advise_model` decides from d (the schema's encoded features),
+epsilon, n and |W| of the default parameter space; this module only reads the schema, counts
+DATA's records through the readers ``oracledp fit`` uses (which check the file against the
+schema: a bad file is one ``error:`` line, exit 2) and prints.  No record value is printed;
+n is the only fact taken from DATA, public here as in ``oracledp fit`` (delta = 1/n^2).
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from oracledp._guidance import ModelAdvice, advise_model
+from oracledp._validation import check_epsilon
+
+_WIDTH = 100
+
+
+def _usage_checks(schema_path: Path | None, epsilon: float | None, data: Path | None) -> float:
+    """The options checked before any file is read: exit 2 with one line if inconsistent."""
+    from oracledp._cli_table import _fail
+
+    if schema_path is None:
+        what = "DATA" if data is not None else "--epsilon"
+        _fail(f"{what} needs --schema: the advice for a table is read from its schema "
+              "(`oracledp models --schema S --epsilon E [DATA]`); plain `oracledp models` "
+              "prints the general guide")
+    if epsilon is None:
+        _fail("--schema needs --epsilon: the advice depends on the privacy parameter "
+              "(`oracledp models --schema S --epsilon E [DATA]`)")
+    try:
+        return check_epsilon(epsilon, "--epsilon")
+    except (TypeError, ValueError) as exc:
+        _fail(str(exc))
+
+
+def _count_records(data: Path, schema: Any, sep: str, ignore_extra: bool) -> int:
+    """n, read as ``oracledp fit`` reads DATA (checked against the schema); nothing else kept."""
+    from oracledp._cli_table import _fail, _read_table
+
+    try:
+        df = _read_table(data, schema, sep, with_target=True, ignore_extra=ignore_extra)
+    except MemoryError:
+        _fail(f"{data}: not enough memory to read it; the advice needs only its number of "
+              "records: run without DATA, or on a smaller file")
+    return len(df)
+
+
+def _wrapped(text: str, first: str, rest: str = "      ") -> list[str]:
+    return textwrap.wrap(" ".join(text.split()), width=_WIDTH, initial_indent=first,
+                         subsequent_indent=rest, break_on_hyphens=False)
+
+
+def advice_lines(advice: ModelAdvice, schema_name: str, data_name: str | None) -> list[str]:
+    """The advice in plain lines (no record value: only d, n, epsilon and |W|)."""
+    a = advice
+    lines = _wrapped(f"Advice for the table of {schema_name} at epsilon {a.epsilon:g}, from "
+                     "public facts only (no record value is read):", "", "  ")
+    lines += _wrapped(f"d = {a.d} encoded features (the schema's, intercept included)", "  ")
+    if a.n is None:
+        lines += _wrapped("n not given: pass DATA to check the records per feature (only their "
+                          "number is read) and to get delta's default 1/n^2", "  ")
+    else:
+        delta = (f"; delta defaults to 1/n^2 = {a.delta:.3g} (pass it as --delta under "
+                 "--budget)" if a.delta is not None else "")
+        lines += _wrapped(f"n = {a.n:,} records in {data_name} (public, as in `oracledp fit`), "
+                          f"{a.n / a.d:.1f} per encoded feature{delta}", "  ")
+    sizes = dict(a.space_sizes)
+    lines += _wrapped(f"default parameter space (--space auto): opdisc |W| = "
+                      f"{sizes['opdisc']:,}; rspm and gaussian-rspm |W| = {sizes['rspm']:,}",
+                      "  ")
+    lines += _wrapped("exact fits certifying within the default 60 s oracle limit: "
+                      + ", ".join(f"{m} {c}" for m, c in a.certify), "  ")
+    lines.append(f"use: {a.model}")
+    for why in a.reasons:
+        lines += _wrapped(why, "  why: ")
+    for warning in a.warnings:
+        lines += _wrapped(warning, "  warning: ")
+    lines += _wrapped("numbers: docs/choosing-a-model.md (measured on the bundled tables; "
+                      "benchmarks/advice_check.py says how this advice did on them)", "  ")
+    return lines
+
+
+def print_advice(schema_path: Path | None, epsilon: float | None, data: Path | None,
+                 sep: str, ignore_extra: bool) -> None:
+    """``oracledp models --schema S --epsilon E [DATA]``."""
+    from oracledp._cli_table import _fail, _load_schema
+
+    eps = _usage_checks(schema_path, epsilon, data)
+    assert schema_path is not None
+    schema = _load_schema(schema_path)
+    n = None if data is None else _count_records(data, schema, sep, ignore_extra)
+    try:
+        advice = advise_model(schema, eps, n=n)
+    except (TypeError, ValueError) as exc:
+        _fail(str(exc))
+    lines = advice_lines(advice, str(schema_path), None if data is None else str(data))
+    unconfirmed = len(schema.unconfirmed())
+    if unconfirmed:
+        lines += _wrapped(f"{unconfirmed} schema entr{'y is' if unconfirmed == 1 else 'ies are'} "
+                          "still marked \"from_data\": `oracledp fit` refuses the schema until "
+                          "you replace or confirm them, which may change d", "  note: ")
+    typer.echo("\n".join(lines))
