@@ -7,6 +7,10 @@
 * Bad inputs are refused with one ``error:`` line and exit 2 before DATA is read: --delta
   outside (0, 1), --epsilon <= 0, an option of another model; a saved file with weights
   outside {-1, 0, 1} is refused on load.
+* The saved ``params.space`` is the W of the fit resolved ("norm2=4,bound=1" on 24 features,
+  not "auto"); weights outside it (all 24 equal to 1), a space that is not a finite resolved
+  W ("norm2=1e400", "auto") or another W than the guarantee's (also for opdisc and rspm) are
+  refused by load_model, predict and evaluate (exit 2, one ``error:`` line).
 * ``oracledp models`` lists gaussian-rspm only with ``--all``.
 """
 
@@ -108,3 +112,85 @@ def test_models_lists_it_with_all_only() -> None:
     assert plain.exit_code == full.exit_code == 0
     assert "gaussian-rspm" not in plain.stdout
     assert "gaussian-rspm" in full.stdout and "gaussian-rspm-calibration.md" in full.stdout
+
+
+# --- the saved W (issue 37): 24 encoded features, where RSPM's "auto" W is ||k||^2 <= 4 ------
+
+WIDE_SCHEMA = {
+    "target": {"name": "y", "labels": ["no", "yes"]},
+    "columns": [{"name": f"x{j}", "type": "numeric", "lower": 0, "upper": 1, "step": 1}
+                for j in range(23)],  # with the intercept: d = 24
+}
+
+
+def _wide_model(files: dict[str, Path], model: str = "gaussian-rspm") -> Path:
+    (files["tmp"] / "wide.json").write_text(json.dumps(WIDE_SCHEMA))
+    rows = [[(i * 7 + j * 3) % 5 % 2 for j in range(23)] for i in range(30)]
+    (files["tmp"] / "wide.csv").write_text(
+        ",".join(f"x{j}" for j in range(23)) + ",y\n"
+        + "".join(",".join(map(str, r)) + ("," + ("yes" if r[0] else "no")) + "\n"
+                  for r in rows))
+    out = files["tmp"] / f"wide-{model}"
+    res = CliRunner().invoke(app, ["fit", str(files["tmp"] / "wide.csv"), "--schema",
+                                   str(files["tmp"] / "wide.json"), "--model", model,
+                                   "--epsilon", "1", "--seed", "0", "--out", str(out)], env=ENV)
+    assert res.exit_code == 0, res.output
+    return out
+
+
+def _refused_by_predict_and_evaluate(model_dir: Path, data: Path, match: str) -> None:
+    with pytest.raises(ModelFileError, match=match):
+        load_model(model_dir)
+    for cmd in ("predict", "evaluate"):
+        res = CliRunner().invoke(app, [cmd, str(model_dir), str(data)], env=ENV)
+        assert res.exit_code == 2 and isinstance(res.exception, SystemExit), res.output
+        assert res.stdout == ""
+        assert res.stderr.startswith("error: ") and res.stderr.count("\n") == 1, res.stderr
+        assert match in res.stderr
+
+
+def _edit(model_dir: Path, **changes) -> None:
+    path = model_dir / "model.json"
+    doc = json.loads(path.read_text())
+    for key, value in changes.items():
+        if key == "space":
+            doc["params"]["space"] = value
+        else:
+            doc[key] = value
+    path.write_text(json.dumps(doc))
+
+
+def test_the_saved_space_is_the_fitted_w(files) -> None:
+    out = _wide_model(files)
+    saved = load_model(out)
+    assert saved.params["space"] == "norm2=4,bound=1"  # the resolved "auto", not "auto"
+    assert "{k in Z^24 : |k_j| <= 1, ||k||^2 <= 4}" in saved.guarantee.notes
+    assert (saved.coef != 0).sum() <= 4
+    assert _fit(files, "--epsilon", "1", "--solver", "brute").exit_code == 0
+    assert load_model(files["out"]).params["space"] == "norm2=4,bound=1"  # the box, d = 4
+
+
+def test_weights_outside_the_saved_w_are_refused(files) -> None:
+    """All 24 weights 1: in {-1, 0, 1}^24 but ||k||^2 = 24 > 4."""
+    out = _wide_model(files)
+    _edit(out, coef=[1.0] * 24)
+    _refused_by_predict_and_evaluate(out, files["tmp"] / "wide.csv", "parameter space W")
+
+
+@pytest.mark.parametrize("space", ["norm2=1e400", "auto", "norm2=24,bound=1"])
+def test_a_space_other_than_the_fitted_w_is_refused(files, space) -> None:
+    out = _wide_model(files)
+    _edit(out, space=space)
+    _refused_by_predict_and_evaluate(out, files["tmp"] / "wide.csv", "parameter space")
+    _edit(out, coef=[1.0] * 24)  # with weights that the edited W would contain
+    _refused_by_predict_and_evaluate(out, files["tmp"] / "wide.csv", "parameter space")
+
+
+@pytest.mark.parametrize("model", ["opdisc", "rspm"])
+def test_an_edited_space_of_opdisc_and_rspm_is_refused(files, model) -> None:
+    """A wider W than the fitted one, which its guarantee (W, |W|, shift) does not describe."""
+    out = _wide_model(files, model)
+    assert load_model(out).params["space"] == {"opdisc": "norm2=4,bound=2",
+                                               "rspm": "norm2=4,bound=1"}[model]
+    _edit(out, space="norm2=24,bound=1")
+    _refused_by_predict_and_evaluate(out, files["tmp"] / "wide.csv", "parameter space W")

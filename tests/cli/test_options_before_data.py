@@ -16,7 +16,9 @@ import numpy as np
 import pytest
 
 from oracledp._cli import app
-from oracledp.privacy._guarantees import GuaranteeKind, PrivacyGuarantee
+from oracledp.estimators._space_spec import describe_space, parameter_space, with_space_note
+from oracledp.learners._opdisc import opdisc_guarantee
+from oracledp.learners._opdisc_calibration import calibrate
 from oracledp.tabular import Column, TableSchema, save_model
 
 ENV = {"COLUMNS": "200"}
@@ -25,11 +27,16 @@ SCHEMA = TableSchema(columns=(Column("x", "numeric", lower=0, upper=10, step=1),
                      target="y", labels=("no", "yes"), intercept=False)
 
 
+_W = parameter_space("auto", SCHEMA.n_features)  # the W of the fit
+
+
 class _Fitted:
     coef_ = np.array([[1.0, -1.0, 0.0]])
     intercept_ = 0.0
     classes_ = np.array(["no", "yes"])
-    guarantee_ = PrivacyGuarantee(1.0, 1e-6, GuaranteeKind.APPROXIMATE, True, "test")
+    space_ = _W
+    guarantee_ = with_space_note(opdisc_guarantee(calibrate(1.0, 1e-6, _W, 1.0)),
+                                 describe_space(_W))  # what OPDisc records for W
 
     def get_params(self, deep: bool = False) -> dict[str, Any]:
         return {"epsilon": 1.0, "delta": None, "oracle": "highs", "random_state": 3}

@@ -20,6 +20,10 @@ from typer.testing import CliRunner
 
 from oracledp._cli import app
 from oracledp._errors import OracleDPError
+from oracledp.estimators._space_spec import describe_space, parameter_space, with_space_note
+from oracledp.learners._opdisc import opdisc_guarantee
+from oracledp.learners._opdisc_calibration import calibrate
+from oracledp.learners._rspm import rspm_guarantee
 from oracledp.privacy._guarantees import GuaranteeKind, PrivacyGuarantee
 from oracledp.tabular import (
     MODEL_FORMAT_VERSION,
@@ -35,9 +39,20 @@ ENV = {"COLUMNS": "200"}
 SCHEMA = TableSchema(columns=(Column("x", "numeric", lower=0, upper=10, step=1),
                               Column("c", "categorical", levels=("a", "b"))),
                      target="y", labels=("no", "yes"), intercept=False)
+
+
+def _exact_guarantee(model: str, d: int) -> PrivacyGuarantee:
+    """What OPDisc (eps 1, delta 1e-6) or RSPM (eps 1) records for its "auto" W in d
+    dimensions: the calibration and the note that names W, |W| and D (checked on load)."""
+    space = parameter_space("auto", d, model=model)
+    g = (opdisc_guarantee(calibrate(1.0, 1e-6, space, 1.0 / space.tau)) if model == "opdisc"
+         else rspm_guarantee(1.0))
+    return with_space_note(g, describe_space(space, "space='auto'"))
+
+
 GUARANTEES = {
-    "opdisc": PrivacyGuarantee(1.0, 1e-6, GuaranteeKind.APPROXIMATE, True, "test"),
-    "rspm": PrivacyGuarantee(1.0, 0.0, GuaranteeKind.PURE, True, "test"),
+    "opdisc": _exact_guarantee("opdisc", SCHEMA.n_features),
+    "rspm": _exact_guarantee("rspm", SCHEMA.n_features),
     "opsamp": PrivacyGuarantee(1.0, 1e-6, GuaranteeKind.APPROXIMATE, False, "test"),
     "dpsgd": PrivacyGuarantee(1.0, 1e-6, GuaranteeKind.APPROXIMATE, False, "test"),
     "accuracy-first": PrivacyGuarantee(3.5, 0.0, GuaranteeKind.EX_POST, False, "test"),
@@ -53,6 +68,9 @@ class _Fitted:
         self.intercept_ = intercept
         self.classes_ = np.array(["no", "yes"])
         self.guarantee_ = GUARANTEES[model]
+        if model in ("opdisc", "rspm"):  # an exact model: the W of the fit, and its guarantee
+            self.space_ = parameter_space("auto", self.coef_.size, model=model)
+            self.guarantee_ = _exact_guarantee(model, self.coef_.size)
 
     def get_params(self, deep: bool = False) -> dict[str, Any]:
         return {"epsilon": 1.0, "delta": None, "oracle": "highs", "random_state": 3}
@@ -97,7 +115,8 @@ def _drop(path: str) -> Callable[[dict[str, Any]], None]:
 NAN = float("nan")
 _PRISTINE: dict[str, Any] = json.loads(json.dumps({
     "format": "oracledp.model", "format_version": MODEL_FORMAT_VERSION, "model": "opdisc",
-    "schema": SCHEMA.to_dict(), "params": {"epsilon": 1.0, "delta": None, "oracle": "highs"},
+    "schema": SCHEMA.to_dict(),
+    "params": {"epsilon": 1.0, "delta": None, "oracle": "highs", "space": "norm2=3,bound=1"},
     "guarantee": GUARANTEES["opdisc"].to_dict(), "classes": ["no", "yes"],
     "feature_names": SCHEMA.feature_names, "coef": [1.0, -1.0, 0.0], "intercept": 0.0,
 }))
@@ -154,6 +173,11 @@ TAMPERED: dict[str, Callable[[dict[str, Any]], None]] = {
     "params not an object": _set("params", [1.0]),
     "params with a nested value": _set("params", {"epsilon": {"value": 1.0}}),
     "params with NaN": _set("params", {"epsilon": NAN}),
+    "space missing": _drop("params.space"),
+    "space not resolved": _set("params.space", "auto"),
+    "space not finite": _set("params.space", "norm2=1e400"),
+    "space of another W": _set("params.space", "norm2=4,bound=2"),
+    "guarantee without W": _set("guarantee.notes", "certified"),
 }
 
 

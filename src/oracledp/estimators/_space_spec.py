@@ -35,7 +35,8 @@ from typing import Any, NamedTuple
 from oracledp.oracles._space import IntegerBall
 
 __all__ = ["AUTO_NORM2", "RSPM_BOX_MAX_SIZE", "SPACE_MODELS", "auto_norm2", "check_space",
-           "describe_space", "parameter_space", "space_label", "space_spec", "with_space_note"]
+           "describe_space", "parameter_space", "records_space", "space_label", "space_spec",
+           "with_space_note"]
 
 #: The cap R of the ``"auto"`` rule ``||k||^2 <= min(d, R)``, per model.
 AUTO_NORM2: dict[str, int] = {"opdisc": 4, "rspm": 4}
@@ -208,9 +209,21 @@ def describe_space(space: IntegerBall, how: str = "") -> str:
     >>> print(describe_space(parameter_space("auto", 12), "space='auto'"))
     parameter space W = {k in Z^12 : |k_j| <= 2, ||k||^2 <= 4} (space='auto'), |W| = 9,993, D = max ||w||_2 = 2
     """
+    label = f" ({how})" if how else ""
+    return f"{_space_set(space)}{label}, {_space_size(space)}"
+
+
+def _space_set(space: IntegerBall) -> str:
+    """The first part of :func:`describe_space`: W as a set (cheap: no counting)."""
+    t = "" if space.tau == 1.0 else f"{space.tau:g} "
+    return (f"parameter space W = {{{t}k in Z^{space.d} : |k_j| <= {space.k_max}, ||k||^2 <= "
+            f"{space.k_norm2_max}}}")
+
+
+def _space_size(space: IntegerBall) -> str:
+    """The last part of :func:`describe_space`: |W| and D."""
     from oracledp.learners._opdisc_calibration import space_size_bound
 
-    t = "" if space.tau == 1.0 else f"{space.tau:g} "
     size, size_how = space_size_bound(space)
     if size is None:  # pragma: no cover - IntegerBall always counts or bounds
         card = "|W| not counted"
@@ -218,9 +231,31 @@ def describe_space(space: IntegerBall, how: str = "") -> str:
         card = f"|W| = {size:,}" if size < 10**12 else f"|W| = {size:.4g}"
     else:
         card = f"|W| <= {size:.4g}"
-    label = f" ({how})" if how else ""
-    return (f"parameter space W = {{{t}k in Z^{space.d} : |k_j| <= {space.k_max}, ||k||^2 <= "
-            f"{space.k_norm2_max}}}{label}, {card}, D = max ||w||_2 = {space.max_norm:.6g}")
+    return f"{card}, D = max ||w||_2 = {space.max_norm:.6g}"
+
+
+def records_space(notes: str, space: IntegerBall) -> bool:
+    """Whether guarantee ``notes`` name exactly one parameter space, and it is ``space``:
+    one ``"; "``-separated note that is :func:`describe_space` of ``space`` (with any ``how``).
+
+    The set is compared first, so a note about another W is told apart without counting
+    ``space``.
+
+    >>> from oracledp.estimators._space_spec import describe_space, parameter_space
+    >>> w = parameter_space("auto", 12)
+    >>> records_space("certified; " + describe_space(w, "space='auto'"), w)
+    True
+    >>> records_space(describe_space(w), parameter_space("norm2=9", 12))
+    False
+    """
+    found = [part for part in notes.split("; ") if part.startswith("parameter space W")]
+    if len(found) != 1 or not found[0].startswith(_space_set(space)):
+        return False
+    rest, tail = found[0][len(_space_set(space)):], f", {_space_size(space)}"
+    if not rest.endswith(tail):
+        return False
+    label = rest[: len(rest) - len(tail)]
+    return label == "" or (label.startswith(" (") and label.endswith(")"))
 
 
 def space_label(spec: SpaceSpec, d: int, model: str) -> str:

@@ -87,10 +87,12 @@ file is used): a missing or unknown top-level field; a model type not listed abo
 invalid or unconfirmed schema; ``feature_names`` other than the schema's encoded features;
 ``coef`` that is not a list of exactly one finite number (not a string, not a boolean) per
 encoded feature; a non-finite ``intercept`` (or a non-zero one for a model without
-intercept; rspm coefficients outside {-1, 0, 1}; opdisc or rspm coefficients that are not a
-point of their parameter space W, the integer multiples of ``tau`` in the box and the ball
-given by the saved ``params`` (``space``: ``"norm2=R,bound=B"``, the W of the fit; files
-without it: ``bound``/``radius``) and the schema's number of features); ``classes`` other than the schema's two
+intercept; rspm coefficients outside {-1, 0, 1}; for the exact models (opdisc, rspm,
+gaussian-rspm): a ``params.space`` that is not the parameter space W of the fit resolved
+(``"norm2=R,bound=B"``, never ``"auto"``: with ``tau``, a finite, valid W of the schema's
+number of features), a guarantee whose notes (W, |W|, D) or calibration (|W|; opdisc's d and
+shift c, gaussian-rspm's m = 2d) are those of another W, coefficients that are not a point of
+W (the integer multiples of ``tau`` in its box and ball)); ``classes`` other than the schema's two
 labels sorted; a guarantee without exactly the fields of ``PrivacyGuarantee.to_dict()``,
 each of its exact JSON type (``holds`` a real true/false, ``epsilon`` a finite number > 0,
 ``delta`` in [0, 1), ``kind`` pure/approximate/ex-post...), or whose kind and exact-oracle

@@ -116,37 +116,72 @@ def _check_params(params: Any) -> dict[str, Any]:
     return dict(params)
 
 
-def _check_opdisc_coef(coef: NDArray[np.float64], params: dict[str, Any],
-                       model_type: str = "opdisc") -> None:
-    """OPDisc and RSPM release a point of their public parameter space ``W = {tau k : k
-    integer, |tau k_j| <= bound, ||tau k||_2 <= radius}`` (``IntegerBall`` of ``d`` = the
-    schema's encoded features): the saved ``space`` (``"norm2=R,bound=B"``, written by
-    :func:`save_model`) with the saved ``tau``, or for files without it the saved
-    ``tau``/``bound``/``radius`` (the estimator's former defaults when absent; rspm: the box
-    ``{-1, 0, 1}^d``): coefficients anywhere else were not written by that model."""
-    from oracledp.estimators._space_spec import parameter_space
-    from oracledp.oracles import IntegerBall
+#: The parameter-space rule of each exact model (:mod:`oracledp.estimators._space_spec`):
+#: Gaussian RSPM declares W as RSPM does.
+_SPACE_RULE = {"opdisc": "opdisc", "rspm": "rspm", "gaussian-rspm": "rspm"}
 
-    tau, bound, radius = (params.get("tau", 1.0), params.get("bound"), params.get("radius"))
+
+def _calibration_records(model_type: str, space: Any) -> list[str]:
+    """What the guarantee's ``calibration`` says about W (the text of ``describe()`` of
+    :class:`~oracledp.learners._opdisc_calibration.OPDiscCalibration` and
+    :class:`~oracledp.learners._gaussian_rspm_calibration.GaussianRSPMCalibration`): |W|,
+    OPDisc's d and shift c = 4 G D^2 / tau (G = 1/tau), Gaussian RSPM's m = 2d.  Laplace RSPM
+    records no calibration (its noise does not depend on W)."""
+    from oracledp.learners._opdisc_calibration import space_size_bound
+
+    if model_type == "rspm":
+        return []
+    size, how = space_size_bound(space)
+    card = f", |W| {'=' if how == 'exact' else '<='} {size:.4g})"
+    if model_type == "opdisc":
+        c = 4.0 * (1.0 / space.tau) * float(space.max_norm) ** 2 / space.tau
+        return [f", c = 4 G D^2 / tau = {c:.6g};", f", d = {space.d}{card}"]
+    return [f" with m = {2 * space.d} separator weights,", card]
+
+
+def _check_exact_model(coef: NDArray[np.float64], params: dict[str, Any], guarantee: Any,
+                       model_type: str) -> None:
+    """An exact model (OPDisc, RSPM, Gaussian RSPM) releases a point of its public parameter
+    space ``W = {tau k : k integer, |k_j| <= K, ||k||^2 <= R}`` (``IntegerBall``, d = the
+    schema's encoded features).  The file records the W of the fit in params ``space``,
+    resolved (``"norm2=R,bound=B"``, :func:`~oracledp.estimators._space_spec.space_spec`;
+    never ``"auto"``), with OPDisc's ``tau``; its guarantee records that W (notes: W, |W| and
+    D; calibration: |W| and what depends on W); the coefficients are a point of it.
+    Anything else was not written by that model for that W: ValueError."""
+    from oracledp.estimators._space_spec import parameter_space, records_space, space_spec
+
+    rule = _SPACE_RULE[model_type]
+    spec = params.get("space")
+    if not isinstance(spec, str):
+        raise ValueError(f"{model_type} params 'space' must record the parameter space W the "
+                         "model was fitted on, as \"norm2=R,bound=B\"")
     try:
-        if "space" in params:
-            space = parameter_space(params["space"], len(coef), model=model_type, tau=tau)
-        elif model_type == "rspm":
-            space = parameter_space("paper", len(coef), model="rspm")
-        else:
-            space = IntegerBall(len(coef), bound=bound, radius=radius, tau=tau)
+        space = parameter_space(spec, len(coef), model=rule, tau=params.get("tau", 1.0))
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"{model_type} params 'space', 'tau', 'bound', 'radius' do not "
-                         f"describe its parameter space: {exc}") from None
+        tau = " (with 'tau')" if model_type == "opdisc" else ""
+        raise ValueError(f"{model_type} params 'space'{tau} do not describe a parameter "
+                         f"space: {exc}") from None
+    if space_spec(space) != spec:
+        raise ValueError(f"{model_type} params 'space' must be the parameter space W the model "
+                         f"was fitted on, resolved (\"norm2=R,bound=B\"; {spec!r} is W = "
+                         f"{space_spec(space)!r})")
+    if not records_space(guarantee.notes, space):
+        raise ValueError(f"the guarantee does not record the saved parameter space W "
+                         f"({spec!r}): its notes must name exactly that W, its |W| and D")
+    if not all(part in guarantee.calibration for part in
+               _calibration_records(model_type, space)):
+        what = {"opdisc": "|W|, d and the shift c", "gaussian-rspm": "|W| and m = 2d"}
+        raise ValueError(f"the guarantee's calibration is not that of the saved parameter "
+                         f"space W ({spec!r}): its {what[model_type]} must be those of W")
     k = np.rint(coef / space.tau)
     on_grid = bool((k * space.tau == coef).all())  # w = tau * k exactly, as OPDisc releases
     in_box = on_grid and bool((np.abs(k) <= space.k_max).all())  # before any int64 cast
     if not (in_box and space.contains_k(k.astype(np.int64))[0]):
         raise ValueError(
-            f"{model_type} coefficients must be a point of its parameter space W (multiples of tau "
-            f"{space.tau:g}, each at most {space.k_max * space.tau:g} in absolute value, l2 "
-            f"norm at most {space.radius:g}; from the saved params and the schema's "
-            f"{len(coef)} features)")
+            f"{model_type} coefficients must be a point of its parameter space W (multiples of "
+            f"tau {space.tau:g}, each at most {space.k_max * space.tau:g} in absolute value, "
+            f"squared l2 norm at most {space.k_norm2_max * space.tau ** 2:g}; from the saved "
+            f"params 'space' and the schema's {len(coef)} features)")
 
 
 def _model_from_doc(doc: Any) -> SavedModel:
@@ -189,8 +224,6 @@ def _model_from_doc(doc: Any) -> SavedModel:
     if model_type in ("rspm", "gaussian-rspm") and not np.isin(coef, (-1.0, 0.0, 1.0)).all():
         raise ValueError(f"{model_type} coefficients must be -1, 0 or 1")
     params = _check_params(doc["params"])
-    if model_type in ("opdisc", "rspm"):
-        _check_opdisc_coef(coef, params, model_type)
     classes = doc["classes"]
     if (not isinstance(classes, list) or len(classes) != 2
             or not all(isinstance(c, str) for c in classes)
@@ -201,6 +234,8 @@ def _model_from_doc(doc: Any) -> SavedModel:
     if str(guarantee.kind) != kind or guarantee.requires_exact_oracle is not exact:
         raise ValueError(f"the guarantee does not match model {model_type!r} (expected kind "
                          f"{kind!r}, requires_exact_oracle {str(exact).lower()})")
+    if exact:  # OPDisc, RSPM, Gaussian RSPM: the W of the fit
+        _check_exact_model(coef, params, guarantee, model_type)
     per_person = _parse_per_person(doc, guarantee, schema.records_per_person)
     return SavedModel(model_type=model_type, schema=schema, params=params,
                       guarantee=guarantee, classes=(classes[0], classes[1]),
@@ -244,7 +279,7 @@ def save_model(directory: str | Path, *, model_type: str, schema: TableSchema,
               if k not in ("random_state", "keep_diagnostics", "schema", "classes")
               and _jsonable(v)}
     space = getattr(estimator, "space_", None)
-    if model_type in ("opdisc", "rspm") and space is not None:
+    if _MODEL_RULES[model_type][1] and space is not None:  # the exact models
         from oracledp.estimators._space_spec import space_spec
 
         params["space"] = space_spec(space)  # W as fitted (public), checked again on load
@@ -335,9 +370,10 @@ def load_model(path: str | Path) -> SavedModel:
     The file is validated strictly (see the module docstring): format and
     ``format_version`` (:data:`MODEL_FORMAT_VERSION`; absent or other versions are refused),
     exactly the known fields, a known model type, the schema, finite coefficients (one per
-    encoded feature; for rspm in {-1, 0, 1}, for opdisc a point of its parameter space W)
-    and intercept, the schema's two labels, and a guarantee whose every
-    field has its exact type and which matches the model type.  Anything else raises
+    encoded feature; for rspm in {-1, 0, 1}) and intercept, the schema's two labels, and a
+    guarantee whose every field has its exact type and which matches the model type; for the
+    exact models, the saved parameter space W of the fit, the W its guarantee records, and
+    coefficients in W.  Anything else raises
     :class:`ModelFileError` (a ValueError) with one message; no part of the file is used.
     """
     p = Path(path)
