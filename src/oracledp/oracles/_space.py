@@ -69,10 +69,16 @@ class IntegerBall:
             (k.astype(np.int64) ** 2).sum(axis=1) <= self.k_norm2_max
         )
 
+    @property
+    def _reachable_norm2(self) -> int:
+        """The largest ||k||^2 worth tracking: the norm cap, or d K^2 where the box binds
+        (no point of W has more), so a huge norm cap costs nothing."""
+        return min(self.k_norm2_max, self.d * self.k_max**2)
+
     @cached_property
     def max_k_norm2(self) -> int:
         """The largest ||k||^2 attained by a point of W (exact, by dynamic programming)."""
-        cap = self.k_norm2_max
+        cap = self._reachable_norm2
         reach = np.zeros(cap + 1, dtype=bool)
         reach[0] = True
         squares = [a * a for a in range(self.k_max + 1)]
@@ -93,7 +99,7 @@ class IntegerBall:
 
     def size(self) -> int:
         """|W| (exact count by dynamic programming over the squared norm)."""
-        cap = self.k_norm2_max
+        cap = self._reachable_norm2
         ways = np.zeros(cap + 1, dtype=object)
         ways[0] = 1
         for _ in range(self.d):

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from oracledp import _jsonfile
 from oracledp._errors import ModelFileError
 from oracledp.tabular._schema import TableSchema
 
@@ -51,14 +52,6 @@ _MODEL_RULES: dict[str, tuple[str, bool, bool]] = {
 #: halfspaces, whose scores have no probability model.
 LOGISTIC_MODELS = ("opsamp", "dpsgd", "accuracy-first")
 
-#: The fields of ``PrivacyGuarantee.to_dict()`` and their exact JSON types.
-_GUARANTEE_FIELDS: dict[str, type] = {
-    "epsilon": float, "delta": float, "kind": str, "requires_exact_oracle": bool,
-    "source": str, "neighbouring": str, "holds": bool, "notes": str, "numerics": str,
-    "diagnostics_released": bool, "calibration": str,
-}
-
-
 def _jsonable(v: Any) -> bool:
     return v is None or isinstance(v, (bool, int, str)) or (
         isinstance(v, float) and math.isfinite(v))
@@ -75,35 +68,9 @@ def _real(v: Any, what: str) -> float:
 
 def _parse_guarantee(g: Any) -> Any:
     """The saved guarantee as a PrivacyGuarantee; every field present with its exact type."""
-    from oracledp.privacy._guarantees import GuaranteeKind, PrivacyGuarantee
+    from oracledp.privacy._guarantees import PrivacyGuarantee
 
-    if not isinstance(g, dict):
-        raise ValueError("'guarantee' must be a JSON object")
-    missing = sorted(set(_GUARANTEE_FIELDS) - set(g))
-    extra = sorted(set(g) - set(_GUARANTEE_FIELDS))
-    if missing or extra:
-        raise ValueError("'guarantee' must have exactly the fields "
-                         f"{sorted(_GUARANTEE_FIELDS)} (missing {missing}, unknown {extra})")
-    for key, typ in _GUARANTEE_FIELDS.items():
-        v = g[key]
-        if typ is float:
-            _real(v, f"guarantee '{key}'")
-        elif typ is bool:
-            if not isinstance(v, bool):
-                raise ValueError(f"guarantee '{key}' must be true or false, got "
-                                 f"{type(v).__name__}")
-        elif not isinstance(v, str):
-            raise ValueError(f"guarantee '{key}' must be a string, got {type(v).__name__}")
-    if g["kind"] not in {str(k) for k in GuaranteeKind}:
-        raise ValueError(f"guarantee 'kind' must be one of {[str(k) for k in GuaranteeKind]}")
-    if not g["epsilon"] > 0:
-        raise ValueError("guarantee 'epsilon' must be > 0")
-    if not 0 <= g["delta"] < 1:
-        raise ValueError("guarantee 'delta' must be in [0, 1)")
-    if not g["source"].strip() or not g["neighbouring"].strip():
-        raise ValueError("guarantee 'source' and 'neighbouring' must not be empty")
-    return PrivacyGuarantee(**{k: (float(v) if _GUARANTEE_FIELDS[k] is float else v)
-                               for k, v in g.items()})
+    return PrivacyGuarantee.from_dict(g, "'guarantee'")
 
 
 def _check_params(params: Any) -> dict[str, Any]:
@@ -352,18 +319,6 @@ class SavedModel:
         return np.asarray(self.classes, dtype=object)[(scores > 0).astype(np.intp)]
 
 
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    keys = [k for k, _ in pairs]
-    dup = sorted({k for k in keys if keys.count(k) > 1})
-    if dup:
-        raise ValueError(f"keys listed twice: {dup}")
-    return dict(pairs)
-
-
 def load_model(path: str | Path) -> SavedModel:
     """Read a model directory (or its ``model.json``) written by :func:`save_model`.
 
@@ -379,20 +334,17 @@ def load_model(path: str | Path) -> SavedModel:
     p = Path(path)
     if p.is_dir():
         p = p / "model.json"
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ModelFileError(f"{p}: cannot read the model ({exc.strerror})") from None
-    except UnicodeDecodeError:
-        raise ModelFileError(f"{p}: not a JSON model file (not UTF-8 text)") from None
     again = "Fit the model again with `oracledp fit` (a model file is never repaired or guessed)."
     try:
-        doc = json.loads(text, parse_constant=_no_constant, object_pairs_hook=_unique_keys)
-    except ValueError as exc:  # json.JSONDecodeError is a ValueError
+        text = _jsonfile.read_text(p)
+    except OSError as exc:
+        raise ModelFileError(f"{p}: cannot read the model ({exc.strerror})") from None
+    except ValueError as exc:  # not UTF-8, not a regular file, too large
+        raise ModelFileError(f"{p}: not a JSON model file ({exc})") from None
+    try:  # strict: NaN, keys twice, 300-digit integers, deep nesting are refused
+        doc = _jsonfile.loads(text)
+    except ValueError as exc:
         raise ModelFileError(f"{p}: not a valid JSON model file ({exc}). {again}") from None
-    except RecursionError:
-        raise ModelFileError(f"{p}: not a valid JSON model file (nested too deeply). {again}"
-                             ) from None
     try:
         return _model_from_doc(doc)
     except (KeyError, TypeError, ValueError) as exc:
