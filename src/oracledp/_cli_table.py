@@ -67,16 +67,21 @@ def _clipping_on_stderr() -> Iterator[None]:
     ``warning:`` line on stderr, printed once the block is done (even if it fails)."""
     from oracledp._errors import ClippedValuesWarning
 
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ClippedValuesWarning)
-        try:
-            yield
-        finally:
-            for w in caught:
-                if issubclass(w.category, ClippedValuesWarning):
-                    _warn(str(w.message))
-                else:  # not ours to print: shown as it would have been
-                    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    others: list[Any] = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ClippedValuesWarning)
+            try:
+                yield
+            finally:
+                for w in caught:
+                    if issubclass(w.category, ClippedValuesWarning):
+                        _warn(str(w.message))
+                    else:
+                        others.append(w)
+    finally:  # not ours to print: shown as it would have been, once recording has stopped
+        for w in others:  # (re-issued while recording, each would be recorded again, forever)
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
 
 def _load_schema(path: Path) -> Any:
@@ -172,8 +177,17 @@ def schema_infer(
     sep: Annotated[str, _SEP] = ",",
     max_levels: Annotated[
         int, typer.Option("--max-levels", min=1,
-                          help="Text columns with more distinct values are left unresolved.")
+                          help="Text columns with more distinct values are left unresolved "
+                               "(and so is a --categorical column of integers whose range is "
+                               "wider).")
     ] = 50,
+    categorical: Annotated[
+        list[str] | None,
+        typer.Option("--categorical", metavar="NAME",
+                     help="Propose this column as categorical (repeat for several): whole "
+                          "numbers get every integer from their smallest to their largest "
+                          "value as a level. Integer codes are numeric otherwise.")
+    ] = None,
 ) -> None:
     """Propose a schema from DATA (NOT private): JSON on stdout, to be confirmed by hand."""
     from oracledp.tabular import TableSchema, read_csv
@@ -183,7 +197,8 @@ def schema_infer(
     try:
         with _reading(data) as report:
             df = read_csv(data, sep=sep, verbose=report)
-        schema, warnings = TableSchema.infer(df, target=target, max_levels=max_levels)
+        schema, warnings = TableSchema.infer(df, target=target, max_levels=max_levels,
+                                             categorical=categorical or ())
     except (OracleDPError, ValueError) as exc:
         _fail(str(exc))
     typer.echo(schema.to_json())

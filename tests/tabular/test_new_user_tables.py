@@ -92,9 +92,10 @@ def _coded(smoker: list, y: list) -> pd.DataFrame:
 
 
 def test_numeric_levels_and_labels_match_by_value(schema):
-    """1, 1.0, "1", "1.0", " 1 ", numpy ints and floats are the declared level "1"."""
+    """1, 1.0, "1", "1.0", numpy ints and floats are the declared level "1" (" 1 " is
+    refused: spaces are never stripped, see test_schema_value_edges.py)."""
     as_declared = schema.encode(_coded(["1", "0", "1", "0"], ["0"] * 4))
-    for smoker in ([1, 0, 1, 0], [1.0, 0.0, 1.0, 0.0], ["1.0", "0.0", " 1 ", "0"],
+    for smoker in ([1, 0, 1, 0], [1.0, 0.0, 1.0, 0.0], ["1.0", "0.0", "1", "0"],
                    list(np.array([1, 0, 1, 0], dtype=np.int8)), ["1e0", "0", "1", "-0"]):
         np.testing.assert_array_equal(schema.encode(_coded(smoker, ["0"] * 4)), as_declared)
     for y in ([0, 1, 1, 0], [0.0, 1.0, 1.0, 0.0], ["0.0", "1", "1.0", "0"],
@@ -334,7 +335,7 @@ def test_whole_numbers_written_as_floats_get_step_one(tmp_path):
     assert cols["score"]["lower"] == score.min() and cols["score"]["upper"] == score.max()
 
 
-def test_few_whole_numbers_are_proposed_as_codes(tmp_path):
+def test_few_whole_numbers_are_proposed_as_numeric_codes(tmp_path):
     rng = np.random.default_rng(3)
     n = 100
     flag = rng.integers(0, 2, n).astype(float)
@@ -342,15 +343,16 @@ def test_few_whole_numbers_are_proposed_as_codes(tmp_path):
     df = pd.DataFrame({"flag": flag, "answer": rng.integers(1, 6, n),
                        "age": rng.integers(18, 90, n), "y": rng.integers(0, 2, n)})
     cols, err = _inferred(tmp_path, df)
-    assert cols["flag"] == {"name": "flag", "type": "categorical", "levels": ["0", "1"],
-                            "missing": "level", "from_data": True}
-    assert cols["answer"]["type"] == "categorical"
-    assert cols["answer"]["levels"] == ["1", "2", "3", "4", "5"]
-    assert cols["age"]["type"] == "numeric"  # more than 12 distinct values
-    assert "column 'flag': whole numbers with at most 12 distinct values" in err
+    assert cols["flag"] == {"name": "flag", "type": "numeric", "lower": 0, "upper": 1,
+                            "step": 1, "missing": "level", "from_data": True}
+    assert cols["answer"]["type"] == "numeric"
+    assert (cols["answer"]["lower"], cols["answer"]["upper"], cols["answer"]["step"]) == (1, 5, 1)
+    assert cols["age"]["type"] == "numeric"  # not codes: values not seen twice on average
+    assert "2 columns ('flag', 'answer'): integer codes (whole numbers" in err
     schema = TableSchema.infer(tmp_path / "t.csv", target="y")[0].confirmed()
-    X = schema.encode(read_csv(tmp_path / "t.csv"))  # 1.0 / 0.0 are the levels "1" / "0"
-    assert X[:, :3].sum() == n  # one of flag=0, flag=1, flag=(missing) on every row
+    X = schema.encode(read_csv(tmp_path / "t.csv"))  # 1.0 / 0.0 are the numbers 1 / 0
+    np.testing.assert_array_equal(X[:, 0], np.nan_to_num(flag))
+    assert X[:, 1].sum() == 1  # flag=(missing) on the one missing row
 
 
 def test_a_column_that_looks_like_an_identifier_is_flagged_and_unresolved(tmp_path):
@@ -361,8 +363,8 @@ def test_a_column_that_looks_like_an_identifier_is_flagged_and_unresolved(tmp_pa
     cols, err = _inferred(tmp_path, df)
     for name in ("record", "name"):
         assert cols[name]["type"] == "unresolved" and "identifier" in cols[name]["note"]
-        assert f"column {name!r}: all or nearly all values are distinct, so it looks like an " \
-               "IDENTIFIER" in err
+    assert "2 columns ('record', 'name'): all or nearly all values are distinct, so each looks " \
+           "like an IDENTIFIER" in err
     assert cols["age"]["type"] == "numeric" and "'age'" not in err
     assert "5000" not in err and "patient" not in err
     (tmp_path / "s.json").write_text(TableSchema.infer(tmp_path / "t.csv", "y")[0]

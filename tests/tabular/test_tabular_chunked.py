@@ -48,11 +48,11 @@ SCHEMA = {
 }
 HEADER = "age,rate,gain,color,y"
 #: Identical rows far apart (and with both labels), values that round to the same grid point,
-#: cells with spaces: the aggregation must merge across chunk boundaries.
+#: numbers written differently: the aggregation must merge across chunk boundaries.
 ROWS = [
-    "30,0.5,0,red,yes", "31,0.5,0,red,no", "70,1,600,blue,no", "30,0.5,0, red ,yes",
+    "30,0.5,0,red,yes", "31,0.5,0,red,no", "70,1,600,blue,no", "30.0,0.5,0,red,yes",
     "0,0,1,green,yes", "100,0.25,100,blue,no", "29,0.5,0,red,no", "70,1,999,blue,no",
-    "0,0,0,green,no", "55,0.75,499,red,yes", "30, 0.5,0,red,yes", "70,1,500,blue,yes",
+    "0,0,0,green,no", "55,0.75,499,red,yes", "30,0.50,0,red,yes", "70,1,500,blue,yes",
     "55,0.75,499,red,no", "0,0,1,green,yes",
 ]
 

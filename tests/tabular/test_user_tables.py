@@ -116,9 +116,9 @@ def test_inference_is_honest_about_what_it_cannot_type(tmp_path):
     assert res.exit_code == 0, res.output
     proposed = json.loads(res.stdout)
     cols = {c["name"]: c for c in proposed["columns"]}
-    # 9 distinct whole numbers: codes, proposed categorical (with the missing level)
-    assert cols["count"]["missing"] == "level" and cols["count"]["type"] == "categorical"
-    assert cols["count"]["levels"] == [str(v) for v in range(9)]
+    # whole numbers: codes, proposed numeric on their integer grid (with the missing level)
+    assert cols["count"]["missing"] == "level" and cols["count"]["type"] == "numeric"
+    assert cols["count"]["step"] == 1 and cols["count"]["upper"] <= 8
     assert {cols[k]["type"] for k in ("mixed", "empty", "id")} == {"unresolved"}
     # the 3-decimal column gets a grid that does not round it (0.001 over [min, max])
     assert cols["dose"]["step"] == 0.001

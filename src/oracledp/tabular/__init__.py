@@ -6,6 +6,8 @@
   writes a finite number (``"1"``, ``0.5`` in JSON) is a numeric code, matched **by value**:
   ``1``, ``1.0``, ``"1"``, ``"1.0"`` and numpy numbers are the level ``"1"`` (two levels
   that are the same number are refused); any other level is text, matched exactly.
+  Nothing is stripped: a cell or a header name with white space before or after it is
+  refused (by column, never the value), and so is such a name, level or label in a schema.
 * ``numeric`` with a public ``lower``/``upper`` bound and a public grid ``step``: the value
   x is mapped to the exact rational ``k/K`` with ``K = (upper - lower)/step`` (a whole
   number, checked) and ``k = round((x - lower)/step)`` (numpy.rint: halves to even).  This is a documented, public per-record rounding to the
@@ -128,7 +130,6 @@ from oracledp.tabular._model_file import MODEL_FORMAT as MODEL_FORMAT
 from oracledp.tabular._model_file import MODEL_FORMAT_VERSION as MODEL_FORMAT_VERSION
 from oracledp.tabular._model_file import MODEL_TYPES as MODEL_TYPES
 from oracledp.tabular._model_file import SavedModel, load_model, save_model
-from oracledp.tabular._propose import PROPOSE_MAX_CODES as PROPOSE_MAX_CODES
 from oracledp.tabular._propose import PROPOSE_MAX_GRID as PROPOSE_MAX_GRID
 from oracledp.tabular._schema import FORMAT_VERSION as FORMAT_VERSION
 from oracledp.tabular._schema import FROM_DATA_NOTE as FROM_DATA_NOTE

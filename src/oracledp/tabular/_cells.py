@@ -16,7 +16,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from oracledp._errors import BoundsViolation
-from oracledp.tabular._columns import level_codes, levels_by_value
+from oracledp.tabular._columns import has_spaces, level_codes, levels_by_value
 
 
 def describe_adjusted(adjusted: dict[str, dict[str, int]], n_rows: int,
@@ -82,9 +82,10 @@ class _Cells:
     A column of strings (what :func:`read_csv` gives) or of numbers is reduced to its distinct
     values, each rule is evaluated once per distinct value and mapped back with
     :meth:`per_row`; any other column is taken cell by cell.  ``raw``: the values as given;
-    ``text``: as stripped strings (``astype(str).str.strip()``, computed when first asked
-    for); ``nan``: the cells that are NaN (per row); ``numeric``: a column of numbers (no
-    text to read: never an empty cell or a missing-value token).
+    ``text``: as strings, exactly as written (``astype(str)``, computed when first asked for;
+    nothing is stripped: see :meth:`spaced`); ``nan``: the cells that are NaN (per row);
+    ``numeric``: a column of numbers (no text to read: never an empty cell or a
+    missing-value token).
     """
 
     def __init__(self, s: pd.Series) -> None:
@@ -102,10 +103,17 @@ class _Cells:
 
     @cached_property
     def text(self) -> pd.Series:
-        return self.raw.astype(str).str.strip()
+        return self.raw.astype(str)
+
+    def spaced(self) -> NDArray[np.bool_]:
+        """Per row: a text cell that begins or ends with white space (refused by every rule
+        that reads cells, never stripped; a cell of spaces only is not an empty cell)."""
+        if self.numeric:
+            return np.zeros(len(self.nan), dtype=bool)
+        return self.per_row(has_spaces(self.text)) & ~self.nan
 
     def missing(self, tokens: list[str]) -> NDArray[np.bool_]:
-        """Per row: NaN, empty after stripping, or one of ``tokens``."""
+        """Per row: NaN, empty, or one of ``tokens`` (exactly as written)."""
         if self.numeric:
             return self.nan
         return self.per_row((self.text.isin(tokens) | (self.text == "")).to_numpy(dtype=bool)

@@ -29,23 +29,38 @@ def _num(v: Any, what: str) -> float:
 
 
 def as_numbers(texts: Any) -> NDArray[np.float64]:
-    """Each text (stripped) as the finite number it writes (``1``, ``1.0``, ``1e0``), else
-    NaN; vectorized (pandas' own parser, so cells and declared levels read alike)."""
-    s = pd.Series(texts, dtype=object).astype(str).str.strip()
+    """Each text as the finite number it writes (``1``, ``1.0``, ``1e0``), else NaN (also a
+    text with spaces before or after it: nothing is stripped); vectorized (pandas' own
+    parser, so cells and declared levels read alike)."""
+    s = pd.Series(texts, dtype=object).astype(str)
     x = pd.to_numeric(s, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan, copy=True)
-    x[~np.isfinite(x)] = np.nan
+    x[~np.isfinite(x) | has_spaces(s)] = np.nan
     return x
 
 
+def has_spaces(texts: Any) -> NDArray[np.bool_]:
+    """Per text: it begins or ends with white space (a space, a tab).  Names, levels, labels
+    and cells are read exactly as written, so such a text is refused, never stripped."""
+    s = pd.Series(texts, dtype=object).astype(str)
+    return (s != s.str.strip()).to_numpy(dtype=bool)
+
+
+#: The rule refusing spaces around a value or a name (nothing is stripped).
+SPACES_RULE = ("leading or trailing spaces: values and names are read exactly as written "
+               "(nothing is stripped), so a space before or after one makes it another value "
+               "or name; remove the spaces from the file (e.g. a CSV written with ', ' between "
+               "fields)")
+
+
 def level_codes(levels: tuple[str, ...], texts: Any) -> NDArray[np.intp]:
-    """The position in ``levels`` of each text (stripped), -1 for none.
+    """The position in ``levels`` of each text, -1 for none.
 
     A declared level that writes a finite number (``"1"``, ``"0.5"``, or a JSON number) is a
     numeric code, matched **by value**: ``1``, ``1.0``, ``"1"`` and ``"1.0"`` (numpy numbers
-    too) are that one level.  Any other level is text, matched exactly (case and inner spaces
-    count).  Vectorized over ``texts``.
+    too) are that one level.  Any other level is text, matched exactly (case and spaces
+    count: nothing is stripped).  Vectorized over ``texts``.
     """
-    texts = pd.Series(texts, dtype=object).astype(str).str.strip()
+    texts = pd.Series(texts, dtype=object).astype(str)
     idx = pd.Index(levels).get_indexer(texts)
     if (idx < 0).any() and not np.isnan(as_numbers(levels)).all():
         idx = np.where(idx >= 0, idx, levels_by_value(levels, as_numbers(texts)))
@@ -127,6 +142,8 @@ class Column:
         where = f"column {self.name!r}"
         if not isinstance(self.name, str) or not self.name:
             raise ValueError(f"a column name must be a non-empty string, got {self.name!r}")
+        if has_spaces([self.name])[0]:
+            raise ValueError(f"{where}: the name has {SPACES_RULE}")
         if not isinstance(self.out_of_bounds, str) or (
                 self.out_of_bounds not in OUT_OF_BOUNDS_POLICIES):
             raise ValueError(f"{where}: 'out_of_bounds' must be \"refuse\" (the default) or "
@@ -147,11 +164,16 @@ class Column:
                 raise ValueError(f"{where}: an unresolved column takes only a 'note'")
             return
         if self.kind == "categorical":
+            if isinstance(self.levels, (str, dict, set, frozenset)):
+                raise ValueError(f"{where}: 'levels' must be a list of the declared levels, "
+                                 f"in order, got a {_json_type(self.levels)}")
             if self.levels is None or len(self.levels) == 0:
                 raise ValueError(f"{where}: a categorical column needs a non-empty 'levels' list")
             levels = tuple(str(v) for v in self.levels)
             if len(set(levels)) != len(levels):
                 raise ValueError(f"{where}: 'levels' must be distinct")
+            if has_spaces(levels).any():
+                raise ValueError(f"{where}: a level has {SPACES_RULE}")
             twins = same_numbers(levels)
             if twins:
                 raise ValueError(f"{where}: the levels {twins[0]!r} and {twins[1]!r} are the "
@@ -184,6 +206,9 @@ class Column:
                 if step <= 0:
                     raise ValueError(f"{where}: 'step' must be > 0")
                 object.__setattr__(self, "step", step)
+                if not math.isfinite((hi - lo) / step):  # e.g. -1e308 to 1e308: no grid
+                    raise ValueError(f"{where}: (upper - lower)/step must be a finite number "
+                                     f"of at most {MAX_GRID} steps")
                 K = round((hi - lo) / step)
                 if not 1 <= K <= MAX_GRID:
                     raise ValueError(f"{where}: (upper - lower)/step must round to an integer "
@@ -286,8 +311,8 @@ class Column:
             raise ValueError(f"column {d.get('name')!r}: unknown keys {extra}")
         if "name" not in d or "type" not in d:
             raise ValueError("each column needs 'name' and 'type'")
-        levels = d.get("levels")
-        bins = d.get("bins")
+        levels = _json_list(d.get("levels"), "levels", d["name"])
+        bins = _json_list(d.get("bins"), "bins", d["name"])
         missing, fill = _parse_missing(d.get("missing", "refuse"), d["name"])
         note = d.get("note", "")
         if not isinstance(note, str):
@@ -300,6 +325,25 @@ class Column:
                    missing=missing, fill=fill, note=note,
                    out_of_bounds=d.get("out_of_bounds", "refuse"),
                    synth_bins=_synth_bins_json(d.get("synth_bins"), d["name"]))
+
+
+def _json_type(v: Any) -> str:
+    """The JSON name of ``v``'s type, for messages (a declaration's type, never data)."""
+    if isinstance(v, dict):
+        return "JSON object"
+    if isinstance(v, str):
+        return "string"
+    return "set" if isinstance(v, (set, frozenset)) else type(v).__name__
+
+
+def _json_list(v: Any, key: str, name: Any) -> Any:
+    """A JSON list entry (``"levels"``, ``"bins"``) of a column; None if absent.  An object
+    (``{"no": 0, "yes": 1}``) or a string is refused: their order or items are not a list."""
+    if v is None or isinstance(v, list):
+        return v
+    raise ValueError(f"column {name!r}: {key!r} must be a list, got a {_json_type(v)}"
+                     + (" (levels are a list of the values, e.g. [\"no\", \"yes\"]; "
+                        "their codes are their positions)" if key == "levels" else ""))
 
 
 def _synth_bins_json(v: Any, name: Any) -> int | tuple[float, ...] | None:

@@ -33,7 +33,9 @@ if TYPE_CHECKING:
 
 
 _BLOCK = 1 << 16  # characters per read of the file-level pre-scan
-_PARSE: dict[str, Any] = {"dtype": str, "keep_default_na": False, "skipinitialspace": True}
+#: Every cell and header name as written: no NA guessing, and no space skipped or stripped
+#: (spaces around a value or a name are refused by the schema's checks, by column).
+_PARSE: dict[str, Any] = {"dtype": str, "keep_default_na": False, "skipinitialspace": False}
 
 
 def _source_label(source: str | Path | bytes) -> str:
@@ -179,20 +181,21 @@ def _check_header(columns: list[str], schema: TableSchema | None, with_target: b
 
 
 def _header(source: str | Path | bytes, sep: str, label: str) -> list[str]:
-    """The column names as written in the header line (stripped), read apart from the rows:
-    pandas renames a repeated name ('age', 'age.1'), which would hide the repetition."""
+    """The column names exactly as written in the header line (spaces too: they are refused
+    by the schema's checks), read apart from the rows: pandas renames a repeated name ('age',
+    'age.1'), which would hide the repetition."""
     with _text_stream(source, label) as fh:
         try:
             head = pd.read_csv(fh, sep=sep, header=None, nrows=1, **_PARSE)
         except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
             raise _parse_error(label, sep, exc) from None
-    return [str(v).strip() for v in head.iloc[0]] if len(head) else []
+    return [str(v) for v in head.iloc[0]] if len(head) else []
 
 
 def _named(parsed: list[str], header: list[str]) -> list[str]:
     """The names of the parsed columns: as written in the header (an empty name keeps pandas'
     'Unnamed: i'); pandas' own names if the two do not line up."""
-    parsed = [str(c).strip() for c in parsed]
+    parsed = [str(c) for c in parsed]
     if len(parsed) != len(header):
         return parsed
     return [h if h else p for p, h in zip(parsed, header, strict=True)]

@@ -2,12 +2,14 @@
 
 The proposed grid of a numeric column: its recorded resolution ``10^-d`` when the grid has at
 most :data:`PROPOSE_MAX_GRID` points, else a round step (1, 2 or 5 times a power of ten)
-that rounds the values, with a warning; whole numbers (``7`` or ``7.0``) get step 1.  Whole
-numbers with at most :data:`PROPOSE_MAX_CODES` distinct values, each seen at least twice on
-average, are codes: a categorical column with those levels.  A column whose values are all
-or nearly all distinct (whole numbers or text) looks like an identifier
-(:func:`_looks_like_identifier`): it is proposed ``"unresolved"``.  Every entry is marked
-``"from_data": true``.
+that rounds the values; whole numbers (``7`` or ``7.0``) get step 1, so integer codes (a
+1-5 answer, a 0-9 band) are numeric on their integer grid from the smallest to the largest
+value seen.  A column the user names categorical whose values are whole numbers gets every
+integer of that range as a level (:func:`_integer_levels`), not only the values seen.  A
+column whose values are all or nearly all distinct (whole numbers or text) looks like an
+identifier (:func:`_looks_like_identifier`): it is proposed ``"unresolved"``.  Every entry is
+marked ``"from_data": true``.  The warnings are one line per rule (:class:`_Rules`), naming
+the columns, never a value.
 """
 
 from __future__ import annotations
@@ -23,10 +25,6 @@ from oracledp.tabular._columns import MAX_GRID, Column
 #: The largest grid :meth:`TableSchema.infer` proposes without rounding the recorded values.
 PROPOSE_MAX_GRID = 1000
 
-#: Whole-number columns with at most this many distinct values are proposed as categorical
-#: codes (e.g. 0/1 flags, 1..5 answers).
-PROPOSE_MAX_CODES = 12
-
 #: A column with at least this many values, at least this share of them distinct, looks
 #: like an identifier (record numbers, names).
 _ID_MIN_VALUES = 20
@@ -38,15 +36,10 @@ def _looks_like_identifier(n_values: int, n_distinct: int) -> bool:
     return n_values >= _ID_MIN_VALUES and n_distinct >= _ID_DISTINCT_SHARE * n_values
 
 
-def _identifier(name: str, missing: str) -> tuple[Column, str]:
-    """The unresolved entry of a column that looks like an identifier, and its warning."""
-    return (Column(name, "unresolved", from_data=True,
-                   note="looks like an identifier: all or nearly all values are distinct"),
-            f"column {name!r}: all or nearly all values are distinct, so it looks like an "
-            "IDENTIFIER (a record number, a name, a code per person): delete it from the data, "
-            "or delete its entry and fit with --ignore-extra. It is marked \"unresolved\", "
-            "which fit refuses until you decide; if it is a measurement, declare it numeric "
-            "with public bounds")
+def _identifier(name: str) -> Column:
+    """The unresolved entry of a column that looks like an identifier (rule "identifier")."""
+    return Column(name, "unresolved", from_data=True,
+                  note="looks like an identifier: all or nearly all values are distinct")
 
 
 def _whole(num: pd.Series) -> bool:
@@ -54,18 +47,89 @@ def _whole(num: pd.Series) -> bool:
     return bool((num % 1 == 0).all())
 
 
-def _propose_codes(name: str, num: pd.Series, missing: str) -> tuple[Column, str] | None:
-    """Whole numbers with few distinct values, each seen twice on average: a categorical
-    column of codes (levels written as integers), with a warning; else None."""
-    distinct = sorted(set(num.tolist()))
-    if not _whole(num) or len(distinct) > PROPOSE_MAX_CODES or len(num) < 2 * len(distinct):
-        return None
-    levels = tuple(str(int(v)) for v in distinct)
-    return (Column(name, "categorical", levels=levels, from_data=True, missing=missing),
-            f"column {name!r}: whole numbers with at most {PROPOSE_MAX_CODES} distinct values, "
-            "proposed as categorical codes (one 0/1 feature per level; 1.0 and 1 are the same "
-            "level); declare it numeric (public lower, upper and step 1) instead if its order "
-            "matters, e.g. a count or a score")
+def _integer_levels(name: str, num: pd.Series, missing: str, max_levels: int,
+                    ) -> tuple[Column, str]:
+    """A column of whole numbers named categorical: every integer from the smallest to the
+    largest value seen is a level (a code the data did not show is still a level), with
+    its rule; "unresolved" if that range has more than ``max_levels`` integers."""
+    lo, hi = int(num.min()), int(num.max())
+    if hi - lo + 1 > max_levels:
+        return (Column(name, "unresolved", from_data=True,
+                       note=f"named categorical: more than {max_levels} integers between its "
+                            "smallest and largest value"), "categorical_wide")
+    return (Column(name, "categorical", levels=tuple(str(v) for v in range(lo, hi + 1)),
+                   from_data=True, missing=missing), "categorical")
+
+
+class _Rules:
+    """The warnings of :meth:`TableSchema.infer`: the columns each rule applied to, said in
+    one line per rule (by column and rule, never a value)."""
+
+    def __init__(self, max_levels: int) -> None:
+        self.max_levels = max_levels
+        self.names: dict[str, list[str]] = {}
+        self.details: dict[str, list[str]] = {}
+
+    def add(self, rule: str, name: str, detail: str = "") -> None:
+        self.names.setdefault(rule, []).append(name)
+        if detail:
+            self.details.setdefault(rule, []).append(f"{name!r} {detail}")
+
+    def _text(self, rule: str) -> str:
+        m = self.max_levels
+        return {
+            "missing": "missing cells (empty or a missing-value token): proposed \"missing\": "
+                       "\"level\" (a public extra 'missing' feature); declare {\"fill\": "
+                       "<public value>} or \"refuse\" instead if you prefer",
+            "all_missing": "every cell is missing, so the type cannot be told (marked "
+                           "\"unresolved\")",
+            "identifier": "all or nearly all values are distinct, so each looks like an "
+                          "IDENTIFIER (a record number, a name, a code per person): delete it "
+                          "from the data, or delete its entry and fit with --ignore-extra. It "
+                          "is marked \"unresolved\", which fit refuses until you decide; if it "
+                          "is a measurement, declare it numeric with public bounds",
+            "mixed": "numbers mixed with text that is not a missing-value token, so the type "
+                     "cannot be told (marked \"unresolved\"): declare each numeric (with a "
+                     "'missing' policy or the schema's missing_values) or categorical",
+            "texts": f"more than {m} distinct texts (marked \"unresolved\"): declare the "
+                     "public levels, or remove the column and fit with --ignore-extra",
+            "codes": f"integer codes (whole numbers, at most {m} distinct values, each seen "
+                     "twice on average): proposed "
+                     "numeric on their integer grid (step 1) from the smallest to the largest "
+                     "value seen, read from the data: confirm each range, or widen it to the "
+                     "codebook's, so that no code the data did not show is refused. A column "
+                     "whose codes name categories rather than an order (a region, a type) is "
+                     "better declared categorical: propose it so with --categorical NAME "
+                     "(categorical=[...] in Python), which lists every integer of its range "
+                     "as a level",
+            "categorical": "named categorical and written as whole numbers: proposed "
+                           "categorical with every integer from the smallest to the largest "
+                           "value seen as a level (read from the data: confirm, or replace "
+                           "with the codebook's levels)",
+            "categorical_wide": f"named categorical, but more than {m} integers lie between "
+                                "the smallest and largest value (marked \"unresolved\"): "
+                                "declare the public levels",
+            "categorical_not_whole": "named categorical, but written as numbers that are not "
+                                     "whole (marked \"unresolved\"): declare the public "
+                                     "levels",
+            "huge": "numbers too large for a grid (the span from the smallest to the largest "
+                    "is beyond a float; marked \"unresolved\"): declare public bounds and a "
+                    "step",
+            "rounds": f"an exact grid of the recorded resolution would have more than "
+                      f"{PROPOSE_MAX_GRID:,} points, so the proposed step ROUNDS the values "
+                      f"({'; '.join(self.details.get(rule, []))}). A finer step is allowed "
+                      f"(up to {MAX_GRID:,} points) but makes the exact oracle's problem "
+                      "(opdisc, rspm) larger",
+        }[rule]
+
+    def lines(self) -> list[str]:
+        """One line per rule that applied, in the order the rules first applied."""
+        out = []
+        for rule, names in self.names.items():
+            which = (f"column {names[0]!r}" if len(names) == 1
+                     else f"{len(names)} columns ({', '.join(map(repr, names))})")
+            out.append(f"{which}: {self._text(rule)}")
+        return out
 
 
 def _decimals(texts: pd.Series) -> int:
@@ -82,8 +146,10 @@ def _decimals(texts: pd.Series) -> int:
 
 
 def _propose_numeric(name: str, texts: pd.Series, num: pd.Series, missing: str,
-                     ) -> tuple[Column, str | None]:
-    """A gridded numeric column for the recorded values, and a warning if it rounds them."""
+                     ) -> tuple[Column, str | None, str]:
+    """A gridded numeric column for the recorded values, the rule that applied ("rounds"
+    when the step rounds them, "huge" when no grid holds them: then the column is
+    unresolved) or None, and the rule's detail (the rounding, from the public grid)."""
     dec = 0 if _whole(num) else min(_decimals(texts), 12)
     fine = Fraction(1, 10**dec)
     lo = Fraction(str(float(num.min()))).limit_denominator(10**dec)
@@ -91,20 +157,24 @@ def _propose_numeric(name: str, texts: pd.Series, num: pd.Series, missing: str,
     if hi == lo:
         hi = lo + fine
     K = (hi - lo) / fine
-    warn = None
-    if K <= PROPOSE_MAX_GRID:
-        step, lower, upper = fine, lo, hi
-    else:
-        step = Fraction(_nice_step(float((hi - lo) / PROPOSE_MAX_GRID))).limit_denominator(
-            10**dec)
-        lower = math.floor(lo / step) * step
-        upper = lower + math.ceil((hi - lower) / step) * step
-        warn = (f"column {name!r}: values are recorded to {float(fine):g}, an exact grid would "
-                f"have {int(K):,} points; the proposed step {float(step):g} ROUNDS them (by at "
-                f"most {float(step) / 2:g}). A finer step is allowed (up to {MAX_GRID:,} points) "
-                "but makes the exact oracle's problem (opdisc, rspm) larger")
-    return Column(name, "numeric", lower=float(lower), upper=float(upper), step=float(step),
-                  from_data=True, missing=missing), warn
+    rule, detail = None, ""
+    try:
+        if K <= PROPOSE_MAX_GRID:
+            step, lower, upper = fine, lo, hi
+        else:
+            rule = "rounds"
+            step = Fraction(_nice_step(float((hi - lo) / PROPOSE_MAX_GRID))).limit_denominator(
+                10**dec)
+            lower = math.floor(lo / step) * step
+            upper = lower + math.ceil((hi - lower) / step) * step
+            detail = (f"recorded to {float(fine):g}, step {float(step):g}: by at most "
+                      f"{float(step) / 2:g}")
+        return Column(name, "numeric", lower=float(lower), upper=float(upper),
+                      step=float(step), from_data=True, missing=missing), rule, detail
+    except (OverflowError, ValueError):  # no float grid holds them (e.g. -1e308 to 1e308)
+        return (Column(name, "unresolved", from_data=True,
+                       note="numbers too large for a grid: declare public bounds and a step"),
+                "huge", "")
 
 
 def _nice_step(x: float) -> float:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -30,16 +31,20 @@ from oracledp.tabular._cells import (
 from oracledp.tabular._columns import (
     DEFAULT_MISSING_VALUES,
     INTERCEPT_NAME,
+    SPACES_RULE,
     Column,
     _flag,
+    _json_type,
+    has_spaces,
     same_numbers,
 )
 from oracledp.tabular._csv import read_csv
 from oracledp.tabular._propose import (
     _identifier,
+    _integer_levels,
     _looks_like_identifier,
-    _propose_codes,
     _propose_numeric,
+    _Rules,
     _whole,
 )
 
@@ -119,11 +124,15 @@ class TableSchema:
             raise ValueError(f"duplicate column names: {dup}")
         if not isinstance(self.target, str) or not self.target:
             raise ValueError("'target' must name the label column")
+        if has_spaces([self.target])[0]:
+            raise ValueError(f"target {self.target!r}: the name has {SPACES_RULE}")
         if self.target in names:
             raise ValueError(f"the target {self.target!r} is also listed as a feature column")
         labels = tuple(str(v) for v in self.labels)
         if len(labels) != 2 or labels[0] == labels[1]:
             raise ValueError("the target needs exactly two distinct 'labels'")
+        if has_spaces(labels).any():
+            raise ValueError(f"target {self.target!r}: a label has {SPACES_RULE}")
         if same_numbers(labels):
             raise ValueError(f"the target's labels {labels[0]!r} and {labels[1]!r} are the same "
                              "number (labels that are numbers are compared by value)")
@@ -140,7 +149,9 @@ class TableSchema:
         mv = self.missing_values
         if isinstance(mv, str) or not all(isinstance(v, str) for v in mv):
             raise ValueError("'missing_values' must be a list of strings")
-        object.__setattr__(self, "missing_values", tuple(v.strip() for v in mv))
+        if has_spaces(list(mv)).any():
+            raise ValueError(f"'missing_values': an entry has {SPACES_RULE}")
+        object.__setattr__(self, "missing_values", tuple(mv))
         out = [n for c in cols for n in c.output_names()]
         if self.intercept and INTERCEPT_NAME in out:
             raise ValueError(f"an encoded feature is named {INTERCEPT_NAME!r}, the name of the "
@@ -186,6 +197,9 @@ class TableSchema:
         extra = sorted(set(t) - {"name", "labels", "from_data"})
         if extra:
             raise ValueError(f"target: unknown keys {extra}")
+        if not isinstance(t["labels"], list):
+            raise ValueError(f"target {t['name']!r}: 'labels' must be a list of its two "
+                             f"labels, got a {_json_type(t['labels'])}")
         cols = d.get("columns")
         if not isinstance(cols, list):
             raise ValueError("'columns' must be a list")
@@ -341,44 +355,64 @@ class TableSchema:
 
     @classmethod
     def propose(cls, data: pd.DataFrame | str | Path, target: str,
-                max_levels: int = 50) -> TableSchema:
+                max_levels: int = 50, categorical: Iterable[str] = ()) -> TableSchema:
         """A schema read from ``data`` (a DataFrame or a CSV path): NOT private.
 
         The schema of :meth:`infer`, without its warnings.
         """
-        return cls.infer(data, target, max_levels=max_levels)[0]
+        return cls.infer(data, target, max_levels=max_levels, categorical=categorical)[0]
 
     @classmethod
     def infer(cls, data: pd.DataFrame | str | Path, target: str, max_levels: int = 50,
-              ) -> tuple[TableSchema, list[str]]:
+              categorical: Iterable[str] = ()) -> tuple[TableSchema, list[str]]:
         """A schema read from ``data`` (a DataFrame or a CSV path) and its warnings: NOT private.
 
         Every level, bound, step and the label set are read from the data and marked
         ``"from_data": true``; fitting refuses such a schema until the user confirms or
         replaces each entry.  Cells that are empty or one of :data:`DEFAULT_MISSING_VALUES`
         are missing: a column holding some gets ``"missing": "level"`` (a public missing
-        level), with a warning.  A column that cannot be typed (every cell missing, numbers
-        mixed with other text, or more than ``max_levels`` distinct texts) gets an
-        ``"unresolved"`` entry, which every fit refuses until it is declared or removed, with
-        a warning.  A numeric column's step is its recorded resolution (``10^-d`` for values
-        written with d decimals; 1 for whole numbers, also when written ``7.0``), so no value
-        is rounded, unless that grid would exceed :data:`PROPOSE_MAX_GRID` points: then a
-        coarser round step is proposed and a warning names the column and the rounding.
-        Whole numbers with at most :data:`PROPOSE_MAX_CODES` distinct values (each seen twice
-        on average) are proposed as categorical codes; a column of whole numbers or texts
-        whose values are all or nearly all distinct (at least 20 values, 95% distinct) looks
-        like an identifier and is proposed ``"unresolved"`` with a warning to delete it.  The
-        warnings name columns and rules only.
+        level).  A column that cannot be typed (every cell missing, numbers mixed with other
+        text, more than ``max_levels`` distinct texts, or numbers too large for a grid) gets an
+        ``"unresolved"`` entry, which every fit refuses until it is declared or removed.  A
+        numeric column's step is its recorded resolution (``10^-d`` for values written with d
+        decimals; 1 for whole numbers, also when written ``7.0``), so no value is rounded,
+        unless that grid would exceed :data:`PROPOSE_MAX_GRID` points: then a coarser round
+        step is proposed.  Whole numbers are numeric on their integer grid, integer codes
+        (a 0-9 band, a 1-5 answer: at most ``max_levels`` distinct values, each seen twice on
+        average; one warning lists them) included; a column named in ``categorical`` is proposed
+        categorical instead, its levels every integer from its smallest to its largest value
+        when it holds whole numbers (not only the values seen).  A column of whole numbers or
+        texts whose values are all or nearly all distinct (at least 20 values, 95% distinct)
+        looks like an identifier and is proposed ``"unresolved"``.
+
+        The warnings are one line per rule, naming its columns (never a value).  A table
+        with spaces before or after a header name or a value is refused
+        (:class:`TableInputError`): nothing is stripped, and a fit would refuse it.
         """
         if isinstance(data, pd.DataFrame):
             repeated = duplicate_names(list(map(str, data.columns)))
             if repeated:
                 raise TableInputError(repeated)
         df = read_csv(data) if isinstance(data, (str, Path)) else data.astype(str)
-        df = df.apply(lambda s: s.str.strip())
+        names = list(map(str, df.columns))
+        spaced = [n for n, bad in zip(names, has_spaces(names), strict=True) if bad]
+        problems = ([f"the header writes the column name(s) {', '.join(map(repr, spaced))} "
+                     f"with {SPACES_RULE}"] if spaced else [])
+        problems += [f"column {n!r}: some values have {SPACES_RULE}"
+                     for n, col in zip(names, df.columns, strict=True)
+                     if has_spaces(df[col]).any()]
+        if problems:  # nothing is stripped: the fit would refuse the table
+            raise TableInputError("; ".join(problems))
         if target not in df.columns:
             raise TableInputError(f"the target column {target!r} is not in the table "
                                   f"(columns: {list(map(str, df.columns))})")
+        named = list(dict.fromkeys([categorical] if isinstance(categorical, str)
+                                   else categorical))
+        unknown = [n for n in named if n not in df.columns or n == target]
+        if unknown:
+            raise TableInputError(f"categorical= (--categorical) names "
+                                  f"{', '.join(map(repr, unknown))}, not a feature column of "
+                                  "the table (the target is not one)")
         tokens = set(DEFAULT_MISSING_VALUES) | {""}
         if df[target].isin(tokens).any():
             raise TableInputError(f"the target column {target!r} has missing cells; a fit "
@@ -388,64 +422,64 @@ class TableSchema:
             raise TableInputError(f"the target column {target!r} must hold exactly two labels "
                                   "(it does not; its labels are not shown: they are data)")
         cols: list[Column] = []
-        warns: list[str] = []
-        for name in df.columns:
+        rules = _Rules(max_levels)
+        for name in map(str, df.columns):
             if name == target:
                 continue
-            s = df[name]
-            miss = s.isin(tokens)
-            s = s[~miss]
-            missing = "level" if miss.any() else "refuse"
-            if missing == "level" and len(s):
-                warns.append(f"column {name!r} has missing cells (empty or a missing-value "
-                             "token): proposed \"missing\": \"level\" (a public extra "
-                             "'missing' feature); declare {\"fill\": <public value>} or "
-                             "\"refuse\" instead if you prefer")
-            if not len(s):
-                cols.append(Column(str(name), "unresolved", from_data=True,
-                                   note="every cell is missing"))
-                warns.append(f"column {name!r}: every cell is missing; it cannot be typed "
-                             "(marked \"unresolved\")")
-                continue
-            num = pd.to_numeric(s, errors="coerce")
-            isnum = num.notna() & np.isfinite(num.to_numpy(dtype=float, na_value=np.nan))
-            if isnum.all():
-                codes = _propose_codes(str(name), num, missing)
-                if codes is None and _whole(num) and _looks_like_identifier(len(num),
-                                                                            num.nunique()):
-                    codes = _identifier(str(name), missing)
-                col, warn = codes or _propose_numeric(str(name), s, num, missing)
-                cols.append(col)
-                warns.extend([warn] if warn else [])
-            elif isnum.any():
-                cols.append(Column(str(name), "unresolved", from_data=True,
-                                   note="numbers mixed with other text"))
-                warns.append(f"column {name!r}: numbers mixed with text that is not a "
-                             "missing-value token; it cannot be typed (marked \"unresolved\"): "
-                             "declare it numeric (with a 'missing' policy or the schema's "
-                             "missing_values) or categorical")
-            else:
-                levels = sorted(s.unique().tolist())
-                if _looks_like_identifier(len(s), len(levels)):
-                    col, warn = _identifier(str(name), missing)
-                    cols.append(col)
-                    warns.append(warn)
-                    continue
-                if len(levels) > max_levels:
-                    cols.append(Column(str(name), "unresolved", from_data=True,
-                                       note=f"more than {max_levels} distinct texts"))
-                    warns.append(f"column {name!r}: more than {max_levels} distinct texts "
-                                 "(marked \"unresolved\"): declare its public levels, or "
-                                 "remove it and fit with --ignore-extra")
-                    continue
-                cols.append(Column(str(name), "categorical", levels=tuple(levels),
-                                   from_data=True, missing=missing))
+            col, rule, detail = cls._propose_column(name, df[name], tokens, max_levels,
+                                                    name in named)
+            cols.append(col)
+            if col.missing == "level":
+                rules.add("missing", name)
+            if rule:
+                rules.add(rule, name, detail)
         note = FROM_DATA_NOTE
         if any(c.kind == "unresolved" for c in cols):
             note += (" Columns marked \"unresolved\" could not be typed: declare or remove "
                      "them (fit refuses them).")
         return cls(columns=tuple(cols), target=target, labels=(labels[0], labels[1]),
-                   target_from_data=True, note=note), warns
+                   target_from_data=True, note=note), rules.lines()
+
+    @staticmethod
+    def _propose_column(name: str, s: pd.Series, tokens: set[str], max_levels: int,
+                        categorical: bool) -> tuple[Column, str | None, str]:
+        """The proposed entry of one column (see :meth:`infer`), the rule it applied (a key
+        of :class:`~oracledp.tabular._propose._Rules`, or None) and that rule's detail."""
+        miss = s.isin(tokens)
+        s = s[~miss]
+        missing = "level" if miss.any() else "refuse"
+        if not len(s):
+            return (Column(name, "unresolved", from_data=True, note="every cell is missing"),
+                    "all_missing", "")
+        num = pd.to_numeric(s, errors="coerce")
+        isnum = num.notna() & np.isfinite(num.to_numpy(dtype=float, na_value=np.nan))
+        if isnum.all():
+            whole = _whole(num)
+            if categorical and whole:
+                return (*_integer_levels(name, num, missing, max_levels), "")
+            if categorical:
+                return (Column(name, "unresolved", from_data=True,
+                               note="named categorical: numbers that are not whole"),
+                        "categorical_not_whole", "")
+            n_distinct = num.nunique()
+            if whole and _looks_like_identifier(len(num), n_distinct):
+                return _identifier(name), "identifier", ""
+            col, rule, detail = _propose_numeric(name, s, num, missing)
+            if rule is None and whole and n_distinct <= max_levels and (
+                    len(num) >= 2 * n_distinct):  # few values, each seen twice on average
+                rule = "codes"
+            return col, rule, detail
+        if isnum.any():
+            return (Column(name, "unresolved", from_data=True,
+                           note="numbers mixed with other text"), "mixed", "")
+        levels = sorted(s.unique().tolist())
+        if not categorical and _looks_like_identifier(len(s), len(levels)):
+            return _identifier(name), "identifier", ""
+        if len(levels) > max_levels:
+            return (Column(name, "unresolved", from_data=True,
+                           note=f"more than {max_levels} distinct texts"), "texts", "")
+        return (Column(name, "categorical", levels=tuple(levels), from_data=True,
+                       missing=missing), None, "")
 
     # --- checking and encoding ------------------------------------------------------------
 
@@ -488,11 +522,20 @@ class TableSchema:
         readable = {n for n in present if names.count(n) == 1}  # a repeated column is not read
         needed = [c.name for c in self.columns if c.kind != "unresolved"]
         needed += [self.target] if with_target else []
+        wanted = {c.name for c in self.columns} | ({self.target} if with_target else set())
+        spaced = list(dict.fromkeys(n for n in names if has_spaces([n])[0]
+                                    and (n.strip() in wanted or not ignore_extra)))
+        if spaced:  # said once: not also as a missing or an extra column
+            found.append(((-1, -1), f"the header writes the column name(s) "
+                                    f"{', '.join(map(repr, spaced))} with {SPACES_RULE}"))
         absent = [n for n in needed if n not in present]
+        if absent:
+            stripped = {n.strip() for n in spaced}
+            absent = [n for n in absent if n not in stripped]
         if absent:
             found.append(((-1, 0), f"missing column(s): {', '.join(map(repr, absent))}"))
         if not ignore_extra:
-            known = {c.name for c in self.columns} | {self.target}
+            known = {c.name for c in self.columns} | {self.target} | set(spaced)
             extra = list(dict.fromkeys(n for n in names if n not in known))
             if extra:
                 found.append(((-1, 1), f"column(s) {', '.join(map(repr, extra))} are not in the "
@@ -502,7 +545,7 @@ class TableSchema:
         lenient = adjusted is not None
         n = len(df)
         out = (np.empty((n, len(self.columns)), dtype=np.int64)
-               if codes and not absent and not repeated else None)
+               if codes and not absent and not spaced and not repeated else None)
 
         def count(name: str, rule: str, k: int) -> None:
             if adjusted is not None and k:
@@ -517,6 +560,9 @@ class TableSchema:
             if c.name not in readable:
                 continue
             cells = _Cells(df[c.name])
+            spaced_cells = cells.spaced()
+            if spaced_cells.any():  # refused in fit and predict alike; no other rule reads them
+                found.append(((i, -1), f"column {c.name!r}: some values have {SPACES_RULE}"))
             miss = cells.missing(sorted(set(self.missing_values) - set(c.levels or ())))
             code = np.zeros(n, dtype=np.int64)
             if miss.any():
@@ -532,7 +578,7 @@ class TableSchema:
                                           "NaN or one of the schema's missing_values) are not "
                                           "allowed: the schema declares no 'missing' policy for "
                                           "it (\"level\" or {\"fill\": ...})"))
-            ok = ~miss
+            ok = ~miss & ~spaced_cells
             if c.kind == "categorical":
                 idx = cells.level_codes(c.levels or ())
                 unknown = ok & (idx < 0)
@@ -571,7 +617,8 @@ class TableSchema:
                                               f"[{c.lower:g}, {c.upper:g}] (declared public "
                                               "bounds; nothing is clipped unless the column "
                                               "declares \"out_of_bounds\": \"clip\")"))
-                code[good] = self._codes_of_numbers(c, x)
+                        x = np.where(outside, c.lower, x)  # refused: no code is computed
+                code[good] = self._codes_of_numbers(c, x)  # (an overflow of (x - lower)/step)
             if out is not None:
                 out[:, i] = code
         y_idx = None
@@ -708,15 +755,18 @@ class TableSchema:
         return np.asarray(self.labels, dtype=object)[lab]
 
     def _target_problem(self, cells: Any, lab: NDArray[np.integer]) -> str:
-        """The refusal of a target column: undeclared labels and/or missing cells (which rule,
-        never a value or a count)."""
-        msg = (f"target {self.target!r}: values must be one of the declared labels "
-               f"{list(self.labels)}")
+        """The refusal of a target column: values with spaces around them, undeclared labels
+        and/or missing cells (which rule, never a value or a count)."""
+        spaced = cells.spaced()
         miss = cells.missing(sorted(set(self.missing_values) - set(self.labels))) & (lab < 0)
+        other = ~miss & ~spaced & (lab < 0)
+        parts = [f"some values have {SPACES_RULE}"] if spaced.any() else []
+        if miss.any() or other.any():
+            parts.append(f"values must be one of the declared labels {list(self.labels)}")
         if miss.any():
-            msg += ("; some are missing (an empty cell, NaN or one of the schema's "
-                    "missing_values): the target takes no 'missing' policy, so label those "
-                    "records or leave them out of the file")
-        if (~miss & (lab < 0)).any():
-            msg += f"; {_CODING_HINT}"
-        return msg
+            parts.append("some are missing (an empty cell, NaN or one of the schema's "
+                         "missing_values): the target takes no 'missing' policy, so label "
+                         "those records or leave them out of the file")
+        if other.any():
+            parts.append(_CODING_HINT)
+        return f"target {self.target!r}: " + "; ".join(parts)

@@ -1,0 +1,117 @@
+"""`schema infer` on a coded survey table: integer codes are numeric on their integer grid
+(not categoricals of the values seen), a column named categorical gets every integer of its
+range as a level, and the warnings are one line per rule."""
+
+from __future__ import annotations
+
+import json
+import string
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from oracledp._cli import app
+from oracledp.tabular import TableSchema, check_table
+
+ENV = {"COLUMNS": "200"}
+BANDS = [f"band_{c}" for c in string.ascii_lowercase[:20]]  # 20 ordinal codes 0-9
+SUBTYPES = np.arange(4711, 4752)  # a nominal code: 41 subtypes (values never printed)
+
+
+def _survey(n: int = 400, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({b: rng.integers(0, 10, n) for b in BANDS})
+    df["rare"] = rng.choice([0, 6], n)  # an ordinal code of which only 0 and 6 were seen
+    df["subtype"] = rng.choice(SUBTYPES[SUBTYPES != 4720], n)  # one subtype never seen
+    df["region"] = rng.choice(["north", "south", "east"], n)
+    df["age"] = rng.integers(18, 91, n)  # a measurement: more than 50 distinct values
+    df["y"] = rng.choice(["no", "yes"], n)
+    df = df.astype(object)
+    df.loc[3, "band_c"] = ""  # a missing cell
+    return df
+
+
+def _write(tmp_path: Path, df: pd.DataFrame, name: str = "survey.csv") -> Path:
+    path = tmp_path / name
+    df.to_csv(path, index=False)
+    return path
+
+
+def _infer(tmp_path: Path, *args: str):
+    res = CliRunner().invoke(app, ["schema", "infer", str(_write(tmp_path, _survey())),
+                                   "--target", "y", *args], env=ENV)
+    assert res.exit_code == 0, res.output
+    return {c["name"]: c for c in json.loads(res.stdout)["columns"]}, res.stderr
+
+
+def test_integer_codes_are_numeric_on_their_integer_grid(tmp_path):
+    cols, _ = _infer(tmp_path)
+    df = _survey()
+    for name in [*BANDS, "rare", "subtype", "age"]:
+        seen = pd.to_numeric(df[name].replace("", np.nan)).dropna()
+        assert cols[name]["type"] == "numeric" and cols[name]["step"] == 1, name
+        assert (cols[name]["lower"], cols[name]["upper"]) == (seen.min(), seen.max()), name
+        assert cols[name]["from_data"] is True, name  # read from the data: fit refuses it
+    assert cols["band_c"]["missing"] == "level"
+    assert cols["rare"]["lower"] == 0 and cols["rare"]["upper"] == 6
+    assert cols["region"] == {"name": "region", "type": "categorical",
+                              "levels": ["east", "north", "south"], "from_data": True}
+    encoded = TableSchema.infer(_write(tmp_path, _survey()), "y")[0].confirmed()
+    # one feature per code column (and band_c's missing level), region's 3 levels, intercept
+    assert encoded.n_features == 20 + 1 + 1 + 1 + 1 + 3 + 1
+
+
+def test_a_code_the_training_data_did_not_show_is_accepted(tmp_path):
+    """The proposal (confirmed) accepts a test file whose codes lie in the range seen but
+    were not all seen: 3 in 'rare', the subtype 4720."""
+    schema = TableSchema.infer(_write(tmp_path, _survey()), "y")[0].confirmed()
+    test = _survey(n=50, seed=1)
+    test.loc[0, "rare"] = 3
+    test.loc[1, "subtype"] = 4720
+    assert check_table(_write(tmp_path, test, "test.csv"), schema) == []
+
+
+def test_warnings_are_one_line_per_rule_naming_columns_not_values(tmp_path):
+    _, err = _infer(tmp_path)
+    lines = err.splitlines()
+    assert all(line.startswith("warning: ") for line in lines)
+    codes = [line for line in lines if "integer codes" in line]
+    assert len(codes) == 1
+    assert codes[0].startswith("warning: 22 columns ('band_a', 'band_b', ")  # 20 + rare + subtype
+    assert "'rare', 'subtype')" in codes[0] and "'age'" not in codes[0]
+    assert "--categorical NAME" in codes[0]
+    missing = [line for line in lines if "missing cells" in line]
+    assert len(missing) == 1 and missing[0].startswith("warning: column 'band_c': ")
+    assert len(lines) == 4  # from the data, codes, missing cells, the intercept
+    for value in ("4711", "4751", "4720"):
+        assert value not in err
+
+
+def test_a_column_named_categorical_gets_every_integer_of_its_range(tmp_path):
+    cols, err = _infer(tmp_path, "--categorical", "subtype", "--categorical", "rare")
+    assert cols["subtype"]["type"] == "categorical" and cols["subtype"]["from_data"] is True
+    assert cols["subtype"]["levels"] == [str(v) for v in SUBTYPES]  # 4720 too, never seen
+    assert cols["rare"]["levels"] == [str(v) for v in range(7)]
+    assert cols["band_a"]["type"] == "numeric"
+    named = [line for line in err.splitlines() if "named categorical" in line]
+    assert len(named) == 1 and named[0].startswith("warning: 2 columns ('rare', 'subtype'): ")
+    codes = next(line for line in err.splitlines() if "integer codes" in line)
+    assert codes.startswith("warning: 20 columns (")
+
+
+def test_a_named_categorical_wider_than_max_levels_is_unresolved(tmp_path):
+    cols, err = _infer(tmp_path, "--categorical", "subtype", "--max-levels", "40")
+    assert cols["subtype"]["type"] == "unresolved"
+    assert "column 'subtype': named categorical, but more than 40 integers" in err
+
+
+@pytest.mark.parametrize("name", ["nonesuch", "y"])
+def test_categorical_must_name_a_feature_column(tmp_path, name):
+    res = CliRunner().invoke(app, ["schema", "infer", str(_write(tmp_path, _survey())),
+                                   "--target", "y", "--categorical", name], env=ENV)
+    assert res.exit_code == 2 and res.stdout == ""
+    assert res.stderr.splitlines() == [res.stderr.splitlines()[0]]
+    assert res.stderr.startswith(f"error: categorical= (--categorical) names {name!r}")
