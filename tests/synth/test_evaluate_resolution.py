@@ -1,0 +1,147 @@
+"""evaluate_synthetic at the real data's own resolution: it cannot hide a distorted column.
+
+* exact values on hand-built tables: octile cut points of the real column (tied cuts merge),
+  1-way and 2-way TV at those bins, Wasserstein-1 over the declared range, missing cells as
+  a bin of their own;
+* the two references: exact independent marginals (checked against a hand computation) and
+  a resample of the real rows;
+* the planted damage: a column that is 0 in 91 % of the rows, synthesized uniformly inside
+  the synthesizer's first 37-day bin, looks fine on those bins (TV below 0.08) and is caught
+  here (TV above 0.85, worse than the independent-marginals reference);
+* the command line prints the same numbers.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from oracledp._cli import app
+from oracledp.synth import evaluate_synthetic
+from oracledp.tabular import TableSchema
+
+SCHEMA = TableSchema.from_dict({
+    "target": {"name": "y", "labels": ["no", "yes"]},
+    "columns": [{"name": "days", "type": "numeric", "lower": 0, "upper": 365, "step": 1},
+                {"name": "sex", "type": "categorical", "levels": ["f", "m"]}]})
+
+
+def _hospital(n: int = 4000, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    days = np.where(rng.random(n) < 0.91, 0, rng.integers(1, 366, n))
+    y = np.where(days > 0, "yes", rng.choice(["no", "yes"], n, p=[0.8, 0.2]))
+    return pd.DataFrame({"days": days, "sex": rng.choice(["f", "m"], n), "y": y})
+
+
+def test_exact_values_on_a_hand_built_table() -> None:
+    real = pd.DataFrame({"days": [0] * 6 + [10, 20], "sex": ["f", "m"] * 4,
+                         "y": ["no"] * 6 + ["yes"] * 2})
+    # octiles of real days: 0 (x5), 0, 10 -> cut points {0, 10}: bins (-inf,0], (0,10], (10,inf)
+    syn = pd.DataFrame({"days": [0] * 4 + [5, 5, 30, 30], "sex": ["f"] * 8,
+                        "y": ["no"] * 4 + ["yes"] * 4})
+    r = evaluate_synthetic(syn, real, SCHEMA, classifier=False)["data_resolution"]
+    days, sex, y = r["columns"]
+    assert (days["column"], days["bins"], sex["bins"], y["bins"]) == ("days", 4, 2, 2)
+    # real (6, 1, 1)/8, synthetic (4, 2, 2)/8: TV = (2 + 1 + 1) / 16
+    assert days["tv"] == pytest.approx(0.25)
+    assert sex["tv"] == pytest.approx(0.5) and y["tv"] == pytest.approx(0.25)
+    # W1 between the empirical laws, divided by the range 365
+    w1 = (np.sort([0] * 4 + [5, 5, 30, 30]) - np.sort([0] * 6 + [10, 20])).__abs__().mean()
+    assert days["w1_over_range"] == pytest.approx(w1 / 365)
+    assert r["one_way"] == {"mean_tv": pytest.approx(1 / 3), "max_tv": pytest.approx(0.5),
+                            "worst_column": "sex"}
+    # (days, sex): real cells (0,f)3 (0,m)3 (1,f)0 (1,m)1 (2,f)1 ... vs synthetic all f
+    real_ij = {(0, "f"): 3, (0, "m"): 3, (1, "f"): 1, (2, "m"): 1}
+    syn_ij = {(0, "f"): 4, (1, "f"): 2, (2, "f"): 2}
+    keys = set(real_ij) | set(syn_ij)
+    tv_ds = 0.5 * sum(abs(real_ij.get(k, 0) - syn_ij.get(k, 0)) for k in keys) / 8
+    assert r["two_way"]["max_tv"] >= tv_ds and r["two_way"]["sets"] == 3
+
+
+def test_the_independent_reference_is_exact() -> None:
+    real = pd.DataFrame({"days": [0, 0, 0, 100], "sex": ["f", "f", "m", "m"],
+                         "y": ["no", "no", "no", "yes"]})
+    r = evaluate_synthetic(real, real, SCHEMA, classifier=False)["data_resolution"]
+    assert r["one_way"]["max_tv"] == 0.0 and r["two_way"]["max_tv"] == 0.0
+    assert r["columns"][0]["w1_over_range"] == 0.0
+    ind = r["references"]["independent_marginals"]["two_way"]
+    # (days, sex): joint (0f .5, 0m .25, 1m .25); product (.75*.5, .75*.5, .25*.5, .25*.5)
+    tv_ds = 0.5 * (abs(0.5 - 0.375) + abs(0.25 - 0.375) + abs(0 - 0.125) + abs(0.25 - 0.125))
+    # (days, y): y = yes exactly when days > 0: joint (.75, 0, 0, .25), product .75/.25 x .75/.25
+    tv_dy = 0.5 * (abs(0.75 - 0.5625) + 2 * 0.1875 + abs(0.25 - 0.0625))
+    # (sex, y): joint f-no .5, m-no .25, m-yes .25; product .5*.75, .5*.25, .5*.75, .5*.25
+    tv_sy = 0.5 * (abs(0.5 - 0.375) + abs(0 - 0.125) + abs(0.25 - 0.375) + abs(0.25 - 0.125))
+    assert ind["mean_tv"] == pytest.approx((tv_ds + tv_dy + tv_sy) / 3)
+    assert ind["max_tv"] == pytest.approx(max(tv_ds, tv_dy, tv_sy))
+
+
+def test_missing_cells_are_a_bin_of_their_own() -> None:
+    schema = TableSchema.from_dict({
+        "target": {"name": "y", "labels": ["no", "yes"]},
+        "columns": [{"name": "x", "type": "numeric", "lower": 0, "upper": 10, "step": 1,
+                     "missing": "level"}]})
+    real = pd.DataFrame({"x": [1.0, 2.0, np.nan, np.nan], "y": ["no", "yes", "no", "yes"]})
+    syn = pd.DataFrame({"x": [1.0, 2.0, 3.0, 3.0], "y": ["no", "yes", "no", "yes"]})
+    col = evaluate_synthetic(syn, real, schema, classifier=False)["data_resolution"][
+        "columns"][0]
+    assert col["tv"] == pytest.approx(0.5)  # the real table's missing half is gone
+
+
+def test_a_distortion_the_synthesizers_bins_hide_is_caught() -> None:
+    real = _hospital()
+    rng = np.random.default_rng(1)
+    syn = real.copy()
+    syn["days"] = rng.integers(0, 37, len(real))  # uniform inside the first of 10 bins
+    res = evaluate_synthetic(syn, real, SCHEMA, bins=10, classifier=False)
+    assert res["marginals"][1]["max_tv"] < 0.08  # the synthesizer's own 10 bins: fine
+    r = res["data_resolution"]
+    assert r["columns"][0]["tv"] > 0.85 and r["one_way"]["worst_column"] == "days"
+    ind = r["references"]["independent_marginals"]["two_way"]["mean_tv"]
+    boot = r["references"]["resample_of_real_rows"]["two_way"]["mean_tv"]
+    assert boot < ind < r["two_way"]["mean_tv"]
+
+
+def test_a_resample_of_the_real_rows_scores_near_the_resample_reference() -> None:
+    real = _hospital(seed=2)
+    syn = real.sample(len(real), replace=True, random_state=3).reset_index(drop=True)
+    r = evaluate_synthetic(syn, real, SCHEMA, classifier=False)["data_resolution"]
+    boot = r["references"]["resample_of_real_rows"]
+    ind = r["references"]["independent_marginals"]
+    # both are resamples of n = 4,000 rows: 2-way TV over <= 8 cells is O(sqrt(cells / n))
+    assert r["two_way"]["mean_tv"] < 0.05 and boot["two_way"]["mean_tv"] < 0.05
+    assert r["two_way"]["mean_tv"] < ind["two_way"]["mean_tv"]
+
+
+@pytest.mark.parametrize("q", [1, 101, 2.5, True])
+def test_quantiles_are_checked(q) -> None:
+    real = _hospital(n=50)
+    with pytest.raises(ValueError, match="quantiles must be an integer in"):
+        evaluate_synthetic(real, real, SCHEMA, classifier=False, quantiles=q)
+
+
+def test_the_command_line_prints_the_data_resolution(tmp_path: Path) -> None:
+    real = _hospital(n=1000)
+    syn = real.copy()
+    syn["days"] = np.random.default_rng(1).integers(0, 37, len(real))
+    real.to_csv(tmp_path / "real.csv", index=False)
+    syn.to_csv(tmp_path / "syn.csv", index=False)
+    (tmp_path / "s.json").write_text(json.dumps(SCHEMA.to_dict()))
+    res = CliRunner().invoke(app, ["synth", "evaluate", str(tmp_path / "syn.csv"),
+                                   str(tmp_path / "real.csv"), "--schema",
+                                   str(tmp_path / "s.json")], env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    want = evaluate_synthetic(syn, real, SCHEMA)["data_resolution"]
+    assert "at the real data's resolution" in res.stdout
+    line = next(ln for ln in res.stdout.splitlines() if ln.strip().startswith("2-way TV, mean"))
+    got = [float(v) for v in line.split()[3:6]]
+    assert got == pytest.approx([want["two_way"]["mean_tv"],
+                                 want["references"]["independent_marginals"]["two_way"][
+                                     "mean_tv"],
+                                 want["references"]["resample_of_real_rows"]["two_way"][
+                                     "mean_tv"]], abs=5e-5)
+    assert f"days: 1-way TV {want['columns'][0]['tv']:.4f}" in res.stdout
