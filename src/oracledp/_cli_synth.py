@@ -8,7 +8,13 @@ randomness; no message prints a record value, a row or a count.
 
 from __future__ import annotations
 
+import contextlib
+import math
+import signal
 import sys
+import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -41,8 +47,15 @@ _MAX_ROWS = 10**9
 #: Records sampled and written at a time (memory stays bounded whatever --rows is).
 _SAMPLE_CHUNK = 100_000
 
-_METHOD_HELP = ("oracle-query-pgm (default), mst, aim (the peers extra), mwem or independent "
-                "(pure epsilon-DP).")
+_METHOD_HELP = ("oracle-query-pgm (default), mst, aim, mwem or independent (pure epsilon-DP).")
+
+#: Seconds between the progress lines ``synth fit`` prints when stderr is not a terminal.
+_HEARTBEAT_SECONDS = 30.0
+
+
+class _TimeLimit(BaseException):
+    """``synth fit --time-limit`` expired (a BaseException, like Ctrl-C: no library code may
+    catch it and carry on)."""
 
 
 def _bins_option(value: str | None) -> Any:
@@ -100,13 +113,22 @@ def synth_fit(
         help="Privacy ledger shared with `oracledp fit` (JSON you start as "
              "{\"total_epsilon\": E, \"total_delta\": D}): a fit that would exceed it is "
              "refused before DATA is read; the release is appended to it.")] = None,
+    time_limit: Annotated[float | None, typer.Option(
+        "--time-limit", help="Stop the fit after this many seconds (reading included): "
+                             "nothing is released; a fit stopped after its mechanism "
+                             "started stays charged under --budget.")] = None,
 ) -> None:
-    """Fit a private synthetic-data model on DATA with a confirmed schema; save it to --out."""
+    """Fit a private synthetic-data model on DATA with a confirmed schema; save it to --out.
+
+    Progress goes to stderr: a spinner on a terminal, else a line every 30 s while the fit
+    runs (wall time only: shown to you, never saved or released)."""
     from oracledp._validation import check_delta, check_epsilon
     from oracledp.synth import TableDomain, TableSynthesizer
     from oracledp.synth._table_synthesizer import MODEL_FILE, RELEASE_FILE
 
     _check_option(check_epsilon, epsilon, "--epsilon")  # the option named, as by `fit`
+    if time_limit is not None and not (math.isfinite(time_limit) and time_limit > 0):
+        _fail("--time-limit must be a finite number of seconds > 0")
     message = check_epsilon_cap(epsilon, "--epsilon", allow_large_epsilon)
     if message:
         _fail(message)
@@ -141,6 +163,7 @@ def synth_fit(
         _per_person_or_fail(declared[0], declared[1], k)
     run: dict[str, Any] = {}
     entry, local = "", None
+    run["time_limit"] = time_limit
     if budget is None:
         _fit(syn, data, schema, tdom, None, run)
     else:
@@ -176,17 +199,71 @@ def synth_fit(
         _print_budget(budget, ledger, local, k)
 
 
+@contextlib.contextmanager
+def _time_limit(seconds: float | None) -> Iterator[None]:
+    """Raise :class:`_TimeLimit` in the main thread after ``seconds`` (POSIX interval timer;
+    no limit where there is none)."""
+    if seconds is None or not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def expire(signum: int, frame: Any) -> None:
+        raise _TimeLimit
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@contextlib.contextmanager
+def _heartbeat(what: str) -> Iterator[None]:
+    """While the block runs: a spinner on a terminal's stderr, else a line on stderr every
+    :data:`_HEARTBEAT_SECONDS` (so a log shows the fit is alive; a refusal in the first
+    interval stays one ``error:`` line)."""
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    if console.is_terminal:
+        with console.status(what):
+            yield
+        return
+    stop = threading.Event()
+    start = time.monotonic()
+
+    def beat() -> None:  # no line for a fit that ends (or is refused) within the interval
+        while not stop.wait(_HEARTBEAT_SECONDS):
+            typer.echo(f"{what}: {time.monotonic() - start:.0f} s elapsed", err=True)
+
+    thread = threading.Thread(target=beat, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
 def _fit(syn: Any, data: Path, schema: Any, tdom: Any, accountant: Any,
          run: dict[str, Any]) -> None:
     """Count DATA and fit ``syn`` (reporting to ``accountant`` if any); exit 2 if refused."""
-    import contextlib
-
+    limit = run.get("time_limit")
     try:
-        with _clipping_on_stderr(), _reading(data) as report:
+        with (_clipping_on_stderr(), _time_limit(limit), _reading(data) as report,
+              _heartbeat(f"synth fit --method {syn.method}: reading {data.name} and fitting")):
             syn.verbose = report
             with accountant if accountant is not None else contextlib.nullcontext():
                 run["fitting"] = True
                 syn.fit(data, schema)
+    except _TimeLimit:
+        # settled by the caller as any failure: charged if the mechanism had drawn noise
+        drew = accountant is not None and bool(accountant.spends)
+        _fail(f"synth fit stopped at --time-limit {limit:g} s; nothing was released or written"
+              + ("; its mechanism had started, so it stays charged in --budget" if drew
+                 else ""))
     except (OracleDPError, ValueError, TypeError) as exc:
         _fail(f"{data}: {exc}" if str(data) not in str(exc) else str(exc))
     except MemoryError:

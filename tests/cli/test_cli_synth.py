@@ -330,3 +330,83 @@ def test_evaluate_takes_schema_and_bins_from_the_model(runner, files, tmp_path):
                  ["--model", str(tmp_path / "m"), "--bins", "4"]):
         res = runner.invoke(app, ["synth", "evaluate", str(syn), str(data), *args])
         assert res.exit_code == 2 and res.stderr.startswith("error: "), res.output
+
+
+# --- progress lines off a terminal, and --time-limit --------------------------------------------
+
+
+def test_progress_lines_when_stderr_is_not_a_terminal(runner, files, tmp_path, monkeypatch):
+    import time
+
+    import oracledp._cli_synth as cli_synth
+    from oracledp.synth import TableSynthesizer
+
+    real_fit = TableSynthesizer.fit
+
+    def slow(self, *a, **k):
+        time.sleep(0.5)
+        return real_fit(self, *a, **k)
+
+    monkeypatch.setattr(cli_synth, "_HEARTBEAT_SECONDS", 0.1)
+    monkeypatch.setattr(TableSynthesizer, "fit", slow)
+    res = runner.invoke(app, _fit_args(files, tmp_path), env=ENV)
+    assert res.exit_code == 0, res.output
+    beats = [ln for ln in res.stderr.splitlines() if ln.endswith(" s elapsed")]
+    assert len(beats) >= 3 and all(ln.startswith(
+        "synth fit --method oracle-query-pgm: reading titanic.csv and fitting: ") for ln in beats)
+
+
+def test_time_limit_stops_the_fit_and_keeps_a_started_fit_charged(runner, files, tmp_path,
+                                                                    monkeypatch):
+    import time
+
+    import numpy as np
+
+    from oracledp.privacy._accountant import begin_release
+    from oracledp.synth import TableSynthesizer
+
+    def started(self, *a, **k):  # the mechanism starts, draws, then runs long
+        rng = np.random.default_rng(0)
+        begin_release(self, 1.0, 1e-6, rng=rng, zcdp=True)
+        rng.random()
+        time.sleep(30)
+
+    from oracledp.privacy._accountant import accounted_fit
+
+    # reporting to the accountant as the real fit does
+    monkeypatch.setattr(TableSynthesizer, "fit", accounted_fit(started))
+    budget = tmp_path / "budget.json"
+    budget.write_text('{"total_epsilon": 2, "total_delta": 1e-5}')
+    t0 = time.monotonic()
+    res = runner.invoke(app, _fit_args(files, tmp_path, "--delta", "1e-6", "--budget",
+                                       str(budget), "--time-limit", "0.5"), env=ENV)
+    assert time.monotonic() - t0 < 20  # stopped, not slept out (generous: load)
+    assert res.exit_code == 2, res.output
+    assert res.stderr.splitlines()[0].startswith(
+        "error: synth fit stopped at --time-limit 0.5 s; nothing was released or written; its "
+        "mechanism had started, so it stays charged")
+    (spend,) = json.loads(budget.read_text())["spends"]
+    assert spend["epsilon"] == 1.0 and "failed after its mechanism started" in spend["status"]
+    assert not (tmp_path / "m").exists()
+
+
+def test_time_limit_before_the_mechanism_charges_nothing(runner, files, tmp_path, monkeypatch):
+    import time
+
+    from oracledp.synth import TableSynthesizer
+
+    monkeypatch.setattr(TableSynthesizer, "fit", lambda self, *a, **k: time.sleep(30))
+    budget = tmp_path / "budget.json"
+    budget.write_text('{"total_epsilon": 2, "total_delta": 1e-5}')
+    res = runner.invoke(app, _fit_args(files, tmp_path, "--delta", "1e-6", "--budget",
+                                       str(budget), "--time-limit", "0.3"), env=ENV)
+    assert res.exit_code == 2 and "stopped at --time-limit 0.3 s" in res.stderr, res.output
+    assert "charged" not in res.stderr
+    assert json.loads(budget.read_text())["spends"] == []
+
+
+@pytest.mark.parametrize("bad", ["0", "-1", "nan", "inf"])
+def test_a_bad_time_limit_is_one_error_before_reading(runner, files, tmp_path, bad):
+    res = runner.invoke(app, _fit_args(files, tmp_path, "--time-limit", bad), env=ENV)
+    assert res.exit_code == 2 and res.stderr == ("error: --time-limit must be a finite number "
+                                                 "of seconds > 0\n"), res.output
