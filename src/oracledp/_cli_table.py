@@ -594,12 +594,14 @@ def _reserve_budget(budget: Path, model: str, declared: tuple[float, float | Non
               "number of records, which is read only after the budget is checked; nothing was "
               "read or fitted")
     eps_k, delta_k = _per_person_or_fail(eps, delta, k)
-    source = f"the declared budget of `oracledp fit --model {model}`"
+    command = (f"oracledp synth fit --method {model.removeprefix('synth ')}"
+               if model.startswith("synth ") else f"oracledp fit --model {model}")
+    source = f"the declared budget of `{command}`"
     statement = (PrivacyGuarantee.ex_post(eps, source=source) if kind == "ex-post" else
                  PrivacyGuarantee.pure(eps, source=source) if delta == 0 else
                  PrivacyGuarantee.approximate(eps, delta, source=source))
     what = "max-epsilon" if kind == "ex-post" else "epsilon"
-    label = f"oracledp fit --model {model} --{what} {eps:g}" + (
+    label = f"{command} --{what} {eps:g}" + (
         f" --delta {delta:g}" if delta else "")
     details: dict[str, Any] = {
         "model": model, "records_per_person": k,
