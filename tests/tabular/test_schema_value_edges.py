@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import warnings
@@ -231,19 +232,46 @@ def test_a_huge_number_gives_the_bounds_error_and_no_numpy_warning(schema, tmp_p
         assert X[:2, 0].tolist() == [1.0, 0.0]
 
 
+#: Runs ``oracledp`` (what ``python -m oracledp`` runs) once per argument list given as JSON, in
+#: this one fresh interpreter, each command's stderr followed by its exit code as ``<<exit N>>``.
+_CLI_COMMANDS = """
+import json, sys
+from oracledp.__main__ import main
+for args in json.loads(sys.argv[1]):
+    sys.argv = ["oracledp", *args]
+    try:
+        main()
+        code = 0
+    except SystemExit as exc:
+        code = exc.code
+    print("<<exit %s>>" % code, file=sys.stderr, flush=True)
+"""
+
+
 def test_a_huge_number_and_the_cli_print_exactly_one_error_line(tmp_path):
+    """In a fresh interpreter with Python's default warning filters (a numpy warning would be
+    printed on stderr): each command prints one ``error:`` line and exits 2.  The three commands
+    run in one interpreter (one start-up instead of three); a warning is printed at its first
+    occurrence, so whichever command first emits it fails its check."""
+    import json
+
     path = _write(tmp_path, HUGE)
     s = _schema_file(tmp_path)
     env = {**os.environ, **ENV, "PYTHONWARNINGS": "default"}
-    for args in (["schema", "check", str(path), "--schema", s],
-                 ["fit", str(path), "--schema", s, "--model", "dpsgd", "--epsilon", "1",
-                  "--out", str(tmp_path / "m1")],
-                 ["fit", str(path), "--schema", s, "--model", "rspm", "--epsilon", "1",
-                  "--out", str(tmp_path / "m2")]):
-        proc = subprocess.run([sys.executable, "-m", "oracledp", *args], capture_output=True,
-                              text=True, env=env, timeout=120)
-        assert proc.returncode == 2, (args, proc.stderr)
-        lines = proc.stderr.splitlines()
+    commands = [["schema", "check", str(path), "--schema", s],
+                ["fit", str(path), "--schema", s, "--model", "dpsgd", "--epsilon", "1",
+                 "--out", str(tmp_path / "m1")],
+                ["fit", str(path), "--schema", s, "--model", "rspm", "--epsilon", "1",
+                 "--out", str(tmp_path / "m2")]]
+    proc = subprocess.run([sys.executable, "-c", _CLI_COMMANDS, json.dumps(commands)],
+                          capture_output=True, text=True, env=env, timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    # [stderr of command 1, its exit code, stderr of command 2, ..., ""]
+    parts = re.split(r"<<exit (\S*)>>\n", proc.stderr)
+    assert len(parts) == 2 * len(commands) + 1 and parts[-1] == "", proc.stderr
+    for args, err, code in zip(commands, parts[0:-1:2], parts[1::2], strict=True):
+        assert code == "2", (args, proc.stderr)
+        lines = err.splitlines()
         assert len(lines) == 1 and lines[0].startswith("error: ") and BOUNDS in lines[0], \
             (args, proc.stderr)
 
