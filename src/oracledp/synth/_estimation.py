@@ -27,13 +27,20 @@ weighting (the sufficient statistic of independent Gaussian measurements).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["MarginalMeasurement", "combine_measurements", "estimate_distribution"]
+T = TypeVar("T")
+
+__all__ = ["MarginalMeasurement", "combine_measurements", "estimate_distribution",
+           "mirror_descent_step"]
+
+#: The step size never exceeds ``1 / smooth`` times this (:func:`mirror_descent_step`).
+MAX_STEP_GROWTH = 2.0**30
 
 
 @dataclass(frozen=True)
@@ -72,6 +79,37 @@ def combine_measurements(
         out.append(MarginalMeasurement(axes, np.asarray(vals, dtype=np.float64),
                                        float(1.0 / math.sqrt(prec.sum()))))
     return out
+
+
+def mirror_descent_step(eta: float, smooth: float,
+                        attempt: Callable[[float], tuple[T, bool] | None]
+                        ) -> tuple[float, T | None]:
+    """The step rule of every mirror-descent estimator here: ``(eta, accepted candidate)``.
+
+    ``eta`` is the previous step size and ``smooth = sum_r w_r``; ``attempt(eta)`` returns
+    the candidate of step ``eta`` and whether it satisfies the relative-smoothness
+    inequality, or None when the candidate is not finite (an overflow or underflow).  The
+    step first doubles, capped at ``MAX_STEP_GROWTH / smooth`` (finite: tiny weights, as
+    with a handful of records, would otherwise accept every step and double the size to
+    infinity), then halves until a finite candidate satisfies the inequality or the step is
+    ``1 / smooth``, where the inequality holds in exact arithmetic and any finite candidate
+    is taken.  It always terminates (at most ``log2(MAX_STEP_GROWTH) + 2`` attempts); the
+    candidate is None when even the smallest step is not finite: the caller keeps its
+    current iterate and stops.
+    """
+    eta_min = 1.0 / smooth if smooth > 0.0 else math.inf
+    if not (math.isfinite(eta_min) and eta_min > 0.0):
+        raise ValueError(f"the estimation's smoothness must be finite and > 0, got {smooth!r}")
+    eta_max = min(eta_min * MAX_STEP_GROWTH, 1e300)
+    eta = eta * 2.0 if math.isfinite(eta) else eta_max
+    eta = min(max(eta, eta_min), eta_max)
+    while True:
+        got = attempt(eta)
+        if got is not None and (got[1] or eta <= eta_min):
+            return eta, got[0]
+        if eta <= eta_min:
+            return eta_min, None
+        eta = max(eta / 2.0, eta_min)
 
 
 class _MarginalOperator:
@@ -182,20 +220,31 @@ def estimate_distribution(
     eta = 1.0 / smooth
     for _ in range(iterations):
         grad = op.adjoint([w * r for w, r in zip(weights, res, strict=True)])
-        eta *= 2.0
-        while True:
+
+        def attempt(eta: float, p: NDArray[np.float64] = p, f: float = f,
+                    grad: NDArray[np.float64] = grad
+                    ) -> tuple[tuple[NDArray[np.float64], float, list[NDArray[np.float64]]],
+                               bool] | None:
             logq = -eta * grad
-            logq -= logq.max()
-            q = p * np.exp(logq)
-            z = float(q.sum())
-            q /= z
-            f_new, res_new = loss_and_residuals(q)
-            # Relative smoothness: L(q) <= L(p) + <grad, q - p> + KL(q || p) / eta, with
-            # log(q / p) = logq - log z wherever p > 0 (q = 0 where p = 0)
-            kl = float(np.vdot(q, logq)) - math.log(z)
-            bound = f + float(np.vdot(grad, q - p)) + kl / eta
-            if f_new <= bound + 1e-12 * max(1.0, abs(f)) or eta <= 1.0 / smooth:
-                break
-            eta = max(eta / 2.0, 1.0 / smooth)
-        p, f, res = q, f_new, res_new
+            live = p > 0
+            logq -= logq[live].max()  # cells with p = 0 stay 0: z >= the max cell's p > 0
+            with np.errstate(all="ignore"):
+                q = p * np.exp(logq)
+                z = float(q.sum())
+                if not (math.isfinite(z) and z > 0.0):
+                    return None
+                q /= z
+                f_new, res_new = loss_and_residuals(q)
+                # Relative smoothness: L(q) <= L(p) + <grad, q - p> + KL(q || p) / eta, with
+                # log(q / p) = logq - log z wherever p > 0 (q = 0 where p = 0)
+                kl = float(np.vdot(q, logq)) - math.log(z)
+                bound = f + float(np.vdot(grad, q - p)) + kl / eta
+            if not (math.isfinite(f_new) and math.isfinite(bound) and np.all(np.isfinite(q))):
+                return None
+            return (q, f_new, res_new), f_new <= bound + 1e-12 * max(1.0, abs(f))
+
+        eta, got = mirror_descent_step(eta, smooth, attempt)
+        if got is None:
+            break
+        p, f, res = got
     return p

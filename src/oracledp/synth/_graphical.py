@@ -48,7 +48,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from oracledp._validation import RandomLike, check_rng, check_sample_size
-from oracledp.synth._estimation import MarginalMeasurement, combine_measurements
+from oracledp.synth._estimation import (
+    MarginalMeasurement,
+    combine_measurements,
+    mirror_descent_step,
+)
 
 __all__ = ["GraphicalModel", "JunctionTree", "estimate_model"]
 
@@ -516,19 +520,29 @@ def estimate_model(
     eta = 1.0 / smooth
     for _ in range(iterations):
         g = [w * r for w, r in zip(weights, res, strict=True)]
-        eta *= 2.0
-        while True:
-            cand = GraphicalModel(shape, {c: phi[c] - eta * gc
-                                          for c, gc in zip(cliques, g, strict=True)},
-                                  model.tree, n)
-            f_new, res_new, margs_new = loss_res(cand)
-            inner = sum(float(np.vdot(gc, mq - mp))
-                        for gc, mq, mp in zip(g, margs_new, margs, strict=True))
-            eg = sum(float(np.vdot(gc, mq)) for gc, mq in zip(g, margs_new, strict=True))
-            kl = -eta * eg - (cand.log_partition - model.log_partition)
-            if f_new <= f + inner + kl / eta + 1e-12 * max(1.0, abs(f)) or eta <= 1.0 / smooth:
-                break
-            eta = max(eta / 2.0, 1.0 / smooth)
-        model, f, res, margs = cand, f_new, res_new, margs_new
-        phi = model.potentials
+
+        def attempt(eta: float, model: GraphicalModel = model, f: float = f,
+                    margs: list[Any] = margs, g: list[NDArray[np.float64]] = g
+                    ) -> tuple[tuple[GraphicalModel, float, list[Any], list[Any]], bool] | None:
+            with np.errstate(all="ignore"):
+                cand = GraphicalModel(shape, {c: model.potentials[c] - eta * gc
+                                              for c, gc in zip(cliques, g, strict=True)},
+                                      model.tree, n)
+                if not (math.isfinite(cand.log_partition)
+                        and all(np.all(np.isfinite(mu)) for mu in cand.marginals_)):
+                    return None
+                f_new, res_new, margs_new = loss_res(cand)
+                inner = sum(float(np.vdot(gc, mq - mp))
+                            for gc, mq, mp in zip(g, margs_new, margs, strict=True))
+                eg = sum(float(np.vdot(gc, mq)) for gc, mq in zip(g, margs_new, strict=True))
+                kl = -eta * eg - (cand.log_partition - model.log_partition)
+                bound = f + inner + kl / eta
+            if not (math.isfinite(f_new) and math.isfinite(bound)):
+                return None
+            return (cand, f_new, res_new, margs_new), f_new <= bound + 1e-12 * max(1.0, abs(f))
+
+        eta, got = mirror_descent_step(eta, smooth, attempt)
+        if got is None:
+            break
+        model, f, res, margs = got
     return model
