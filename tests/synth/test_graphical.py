@@ -94,9 +94,8 @@ def test_marginals_of_every_pair_and_triple_match_the_dense_table() -> None:
                            iterations=30)
     p = model.dense()
     assert len(model.tree.cliques) == 5  # the chain's pairs: paths up to 5 cliques long
-    from oracledp.synth._peers_model import _model_marginal  # MST/AIM's contraction
-
-    np.testing.assert_allclose(_model_marginal(model.factors, SHAPE, list(range(6))), p,
+    # the calibrated log-factors, read back as a model (as a saved model is): the same p
+    np.testing.assert_allclose(GraphicalModel.from_factors(SHAPE, model.factors).dense(), p,
                                atol=1e-15)
     for k in (1, 2, 3):
         for attrs in itertools.permutations(range(6), k):
@@ -268,7 +267,6 @@ def test_weighted_rows_mst_and_aim_numpy_backend() -> None:
 def test_numpy_estimate_reaches_mbi_loss() -> None:
     """On MST's measurements the junction-tree estimate's loss is at most mbi's (+1e-3)."""
     from oracledp.synth._peers import mst
-    from oracledp.synth._peers_model import _model_marginal
 
     codes = _codes(3000)
     res = mst(codes, DOM, 1.0, 1e-6, 0, backend="mbi")
@@ -284,7 +282,7 @@ def test_numpy_estimate_reaches_mbi_loss() -> None:
         return out
 
     ours = estimate_model(SHAPE, res.measurements, n, iterations=3000)
-    theirs = loss(lambda ax: _model_marginal(res.factors, SHAPE, ax))
+    theirs = loss(lambda ax: res.marginal(list(ax)))
     assert loss(lambda ax: ours.marginal(list(ax))) <= theirs * (1 + 1e-3)
 
 
@@ -305,3 +303,36 @@ def test_bad_sample_weight_is_refused_before_any_randomness(weight: np.ndarray,
         with pytest.raises(err, match="sample_weight"):
             syn.fit(codes, DOM, sample_weight=weight)
     assert gen.bit_generator.state == state
+
+
+def test_a_tree_rebuilt_from_its_cliques_is_the_same_tree() -> None:
+    """A saved model keeps its junction tree's cliques: rebuilt, the model is the same bit
+    for bit (same potentials, same tree, same marginals and samples)."""
+    codes = _codes()
+    model = estimate_model(SHAPE, _measure(codes, STRUCTURES["chain"]), len(codes),
+                           iterations=20)
+    tree = JunctionTree(SHAPE, model.tree.cliques, nodes=True)
+    assert (tree.cliques, tree.parent, tree.sep) == (model.tree.cliques, model.tree.parent,
+                                                     model.tree.sep)
+    again = GraphicalModel(SHAPE, model.potentials, tree)
+    for a, b in zip(again.marginals_, model.marginals_, strict=True):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(again.sample(500, 3), model.sample(500, 3))
+    for bad in ([(0, 1)], [(0, 1, 2, 3, 4, 5), (0, 1)], [(0, 0, 1, 2, 3, 4, 5)]):
+        with pytest.raises(ValueError, match="tree's cliques"):
+            JunctionTree(SHAPE, bad, nodes=True)
+
+
+def test_from_factors_reads_any_attribute_order_and_log_zero() -> None:
+    codes = _codes()
+    model = estimate_model(SHAPE, _measure(codes, STRUCTURES["chain"]), len(codes),
+                           iterations=20)
+    flipped = [(c[::-1], t.T.copy()) for c, t in model.factors]  # attributes reversed
+    np.testing.assert_allclose(GraphicalModel.from_factors(SHAPE, flipped).dense(),
+                               model.dense(), atol=1e-15)
+    c, t = flipped[0]
+    t[0] = -np.inf  # no mass where the clique's last attribute is 0
+    back = GraphicalModel.from_factors(SHAPE, flipped)
+    p = back.dense()
+    assert np.isfinite(p).all() and abs(p.sum() - 1) < 1e-12
+    assert back.marginal([c[0]])[0] == 0.0 and back.sample(300, 1)[:, c[0]].min() == 1

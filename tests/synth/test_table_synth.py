@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import itertools
 import json
 
@@ -319,13 +320,12 @@ def test_saved_json_is_the_same_for_neighbouring_tables(titanic, tmp_path):
 
 
 @pytest.mark.slow
-def test_mst_release_is_saved_as_log_potentials(titanic, tmp_path):
-    pytest.importorskip("mbi")
+def test_mst_release_is_saved_as_a_graphical_model(titanic, tmp_path):
     path, schema = titanic
     syn = TableSynthesizer("mst", epsilon=1.0, random_state=0).fit(path, schema)
     syn.save(tmp_path / "m")
     d = json.loads((tmp_path / "m" / MODEL_FILE).read_text())
-    assert d["release"]["kind"] == "log-potentials"
+    assert d["release"]["kind"] == "graphical-model"
     back = TableSynthesizer.load(tmp_path / "m")
     pd.testing.assert_frame_equal(back.sample(300, random_state=4),
                                   syn.sample(300, random_state=4))
@@ -337,16 +337,18 @@ def test_mst_release_is_saved_as_log_potentials(titanic, tmp_path):
         assert np.abs(freq - p).max() < 0.02
 
 
-def test_junction_tree_release_is_saved_as_log_potentials(titanic, tmp_path):
-    """OracleQueryPGM on the junction tree (wide tables' estimator) releases log-potentials:
-    saved, reloaded and sampled like the model itself."""
+def test_junction_tree_release_is_saved_as_a_graphical_model(titanic, tmp_path):
+    """OracleQueryPGM on the junction tree (wide tables' estimator) releases a graphical
+    model (log-potentials and junction tree): saved, reloaded and sampled like the model
+    itself."""
     path, schema = titanic
     syn = TableSynthesizer(epsilon=1.0, random_state=0,
                            options={"estimator": "graphical"}).fit(path, schema)
     assert syn.synthesizer_.distribution_ is None and syn.synthesizer_.model_ is not None
     syn.save(tmp_path / "m")
     d = json.loads((tmp_path / "m" / MODEL_FILE).read_text())
-    assert d["release"]["kind"] == "log-potentials"
+    assert d["release"]["kind"] == "graphical-model"
+    assert d["release"]["tree"] == [list(c) for c in syn.synthesizer_.model_.tree.cliques]
     back = TableSynthesizer.load(tmp_path / "m")
     pd.testing.assert_frame_equal(back.sample(300, random_state=4),
                                   syn.sample(300, random_state=4))
@@ -471,3 +473,62 @@ def test_vacuous_per_person_guarantee_is_refused_before_noise(titanic, monkeypat
     panel = replace(schema, records_per_person=30)  # delta 1/n^2 grows by e^(29 eps)
     with pytest.raises(ValueError, match="vacuous"):
         TableSynthesizer(epsilon=1.0, random_state=0).fit(path, panel)
+
+
+@pytest.mark.parametrize(("method", "options"), [
+    ("oracle-query-pgm", {"estimator": "graphical", "final_iterations": 30}),
+    ("mst", None), ("aim", None)])
+def test_one_model_same_rows_everywhere(titanic, tmp_path, method, options,
+                                        short_peer_estimation):
+    """Issue 38.1: the fitted synthesizer, TableSynthesizer, the saved and reloaded model and
+    `oracledp synth sample` sample one GraphicalModel: same seed, same rows."""
+    from typer.testing import CliRunner
+
+    from oracledp._cli import app
+
+    path, schema = titanic
+    syn = TableSynthesizer(method, epsilon=1.0, random_state=0, options=options).fit(
+        path, schema)
+    inner = syn.synthesizer_
+    model = getattr(inner, "model_", None) or inner.result_.model
+    syn.save(tmp_path / "m")
+    back = TableSynthesizer.load(tmp_path / "m")
+    want = inner.sample_codes(400, random_state=7)
+    np.testing.assert_array_equal(model.sample(400, np.random.default_rng(7)), want)
+    np.testing.assert_array_equal(syn.sample_codes(400, random_state=7), want)
+    np.testing.assert_array_equal(back.sample_codes(400, random_state=7), want)
+    for a in range(len(model.shape)):  # the reloaded model is the model, bit for bit
+        np.testing.assert_array_equal(back._release.model.marginal([a]), model.marginal([a]))
+    res = CliRunner().invoke(app, ["synth", "sample", str(tmp_path / "m"), "--rows", "400",
+                                   "--seed", "7"], env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    cli = pd.read_csv(io.StringIO(res.stdout), dtype=str, keep_default_na=False)
+    mine = back.sample(400, random_state=7).astype(str)
+    pd.testing.assert_frame_equal(cli, mine.reset_index(drop=True), check_dtype=False)
+    rng = np.random.default_rng(7)  # the CLI's generator: codes, then decoding
+    codes = inner.sample_codes(400, random_state=rng)
+    pd.testing.assert_frame_equal(cli, syn.table_domain_.decode(codes, rng).astype(str),
+                                  check_dtype=False)
+
+
+def test_mst_samples_on_86_attributes():
+    """Issue 38.1: MST's sampler contracted one einsum with a letter per attribute (52 at
+    most); through the junction tree 86 attributes sample."""
+    import functools
+
+    from oracledp.synth import Domain, MSTSynthesizer, _peers
+
+    d = 86
+    rng = np.random.default_rng(0)
+    dom = Domain(tuple(f"a{i}" for i in range(d)), tuple((0, 1) for _ in range(d)))
+    codes = rng.integers(0, 2, size=(300, d))
+    codes[:, 1::2] = codes[:, ::2]  # pairs of equal columns
+    syn = MSTSynthesizer(1.0, 1e-6, random_state=0)
+    orig = _peers.mst
+    _peers.mst = functools.partial(orig, iters=20)
+    try:
+        syn.fit(codes, dom)
+    finally:
+        _peers.mst = orig
+    out = syn.sample_codes(50, random_state=1)
+    assert out.shape == (50, d) and np.isfinite(syn.result_.marginal([0, 40, 85])).all()

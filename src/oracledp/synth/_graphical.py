@@ -67,10 +67,23 @@ class JunctionTree:
     separator with the parent, sorted), ``cells`` (the number of cells of all cliques).
     """
 
-    def __init__(self, shape: Sequence[int], cliques: Sequence[Sequence[int]]) -> None:
+    def __init__(self, shape: Sequence[int], cliques: Sequence[Sequence[int]], *,
+                 nodes: bool = False) -> None:
+        """``nodes=True``: ``cliques`` are the tree's own cliques (a saved tree's
+        ``cliques``, rebuilt exactly), not measured sets to triangulate."""
         self.shape = tuple(int(s) for s in shape)
-        masks = _elimination_cliques(self.shape, cliques)
-        self.cliques: tuple[tuple[int, ...], ...] = tuple(sorted(_bits(c) for c in masks))
+        if nodes:
+            given = sorted({tuple(sorted(int(a) for a in c)) for c in cliques})
+            if (not given or any(not c or len(set(c)) != len(c) for c in given)
+                    or any(not 0 <= a < len(self.shape) for c in given for a in c)
+                    or sorted({a for c in given for a in c}) != list(range(len(self.shape)))
+                    or any(set(c) < set(o) for c in given for o in given)):
+                raise ValueError("the tree's cliques must be distinct, maximal sets of "
+                                 "attribute positions that cover every attribute")
+            self.cliques: tuple[tuple[int, ...], ...] = tuple(given)
+        else:
+            masks = _elimination_cliques(self.shape, cliques)
+            self.cliques = tuple(sorted(_bits(c) for c in masks))
         m = len(self.cliques)
         sets = [set(c) for c in self.cliques]
         # Kruskal: maximum-weight spanning tree on |C_i ∩ C_j| (zero joins components)
@@ -234,13 +247,20 @@ def _lse_to(arr: NDArray[np.float64], clique: Sequence[int], keep: Sequence[int]
         return arr
     mx = arr.max(axis=axes, keepdims=True)
     mx = np.where(np.isfinite(mx), mx, 0.0)
-    out = np.log(np.exp(arr - mx).sum(axis=axes, keepdims=True)) + mx
+    with np.errstate(divide="ignore"):  # no mass: log 0 = -inf
+        out = np.log(np.exp(arr - mx).sum(axis=axes, keepdims=True)) + mx
     return out.reshape([s for j, s in enumerate(arr.shape) if j not in axes])
 
 
-def _inverse(mu: NDArray[np.float64]) -> NDArray[np.float64]:
-    """``1 / mu`` where ``mu > 0``, 0 elsewhere (a separator's marginal in ``mu_C / mu_S``)."""
-    return np.divide(1.0, mu, out=np.zeros_like(mu), where=mu > 0)
+def _conditional(mu: NDArray[np.float64], clique: Sequence[int], sep: Sequence[int],
+                 shape: Sequence[int]) -> NDArray[np.float64]:
+    """``mu_C / mu_S``: the clique's conditional given its separator ``sep`` (0 where
+    ``mu_S = 0``).  Each entry is at most 1: no overflow however small ``mu_S`` is (its
+    inverse overflows below 1e-308)."""
+    if not sep:
+        return mu
+    mu_s = _expand(_sum_to(mu, clique, sep), sep, clique, shape)
+    return np.divide(mu, mu_s, out=np.zeros_like(mu), where=mu_s > 0)
 
 
 class GraphicalModel:
@@ -260,6 +280,26 @@ class GraphicalModel:
         self.n = n
         self._assign = {c: self.tree.home(c) for c in self.potentials}
         self.calibrate()
+
+    @classmethod
+    def from_factors(cls, shape: Sequence[int],
+                     factors: Sequence[tuple[Sequence[int], Any]],
+                     n: int | None = None) -> GraphicalModel:
+        """The model ``p(x) ∝ exp(sum theta(x_clique))`` of log-factors over any attribute
+        order (e.g. ``mbi``'s, or :attr:`factors`); repeated cliques are added."""
+        shape = tuple(int(s) for s in shape)
+        pots: dict[tuple[int, ...], NDArray[np.float64]] = {}
+        for clique, theta in factors:
+            c = tuple(int(a) for a in clique)
+            key = tuple(sorted(c))
+            arr = np.asarray(theta, dtype=np.float64).transpose([c.index(a) for a in key])
+            if arr.shape != tuple(shape[a] for a in key):
+                raise ValueError(f"a factor over {c} has shape {arr.shape}")
+            pots[key] = pots[key] + arr if key in pots else arr
+        for a in range(len(shape)):  # attributes in no factor: uniform
+            if not any(a in c for c in pots):
+                pots[(a,)] = np.zeros(shape[a])
+        return cls(shape, pots, None, n)
 
     # -- inference -------------------------------------------------------------------
     def clique_potentials(self) -> list[NDArray[np.float64]]:
@@ -287,9 +327,13 @@ class GraphicalModel:
             for c in jt.children[i]:
                 own = up[c]
                 assert own is not None
-                msg = _lse_to(belief[i] - _expand(own, jt.sep[c], jt.cliques[i], shape),
-                              jt.cliques[i], jt.sep[c])
+                with np.errstate(invalid="ignore"):  # -inf - -inf: no mass either way
+                    rest = belief[i] - _expand(own, jt.sep[c], jt.cliques[i], shape)
+                msg = _lse_to(np.where(np.isnan(rest), -np.inf, rest), jt.cliques[i], jt.sep[c])
                 belief[c] = belief[c] + _expand(msg, jt.sep[c], jt.cliques[c], shape)
+        if not np.isfinite(log_z):
+            raise FloatingPointError("the model's log-partition function is not finite: its "
+                                     "potentials are not a distribution")
         self.log_partition = log_z
         self.marginals_ = [np.exp(b - log_z) for b in belief]
 
@@ -313,10 +357,7 @@ class GraphicalModel:
         """
         jt, out = self.tree, []
         for i, c in enumerate(jt.cliques):
-            mu = self.marginals_[i]
-            if jt.sep[i]:
-                mu_s = _expand(_sum_to(mu, c, jt.sep[i]), jt.sep[i], c, self.shape)
-                mu = np.divide(mu, mu_s, out=np.zeros_like(mu), where=mu_s > 0)
+            mu = _conditional(self.marginals_[i], c, jt.sep[i], self.shape)
             with np.errstate(divide="ignore"):
                 out.append((c, np.log(mu)))
         return tuple(out)
@@ -380,12 +421,11 @@ class GraphicalModel:
             c = jt.cliques[i]
             mu = self.marginals_[i]
             up = parent[i]
-            ops: list[tuple[NDArray[np.float64], tuple[int, ...]]] = [(mu, c)]
             sep: tuple[int, ...] = ()
             if up is not None:
                 sep = tuple(sorted(set(c) & set(jt.cliques[up])))
-                mu_s = _sum_to(mu, c, sep)
-                ops.append((_inverse(mu_s), sep))
+            ops: list[tuple[NDArray[np.float64], tuple[int, ...]]] = [
+                (_conditional(mu, c, sep, self.shape), c)]
             seen = set(c)
             for j in [j for j in jt.adj[i] if parent.get(j) == i]:
                 arr, labs = msgs.pop(j)
@@ -413,26 +453,23 @@ class GraphicalModel:
         ``{u} ∪ S_{l+1}``; by the running intersection property nothing summed out occurs
         further along the path.
         """
-        jt, shape = self.tree, self.shape
+        jt = self.tree
         path = jt.path(jt.home((u,)), jt.home((v,)))
         first = jt.cliques[path[0]]
         cur = tuple(sorted({u, *jt.separator(path[0], path[1])}))
         table = _sum_to(self.marginals_[path[0]], first, cur)
-        del shape
         for step, i in enumerate(path[1:], start=1):
             c = jt.cliques[i]
             s_prev = jt.separator(path[step - 1], i)
             nxt = (tuple(sorted({u, v})) if step == len(path) - 1
                    else tuple(sorted({u, *jt.separator(i, path[step + 1])})))
-            mu_c = self.marginals_[i]
-            mu_s = _sum_to(mu_c, c, s_prev)
-            inv = _inverse(mu_s)
+            cond = _conditional(self.marginals_[i], c, s_prev, self.shape)
             labels: dict[int, int] = {}
 
             def lab(t: Sequence[int], labels: dict[int, int] = labels) -> list[int]:
                 return [labels.setdefault(a, len(labels)) for a in t]
 
-            table = np.einsum(table, lab(cur), mu_c, lab(c), inv, lab(s_prev), lab(nxt))
+            table = np.einsum(table, lab(cur), cond, lab(c), lab(nxt))
             cur = nxt
         out = table if (u < v) else table.T
         return np.asarray(out / out.sum(), dtype=np.float64)
@@ -525,9 +562,12 @@ def estimate_model(
                     margs: list[Any] = margs, g: list[NDArray[np.float64]] = g
                     ) -> tuple[tuple[GraphicalModel, float, list[Any], list[Any]], bool] | None:
             with np.errstate(all="ignore"):
-                cand = GraphicalModel(shape, {c: model.potentials[c] - eta * gc
-                                              for c, gc in zip(cliques, g, strict=True)},
-                                      model.tree, n)
+                try:
+                    cand = GraphicalModel(shape, {c: model.potentials[c] - eta * gc
+                                                  for c, gc in zip(cliques, g, strict=True)},
+                                          model.tree, n)
+                except FloatingPointError:
+                    return None
                 if not (math.isfinite(cand.log_partition)
                         and all(np.all(np.isfinite(mu)) for mu in cand.marginals_)):
                     return None

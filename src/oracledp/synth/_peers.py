@@ -100,15 +100,14 @@ Evaluation and sampling (the "smartnoise sampler problem" avoided)
 Comparisons must not go through a sampler: smartnoise-synth's MST/AIM wrappers
 sampled synthetic records from the graphical model with a faulty sampler, which
 inflated their workload errors.  Here :meth:`PGMResult.answer` evaluates the
-workload on the *estimated model itself*: each marginal of the model
-``p(x) ∝ exp(sum_c theta_c(x_c))`` is computed exactly by a tensor contraction
-of the model's factors (no sampling error).  :meth:`PGMResult.sample` draws
-i.i.d. records exactly from the model by ancestral sampling along the reversed
-elimination order of the model's junction tree (each attribute from its
-conditional given its already-drawn neighbours in the triangulated graph, which
-is exact for a chordal graph), with the caller's numpy Generator; mbi's own
-``synthetic_data`` (randomized rounding with numpy's global random state) is not
-used.
+workload on the *estimated model itself*: the model is a
+:class:`~oracledp.synth._graphical.GraphicalModel` (the one model type of
+:mod:`oracledp.synth`; with ``backend="mbi"`` built from mbi's potentials) and each of its
+marginals is computed exactly by messages on its junction tree (no sampling error).
+:meth:`PGMResult.sample` draws i.i.d. records exactly from the model by forward sampling
+along its junction tree (each clique's new attributes from their conditional given its
+separator), with the caller's numpy Generator; mbi's own ``synthetic_data`` (randomized
+rounding with numpy's global random state) is not used.
 
 Many fits in one process
 ------------------------

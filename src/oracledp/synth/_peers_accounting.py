@@ -32,6 +32,7 @@ from oracledp._validation import (
 from oracledp.privacy import Spend, ledger_guarantee, zcdp_rho
 from oracledp.synth._domain import Domain
 from oracledp.synth._estimation import MarginalMeasurement
+from oracledp.synth._graphical import GraphicalModel
 from oracledp.synth._peers_estimation import _BACKENDS, _Fitter, _import_mbi, _NumpyFitter
 from oracledp.synth._peers_model import PGMResult
 
@@ -66,7 +67,7 @@ def _check_iters(value: object, name: str) -> int:
 def _finish(
     method: str, domain: Domain, n: int, total: float, spent: float, ledger: list[Spend],
     measurements: list[MarginalMeasurement], selected: list[tuple[int, ...]],
-    factors: tuple[tuple[tuple[int, ...], NDArray[np.float64]], ...], eps: float, dlt: float,
+    model: GraphicalModel, eps: float, dlt: float,
     neighbouring: str, source: str, notes: str, want_diag: bool, diag: dict[str, Any],
 ) -> PGMResult:
     # the ledger spends at most the budget zcdp_rho(eps, dlt) (up to rounding): checked here
@@ -78,7 +79,7 @@ def _finish(
         diagnostics = NonPrivateDiagnostics(method.lower(), diag)
     public_n = n if neighbouring == "replace-one" else None
     return PGMResult(method, domain, public_n, total, spent, tuple(measurements), tuple(selected),
-                     factors, guarantee, diagnostics)
+                     model, guarantee, diagnostics)
 
 
 class _PeerRun:
@@ -108,7 +109,7 @@ class _PeerRun:
 
     def finish(self, total: float, spent: float, ledger: list[Spend],
                measurements: list[MarginalMeasurement], selected: list[tuple[int, ...]],
-               factors: tuple[tuple[tuple[int, ...], NDArray[np.float64]], ...], source: str,
+               model: GraphicalModel, source: str,
                notes: str, **diag: Any) -> PGMResult:
         """The release: the guarantee of the ledger (checked against the budget), the model
         with ``spent`` (the sum of the ledger), and with diagnostics the wall-clock times (and
@@ -116,7 +117,7 @@ class _PeerRun:
         times = {"seconds": time.perf_counter() - self.start,
                  "estimation_seconds": sum(self.est_seconds), **diag}
         return _finish(self.method, self.domain, self.n, total, spent, ledger, measurements,
-                       selected, factors, self.eps, self.dlt, self.neighbouring, source, notes,
+                       selected, model, self.eps, self.dlt, self.neighbouring, source, notes,
                        self.want_diag, times)
 
 

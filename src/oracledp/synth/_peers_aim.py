@@ -19,7 +19,7 @@ from oracledp.privacy import Spend, gaussian_multiplier_rho, select_measure_rho
 from oracledp.synth._domain import Domain
 from oracledp.synth._peers_accounting import _ACCOUNTING, _check_common, _check_iters, _PeerRun
 from oracledp.synth._peers_measure import _counts, _exp_mech, _measure
-from oracledp.synth._peers_model import PGMResult, _model_marginal
+from oracledp.synth._peers_model import PGMResult
 from oracledp.synth._workload import (
     MarginalWorkload,
     check_sample_weight,
@@ -129,7 +129,7 @@ def aim(
     ledger = [Spend("Gaussian mechanism (the 1-way tables)",
                     zcdp=gaussian_multiplier_rho(s, releases=len(one_way)))]
     spent = ledger[-1].rho
-    model, factors, total = fitter.fit(measurements, n_round)
+    warm, model, model_cliques, total = fitter.fit(measurements, n_round)
     selected: list[tuple[int, ...]] = []
     sigmas: list[float] = []
     final = False
@@ -147,10 +147,9 @@ def aim(
         # Candidates whose addition keeps the junction tree within the growing size cap
         # (never below the current model's size, so that a cap smaller than the model
         # still admits the candidates that do not enlarge it, e.g. 1-way marginals).
-        model_cliques = [c for c, _ in factors]
         cap = max(spent / rho * max_mb, fitter.cliques_mb(model_cliques))
         ok = [i for i, r in enumerate(closure) if fitter.cliques_mb([*model_cliques, r]) <= cap]
-        est = {closure[i]: total * _model_marginal(factors, shape, closure[i]).ravel() for i in ok}
+        est = {closure[i]: total * model.marginal(closure[i]).ravel() for i in ok}
         scores = np.array([
             cand_w[i] * (np.abs(true[closure[i]] - est[closure[i]]).sum()
                          - math.sqrt(2.0 / math.pi) * sigma * cells[i])
@@ -164,18 +163,18 @@ def aim(
                             round=len(selected) + 1, released=r))
         selected.append(r)
         sigmas.append(sigma)
-        model, factors, total = fitter.fit(measurements, n_round, warm=model)
+        warm, model, model_cliques, total = fitter.fit(measurements, n_round, warm=warm)
         # Annealing: halve the noise when the new measurement barely moved the model.
-        moved = np.abs(total * _model_marginal(factors, shape, r).ravel() - est[r]).sum()
+        moved = np.abs(total * model.marginal(r).ravel() - est[r]).sum()
         if moved <= math.sqrt(2.0 / math.pi) * sigma * cells[closure.index(r)]:
             s /= 2.0
             e *= 2.0
-    _, factors, total = fitter.fit(measurements, n_final, warm=model)
+    _, model, _, total = fitter.fit(measurements, n_final, warm=warm)
     notes = (
         f"rho = {rho:.6g}; T = {T}, alpha = {_AIM_ALPHA}, max_model_size = {max_mb:g} MB; "
         f"{neighbouring}: Delta_2 = {delta2:g}, score sensitivity {delta1:g} x max w_r; "
         f"{len(selected)} rounds, noise std (counts) from {sigmas[0]:.4g} to {sigmas[-1]:.4g}"
     )
-    return run.finish(total, spent, ledger, measurements, selected, factors,
+    return run.finish(total, spent, ledger, measurements, selected, model,
                       "McKenna, Mullins, Sheldon, Miklau 2022 (AIM); " + _ACCOUNTING, notes,
                       rounds=len(selected))

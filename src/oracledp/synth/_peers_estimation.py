@@ -13,13 +13,15 @@ from __future__ import annotations
 import time
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from numpy.typing import NDArray
 
 from oracledp.synth._domain import Domain
 from oracledp.synth._estimation import MarginalMeasurement
+
+if TYPE_CHECKING:
+    from oracledp.synth._graphical import GraphicalModel
 
 __all__ = ["require_mbi"]
 
@@ -91,7 +93,8 @@ class _NumpyFitter:
         return 8.0 * junction_tree_cells(self.shape, cliques) / 2**20
 
     def fit(self, measurements: Sequence[MarginalMeasurement], iters: int, warm: Any = None
-            ) -> tuple[Any, tuple[tuple[tuple[int, ...], NDArray[np.float64]], ...], float]:
+            ) -> tuple[Any, GraphicalModel, list[tuple[int, ...]], float]:
+        """``(warm start of the next fit, the model, its cliques, its total)``."""
         from oracledp.synth._graphical import estimate_model
 
         start = time.perf_counter()
@@ -102,7 +105,7 @@ class _NumpyFitter:
             total = max(1.0, float(prec @ sums / prec.sum()))
         model = estimate_model(self.shape, measurements, total, iterations=iters, warm=warm)
         self.seconds.append(time.perf_counter() - start)
-        return model, model.factors, float(total)
+        return model, model, list(model.tree.cliques), float(total)
 
 
 class _Fitter:
@@ -110,6 +113,7 @@ class _Fitter:
 
     def __init__(self, mbi: Any, domain: Domain, total: float | None, seconds: list[float]):
         self.mbi = mbi
+        self.shape = domain.shape
         self.names = domain.attributes
         self.mdomain = mbi.Domain(domain.attributes, domain.shape)
         self.known_total = total
@@ -121,7 +125,10 @@ class _Fitter:
         return float(self.mbi.junction_tree.hypothetical_model_size(self.mdomain, named))
 
     def fit(self, measurements: Sequence[MarginalMeasurement], iters: int, warm: Any = None
-            ) -> tuple[Any, tuple[tuple[tuple[int, ...], NDArray[np.float64]], ...], float]:
+            ) -> tuple[Any, GraphicalModel, list[tuple[int, ...]], float]:
+        """``(mbi's model, the model as a GraphicalModel, mbi's cliques, its total)``."""
+        from oracledp.synth._graphical import GraphicalModel
+
         start = time.perf_counter()
         lms = [
             self.mbi.LinearMeasurement(
@@ -141,4 +148,5 @@ class _Fitter:
             factors.append((pos, np.asarray(f.values, dtype=np.float64)))
         total = float(model.total)
         self.seconds.append(time.perf_counter() - start)
-        return model, tuple(factors), total
+        return (model, GraphicalModel.from_factors(self.shape, factors),
+                [c for c, _ in factors], total)

@@ -18,7 +18,7 @@ from oracledp.privacy import Spend, exponential_mechanism_rho, gaussian_rho
 from oracledp.synth._domain import Domain
 from oracledp.synth._peers_accounting import _ACCOUNTING, _check_common, _check_iters, _PeerRun
 from oracledp.synth._peers_measure import _counts, _exp_mech, _measure
-from oracledp.synth._peers_model import PGMResult, _model_marginal
+from oracledp.synth._peers_model import PGMResult
 from oracledp.synth._workload import check_sample_weight
 
 __all__ = ["mst"]
@@ -87,12 +87,11 @@ def mst(
     spent = ledger[-1].rho
 
     # MST step 2: private Kruskal on the L1 errors of the 1-way model's 2-way marginals.
-    model1, factors1, total1 = fitter.fit(measurements, n_iters)
-    del model1
+    _, model1, _, total1 = fitter.fit(measurements, n_iters)
     eps_sel = math.sqrt(8.0 * (rho / 3.0) / (d - 1))
     pairs = list(itertools.combinations(range(d), 2))
     weights = np.array([
-        np.abs(_counts(arr, shape, p, w) - total1 * _model_marginal(factors1, shape, p).ravel()).sum()
+        np.abs(_counts(arr, shape, p, w) - total1 * model1.marginal(p).ravel()).sum()
         for p in pairs
     ])
     component = list(range(d))
@@ -118,11 +117,11 @@ def mst(
     spent += ledger[-1].rho
 
     # MST step 4: final estimation (post-processing).
-    _, factors, total = fitter.fit(measurements, n_iters)
+    _, model, _, total = fitter.fit(measurements, n_iters)
     notes = (
         f"rho = {rho:.6g} split in thirds; {neighbouring}: Delta_2 = {delta2:g}, score "
         f"sensitivity {delta1:g}; sigma_1way = {sigma1:.4g}, eps_select = {eps_sel:.4g} "
         f"x {d - 1}, sigma_2way = {sigma2:.4g} (counts)"
     )
-    return run.finish(total, spent, ledger, measurements, tree, factors,
+    return run.finish(total, spent, ledger, measurements, tree, model,
                       "McKenna, Miklau, Sheldon 2021 (MST); " + _ACCOUNTING, notes)

@@ -6,8 +6,8 @@ data), reduces the records to the distinct domain rows with their counts (a CSV 
 runs one synthesizer of :mod:`oracledp.synth` on those counts and keeps its release;
 ``sample(n)`` draws records in the schema's columns and types.  ``save(dir)`` writes the
 released model only: the estimated distribution (a probability table, or a graphical
-model's log-potentials), the schema, the bins, the method's public parameters and the
-guarantee.  No record, count of a record or seed.
+model's log-potentials and junction tree), the schema, the bins, the method's public
+parameters and the guarantee.  No record, count of a record or seed.
 
 Methods (:data:`METHODS`): ``"oracle-query-pgm"`` (default,
 :class:`~oracledp.synth.OracleQueryPGM`), ``"mst"`` and ``"aim"`` (the ``peers`` extra),
@@ -77,14 +77,21 @@ class _Release:
     """The released model: a factored distribution over the domain, and its sampler.
 
     ``kind`` "probabilities": probability tables over disjoint cliques that cover every
-    attribute, independent of each other (one table over all attributes for OracleQueryPGM
-    and MWEM, one per attribute for independent marginals);
-    ``kind`` "log-potentials": ``p(x) ∝ exp(sum_c theta_c(x_c))`` (MST, AIM).
+    attribute, independent of each other (one table over all attributes for MWEM and an
+    explicit OracleQueryPGM estimate, one per attribute for independent marginals);
+    ``kind`` "graphical-model": a :class:`~oracledp.synth._graphical.GraphicalModel`
+    (OracleQueryPGM, MST, AIM), saved as the log-potentials of its measured sets and the
+    cliques of its junction tree, and rebuilt exactly: it samples the rows the fitted
+    synthesizer samples for the same seed (:meth:`GraphicalModel.sample
+    <oracledp.synth._graphical.GraphicalModel.sample>`).  ``kind`` "log-potentials" (files
+    written before): ``p(x) ∝ exp(sum_c theta_c(x_c))``, read as a GraphicalModel.
     """
 
     def __init__(self, kind: str, factors: list[tuple[tuple[int, ...], NDArray[np.float64]]],
-                 domain: Domain) -> None:
-        if kind not in ("probabilities", "log-potentials"):
+                 domain: Domain, tree: list[tuple[int, ...]] | None = None) -> None:
+        from oracledp.synth._graphical import GraphicalModel, JunctionTree
+
+        if kind not in ("probabilities", "graphical-model", "log-potentials"):
             raise ValueError(f"unknown release kind {kind!r}")
         if kind == "probabilities":
             covered = sorted(a for c, _ in factors for a in c)
@@ -94,22 +101,46 @@ class _Release:
             want = tuple(domain.shape[a] for a in clique)
             if table.shape != want:
                 raise ValueError(f"a factor over {clique} has shape {table.shape}, not {want}")
+            finite = np.isfinite(table)
+            if kind == "log-potentials":  # log 0 = -inf: a cell without mass
+                finite |= np.isneginf(table)
+            if not finite.all():
+                raise ValueError(f"a factor over {clique} has values that are not finite")
+        self.model: GraphicalModel | None = None
+        if kind == "graphical-model":
+            if tree is None:
+                raise ValueError("a graphical model needs its junction tree's cliques")
+            cliques = [c for c, _ in factors]
+            if len(set(cliques)) != len(cliques) or any(
+                    list(c) != sorted(set(c)) for c in cliques):
+                raise ValueError("the model's cliques must be distinct increasing tuples")
+            jt = JunctionTree(domain.shape, tree, nodes=True)
+            self.model = GraphicalModel(domain.shape, dict(factors), jt)
+            factors = list(self.model.potentials.items())
+        elif kind == "log-potentials":
+            self.model = GraphicalModel.from_factors(domain.shape, factors)
         self.kind, self.factors, self.domain = kind, factors, domain
+
+    @property
+    def tree(self) -> list[tuple[int, ...]] | None:
+        """The junction tree's cliques of a graphical model (None otherwise)."""
+        return None if self.model is None else list(self.model.tree.cliques)
 
     @classmethod
     def of(cls, synth: Any, domain: Domain) -> _Release:
-        """The release of a fitted synthesizer (its distribution or its model's factors)."""
+        """The release of a fitted synthesizer (its distribution or its graphical model)."""
         model = getattr(synth, "model_", None)
-        if model is not None and hasattr(model, "potentials"):  # a junction-tree estimate
-            return cls("log-potentials", [(tuple(int(a) for a in c), np.asarray(t, float))
-                                          for c, t in model.potentials.items()], domain)
+        result = getattr(synth, "result_", None)
+        if model is None and result is not None:
+            model = getattr(result, "model", None)  # MST, AIM: PGMResult.model
+        if model is not None:
+            return cls("graphical-model",
+                       [(tuple(int(a) for a in c), np.asarray(t, dtype=np.float64))
+                        for c, t in model.potentials.items()], domain,
+                       tree=list(model.tree.cliques))
         if getattr(synth, "distribution_", None) is not None:
             p = np.asarray(synth.distribution_, dtype=np.float64)
             return cls("probabilities", [(tuple(range(len(domain))), p)], domain)
-        result = getattr(synth, "result_", None)
-        if result is not None and hasattr(result, "factors"):
-            return cls("log-potentials", [(tuple(int(a) for a in c), np.asarray(t, float))
-                                          for c, t in result.factors], domain)
         if result is not None and hasattr(result, "distribution"):
             p = np.asarray(result.distribution, dtype=np.float64).reshape(domain.shape)
             return cls("probabilities", [(tuple(range(len(domain))), p)], domain)
@@ -120,20 +151,14 @@ class _Release:
                         "a graphical model that TableSynthesizer can save")
 
     def sample_codes(self, n: int, rng: np.random.Generator) -> NDArray[np.int64]:
-        if self.kind == "probabilities":
-            out = np.empty((n, len(self.domain)), dtype=np.int64)
-            for clique, p in self.factors:
-                flat = np.maximum(p.ravel(), 0.0)
-                cells = rng.choice(flat.size, size=n, p=flat / flat.sum())
-                out[:, list(clique)] = np.stack(np.unravel_index(cells, p.shape), axis=1)
-            return out
-        from oracledp.privacy import PrivacyGuarantee
-        from oracledp.synth._peers_model import PGMResult
-
-        model = PGMResult(method="released", domain=self.domain, n=n, total=float(n), rho=0.0,
-                          measurements=(), selected=(), factors=tuple(self.factors),
-                          guarantee=PrivacyGuarantee.pure(1.0, source="(not used)"))
-        return model.sample(n, rng)
+        if self.model is not None:
+            return self.model.sample(n, rng)
+        out = np.empty((n, len(self.domain)), dtype=np.int64)
+        for clique, p in self.factors:
+            flat = np.maximum(p.ravel(), 0.0)
+            cells = rng.choice(flat.size, size=n, p=flat / flat.sum())
+            out[:, list(clique)] = np.stack(np.unravel_index(cells, p.shape), axis=1)
+        return out
 
 
 class TableSynthesizer:
@@ -379,6 +404,8 @@ class TableSynthesizer:
             "release": {"kind": self._release.kind,
                         "cliques": [list(c) for c, _ in self._release.factors]},
         }
+        if self._release.tree is not None:
+            d["release"]["tree"] = [list(c) for c in self._release.tree]
         rho = getattr(self, "rho_", None)
         if rho is not None:
             d["zcdp_rho"] = float(rho)
@@ -433,9 +460,12 @@ class TableSynthesizer:
                           for i in range(len(d["release"]["cliques"]))]
             factors = [(tuple(int(a) for a in c), t)
                        for c, t in zip(d["release"]["cliques"], tables, strict=True)]
-            release = _Release(d["release"]["kind"], factors, tdom.domain)
+            tree = d["release"].get("tree")
+            release = _Release(d["release"]["kind"], factors, tdom.domain,
+                               tree=None if tree is None else
+                               [tuple(int(a) for a in c) for c in tree])
             guarantee = PrivacyGuarantee(**d["guarantee"])
-        except (KeyError, TypeError, ValueError, OSError) as exc:
+        except (KeyError, TypeError, ValueError, OSError, FloatingPointError) as exc:
             raise ModelFileError(f"{path}: the saved model is damaged ({exc})") from None
         self = cls(d["method"], epsilon=guarantee.epsilon,
                    delta=guarantee.delta or None, bins=bins,
