@@ -162,7 +162,8 @@ def synth_fit(
     if declared[1] is not None:  # before the data are read: a vacuous per-person statement
         _per_person_or_fail(declared[0], declared[1], k)
     run: dict[str, Any] = {}
-    entry, local = "", None
+    entry: Any = ("", None)
+    local: Any = None
     run["time_limit"] = time_limit
     if budget is None:
         _fit(syn, data, schema, tdom, None, run)
@@ -171,7 +172,8 @@ def synth_fit(
             _fail(f"--budget needs --delta for --method {method}: its default 1/n^2 depends "
                   "on the number of records, which is read only after the budget is checked; "
                   "nothing was read or fitted")
-        entry, local = _reserve_budget(budget, f"synth {method}", declared, k, data, out)
+        entry, local = _reserve_budget(budget, f"synth {method}", declared, k, data, out,
+                                       zcdp=needs_delta)
         try:
             _fit(syn, data, schema, tdom, local, run)
         except BaseException as exc:

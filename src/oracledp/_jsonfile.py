@@ -17,17 +17,14 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import stat
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 __all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_DIGITS", "loads", "read_text"]
 
-#: The largest file accepted (64 MiB; a model of 10,000 features is well under 1 MiB).
-MAX_BYTES = 64 * 2**20
+#: The largest file accepted (16 MiB; a model of 10,000 features is well under 1 MiB).
+MAX_BYTES = 16 * 2**20
 #: The deepest nesting of arrays and objects accepted.
 MAX_DEPTH = 64
 #: The longest integer accepted (a double's largest finite value has 309 digits).
@@ -52,33 +49,36 @@ def _int(text: str) -> int:
     return int(text)
 
 
-_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
-
-
-def _depth(text: str) -> int:
-    """The deepest nesting of ``[``/``{`` outside strings (vectorised: no recursion)."""
-    b = np.frombuffer(_STRING.sub("", text).encode("utf-8"), dtype=np.uint8)
-    if b.size == 0:
-        return 0
-    step = (np.isin(b, _OPEN).astype(np.int64) - np.isin(b, _CLOSE).astype(np.int64))
-    return int(np.cumsum(step).max())
-
-
-_OPEN = np.frombuffer(b"[{", dtype=np.uint8)
-_CLOSE = np.frombuffer(b"]}", dtype=np.uint8)
+def _depth(doc: Any) -> int:
+    """The deepest nesting of arrays and objects in a parsed document (an explicit stack: no
+    recursion, no copy of the text)."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(doc, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, (dict, list)):
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > MAX_DEPTH:
+                    break
+            stack.extend((child, depth) for child in
+                         (node.values() if isinstance(node, dict) else node))
+    return deepest
 
 
 def loads(text: str) -> Any:
     """Parse ``text`` strictly (see the module docstring); ValueError with the reason."""
-    if _depth(text) > MAX_DEPTH:
-        raise ValueError(f"nested more than {MAX_DEPTH} levels deep")
     try:
-        return json.loads(text, parse_constant=_no_constant, parse_int=_int,
-                          object_pairs_hook=_unique_keys)
+        doc = json.loads(text, parse_constant=_no_constant, parse_int=_int,
+                         object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         raise ValueError(f"not valid JSON ({exc})") from None
-    except RecursionError:  # pragma: no cover - the depth check comes first
+    except RecursionError:  # deeper than Python's parser goes
         raise ValueError(f"nested more than {MAX_DEPTH} levels deep") from None
+    if _depth(doc) > MAX_DEPTH:
+        raise ValueError(f"nested more than {MAX_DEPTH} levels deep")
+    return doc
 
 
 def read_text(path: str | Path) -> str:

@@ -247,7 +247,7 @@ def test_concurrent_reservations_never_exceed_the_total(tmp_path: Path) -> None:
 
     def reserve() -> None:
         try:
-            _budget_file.book(path, 0.3, 0.0, label="t", details={},
+            _budget_file.book(path, 0.3, 0.0, None, label="t", details={},
                               declared=PrivacyGuarantee.pure(0.3, source="t"))
             outcomes.append("ok")
         except _budget_file.BudgetFileError:
@@ -365,3 +365,99 @@ def test_a_hostile_ledger_is_one_clear_error(files, text: str, says: str) -> Non
     assert res.exit_code == 2 and res.stderr.count("\n") == 1, res.output
     assert res.stderr.startswith(f"error: --budget {files['budget']}: ") and says in res.stderr
     assert "Traceback" not in res.output and not (files["dir"] / "m").exists()
+
+
+# --- found in review: the file's records per person, zCDP files, a deleted lock ----------------
+def test_the_files_records_per_person_is_applied_once(files) -> None:
+    """Before: the charge was booked with the file's k applied again and settled without it,
+    so two fits of 0.3 were recorded as 0.3 each (0.6 spent of 1) while each cost 0.6 per
+    person: 1.2 released against a total of 1."""
+    files["budget"].write_text('{"total_epsilon": 1.0, "records_per_person": 2}')
+    res = _fit(files, "k1", "--epsilon", "0.3")
+    assert res.exit_code == 0, res.output
+    assert [s["epsilon"] for s in _ledger(files)["spends"]] == [0.6]
+    assert "per person (2 records)" in res.stdout
+    res = _fit(files, "k2", "--epsilon", "0.3")
+    assert res.exit_code == 2 and "only epsilon 0.4" in res.stderr, res.output
+    # the schema's and the file's records per person: the larger, once
+    files["schema"].write_text(json.dumps({**SCHEMA, "records_per_person": 3}))
+    files["budget"].write_text('{"total_epsilon": 1.0, "records_per_person": 2}')
+    res = _fit(files, "k3", "--epsilon", "0.3")
+    assert res.exit_code == 0, res.output
+    assert [s["epsilon"] for s in _ledger(files)["spends"]] == [pytest.approx(0.9)]
+
+
+def test_a_zcdp_ledger_refuses_an_ex_post_release_and_takes_a_pure_one(files) -> None:
+    data = _threshold_files(files)
+    files["budget"].write_text('{"total_epsilon": 40, "total_delta": 1e-5, '
+                               '"composition": "zcdp"}')
+    res = _fit(files, "af", "--alpha", "0.3", "--max-epsilon", "5", model="accuracy-first",
+               data=data)
+    assert res.exit_code == 2 and "not a pure or zCDP release" in res.stderr, res.output
+    assert _ledger(files).get("spends", []) == []
+    res = _fit(files, "r", "--epsilon", "2", data=data)
+    assert res.exit_code == 0, res.output
+    (spend,) = _ledger(files)["spends"]
+    assert spend["rho"] == pytest.approx(2.0)  # pure: eps^2 / 2
+
+
+def test_a_deleted_lock_file_cannot_fork_the_ledger(files) -> None:
+    """The lock is on the ledger's directory: deleting any file next to it changes nothing.
+    Before: the lock was FILE.lock, and deleting it while one holder had the ledger open let
+    a second one in (both spent 0.6 of 1.0; the later save dropped the other's charge)."""
+    from oracledp.privacy import open_budget_file
+
+    files["budget"].write_text('{"total_epsilon": 1.0}')
+    opened, release = threading.Event(), threading.Event()
+    outcome: list[str] = []
+
+    def hold() -> None:
+        with open_budget_file(files["budget"], activate=False) as acct:
+            acct.charge(PrivacyGuarantee.pure(0.6, source="t"), label="held")
+            opened.set()
+            release.wait(30)
+
+    def second() -> None:  # another thread: it waits for the lock, as another process does
+        try:
+            _budget_file.book(files["budget"], 0.6, 0.0, None, label="second", details={},
+                              declared=PrivacyGuarantee.pure(0.6, source="t"))
+            outcome.append("booked")
+        except _budget_file.BudgetFileError as exc:
+            outcome.append(str(exc))
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert opened.wait(30)
+    for stale in files["dir"].glob("*.lock"):
+        stale.unlink()
+    other = threading.Thread(target=second)
+    other.start()
+    other.join(1.0)
+    assert outcome == []  # still waiting for the holder
+    release.set()
+    holder.join()
+    other.join(30)
+    assert len(outcome) == 1 and "only epsilon 0.4" in outcome[0], outcome
+    assert [s["epsilon"] for s in _ledger(files)["spends"]] == [0.6]
+
+
+def test_opening_a_ledger_twice_in_one_thread_is_refused_not_a_hang(files) -> None:
+    from oracledp.privacy import BudgetFileError, open_budget_file
+
+    files["budget"].write_text('{"total_epsilon": 1.0}')
+    with open_budget_file(files["budget"]), pytest.raises(BudgetFileError, match="already open"):
+        with open_budget_file(files["budget"]):
+            pass  # pragma: no cover
+
+
+def test_a_huge_records_per_person_is_one_error(files) -> None:
+    files["budget"].write_text('{"total_epsilon": 1.0, "records_per_person": 1' + "0" * 299
+                               + "}")
+    res = _fit(files, "m", "--epsilon", "0.3")
+    assert res.exit_code == 2 and res.stderr.count("\n") == 1, res.output
+    assert "records_per_person must be at most 1,000,000" in res.stderr
+    files["budget"].write_text('{"total_epsilon": 1e300}')
+    files["schema"].write_text(json.dumps({**SCHEMA, "records_per_person": 10**200}))
+    res = _fit(files, "m", "--epsilon", "0.3")
+    assert res.exit_code == 2 and res.stderr.count("\n") == 1, res.output
+    assert "at most 1,000,000" in res.stderr

@@ -113,3 +113,26 @@ def test_a_zcdp_ledger_composes_in_rho(tmp_path: Path) -> None:
     assert saved["composition"] == "zcdp"
     with pytest.raises(BudgetError, match="rho"), open_budget_file(path):
         _fit(0.3, 4)  # 0.18 > 0.147 in rho, although 1.2 < 3 by basic composition
+
+
+def test_each_charge_is_saved_as_it_happens(tmp_path: Path) -> None:
+    """A process killed inside the block must leave its charges in the file: the file is
+    written as each fit books (reserved) and settles, not only at the block's end."""
+    path = tmp_path / "budget.json"
+    path.write_text('{"total_epsilon": 1.0}')
+    seen = []
+    with open_budget_file(path):
+        _fit(0.3)
+        seen.append([s["epsilon"] for s in json.loads(path.read_text())["spends"]])
+        _fit(0.2, seed=1)
+        seen.append([s["status"] for s in json.loads(path.read_text())["spends"]])
+    assert seen == [[0.3], ["released", "released"]]
+
+
+def test_a_zcdp_ledger_gives_rho_only_to_pure_hand_spends() -> None:
+    doc = {"total_epsilon": 3.0, "total_delta": 1e-6, "composition": "zcdp",
+           "spends": [{"epsilon": 0.3, "delta": 0, "kind": "pure"}]}
+    assert BudgetAccountant.from_dict(doc).spent_rho == pytest.approx(0.045)
+    doc["spends"] = [{"epsilon": 0.3, "delta": 0, "kind": "ex-post"}]
+    with pytest.raises(BudgetError):  # no zCDP statement: the budget is exhausted
+        BudgetAccountant.from_dict(doc).check(0.01)

@@ -178,6 +178,11 @@ TAMPERED: dict[str, Callable[[dict[str, Any]], None]] = {
     "space not finite": _set("params.space", "norm2=1e400"),
     "space of another W": _set("params.space", "norm2=4,bound=2"),
     "guarantee without W": _set("guarantee.notes", "certified"),
+    # found in review: the guarantee must say what the fit's parameters imply
+    "guarantee epsilon below the fit's": _set("guarantee.epsilon", 0.01),
+    "params epsilon not the guarantee's": _set("params.epsilon", 0.01),
+    "add-remove neighbours": _set("guarantee.neighbouring", "add-remove"),
+    "paper calibration with a holding guarantee": _set("params.calibration", "paper"),
 }
 
 

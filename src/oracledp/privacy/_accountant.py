@@ -180,6 +180,14 @@ def _loss(v: Any, what: str, *, lo_open: bool = False, hi: float = math.inf,
     return x
 
 
+def _kind_of(c: Charge) -> str | None:
+    """A charge's kind: its guarantee's, else the one written by hand."""
+    if c.guarantee is not None:
+        return str(c.guarantee.kind)
+    kind = c.details.get("kind")
+    return kind if isinstance(kind, str) else None
+
+
 def _charge_from_dict(s: Any, what: str) -> Charge:
     if not isinstance(s, dict) or "epsilon" not in s or "delta" not in s:
         raise ValueError(f"{what} must be an object with \"epsilon\" and \"delta\" (what the "
@@ -260,6 +268,7 @@ class BudgetAccountant:
         self._charges: list[Charge] = []
         #: A free note kept with the saved form (:meth:`to_dict`).
         self.note: Any = None
+        self._on_change: Callable[[], None] | None = None
         self._pending: dict[int, _Cost] = {}
         self._next_token = 0
         self._lock = threading.RLock()
@@ -409,32 +418,36 @@ class BudgetAccountant:
                         cost.rho if self._composition == "zcdp" else None, status,
                         id=uuid.uuid4().hex, date=_now(), details=dict(details or {}))
         self._charges.append(charge)
+        self._changed()
         return charge
 
     # --- charges made before and settled after a fit in another process (the saved ledger) -
-    def _book(self, epsilon: float, delta: float, *, label: str, guarantee: PrivacyGuarantee,
-              status: str, details: dict[str, Any]) -> Charge:
-        """Charge a declared per-person ``(epsilon, delta)`` now if it fits (BudgetError
-        otherwise): the command line books a fit's budget in the saved ledger before it reads
+    def _book(self, epsilon: float, delta: float, rho: float | None, *, label: str,
+              guarantee: PrivacyGuarantee, status: str, details: dict[str, Any]) -> Charge:
+        """Charge ``(epsilon, delta)`` and zCDP ``rho`` (None: no zCDP statement) now if they
+        fit (BudgetError otherwise).  They are in the accountant's terms already (replace-one,
+        per person: the caller applied its records per person, at least this accountant's):
+        the command line books a fit's declared budget in the saved ledger before it reads
         the data, then settles or drops the charge (:meth:`_rebook`, :meth:`_unbook`)."""
         with self._lock:
-            cost = self._declared_cost(epsilon, delta, None, _REPLACE)
+            cost = _Cost(float(epsilon), float(delta), rho)
             why = self._refusal(cost, label)
             if why is not None:
                 raise BudgetError(f"privacy budget exceeded: {why}")
             return self._record(label, guarantee, cost, status, details)
 
-    def _rebook(self, charge_id: str, *, epsilon: float, delta: float,
+    def _rebook(self, charge_id: str, *, epsilon: float, delta: float, rho: float | None,
                 guarantee: PrivacyGuarantee | None, status: str) -> Charge | None:
-        """Replace what charge ``charge_id`` charges (None if it is not there: a hand edit)."""
+        """Replace what charge ``charge_id`` charges, in the accountant's terms (None if the
+        charge is not there: a hand edit)."""
         with self._lock:
             for i, c in enumerate(self._charges):
                 if c.id == charge_id:
-                    rho = None
-                    if self._composition == "zcdp" and delta == 0 and math.isfinite(epsilon):
-                        rho = epsilon * epsilon / 2.0
-                    self._charges[i] = replace(c, epsilon=epsilon, delta=delta, rho=rho,
-                                               guarantee=guarantee, status=status, date=_now())
+                    self._charges[i] = replace(
+                        c, epsilon=epsilon, delta=delta,
+                        rho=rho if self._composition == "zcdp" else None,
+                        guarantee=guarantee, status=status, date=_now())
+                    self._changed()
                     return self._charges[i]
             return None
 
@@ -442,6 +455,14 @@ class BudgetAccountant:
         """Drop charge ``charge_id``: its fit was refused before its mechanism drew anything."""
         with self._lock:
             self._charges = [c for c in self._charges if c.id != charge_id]
+            self._changed()
+
+    def _changed(self) -> None:
+        """Tell the file this accountant is saved in (if any) that its charges changed: a
+        budget file is written as each fit books, settles or drops its budget, not only when
+        its block ends (:func:`oracledp.privacy.open_budget_file`)."""
+        if self._on_change is not None:
+            self._on_change()
 
     # --- the saved form ---------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -468,7 +489,10 @@ class BudgetAccountant:
         """An accountant from its saved form (:meth:`to_dict`), checked strictly: ValueError
         with one message naming the first problem.  A person may start one by hand as
         ``{"total_epsilon": 1.0}`` (and ``"total_delta"``), and record a release made
-        elsewhere as a spend ``{"epsilon": 0.5, "delta": 0}``."""
+        elsewhere as a spend ``{"epsilon": 0.5, "delta": 0}``.  Under ``"composition":
+        "zcdp"`` a spend counts its ``"rho"``; one without a rho counts ``epsilon^2 / 2`` if
+        it is pure (its guarantee's kind, or ``"kind": "pure"`` written with it) and exhausts
+        the budget otherwise (nothing else converts to zCDP)."""
         if not isinstance(doc, dict):
             raise ValueError("a budget is a JSON object such as {\"total_epsilon\": 1.0}")
         extra = sorted(set(doc) - _SAVED_KEYS)
@@ -491,9 +515,10 @@ class BudgetAccountant:
         if not isinstance(spends, list):
             raise ValueError("\"spends\" must be a list (the releases recorded so far)")
         acct._charges = [_charge_from_dict(s, f"spends[{i}]") for i, s in enumerate(spends)]
-        if composition == "zcdp":
-            acct._charges = [c if c.rho is not None or not (c.delta == 0) else
-                             replace(c, rho=c.epsilon * c.epsilon / 2.0) for c in acct._charges]
+        if composition == "zcdp":  # a pure charge without rho: eps^2 / 2; any other: none
+            acct._charges = [replace(c, rho=c.epsilon * c.epsilon / 2.0)
+                             if c.rho is None and _kind_of(c) == "pure" else c
+                             for c in acct._charges]
         return acct
 
     # --- reservations (the fits' protocol) ----------------------------------------------------
@@ -506,11 +531,13 @@ class BudgetAccountant:
             token = self._next_token
             self._next_token += 1
             self._pending[token] = cost
+            self._changed()
             return token
 
     def _cancel(self, token: int) -> None:
         with self._lock:
             self._pending.pop(token, None)
+            self._changed()
 
     def _settle(self, token: int, label: str, guarantee: PrivacyGuarantee,
                 cost: _Cost, status: str) -> Charge:

@@ -12,8 +12,9 @@ give each name its own copy, and each copy could spend the whole budget.  Anythi
 regular file (a directory, a pipe, a device) is refused, and so is a file larger than the
 strict reader's cap (:mod:`oracledp._jsonfile`: hostile numbers and nesting are one error).
 
-**Every change is one locked read-modify-write**: an advisory lock on ``<real file>.lock``,
-then the whole file is read, changed and replaced atomically (a temporary file in the same
+**Every change is one locked read-modify-write**: an advisory lock on the directory that
+holds the real file (a lock file could be deleted while held), then the whole file is read,
+changed and replaced atomically (a temporary file in the same
 directory, ``fsync``, ``os.replace``, the original's permission bits).  Two processes that
 share a budget cannot both take its last part.
 
@@ -31,13 +32,14 @@ import contextlib
 import os
 import stat
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from oracledp import _jsonfile
 from oracledp._errors import BudgetError
-from oracledp.privacy._accountant import RESERVED, BudgetAccountant, Charge
+from oracledp.privacy._accountant import RESERVED, BudgetAccountant
 from oracledp.privacy._group import group_loss
 from oracledp.privacy._guarantees import PrivacyGuarantee
 
@@ -45,6 +47,20 @@ __all__ = ["BudgetFileError", "open_budget_file", "read_budget_file"]
 
 START = ("create it with your total budget, e.g. {\"total_epsilon\": 1.0} (and "
          "\"total_delta\": 1e-6 for releases with a delta)")
+
+
+_LOCAL = threading.local()
+
+
+def _held() -> set[str]:
+    """The budget files this thread holds open (opening one again would wait for itself;
+    other threads wait for the lock like other processes)."""
+    held: set[str] | None = getattr(_LOCAL, "held", None)
+    if held is None:
+        held = set()
+        _LOCAL.held = held
+    return held
+
 
 
 class BudgetFileError(ValueError):
@@ -89,21 +105,29 @@ def read_budget_file(path: str | Path) -> BudgetAccountant:
 
 @contextlib.contextmanager
 def _locked(real: Path) -> Iterator[None]:
-    """An advisory lock on ``real.lock`` (none where ``fcntl`` does not exist)."""
+    """An advisory lock on the directory that holds ``real`` (none where ``fcntl`` does not
+    exist).  Not on the file, which each write replaces, nor on a lock file, which could be
+    deleted while held: the directory stays the same inode while the ledger is in it."""
     try:
         import fcntl
     except ImportError:  # pragma: no cover - not POSIX
         yield
         return
-    lock = real.with_name(real.name + ".lock")
+    key = str(real.parent)
+    held = _held()
+    if key in held:  # this thread would wait for itself for ever
+        raise BudgetFileError("a budget file in this directory is already open here (a budget "
+                              "file is opened once: spend from the accountant already open)")
     try:
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(real.parent, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     except OSError as exc:
-        raise BudgetFileError(f"cannot lock it ({exc.strerror})") from None
+        raise BudgetFileError(f"cannot lock its directory ({exc.strerror})") from None
+    held.add(key)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
+        held.discard(key)
         os.close(fd)  # closing releases the lock
 
 
@@ -131,8 +155,10 @@ def _write(real: Path, acct: BudgetAccountant) -> None:
 def open_budget_file(path: str | Path, *, activate: bool = True
                      ) -> Iterator[BudgetAccountant]:
     """The accountant saved in the budget file ``path``, locked for the block and saved back
-    at its end if anything changed (also when the block raises: what was charged stays
-    charged).
+    as each fit in it books, settles or drops its budget, and at its end if anything changed
+    (also when the block raises: what was charged stays charged).  A process killed inside
+    the block leaves every fit that had started charged its declared budget.  Opening the
+    same file again inside the block is refused (BudgetFileError).
 
     With ``activate=True`` (default) the accountant is active in the block, so every fit
     reports to it (refused before any noise beyond the total, charged otherwise).  The lock
@@ -148,9 +174,14 @@ def open_budget_file(path: str | Path, *, activate: bool = True
     """
     real = _real_file(path)
     with _locked(real):
-        real = _real_file(path)  # again, under the lock
+        if _real_file(path) != real:  # a link retargeted between the lock and the read
+            raise BudgetFileError("its path changed while it was being opened (a symbolic "
+                                  "link was retargeted); try again")
         acct = _load(real)
         before = acct.to_dict()
+        # saved as each fit books, settles or drops its budget: a process killed inside the
+        # block leaves every reservation charged (fits still running are saved as reserved)
+        acct._on_change = lambda: _write(real, acct)
         try:
             if activate:
                 with acct:
@@ -158,6 +189,7 @@ def open_budget_file(path: str | Path, *, activate: bool = True
             else:
                 yield acct
         finally:
+            acct._on_change = None
             if acct.to_dict() != before:  # a refusal or a look leaves the file as it was
                 _write(real, acct)
 
@@ -173,23 +205,28 @@ def per_person(epsilon: float, delta: float, k: int) -> tuple[float, float]:
     return eps_k, delta_k
 
 
-def book(path: Path, epsilon: float, delta: float, *, label: str,
+def records_per_person(path: Path) -> int:
+    """The budget file's records per person (its accountant's group size)."""
+    return read_budget_file(path).records_per_person
+
+
+def book(path: Path, epsilon: float, delta: float, rho: float | None, *, label: str,
          declared: PrivacyGuarantee, details: dict[str, Any]) -> str:
-    """Charge the declared per-person ``(epsilon, delta)`` if it fits; the charge's id.
-    BudgetFileError (nothing written) if it does not fit."""
+    """Charge the declared per-person ``(epsilon, delta)`` and ``rho`` (None: not a zCDP
+    statement) if they fit; the charge's id.  BudgetFileError (nothing written) otherwise."""
     with open_budget_file(path, activate=False) as acct:
         try:
-            return acct._book(epsilon, delta, label=label, guarantee=declared,
+            return acct._book(epsilon, delta, rho, label=label, guarantee=declared,
                               status=RESERVED, details=details).id
         except BudgetError as exc:
             raise BudgetFileError(str(exc)) from None
 
 
-def settle(path: Path, charge_id: str, *, epsilon: float, delta: float,
+def settle(path: Path, charge_id: str, *, epsilon: float, delta: float, rho: float | None,
            guarantee: PrivacyGuarantee | None, status: str) -> BudgetAccountant:
     """Set what charge ``charge_id`` charges (kept as booked if it has gone: a hand edit)."""
     with open_budget_file(path, activate=False) as acct:
-        acct._rebook(charge_id, epsilon=epsilon, delta=delta, guarantee=guarantee,
+        acct._rebook(charge_id, epsilon=epsilon, delta=delta, rho=rho, guarantee=guarantee,
                      status=status)
         return acct
 
@@ -199,8 +236,8 @@ def keep(path: Path, charge_id: str, status: str) -> BudgetAccountant:
     with open_budget_file(path, activate=False) as acct:
         c = next((c for c in acct.spends if c.id == charge_id), None)
         if c is not None:
-            acct._rebook(charge_id, epsilon=c.epsilon, delta=c.delta, guarantee=c.guarantee,
-                         status=status)
+            acct._rebook(charge_id, epsilon=c.epsilon, delta=c.delta, rho=c.rho,
+                         guarantee=c.guarantee, status=status)
         return acct
 
 
@@ -209,6 +246,3 @@ def cancel(path: Path, charge_id: str) -> None:
     with open_budget_file(path, activate=False) as acct:
         acct._unbook(charge_id)
 
-
-def charge_of(acct: BudgetAccountant, charge_id: str) -> Charge | None:
-    return next((c for c in acct.spends if c.id == charge_id), None)

@@ -33,10 +33,18 @@ from oracledp.privacy._guarantees import GROUP_NEIGHBOURING, GuaranteeKind, Priv
 __all__ = ["check_records_per_person", "group_loss", "group_privacy", "group_rho"]
 
 
+#: The most records per person accepted (group privacy beyond it says nothing useful, and
+#: ``k**2 * rho`` must stay a float).
+MAX_RECORDS_PER_PERSON = 1_000_000
+
+
 def check_records_per_person(k: object, name: str = "records_per_person") -> int:
-    """``k`` as an int >= 1 (a bool is not one); ValueError otherwise."""
+    """``k`` as an int in [1, :data:`MAX_RECORDS_PER_PERSON`] (a bool is not one);
+    ValueError otherwise."""
     if isinstance(k, bool) or not isinstance(k, numbers.Integral) or int(k) < 1:
-        raise ValueError(f"{name} must be an integer >= 1, got {k!r}")
+        raise ValueError(f"{name} must be an integer >= 1, got {str(k)[:20]}")
+    if int(k) > MAX_RECORDS_PER_PERSON:
+        raise ValueError(f"{name} must be at most {MAX_RECORDS_PER_PERSON:,}")
     return int(k)
 
 

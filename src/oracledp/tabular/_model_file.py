@@ -203,11 +203,39 @@ def _model_from_doc(doc: Any) -> SavedModel:
                          f"{kind!r}, requires_exact_oracle {str(exact).lower()})")
     if exact:  # OPDisc, RSPM, Gaussian RSPM: the W of the fit
         _check_exact_model(coef, params, guarantee, model_type)
+    _check_guarantee_against_params(guarantee, params, model_type)
     per_person = _parse_per_person(doc, guarantee, schema.records_per_person)
     return SavedModel(model_type=model_type, schema=schema, params=params,
                       guarantee=guarantee, classes=(classes[0], classes[1]),
                       feature_names=tuple(names), coef=coef, intercept=intercept,
                       guarantee_per_person=per_person)
+
+
+def _check_guarantee_against_params(guarantee: Any, params: dict[str, Any],
+                                    model_type: str) -> None:
+    """The guarantee says what the fit's public parameters imply: replace-one neighbours, the
+    fit's epsilon (Accuracy First: a loss within its cap max_epsilon) and its delta where the
+    parameters fix one, and no holding guarantee for the paper's calibration.  (A file whose
+    every field was forged consistently cannot be told apart: a model file is not signed.)"""
+    if guarantee.neighbouring != "replace-one":
+        raise ValueError("the guarantee's neighbouring relation must be 'replace-one' (every "
+                         "model here is stated for it)")
+    if model_type == "accuracy-first":
+        cap = params.get("max_epsilon")
+        if cap is not None and (not isinstance(cap, (int, float)) or isinstance(cap, bool)
+                                or not guarantee.epsilon <= cap * (1.0 + 1e-12)):
+            raise ValueError("the guarantee's ex-post loss must be within params "
+                             "'max_epsilon', the cap of the fit")
+        return
+    for key in ("epsilon", "delta"):
+        want = params.get(key)
+        if want is None and key == "delta":
+            continue  # delta = 1/n^2, fixed at fit time from the public n
+        if (not isinstance(want, (int, float)) or isinstance(want, bool)
+                or not math.isclose(getattr(guarantee, key), want, rel_tol=1e-12)):
+            raise ValueError(f"the guarantee's {key} is not the fit's (params {key!r})")
+    if params.get("calibration") == "paper" and guarantee.holds:
+        raise ValueError("a model fitted with calibration 'paper' has no guarantee that holds")
 
 
 def _parse_per_person(doc: dict[str, Any], guarantee: Any, k: int) -> Any:

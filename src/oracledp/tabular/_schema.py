@@ -21,6 +21,7 @@ from numpy.typing import NDArray
 
 from oracledp import _jsonfile
 from oracledp._errors import BoundsViolation, TableInputError, UnconfirmedSchemaError
+from oracledp.privacy._group import MAX_RECORDS_PER_PERSON
 from oracledp.tabular._cells import (
     _Cells,
     _table_violation,
@@ -145,7 +146,9 @@ class TableSchema:
         k = self.records_per_person
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise ValueError(f"'records_per_person' must be an integer >= 1 (the most records "
-                             f"one person contributes), got {k!r}")
+                             f"one person contributes), got {str(k)[:20]}")
+        if k > MAX_RECORDS_PER_PERSON:
+            raise ValueError(f"'records_per_person' must be at most {MAX_RECORDS_PER_PERSON:,}")
         mv = self.missing_values
         if isinstance(mv, str) or not all(isinstance(v, str) for v in mv):
             raise ValueError("'missing_values' must be a list of strings")
