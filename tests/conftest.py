@@ -4,10 +4,29 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import typer.testing
 from typer.testing import CliRunner
 
 from oracledp.oracles import OracleStatus
 from oracledp.oracles._base import make_result
+
+# typer's CliRunner.invoke rebuilds the whole click command tree from the app's function
+# signatures on every call (about 30 ms for `oracledp`'s app; some 700 invocations in the
+# default run).  The tree depends only on the app's registered commands, which no test
+# changes, and click commands are reusable across invocations (each gets a fresh Context):
+# build it once per app.  Apps are kept alive with their command, so ids are never reused.
+_build_command = typer.testing._get_command
+_commands: dict[int, tuple[object, object]] = {}
+
+
+def _cached_command(app: typer.Typer) -> object:
+    hit = _commands.get(id(app))
+    if hit is None:
+        hit = _commands[id(app)] = (app, _build_command(app))
+    return hit[1]
+
+
+typer.testing._get_command = _cached_command
 
 
 class UncertifiedOracle:
