@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _small_table import ROWS, SCHEMA
 from typer.testing import CliRunner
 
 from oracledp._cli import app
@@ -34,14 +35,6 @@ from oracledp.privacy._group import group_loss
 from oracledp.tabular import ModelFileError, load_model
 
 ENV = {"COLUMNS": "200"}
-SCHEMA = {
-    "target": {"name": "y", "labels": ["no", "yes"]},
-    "columns": [
-        {"name": "x", "type": "numeric", "lower": 0, "upper": 10, "step": 1},
-        {"name": "c", "type": "categorical", "levels": ["a", "b"]},
-    ],
-}
-ROWS = ["1,a,no", "9,b,yes", "5,a,no", "3,b,yes", "7,b,yes", "2,a,no"]
 
 
 @pytest.fixture

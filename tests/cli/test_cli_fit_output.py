@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 
 import pytest
+from _small_table import ROWS, SCHEMA
 from typer.testing import CliRunner
 
 from oracledp._cli import app
@@ -24,14 +25,6 @@ from oracledp.oracles import _registry as oracle_registry
 from oracledp.tabular import load_model
 
 ENV = {"COLUMNS": "200"}
-SCHEMA = {
-    "target": {"name": "y", "labels": ["no", "yes"]},
-    "columns": [
-        {"name": "x", "type": "numeric", "lower": 0, "upper": 10, "step": 1},
-        {"name": "c", "type": "categorical", "levels": ["a", "b"]},
-    ],
-}
-ROWS = ["1,a,no", "9,b,yes", "5,a,no", "3,b,yes", "7,b,yes", "2,a,no"]
 
 
 @pytest.fixture

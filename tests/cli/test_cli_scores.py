@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from _small_table import ROWS, SCHEMA
 from scipy.special import expit
 from sklearn.metrics import roc_auc_score
 from typer.testing import CliRunner
@@ -26,14 +27,6 @@ from oracledp._registry import MODELS
 from oracledp.tabular import load_model, read_csv
 
 ENV = {"COLUMNS": "200"}
-SCHEMA = {
-    "target": {"name": "y", "labels": ["no", "yes"]},
-    "columns": [
-        {"name": "x", "type": "numeric", "lower": 0, "upper": 10, "step": 1},
-        {"name": "c", "type": "categorical", "levels": ["a", "b"]},
-    ],
-}
-ROWS = ["1,a,no", "9,b,yes", "5,a,no", "3,b,yes", "7,b,yes", "2,a,no"]
 #: A test file whose labels do not follow one score threshold (the AUC is not 0 or 1 alone).
 TEST_ROWS = ["0,a,no", "4,a,yes", "6,b,no", "8,b,yes", "10,a,yes", "2,b,no", "5,b,yes",
              "9,a,no"]
