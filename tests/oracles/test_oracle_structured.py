@@ -23,7 +23,11 @@ from oracledp.oracles._structured import StructuredOracle, structured_applicable
 @pytest.mark.parametrize("workers", [1, 2])
 @pytest.mark.parametrize("scale", [0.0, 0.5, 3.0, 30.0])
 def test_equals_brute_force(scale: float, workers: int) -> None:
+    """The default oracle (LP prune on) equals enumeration; the LP relaxation does prune
+    inner MIPs on these instances at every noise scale (so this also checks that the prune
+    never removes the optimum: a bound raised by 0.05 is caught at scale 0)."""
     brute, oracle = BruteForceOracle(), StructuredOracle(workers=workers)
+    pruned = 0
     for rng, problem in random_instances(seed=int(scale * 10) + 1, count=40):
         eta = rng.normal(0.0, scale, size=problem.d + 1)
         expected = brute.solve(problem, eta)
@@ -34,11 +38,39 @@ def test_equals_brute_force(scale: float, workers: int) -> None:
         assert got.bound <= got.objective + 1e-9
         # the reported objective is the exact objective of the returned point
         assert got.objective == pytest.approx(problem.objective_k(got.k, eta)[0], abs=1e-12)
+        pruned += got.info["lp_pruned"]
+    assert pruned > 0
 
 
+def test_two_workers_without_the_heuristic_equal_brute_force() -> None:
+    """Two threads ask the inner MIPs in batches, each question asked with the incumbent of
+    before the batch; without the local-search incumbents (``heuristic_candidates=0``) the
+    MIPs alone must find the optimum, so every answer of a batch counts: the certified point
+    is enumeration's.  (A planted mutant keeping only the first answer of each batch is
+    certified-but-wrong on 6 of these 40 instances; with the heuristic on, the small tables
+    of test_equals_brute_force do not notice it.)"""
+    brute, oracle = BruteForceOracle(), StructuredOracle(workers=2, heuristic_candidates=0)
+    batched = 0
+    for rng, problem in random_instances(seed=301, count=40):
+        eta = rng.normal(0.0, 30.0, size=problem.d + 1)
+        expected = brute.solve(problem, eta)
+        got = oracle.solve(problem, eta)
+        assert got.certified and got.status is OracleStatus.OPTIMAL
+        assert got.objective == pytest.approx(expected.objective, abs=1e-9)
+        assert got.k.tolist() == expected.k.tolist()
+        batched += got.info["inner_solves"] >= 2
+    assert batched >= 20
+
+
+@pytest.mark.slow
 def test_workers_give_the_same_release_on_a_real_table() -> None:
     """Two threads (a batch of questions asked with an older incumbent) change only the
-    speed: on Adult's encoding the certified point is the same, draw by draw."""
+    speed: on Adult's encoding the certified point is the same, draw by draw.
+
+    Under ``-m slow`` (a 5 s solve, twice); the default run checks the same property with
+    test_two_workers_without_the_heuristic_equal_brute_force (batched MIPs must find
+    enumeration's point; it catches the planted mutant that drops all but the first answer
+    of a batch, as this test does) and test_equals_brute_force with two workers."""
     from oracledp.datasets import load_adult
     from oracledp.learners._opdisc import opdisc_sigma
 
@@ -191,10 +223,15 @@ def _richer_instances(seed: int, count: int):
         yield rng, HalfspaceProblem.from_data(X, y, space)
 
 
-@pytest.mark.parametrize("scale", [0.0, 2.0, 20.0])
+@pytest.mark.parametrize("scale", [0.0, pytest.param(2.0, marks=pytest.mark.slow),
+                                   pytest.param(20.0, marks=pytest.mark.slow)])
 def test_lp_prune_equals_brute_force_and_plain_search(scale: float) -> None:
     """The LP-relaxation prune changes speed only: same optimum as brute force and as the
-    search without it, and it does prune inner MIPs on these instances."""
+    search without it, and it does prune inner MIPs on these instances.
+
+    Scales 2 and 20 run under ``-m slow`` (7 s); at noisy scales the default run has
+    test_equals_brute_force (LP prune on, pruning on every scale's instances, equal to
+    enumeration).  A bound raised by 0.3 is caught here at scale 0 and there."""
     brute = BruteForceOracle()
     pruned_total = 0
     for rng, problem in _richer_instances(seed=int(scale) + 11, count=12):
