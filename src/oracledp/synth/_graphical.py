@@ -57,6 +57,9 @@ from oracledp.synth._estimation import (
 __all__ = ["GraphicalModel", "JunctionTree", "estimate_model"]
 
 _SAMPLE_CHUNK = 200_000
+#: Most cells of a marginal table (or of :meth:`GraphicalModel.dense`) that is materialized:
+#: 50,000,000 floats are 400 MB.
+_DENSE_CELLS = 50_000_000
 
 
 class JunctionTree:
@@ -150,6 +153,13 @@ class JunctionTree:
 
     def home(self, attrs: Sequence[int]) -> int:
         """The smallest clique containing ``attrs`` (ValueError if none does)."""
+        key = tuple(attrs)
+        memo = self.__dict__.setdefault("_homes", {})
+        if key not in memo:
+            memo[key] = self._home(key)
+        return int(memo[key])
+
+    def _home(self, attrs: Sequence[int]) -> int:
         want = set(attrs)
         best = [i for i, c in enumerate(self.cliques) if want <= set(c)]
         if not best:
@@ -373,13 +383,19 @@ class GraphicalModel:
         if not idx or len(set(idx)) != len(idx) or any(not 0 <= a < d for a in idx):
             raise ValueError(f"attrs must be distinct attribute positions in 0..{d - 1}, "
                              f"got {list(attrs)!r}")
+        cells = math.prod(self.shape[a] for a in idx)
+        if cells > _DENSE_CELLS:
+            raise ValueError(f"a marginal over {len(idx)} attributes has {cells:,} cells "
+                             f"(> {_DENSE_CELLS:,}): ask for fewer attributes at a time")
         want = set(idx)
         jt = self.tree
         key = tuple(sorted(idx))
         perm = [key.index(a) for a in idx]
-        inside = [i for i, c in enumerate(jt.cliques) if want <= set(c)]
-        if inside:
-            i = min(inside, key=lambda i: (math.prod(jt.clique_shape(i)), i))
+        try:
+            i = jt.home(key)  # the smallest clique holding every attribute asked
+        except ValueError:
+            pass
+        else:
             return _sum_to(self.marginals_[i], jt.cliques[i], key).transpose(perm)
         if len(idx) == 2:
             return self._pair_marginal(idx[0], idx[1])
@@ -474,8 +490,78 @@ class GraphicalModel:
         out = table if (u < v) else table.T
         return np.asarray(out / out.sum(), dtype=np.float64)
 
+    def pair_marginals(self, pairs: Sequence[tuple[int, int]]) -> list[NDArray[np.float64]]:
+        """The exact marginals of many pairs ``(u, v)`` at once (each as ``marginal([u, v])``).
+
+        A pair inside one clique is summed from it.  The others are grouped by ``u``: one
+        pass over the tree from ``u``'s smallest clique carries the joint table of ``u`` and
+        each separator outwards (``P(u, S) -> P(u, C) = P(u, S) mu_C / mu_S``, summed down
+        to the next separator), and reads ``P(u, v)`` off the first clique holding ``v``.
+        One pass per distinct ``u`` instead of one path per pair: all pairs of a wide model
+        cost about ``d`` passes over its cells.  Post-processing (the model's own marginals).
+        """
+        d = len(self.shape)
+        jt, shape = self.tree, self.shape
+        out: list[NDArray[np.float64] | None] = [None] * len(pairs)
+        todo: dict[int, dict[int, list[int]]] = {}
+        where: list[set[int]] = [set() for _ in range(d)]  # the cliques holding each attribute
+        for i, c in enumerate(jt.cliques):
+            for a in c:
+                where[a].add(i)
+        for k, (u, v) in enumerate(pairs):
+            u, v = int(u), int(v)
+            if u == v or not (0 <= u < d and 0 <= v < d):
+                raise ValueError(f"a pair must be two distinct attribute positions in "
+                                 f"0..{d - 1}, got {(u, v)!r}")
+            if where[u] & where[v]:
+                out[k] = self.marginal([u, v])
+            else:
+                todo.setdefault(u, {}).setdefault(v, []).append(k)
+        conds: dict[tuple[int, int], NDArray[np.float64]] = {}
+        sets = [set(c) for c in jt.cliques]
+        for u, wanted in todo.items():
+            left = set(wanted)
+            h = jt.home((u,))
+            stack: list[tuple[int, int, NDArray[np.float64] | None]] = [(h, -1, None)]
+            while stack and left:
+                i, up, msg = stack.pop()
+                c = jt.cliques[i]
+                if u in sets[i]:  # the clique's own marginal carries u
+                    joint, labs = self.marginals_[i], c
+                else:  # P(u, C) = P(u, S) mu_C / mu_S (S: the separator with `up`)
+                    assert msg is not None
+                    sep = tuple(a for a in c if a in sets[up])
+                    if (i, up) not in conds:
+                        conds[(i, up)] = _conditional(self.marginals_[i], c, sep, shape)
+                    m = msg.reshape((shape[u], *[shape[a] if a in sets[up] else 1
+                                                 for a in c]))
+                    joint, labs = m * conds[(i, up)][None], (u, *c)
+                    for a in c:
+                        if a in left:
+                            pair = _sum_to(joint, labs, (u, a))
+                            for k in wanted[a]:
+                                out[k] = np.asarray(pair / pair.sum(), dtype=np.float64)
+                            left.discard(a)
+                for j in jt.adj[i]:
+                    if j == up:
+                        continue
+                    if u in sets[j]:
+                        stack.append((j, i, None))
+                        continue
+                    keep = (u, *[a for a in c if a in sets[j]])
+                    red = _sum_to(joint, labs, keep)  # axes in labs' order: u first here
+                    if labs[0] != u:  # u inside the clique: move its axis first
+                        order = [a for a in labs if a in set(keep)]
+                        red = np.moveaxis(red, order.index(u), 0)
+                    stack.append((j, i, red))
+        return [np.asarray(t) for t in out]  # type: ignore[arg-type]
+
     def dense(self) -> NDArray[np.float64]:
         """The full distribution (small domains only: it has ``prod(shape)`` cells)."""
+        cells = math.prod(self.shape)
+        if cells > _DENSE_CELLS:
+            raise ValueError(f"the full distribution has {cells:,} cells (> {_DENSE_CELLS:,}): "
+                             "ask for marginals, or sample records")
         return self.marginal(list(range(len(self.shape))))
 
     # -- sampling -------------------------------------------------------------------

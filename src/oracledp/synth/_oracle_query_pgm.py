@@ -117,6 +117,11 @@ __all__ = ["OracleQueryPGM", "cover_rounds", "default_model_cells", "default_rou
            "measures_all"]
 
 _MAX_CELLS = 20_000_000
+#: Above this many candidate tables, the junction-tree estimator tests a table's effect on
+#: the model size only when the selection reaches it (:class:`_LazyAllowed`; same
+#: distribution).  Below it every table is tested first (:func:`_allowed_blocks`), which
+#: keeps the random draws of the smaller tables' fits as they were.
+_LAZY_BLOCKS = 300
 #: ``estimator="auto"`` keeps ``p`` explicitly up to this many cells (Adult: 1.3 M), and
 #: uses the junction-tree estimator above it.
 _EXPLICIT_CELLS = 2_000_000
@@ -430,11 +435,16 @@ class OracleQueryPGM(DistributionRelease):
 
         def select(t_round: int) -> tuple[int, ...]:
             """Round t's table by the exponential mechanism; its spend goes on the ledger."""
+            lazy: _LazyAllowed | None = None
             if model is not None:
                 est = np.concatenate([_model_answers(model, wl) for wl in plays])
                 # candidates: the tables whose measurement keeps the junction tree within
                 # max_model_cells (a function of the released selections only)
-                ok = _allowed_blocks(shape, blocks, [m.axes for m in meas], cap)
+                if len(blocks) > _LAZY_BLOCKS:  # many tables: test only those needed
+                    lazy = _LazyAllowed(shape, blocks, [m.axes for m in meas], cap)
+                    ok = None
+                else:
+                    ok = _allowed_blocks(shape, blocks, [m.axes for m in meas], cap)
             else:
                 assert p is not None
                 est = np.concatenate([answer_distribution(wl, p) for wl in plays])
@@ -443,7 +453,9 @@ class OracleQueryPGM(DistributionRelease):
             if rule == "query":
                 scores = np.concatenate([diff, -diff])
                 # exponential mechanism, sensitivity 1: P ∝ exp(eps_sel * score / 2) (Gumbel-max)
-                if ok is None:
+                if lazy is not None:
+                    j = lazy.select(rng, scores, eps_sel, 1.0, np.tile(block_of, 2))
+                elif ok is None:
                     j = noise.exponential_mechanism(rng, scores, eps_sel, 1.0)
                 else:
                     cand = np.flatnonzero(np.tile(ok[block_of], 2))
@@ -455,7 +467,9 @@ class OracleQueryPGM(DistributionRelease):
                 if step == "auto":  # cover, then refine (public: t and d only)
                     step = "l1" if t_round <= cover else "table"
                 bscores, sens, name = table_scores(diff, block_of, block_cells, step, sigma)
-                if ok is None:
+                if lazy is not None:
+                    j = lazy.select(rng, bscores, eps_sel, sens, np.arange(len(blocks)))
+                elif ok is None:
                     j = noise.exponential_mechanism(rng, bscores, eps_sel, sens)
                 else:
                     cand = np.flatnonzero(ok)
@@ -573,8 +587,53 @@ def table_scores(diff: NDArray[np.float64], block_of: NDArray[np.integer],
 
 
 def _model_answers(model: GraphicalModel, workload: MarginalWorkload) -> NDArray[np.float64]:
-    """The workload's answers under a junction-tree model (exact marginals)."""
-    return np.concatenate([model.marginal(b).ravel() for b in workload.blocks])
+    """The workload's answers under a junction-tree model (exact marginals; the pairs in
+    one batch, :meth:`GraphicalModel.pair_marginals`)."""
+    pairs = [b for b in workload.blocks if len(b) == 2]
+    got = dict(zip(pairs, model.pair_marginals(pairs), strict=True)) if pairs else {}
+    return np.concatenate([(got[b] if len(b) == 2 else model.marginal(b)).ravel()
+                           for b in workload.blocks])
+
+
+class _LazyAllowed:
+    """The candidates of :func:`_allowed_blocks`, tested one table at a time, on demand.
+
+    :meth:`select` is the exponential mechanism over the allowed candidates by Gumbel-max,
+    as :func:`oracledp.privacy._noise.exponential_mechanism` (one Gumbel draw for every
+    score, allowed or not): the noisy scores are visited from the largest down and the
+    first allowed candidate is returned, which is the argmax over the allowed ones, so the
+    selection has exactly the distribution of the exponential mechanism over them.  The
+    allowed set is :func:`_allowed_blocks`'s (public shape, released selections, cap); only
+    the tables visited are tested (a junction tree each), not all of them, which is what
+    makes a wide table's thousands of pairs affordable.  If none is allowed, those of the
+    smallest resulting tree are, as in :func:`_allowed_blocks`.
+    """
+
+    def __init__(self, shape: tuple[int, ...], blocks: list[tuple[int, ...]],
+                 measured: list[tuple[int, ...]], cap: int) -> None:
+        self.shape, self.blocks, self.measured, self.cap = shape, blocks, measured, cap
+        self.tree = JunctionTree(shape, measured)
+        self.sets = [set(c) for c in self.tree.cliques]
+        self.sizes: dict[int, int] = {}
+
+    def size(self, b: int) -> int:
+        """Cells of the junction tree after measuring table ``b``."""
+        if b not in self.sizes:
+            blk = set(self.blocks[b])
+            self.sizes[b] = (self.tree.cells if any(blk <= c for c in self.sets) else
+                             junction_tree_cells(self.shape, [*self.measured, self.blocks[b]]))
+        return self.sizes[b]
+
+    def select(self, rng: np.random.Generator, scores: NDArray[np.float64], eps: float,
+               sensitivity: float, block_of: NDArray[np.integer]) -> int:
+        """Index into ``scores`` (candidate i measures table ``block_of[i]``)."""
+        noisy = eps * scores / (2.0 * sensitivity) + rng.gumbel(size=scores.size)
+        order = np.argsort(-noisy, kind="stable")
+        for i in order:
+            if self.size(int(block_of[i])) <= self.cap:
+                return int(i)
+        smallest = min(self.sizes.values())  # none allowed: every table was tested
+        return int(next(i for i in order if self.sizes[int(block_of[i])] == smallest))
 
 
 def _allowed_blocks(shape: tuple[int, ...], blocks: list[tuple[int, ...]],
