@@ -304,7 +304,8 @@ def test_a_missing_target_is_named_as_missing_by_synth_fit_and_fit(runner, files
 
 def test_evaluate_takes_schema_and_bins_from_the_model(runner, files, tmp_path):
     """With --model, the marginals are those of the fit's bins (--bins age=... or the schema's
-    synth_bins), with no chance of evaluating on other bins by mistake."""
+    synth_bins, or the private quantiles the fit cut), with no chance of evaluating on other
+    bins by mistake."""
     d = {"format": "oracledp.table_schema", "version": 1,
          "target": {"name": "y", "labels": ["0", "1"]},
          "columns": [{"name": "a", "type": "numeric", "lower": 0, "upper": 99, "step": 1}]}
@@ -312,18 +313,19 @@ def test_evaluate_takes_schema_and_bins_from_the_model(runner, files, tmp_path):
     sp.write_text(json.dumps(d))
     data = tmp_path / "d.csv"
     data.write_text("a,y\n" + "".join(f"{i % 100},{i % 2}\n" for i in range(400)))
-    res = runner.invoke(app, _fit_args(files, tmp_path, "--bins", "a=2", data=data, schema=sp))
+    res = runner.invoke(app, _fit_args(files, tmp_path, "--bins", "a=50:75", data=data,
+                                       schema=sp))
     assert res.exit_code == 0, res.output
     syn = tmp_path / "syn.csv"
     syn.write_text("a,y\n" + "".join(f"{i % 25},{i % 2}\n" for i in range(400)))
     by_model = runner.invoke(app, ["synth", "evaluate", str(syn), str(data), "--model",
                                    str(tmp_path / "m")], env=ENV)
     by_flags = runner.invoke(app, ["synth", "evaluate", str(syn), str(data), "--schema",
-                                   str(sp), "--bins", "a=2"], env=ENV)
+                                   str(sp), "--bins", "a=50:75"], env=ENV)
     default = runner.invoke(app, ["synth", "evaluate", str(syn), str(data), "--schema",
                                   str(sp)], env=ENV)
     assert by_model.exit_code == by_flags.exit_code == default.exit_code == 0
-    assert by_model.stdout == by_flags.stdout  # bins [0, 49], [50, 99]: TV 0.5 on a
+    assert by_model.stdout == by_flags.stdout  # bins [0, 49], [50, 74], [75, 99]: TV 0.5 on a
     assert "1-way: mean 0.2500, max 0.5000" in by_model.stdout  # (a: 0.5, y: 0) / 2
     assert "1-way: mean 0.3500, max 0.7000" in default.stdout  # 10 bins: TV 0.7 on a
     for args in ([], ["--schema", str(sp), "--model", str(tmp_path / "m")],

@@ -304,6 +304,8 @@ _NOT_NOISE = {
     ("synth/_graphical.py", "random"): "sampling records from a released junction-tree model",
     ("synth/_table_synthesizer.py", "choice"): "sampling records from a released distribution",
     ("synth/_table.py", "random"): "mapping a sampled bin to a value inside it (post-processing)",
+    ("synth/_table.py", "choice"): "drawing a sampled bin's fine bin from the released "
+                                   "histogram (post-processing)",
     ("synth/_table_evaluate.py", "choice"): "the non-private evaluation's subset of column sets",
     ("synth/_table_evaluate.py", "integers"): "the non-private evaluation's classifier seed",
 }

@@ -205,7 +205,8 @@ def test_saved_model_holds_the_release_only(titanic, tmp_path):
     assert sorted(p.name for p in (tmp_path / "m").iterdir()) == [RELEASE_FILE, MODEL_FILE]
     d = json.loads((tmp_path / "m" / MODEL_FILE).read_text())
     assert set(d) == {"format", "format_version", "method", "params", "schema", "domain",
-                      "guarantee", "guarantee_in_plain_words", "n", "release", "zcdp_rho"}
+                      "guarantee", "guarantee_in_plain_words", "n", "release", "zcdp_rho",
+                      "numeric"}
     assert d["zcdp_rho"] == pytest.approx(zcdp_rho(1.0, 1 / 1316**2), rel=1e-9)
     assert "123456789" not in (tmp_path / "m" / MODEL_FILE).read_text()  # no seed
     shape = syn.table_domain_.domain.shape

@@ -633,6 +633,7 @@ class _Session:
         self.label = f"{self.name}.fit"
         self.rng: Any = None
         self.rng_state: Any = None
+        self.covers_inner = False
 
     @property
     def started(self) -> bool:
@@ -720,8 +721,8 @@ def accounted_fit(fit: F) -> F:
     @functools.wraps(fit)
     def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
         sessions = _sessions()
-        if id(self) in sessions:
-            return fit(self, *args, **kwargs)
+        if id(self) in sessions or any(s.covers_inner for s in sessions.values()):
+            return fit(self, *args, **kwargs)  # one session: this object's, or its owner's
         pid = getattr(self, _CLONE_MARK, None)
         if pid is not None and pid != os.getpid() and active_accountant() is None:
             raise BudgetError(
@@ -752,7 +753,7 @@ def _rng_state(rng: Any) -> Any:
 
 def begin_release(owner: object, epsilon: float | None, delta: float = 0.0, *, rng: Any,
                   rho: float | None = None, zcdp: bool = False, ex_post: bool = False,
-                  neighbouring: str = _REPLACE) -> None:
+                  neighbouring: str = _REPLACE, covers_inner: bool = False) -> None:
     """Called by a fit just before it calls its mechanism: its declared budget.
 
     ``epsilon``, ``delta``: the fit's declared per-record loss (ex-post: its cap,
@@ -762,6 +763,12 @@ def begin_release(owner: object, epsilon: float | None, delta: float = 0.0, *, r
     BudgetError, before any noise, when an active accountant cannot take it; otherwise
     reserves it.  From then on the fit is charged even if it fails, unless it fails before
     ``rng`` was used (the mechanism's own checks refused it: nothing was drawn).
+
+    ``covers_inner=True``: the declared budget covers every accounted fit the owner's fit
+    runs from now on in this thread (a composite release, such as
+    :class:`~oracledp.synth.TableSynthesizer`'s measurements and the synthesizer it runs
+    with the rest of its budget): those fits are not charged again, and they must draw
+    from ``rng``.
     """
     session = _sessions().get(id(owner))
     if session is None:  # pragma: no cover - only fits call this, inside their session
@@ -797,6 +804,7 @@ def begin_release(owner: object, epsilon: float | None, delta: float = 0.0, *, r
             raise
         session.accountant = acct
     session.rng, session.rng_state = rng, _rng_state(rng)
+    session.covers_inner = bool(covers_inner)
     session.declared = _Declared(math.inf if epsilon is None else float(epsilon), float(delta),
                                  None if ex_post else rho, kind, neighbouring)
 

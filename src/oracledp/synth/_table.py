@@ -118,6 +118,8 @@ class _Attr:
     step: float = 1.0
     decimals: int = 0
     edges: NDArray[np.float64] | None = None  # interval: bin edges (B + 2 of them)
+    # grid refined at fine resolution: (first grid index of each fine bin, their probabilities)
+    within: tuple[NDArray[np.int64], NDArray[np.float64]] | None = None
 
 
 class TableDomain:
@@ -144,12 +146,14 @@ class TableDomain:
     ('[0, 24]', '[25, 49]', '[50, 74]', '[75, 99]')
     """
 
-    def __init__(self, schema: Any, bins: BinsLike = DEFAULT_BINS) -> None:
+    def __init__(self, schema: Any, bins: BinsLike = DEFAULT_BINS,
+                 within: Mapping[str, tuple[Any, Any]] | None = None) -> None:
         from oracledp.tabular import TableSchema
 
         if not isinstance(schema, TableSchema):
             raise TypeError(f"schema must be a TableSchema, got {type(schema).__name__}")
         per_column, default = _check_bins(bins, schema)
+        fine = _check_within(within, schema)
         attrs: list[_Attr] = []
         for c in schema.columns:
             if c.kind == "unresolved":
@@ -157,12 +161,13 @@ class TableDomain:
                                  "remove it from the schema")
             own = c.synth_bins  # the schema's declared synthesis bins, if any
             spec = per_column.get(c.name, default if own is None else own)
-            attrs.append(_attr_of(c, spec))
+            attrs.append(_attr_of(c, spec, fine.get(c.name)))
         values, vtype = _typed(schema.labels)
         attrs.append(_Attr(schema.target, "target", tuple(schema.labels),
                            np.arange(2, dtype=np.int64), False, values, vtype))
         self.schema = schema
         self.bins = bins
+        self.within = fine
         self.attrs = tuple(attrs)
         self.domain = Domain(tuple(a.name for a in attrs), tuple(a.labels for a in attrs))
 
@@ -345,11 +350,69 @@ def _check_bins(bins: Any, schema: Any) -> tuple[dict[str, Any], int]:
     return out, DEFAULT_BINS
 
 
+def _check_within(within: Any, schema: Any
+                  ) -> dict[str, tuple[NDArray[np.int64], NDArray[np.float64]]]:
+    """``within`` checked against the schema: column -> (fine bins' first grid indices,
+    their probabilities)."""
+    if within is None:
+        return {}
+    if not isinstance(within, Mapping):
+        raise TypeError("within must be a mapping column -> (starts, probabilities)")
+    cols = {c.name: c for c in schema.columns}
+    out = {}
+    for name, pair in within.items():
+        c = cols.get(name)
+        if c is None or c.kind != "numeric" or c.step is None:
+            raise ValueError(f"within: {name!r} is not a gridded numeric column of the schema")
+        starts = np.asarray(pair[0])
+        p = np.asarray(pair[1], dtype=np.float64)
+        if (starts.ndim != 1 or p.shape != starts.shape or not len(starts)
+                or not np.issubdtype(starts.dtype, np.integer)):
+            raise ValueError(f"within: column {name!r}: starts and probabilities must be two "
+                             "1-d arrays of the same length, starts integers")
+        starts = starts.astype(np.int64)
+        if starts[0] != 0 or np.any(np.diff(starts) <= 0) or starts[-1] > c.K:
+            raise ValueError(f"within: column {name!r}: starts must increase from 0 and stay "
+                             "on the grid")
+        if not np.all(np.isfinite(p)) or np.any(p < 0):
+            raise ValueError(f"within: column {name!r}: probabilities must be finite and >= 0")
+        out[name] = (starts, p)
+    return out
+
+
+def _draw_within(a: _Attr, code: NDArray[np.int64], rng: np.random.Generator
+                 ) -> NDArray[np.int64]:
+    """Grid indices of records in coarse bins ``code``: a fine bin drawn with its probability
+    (its share of grid points inside the coarse bin), then a grid point uniformly inside
+    (fine bin and coarse bin both), by coarse bin in increasing order."""
+    assert a.within is not None and a.first is not None and a.last is not None
+    starts, p = a.within
+    K = int(a.last[-1])
+    ends = np.append(starts[1:] - 1, K)
+    out = np.empty(len(code), dtype=np.int64)
+    for b in np.unique(code):
+        rows = np.flatnonzero(code == b)
+        lo_b, hi_b = int(a.first[b]), int(a.last[b])
+        f0 = int(np.searchsorted(starts, lo_b, side="right")) - 1
+        f1 = int(np.searchsorted(starts, hi_b, side="right")) - 1
+        lo = np.maximum(starts[f0:f1 + 1], lo_b)
+        hi = np.minimum(ends[f0:f1 + 1], hi_b)
+        width = (hi - lo + 1).astype(np.float64)
+        w = p[f0:f1 + 1] * width / (ends[f0:f1 + 1] - starts[f0:f1 + 1] + 1)
+        if not w.sum() > 0:
+            w = width
+        f = rng.choice(len(w), size=len(rows), p=w / w.sum())
+        k = lo[f] + np.floor(rng.random(len(rows)) * width[f]).astype(np.int64)
+        out[rows] = np.minimum(k, hi[f])
+    return out
+
+
 def _missing_label(levels: tuple[str, ...]) -> str:
     return MISSING_LEVEL if MISSING_LEVEL not in levels else f"{MISSING_LEVEL}#"
 
 
-def _attr_of(c: Column, bins: int | tuple[float, ...]) -> _Attr:
+def _attr_of(c: Column, bins: int | tuple[float, ...],
+             within: tuple[NDArray[np.int64], NDArray[np.float64]] | None = None) -> _Attr:
     """The domain attribute of one schema column (module docstring)."""
     if c.kind == "categorical":
         levels = tuple(c.levels or ())
@@ -379,8 +442,8 @@ def _attr_of(c: Column, bins: int | tuple[float, ...]) -> _Attr:
         of = (k * b) // (K + 1)
     of = of.astype(np.int64)
     nb = int(of.max()) + 1
-    first = np.array([int(np.flatnonzero(of == i)[0]) for i in range(nb)], dtype=np.int64)
-    last = np.array([int(np.flatnonzero(of == i)[-1]) for i in range(nb)], dtype=np.int64)
+    first = np.searchsorted(of, np.arange(nb), side="left").astype(np.int64)  # of: sorted
+    last = np.searchsorted(of, np.arange(nb), side="right").astype(np.int64) - 1
     dec = _decimals(c.lower, c.step)
     integral = dec == 0 and abs(c.lower) < 2**53
 
@@ -393,7 +456,7 @@ def _attr_of(c: Column, bins: int | tuple[float, ...]) -> _Attr:
     labels += (_missing_label(labels),) if c.missing_level else ()
     return _Attr(c.name, "grid", labels, code_map, c.missing_level,
                  vtype="int" if integral else "float", first=first, last=last,
-                 lower=float(c.lower), step=float(c.step), decimals=dec)
+                 lower=float(c.lower), step=float(c.step), decimals=dec, within=within)
 
 
 def _decode_column(a: _Attr, code: NDArray[np.int64], rng: np.random.Generator) -> Any:
@@ -405,9 +468,12 @@ def _decode_column(a: _Attr, code: NDArray[np.int64], rng: np.random.Generator) 
         vals = a.values[safe]
     elif a.kind == "grid":
         assert a.first is not None and a.last is not None
-        lo, hi = a.first[safe], a.last[safe]
-        k = lo + np.floor(rng.random(len(code)) * (hi - lo + 1)).astype(np.int64)
-        k = np.minimum(k, hi)
+        if a.within is not None:
+            k = _draw_within(a, safe, rng)
+        else:
+            lo, hi = a.first[safe], a.last[safe]
+            k = lo + np.floor(rng.random(len(code)) * (hi - lo + 1)).astype(np.int64)
+            k = np.minimum(k, hi)
         x = a.lower + k * a.step
         vals = (np.round(x).astype(np.int64) if a.vtype == "int"
                 else np.round(x, a.decimals))

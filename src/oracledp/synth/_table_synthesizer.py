@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import inspect
 import json
+import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +37,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from oracledp._validation import RandomLike, check_choice, check_epsilon, check_rng
+from oracledp.privacy._accountant import accounted_fit
 from oracledp.synth._domain import Domain
 from oracledp.synth._table import DEFAULT_BINS, BinsLike, TableDomain
 
@@ -209,7 +212,8 @@ class TableSynthesizer:
                  delta: float | None = None, bins: BinsLike = DEFAULT_BINS,
                  random_state: RandomLike = None, options: dict[str, Any] | None = None,
                  sep: str = ",", chunksize: int | None = None, verbose: Any = False,
-                 ignore_extra: bool = True) -> None:
+                 ignore_extra: bool = True, bin_edges: str = "quantiles",
+                 numeric_fraction: float = 0.2) -> None:
         self.method = method
         self.epsilon = epsilon
         self.delta = delta
@@ -220,6 +224,8 @@ class TableSynthesizer:
         self.chunksize = chunksize
         self.verbose = verbose
         self.ignore_extra = ignore_extra
+        self.bin_edges = bin_edges
+        self.numeric_fraction = numeric_fraction
 
     def __repr__(self) -> str:
         return (f"TableSynthesizer(method={self.method!r}, epsilon={self.epsilon!r}, "
@@ -241,23 +247,47 @@ class TableSynthesizer:
             raise TypeError("options must be a dict of keyword arguments")
         if not isinstance(self.ignore_extra, bool):
             raise TypeError(f"ignore_extra must be True or False, got {self.ignore_extra!r}")
+        check_choice(self.bin_edges, "bin_edges", ("quantiles", "equal-width"))
+        f = self.numeric_fraction
+        if isinstance(f, bool) or not isinstance(f, int | float) or not 0.0 < f < 1.0:
+            raise ValueError(f"numeric_fraction must be in (0, 1), got {f!r}")
         for key in ("epsilon", "delta", "random_state"):
             if self.options and key in self.options:
                 raise ValueError(f"options: pass {key} to TableSynthesizer itself")
         module, name = path.split(":")
         return getattr(importlib.import_module(module), name), needs_delta
 
-    def _make(self, cls: type, needs_delta: bool, n: int, d: int) -> Any:
+    def _make(self, cls: type, needs_delta: bool, d: int, epsilon: float, delta: float,
+              rng: Any) -> Any:
         options = dict(self.options or {})
         if "k" in inspect.signature(cls.__init__).parameters and "k" not in options:
             default = inspect.signature(cls.__init__).parameters["k"].default
             if isinstance(default, int) and default > d:
                 options["k"] = d
         if needs_delta:
-            delta = self.delta if self.delta is not None else 1.0 / max(n, 2) ** 2
-            return cls(self.epsilon, delta, random_state=self.random_state, **options)
-        return cls(self.epsilon, random_state=self.random_state, **options)
+            return cls(epsilon, delta, random_state=rng, **options)
+        return cls(epsilon, random_state=rng, **options)
 
+    def _refined(self, schema: Any) -> dict[str, tuple[int, Any]]:
+        """The gridded numeric columns measured at fine resolution (public: the schema and
+        the bins): name -> (fine bins, the column's coarse bins spec).  A column whose grid
+        points all fit in its coarse bins needs no refinement."""
+        from oracledp.synth._numeric import fine_bin_count
+        from oracledp.synth._table import _check_bins
+
+        per_column, default = _check_bins(self.bins, schema)
+        out: dict[str, tuple[int, Any]] = {}
+        for c in schema.columns:
+            if c.kind != "numeric" or c.step is None:
+                continue
+            own = c.synth_bins
+            spec = per_column.get(c.name, default if own is None else own)
+            if isinstance(spec, int) and c.K + 1 <= spec:
+                continue
+            out[c.name] = (fine_bin_count(c.K), spec)
+        return out
+
+    @accounted_fit
     def fit(self, data: pd.DataFrame | str | Path, schema: Any) -> TableSynthesizer:
         """Check everything, count the records, run the method once; returns ``self``.
 
@@ -266,49 +296,123 @@ class TableSynthesizer:
         unresolved entries, a file that is empty, unreadable or wrongly delimited, and any
         value outside the schema (unknown level, number outside its bounds unless the column
         clips, missing cell without a missing policy).
+
+        Gridded numeric columns with more grid points than coarse bins are first measured at
+        fine resolution (:mod:`oracledp.synth._numeric`: ``numeric_fraction`` of the budget,
+        split equally among them); with ``bin_edges="quantiles"`` their coarse bins are cut
+        at the measured quantiles, and sampling draws each value from the measured fine
+        histogram.  The method runs on the coarse domain with the rest of the budget.
         """
         from oracledp.privacy import group_privacy
+        from oracledp.privacy._accountant import begin_release
+        from oracledp.privacy._composition import zcdp_rho
 
         for name in ("guarantee_", "guarantee_per_person_", "table_domain_", "synthesizer_",
-                     "n_", "rho_", "_release", "_rng"):
+                     "n_", "rho_", "_release", "_rng", "numeric_"):
             self.__dict__.pop(name, None)
         cls, needs_delta = self._check_params()
         schema = _load_schema(schema)
         schema.check_confirmed()
-        tdom = TableDomain(schema, self.bins)
-        rows, counts = tdom.count(data, sep=self.sep, chunksize=self.chunksize,
-                                  verbose=self.verbose, ignore_extra=self.ignore_extra)
+        refined = self._refined(schema)
+        fine_bins: dict[str, Any] = {}
+        for c in schema.columns:
+            if c.name in refined:
+                from oracledp.synth._numeric import fine_starts
+
+                m, spec = refined[c.name]
+                starts = fine_starts(c.K, m)
+                if isinstance(spec, tuple):  # public cut points: fine bins split at them too
+                    grid = c.lower + np.arange(c.K + 1) * c.step
+                    cut_idx = np.searchsorted(grid + 1e-9 * c.step, np.array(spec), side="left")
+                    starts = np.union1d(starts, cut_idx[cut_idx <= c.K]).astype(np.int64)
+                fine_bins[c.name] = starts
+        TableDomain(schema, self.bins)  # the public coarse domain must be valid
+        fine_dom = TableDomain(schema, _bins_of(schema, self.bins, fine_bins))
+        rows, counts = fine_dom.count(data, sep=self.sep, chunksize=self.chunksize,
+                                      verbose=self.verbose, ignore_extra=self.ignore_extra)
         n = int(counts.sum())
+        delta = (self.delta if self.delta is not None else 1.0 / max(n, 2) ** 2
+                 ) if needs_delta else 0.0
         k = schema.records_per_person
         if k > 1:  # n is known now: refuse a vacuous per-person statement before any noise
             from oracledp.privacy._group import group_loss
 
-            delta = (self.delta if self.delta is not None else 1.0 / max(n, 2) ** 2
-                     ) if needs_delta else 0.0
             if not group_loss(float(self.epsilon), delta, k)[1] < 1.0:
                 raise ValueError(
                     f"the guarantee per person (records_per_person = {k}) would be vacuous: "
                     f"group privacy turns epsilon {float(self.epsilon):g}, delta {delta:.3g} "
                     "per record into delta >= 1 per person; lower epsilon or delta, or the "
                     "schema's records_per_person. Nothing was fitted")
+        epsilon = float(self.epsilon)
+        rho = zcdp_rho(epsilon, delta) if needs_delta else None
+        plan = _split_budget(epsilon, delta, rho, self.numeric_fraction, len(refined))
+        probe = self._make(cls, needs_delta, len(fine_dom.domain), plan.method_epsilon,
+                           delta, None)  # the method's own parameter checks, before noise
+        del probe
         if callable(self.verbose):
             self.verbose("fitting", 0, None)
         elif self.verbose:
             import sys
 
             print(f"oracledp: fitting {self.method}", file=sys.stderr, flush=True)
-        synth = self._make(cls, needs_delta, n, len(tdom.domain))
+        rng = check_rng(self.random_state)  # every check is done: randomness starts here
+        begin_release(self, epsilon, delta, rng=rng, rho=rho, covers_inner=True)
+        within, coarse_bins = self._measure_numeric(schema, fine_dom, rows, counts, refined,
+                                                    fine_bins, plan, rng)
+        tdom = TableDomain(schema, coarse_bins, within=within)
+        rows, counts = _coarsen(fine_dom, tdom, rows, counts)
+        synth = self._make(cls, needs_delta, len(tdom.domain), plan.method_epsilon, delta, rng)
         synth.fit(rows, tdom.domain, sample_weight=counts)  # distinct rows, record counts
         del rows, counts
         self._release = _Release.of(synth, tdom.domain)
         self.synthesizer_ = synth
         self.table_domain_ = tdom
         self.n_ = n if synth.guarantee_.neighbouring == "replace-one" else None
-        self.rho_ = _spent_rho(synth) if needs_delta else None
-        self.guarantee_ = schema.annotate_guarantee(synth.guarantee_)
+        inner_rho = _spent_rho(synth) if needs_delta else None
+        self.rho_ = None if inner_rho is None else inner_rho + plan.numeric_rho
+        self.numeric_ = plan.describe(list(refined))
+        self.guarantee_ = schema.annotate_guarantee(plan.guarantee(synth.guarantee_, epsilon,
+                                                                   list(refined)))
         self.guarantee_per_person_ = group_privacy(self.guarantee_, schema.records_per_person)
-        self._rng = getattr(synth, "_rng", None) or check_rng(self.random_state)
+        self._rng = rng
         return self
+
+    def _measure_numeric(self, schema: Any, fine_dom: TableDomain, rows: NDArray[np.int64],
+                         counts: NDArray[np.int64], refined: dict[str, tuple[int, Any]],
+                         fine_bins: dict[str, NDArray[np.int64]], plan: _Plan,
+                         rng: np.random.Generator
+                         ) -> tuple[dict[str, Any], Any]:
+        """The fine histograms of the refined columns (noise drawn here) and the coarse bins
+        (``bins`` with each refined column's cut points)."""
+        from oracledp.synth._numeric import quantile_starts, tree_histogram, tree_levels
+
+        within: dict[str, Any] = {}
+        coarse: dict[str, Any] = {}
+        names = [a.name for a in fine_dom.attrs]
+        for c in schema.columns:
+            if c.name not in refined:
+                continue
+            j = names.index(c.name)
+            a = fine_dom.attrs[j]
+            starts = fine_bins[c.name]
+            m = len(starts)
+            present = len(a.labels) - a.missing  # the missing level is not a grid bin
+            codes = rows[:, j]
+            keep = codes < present
+            true = np.bincount(codes[keep], weights=counts[keep], minlength=m)[:m]
+            L = tree_levels(m)
+            if plan.numeric_rho_each is not None:
+                est = tree_histogram(true, rng, sigma=math.sqrt(L / plan.numeric_rho_each))
+            else:
+                est = tree_histogram(true, rng, laplace_scale=2.0 * L / plan.numeric_eps_each)
+            within[c.name] = (starts, est / est.sum() if est.sum() > 0 else np.ones(m) / m)
+            _, spec = refined[c.name]
+            if isinstance(spec, tuple) or self.bin_edges == "equal-width":
+                coarse[c.name] = spec
+            else:
+                q = quantile_starts(est, int(spec))
+                coarse[c.name] = tuple(float(c.lower + starts[i] * c.step) for i in q[1:]) or 1
+        return within, _bins_of(schema, self.bins, None, coarse)
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "_release"):
@@ -394,7 +498,9 @@ class TableSynthesizer:
             "params": {"epsilon": float(self.guarantee_.epsilon),
                        "delta": float(self.guarantee_.delta),
                        "bins": tdom.bins_spec(),
-                       "options": dict(self.options or {})},
+                       "options": dict(self.options or {}),
+                       "bin_edges": self.bin_edges,
+                       "numeric_fraction": float(self.numeric_fraction)},
             "schema": tdom.schema.to_dict(),
             "domain": {"attributes": list(tdom.domain.attributes),
                        "levels": [list(map(str, lv)) for lv in tdom.domain.levels]},
@@ -402,8 +508,11 @@ class TableSynthesizer:
             "guarantee_in_plain_words": self.guarantee_in_plain_words(),
             "n": self.n_,
             "release": {"kind": self._release.kind,
-                        "cliques": [list(c) for c, _ in self._release.factors]},
+                        "cliques": [list(c) for c, _ in self._release.factors],
+                        "within": list(tdom.within)},
         }
+        if getattr(self, "numeric_", None):
+            d["numeric"] = self.numeric_
         if self._release.tree is not None:
             d["release"]["tree"] = [list(c) for c in self._release.tree]
         rho = getattr(self, "rho_", None)
@@ -425,7 +534,10 @@ class TableSynthesizer:
         model = out / MODEL_FILE
         model.write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
         with open(out / RELEASE_FILE, "wb") as fh:
-            np.savez(fh, **{f"factor_{i}": t for i, (_, t) in enumerate(self._release.factors)})
+            within = self.table_domain_.within
+            np.savez(fh, **{f"factor_{i}": t for i, (_, t) in enumerate(self._release.factors)},
+                     **{f"within_starts_{i}": within[c][0] for i, c in enumerate(within)},
+                     **{f"within_p_{i}": within[c][1] for i, c in enumerate(within)})
         return model
 
     @classmethod
@@ -452,12 +564,18 @@ class TableSynthesizer:
         try:
             schema = TableSchema.from_dict(d["schema"])
             bins = TableDomain.bins_from_spec(d["params"]["bins"])
-            tdom = TableDomain(schema, bins)
-            if [list(map(str, lv)) for lv in tdom.domain.levels] != d["domain"]["levels"]:
-                raise ValueError("the saved domain does not match its schema and bins")
+            names = d["release"].get("within", [])
+            if not isinstance(names, list) or not all(isinstance(c, str) for c in names):
+                raise ValueError("'within' must be a list of column names")
             with np.load(path / RELEASE_FILE, allow_pickle=False) as npz:
                 tables = [np.asarray(npz[f"factor_{i}"], dtype=np.float64)
                           for i in range(len(d["release"]["cliques"]))]
+                within = {c: (np.asarray(npz[f"within_starts_{i}"]),
+                              np.asarray(npz[f"within_p_{i}"], dtype=np.float64))
+                          for i, c in enumerate(names)}
+            tdom = TableDomain(schema, bins, within=within)
+            if [list(map(str, lv)) for lv in tdom.domain.levels] != d["domain"]["levels"]:
+                raise ValueError("the saved domain does not match its schema and bins")
             factors = [(tuple(int(a) for a in c), t)
                        for c, t in zip(d["release"]["cliques"], tables, strict=True)]
             tree = d["release"].get("tree")
@@ -469,7 +587,10 @@ class TableSynthesizer:
             raise ModelFileError(f"{path}: the saved model is damaged ({exc})") from None
         self = cls(d["method"], epsilon=guarantee.epsilon,
                    delta=guarantee.delta or None, bins=bins,
-                   options=d["params"].get("options") or None)
+                   options=d["params"].get("options") or None,
+                   bin_edges=d["params"].get("bin_edges", "quantiles"),
+                   numeric_fraction=d["params"].get("numeric_fraction", 0.2))
+        self.numeric_ = d.get("numeric")
         self._release = release
         self.table_domain_ = tdom
         self.n_ = d.get("n")
@@ -491,3 +612,118 @@ def _spent_rho(synth: Any) -> float | None:
         return math.fsum(float(s.rho) for s in ledger)
     rho = getattr(getattr(synth, "result_", None), "rho", None)
     return float(rho) if isinstance(rho, (int, float)) else None
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """How a fit's budget is split between the fine numeric histograms and the method."""
+
+    epsilon: float
+    delta: float
+    rho: float | None  # the zCDP budget of (epsilon, delta) for the zCDP methods
+    columns: int
+    method_epsilon: float
+    numeric_rho_each: float | None  # zCDP methods: each refined column's rho
+    numeric_eps_each: float | None  # pure methods: each refined column's epsilon
+
+    @property
+    def numeric_rho(self) -> float:
+        return math.fsum([self.numeric_rho_each or 0.0] * self.columns)
+
+    def describe(self, names: list[str]) -> dict[str, Any]:
+        """The public plan, as saved with the model."""
+        out: dict[str, Any] = {"columns": names, "method_epsilon": self.method_epsilon}
+        if self.numeric_rho_each is not None:
+            out["rho_each"] = self.numeric_rho_each
+        if self.numeric_eps_each is not None:
+            out["epsilon_each"] = self.numeric_eps_each
+        return out
+
+    def guarantee(self, inner: Any, epsilon: float, names: list[str]) -> Any:
+        """The release's guarantee: the method's composed with the histograms."""
+        from dataclasses import replace
+
+        if not self.columns:
+            return inner
+        if self.numeric_rho_each is not None:
+            share = (f"{self.numeric_rho_each:.6g}-zCDP each; zCDP composition, Bun-Steinke "
+                     "2016 Lemma 2.3, then Prop. 1.3 at the same delta")
+        else:
+            share = f"{self.numeric_eps_each:.6g}-DP each; basic composition"
+        note = (f"the numeric columns {', '.join(names)} were also measured as private "
+                f"hierarchical histograms at fine resolution ({share}); the method ran at "
+                f"epsilon {self.method_epsilon:.6g}")
+        notes = f"{inner.notes}; {note}" if inner.notes else note
+        return replace(inner, epsilon=float(epsilon), notes=notes,
+                       source=f"{inner.source} + private fine histograms of the numeric columns")
+
+
+def _split_budget(epsilon: float, delta: float, rho: float | None, fraction: float,
+                  columns: int) -> _Plan:
+    """``fraction`` of the budget to ``columns`` fine histograms (equal shares), the rest to
+    the method, with floating point never overspending: zCDP methods, ``sum rho_j +
+    zcdp_rho(method_epsilon, delta) <= zcdp_rho(epsilon, delta)``; pure methods, ``sum eps_j +
+    method_epsilon <= epsilon``."""
+    from oracledp.privacy._composition import zcdp_epsilon, zcdp_rho
+
+    if not columns:
+        return _Plan(epsilon, delta, rho, 0, epsilon, None, None)
+    if rho is not None:
+        each = fraction * rho / columns
+        spent = math.fsum([each] * columns)
+        eps2 = zcdp_epsilon(rho - spent, delta)
+        while spent + zcdp_rho(eps2, delta) > rho:
+            eps2 = math.nextafter(eps2, 0.0)
+        return _Plan(epsilon, delta, rho, columns, eps2, each, None)
+    each = fraction * epsilon / columns
+    spent = math.fsum([each] * columns)
+    eps2 = epsilon - spent
+    while math.fsum([each] * columns + [eps2]) > epsilon:
+        eps2 = math.nextafter(eps2, 0.0)
+    return _Plan(epsilon, delta, None, columns, eps2, None, each)
+
+
+def _bins_of(schema: Any, bins: Any, fine: dict[str, NDArray[np.int64]] | None = None,
+             coarse: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Every gridded numeric column's bins spec, as :class:`TableDomain` takes it: the fine
+    bins of ``fine`` (first grid index of each), else the entry of ``coarse``, else what
+    ``bins`` and the schema give."""
+    from oracledp.synth._table import _check_bins
+
+    per_column, default = _check_bins(bins, schema)
+    out: dict[str, Any] = {}
+    for c in schema.columns:
+        if c.kind != "numeric" or c.step is None:
+            continue
+        if fine and c.name in fine:
+            out[c.name] = tuple(float(c.lower + i * c.step) for i in fine[c.name][1:])
+        elif coarse and c.name in coarse:
+            out[c.name] = coarse[c.name]
+        else:
+            own = c.synth_bins
+            out[c.name] = per_column.get(c.name, default if own is None else own)
+    return out
+
+
+def _coarsen(fine: TableDomain, coarse: TableDomain, rows: NDArray[np.int64],
+             counts: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """The distinct rows of ``fine``'s domain mapped to ``coarse``'s (each fine bin lies in
+    one coarse bin), merged, with their record counts."""
+    from oracledp.tabular._aggregated import _RowCounter
+
+    out = np.empty_like(rows)
+    for j, (f, c) in enumerate(zip(fine.attrs, coarse.attrs, strict=True)):
+        if f.kind == "grid":
+            assert f.first is not None
+            present = len(f.labels) - f.missing
+            to = c.code_map[f.first]
+            if f.missing:
+                to = np.append(to, c.code_map[-1])
+            assert len(to) == present + f.missing
+            out[:, j] = to[rows[:, j]]
+        else:
+            out[:, j] = rows[:, j]
+    counter = _RowCounter(list(coarse.domain.shape))
+    keys, inv = counter._unique(counter._pack(out))
+    merged = np.bincount(inv, weights=counts, minlength=len(keys)).astype(np.int64)
+    return counter._unpack(keys), merged
