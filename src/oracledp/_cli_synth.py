@@ -266,7 +266,7 @@ def _fit(syn: Any, data: Path, schema: Any, tdom: Any, accountant: Any,
         _fail(f"synth fit stopped at --time-limit {limit:g} s; nothing was released or written"
               + ("; its mechanism had started, so it stays charged in --budget" if drew
                  else ""))
-    except (OracleDPError, ValueError, TypeError) as exc:
+    except (OracleDPError, ValueError, TypeError, FloatingPointError) as exc:
         _fail(f"{data}: {exc}" if str(data) not in str(exc) else str(exc))
     except MemoryError:
         _fail(f"{data}: not enough memory: the domain has {tdom.domain.size:,} cells; use "
@@ -302,8 +302,7 @@ def synth_sample(
             _write_samples(syn, rows, rng, sys.stdout)
             sys.stdout.flush()
         else:
-            with open(out, "w", encoding="utf-8", newline="") as fh:
-                _write_samples(syn, rows, rng, fh)
+            _write_samples_to(syn, rows, rng, out)
     except BrokenPipeError:  # e.g. `| head`: the reader has what it wanted
         import os
 
@@ -312,10 +311,37 @@ def synth_sample(
         raise typer.Exit(0) from None
     except OSError as exc:
         _fail(f"cannot write {out}: {exc.strerror or exc}")
+    except (OracleDPError, ValueError, FloatingPointError) as exc:
+        _fail(f"cannot sample from {model_dir}: {exc}"
+              + ("" if out is None else f"; {out} was not written"))
+    except MemoryError:
+        _fail(f"cannot sample from {model_dir}: not enough memory"
+              + ("" if out is None else f"; {out} was not written"))
     if out is not None:
         typer.echo(f"wrote {rows:,} synthetic records to {out}; guarantee of the model: "
                    f"{syn.guarantee_}", err=True)
 
+
+
+def _write_samples_to(syn: Any, rows: int, rng: Any, out: Path) -> None:
+    """Write the records to a temporary file beside ``out``, renamed to ``out`` only when
+    every record is written: a failed or interrupted sample leaves no empty or partial
+    ``out`` (an existing ``out`` stays as it was)."""
+    import os
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".part", dir=out.parent)
+    try:
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)  # as open() would create it (mkstemp: owner only)
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            _write_samples(syn, rows, rng, fh)
+        os.replace(tmp, out)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def _write_samples(syn: Any, rows: int, rng: Any, fh: Any) -> None:

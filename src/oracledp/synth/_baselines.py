@@ -68,6 +68,7 @@ from oracledp.synth._workload import (
     MarginalWorkload,
     answer,
     answer_distribution,
+    cells_text,
     check_sample_weight,
 )
 
@@ -79,6 +80,21 @@ __all__ = [
 ]
 
 _MAX_CELLS = 50_000_000  # 400 MB of float64: refuse larger full-domain tables
+
+
+def check_mwem_domain(shape: tuple[int, ...]) -> None:
+    """Refuse a domain MWEM cannot hold (public: the domain's shape only).
+
+    MWEM keeps one probability per cell of the full product domain: more than
+    50,000,000 cells (400 MB of float64) are refused, before any noise.
+    """
+    cells = math.prod(int(s) for s in shape)
+    if cells > _MAX_CELLS:
+        raise ValueError(
+            f"MWEM keeps one probability per cell of the full domain, and this one has "
+            f"{cells_text(cells)} cells ({len(shape)} columns; at most {_MAX_CELLS:,}): use "
+            "the method oracle-query-pgm, mst or independent, or fewer columns or bins. "
+            "Nothing was fitted")
 
 
 @dataclass(frozen=True)
@@ -257,11 +273,7 @@ def mwem(
     T = int(T)
     if output not in ("average", "last"):
         raise ValueError(f"output must be 'average' or 'last', got {output!r}")
-    if domain.size > _MAX_CELLS:
-        raise ValueError(
-            f"the full domain has {domain.size:,} cells (> {_MAX_CELLS:,}); MWEM keeps one "
-            "float per cell"
-        )
+    check_mwem_domain(domain.shape)
     w = None if sample_weight is None else check_sample_weight(sample_weight, arr.shape[0])
     rng = check_rng(random_state)
     start = time.perf_counter()

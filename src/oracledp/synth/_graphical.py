@@ -262,6 +262,35 @@ def _lse_to(arr: NDArray[np.float64], clique: Sequence[int], keep: Sequence[int]
     return out.reshape([s for j, s in enumerate(arr.shape) if j not in axes])
 
 
+def _lse_keep(arr: NDArray[np.float64], axes: tuple[int, ...]) -> NDArray[np.float64]:
+    """log sum exp of ``arr`` over ``axes``, kept as axes of length 1 (as :func:`_lse_to`);
+    the caller silences log 0."""
+    if not axes:
+        return arr
+    mx = arr.max(axis=axes, keepdims=True)
+    if not np.isfinite(mx).all():
+        mx = np.where(np.isfinite(mx), mx, 0.0)
+    return np.log(np.exp(arr - mx).sum(axis=axes, keepdims=True)) + mx
+
+
+def _calibration_plan(jt: JunctionTree) -> list[Any]:
+    """Per clique (not the root): the axes summed out for its separator, the separator's
+    shape in its parent's layout, the parent's axes summed out for it, its own layout of
+    the separator; cached on the tree (it depends on the tree only)."""
+    plan = jt.__dict__.get("_plan")
+    if plan is None:
+        shape = jt.shape
+        plan = [None] * len(jt.cliques)
+        for i in jt.order[1:]:
+            c, p, s = jt.cliques[i], jt.cliques[jt.parent[i]], set(jt.sep[i])
+            plan[i] = (tuple(j for j, a in enumerate(c) if a not in s),
+                       tuple(shape[a] if a in s else 1 for a in p),
+                       tuple(j for j, a in enumerate(p) if a not in s),
+                       tuple(shape[a] if a in s else 1 for a in c))
+        jt.__dict__["_plan"] = plan
+    return plan
+
+
 def _conditional(mu: NDArray[np.float64], clique: Sequence[int], sep: Sequence[int],
                  shape: Sequence[int]) -> NDArray[np.float64]:
     """``mu_C / mu_S``: the clique's conditional given its separator ``sep`` (0 where
@@ -323,24 +352,29 @@ class GraphicalModel:
 
     def calibrate(self) -> None:
         """Sum-product in log space: every clique marginal and ``log Z``."""
-        jt, shape = self.tree, self.shape
+        jt = self.tree
+        plan = _calibration_plan(jt)
         belief = self.clique_potentials()
         up: list[NDArray[np.float64] | None] = [None] * len(jt.cliques)
-        for i in reversed(jt.order[1:]):
-            msg = _lse_to(belief[i], jt.cliques[i], jt.sep[i])
-            up[i] = msg
-            p = jt.parent[i]
-            belief[p] = belief[p] + _expand(msg, jt.sep[i], jt.cliques[p], shape)
-        root = belief[jt.order[0]]
-        log_z = float(_lse_to(root, jt.cliques[0], ()))
-        for i in jt.order:
-            for c in jt.children[i]:
-                own = up[c]
-                assert own is not None
-                with np.errstate(invalid="ignore"):  # -inf - -inf: no mass either way
-                    rest = belief[i] - _expand(own, jt.sep[c], jt.cliques[i], shape)
-                msg = _lse_to(np.where(np.isnan(rest), -np.inf, rest), jt.cliques[i], jt.sep[c])
-                belief[c] = belief[c] + _expand(msg, jt.sep[c], jt.cliques[c], shape)
+        with np.errstate(divide="ignore", invalid="ignore"):  # no mass: log 0 = -inf
+            for i in reversed(jt.order[1:]):
+                axes, in_parent, _, _ = plan[i]
+                msg = _lse_keep(belief[i], axes).reshape(in_parent)
+                up[i] = msg
+                p = jt.parent[i]
+                belief[p] = belief[p] + msg
+            root = belief[jt.order[0]]
+            log_z = float(_lse_keep(root, tuple(range(root.ndim))).reshape(()))
+            for i in jt.order:
+                for c in jt.children[i]:
+                    own = up[c]
+                    assert own is not None
+                    _, _, down, in_child = plan[c]  # -inf - -inf: no mass either way
+                    rest = belief[i] - own
+                    if np.isnan(rest).any():
+                        rest = np.where(np.isnan(rest), -np.inf, rest)
+                    msg = _lse_keep(rest, down)
+                    belief[c] = belief[c] + msg.reshape(in_child)
         if not np.isfinite(log_z):
             raise FloatingPointError("the model's log-partition function is not finite: its "
                                      "potentials are not a distribution")

@@ -73,6 +73,7 @@ small tables), the worst-query score the opposite.
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 
@@ -109,6 +110,7 @@ from oracledp.synth._workload import (
     MarginalWorkload,
     answer,
     answer_distribution,
+    cells_text,
     check_sample_weight,
     kway_marginal_workload,
 )
@@ -359,6 +361,35 @@ class OracleQueryPGM(DistributionRelease):
         return self.estimator == "graphical" or (self.estimator == "auto"
                                                  and domain.size > _EXPLICIT_CELLS)
 
+    def check_domain(self, domain_shape: tuple[int, ...] | list[int], n: int) -> None:
+        """Refuse, before any noise, a domain this fit cannot handle (ValueError).
+
+        Public quantities only: the domain's shape (an upper bound of the final one is
+        enough), the number of records ``n``, epsilon, delta and the parameters: ``k`` above
+        the number of attributes; the explicit estimator over more than 20,000,000 cells;
+        ``selection="all"`` when a junction tree over every candidate table exceeds
+        ``max_model_cells``.  :meth:`fit` calls it first.
+        """
+        shape = tuple(int(s) for s in domain_shape)
+        d = len(shape)
+        if self.k > d:
+            raise ValueError(f"k={self.k} exceeds the number of attributes ({d})")
+        cells = math.prod(shape)
+        graphical = self.estimator == "graphical" or (self.estimator == "auto"
+                                                      and cells > _EXPLICIT_CELLS)
+        if not graphical and cells > _MAX_CELLS:
+            raise ValueError(f"the full domain has {cells_text(cells)} cells (> {_MAX_CELLS:,}); "
+                             "the explicit estimator keeps one probability per cell: use "
+                             "estimator='graphical'")
+        if graphical and self.selection == "all":
+            blocks = [b for j in self.orders_for(d) for b in itertools.combinations(range(d), j)]
+            cap = self.max_model_cells if self.max_model_cells is not None else (
+                default_model_cells(n, self.epsilon, self.delta))
+            if not measures_all(len(blocks), shape, blocks, cap):
+                raise ValueError(f"selection='all' measures every candidate table, and a "
+                                 f"junction tree over all of them exceeds max_model_cells="
+                                 f"{cap:,}: raise max_model_cells or select")
+
     def fit(self, data: pd.DataFrame | NDArray[np.integer], domain: Domain, *,
             sample_weight: object = None) -> OracleQueryPGM:
         """Run the rounds on ``data`` over the public ``domain`` (never inferred).
@@ -371,15 +402,10 @@ class OracleQueryPGM(DistributionRelease):
         codes = self._encode(data, domain)
         w = None if sample_weight is None else check_sample_weight(sample_weight, len(codes))
         d = len(domain)
-        if self.k > d:
-            raise ValueError(f"k={self.k} exceeds the number of attributes ({d})")
-        graphical = self.uses_graphical(domain)
-        if not graphical and domain.size > _MAX_CELLS:
-            raise ValueError(f"the full domain has {domain.size:,} cells (> {_MAX_CELLS:,}); "
-                             "the explicit estimator keeps one probability per cell: use "
-                             "estimator='graphical'")
-        start = time.perf_counter()
         n = int(codes.shape[0]) if w is None else int(w.sum())
+        self.check_domain(domain.shape, n)
+        graphical = self.uses_graphical(domain)
+        start = time.perf_counter()
         shape = domain.shape
         workload = kway_marginal_workload(domain, self.k)
         # the query player's class: the cells of every j-way marginal, j in `orders`

@@ -44,6 +44,18 @@ class _FunctionSynthesizer(Synthesizer):
         """Declare the fit's budget (pure epsilon) to an active BudgetAccountant."""
         begin_release(self, self.epsilon, rng=rng)
 
+    def check_domain(self, domain_shape: tuple[int, ...] | list[int], n: int) -> None:
+        """Refuse, before any noise, a domain this method cannot fit (ValueError).
+
+        Reads only public quantities: the domain's shape (levels per attribute; an upper
+        bound of the final one is enough: every rule here is monotone in it), the number of
+        records ``n`` and the parameters.  :meth:`fit` calls it first; a caller that draws
+        noise before ``fit`` (e.g. for the domain itself) calls it before that.
+        """
+        d = len(domain_shape)
+        if isinstance(self.k, bool) or not isinstance(self.k, int) or not 1 <= self.k <= d:
+            raise ValueError(f"k must be an integer in [1, {d}], got {self.k!r}")
+
     def fit(self, data: pd.DataFrame | NDArray[np.integer], domain: Domain, *,
             sample_weight: ArrayLike | None = None) -> Synthesizer:
         """Run the mechanism once on ``data`` over the public ``domain`` (never inferred).
@@ -55,8 +67,7 @@ class _FunctionSynthesizer(Synthesizer):
             self.__dict__.pop(name, None)  # a refused refit leaves no stale release behind
         codes = self._encode(data, domain)
         w = None if sample_weight is None else check_sample_weight(sample_weight, len(codes))
-        if isinstance(self.k, bool) or not isinstance(self.k, int) or not 1 <= self.k <= len(domain):
-            raise ValueError(f"k must be an integer in [1, {len(domain)}], got {self.k!r}")
+        self.check_domain(domain.shape, len(codes) if w is None else int(w.sum()))
         workload = kway_marginal_workload(domain, self.k)
         rng = check_rng(self.random_state)
         self._begin_release(rng)  # an active BudgetAccountant: refused here, before any noise
@@ -127,6 +138,14 @@ class MWEMSynthesizer(_FunctionSynthesizer):
         self.rounds = rounds
         self.random_state = random_state
 
+    def check_domain(self, domain_shape: tuple[int, ...] | list[int], n: int) -> None:
+        """As :meth:`_FunctionSynthesizer.check_domain`; MWEM also refuses a full domain of
+        more than 50,000,000 cells (it keeps one probability per cell)."""
+        from oracledp.synth._baselines import check_mwem_domain
+
+        super().check_domain(domain_shape, n)
+        check_mwem_domain(tuple(domain_shape))
+
     def _run(self, codes: NDArray[np.int64], domain: Domain, workload: MarginalWorkload,
              rng: np.random.Generator, weights: NDArray[np.float64] | None) -> Any:
         from oracledp.synth._baselines import mwem
@@ -171,6 +190,13 @@ class MSTSynthesizer(_PeerSynthesizer):
     2
     """
 
+    def check_domain(self, domain_shape: tuple[int, ...] | list[int], n: int) -> None:
+        """As :meth:`_FunctionSynthesizer.check_domain`; MST also needs 2 attributes."""
+        super().check_domain(domain_shape, n)
+        if len(domain_shape) < 2:
+            raise ValueError("MST needs at least 2 attributes (it selects a spanning tree of "
+                             "pairs)")
+
     def _run(self, codes: NDArray[np.int64], domain: Domain, workload: MarginalWorkload,
              rng: np.random.Generator, weights: NDArray[np.float64] | None) -> Any:
         from oracledp.synth._peers import mst
@@ -192,6 +218,16 @@ class AIMSynthesizer(_PeerSynthesizer):
     """
 
     _DEFAULT_K = 3
+
+    def check_domain(self, domain_shape: tuple[int, ...] | list[int], n: int) -> None:
+        """As :meth:`_FunctionSynthesizer.check_domain`; AIM also refuses an all ``k``-way
+        workload with more than 5,000 candidate marginals (its subsets included: e.g. more
+        than 30 columns at k = 3), whose rounds would take too long."""
+        from oracledp.synth._peers_aim import aim_candidates, check_aim_candidates
+
+        super().check_domain(domain_shape, n)
+        d = len(domain_shape)
+        check_aim_candidates(d, aim_candidates(d, k=self.k), self.k)
 
     def _run(self, codes: NDArray[np.int64], domain: Domain, workload: MarginalWorkload,
              rng: np.random.Generator, weights: NDArray[np.float64] | None) -> Any:

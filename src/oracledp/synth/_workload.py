@@ -28,6 +28,7 @@ __all__ = [
     "MarginalWorkload",
     "answer",
     "answer_distribution",
+    "cells_text",
     "check_sample_weight",
     "errors",
     "kway_marginal_workload",
@@ -74,6 +75,12 @@ class MarginalWorkload:
         """Query ``j`` in words, e.g. ``sex='Male' AND race='White'``."""
         d = self.domain
         return " AND ".join(f"{d.attributes[a]}={d.levels[a][c]!r}" for a, c in self.literals(j))
+
+
+def cells_text(cells: int) -> str:
+    """A number of cells for a message: ``1,234,567``, or ``about 10^58`` when it is huge."""
+    cells = int(cells)
+    return f"{cells:,}" if cells < 10**15 else f"about 10^{len(str(cells)) - 1}"
 
 
 def check_sample_weight(sample_weight: object, n_rows: int) -> NDArray[np.float64]:
