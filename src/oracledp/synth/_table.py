@@ -314,8 +314,12 @@ def _check_frame(df: Any) -> None:
         raise ValueError("the table has no rows; there is nothing to synthesize from")
 
 
-def _check_bins(bins: Any, schema: Any) -> tuple[dict[str, Any], int]:
-    """``bins`` checked against the schema: (per-column entries, default count)."""
+def _check_bins(bins: Any, schema: Any, auto: bool = False) -> tuple[dict[str, Any], Any]:
+    """``bins`` checked against the schema: (per-column entries, default count).  ``"auto"``
+    (TableSynthesizer's default: chosen at fit from n and the budget) is the default
+    count "auto" with ``auto=True``, else :data:`DEFAULT_BINS`."""
+    if isinstance(bins, str) and bins == "auto":
+        return {}, ("auto" if auto else DEFAULT_BINS)
 
     def count(v: Any, what: str) -> int:
         if isinstance(v, bool) or not isinstance(v, int | np.integer) or int(v) < 1:
@@ -324,6 +328,7 @@ def _check_bins(bins: Any, schema: Any) -> tuple[dict[str, Any], int]:
 
     if not isinstance(bins, Mapping):
         return {}, count(bins, "bins")
+    default: Any = "auto" if auto else DEFAULT_BINS
     cols = {c.name: c for c in schema.columns}
     out: dict[str, Any] = {}
     for name, v in bins.items():
@@ -347,7 +352,7 @@ def _check_bins(bins: Any, schema: Any) -> tuple[dict[str, Any], int]:
             out[name] = tuple(cuts)
         else:
             out[name] = count(v, f"bins[{name!r}]")
-    return out, DEFAULT_BINS
+    return out, default
 
 
 def _check_within(within: Any, schema: Any

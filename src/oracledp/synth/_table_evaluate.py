@@ -15,7 +15,8 @@ Both tables are checked against the schema and mapped to its public domain
   table's majority-label rate.
 
 * **errors at the data's own resolution** (``"data_resolution"``), which no choice of the
-  synthesizer's bins can hide: every numeric column cut at the *real* table's quantiles
+  synthesizer's bins can hide: every numeric column (a gridded one with its values put on
+  its declared grid, the finest resolution any fit sees) cut at the *real* table's quantiles
   (octiles by default; tied cut points merge, so a column that is 0 in 91 % of the rows keeps
   a bin of its own for 0) and every categorical column at its levels (a missing cell is a
   bin of its own).  Reported: each column's 1-way TV at those bins, each numeric column's
@@ -92,6 +93,9 @@ def _column_codes(schema: Any, real: pd.DataFrame, syn: pd.DataFrame, quantiles:
         if c is not None and c.kind == "numeric":
             rv = pd.to_numeric(r, errors="coerce").to_numpy(dtype=float)
             yv = pd.to_numeric(y, errors="coerce").to_numpy(dtype=float)
+            if c.step is not None:  # on the declared grid, as every fit encodes the values
+                rv = c.lower + np.rint((rv - c.lower) / c.step) * c.step
+                yv = c.lower + np.rint((yv - c.lower) / c.step) * c.step
             ok_r, ok_y = ~np.isnan(rv), ~np.isnan(yv)
             cuts = (np.unique(np.quantile(rv[ok_r], np.arange(1, quantiles) / quantiles,
                                           method="inverted_cdf"))

@@ -209,7 +209,7 @@ class TableSynthesizer:
     """
 
     def __init__(self, method: str = "oracle-query-pgm", *, epsilon: float = 1.0,
-                 delta: float | None = None, bins: BinsLike = DEFAULT_BINS,
+                 delta: float | None = None, bins: BinsLike | str = "auto",
                  random_state: RandomLike = None, options: dict[str, Any] | None = None,
                  sep: str = ",", chunksize: int | None = None, verbose: Any = False,
                  ignore_extra: bool = True, bin_edges: str = "quantiles",
@@ -268,23 +268,17 @@ class TableSynthesizer:
             return cls(epsilon, delta, random_state=rng, **options)
         return cls(epsilon, random_state=rng, **options)
 
-    def _refined(self, schema: Any) -> dict[str, tuple[int, Any]]:
-        """The gridded numeric columns measured at fine resolution (public: the schema and
-        the bins): name -> (fine bins, the column's coarse bins spec).  A column whose grid
-        points all fit in its coarse bins needs no refinement."""
-        from oracledp.synth._numeric import fine_bin_count
+    def _specs(self, schema: Any) -> dict[str, Any]:
+        """Each gridded numeric column's coarse bins as asked (public): a count, cut points,
+        or "auto" (a count chosen at fit from n and the budget: :func:`auto_bins`)."""
         from oracledp.synth._table import _check_bins
 
-        per_column, default = _check_bins(self.bins, schema)
-        out: dict[str, tuple[int, Any]] = {}
+        per_column, default = _check_bins(self.bins, schema, auto=True)
+        out: dict[str, Any] = {}
         for c in schema.columns:
-            if c.kind != "numeric" or c.step is None:
-                continue
-            own = c.synth_bins
-            spec = per_column.get(c.name, default if own is None else own)
-            if isinstance(spec, int) and c.K + 1 <= spec:
-                continue
-            out[c.name] = (fine_bin_count(c.K), spec)
+            if c.kind == "numeric" and c.step is not None:
+                own = c.synth_bins
+                out[c.name] = per_column.get(c.name, default if own is None else own)
         return out
 
     @accounted_fit
@@ -313,14 +307,14 @@ class TableSynthesizer:
         cls, needs_delta = self._check_params()
         schema = _load_schema(schema)
         schema.check_confirmed()
-        refined = self._refined(schema)
-        fine_bins: dict[str, Any] = {}
+        specs = self._specs(schema)
+        fine_bins: dict[str, Any] = {}  # every gridded column at fine resolution, to count
         for c in schema.columns:
-            if c.name in refined:
-                from oracledp.synth._numeric import fine_starts
+            if c.name in specs:
+                from oracledp.synth._numeric import fine_bin_count, fine_starts
 
-                m, spec = refined[c.name]
-                starts = fine_starts(c.K, m)
+                spec = specs[c.name]
+                starts = fine_starts(c.K, fine_bin_count(c.K))
                 if isinstance(spec, tuple):  # public cut points: fine bins split at them too
                     grid = c.lower + np.arange(c.K + 1) * c.step
                     cut_idx = np.searchsorted(grid + 1e-9 * c.step, np.array(spec), side="left")
@@ -333,6 +327,17 @@ class TableSynthesizer:
         n = int(counts.sum())
         delta = (self.delta if self.delta is not None else 1.0 / max(n, 2) ** 2
                  ) if needs_delta else 0.0
+        epsilon = float(self.epsilon)
+        rho = zcdp_rho(epsilon, delta) if needs_delta else None
+        chosen = auto_bins(n, rho if rho is not None else epsilon**2 / 2.0)
+        refined: dict[str, Any] = {}  # name -> its coarse bins: a count or cut points
+        for c in schema.columns:
+            spec = specs.get(c.name)
+            if spec == "auto":
+                spec = chosen
+            if spec is None or (isinstance(spec, int) and c.K + 1 <= spec):
+                continue  # not gridded, or every grid point a bin of its own: no histogram
+            refined[c.name] = spec
         k = schema.records_per_person
         if k > 1:  # n is known now: refuse a vacuous per-person statement before any noise
             from oracledp.privacy._group import group_loss
@@ -343,8 +348,6 @@ class TableSynthesizer:
                     f"group privacy turns epsilon {float(self.epsilon):g}, delta {delta:.3g} "
                     "per record into delta >= 1 per person; lower epsilon or delta, or the "
                     "schema's records_per_person. Nothing was fitted")
-        epsilon = float(self.epsilon)
-        rho = zcdp_rho(epsilon, delta) if needs_delta else None
         plan = _split_budget(epsilon, delta, rho, self.numeric_fraction, len(refined))
         probe = self._make(cls, needs_delta, len(fine_dom.domain), plan.method_epsilon,
                            delta, None)  # the method's own parameter checks, before noise
@@ -371,6 +374,7 @@ class TableSynthesizer:
         inner_rho = _spent_rho(synth) if needs_delta else None
         self.rho_ = None if inner_rho is None else inner_rho + plan.numeric_rho
         self.numeric_ = plan.describe(list(refined))
+        self.numeric_["auto_bins"] = chosen
         self.guarantee_ = schema.annotate_guarantee(plan.guarantee(synth.guarantee_, epsilon,
                                                                    list(refined)))
         self.guarantee_per_person_ = group_privacy(self.guarantee_, schema.records_per_person)
@@ -378,7 +382,7 @@ class TableSynthesizer:
         return self
 
     def _measure_numeric(self, schema: Any, fine_dom: TableDomain, rows: NDArray[np.int64],
-                         counts: NDArray[np.int64], refined: dict[str, tuple[int, Any]],
+                         counts: NDArray[np.int64], refined: dict[str, Any],
                          fine_bins: dict[str, NDArray[np.int64]], plan: _Plan,
                          rng: np.random.Generator
                          ) -> tuple[dict[str, Any], Any]:
@@ -406,12 +410,15 @@ class TableSynthesizer:
             else:
                 est = tree_histogram(true, rng, laplace_scale=2.0 * L / plan.numeric_eps_each)
             within[c.name] = (starts, est / est.sum() if est.sum() > 0 else np.ones(m) / m)
-            _, spec = refined[c.name]
+            spec = refined[c.name]
             if isinstance(spec, tuple) or self.bin_edges == "equal-width":
                 coarse[c.name] = spec
             else:
                 q = quantile_starts(est, int(spec))
                 coarse[c.name] = tuple(float(c.lower + starts[i] * c.step) for i in q[1:]) or 1
+        for c in schema.columns:  # the other gridded columns: one bin per grid point
+            if c.kind == "numeric" and c.step is not None and c.name not in coarse:
+                coarse[c.name] = c.K + 1
         return within, _bins_of(schema, self.bins, None, coarse)
 
     def _check_fitted(self) -> None:
@@ -656,6 +663,26 @@ class _Plan:
         notes = f"{inner.notes}; {note}" if inner.notes else note
         return replace(inner, epsilon=float(epsilon), notes=notes,
                        source=f"{inner.source} + private fine histograms of the numeric columns")
+
+
+#: auto_bins: the coarse bins a gridded numeric column gets, ``sqrt(AUTO_BINS_SCALE n
+#: sqrt(rho))`` rounded down, between 2 and :data:`~oracledp.synth._table.DEFAULT_BINS`.
+AUTO_BINS_SCALE = 0.025
+
+
+def auto_bins(n: int, rho: float) -> int:
+    """The coarse bins per numeric column a budget affords, from public facts only: ``n``
+    (public under replace-one neighbours) and the zCDP budget ``rho`` (``epsilon^2 / 2`` for
+    the pure methods).  A 2-way table of two such columns has ``B^2`` cells, each measured
+    with noise of standard deviation proportional to ``1 / sqrt(rho)``; its total noise
+    relative to n stays about constant when ``B^2`` grows as ``n sqrt(rho)``.  The constant
+    was calibrated on benchmarks/synth_health_panel.py (13,781 rows, epsilon 1: 6 bins).
+
+    >>> auto_bins(13_781, 0.0128), auto_bins(1_629, 0.0164), auto_bins(10**6, 0.0128)
+    (6, 2, 10)
+    """
+    b = math.floor(math.sqrt(AUTO_BINS_SCALE * n * math.sqrt(max(rho, 0.0))))
+    return max(2, min(DEFAULT_BINS, b))
 
 
 def _split_budget(epsilon: float, delta: float, rho: float | None, fraction: float,
