@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 from pathlib import Path
 
@@ -117,6 +118,18 @@ def run(method: str, epsilon: float, seed: int, real: pd.DataFrame, schema: obje
             "own_bins_2way_tv": ev["marginals"][2]["mean_tv"]}
 
 
+def _meta() -> dict:
+    import datetime
+    import platform
+    import subprocess
+
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True, check=False).stdout.strip()
+    return {"date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+            "commit": commit, "numpy": np.__version__, "python": platform.python_version(),
+            "cpus": os.cpu_count(), "load": os.getloadavg()[0]}
+
+
 def main(argv: list[str] | None = None) -> int:
     from oracledp.tabular import TableSchema
 
@@ -130,6 +143,8 @@ def main(argv: list[str] | None = None) -> int:
     real = table(args.rows)
     schema = TableSchema.from_dict(SCHEMA)
     rows = []
+    meta = _meta()
+    print(" ".join(f"{k} {v}" for k, v in meta.items()))
     print(f"{'method':18} {'eps':>5} {'seed':>4} {'fit s':>6} {'max 1w':>7} {'2w':>6} "
           f"{'indep':>6} {'resamp':>6} {'tstr':>6} {'real':>6}  worst 1-way column")
     for method in args.methods:
@@ -143,7 +158,9 @@ def main(argv: list[str] | None = None) -> int:
                       f"{r['independent_2way_tv']:6.3f} {r['resample_2way_tv']:6.3f} "
                       f"{r['tstr']:6.3f} {r['train_real_cv']:6.3f}  {worst}", flush=True)
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "results.json").write_text(json.dumps(rows, indent=2) + "\n")
+    meta["load_at_end"] = os.getloadavg()[0]
+    (args.out / "results.json").write_text(json.dumps({"meta": meta, "runs": rows}, indent=2)
+                                           + "\n")
     flat = pd.DataFrame([{k: v for k, v in r.items() if k != "numeric_1way_tv"}
                          | {f"tv_{c}": t for c, t in r["numeric_1way_tv"].items()}
                          for r in rows])

@@ -80,8 +80,9 @@ def _bins_option(value: str | None) -> Any:
                                  f"entries separated by commas, got {value!r}") from None
 
 
-_BINS = typer.Option("--bins", help="Public bins of gridded numeric columns: a count for those "
-                                    "whose schema entry has no \"synth_bins\" (default 10), "
+_BINS = typer.Option("--bins", help="Coarse bins of gridded numeric columns: a count for those "
+                                    "whose schema entry has no \"synth_bins\" (fit's default: "
+                                    "chosen from n and the budget; evaluate's: 10), "
                                     "or COL=COUNT / COL=C1:C2:... (cut points; overrides "
                                     "synth_bins), comma separated. evaluate: as given to fit.")
 
@@ -100,6 +101,12 @@ def synth_fit(
     seed: Annotated[int | None, typer.Option("--seed", min=0,
                                              help="Seed of the noise (not saved).")] = None,
     bins: Annotated[str | None, _BINS] = None,
+    bin_edges: Annotated[str, typer.Option(
+        "--bin-edges", help="Where the coarse bins of a numeric column are cut: 'quantiles' "
+                            "(default: at its private quantiles, from the private fine "
+                            "histogram the fit measures anyway) or 'equal-width' (equal "
+                            "shares of the grid); cut points given in --bins/synth_bins are "
+                            "kept.")] = "quantiles",
     sep: Annotated[str, _SEP] = ",",
     allow_large_epsilon: Annotated[bool, typer.Option(
         "--allow-large-epsilon", help=f"Accept --epsilon above {EPSILON_CAP:g}.")] = False,
@@ -135,8 +142,11 @@ def synth_fit(
     if delta is not None:
         _check_option(check_delta, delta, "--delta")
     bins_spec = _bins_option(bins)
+    if bin_edges not in ("quantiles", "equal-width"):
+        _fail(f"--bin-edges must be 'quantiles' or 'equal-width', got {bin_edges!r}")
     syn = TableSynthesizer(method, epsilon=epsilon, delta=delta, random_state=seed,
-                           bins=10 if bins_spec is None else bins_spec, sep=sep,
+                           bins="auto" if bins_spec is None else bins_spec, sep=sep,
+                           bin_edges=bin_edges,
                            ignore_extra=ignore_extra)
     try:
         _, needs_delta = syn._check_params()
@@ -187,9 +197,18 @@ def synth_fit(
         _fail(f"cannot write the model to {out}: {exc.strerror or exc}")
     ledger = (None if budget is None
               else _settle_budget(budget, entry, local, declared, run, None))
-    typer.echo(f"oracledp synth fit --method {method}: {len(tdom.domain)} columns "
-               f"({', '.join(f'{a.name} {len(a.labels)}' for a in tdom.attrs)} levels/bins), "
-               f"{tdom.domain.size:,} cells in the public domain")
+    fitted = syn.table_domain_
+    typer.echo(f"oracledp synth fit --method {method}: {len(fitted.domain)} columns "
+               f"({', '.join(f'{a.name} {len(a.labels)}' for a in fitted.attrs)} levels/bins), "
+               f"{fitted.domain.size:,} cells in the model's domain")
+    numeric = getattr(syn, "numeric_", None) or {}
+    if numeric.get("columns"):
+        share = (f"rho {numeric['rho_each']:.4g} each" if "rho_each" in numeric
+                 else f"epsilon {numeric['epsilon_each']:.4g} each")
+        typer.echo(f"numeric columns at fine resolution: {', '.join(numeric['columns'])} "
+                   f"(private histograms, {share}; the method ran at epsilon "
+                   f"{numeric['method_epsilon']:.4g}); coarse bins chosen for n and the "
+                   f"budget: {numeric['auto_bins']} (used where --bins/synth_bins say nothing)")
     typer.echo("guarantee of the released model:")
     for line in syn.guarantee_lines():
         typer.echo(f"  {line}")

@@ -1,25 +1,31 @@
 """Private synthetic data for your own table in one call: :class:`TableSynthesizer`.
 
 ``TableSynthesizer(method, epsilon=..., random_state=...).fit(data, schema)`` builds the public
-domain of the schema (:class:`~oracledp.synth._table.TableDomain`: nothing is read from the
-data), reduces the records to the distinct domain rows with their counts (a CSV in chunks),
-runs one synthesizer of :mod:`oracledp.synth` on those counts and keeps its release;
-``sample(n)`` draws records in the schema's columns and types.  ``save(dir)`` writes the
-released model only: the estimated distribution (a probability table, or a graphical
-model's log-potentials and junction tree), the schema, the bins, the method's public
+domain of the schema (:class:`~oracledp.synth._table.TableDomain`: levels and grids, nothing
+read from the data), reduces the records to the distinct rows with their counts (a CSV in
+chunks), measures each gridded numeric column with more grid points than coarse bins as a
+private fine histogram (:mod:`oracledp.synth._numeric`), cuts its coarse bins (at the
+histogram's quantiles by default), runs one synthesizer of :mod:`oracledp.synth` on the coarse
+counts with the rest of the budget and keeps its release; ``sample(n)`` draws records in the
+schema's columns and types, numeric values from the fine histograms.  ``save(dir)`` writes the
+released model only: the estimated distribution (a probability table, or a graphical model's
+log-potentials and junction tree), the fine histograms, the schema, the bins, the public
 parameters and the guarantee.  No record, count of a record or seed.
 
 Methods (:data:`METHODS`): ``"oracle-query-pgm"`` (default,
-:class:`~oracledp.synth.OracleQueryPGM`), ``"mst"`` and ``"aim"`` (the ``peers`` extra),
-``"mwem"`` and ``"independent"`` (pure epsilon-DP baselines).  ``delta=None`` means
-``1 / n^2`` for the methods that need a delta (n, the number of records, is public under the
-replace-one neighbouring every method here uses).
+:class:`~oracledp.synth.OracleQueryPGM`), ``"mst"`` and ``"aim"``, ``"mwem"`` and
+``"independent"`` (pure epsilon-DP baselines).  ``delta=None`` means ``1 / n^2`` for the
+methods that need a delta (n, the number of records, is public under the replace-one
+neighbouring every method here uses).
 
-Privacy: the guarantee of the release is the synthesizer's (``guarantee_``, per record,
-replace-one neighbours), annotated with the schema's declared clipping; every synthetic
-dataset sampled from the release, of any size and any number of times, is post-processing
-and has the same guarantee.  The domain (levels, numeric bins) is public: it comes from the
-schema and ``bins`` only.  With the schema's ``records_per_person = k > 1`` the guarantee per
+Privacy: the guarantee of the release is the composition of the fine histograms and the
+synthesizer's measurements (``guarantee_``, per record, replace-one neighbours: zCDP for the
+zCDP methods, basic composition for the pure ones; docs/proofs/numeric-histograms.md),
+annotated with the schema's declared clipping; every synthetic dataset sampled from the
+release, of any size and any number of times, is post-processing and has the same guarantee.
+The levels and grids are public (the schema); the coarse bins are public when declared, or
+chosen from n and the budget (``bins="auto"``) and cut at the measured quantiles: then they
+are part of the release.  With the schema's ``records_per_person = k > 1`` the guarantee per
 person is its group-privacy form (``guarantee_per_person_``).
 """
 
@@ -59,8 +65,11 @@ RELEASE_FILE = "release.npz"
 
 _SYNTHETIC_NOTE = (
     "Every synthetic dataset sampled from this model, of any size and any number of times, "
-    "has the same guarantee (sampling is post-processing of the release). The domain (levels, "
-    "numeric bins) was declared in the schema, not read from the data.")
+    "has the same guarantee (sampling is post-processing of the release). The levels were "
+    "declared in the schema, not read from the data")
+_BINS_DECLARED = "; so were the numeric bins."
+_BINS_MEASURED = ("; numeric columns were cut where their private histograms (part of the "
+                  "release, inside the guarantee) put the quantiles.")
 
 
 def _load_schema(schema: Any) -> Any:
@@ -434,7 +443,9 @@ class TableSynthesizer:
         """The guarantee of every synthetic dataset sampled from the release, in plain words
         (per person under the schema's ``records_per_person``)."""
         self._check_fitted()
-        return f"{self.guarantee_per_person_.in_plain_words()} {_SYNTHETIC_NOTE}"
+        measured = bool((getattr(self, "numeric_", None) or {}).get("columns"))
+        return (f"{self.guarantee_per_person_.in_plain_words()} {_SYNTHETIC_NOTE}"
+                + (_BINS_MEASURED if measured else _BINS_DECLARED))
 
     def guarantee_lines(self) -> list[str]:
         """The guarantee as short exact lines: what is protected, epsilon and delta, zCDP rho
