@@ -53,6 +53,7 @@ from oracledp.synth._estimation import (
     combine_measurements,
     mirror_descent_step,
 )
+from oracledp.synth._workload import cells_text
 
 __all__ = ["GraphicalModel", "JunctionTree", "estimate_model"]
 
@@ -419,7 +420,7 @@ class GraphicalModel:
                              f"got {list(attrs)!r}")
         cells = math.prod(self.shape[a] for a in idx)
         if cells > _DENSE_CELLS:
-            raise ValueError(f"a marginal over {len(idx)} attributes has {cells:,} cells "
+            raise ValueError(f"a marginal over {len(idx)} attributes has {cells_text(cells)} cells "
                              f"(> {_DENSE_CELLS:,}): ask for fewer attributes at a time")
         want = set(idx)
         jt = self.tree
@@ -594,7 +595,8 @@ class GraphicalModel:
         """The full distribution (small domains only: it has ``prod(shape)`` cells)."""
         cells = math.prod(self.shape)
         if cells > _DENSE_CELLS:
-            raise ValueError(f"the full distribution has {cells:,} cells (> {_DENSE_CELLS:,}): "
+            raise ValueError(f"the full distribution has {cells_text(cells)} cells (> "
+                             f"{_DENSE_CELLS:,}): "
                              "ask for marginals, or sample records")
         return self.marginal(list(range(len(self.shape))))
 
