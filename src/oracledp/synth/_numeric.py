@@ -21,9 +21,10 @@ at fine resolution, and the synthetic value is drawn from that measurement:
   children projected onto the nonnegative vectors summing to the node's estimate (Euclidean
   projection onto the scaled simplex): counts ``>= 0`` summing to n.
 * **coarse bins at private quantiles** (:func:`quantile_starts`, post-processing): a fine bin
-  holding at least 1/B of the estimated mass is a coarse bin of its own; the rest is cut at
-  the estimated quantiles into at most B bins in all.  Nothing about the bins is read from
-  the data other than through the noisy histogram.
+  holding at least 1/B of the estimated mass is a coarse bin of its own (when these bins and
+  the runs of fine bins between them are at most B; else neighbouring bins of least mass are
+  merged); the rest is cut at the estimated quantiles into at most B bins in all.  Nothing
+  about the bins is read from the data other than through the noisy histogram.
 
 The synthetic value of a record in coarse bin b is a fine bin drawn with the estimated
 probabilities of the fine bins inside b, then a grid point drawn uniformly inside that fine
@@ -33,6 +34,8 @@ release states their sum (:class:`~oracledp.synth.TableSynthesizer`).
 """
 
 from __future__ import annotations
+
+import itertools
 
 import numpy as np
 from numpy.typing import NDArray
@@ -108,10 +111,10 @@ def tree_histogram(counts: NDArray[np.floating], rng: np.random.Generator, *,
         starts = np.arange(0, m, block)
         true = csum[np.minimum(starts + block, m)] - csum[starts]
         if sigma is not None:
-            noise = noise.gaussian(rng, sigma, len(true))
+            draw = noise.gaussian(rng, sigma, len(true))
         else:
-            noise = noise.laplace(rng, laplace_scale, len(true))
-        noisy.append(true + noise)
+            draw = noise.laplace(rng, laplace_scale, len(true))
+        noisy.append(true + draw)
     # up: z = the best estimate of each node from its own count and its subtree's
     z: list[NDArray[np.float64]] = [np.empty(0)] * L
     V: list[NDArray[np.float64]] = [np.empty(0)] * L
@@ -158,10 +161,11 @@ def quantile_starts(h: NDArray[np.float64], bins: int) -> NDArray[np.int64]:
     for f in heavy:
         starts.update({int(f), int(f) + 1})
     starts.discard(m)
-    segments = sorted(starts) + [m]
+    segments = [*sorted(starts), m]
     # the bins left after the heavy ones go to the other segments by their mass
-    light = [(a, b) for a, b in zip(segments[:-1], segments[1:], strict=True)
-             if not (b - a == 1 and a in set(heavy.tolist()))]
+    heavy_set = set(heavy.tolist())
+    light = [(a, b) for a, b in itertools.pairwise(segments)
+             if not (b - a == 1 and a in heavy_set)]
     left = bins - (len(segments) - 1)
     mass = np.array([h[a:b].sum() for a, b in light])
     if left > 0 and len(light) and mass.sum() > 0:
@@ -181,7 +185,7 @@ def quantile_starts(h: NDArray[np.float64], bins: int) -> NDArray[np.int64]:
                     starts.add(a + f + 1)
     out = sorted(starts)
     while len(out) > bins:  # merge the two neighbouring bins of least mass
-        ends = out[1:] + [m]
+        ends = [*out[1:], m]
         mass_of = [h[a:b].sum() for a, b in zip(out, ends, strict=True)]
         j = min(range(1, len(out)), key=lambda i: mass_of[i - 1] + mass_of[i])
         del out[j]
