@@ -1,0 +1,590 @@
+"""Numeric columns at the data's own resolution (issue 38, item 2): the private fine
+histograms of :mod:`oracledp.synth._numeric`, their accounting inside
+:class:`~oracledp.synth.TableSynthesizer`, and what a fit does with them.
+
+Proof: docs/proofs/numeric-histograms.md.  The tests marked ``xfail(strict=True)`` are known
+defects of the stage (each reason says which); a fix turns them into XPASS, which fails the run
+until the marker is removed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import math
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import oracledp.privacy._noise as noise_mod
+import oracledp.synth._numeric as nm
+import oracledp.synth._table_synthesizer as tsm
+from oracledp import BudgetError
+from oracledp.privacy import BudgetAccountant, zcdp_rho
+from oracledp.synth import TableDomain, TableSynthesizer
+from oracledp.synth._numeric import (
+    BRANCHING,
+    project_simplex,
+    quantile_starts,
+    tree_histogram,
+    tree_levels,
+)
+from oracledp.synth._oracle_query_pgm import OracleQueryPGM
+from oracledp.tabular import TableSchema
+from oracledp.tabular._columns import Column
+
+SIZES = (1, 2, 3, 4, 5, 17, 64, 366, 1024)
+
+
+def _level_matrix(m: int, b: int) -> np.ndarray:
+    """The measured nodes of the tree over m leaves (levels 1..L, leaves last) as 0/1 rows."""
+    L = tree_levels(m, b)
+    rows = []
+    for level in range(1, L + 1):
+        block = b ** (L - level)
+        for s in range(0, m, block):
+            r = np.zeros(m)
+            r[s:s + block] = 1.0
+            rows.append(r)
+    return np.array(rows)
+
+
+def _gls_operator(m: int, b: int) -> np.ndarray:
+    """G with ``estimate - truth = G e`` for the least-squares estimate under ``sum = n``
+    (no nonnegativity step), e the nodes' noise: minimise ``||A x - y||`` s.t. ``1'x = n``."""
+    A = _level_matrix(m, b)
+    M = A.T @ A
+    Mi = np.linalg.inv(M)
+    one = np.ones(m)
+    Mi1 = Mi @ one
+    return (np.eye(m) - np.outer(Mi1, one) / (one @ Mi1)) @ Mi @ A.T
+
+
+class _NoiseLog:
+    """Stands for ``oracledp.privacy._noise`` inside :mod:`oracledp.synth._numeric`: the
+    same draws, recorded (kind, scale, size, draw)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, float, int, np.ndarray]] = []
+
+    def gaussian(self, rng: np.random.Generator, sigma: float, size: Any = None) -> Any:
+        out = noise_mod.gaussian(rng, sigma, size)
+        self.calls.append(("gaussian", float(sigma), int(size), np.asarray(out)))
+        return out
+
+    def laplace(self, rng: np.random.Generator, scale: float, size: Any = None) -> Any:
+        out = noise_mod.laplace(rng, scale, size)
+        self.calls.append(("laplace", float(scale), int(size), np.asarray(out)))
+        return out
+
+
+class _FitLog:
+    """Every tree_histogram call of a fit: its input counts and its noise calls."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, inner: Any = None) -> None:
+        self.noise = _NoiseLog()
+        self.columns: list[tuple[np.ndarray, list[tuple[str, float, int, np.ndarray]]]] = []
+        inner = inner or tree_histogram
+
+        def logged(counts: Any, rng: np.random.Generator, **kw: Any) -> Any:
+            start = len(self.noise.calls)
+            out = inner(counts, rng, **kw)
+            self.columns.append((np.asarray(counts, dtype=np.float64).copy(),
+                                 self.noise.calls[start:]))
+            return out
+
+        monkeypatch.setattr(nm, "noise", self.noise)
+        monkeypatch.setattr(nm, "tree_histogram", logged)
+
+
+def _violations(ts: TableSynthesizer, log: _FitLog, epsilon: float, delta: float, *,
+                exact: bool = False) -> list[str]:
+    """The accounting of a fit read from the noise it actually drew (empty: it holds).
+
+    Each refined column: one measurement per level 1..L of the tree over its m fine bins (the
+    leaves' level included), all with the same noise.  Replace-one moves a level's counts by
+    one in at most two cells (squared l2 and l1 sensitivity 2), so a Gaussian level at sigma
+    is exactly ``2 / (2 sigma^2)``-zCDP (Bun-Steinke Prop. 1.6: the privacy loss is
+    N(Delta^2/(2 sigma^2), Delta^2/sigma^2)) and a Laplace level at scale b is ``2 / b``-DP.
+    Their sum and the method's stated spend must fit in the fit's budget: ``exact``, in
+    exact arithmetic on the floats used; else up to a relative 1e-12 (the last bits are
+    test_the_budget_is_never_overspent_in_the_last_bits's).
+    """
+    out: list[str] = []
+    hist = Fraction(0)
+    for counts, calls in log.columns:
+        m = len(counts)
+        L = tree_levels(m, BRANCHING)
+        want = [-(-m // BRANCHING ** (L - level)) for level in range(1, L + 1)]
+        if [c[2] for c in calls] != want:
+            out.append(f"m={m}: measured level sizes {[c[2] for c in calls]}, want {want}")
+        if len({(c[0], c[1]) for c in calls}) > 1:
+            out.append(f"m={m}: the levels' noise differs: {[c[:2] for c in calls]}")
+        for kind, scale, _, _ in calls:
+            hist += (Fraction(2) / (2 * Fraction(scale) ** 2) if kind == "gaussian"
+                     else Fraction(2) / Fraction(scale))
+    inner = ts.synthesizer_
+    if delta > 0:
+        budget = Fraction(zcdp_rho(epsilon, delta))
+        total = hist + Fraction(tsm._spent_rho(inner))
+        what = "rho"
+    else:
+        budget = Fraction(epsilon)
+        total = hist + Fraction(inner.guarantee_.epsilon)
+        what = "epsilon"
+    if total > (budget if exact else budget * (1 + Fraction(1, 10**12))):
+        out.append(f"{what}: spent {float(total)!r} > budget {float(budget)!r}")
+    if log.columns and not abs(hist - budget * Fraction(ts.numeric_fraction)) <= budget * 1e-9:
+        out.append(f"the histograms spent {float(hist)!r}, not numeric_fraction of the budget")
+    return out
+
+
+# --- tables -----------------------------------------------------------------------------------
+
+
+def _schema(extra: tuple[Column, ...] = (), missing: str | None = None) -> TableSchema:
+    kw = {"missing": missing} if missing else {}
+    cols = (Column("visits", "numeric", lower=0, upper=365, step=1, **kw),  # 366 grid points
+            Column("region", "categorical", levels=("n", "s", "e", "w")), *extra)
+    return TableSchema(cols, "y", ("no", "yes"))
+
+
+def _table(n: int, seed: int = 0, kids: bool = False) -> pd.DataFrame:
+    """visits is 0 in 91 % of the rows (in expectation), else uniform on 1..365."""
+    rng = np.random.default_rng(seed)
+    d = {"visits": np.where(rng.random(n) < 0.91, 0, rng.integers(1, 366, n)),
+         "region": rng.choice(list("nsew"), n)}
+    if kids:
+        d["kids"] = rng.integers(0, 6, n)
+    d["y"] = np.where(rng.random(n) < 0.3 + 0.4 * (d["visits"] > 0), "yes", "no")
+    return pd.DataFrame(d)
+
+
+KIDS = (Column("kids", "numeric", lower=0, upper=5, step=1),)  # 6 points <= 10 bins
+
+
+@pytest.fixture(scope="module")
+def table() -> pd.DataFrame:
+    return _table(2000)
+
+
+@pytest.fixture(scope="module")
+def fitted(table: pd.DataFrame) -> TableSynthesizer:
+    return TableSynthesizer("oracle-query-pgm", epsilon=1.0, random_state=0).fit(table, _schema())
+
+
+# --- tree_histogram ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("b", [2, 4])
+@pytest.mark.parametrize("m", SIZES)
+def test_tree_histogram_exact_without_noise_and_always_a_histogram(m: int, b: int) -> None:
+    rng = np.random.default_rng(m * 10 + b)
+    x = rng.integers(0, 50, m).astype(float) * (rng.random(m) < 0.6)  # zeros among the counts
+    n = x.sum()
+    for kw in ({"sigma": 1e-9}, {"laplace_scale": 1e-9}):
+        est = tree_histogram(x, np.random.default_rng(1), branching=b, **kw)
+        np.testing.assert_allclose(est, x, rtol=0, atol=1e-6)
+    for seed in range(3):  # noise far larger than the counts: projections everywhere
+        for kw in ({"sigma": 40.0}, {"laplace_scale": 30.0}):
+            est = tree_histogram(x, np.random.default_rng(seed), branching=b, **kw)
+            assert est.shape == (m,) and np.all(est >= 0)
+            assert est.sum() == pytest.approx(n, rel=1e-12, abs=1e-9)
+    assert not np.any(tree_histogram(np.zeros(m), np.random.default_rng(0), sigma=5.0,
+                                     branching=b))
+
+
+def test_tree_histogram_input_checks() -> None:
+    with pytest.raises(ValueError, match="exactly one"):
+        tree_histogram(np.ones(4), np.random.default_rng(0))
+    with pytest.raises(ValueError, match="exactly one"):
+        tree_histogram(np.ones(4), np.random.default_rng(0), sigma=1.0, laplace_scale=1.0)
+    assert [tree_levels(m, 4) for m in (1, 4, 5, 16, 17, 366, 1024)] == [1, 1, 2, 2, 3, 5, 5]
+    assert [tree_levels(m, 2) for m in (1, 2, 3, 1024, 1025)] == [1, 1, 2, 10, 11]
+
+
+@pytest.mark.parametrize(("m", "b"), [(1, 2), (2, 2), (3, 2), (5, 4), (17, 2), (17, 4),
+                                      (64, 4), (366, 4)])
+def test_tree_histogram_is_the_least_squares_estimate(m: int, b: int,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Counts far from 0 (no projection acts): the estimate is exactly the least-squares fit
+    of the measured nodes, with the leaves' noise in it, under sum = n."""
+    log = _NoiseLog()
+    monkeypatch.setattr(nm, "noise", log)
+    x = np.random.default_rng(m).integers(5000, 9000, m).astype(float)
+    est = tree_histogram(x, np.random.default_rng(3), sigma=7.0, branching=b)
+    e = np.concatenate([c[3] for c in log.calls])
+    assert [c[2] for c in log.calls][-1] == m  # the leaves are measured
+    np.testing.assert_allclose(est, x + _gls_operator(m, b) @ e, rtol=0, atol=1e-6)
+
+
+def test_tree_histogram_unbiased_with_the_variance_of_its_noise() -> None:
+    """Counts far from 0: the nonnegative projections never act, so the estimate is the
+    linear least-squares one: unbiased, covariance sigma^2 G G'.  Seeds 0..399 are fixed (the
+    test is deterministic); for seeds chosen independently of the code each |z| > 4 has
+    probability about 7e-5 (t with 399 degrees of freedom), 3e-4 for the four statistics, and
+    the variance ratio of 64 leaves over 400 draws has a standard error under 0.02."""
+    m, b, sigma = 64, 4, 20.0
+    x = np.random.default_rng(5).integers(3000, 6000, m).astype(float)
+    E = np.array([tree_histogram(x, np.random.default_rng(s), sigma=sigma, branching=b)
+                  for s in range(400)]) - x
+    stats = {"leaf 0": E[:, 0], "leaf 37": E[:, 37], "prefix 20": E[:, :20].sum(1),
+             "range 5..40": E[:, 5:41].sum(1)}
+    for name, v in stats.items():
+        z = v.mean() / (v.std(ddof=1) / math.sqrt(len(v)))
+        assert abs(z) < 4, (name, z)
+    G = _gls_operator(m, b)
+    theory = sigma**2 * np.einsum("ij,ij->i", G, G)
+    ratio = (E.var(0, ddof=1) / theory).mean()
+    assert 0.9 < ratio < 1.1, ratio
+
+
+@pytest.mark.parametrize("b", [2, 4])
+def test_tree_beats_a_flat_histogram_on_ranges(b: int) -> None:
+    """Why a tree: with the same rho, the tree's sigma is sqrt(L / rho) per level, the flat
+    histogram's sqrt(1 / rho); both least squares under sum = n.  On the prefix sums (the
+    quantiles the coarse bins are cut at) the tree's variance is a fraction of the flat
+    one's at m = 1024.  On single leaves it is not (see the proof note): the tree is for
+    ranges."""
+    m, rho = 1024, 1.0
+    L = tree_levels(m, b)
+    G = _gls_operator(m, b)
+    C = np.cumsum(G, axis=0)[:-1]  # prefix k = 1..m-1
+    tree = (L / rho) * np.einsum("ij,ij->i", C, C)
+    k = np.arange(1, m)
+    flat = (1.0 / rho) * k * (m - k) / m
+    assert tree.mean() < 0.1 * flat.mean()
+    assert tree.max() < 0.2 * flat.max()
+
+
+def test_project_simplex() -> None:
+    assert project_simplex(np.array([3.0, -1.0, 1.0]), 2.0).tolist() == [2.0, 0.0, 0.0]
+    assert project_simplex(np.array([1.0, 2.0]), 0.0).tolist() == [0.0, 0.0]
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        v, t = rng.normal(0, 10, 7), float(rng.uniform(0, 20))
+        p = project_simplex(v, t)
+        assert np.all(p >= 0) and p.sum() == pytest.approx(t)
+        for _ in range(20):  # no point of the simplex is closer
+            q = rng.dirichlet(np.ones(7)) * t
+            assert np.sum((v - p) ** 2) <= np.sum((v - q) ** 2) + 1e-9
+
+
+# --- quantile_starts --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("h", "bins", "want"), [
+    ([91, 0, 3, 3, 3], 4, [0, 1, 3, 4]),  # the heavy 0 alone, the rest cut at its thirds
+    ([1] * 8, 4, [0, 2, 4, 6]),  # uniform: quartiles
+    ([1, 1, 1, 10, 1, 1, 1], 3, [0, 3, 4]),  # a heavy bin in the middle
+    ([0, 5, 0, 5, 0, 5, 0], 3, [0, 3, 5]),  # 7 segments merged by least mass
+    ([0] * 10, 4, [0, 2, 5, 7]),  # nothing estimated: equal shares
+    ([5, 1, 2], 5, [0, 1, 2]),  # more bins than fine bins: one each
+    ([3, 3], 1, [0]),
+])
+def test_quantile_starts_by_hand(h: list[float], bins: int, want: list[int]) -> None:
+    got = quantile_starts(np.array(h, dtype=float), bins)
+    assert got.tolist() == want and got.dtype == np.int64
+    assert quantile_starts(7.5 * np.array(h, dtype=float), bins).tolist() == want  # shape only
+
+
+def test_quantile_starts_properties() -> None:
+    rng = np.random.default_rng(1)
+    for trial in range(300):
+        m = int(rng.integers(1, 80))
+        h = rng.exponential(1.0, m) * (rng.random(m) < 0.5)
+        h[rng.integers(0, m, int(rng.integers(0, 3)))] += rng.uniform(0, 3 * h.sum() + 1)
+        bins = int(rng.integers(1, 14))
+        q = quantile_starts(h, bins)
+        assert q[0] == 0 and np.all(np.diff(q) > 0) and q[-1] < m, (trial, q)
+        assert len(q) <= bins and (len(q) == min(bins, m) or h.sum() > 0)
+        heavy = np.flatnonzero(h >= h.sum() / bins) if h.sum() > 0 else []
+        cuts = sorted({0, *(int(f) for f in heavy), *(int(f) + 1 for f in heavy)} - {m})
+        if len(cuts) <= bins:  # room for every heavy bin alone: each is a coarse bin
+            for f in heavy:
+                assert f in q and (f + 1 in q or f + 1 == m), (trial, h, bins, q)
+    # a heavy bin cannot always be alone: 4 heavy bins with light ones between, 4 bins
+    q = quantile_starts(np.array([0, 10, 0, 10, 0, 10, 0, 10, 0.0]), 4)
+    assert len(q) == 4
+
+
+# --- the fit's accounting ---------------------------------------------------------------------
+
+
+def _mutant_no_leaf_noise() -> Any:
+    """tree_histogram with the leaves' level left unmeasured (its noise call skipped)."""
+    src = inspect.getsource(nm.tree_histogram)
+    for call in ("noise.gaussian(rng, sigma, len(true))",
+                 "noise.laplace(rng, laplace_scale, len(true))"):
+        assert f"draw = {call}" in src, "the planted mutant no longer applies: update it"
+        src = src.replace(f"draw = {call}", f"draw = (0.0 if block == 1 else {call})")
+    ns: dict[str, Any] = {}
+    exec(compile(src, "<mutant>", "exec"), nm.__dict__, ns)  # module globals: the noise log
+    return ns["tree_histogram"]
+
+
+def _mutant_sigma_without_levels(counts: Any, rng: np.random.Generator, *,
+                                 sigma: float | None = None, laplace_scale: float | None = None,
+                                 branching: int = BRANCHING) -> Any:
+    """As if the fit had set sigma = sqrt(1 / rho) (scale 2 / epsilon), ignoring L."""
+    L = tree_levels(len(counts), branching)
+    if sigma is not None:
+        return tree_histogram(counts, rng, sigma=sigma / math.sqrt(L), branching=branching)
+    return tree_histogram(counts, rng, laplace_scale=laplace_scale / L, branching=branching)
+
+
+def _whole_budget_to_the_method(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = tsm._split_budget
+
+    def split(epsilon: float, *args: Any) -> Any:
+        return dataclasses.replace(real(epsilon, *args), method_epsilon=epsilon)
+
+    monkeypatch.setattr(tsm, "_split_budget", split)
+
+
+MUTANTS = ["none", "no-leaf-noise", "sigma-without-L", "method-gets-whole-epsilon"]
+
+
+@pytest.mark.parametrize("method", ["oracle-query-pgm", "independent"])
+@pytest.mark.parametrize("mutant", MUTANTS)
+def test_accounting_from_the_noise_drawn(method: str, mutant: str,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fit's histograms and method fit in zcdp_rho(epsilon, delta) (zCDP methods) or in
+    epsilon (pure ones), read from the noise actually drawn; each planted mutant is caught."""
+    inner = {"no-leaf-noise": _mutant_no_leaf_noise() if mutant == "no-leaf-noise" else None,
+             "sigma-without-L": _mutant_sigma_without_levels}.get(mutant)
+    log = _FitLog(monkeypatch, inner)
+    if mutant == "method-gets-whole-epsilon":
+        _whole_budget_to_the_method(monkeypatch)
+    data = _table(500, seed=1, kids=True)
+    ts = TableSynthesizer(method, epsilon=1.0, random_state=0, bins=10).fit(data, _schema(KIDS))
+    delta = 1 / 500**2 if method == "oracle-query-pgm" else 0.0
+    assert ts.guarantee_.epsilon == 1.0 and ts.guarantee_.delta == delta
+    assert [len(c) for c, _ in log.columns] == [366]  # visits only: kids fits in 10 bins
+    bad = _violations(ts, log, 1.0, delta)
+    if mutant == "none":
+        assert bad == []
+        assert all(c.sum() == 500 for c, _ in log.columns)  # the public n is the root
+    else:
+        assert bad, f"the mutant {mutant} went unnoticed"
+
+
+def test_neighbours_shift_each_level_by_at_most_one_in_two_cells(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The exact law of one level: for replace-one neighbours (one record's visits 0 -> 365)
+    the fit's leaf counts differ by -1 and +1 in two cells; every level's counts (block sums)
+    differ by a vector of squared norm 2 and l1 norm 2, so with the same noise N(0, sigma^2)
+    the two laws of a level are shifts of each other by that vector: Renyi divergence
+    alpha * 2 / (2 sigma^2).  Summed over the L levels this is the column's rho_each."""
+    data = _table(500, seed=2)
+    i = int(np.flatnonzero(data.visits.to_numpy() == 0)[0])
+    other = data.copy()
+    other.loc[i, "visits"] = 365
+    leaves = []
+    for d in (data, other):
+        log = _FitLog(monkeypatch)
+        ts = TableSynthesizer("oracle-query-pgm", epsilon=1.0, random_state=0).fit(d, _schema())
+        ((counts, calls),) = log.columns
+        leaves.append(counts)
+        sigma = calls[0][1]
+    diff = leaves[1] - leaves[0]
+    assert sorted(diff[diff != 0].tolist()) == [-1.0, 1.0] and diff[0] == -1 and diff[-1] == 1
+    A = _level_matrix(366, BRANCHING)
+    L = tree_levels(366)
+    rho = Fraction(0)
+    start = 0
+    for level in range(1, L + 1):
+        size = -(-366 // BRANCHING ** (L - level))
+        shift = A[start:start + size] @ diff
+        start += size
+        assert np.sum(shift**2) == 2 and np.sum(np.abs(shift)) == 2
+        rho += Fraction(int(np.sum(shift**2))) / (2 * Fraction(sigma) ** 2)
+    assert float(rho) == pytest.approx(ts.numeric_["rho_each"], rel=1e-12)
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "defect: _measure_numeric drops the missing level, so the tree's root (taken as public) is "
+    "the number of non-missing cells, which is private; est.sum() > 0 then reveals whether any "
+    "cell is present (within is exactly uniform iff none is). Fix: measure the missing cells "
+    "as one more leaf (the root is n again)"))
+def test_the_root_is_public_with_missing_cells(monkeypatch: pytest.MonkeyPatch) -> None:
+    data = _table(300, seed=3)
+    data["visits"] = data["visits"].astype(float)
+    data.loc[:29, "visits"] = np.nan
+    log = _FitLog(monkeypatch)
+    TableSynthesizer("independent", epsilon=1.0, random_state=0).fit(
+        data, _schema(missing="level"))
+    assert [c.sum() for c, _ in log.columns] == [300.0]
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "defect: all-missing vs one present cell (replace-one neighbours) give 'within exactly "
+    "uniform' with probability 1 vs 0: an infinite privacy loss (same fix as above)"))
+def test_no_event_separates_all_missing_from_one_present() -> None:
+    n = 200
+    base = pd.DataFrame({"visits": [np.nan] * n, "region": ["n"] * n, "y": ["no"] * n})
+    other = base.copy()
+    other.loc[0, "visits"] = 5.0
+    uniform = []
+    for d in (base, other):
+        ts = TableSynthesizer("independent", epsilon=1.0, random_state=0).fit(
+            d, _schema(missing="level"))
+        p = ts.table_domain_.within["visits"][1]
+        uniform.append(bool(np.all(p == p[0])))
+    assert uniform[0] == uniform[1]
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "defect (last bits): sigma = sqrt(L / rho_each) and scale = 2 L / eps_each are rounded, "
+    "so L levels can spend a few ulps more than rho_each / eps_each, and _split_budget leaves "
+    "no slack: the total exceeds the budget by ~1e-17 at these parameters (half of all "
+    "parameters for one of the two per column; the defaults for 'independent'). Fix in "
+    "_measure_numeric: raise sigma (scale) by nextafter until the exact spend fits"))
+@pytest.mark.parametrize(("method", "epsilon", "fraction"), [
+    ("oracle-query-pgm", 1.15, 0.4), ("independent", 1.0, 0.2)])  # (the latter: defaults)
+def test_the_budget_is_never_overspent_in_the_last_bits(
+        method: str, epsilon: float, fraction: float, monkeypatch: pytest.MonkeyPatch) -> None:
+    log = _FitLog(monkeypatch)
+    delta = 1e-6 if method == "oracle-query-pgm" else None
+    ts = TableSynthesizer(method, epsilon=epsilon, delta=delta, random_state=0,
+                          numeric_fraction=fraction).fit(_table(300, seed=4), _schema())
+    assert _violations(ts, log, epsilon, delta or 0.0, exact=True) == []
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "defect: options={'neighbouring': 'add-remove'} reaches MST/AIM, and the release is "
+    "stated for add-remove neighbours, but the histograms use n as public (replace-one only). "
+    "Fix: refuse it before any noise when a column is refined (or measure the root too)"))
+def test_add_remove_is_refused_before_any_noise(monkeypatch: pytest.MonkeyPatch) -> None:
+    def boom(*a: Any, **k: Any) -> None:
+        raise AssertionError("noise drawn")
+
+    for name in ("gaussian", "laplace", "exponential_mechanism"):
+        monkeypatch.setattr(noise_mod, name, boom)
+    with pytest.raises(ValueError, match="neighbour"):
+        TableSynthesizer("mst", epsilon=1.0, delta=1e-6, random_state=0,
+                         options={"neighbouring": "add-remove"}).fit(_table(100), _schema())
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+    "defect: the method's option checks run in its fit, after the histograms drew noise, so "
+    "a wrong option (MWEM rounds=0) is charged the whole budget; before issue 38 item 2 it "
+    "was refused uncharged. Fix: run the method's parameter checks before begin_release"))
+def test_a_wrong_option_is_refused_uncharged() -> None:
+    with BudgetAccountant(5.0) as acct:
+        with pytest.raises(ValueError):
+            TableSynthesizer("mwem", epsilon=1.0, random_state=0,
+                             options={"rounds": 0}).fit(_table(200), _schema())
+    assert acct.spends == ()
+
+
+# --- TableSynthesizer end to end --------------------------------------------------------------
+
+
+def test_the_share_of_zero_comes_back(table: pd.DataFrame, fitted: TableSynthesizer) -> None:
+    """Seeds fixed (fit 0, sample 1): deterministic.  The share's error is the method's noise
+    on the coarse bin '0' (about 0.01 at epsilon 1 and n = 2,000: the zero is a coarse bin of
+    its own, being 91 % of the mass) plus sampling (0.002 for 20,000 records); uniform draws
+    inside an equal-width bin [0, 36] gave about 0.03."""
+    real = float((table.visits == 0).mean())
+    assert 0.88 < real < 0.94
+    assert fitted.table_domain_.domain.levels[0][0] == "0"  # a coarse bin of its own
+    synth = fitted.sample(20000, random_state=1)
+    assert abs(float((synth.visits == 0).mean()) - real) < 0.03
+    assert set(synth.columns) == set(table.columns)
+    assert fitted.numeric_["columns"] == ["visits"]
+    assert set(fitted.table_domain_.within) == {"visits"}
+
+
+def test_saved_model_samples_the_same_rows(fitted: TableSynthesizer, tmp_path: Any) -> None:
+    fitted.save(tmp_path)
+    loaded = TableSynthesizer.load(tmp_path)
+    pd.testing.assert_frame_equal(loaded.sample(500, random_state=3),
+                                  fitted.sample(500, random_state=3))
+    assert loaded.numeric_ == fitted.numeric_
+    assert loaded.guarantee_ == fitted.guarantee_
+
+
+def test_the_accountant_is_charged_once(table: pd.DataFrame) -> None:
+    with BudgetAccountant(3.0, 1e-3) as acct:
+        ts = TableSynthesizer("oracle-query-pgm", epsilon=1.0, random_state=0).fit(
+            table, _schema())
+    (charge,) = acct.spends
+    assert (charge.epsilon, charge.delta) == (1.0, 1 / 2000**2)
+    assert charge.status == "released" and "TableSynthesizer" in charge.label
+    assert charge.guarantee == ts.guarantee_
+
+
+def test_a_failure_after_the_histograms_is_charged(table: pd.DataFrame,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    log = _FitLog(monkeypatch)
+
+    def fails(self: Any, *a: Any, **k: Any) -> None:
+        raise RuntimeError("the method broke")
+
+    monkeypatch.setattr(OracleQueryPGM, "fit", fails)
+    with BudgetAccountant(3.0, 1e-3) as acct:
+        with pytest.raises(RuntimeError, match="the method broke"):
+            TableSynthesizer("oracle-query-pgm", epsilon=1.0, random_state=0).fit(
+                table, _schema())
+    assert log.noise.calls  # the histograms drew noise before the method ran
+    (charge,) = acct.spends
+    assert (charge.epsilon, charge.delta) == (1.0, 1 / 2000**2)
+    assert charge.status.startswith("failed after its mechanism started")
+
+
+def test_a_refusal_before_noise_is_not_charged(table: pd.DataFrame,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    def boom(*a: Any, **k: Any) -> None:
+        raise AssertionError("noise drawn before the refusal")
+
+    for name in ("gaussian", "laplace", "exponential_mechanism"):
+        monkeypatch.setattr(noise_mod, name, boom)
+    with BudgetAccountant(0.5, 1e-3) as acct:
+        with pytest.raises(BudgetError, match="refused before any noise"):
+            TableSynthesizer("oracle-query-pgm", epsilon=1.0, random_state=0).fit(
+                table, _schema())
+        with pytest.raises(TypeError, match="nope"):  # the method's constructor, before noise
+            TableSynthesizer("independent", epsilon=0.1, random_state=0,
+                             options={"nope": 1}).fit(table, _schema())
+    assert acct.spends == () and acct.spent == (0.0, 0.0)
+
+
+def test_equal_width_keeps_the_public_bins(table: pd.DataFrame,
+                                           fitted: TableSynthesizer) -> None:
+    public = TableDomain(_schema(), 10).domain.levels[0]
+    ts = TableSynthesizer("independent", epsilon=1.0, random_state=0, bins=10,
+                          bin_edges="equal-width").fit(table, _schema())
+    assert ts.table_domain_.domain.levels[0] == public
+    assert "visits" in ts.table_domain_.within  # still drawn from the fine histogram: the 0s
+    share = float((ts.sample(20000, random_state=1).visits == 0).mean())  # of [0, 36] come back
+    assert abs(share - float((table.visits == 0).mean())) < 0.03  # (seeds fixed, as above)
+    assert fitted.table_domain_.domain.levels[0] != public  # quantiles: cut where the mass is
+
+
+def test_a_column_that_fits_its_bins_is_not_refined(monkeypatch: pytest.MonkeyPatch) -> None:
+    log = _FitLog(monkeypatch)
+    ts = TableSynthesizer("independent", epsilon=1.0, random_state=0, bins=10).fit(
+        _table(300, kids=True), _schema(KIDS))
+    assert ts.numeric_["columns"] == ["visits"]
+    assert set(ts.table_domain_.within) == {"visits"}
+    assert [len(c) for c, _ in log.columns] == [366]
+    assert ts.table_domain_.domain.levels[2] == ("0", "1", "2", "3", "4", "5")
+
+
+def test_pure_methods_compose_by_epsilon(monkeypatch: pytest.MonkeyPatch) -> None:
+    log = _FitLog(monkeypatch)
+    with BudgetAccountant(1.0) as acct:
+        ts = TableSynthesizer("independent", epsilon=1.0, random_state=0).fit(
+            _table(300), _schema())
+    ((_, calls),) = log.columns
+    assert {c[0] for c in calls} == {"laplace"}
+    assert ts.numeric_["epsilon_each"] == pytest.approx(0.2)
+    assert ts.synthesizer_.guarantee_.epsilon == ts.numeric_["method_epsilon"]
+    assert ts.synthesizer_.guarantee_.epsilon == pytest.approx(0.8)
+    assert (ts.guarantee_.epsilon, ts.guarantee_.delta) == (1.0, 0.0)
+    assert ts.rho_ is None
+    assert [(c.epsilon, c.delta) for c in acct.spends] == [(1.0, 0.0)]
