@@ -201,6 +201,9 @@ def synth_fit(
     typer.echo(f"oracledp synth fit --method {method}: {len(fitted.domain)} columns "
                f"({', '.join(f'{a.name} {len(a.labels)}' for a in fitted.attrs)} levels/bins), "
                f"{fitted.domain.size:,} cells in the model's domain")
+    plan = getattr(syn, "plan_", None) or {}
+    if plan.get("summary"):
+        typer.echo(f"what the budget affords: {plan['summary']}")
     numeric = getattr(syn, "numeric_", None) or {}
     if numeric.get("columns"):
         share = (f"rho {numeric['rho_each']:.4g} each" if "rho_each" in numeric

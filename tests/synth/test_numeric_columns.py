@@ -2,9 +2,8 @@
 histograms of :mod:`oracledp.synth._numeric`, their accounting inside
 :class:`~oracledp.synth.TableSynthesizer`, and what a fit does with them.
 
-Proof: docs/proofs/numeric-histograms.md.  The tests marked ``xfail(strict=True)`` are known
-defects of the stage (each reason says which); a fix turns them into XPASS, which fails the run
-until the marker is removed.
+Proof: docs/proofs/numeric-histograms.md (with the four defects review found, each now tested
+here: the missing level, add-remove neighbours, the last bits, option checks after the noise).
 """
 
 from __future__ import annotations
@@ -405,11 +404,6 @@ def test_neighbours_shift_each_level_by_at_most_one_in_two_cells(
     assert float(rho) == pytest.approx(ts.numeric_["rho_each"], rel=1e-12)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "defect: _measure_numeric drops the missing level, so the tree's root (taken as public) is "
-    "the number of non-missing cells, which is private; est.sum() > 0 then reveals whether any "
-    "cell is present (within is exactly uniform iff none is). Fix: measure the missing cells "
-    "as one more leaf (the root is n again)"))
 def test_the_root_is_public_with_missing_cells(monkeypatch: pytest.MonkeyPatch) -> None:
     data = _table(300, seed=3)
     data["visits"] = data["visits"].astype(float)
@@ -420,9 +414,6 @@ def test_the_root_is_public_with_missing_cells(monkeypatch: pytest.MonkeyPatch) 
     assert [c.sum() for c, _ in log.columns] == [300.0]
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "defect: all-missing vs one present cell (replace-one neighbours) give 'within exactly "
-    "uniform' with probability 1 vs 0: an infinite privacy loss (same fix as above)"))
 def test_no_event_separates_all_missing_from_one_present() -> None:
     n = 200
     base = pd.DataFrame({"visits": [np.nan] * n, "region": ["n"] * n, "y": ["no"] * n})
@@ -437,12 +428,6 @@ def test_no_event_separates_all_missing_from_one_present() -> None:
     assert uniform[0] == uniform[1]
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "defect (last bits): sigma = sqrt(L / rho_each) and scale = 2 L / eps_each are rounded, "
-    "so L levels can spend a few ulps more than rho_each / eps_each, and _split_budget leaves "
-    "no slack: the total exceeds the budget by ~1e-17 at these parameters (half of all "
-    "parameters for one of the two per column; the defaults for 'independent'). Fix in "
-    "_measure_numeric: raise sigma (scale) by nextafter until the exact spend fits"))
 @pytest.mark.parametrize(("method", "epsilon", "fraction"), [
     ("oracle-query-pgm", 1.15, 0.4), ("independent", 1.0, 0.2)])  # (the latter: defaults)
 def test_the_budget_is_never_overspent_in_the_last_bits(
@@ -454,10 +439,6 @@ def test_the_budget_is_never_overspent_in_the_last_bits(
     assert _violations(ts, log, epsilon, delta or 0.0, exact=True) == []
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "defect: options={'neighbouring': 'add-remove'} reaches MST/AIM, and the release is "
-    "stated for add-remove neighbours, but the histograms use n as public (replace-one only). "
-    "Fix: refuse it before any noise when a column is refined (or measure the root too)"))
 def test_add_remove_is_refused_before_any_noise(monkeypatch: pytest.MonkeyPatch) -> None:
     def boom(*a: Any, **k: Any) -> None:
         raise AssertionError("noise drawn")
@@ -469,10 +450,6 @@ def test_add_remove_is_refused_before_any_noise(monkeypatch: pytest.MonkeyPatch)
                          options={"neighbouring": "add-remove"}).fit(_table(100), _schema())
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "defect: the method's option checks run in its fit, after the histograms drew noise, so "
-    "a wrong option (MWEM rounds=0) is charged the whole budget; before issue 38 item 2 it "
-    "was refused uncharged. Fix: run the method's parameter checks before begin_release"))
 def test_a_wrong_option_is_refused_uncharged() -> None:
     with BudgetAccountant(5.0) as acct:
         with pytest.raises(ValueError):

@@ -206,7 +206,7 @@ def test_saved_model_holds_the_release_only(titanic, tmp_path):
     d = json.loads((tmp_path / "m" / MODEL_FILE).read_text())
     assert set(d) == {"format", "format_version", "method", "params", "schema", "domain",
                       "guarantee", "guarantee_in_plain_words", "n", "release", "zcdp_rho",
-                      "numeric"}
+                      "numeric", "plan"}
     assert d["zcdp_rho"] == pytest.approx(zcdp_rho(1.0, 1 / 1316**2), rel=1e-9)
     assert "123456789" not in (tmp_path / "m" / MODEL_FILE).read_text()  # no seed
     shape = syn.table_domain_.domain.shape
@@ -533,3 +533,25 @@ def test_mst_samples_on_86_attributes():
         _peers.mst = orig
     out = syn.sample_codes(50, random_state=1)
     assert out.shape == (50, d) and np.isfinite(syn.result_.marginal([0, 40, 85])).all()
+
+
+def test_a_method_that_refuses_the_domain_refuses_before_any_noise():
+    """The method's own limits (check_domain) are checked on an upper bound of the model's
+    domain before the numeric histograms draw noise: refused, nothing charged (issue 38.4)."""
+    from oracledp.privacy import BudgetAccountant
+    from oracledp.tabular import TableSchema
+
+    cols = [{"name": f"c{i}", "type": "categorical", "levels": [str(v) for v in range(10)]}
+            for i in range(8)]
+    cols.append({"name": "x", "type": "numeric", "lower": 0, "upper": 365, "step": 1})
+    schema = TableSchema.from_dict({"target": {"name": "y", "labels": ["no", "yes"]},
+                                    "columns": cols})
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({f"c{i}": rng.integers(0, 10, 300).astype(str) for i in range(8)})
+    df["x"] = rng.integers(0, 366, 300)
+    df["y"] = rng.choice(["no", "yes"], 300)
+    syn = TableSynthesizer("mwem", epsilon=1.0, random_state=0)  # 10^8 x 2 x bins cells
+    with BudgetAccountant(5.0) as acct:
+        with pytest.raises(ValueError, match="MWEM"):
+            syn.fit(df, schema)
+        assert not acct.spends and acct.spent == (0.0, 0.0)

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-from oracledp._validation import RandomLike, check_rng
+from oracledp._validation import RandomLike, check_choice, check_rng
 from oracledp.privacy._accountant import begin_release
 from oracledp.synth._base import Synthesizer
 from oracledp.synth._domain import Domain
@@ -144,6 +144,9 @@ class MWEMSynthesizer(_FunctionSynthesizer):
         from oracledp.synth._baselines import check_mwem_domain
 
         super().check_domain(domain_shape, n)
+        r = self.rounds
+        if isinstance(r, bool) or not isinstance(r, int | np.integer) or int(r) < 1:
+            raise ValueError(f"rounds must be an integer >= 1, got {r!r}")
         check_mwem_domain(tuple(domain_shape))
 
     def _run(self, codes: NDArray[np.int64], domain: Domain, workload: MarginalWorkload,
@@ -170,6 +173,15 @@ class _PeerSynthesizer(_FunctionSynthesizer):
         self.neighbouring = neighbouring
         self.backend = backend
         self.random_state = random_state
+
+    def check_domain(self, domain_shape: tuple[int, ...] | list[int], n: int) -> None:
+        """As :meth:`_FunctionSynthesizer.check_domain`; also the neighbouring relation and
+        the backend's name."""
+        from oracledp.synth._peers_accounting import _NEIGHBOURS
+
+        super().check_domain(domain_shape, n)
+        check_choice(self.neighbouring, "neighbouring", _NEIGHBOURS)
+        check_choice(self.backend, "backend", ("numpy", "mbi"))
 
     def _begin_release(self, rng: np.random.Generator) -> None:
         """Declare ``(epsilon, delta)``, planned in zCDP, to an active BudgetAccountant."""

@@ -34,6 +34,7 @@ from __future__ import annotations
 import inspect
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -263,12 +264,18 @@ class TableSynthesizer:
         for key in ("epsilon", "delta", "random_state"):
             if self.options and key in self.options:
                 raise ValueError(f"options: pass {key} to TableSynthesizer itself")
+        if (self.options or {}).get("neighbouring", "replace-one") != "replace-one":
+            raise ValueError(
+                "options: TableSynthesizer releases for replace-one neighbours only: it takes "
+                "the number of records as public (for delta = 1/n^2, the bins the budget "
+                "affords and the numeric histograms' total), which add-remove neighbours do "
+                "not allow")
         module, name = path.split(":")
         return getattr(importlib.import_module(module), name), needs_delta
 
     def _make(self, cls: type, needs_delta: bool, d: int, epsilon: float, delta: float,
-              rng: Any) -> Any:
-        options = dict(self.options or {})
+              rng: Any, extra: dict[str, Any] | None = None) -> Any:
+        options = {**(self.options or {}), **(extra or {})}
         if "k" in inspect.signature(cls.__init__).parameters and "k" not in options:
             default = inspect.signature(cls.__init__).parameters["k"].default
             if isinstance(default, int) and default > d:
@@ -311,7 +318,7 @@ class TableSynthesizer:
         from oracledp.privacy._composition import zcdp_rho
 
         for name in ("guarantee_", "guarantee_per_person_", "table_domain_", "synthesizer_",
-                     "n_", "rho_", "_release", "_rng", "numeric_"):
+                     "n_", "rho_", "_release", "_rng", "numeric_", "plan_"):
             self.__dict__.pop(name, None)
         cls, needs_delta = self._check_params()
         schema = _load_schema(schema)
@@ -324,6 +331,14 @@ class TableSynthesizer:
 
                 spec = specs[c.name]
                 starts = fine_starts(c.K, fine_bin_count(c.K))
+                if self.bin_edges == "equal-width" and not isinstance(spec, tuple):
+                    # equal shares of the grid: every fine bin inside one coarse bin, for
+                    # the count given or any count "auto" may choose
+                    counts_ = range(2, DEFAULT_BINS + 1) if spec == "auto" else [int(spec)]
+                    for b in counts_:
+                        if b < c.K + 1:
+                            starts = np.union1d(starts, fine_starts(c.K, b))
+                    starts = starts.astype(np.int64)
                 if isinstance(spec, tuple):  # public cut points: fine bins split at them too
                     grid = c.lower + np.arange(c.K + 1) * c.step
                     cut_idx = np.searchsorted(grid + 1e-9 * c.step, np.array(spec), side="left")
@@ -358,8 +373,17 @@ class TableSynthesizer:
                     "per record into delta >= 1 per person; lower epsilon or delta, or the "
                     "schema's records_per_person. Nothing was fitted")
         plan = _split_budget(epsilon, delta, rho, self.numeric_fraction, len(refined))
+        shape = _coarse_shape(fine_dom, refined)  # an upper bound of the model's domain
+        method_rho = (zcdp_rho(plan.method_epsilon, delta) if needs_delta
+                      else plan.method_epsilon**2 / 2.0)
+        self.plan_ = afford(n, method_rho, shape, chosen)
+        extra: dict[str, Any] = {}
+        if (self.plan_["one_way_only"] and self.method == "oracle-query-pgm"
+                and not (self.options or {}).get("orders")):
+            extra = {"orders": (1,)}  # the budget affords no pair table: 1-way measurements
         probe = self._make(cls, needs_delta, len(fine_dom.domain), plan.method_epsilon,
-                           delta, None)  # the method's own parameter checks, before noise
+                           delta, None, extra)  # the method's own parameter checks, before noise
+        probe.check_domain(tuple(shape), n)  # the method's limits on the domain, before noise
         del probe
         if callable(self.verbose):
             self.verbose("fitting", 0, None)
@@ -373,7 +397,8 @@ class TableSynthesizer:
                                                     fine_bins, plan, rng)
         tdom = TableDomain(schema, coarse_bins, within=within)
         rows, counts = _coarsen(fine_dom, tdom, rows, counts)
-        synth = self._make(cls, needs_delta, len(tdom.domain), plan.method_epsilon, delta, rng)
+        synth = self._make(cls, needs_delta, len(tdom.domain), plan.method_epsilon, delta, rng,
+                           extra)
         synth.fit(rows, tdom.domain, sample_weight=counts)  # distinct rows, record counts
         del rows, counts
         self._release = _Release.of(synth, tdom.domain)
@@ -411,13 +436,18 @@ class TableSynthesizer:
             m = len(starts)
             present = len(a.labels) - a.missing  # the missing level is not a grid bin
             codes = rows[:, j]
-            keep = codes < present
-            true = np.bincount(codes[keep], weights=counts[keep], minlength=m)[:m]
-            L = tree_levels(m)
+            # a column with a missing level: its missing cells are one more leaf, so the root
+            # is n (public), never the number of present cells
+            leaves = m + a.missing
+            true = np.bincount(np.minimum(codes, present), weights=counts,
+                               minlength=leaves)[:leaves]
+            L = tree_levels(leaves)
             if plan.numeric_rho_each is not None:
-                est = tree_histogram(true, rng, sigma=math.sqrt(L / plan.numeric_rho_each))
+                est = tree_histogram(true, rng, sigma=_level_sigma(L, plan.numeric_rho_each))
             else:
-                est = tree_histogram(true, rng, laplace_scale=2.0 * L / plan.numeric_eps_each)
+                est = tree_histogram(true, rng,
+                                     laplace_scale=_level_scale(L, plan.numeric_eps_each))
+            est = est[:m]
             within[c.name] = (starts, est / est.sum() if est.sum() > 0 else np.ones(m) / m)
             spec = refined[c.name]
             if isinstance(spec, tuple) or self.bin_edges == "equal-width":
@@ -531,6 +561,8 @@ class TableSynthesizer:
         }
         if getattr(self, "numeric_", None):
             d["numeric"] = self.numeric_
+        if getattr(self, "plan_", None):
+            d["plan"] = self.plan_
         if self._release.tree is not None:
             d["release"]["tree"] = [list(c) for c in self._release.tree]
         rho = getattr(self, "rho_", None)
@@ -609,6 +641,7 @@ class TableSynthesizer:
                    bin_edges=d["params"].get("bin_edges", "quantiles"),
                    numeric_fraction=d["params"].get("numeric_fraction", 0.2))
         self.numeric_ = d.get("numeric")
+        self.plan_ = d.get("plan")
         self._release = release
         self.table_domain_ = tdom
         self.n_ = d.get("n")
@@ -696,27 +729,101 @@ def auto_bins(n: int, rho: float) -> int:
     return max(2, min(DEFAULT_BINS, b))
 
 
+#: afford: above this total-variation noise, even one pair table measured with the method's
+#: whole budget says nothing about the pair: the default method measures 1-way tables only.
+PAIR_NOISE_LIMIT = 0.5
+
+
+def afford(n: int, rho: float, shape: Sequence[int], bins: int) -> dict[str, Any]:
+    """What a budget affords, from public facts only (``n``, the method's zCDP ``rho``, an
+    upper bound of the model domain's ``shape``, the coarse ``bins`` chosen): the expected
+    total-variation noise of one 1-way table of the median column measured with the whole
+    budget, the same for one pair table of the median size, and whether pairs are worth
+    measuring (``one_way_only`` when that pair noise exceeds :data:`PAIR_NOISE_LIMIT`).  A
+    table of c cells with Gaussian noise sigma per cell (sigma = 1 / sqrt(rho): squared
+    sensitivity 2) has expected l1 noise ``c sigma sqrt(2 / pi)``; its TV noise is half of that
+    over n.  These are lower bounds: a method spreads its budget over many tables.
+
+    >>> afford(12, 0.04, (2, 2, 3), 2)["one_way_only"], afford(20_000, 0.01, (2, 2, 3), 7)["one_way_only"]
+    (True, False)
+    """
+    sigma = 1.0 / math.sqrt(rho)
+    per_cell = sigma * math.sqrt(2.0 / math.pi) / (2.0 * max(n, 1))
+    cols = sorted(int(s) for s in shape)
+    pairs = sorted(a * b for i, a in enumerate(cols) for b in cols[i + 1:]) or [cols[0]]
+    one = cols[len(cols) // 2] * per_cell
+    pair = pairs[len(pairs) // 2] * per_cell
+    only = pair > PAIR_NOISE_LIMIT
+    said = (f"n = {n:,} records: numeric columns get {bins} coarse bins; one 1-way table "
+            f"measured with the whole budget would carry noise of about {one:.2g} in total "
+            f"variation, one pair table about {pair:.2g} (more, as the budget is shared)")
+    said += ("; pairs cannot be measured usefully at this budget: the default method measures "
+             "1-way tables only, and no method can be expected to beat independent marginals"
+             if only else "")
+    return {"coarse_bins": bins, "one_way_noise_tv": one, "pair_noise_tv": pair,
+            "one_way_only": only, "summary": said}
+
+
+def _coarse_shape(fine: TableDomain, refined: dict[str, Any]) -> list[int]:
+    """An upper bound of the coarse domain's shape: a refined column has at most its count
+    of bins (its cut points + 1), plus its missing level; the others keep their levels."""
+    out = []
+    for a in fine.attrs:
+        spec = refined.get(a.name)
+        if spec is None:
+            out.append(len(a.labels))
+        else:
+            out.append((len(spec) + 1 if isinstance(spec, tuple) else int(spec)) + a.missing)
+    return out
+
+
+def _level_sigma(levels: int, rho: float) -> float:
+    """The Gaussian sigma of each of ``levels`` count tables (squared sensitivity 2: each
+    ``1 / sigma^2``-zCDP) that spend at most ``rho`` together in exact arithmetic on the
+    floats: ``sqrt(levels / rho)``, raised by ulps until ``levels / sigma^2 <= rho``."""
+    from fractions import Fraction
+
+    sigma = math.sqrt(levels / rho)
+    while Fraction(levels) / Fraction(sigma) ** 2 > Fraction(rho):
+        sigma = math.nextafter(sigma, math.inf)
+    return sigma
+
+
+def _level_scale(levels: int, epsilon: float) -> float:
+    """The Laplace scale of each of ``levels`` count tables (l1 sensitivity 2: each
+    ``2 / scale``-DP) that spend at most ``epsilon`` together, exactly (as
+    :func:`_level_sigma`)."""
+    from fractions import Fraction
+
+    scale = 2.0 * levels / epsilon
+    while 2 * Fraction(levels) / Fraction(scale) > Fraction(epsilon):
+        scale = math.nextafter(scale, math.inf)
+    return scale
+
+
 def _split_budget(epsilon: float, delta: float, rho: float | None, fraction: float,
                   columns: int) -> _Plan:
     """``fraction`` of the budget to ``columns`` fine histograms (equal shares), the rest to
     the method, with floating point never overspending: zCDP methods, ``sum rho_j +
     zcdp_rho(method_epsilon, delta) <= zcdp_rho(epsilon, delta)``; pure methods, ``sum eps_j +
-    method_epsilon <= epsilon``."""
+    method_epsilon <= epsilon``; both in exact arithmetic on the floats, the zCDP method's
+    share shrunk by a relative 1e-9 more, as the sum of its rounds' rho may round up."""
+    from fractions import Fraction
+
     from oracledp.privacy._composition import zcdp_epsilon, zcdp_rho
 
     if not columns:
         return _Plan(epsilon, delta, rho, 0, epsilon, None, None)
     if rho is not None:
         each = fraction * rho / columns
-        spent = math.fsum([each] * columns)
-        eps2 = zcdp_epsilon(rho - spent, delta)
-        while spent + zcdp_rho(eps2, delta) > rho:
+        eps2 = zcdp_epsilon((rho - columns * each) * (1.0 - 2e-9), delta)
+        slack = 1 + Fraction(1, 10**9)  # for the method's own rounding of its rounds' sum
+        while columns * Fraction(each) + Fraction(zcdp_rho(eps2, delta)) * slack > Fraction(rho):
             eps2 = math.nextafter(eps2, 0.0)
         return _Plan(epsilon, delta, rho, columns, eps2, each, None)
     each = fraction * epsilon / columns
-    spent = math.fsum([each] * columns)
-    eps2 = epsilon - spent
-    while math.fsum([each] * columns + [eps2]) > epsilon:
+    eps2 = epsilon - columns * each
+    while columns * Fraction(each) + Fraction(eps2) > Fraction(epsilon):
         eps2 = math.nextafter(eps2, 0.0)
     return _Plan(epsilon, delta, None, columns, eps2, None, each)
 
