@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import signal
 import sys
 import threading
 import time
@@ -223,24 +222,12 @@ def synth_fit(
         _print_budget(budget, ledger, local, k)
 
 
-@contextlib.contextmanager
-def _time_limit(seconds: float | None) -> Iterator[None]:
+def _time_limit(seconds: float | None) -> contextlib.AbstractContextManager[None]:
     """Raise :class:`_TimeLimit` in the main thread after ``seconds`` (POSIX interval timer;
     no limit where there is none)."""
-    if seconds is None or not hasattr(signal, "setitimer"):
-        yield
-        return
+    from oracledp._alarm import alarm
 
-    def expire(signum: int, frame: Any) -> None:
-        raise _TimeLimit
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+    return alarm(seconds, _TimeLimit)
 
 
 @contextlib.contextmanager

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import signal
 from collections.abc import Iterator
 
 import numpy as np
@@ -27,20 +26,11 @@ from oracledp.synth import (
 from oracledp.synth._graphical import GraphicalModel
 
 
-@contextlib.contextmanager
-def deadline(seconds: float) -> Iterator[None]:
+def deadline(seconds: float) -> contextlib.AbstractContextManager[None]:
     """Fail (instead of hanging) when the block runs longer than ``seconds``."""
+    from oracledp._alarm import alarm
 
-    def expire(signum, frame):  # pragma: no cover - only on a regression
-        raise AssertionError(f"took more than {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+    return alarm(seconds, lambda: AssertionError(f"took more than {seconds} s"))
 
 
 @contextlib.contextmanager

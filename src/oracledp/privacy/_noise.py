@@ -60,6 +60,7 @@ __all__ = [
     "exponential",
     "exponential_mechanism",
     "exponential_mechanism_guarantee",
+    "exponential_mechanism_order",
     "exponential_mechanism_rho",
     "gaussian",
     "gaussian_multiplier_rho",
@@ -177,6 +178,23 @@ def exponential_mechanism(rng: np.random.Generator, scores: NDArray[np.float64],
     1
     """
     return int(np.argmax(epsilon * scores / (2.0 * sensitivity) + rng.gumbel(size=scores.size)))
+
+
+def exponential_mechanism_order(rng: np.random.Generator, scores: NDArray[np.float64],
+                                epsilon: float, sensitivity: float) -> NDArray[np.intp]:
+    """Every index, by decreasing Gumbel-perturbed score ``eps s_i / (2 Delta) + G_i``.
+
+    The draws of :func:`exponential_mechanism`, all kept: the first index of the order that
+    lies in a set A fixed before the draw (or decided by public facts about each index, in
+    the order's sequence) is distributed as the exponential mechanism over A (Gumbel-max
+    restricted to A).  Same draws as :func:`exponential_mechanism` for the same generator.
+
+    >>> exponential_mechanism_order(np.random.default_rng(0), np.array([0.0, 100.0]), 1.0,
+    ...                             1.0).tolist()
+    [1, 0]
+    """
+    noisy = epsilon * scores / (2.0 * sensitivity) + rng.gumbel(size=scores.size)
+    return np.argsort(-noisy, kind="stable")
 
 
 def exponential_mechanism_guarantee(epsilon: float, source: str = (

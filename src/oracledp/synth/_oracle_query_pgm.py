@@ -653,8 +653,7 @@ class _LazyAllowed:
     def select(self, rng: np.random.Generator, scores: NDArray[np.float64], eps: float,
                sensitivity: float, block_of: NDArray[np.integer]) -> int:
         """Index into ``scores`` (candidate i measures table ``block_of[i]``)."""
-        noisy = eps * scores / (2.0 * sensitivity) + rng.gumbel(size=scores.size)
-        order = np.argsort(-noisy, kind="stable")
+        order = noise.exponential_mechanism_order(rng, scores, eps, sensitivity)
         for i in order:
             if self.size(int(block_of[i])) <= self.cap:
                 return int(i)
