@@ -297,12 +297,8 @@ _NOT_NOISE = {
     ("learners/_prsma.py", "spawn"): "splits the generator into independent streams (no draw)",
     ("learners/_prsma.py", "random"): "ExplicitRSPMBase's simulated oracle failures (the oracle's "
                                      "behaviour, which PRSMA must survive, not its noise)",
-    ("synth/_baselines.py", "choice"): "sampling records from a released distribution",
-    ("synth/_release.py", "choice"): "sampling records from a released distribution",
-    ("synth/_peers_model.py", "random"): "sampling records from a released graphical model",
     ("_demo.py", "choice"): "the demo's seeded subsample of the data (test sizes), not noise",
     ("synth/_graphical.py", "random"): "sampling records from a released junction-tree model",
-    ("synth/_table_synthesizer.py", "choice"): "sampling records from a released distribution",
     ("synth/_table.py", "random"): "mapping a sampled bin to a value inside it (post-processing)",
     ("synth/_table.py", "choice"): "drawing a sampled bin's fine bin from the released "
                                    "histogram (post-processing)",

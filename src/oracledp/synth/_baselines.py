@@ -51,6 +51,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -127,9 +128,20 @@ class IndependentMarginalsResult:
     def sample(self, m: int | None = None, random_state: RandomLike = None) -> NDArray[np.int64]:
         """``m`` synthetic records (default n), attributes drawn independently."""
         size = check_sample_size(m, self.n)
-        rng = check_rng(random_state)
-        cols = [rng.choice(len(p), size=size, p=p) for p in self.marginals]
-        return np.stack(cols, axis=1).astype(np.int64)
+        return self.model.sample(size, check_rng(random_state))
+
+    @property
+    def model(self) -> Any:
+        """The release as a GraphicalModel (one clique per attribute): what every
+        synthesizer samples through."""
+        from oracledp.synth._graphical import model_of_tables
+
+        model = self.__dict__.get("_model")
+        if model is None:
+            shape = tuple(len(p) for p in self.marginals)
+            model = model_of_tables(shape, [((a,), p) for a, p in enumerate(self.marginals)])
+            self.__dict__["_model"] = model
+        return model
 
 
 def independent_marginals(
@@ -220,10 +232,21 @@ class MWEMResult:
     def sample(self, m: int | None = None, random_state: RandomLike = None) -> NDArray[np.int64]:
         """``m`` synthetic records (default n) drawn i.i.d. from the distribution."""
         size = check_sample_size(m, self.n)
-        rng = check_rng(random_state)
-        flat = self.distribution.ravel()
-        cells = rng.choice(flat.size, size=size, p=flat / flat.sum())
-        return np.stack(np.unravel_index(cells, self.domain.shape), axis=1).astype(np.int64)
+        return self.model.sample(size, check_rng(random_state))
+
+    @property
+    def model(self) -> Any:
+        """The release as a GraphicalModel (one clique over every attribute): what every
+        synthesizer samples through."""
+        from oracledp.synth._graphical import model_of_tables
+
+        model = self.__dict__.get("_model")
+        if model is None:
+            shape = self.domain.shape
+            model = model_of_tables(shape, [(tuple(range(len(shape))),
+                                             self.distribution.reshape(shape))])
+            self.__dict__["_model"] = model
+        return model
 
 
 def mwem(

@@ -55,7 +55,7 @@ from oracledp.synth._estimation import (
 )
 from oracledp.synth._workload import cells_text
 
-__all__ = ["GraphicalModel", "JunctionTree", "estimate_model"]
+__all__ = ["GraphicalModel", "JunctionTree", "estimate_model", "model_of_tables"]
 
 _SAMPLE_CHUNK = 200_000
 #: Most cells of a marginal table (or of :meth:`GraphicalModel.dense`) that is materialized:
@@ -632,6 +632,28 @@ class GraphicalModel:
                 for a, v in zip(new, vals, strict=True):
                     out[lo:hi, a] = v
         return out
+
+
+def model_of_tables(shape: Sequence[int],
+                    tables: Sequence[tuple[Sequence[int], Any]]) -> GraphicalModel:
+    """The :class:`GraphicalModel` of independent probability tables over disjoint attribute
+    sets that cover the domain (one table over every attribute for a released distribution,
+    one per attribute for independent marginals): potentials ``log p`` (``-inf`` where p is
+    0; negative entries count as 0).  Every release samples through this one model type."""
+    shape = tuple(int(sz) for sz in shape)
+    covered = sorted(int(a) for c, _ in tables for a in c)
+    if covered != list(range(len(shape))):
+        raise ValueError("probability tables must cover each attribute exactly once")
+    pots: dict[tuple[int, ...], NDArray[np.float64]] = {}
+    for clique, p in tables:
+        c = tuple(int(a) for a in clique)
+        arr = np.maximum(np.asarray(p, dtype=np.float64).reshape([shape[a] for a in c]), 0.0)
+        if not (np.isfinite(arr).all() and arr.sum() > 0):
+            raise ValueError(f"the table over {c} is not a finite distribution")
+        order = np.argsort(c)
+        with np.errstate(divide="ignore"):
+            pots[tuple(sorted(c))] = np.log(arr / arr.sum()).transpose(order)
+    return GraphicalModel(shape, pots)
 
 
 def estimate_model(

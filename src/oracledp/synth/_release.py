@@ -55,6 +55,17 @@ class DistributionRelease(Synthesizer):
         return answer_distribution(self._workload(workload), self.distribution_)
 
     def _sample_codes(self, n: int, rng: np.random.Generator) -> NDArray[np.int64]:
-        flat = self.distribution_.ravel()
-        cells = rng.choice(flat.size, size=n, p=flat / flat.sum())
-        return np.stack(np.unravel_index(cells, self.domain_.shape), axis=1).astype(np.int64)
+        return self.release_model().sample(n, rng)
+
+    def release_model(self) -> Any:
+        """The release as the one model type every synthesizer samples through (a
+        :class:`~oracledp.synth._graphical.GraphicalModel` of the distribution, one clique)."""
+        from oracledp.synth._graphical import model_of_tables
+
+        self._check_fitted()
+        model = self.__dict__.get("_release_model")
+        if model is None:
+            shape = self.domain_.shape
+            model = model_of_tables(shape, [(tuple(range(len(shape))), self.distribution_)])
+            self.__dict__["_release_model"] = model
+        return model

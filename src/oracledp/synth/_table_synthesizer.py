@@ -8,8 +8,9 @@ private fine histogram (:mod:`oracledp.synth._numeric`), cuts its coarse bins (a
 histogram's quantiles by default), runs one synthesizer of :mod:`oracledp.synth` on the coarse
 counts with the rest of the budget and keeps its release; ``sample(n)`` draws records in the
 schema's columns and types, numeric values from the fine histograms.  ``save(dir)`` writes the
-released model only: the estimated distribution (a probability table, or a graphical model's
-log-potentials and junction tree), the fine histograms, the schema, the bins, the public
+released model only: the estimated distribution as a graphical model (log-potentials and
+junction tree: the one model type every method's release is), the fine histograms, the
+schema, the bins, the public
 parameters and the guarantee.  No record, count of a record or seed.
 
 Methods (:data:`METHODS`): ``"oracle-query-pgm"`` (default,
@@ -87,91 +88,56 @@ def _load_schema(schema: Any) -> Any:
 
 
 class _Release:
-    """The released model: a factored distribution over the domain, and its sampler.
-
-    ``kind`` "probabilities": probability tables over disjoint cliques that cover every
-    attribute, independent of each other (one table over all attributes for MWEM and an
-    explicit OracleQueryPGM estimate, one per attribute for independent marginals);
-    ``kind`` "graphical-model": a :class:`~oracledp.synth._graphical.GraphicalModel`
-    (OracleQueryPGM, MST, AIM), saved as the log-potentials of its measured sets and the
-    cliques of its junction tree, and rebuilt exactly: it samples the rows the fitted
-    synthesizer samples for the same seed (:meth:`GraphicalModel.sample
-    <oracledp.synth._graphical.GraphicalModel.sample>`).  ``kind`` "log-potentials" (files
-    written before): ``p(x) ∝ exp(sum_c theta_c(x_c))``, read as a GraphicalModel.
+    """The released model: a :class:`~oracledp.synth._graphical.GraphicalModel`, the one model
+    type every synthesizer's release is (OracleQueryPGM, MST and AIM estimate one; a released
+    distribution, MWEM's or OracleQueryPGM's explicit estimate, is one with a single clique;
+    independent marginals one with a clique per attribute).  Saved as the log-potentials of
+    its cliques and the cliques of its junction tree, and rebuilt exactly: it samples the
+    rows the fitted synthesizer samples for the same seed
+    (:meth:`GraphicalModel.sample <oracledp.synth._graphical.GraphicalModel.sample>`).
     """
 
-    def __init__(self, kind: str, factors: list[tuple[tuple[int, ...], NDArray[np.float64]]],
-                 domain: Domain, tree: list[tuple[int, ...]] | None = None) -> None:
+    def __init__(self, factors: list[tuple[tuple[int, ...], NDArray[np.float64]]],
+                 domain: Domain, tree: list[tuple[int, ...]]) -> None:
         from oracledp.synth._graphical import GraphicalModel, JunctionTree
 
-        if kind not in ("probabilities", "graphical-model", "log-potentials"):
-            raise ValueError(f"unknown release kind {kind!r}")
-        if kind == "probabilities":
-            covered = sorted(a for c, _ in factors for a in c)
-            if covered != list(range(len(domain))):
-                raise ValueError("probability tables must cover each attribute exactly once")
         for clique, table in factors:
             want = tuple(domain.shape[a] for a in clique)
             if table.shape != want:
                 raise ValueError(f"a factor over {clique} has shape {table.shape}, not {want}")
-            finite = np.isfinite(table)
-            if kind == "log-potentials":  # log 0 = -inf: a cell without mass
-                finite |= np.isneginf(table)
-            if not finite.all():
+            if not (np.isfinite(table) | np.isneginf(table)).all():  # log 0: no mass
                 raise ValueError(f"a factor over {clique} has values that are not finite")
-        self.model: GraphicalModel | None = None
-        if kind == "graphical-model":
-            if tree is None:
-                raise ValueError("a graphical model needs its junction tree's cliques")
-            cliques = [c for c, _ in factors]
-            if len(set(cliques)) != len(cliques) or any(
-                    list(c) != sorted(set(c)) for c in cliques):
-                raise ValueError("the model's cliques must be distinct increasing tuples")
-            jt = JunctionTree(domain.shape, tree, nodes=True)
-            self.model = GraphicalModel(domain.shape, dict(factors), jt)
-            factors = list(self.model.potentials.items())
-        elif kind == "log-potentials":
-            self.model = GraphicalModel.from_factors(domain.shape, factors)
-        self.kind, self.factors, self.domain = kind, factors, domain
+        cliques = [c for c, _ in factors]
+        if len(set(cliques)) != len(cliques) or any(list(c) != sorted(set(c)) for c in cliques):
+            raise ValueError("the model's cliques must be distinct increasing tuples")
+        jt = JunctionTree(domain.shape, tree, nodes=True)
+        self.model = GraphicalModel(domain.shape, dict(factors), jt)
+        self.factors = list(self.model.potentials.items())
+        self.domain = domain
 
     @property
-    def tree(self) -> list[tuple[int, ...]] | None:
-        """The junction tree's cliques of a graphical model (None otherwise)."""
-        return None if self.model is None else list(self.model.tree.cliques)
+    def tree(self) -> list[tuple[int, ...]]:
+        """The junction tree's cliques."""
+        return list(self.model.tree.cliques)
 
     @classmethod
     def of(cls, synth: Any, domain: Domain) -> _Release:
-        """The release of a fitted synthesizer (its distribution or its graphical model)."""
+        """The release of a fitted synthesizer, as the model it samples through."""
         model = getattr(synth, "model_", None)
         result = getattr(synth, "result_", None)
         if model is None and result is not None:
-            model = getattr(result, "model", None)  # MST, AIM: PGMResult.model
-        if model is not None:
-            return cls("graphical-model",
-                       [(tuple(int(a) for a in c), np.asarray(t, dtype=np.float64))
-                        for c, t in model.potentials.items()], domain,
-                       tree=list(model.tree.cliques))
-        if getattr(synth, "distribution_", None) is not None:
-            p = np.asarray(synth.distribution_, dtype=np.float64)
-            return cls("probabilities", [(tuple(range(len(domain))), p)], domain)
-        if result is not None and hasattr(result, "distribution"):
-            p = np.asarray(result.distribution, dtype=np.float64).reshape(domain.shape)
-            return cls("probabilities", [(tuple(range(len(domain))), p)], domain)
-        if result is not None and hasattr(result, "marginals"):  # independent 1-way tables
-            return cls("probabilities", [((a,), np.asarray(m, dtype=np.float64))
-                                         for a, m in enumerate(result.marginals)], domain)
-        raise TypeError(f"{type(synth).__name__}: its release is neither a distribution nor "
-                        "a graphical model that TableSynthesizer can save")
+            model = getattr(result, "model", None)  # MST, AIM, MWEM, independent
+        if model is None and hasattr(synth, "release_model"):
+            model = synth.release_model()  # OracleQueryPGM's explicit estimate
+        if model is None:
+            raise TypeError(f"{type(synth).__name__}: its release is not a model that "
+                            "TableSynthesizer can save")
+        return cls([(tuple(int(a) for a in c), np.asarray(t, dtype=np.float64))
+                    for c, t in model.potentials.items()], domain,
+                   tree=list(model.tree.cliques))
 
     def sample_codes(self, n: int, rng: np.random.Generator) -> NDArray[np.int64]:
-        if self.model is not None:
-            return self.model.sample(n, rng)
-        out = np.empty((n, len(self.domain)), dtype=np.int64)
-        for clique, p in self.factors:
-            flat = np.maximum(p.ravel(), 0.0)
-            cells = rng.choice(flat.size, size=n, p=flat / flat.sum())
-            out[:, list(clique)] = np.stack(np.unravel_index(cells, p.shape), axis=1)
-        return out
+        return self.model.sample(n, rng)
 
 
 class TableSynthesizer:
@@ -558,7 +524,7 @@ class TableSynthesizer:
             "guarantee": self.guarantee_.to_dict(),
             "guarantee_in_plain_words": self.guarantee_in_plain_words(),
             "n": self.n_,
-            "release": {"kind": self._release.kind,
+            "release": {"kind": "graphical-model",
                         "cliques": [list(c) for c, _ in self._release.factors],
                         "within": list(tdom.within)},
         }
@@ -566,8 +532,7 @@ class TableSynthesizer:
             d["numeric"] = self.numeric_
         if getattr(self, "plan_", None):
             d["plan"] = self.plan_
-        if self._release.tree is not None:
-            d["release"]["tree"] = [list(c) for c in self._release.tree]
+        d["release"]["tree"] = [list(c) for c in self._release.tree]
         rho = getattr(self, "rho_", None)
         if rho is not None:
             d["zcdp_rho"] = float(rho)
@@ -631,10 +596,10 @@ class TableSynthesizer:
                 raise ValueError("the saved domain does not match its schema and bins")
             factors = [(tuple(int(a) for a in c), t)
                        for c, t in zip(d["release"]["cliques"], tables, strict=True)]
-            tree = d["release"].get("tree")
-            release = _Release(d["release"]["kind"], factors, tdom.domain,
-                               tree=None if tree is None else
-                               [tuple(int(a) for a in c) for c in tree])
+            if d["release"].get("kind") != "graphical-model":
+                raise ValueError(f"unknown release kind {d['release'].get('kind')!r}")
+            release = _Release(factors, tdom.domain,
+                               tree=[tuple(int(a) for a in c) for c in d["release"]["tree"]])
             guarantee = PrivacyGuarantee(**d["guarantee"])
         except (KeyError, TypeError, ValueError, OSError, FloatingPointError) as exc:
             raise ModelFileError(f"{path}: the saved model is damaged ({exc})") from None
