@@ -13,6 +13,7 @@ import math
 from collections.abc import Callable
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from oracledp.synth import (
@@ -121,3 +122,45 @@ def test_the_measured_cases_with_default_iterations(make: type, n: int) -> None:
     syn = make(1.0, 1e-6, random_state=0)
     out = syn.fit(codes, DOMAIN).sample_codes(20, random_state=0)
     assert out.shape == (20, 4) and np.all(np.isfinite(syn.answer()))
+
+
+def _tiny_frame(seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(20_000 + seed)
+    n = int(rng.integers(1, 21))
+    return pd.DataFrame({"days": np.where(rng.random(n) < 0.9, 0, rng.integers(0, 366, n)),
+                         "inc": rng.integers(0, 1_000_001, n),
+                         "c": rng.choice(["a", "b", "c"], n),
+                         "y": rng.choice(["no", "yes"], n)})
+
+
+_TINY_SCHEMA = {"target": {"name": "y", "labels": ["no", "yes"]}, "columns": [
+    {"name": "days", "type": "numeric", "lower": 0, "upper": 365, "step": 1},
+    {"name": "inc", "type": "numeric", "lower": 0, "upper": 1_000_000, "step": 1},
+    {"name": "c", "type": "categorical", "levels": ["a", "b", "c"]}]}
+
+
+def _check_table(method: str, seed: int) -> None:
+    from oracledp.synth import TableSynthesizer
+    from oracledp.tabular import TableSchema
+
+    options = ({"iterations": 3, "final_iterations": 10} if method == "oracle-query-pgm"
+               else {"rounds": 5} if method == "mwem" else None)
+    syn = TableSynthesizer(method, epsilon=1.0, random_state=seed, options=options).fit(
+        _tiny_frame(seed), TableSchema.from_dict(_TINY_SCHEMA))
+    out = syn.sample(20, random_state=seed)
+    assert len(out) == 20 and out.notna().all().all()
+    assert out["days"].between(0, 365).all() and out["inc"].between(0, 1_000_000).all()
+
+
+@pytest.mark.parametrize("method", ["oracle-query-pgm", "mwem", "independent"])
+def test_tiny_tables_through_table_synthesizer(method: str) -> None:
+    """With the numeric columns' private histograms in front of the method (issue 38.5)."""
+    for seed in range(15):
+        _check_table(method, seed)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method", ["oracle-query-pgm", "mwem", "independent"])
+def test_tiny_tables_through_table_synthesizer_many_seeds(method: str) -> None:
+    for seed in range(1000):
+        _check_table(method, seed)
