@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import itertools
 import math
 from fractions import Fraction
 from typing import Any
@@ -136,7 +137,7 @@ def _violations(ts: TableSynthesizer, log: _FitLog, epsilon: float, delta: float
         what = "epsilon"
     if total > (budget if exact else budget * (1 + Fraction(1, 10**12))):
         out.append(f"{what}: spent {float(total)!r} > budget {float(budget)!r}")
-    if log.columns and not abs(hist - budget * Fraction(ts.numeric_fraction)) <= budget * 1e-9:
+    if log.columns and not abs(hist - budget * Fraction(ts.numeric_["fraction"])) <= budget * 1e-9:
         out.append(f"the histograms spent {float(hist)!r}, not numeric_fraction of the budget")
     return out
 
@@ -555,8 +556,8 @@ def test_a_column_that_fits_its_bins_is_not_refined(monkeypatch: pytest.MonkeyPa
 def test_pure_methods_compose_by_epsilon(monkeypatch: pytest.MonkeyPatch) -> None:
     log = _FitLog(monkeypatch)
     with BudgetAccountant(1.0) as acct:
-        ts = TableSynthesizer("independent", epsilon=1.0, random_state=0).fit(
-            _table(300), _schema())
+        ts = TableSynthesizer("independent", epsilon=1.0, random_state=0,
+                              numeric_fraction=0.2).fit(_table(300), _schema())
     ((_, calls),) = log.columns
     assert {c[0] for c in calls} == {"laplace"}
     assert ts.numeric_["epsilon_each"] == pytest.approx(0.2)
@@ -565,3 +566,18 @@ def test_pure_methods_compose_by_epsilon(monkeypatch: pytest.MonkeyPatch) -> Non
     assert (ts.guarantee_.epsilon, ts.guarantee_.delta) == (1.0, 0.0)
     assert ts.rho_ is None
     assert [(c.epsilon, c.delta) for c in acct.spends] == [(1.0, 0.0)]
+
+
+def test_auto_fraction_gives_small_budgets_more_for_the_columns() -> None:
+    """numeric_fraction='auto' (the default): 0.5 of a small budget (n sqrt(rho) <= 250), 0.2
+    of a generous one (>= 1,000), monotone between; the fit records the share it used and
+    spends exactly that on the histograms."""
+    from oracledp.synth._table_synthesizer import auto_fraction
+
+    assert auto_fraction(1000, 0.01) == 0.5 and auto_fraction(20_000, 0.01) == 0.2
+    xs = [auto_fraction(n, 0.01) for n in range(2500, 10_001, 500)]
+    assert all(a >= b for a, b in itertools.pairwise(xs)) and 0.2 < xs[3] < 0.5
+    ts = TableSynthesizer("independent", epsilon=0.5, random_state=0).fit(_table(300),
+                                                                          _schema())
+    assert ts.numeric_["fraction"] == auto_fraction(300, 0.5**2 / 2) == 0.5
+    assert ts.numeric_["epsilon_each"] == pytest.approx(0.25)
