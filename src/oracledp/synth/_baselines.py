@@ -98,8 +98,34 @@ def check_mwem_domain(shape: tuple[int, ...]) -> None:
             "Nothing was fitted")
 
 
+class _ModelRelease:
+    """A released result that samples through the one model type of every release
+    (:func:`~oracledp.synth._graphical.model_of_tables` of its ``_tables()``, built once)."""
+
+    n: int
+
+    def _tables(self) -> tuple[tuple[int, ...], list[tuple[tuple[int, ...], Any]]]:
+        raise NotImplementedError
+
+    @property
+    def model(self) -> Any:
+        """The release as a GraphicalModel: what every synthesizer samples through."""
+        from oracledp.synth._graphical import model_of_tables
+
+        model = self.__dict__.get("_model")
+        if model is None:
+            model = model_of_tables(*self._tables())
+            self.__dict__["_model"] = model
+        return model
+
+    def sample(self, m: int | None = None, random_state: RandomLike = None) -> NDArray[np.int64]:
+        """``m`` synthetic records (default n) drawn i.i.d. from the release."""
+        size = check_sample_size(m, self.n)
+        return self.model.sample(size, check_rng(random_state))
+
+
 @dataclass(frozen=True)
-class IndependentMarginalsResult:
+class IndependentMarginalsResult(_ModelRelease):
     """Noisy 1-way marginals, post-processed to distributions.
 
     ``marginals[j]`` is a probability vector over ``domain.levels[j]``;
@@ -125,23 +151,10 @@ class IndependentMarginalsResult:
             out[workload.offsets[b] : workload.offsets[b + 1]] = table
         return out
 
-    def sample(self, m: int | None = None, random_state: RandomLike = None) -> NDArray[np.int64]:
-        """``m`` synthetic records (default n), attributes drawn independently."""
-        size = check_sample_size(m, self.n)
-        return self.model.sample(size, check_rng(random_state))
-
-    @property
-    def model(self) -> Any:
-        """The release as a GraphicalModel (one clique per attribute): what every
-        synthesizer samples through."""
-        from oracledp.synth._graphical import model_of_tables
-
-        model = self.__dict__.get("_model")
-        if model is None:
-            shape = tuple(len(p) for p in self.marginals)
-            model = model_of_tables(shape, [((a,), p) for a, p in enumerate(self.marginals)])
-            self.__dict__["_model"] = model
-        return model
+    def _tables(self) -> tuple[tuple[int, ...], list[tuple[tuple[int, ...], Any]]]:
+        """One clique per attribute: its released marginal."""
+        shape = tuple(len(p) for p in self.marginals)
+        return shape, [((a,), p) for a, p in enumerate(self.marginals)]
 
 
 def independent_marginals(
@@ -206,7 +219,7 @@ def independent_marginals(
 
 
 @dataclass(frozen=True)
-class MWEMResult:
+class MWEMResult(_ModelRelease):
     """MWEM output: a distribution over the full domain, and the round log.
 
     Everything here is released (the selections and measurements are the outputs of
@@ -229,24 +242,10 @@ class MWEMResult:
             raise ValueError("the workload is over a different domain")
         return answer_distribution(workload, self.distribution)
 
-    def sample(self, m: int | None = None, random_state: RandomLike = None) -> NDArray[np.int64]:
-        """``m`` synthetic records (default n) drawn i.i.d. from the distribution."""
-        size = check_sample_size(m, self.n)
-        return self.model.sample(size, check_rng(random_state))
-
-    @property
-    def model(self) -> Any:
-        """The release as a GraphicalModel (one clique over every attribute): what every
-        synthesizer samples through."""
-        from oracledp.synth._graphical import model_of_tables
-
-        model = self.__dict__.get("_model")
-        if model is None:
-            shape = self.domain.shape
-            model = model_of_tables(shape, [(tuple(range(len(shape))),
-                                             self.distribution.reshape(shape))])
-            self.__dict__["_model"] = model
-        return model
+    def _tables(self) -> tuple[tuple[int, ...], list[tuple[tuple[int, ...], Any]]]:
+        """One clique over every attribute: the released distribution."""
+        shape = self.domain.shape
+        return shape, [(tuple(range(len(shape))), self.distribution.reshape(shape))]
 
 
 def mwem(
