@@ -316,7 +316,8 @@ class TableSynthesizer:
                     starts = np.union1d(starts, cut_idx[cut_idx <= c.K]).astype(np.int64)
                 fine_bins[c.name] = starts
         TableDomain(schema, self.bins)  # the public coarse domain must be valid
-        fine_dom = TableDomain(schema, _bins_of(schema, self.bins, fine_bins))
+        fine_dom = TableDomain(schema, {name: _cuts(schema, name, starts)
+                                        for name, starts in fine_bins.items()})
         rows, counts = fine_dom.count(data, sep=self.sep, chunksize=self.chunksize,
                                       verbose=self.verbose, ignore_extra=self.ignore_extra)
         n = int(counts.sum())
@@ -432,7 +433,7 @@ class TableSynthesizer:
         for c in schema.columns:  # the other gridded columns: one bin per grid point
             if c.kind == "numeric" and c.step is not None and c.name not in coarse:
                 coarse[c.name] = c.K + 1
-        return within, _bins_of(schema, self.bins, None, coarse)
+        return within, coarse
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "_release"):
@@ -644,9 +645,6 @@ def _spent_rho(synth: Any) -> float | None:
 class _Plan:
     """How a fit's budget is split between the fine numeric histograms and the method."""
 
-    epsilon: float
-    delta: float
-    rho: float | None  # the zCDP budget of (epsilon, delta) for the zCDP methods
     columns: int
     method_epsilon: float
     numeric_rho_each: float | None  # zCDP methods: each refined column's rho
@@ -807,41 +805,26 @@ def _split_budget(epsilon: float, delta: float, rho: float | None, fraction: flo
     from oracledp.privacy._composition import zcdp_epsilon, zcdp_rho
 
     if not columns:
-        return _Plan(epsilon, delta, rho, 0, epsilon, None, None)
+        return _Plan(0, epsilon, None, None)
     if rho is not None:
         each = fraction * rho / columns
         eps2 = zcdp_epsilon((rho - columns * each) * (1.0 - 2e-9), delta)
         slack = 1 + Fraction(1, 10**9)  # for the method's own rounding of its rounds' sum
         while columns * Fraction(each) + Fraction(zcdp_rho(eps2, delta)) * slack > Fraction(rho):
             eps2 = math.nextafter(eps2, 0.0)
-        return _Plan(epsilon, delta, rho, columns, eps2, each, None)
+        return _Plan(columns, eps2, each, None)
     each = fraction * epsilon / columns
     eps2 = epsilon - columns * each
     while columns * Fraction(each) + Fraction(eps2) > Fraction(epsilon):
         eps2 = math.nextafter(eps2, 0.0)
-    return _Plan(epsilon, delta, None, columns, eps2, None, each)
+    return _Plan(columns, eps2, None, each)
 
 
-def _bins_of(schema: Any, bins: Any, fine: dict[str, NDArray[np.int64]] | None = None,
-             coarse: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Every gridded numeric column's bins spec, as :class:`TableDomain` takes it: the fine
-    bins of ``fine`` (first grid index of each), else the entry of ``coarse``, else what
-    ``bins`` and the schema give."""
-    from oracledp.synth._table import _check_bins
-
-    per_column, default = _check_bins(bins, schema)
-    out: dict[str, Any] = {}
-    for c in schema.columns:
-        if c.kind != "numeric" or c.step is None:
-            continue
-        if fine and c.name in fine:
-            out[c.name] = tuple(float(c.lower + i * c.step) for i in fine[c.name][1:])
-        elif coarse and c.name in coarse:
-            out[c.name] = coarse[c.name]
-        else:
-            own = c.synth_bins
-            out[c.name] = per_column.get(c.name, default if own is None else own)
-    return out
+def _cuts(schema: Any, name: str, starts: NDArray[np.int64]) -> tuple[float, ...]:
+    """The cut points (grid values) of bins of column ``name`` starting at grid indices
+    ``starts`` (the first is 0), as :class:`TableDomain` takes them."""
+    c = next(c for c in schema.columns if c.name == name)
+    return tuple(float(c.lower + i * c.step) for i in starts[1:])
 
 
 def _coarsen(fine: TableDomain, coarse: TableDomain, rows: NDArray[np.int64],
