@@ -557,3 +557,17 @@ def test_a_method_that_refuses_the_domain_refuses_before_any_noise():
         with pytest.raises(ValueError, match="MWEM"):
             syn.fit(df, schema)
         assert not acct.spends and acct.spent == (0.0, 0.0)
+
+
+def test_a_refitted_distribution_release_samples_its_new_model():
+    """The sampler's model is built once per fit: refitting OracleQueryPGM's explicit estimate
+    on other data samples the new release, not the first one's."""
+    from oracledp.synth import Domain, OracleQueryPGM
+
+    dom = Domain(("a", "b"), (("0", "1", "2"), ("0", "1")))
+    syn = OracleQueryPGM(5.0, 1e-6, k=2, rounds=2, estimator="explicit", random_state=0)
+    syn.fit(np.array([[0, 0]] * 400), dom)
+    first = syn.sample_codes(200, random_state=1)
+    syn.fit(np.array([[2, 1]] * 400), dom)
+    second = syn.sample_codes(200, random_state=1)
+    assert np.mean(first[:, 0] == 0) > 0.8 and np.mean(second[:, 0] == 2) > 0.8

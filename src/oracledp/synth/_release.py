@@ -63,9 +63,10 @@ class DistributionRelease(Synthesizer):
         from oracledp.synth._graphical import model_of_tables
 
         self._check_fitted()
-        model = self.__dict__.get("_release_model")
-        if model is None:
+        cached = self.__dict__.get("_release_model")
+        if cached is None or cached[0] is not self.distribution_:  # built once per fit
             shape = self.domain_.shape
-            model = model_of_tables(shape, [(tuple(range(len(shape))), self.distribution_)])
-            self.__dict__["_release_model"] = model
-        return model
+            cached = (self.distribution_,
+                      model_of_tables(shape, [(tuple(range(len(shape))), self.distribution_)]))
+            self.__dict__["_release_model"] = cached
+        return cached[1]
