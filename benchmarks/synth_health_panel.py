@@ -17,7 +17,7 @@ issue's targets:
   the real rows (target: within 0.02).
 
     PYTHONPATH=src python benchmarks/synth_health_panel.py [--rows 13781] [--epsilon 1]
-        [--methods oracle-query-pgm] [--seeds 3] [--out DIR]
+        [--methods oracle-query-pgm] [--seeds 3] [--bins B] [--out DIR]
 
 Writes DIR/results.json and DIR/results.csv and prints a table.  Minutes of CPU.
 """
@@ -96,12 +96,12 @@ def table(n: int = 13_781, seed: int = 0) -> pd.DataFrame:
 
 
 def run(method: str, epsilon: float, seed: int, real: pd.DataFrame, schema: object,
-        options: dict | None = None) -> dict:
+        options: dict | None = None, bins: int | None = None) -> dict:
     from oracledp.synth import TableSynthesizer, evaluate_synthetic
 
     t0 = time.perf_counter()
-    syn = TableSynthesizer(method, epsilon=epsilon, random_state=seed,
-                           options=options).fit(real, schema)
+    syn = TableSynthesizer(method, epsilon=epsilon, random_state=seed, options=options,
+                           bins="auto" if bins is None else bins).fit(real, schema)
     fit_s = time.perf_counter() - t0
     fake = syn.sample(len(real), random_state=seed + 1000)
     ev = evaluate_synthetic(fake, real, schema, orders=(2,), random_state=seed)
@@ -138,6 +138,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--epsilon", type=float, nargs="+", default=[1.0])
     ap.add_argument("--methods", nargs="+", default=["oracle-query-pgm"])
     ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--bins", type=int, default=None,
+                    help="coarse bins of the numeric columns (default: the budget's choice)")
     ap.add_argument("--out", type=Path, default=Path("docs/results/synth-health-panel"))
     args = ap.parse_args(argv)
     real = table(args.rows)
@@ -150,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     for method in args.methods:
         for eps in args.epsilon:
             for seed in range(args.seeds):
-                r = run(method, eps, seed, real, schema)
+                r = run(method, eps, seed, real, schema, bins=args.bins)
                 rows.append(r)
                 worst = max(r["numeric_1way_tv"], key=r["numeric_1way_tv"].get)
                 print(f"{method:18} {eps:5g} {seed:4d} {r['fit_s']:6.1f} "

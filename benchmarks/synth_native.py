@@ -97,12 +97,15 @@ def versions() -> dict[str, Any]:
 
 
 def run_one(table: str, method: str, eps: float, seed: int, path: Path,
-            real: pd.DataFrame, schema: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-    """One fit, sample and evaluation: (the run's record, the references of (table, seed))."""
+            real: pd.DataFrame, schema: Any, settings: dict[str, Any] | None = None
+            ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """One fit, sample and evaluation: (the run's record, the references of (table, seed)).
+    ``settings``: further TableSynthesizer keywords (``--set``)."""
     from oracledp.synth import TableSynthesizer, evaluate_synthetic
 
     w0, c0 = time.perf_counter(), time.process_time()
-    syn = TableSynthesizer(method, epsilon=eps, random_state=seed).fit(path, schema)
+    syn = TableSynthesizer(method, epsilon=eps, random_state=seed, **(settings or {})).fit(
+        path, schema)
     fit_s, fit_cpu = time.perf_counter() - w0, time.process_time() - c0
     fake = syn.sample(len(real), random_state=seed + 1000)
     ev = evaluate_synthetic(fake, real, schema, orders=(2,), random_state=seed, classifier=False)
@@ -338,6 +341,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--methods", nargs="+", default=[DEFAULT, PEER], choices=METHODS)
     ap.add_argument("--epsilons", nargs="+", type=float, default=list(EPSILONS))
     ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--first-seed", type=int, default=0,
+                    help="seeds first-seed .. first-seed + seeds - 1 (tuning: 100)")
+    ap.add_argument("--set", nargs="+", default=[], metavar="KEY=JSON",
+                    help="TableSynthesizer keywords for every fit, e.g. numeric_fraction=0.2 "
+                         "bins=10 (values are JSON)")
     ap.add_argument("--out", type=Path, default=Path("docs/results/synth-native"))
     ap.add_argument("--note", default="",
                     help="a sentence about the code under test, kept in runs.json and verdict.md")
@@ -357,10 +365,15 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.quick:
         args.tables, args.epsilons, args.seeds = args.tables[:1], [1.0], 1
+    try:
+        settings = {k: json.loads(v) for k, _, v in (x.partition("=") for x in args.set)}
+    except json.JSONDecodeError as exc:
+        ap.error(f"--set: a value is not JSON ({exc})")
+    seeds = range(args.first_seed, args.first_seed + args.seeds)
     meta: dict[str, Any] = {
         "start": machine(), "versions": versions(), "note": args.note,
         "grid": {"tables": args.tables, "methods": args.methods, "epsilons": args.epsilons,
-                 "seeds": args.seeds},
+                 "seeds": args.seeds, "first_seed": args.first_seed, "settings": settings},
         "call": {"orders": [2], "classifier": False, "sample_random_state": "seed + 1000",
                  "evaluate_random_state": "seed", "split": "all"},
         "not_private": "the evaluation reads the real table; these numbers are not DP"}
@@ -375,9 +388,8 @@ def main(argv: list[str] | None = None) -> int:
             path = table_csv(table, Path(tmp) / f"{table}.csv", split="all")
             schema = TableSchema.from_dict(table_schema(table))
             real = pd.read_csv(path, dtype=str, keep_default_na=False)
-            for eps, seed, method in itertools.product(args.epsilons, range(args.seeds),
-                                                       args.methods):
-                rec, ref = run_one(table, method, eps, seed, path, real, schema)
+            for eps, seed, method in itertools.product(args.epsilons, seeds, args.methods):
+                rec, ref = run_one(table, method, eps, seed, path, real, schema, settings)
                 runs.append(rec)
                 if not any(r["table"] == table and r["seed"] == seed for r in refs):
                     refs.append(ref)
