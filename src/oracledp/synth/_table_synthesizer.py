@@ -255,8 +255,11 @@ class TableSynthesizer:
         """Each gridded numeric column's coarse bins as asked (public): a count, cut points,
         or "auto" (a count chosen at fit from n and the budget, :func:`auto_bins`, for a grid
         of more than DEFAULT_BINS points; a smaller grid keeps one bin per point and needs no
-        histogram: on biopsy's nine 10-point columns, 699 rows, the histograms cost more than
-        they gave, a 2-way TV of 0.42 against 0.34 at epsilon 0.5)."""
+        histogram: on biopsy's nine 10-point columns, 699 rows, tuning seeds 100-102, the
+        histograms cost more than they gave, a native 2-way TV of 0.454 against 0.367 at
+        epsilon 0.5 and 0.302 against 0.261 at 1: docs/results/synth-native-tuning/biopsy-*,
+        from benchmarks/synth_native.py --tables biopsy --epsilons 0.5 1 --first-seed 100,
+        with and without --set bins=2 numeric_fraction=0.2)."""
         from oracledp.synth._table import _check_bins
 
         per_column, default = _check_bins(self.bins, schema, auto=True)
@@ -708,7 +711,8 @@ def auto_fraction(n: int, rho: float) -> float:
     rest), 0.5 where it is at most 250 (a small one: the columns' own distributions are then
     what a release can still get right), log-linear between.  Chosen with tuning seeds
     100-102 on health_insurance and doctor_visits (``n sqrt(rho)`` about 250 at epsilon 0.1,
-    2,500 at 1), not the benchmark's seeds.
+    2,500 at 1), not the benchmark's seeds: docs/results/synth-native-tuning/, from
+    benchmarks/synth_native.py --first-seed 100 with and without --set numeric_fraction=...
 
     >>> auto_fraction(22_272, 1.25e-4), auto_fraction(13_781, 0.0128)
     (0.5, 0.2)
