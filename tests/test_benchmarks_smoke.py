@@ -122,35 +122,40 @@ def test_dpsgd_scaling_smoke(tmp_path: Path) -> None:
     assert (tmp_path / "dpsgd_scaling.json").stat().st_size > 0
 
 
-def test_synth_tables_combine_dedupes_and_states_the_verdict(tmp_path: Path) -> None:
-    """--combine merges run directories, counts a cell run twice once, and the verdict
-    counts wins and flags differences within two standard errors."""
+def test_synth_tables_two_resolutions_references_merge_and_rewrite(tmp_path: Path) -> None:
+    """The table-layer grid on titanic (one seed): both resolutions and both references per
+    run, MWEM fitted (titanic fits its cell cap), AIM's run merged from another record, and
+    --rewrite rebuilding the outputs from runs.json alone."""
     import json
 
-    def run(table: str, method: str, seed: int, err: float) -> dict:
-        return {"table": table, "method": method, "eps": 1.0, "seed": seed, "d": 2,
-                "domain_cells_log10": 1.0, "n_train": 10, "fit_seconds": 2.0 if method == "aim"
-                else 1.0, "mean_tv_2way": err, "max_tv_2way": err, "mean_tv_3way": err,
-                "max_tv_3way": err, "accuracy_synthetic": 0.5, "accuracy_real": 0.5}
-
-    a, b = tmp_path / "a", tmp_path / "b"
-    a.mkdir()
-    b.mkdir()
-    (a / "runs.json").write_text(json.dumps(
-        [run("t1", "oracle_query_pgm", s, 0.10 + 0.001 * s) for s in range(3)]
-        + [run("t1", "aim", s, 0.20 + 0.001 * s) for s in range(3)]
-        + [run("t2", "oracle_query_pgm", s, 0.30 + 0.05 * s) for s in range(3)]))
-    (b / "runs.json").write_text(json.dumps(
-        [run("t2", "aim", s, 0.29 + 0.05 * s) for s in range(3)]
-        + [run("t1", "aim", 0, 9.0)]))  # a duplicate cell: the first one counts
+    other = tmp_path / "other.json"
+    aim = {"table": "titanic", "method": "aim", "eps": 1.0, "seed": 0, "rows": 1316,
+           "fit_seconds": 2.0, "fit_cpu_seconds": 2.0, "native_2way_tv": 0.05,
+           "native_max_numeric_1way_tv": float("nan"), "bins_2way_tv": 0.05}
+    other.write_text(json.dumps({"meta": {"versions": {"oracledp_commit": "abc1234"}},
+                                 "runs": [aim, {**aim, "eps": 2.0}]}))
     out = tmp_path / "out"
-    _run("synth_tables.py", "--combine", str(a), str(b), "--out", str(out))
-    assert len(json.loads((out / "runs.json").read_text())) == 12
-    verdict = (out / "verdict.md").read_text()
-    assert "| t1 | 1 | 3/3 | 0.1010" in verdict and "| 0.50 | wins |" in verdict
-    assert "| t2 | 1 | 3/3 |" in verdict and "loses (within noise)" in verdict
-    assert "lower mean 2-way error in 1 of 2 cells" in verdict
-    assert (out / "methods.md").exists() and (out / "errors.png").exists()
+    _run("synth_tables.py", "--quick", "--methods", "oracle-query-pgm", "independent", "mwem",
+         "--merge", str(other), "--out", str(out))
+    saved = json.loads((out / "runs.json").read_text())
+    assert [r["method"] for r in saved["runs"]] == ["aim", "oracle-query-pgm", "independent",
+                                                    "mwem"]
+    assert saved["runs"][0]["source"].startswith(str(other))
+    assert all(0 < r["bins_2way_tv"] < 1 and 0 < r["native_2way_tv"] < 1
+               for r in saved["runs"])
+    assert all(0 < r["tstr_accuracy"] <= 1 for r in saved["runs"][1:])
+    (ref,) = saved["references"]
+    for key in ("independent_marginals", "resample_of_real_rows"):
+        assert 0 < ref[key]["native_2way_tv"] < 1 and 0 < ref[key]["bins_2way_tv"] < 1
+    methods = (out / "methods.md").read_text()
+    assert "| titanic | 1 | " in methods and "Runs merged from other records" in methods
+    (out / "methods.md").unlink()
+    (out / "errors.png").unlink()
+    _run("synth_tables.py", "--rewrite", "--out", str(out))
+    assert (out / "methods.md").read_text() == methods and (out / "errors.png").exists()
+    assert "| titanic | 1 | 1/1 |" in (out / "verdict.md").read_text()
+    rows = (out / "summary.csv").read_text().splitlines()
+    assert len(rows) == 1 + 4 + 2 and rows[-1].startswith("titanic,resample of real rows")
 
 
 def test_synth_selection_smoke() -> None:
