@@ -37,7 +37,7 @@ import numpy as np
 import pandas as pd
 
 from oracledp._provenance import environment_line
-from oracledp.tabular import TableSchema, read_csv_aggregated
+from oracledp.tabular import TableSchema, read_aggregated
 
 GEN_CHUNK = 500_000  # rows generated per chunk (part of the definition of the data: fixed)
 PEAK_TARGET_MB = 2048
@@ -178,7 +178,7 @@ def main() -> None:
             sys.exit(f"oracledp fit exited with code {proc.returncode}")
         # what the memory grows with (counted here, after the measured run; not by the CLI,
         # which does not print this data-dependent number)
-        groups = read_csv_aggregated(data, TableSchema.load(schema)).n_groups
+        groups = read_aggregated(data, TableSchema.load(schema)).n_groups
         if args.compare_intercept:
             no_icpt = tmpdir / "schema-nointercept.json"
             TableSchema.from_dict({**SCHEMA, "intercept": False}).save(no_icpt)

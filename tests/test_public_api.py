@@ -277,8 +277,8 @@ PUBLIC: dict[str, list[str]] = {
         "check_table",
         "fit_aggregated",
         "load_model",
+        "read_aggregated",
         "read_csv",
-        "read_csv_aggregated",
         "save_model",
     ],
 }

@@ -148,12 +148,12 @@ def _out_of_memory(data: Path, model: str, *, loading: bool = True) -> str:
 
 def _read_aggregated(path: Path, schema: Any, sep: str, model: str, ignore_extra: bool) -> Any:
     """DATA read in chunks into its distinct encoded rows and label counts (exit 2 if bad)."""
-    from oracledp.tabular import read_csv_aggregated
+    from oracledp.tabular import read_aggregated
 
     try:
         with _reading(path) as report:
-            return read_csv_aggregated(path, schema, sep=sep, ignore_extra=ignore_extra,
-                                       verbose=report)
+            return read_aggregated(path, schema, sep=sep, ignore_extra=ignore_extra,
+                                   verbose=report)
     except (OracleDPError, ValueError) as exc:
         _fail(f"{path}: {exc}" if str(path) not in str(exc) else str(exc))
     except MemoryError:

@@ -113,7 +113,7 @@ def make_estimator(name: str, schema: Any, epsilon: float | None = None,
     (:meth:`~oracledp.tabular.TableSchema.check_confirmed`).  Nothing else is checked:
     the estimator's ``fit`` validates every parameter, before reading the data.  For
     ``opdisc`` / ``rspm`` on a large CSV, fit the distinct rows with their record counts:
-    ``est.fit(*read_csv_aggregated(path, schema).weighted_rows())``.
+    ``est.fit(*read_aggregated(path, schema).weighted_rows())``.
 
     Examples
     --------

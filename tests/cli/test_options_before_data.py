@@ -125,13 +125,13 @@ def test_the_tripwire_fires_when_the_options_are_fine(runner, setup, args):
 
 @pytest.mark.parametrize("sep", ["", ";;", '"', "\n", 3])
 def test_the_readers_check_sep_before_opening(tmp_path, sep):
-    from oracledp.tabular import read_csv, read_csv_aggregated
+    from oracledp.tabular import read_aggregated, read_csv
 
     missing = tmp_path / "missing.csv"  # opening it would raise TableInputError instead
     with pytest.raises((ValueError, TypeError), match="sep"):
         read_csv(missing, sep=sep)
     with pytest.raises((ValueError, TypeError), match="sep"):
-        read_csv_aggregated(missing, SCHEMA, sep=sep)
+        read_aggregated(missing, SCHEMA, sep=sep)
 
 
 def test_a_tab_may_be_spelled_backslash_t(runner, tmp_path):

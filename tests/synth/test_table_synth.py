@@ -127,7 +127,7 @@ def test_chunked_counting_equals_in_memory_counting(tmp_path):
     td, df = _random_table(500, 3)
     path = tmp_path / "t.csv"
     df.to_csv(path, index=False)
-    rows_csv, counts_csv = td.count(path, chunksize=7)
+    rows_csv, counts_csv = td.count(path)
     rows_df, counts_df = td.count(df)
     u, c = np.unique(td.encode(df), axis=0, return_counts=True)
     np.testing.assert_array_equal(rows_csv, u)

@@ -19,8 +19,8 @@ from oracledp.tabular import (
     TableSchema,
     check_table,
     load_model,
+    read_aggregated,
     read_csv,
-    read_csv_aggregated,
 )
 
 ENV = {"COLUMNS": "200"}
@@ -55,7 +55,7 @@ def test_a_repeated_header_name_is_refused_by_name(schema, ignore_extra):
     for read in (lambda: read_csv(DUPLICATED),
                  lambda: read_csv(DUPLICATED, schema, with_target=True,
                                   ignore_extra=ignore_extra),
-                 lambda: read_csv_aggregated(DUPLICATED, schema, ignore_extra=ignore_extra)):
+                 lambda: read_aggregated(DUPLICATED, schema, ignore_extra=ignore_extra)):
         with pytest.raises(TableInputError, match="the column name 'age' twice") as err:
             read()
         assert "age.1" not in str(err.value)
@@ -178,7 +178,7 @@ def test_pandas_float_codes_fit_and_predict_on_the_command_line(tmp_path, schema
         + saved.intercept)
     assert res.stdout.split()[1:] == expected.tolist()
     # the aggregated reader reads them alike: the same distinct rows as the in-memory encoding
-    table = read_csv_aggregated(tmp_path / "t.csv", filled)
+    table = read_aggregated(tmp_path / "t.csv", filled)
     X, _, w = table.weighted_rows()
     whole = filled.encode(read_csv(tmp_path / "t.csv"))
     assert int(w.sum()) == n and {tuple(r) for r in X} == {tuple(r) for r in whole}
@@ -263,12 +263,12 @@ def test_the_aggregated_reader_clips_alike(schema, tmp_path):
     df = _coded([1, 0, 1, 0], ["0", "1", "0", "1"]).assign(age=[-5, 30, 130, 100])
     df.to_csv(tmp_path / "t.csv", index=False)
     with pytest.warns(ClippedValuesWarning, match="'age'"):
-        table = read_csv_aggregated(tmp_path / "t.csv", clip, chunksize=1)
+        table = read_aggregated(tmp_path / "t.csv", clip)
     X, _, w = table.weighted_rows()
     expected = schema.encode(df.assign(age=[0, 30, 100, 100]))
     assert {tuple(r) for r in X} == {tuple(r) for r in expected} and w.sum() == 4
     with pytest.raises(BoundsViolation, match="'age': values must lie in"):
-        read_csv_aggregated(tmp_path / "t.csv", schema)
+        read_aggregated(tmp_path / "t.csv", schema)
 
 
 def test_the_guarantee_says_which_columns_are_clipped(schema):
@@ -459,7 +459,7 @@ def test_schema_check_ok_and_file_level_problems(tmp_path, schema):
 def test_check_table_in_python_streams_and_takes_frames(tmp_path, schema):
     rows = "age,smoker,sex,y\n" + "30,1,F,0\n" * 50 + "30,1,X,0\n"  # the problem comes last
     (tmp_path / "t.csv").write_text(rows)
-    problems = check_table(tmp_path / "t.csv", schema, chunksize=7)
+    problems = check_table(tmp_path / "t.csv", schema)
     assert len(problems) == 1 and problems[0].startswith("column 'sex'")
     assert check_table(read_csv(tmp_path / "t.csv"), schema) == problems
     assert check_table(rows.encode().replace(b"X", b"F"), schema) == []

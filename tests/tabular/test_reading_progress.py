@@ -9,7 +9,7 @@ import pytest
 import rich.console
 
 from oracledp._cli import app
-from oracledp.tabular import Column, TableSchema, read_csv, read_csv_aggregated
+from oracledp.tabular import Column, TableSchema, read_aggregated, read_csv
 
 SCHEMA = TableSchema(columns=(Column("x", "numeric", lower=0, upper=10, step=1),
                               Column("c", "categorical", levels=("a", "b"))),
@@ -24,12 +24,12 @@ def csv_path(tmp_path: Path) -> Path:
     return path
 
 
-@pytest.mark.parametrize("reader", ["read_csv", "read_csv_aggregated"])
+@pytest.mark.parametrize("reader", ["read_csv", "read_aggregated"])
 def test_quiet_by_default_and_verbose_prints_to_stderr(csv_path, capsys, reader):
     def read(**kw):
         if reader == "read_csv":
             return read_csv(csv_path, SCHEMA, with_target=True, **kw)
-        return read_csv_aggregated(csv_path, SCHEMA, chunksize=1000, **kw)
+        return read_aggregated(csv_path, SCHEMA, **kw)
 
     read()
     assert capsys.readouterr() == ("", "")
@@ -39,16 +39,21 @@ def test_quiet_by_default_and_verbose_prints_to_stderr(csv_path, capsys, reader)
     lines = err.splitlines()
     size = csv_path.stat().st_size
     total = f"of {size / 1e6:,.1f} MB"
-    assert lines[0] == f"oracledp: checking {csv_path}: 0.0 {total} (0%)"
+    first = "checking" if reader == "read_csv" else "reading"  # the engine: one pass
+    assert lines[0] == f"oracledp: {first} {csv_path}: 0.0 {total} (0%)"
     assert lines[-1] == f"oracledp: reading {csv_path}: {size / 1e6:,.1f} {total} (100%)"
     assert any(line.startswith("oracledp: reading") and "(0%)" in line for line in lines)
 
 
 def test_a_callable_gets_the_bytes_read_of_the_file_size(csv_path, tmp_path):
     calls: list[tuple[str, int, int | None]] = []
-    read_csv_aggregated(csv_path, SCHEMA, chunksize=1000,
-                        verbose=lambda *a: calls.append(a))
+    read_aggregated(csv_path, SCHEMA, verbose=lambda *a: calls.append(a))
     size = csv_path.stat().st_size
+    done = [d for p, d, t in calls]  # the engine's one pass: DuckDB's progress of the file
+    assert {p for p, _, _ in calls} == {"reading"} and {t for _, _, t in calls} == {size}
+    assert done[0] == 0 and done[-1] == size and done == sorted(done)
+    calls.clear()
+    read_csv(csv_path, SCHEMA, with_target=True, verbose=lambda *a: calls.append(a))
     for phase in ("checking", "reading"):
         done = [d for p, d, t in calls if p == phase]
         assert {t for p, _, t in calls if p == phase} == {size}

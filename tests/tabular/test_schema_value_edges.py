@@ -22,8 +22,8 @@ from oracledp.tabular import (
     TableInputError,
     TableSchema,
     check_table,
+    read_aggregated,
     read_csv,
-    read_csv_aggregated,
 )
 
 ENV = {"COLUMNS": "200"}
@@ -113,8 +113,8 @@ def _refusals(path: Path, schema: TableSchema) -> list[str]:
     """The message of every reading path for ``path`` (each must refuse it)."""
     out = []
     for read in (lambda: read_csv(path, schema, with_target=True),
-                 lambda: read_csv_aggregated(path, schema),
-                 lambda: read_csv_aggregated(path, schema, chunksize=1)):
+                 lambda: read_aggregated(path, schema),
+                 lambda: read_aggregated(path, schema)):
         with pytest.raises(BoundsViolation) as exc:
             read()
         out.append(str(exc.value))
@@ -189,7 +189,7 @@ def test_a_crlf_file_reads_its_names_and_values_exactly(schema, tmp_path):
     path.write_bytes(GOOD.replace("\n", "\r\n").encode())
     df = read_csv(path, schema, with_target=True)
     assert list(df.columns) == ["uria", "answer", "y"]
-    assert read_csv_aggregated(path, schema).n == 3 and check_table(path, schema) == []
+    assert read_aggregated(path, schema).n == 3 and check_table(path, schema) == []
 
 
 @pytest.mark.parametrize("make", [
@@ -217,7 +217,7 @@ def test_a_huge_number_gives_the_bounds_error_and_no_numpy_warning(schema, tmp_p
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a RuntimeWarning (overflow) would raise here
         for read in (lambda: read_csv(path, schema, with_target=True),
-                     lambda: read_csv_aggregated(path, schema),
+                     lambda: read_aggregated(path, schema),
                      lambda: schema.encode(read_csv(path)[["uria", "answer"]])):
             with pytest.raises(BoundsViolation, match=BOUNDS.replace("[", r"\[")):
                 read()

@@ -17,7 +17,6 @@ import pytest
 from typer.testing import CliRunner
 
 import oracledp.tabular as tabular
-import oracledp.tabular._aggregated as tabular_aggregated
 import oracledp.tabular._schema as tabular_schema
 from oracledp._cli import app
 from oracledp._errors import BoundsViolation
@@ -29,8 +28,8 @@ from oracledp.tabular import (
     TableInputError,
     TableSchema,
     fit_aggregated,
+    read_aggregated,
     read_csv,
-    read_csv_aggregated,
 )
 
 ENV = {"COLUMNS": "200"}
@@ -126,10 +125,9 @@ def test_from_counts_refusals():
 # --- chunked reading equals the in-memory path ------------------------------------------------
 
 
-@pytest.mark.parametrize("chunksize", [1, 2, 3, 5, 13, 14, 1000])
-def test_chunked_equals_in_memory(csv_path, schema, chunksize):
+def test_chunked_equals_in_memory(csv_path, schema):
     X, y = _in_memory(csv_path, schema)
-    agg = read_csv_aggregated(csv_path, schema, chunksize=chunksize)
+    agg = read_aggregated(csv_path, schema)
     assert isinstance(agg, AggregatedTable) and agg.n == len(ROWS)
     F = agg.features()
     assert len(np.unique(F, axis=0)) == agg.n_groups == len(F) < len(ROWS)
@@ -151,7 +149,7 @@ def test_chunked_equals_in_memory(csv_path, schema, chunksize):
 def test_row_divisor_and_the_same_problem(csv_path):
     schema = TableSchema.from_dict({**SCHEMA, "row_divisor": 3})
     X, y = _in_memory(csv_path, schema)
-    agg = read_csv_aggregated(csv_path, schema, chunksize=2)
+    agg = read_aggregated(csv_path, schema)
     F = agg.features()
     assert sorted(map(tuple, np.repeat(F, agg.counts.sum(axis=1), axis=0))) == sorted(
         map(tuple, X))
@@ -165,8 +163,7 @@ def test_row_divisor_and_the_same_problem(csv_path):
 def test_same_release_for_a_fixed_seed(csv_path, schema, cls, seed):
     X, y = _in_memory(csv_path, schema)
     full = _make(cls, schema, seed).fit(X, y)
-    agg = fit_aggregated(_make(cls, schema, seed), read_csv_aggregated(csv_path, schema,
-                                                                       chunksize=4))
+    agg = fit_aggregated(_make(cls, schema, seed), read_aggregated(csv_path, schema))
     assert np.array_equal(full.coef_, agg.coef_)
     assert full.guarantee_ == agg.guarantee_
     assert list(full.classes_) == list(agg.classes_) and agg.intercept_ == 0.0
@@ -182,7 +179,7 @@ def test_public_fit_on_record_counts_is_the_whole_table_fit(csv_path, schema, cl
     """``fit(X, y, sample_weight=counts)`` on the distinct rows (the public path of the CLI
     and of fit_aggregated) releases bit for bit what fit releases on the whole table."""
     X, y = _in_memory(csv_path, schema)
-    table = read_csv_aggregated(csv_path, schema, chunksize=4)
+    table = read_aggregated(csv_path, schema)
     Xw, yw, counts = table.weighted_rows()
     assert counts.dtype == np.int64 and counts.min() >= 1 and counts.sum() == len(ROWS)
     assert len(Xw) < len(ROWS) and set(yw) <= set(schema.labels)
@@ -216,14 +213,14 @@ def test_record_counts_that_are_not_counts_are_refused_before_any_noise(
         raise AssertionError("noise drawn")
 
     monkeypatch.setattr(OPDiscClassifier, "_release", no_noise)
-    X, y, counts = read_csv_aggregated(csv_path, schema).weighted_rows()
+    X, y, counts = read_aggregated(csv_path, schema).weighted_rows()
     with pytest.raises(ValueError, match=match) as err:
         _make(OPDiscClassifier, schema).fit(X, y, sample_weight=weights(counts))
     assert "nan" not in str(err.value).lower() and "0.5" not in str(err.value)
 
 
 def test_fit_aggregated_refuses_as_fit_before_any_noise(csv_path, schema, monkeypatch):
-    agg = read_csv_aggregated(csv_path, schema)
+    agg = read_aggregated(csv_path, schema)
     X, y = _in_memory(csv_path, schema)
 
     def no_noise(self, *a, **k):  # pragma: no cover - must not run
@@ -253,7 +250,7 @@ def test_one_label_only_is_refused_like_fit(tmp_path, schema):
     p = tmp_path / "one.csv"
     p.write_text(HEADER + "\n" + "\n".join(r for r in ROWS if r.endswith(",no")) + "\n")
     X, y = _in_memory(p, schema)
-    agg = read_csv_aggregated(p, schema)
+    agg = read_aggregated(p, schema)
     make = lambda: RSPMClassifier(1.0, schema=schema.feature_schema(), random_state=0)  # noqa: E731
     with pytest.raises(ValueError) as want:
         make().fit(X, y)
@@ -303,8 +300,7 @@ def _bad_files() -> dict[str, bytes]:
     "empty", "blank", "header_only", "latin1", "delimiter", "parse_error", "bad_gzip",
     "bom_and_crlf", "gzip",
 ])
-@pytest.mark.parametrize("chunksize", [1, 5, 100_000])
-def test_validation_is_that_of_the_in_memory_reader(tmp_path, schema, case, chunksize):
+def test_validation_is_that_of_the_in_memory_reader(tmp_path, schema, case):
     p = tmp_path / f"{case}.csv"
     p.write_bytes(_bad_files()[case])
     try:
@@ -315,12 +311,13 @@ def test_validation_is_that_of_the_in_memory_reader(tmp_path, schema, case, chun
     else:
         want = None
     if want is None:  # readable files: the same records
-        agg = read_csv_aggregated(p, schema, chunksize=chunksize)
+        agg = read_aggregated(p, schema)
         assert agg.n == len(df)
         return
     with pytest.raises(type(want)) as got:
-        read_csv_aggregated(p, schema, chunksize=chunksize)
-    assert str(got.value) == str(want)
+        read_aggregated(p, schema)
+    # the same refusal; the engine words the cause of a parse error itself
+    assert str(got.value).split(" (")[0] == str(want).split(" (")[0]
     for value in ("Martian", "130", "1001", "half", "maybe", "r\xe9d", "extra"):
         assert value not in str(got.value)
 
@@ -329,7 +326,7 @@ def test_many_problems_are_all_listed(tmp_path, schema):
     p = tmp_path / "many.csv"
     p.write_bytes(_bad_files()["many"])
     with pytest.raises(BoundsViolation) as err:
-        read_csv_aggregated(p, schema, chunksize=2)
+        read_aggregated(p, schema)
     msg = str(err.value)
     parts = ["'age': values must lie in [0, 100]", "'rate': missing values",
              "'color': values must be one of the 3 declared levels", "target 'y'"]
@@ -349,7 +346,7 @@ def test_memory_is_bounded_by_the_chunk_and_the_distinct_rows(tmp_path, schema):
         read_csv(p, schema, with_target=True)
         full_peak = tracemalloc.get_traced_memory()[1]
         tracemalloc.reset_peak()
-        agg = read_csv_aggregated(p, schema, chunksize=2000)
+        agg = read_aggregated(p, schema)
         chunk_peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -386,7 +383,6 @@ def test_cli_fits_rspm_and_opdisc_from_aggregated_rows(tmp_path, csv_path, schem
         fitted.append((len(X), int(np.sum(sample_weight))))
         return public_fit(self, X, y, sample_weight=sample_weight)
 
-    monkeypatch.setattr(tabular_aggregated, "CHUNK_ROWS", 3)  # identical rows in different chunks
     monkeypatch.setattr(tabular, "read_csv", refuse)
     monkeypatch.setattr(tabular_schema, "read_csv", refuse)
     monkeypatch.setattr(OPDiscClassifier, "fit", counted_fit)
@@ -407,7 +403,6 @@ def test_cli_bad_input_in_a_late_chunk_exits_2_before_any_noise(tmp_path, schema
 
     monkeypatch.setattr(OPDiscClassifier, "_release", no_noise)
     monkeypatch.setattr(RSPMClassifier, "_release", no_noise)
-    monkeypatch.setattr(tabular_aggregated, "CHUNK_ROWS", 4)
     sch = tmp_path / "schema.json"
     sch.write_text(json.dumps(SCHEMA))
     files = _bad_files()
@@ -424,7 +419,7 @@ def test_cli_bad_input_in_a_late_chunk_exits_2_before_any_noise(tmp_path, schema
 
 @pytest.mark.parametrize("model, target", [
     ("dpsgd", "encode"), ("opsamp", "read_csv"), ("accuracy-first", "labels_of"),
-    ("rspm", "read_csv_aggregated"), ("opdisc", "read_csv_aggregated"),
+    ("rspm", "read_aggregated"), ("opdisc", "read_aggregated"),
 ])
 def test_cli_out_of_memory_while_loading_exits_2(tmp_path, csv_path, model, target,
                                                  monkeypatch):

@@ -30,7 +30,7 @@ levels as the declared strings (``01`` stays ``01``); a grid whose
 (pandas' nullable ``Int64`` where a missing level can occur).
 
 Counting (:meth:`TableDomain.count`): the records are checked against the schema (every
-refusal of :func:`~oracledp.tabular.read_csv_aggregated`: one
+refusal of :func:`~oracledp.tabular.read_aggregated`: one
 :class:`~oracledp._errors.TableInputError` for a file-level problem, one
 :class:`~oracledp._errors.BoundsViolation` listing every violation by column and rule, never a
 value, a row or a count), encoded and reduced to the distinct domain rows with their record
@@ -235,61 +235,36 @@ class TableDomain:
         warn_clipped(clipped)
         return out
 
-    def count(self, data: pd.DataFrame | str | Path, *, sep: str = ",",
-              chunksize: int | None = None, ignore_extra: bool = True,
-              verbose: Any = False) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-        """``(rows, counts)``: the distinct domain rows of ``data`` (a DataFrame or a CSV path)
-        and how many records have each, rows in lexicographic order.
+    def count(self, data: Any, *, sep: str = ",", ignore_extra: bool = True,
+              verbose: Any = False, engine: str = "duckdb", scheduler: str | None = None,
+              ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """``(rows, counts)``: the distinct domain rows of ``data`` and how many records have
+        each, rows in lexicographic order.
 
-        A CSV is read in chunks of ``chunksize`` rows (default
-        :data:`oracledp.tabular.CHUNK_ROWS`): memory holds one chunk plus the distinct rows.
-        ``verbose`` reports the reading's progress as :func:`oracledp.tabular.read_csv` does.
-        Every refusal comes after the whole input was checked and lists every problem.
+        ``data``: whatever :func:`oracledp.tabular.read_aggregated` reads (a CSV or Parquet
+        path, a directory or glob of Parquet files, a pandas or Polars DataFrame, an Arrow
+        table), counted in one pass of the data engine (``engine``, ``scheduler`` as there):
+        memory grows with the distinct rows.  ``verbose`` reports the reading's progress as
+        :func:`oracledp.tabular.read_csv` does.  Every refusal comes after the whole input
+        was checked and lists every problem.
         """
-        from oracledp._validation import check_sep
-        from oracledp.tabular._aggregated import CHUNK_ROWS, _RowCounter
-        from oracledp.tabular._cells import _table_violation, warn_clipped
-        from oracledp.tabular._csv import (
-            _check_header,
-            _check_unique,
-            _chunks,
-            _reporter,
-            _source_label,
-        )
+        from oracledp.tabular._aggregated import read_aggregated
+        from oracledp.tabular._engine import merge_rows
 
-        counter: _RowCounter | None = _RowCounter(list(self.domain.shape))
-        clipped: set[str] = set()
         if isinstance(data, pd.DataFrame):
             _check_frame(data)
-            rows = self._scan(data, ignore_extra, clipped)
-            assert rows is not None and counter is not None
-            counter.add(rows, np.zeros(len(rows), dtype=np.int64))
-        elif isinstance(data, (str, Path)):
-            if chunksize is None:
-                chunksize = CHUNK_ROWS
-            if isinstance(chunksize, bool) or not isinstance(chunksize, int) or chunksize < 1:
-                raise ValueError(f"chunksize must be an integer >= 1, got {chunksize!r}")
-            check_sep(sep)
-            label = _source_label(data)
-            report = _reporter(verbose, label)
-            found: dict[tuple[int, int], str] = {}
-            for i, chunk in enumerate(_chunks(data, sep, chunksize, label, report)):
-                if i == 0:
-                    _check_unique(list(chunk.columns), label)
-                    _check_header(list(chunk.columns), self.schema, True, sep, label)
-                rows = self._scan(chunk, ignore_extra, clipped, found)
-                if found:
-                    counter = None  # nothing will be fitted: only the checks go on
-                elif counter is not None and rows is not None:
-                    counter.add(rows, np.zeros(len(rows), dtype=np.int64))
-            if found or counter is None:
-                raise _table_violation([found[k] for k in sorted(found)])
-        else:
-            raise TypeError("data must be a pandas DataFrame or the path of a CSV file, got "
-                            f"{type(data).__name__}")
-        warn_clipped(clipped)
-        keys, counts = counter.result()
-        return keys, counts[:, 0].copy()
+        elif not isinstance(data, (str, Path)) and type(data).__module__.split(".")[0] not in (
+                "pyarrow", "polars"):
+            raise TypeError("data must be a pandas or Polars DataFrame, an Arrow table or the "
+                            f"path of a CSV or Parquet file, got {type(data).__name__}")
+        table = read_aggregated(data, self.schema, sep=sep, ignore_extra=ignore_extra,
+                                verbose=verbose, engine=engine, scheduler=scheduler)
+        parts, weights = [], []
+        for label in range(table.counts.shape[1]):
+            has = table.counts[:, label] > 0
+            parts.append(self._map(table.codes[has], np.full(int(has.sum()), label)))
+            weights.append(table.counts[has, label])
+        return merge_rows(np.concatenate(parts), np.concatenate(weights))
 
     # --- domain codes -> values (post-processing) ---------------------------------------------
 

@@ -90,7 +90,7 @@ def _load_schema(schema: Any) -> Any:
 class _Release:
     """The released model: a :class:`~oracledp.synth._graphical.GraphicalModel`, the one model
     type every synthesizer's release is (OracleQueryPGM, MST and AIM estimate one; a released
-    distribution, MWEM's or OracleQueryPGM's explicit estimate, is one with a single clique;
+    distribution, MWEM's or OracleQuery's, is one with a single clique;
     independent marginals one with a clique per attribute).  Saved as the log-potentials of
     its cliques and the cliques of its junction tree, and rebuilt exactly: it samples the
     rows the fitted synthesizer samples for the same seed
@@ -128,7 +128,7 @@ class _Release:
         if model is None and result is not None:
             model = getattr(result, "model", None)  # MST, AIM, MWEM, independent
         if model is None and hasattr(synth, "release_model"):
-            model = synth.release_model()  # OracleQueryPGM's explicit estimate
+            model = synth.release_model()  # OracleQuery's released distribution
         if model is None:
             raise TypeError(f"{type(synth).__name__}: its release is not a model that "
                             "TableSynthesizer can save")
@@ -159,11 +159,14 @@ class TableSynthesizer:
         ``sample(random_state=...)``); never saved.
     options:
         Further keyword arguments of the method's class (e.g. ``{"k": 2}``).
-    sep, chunksize, verbose:
-        How a CSV path is read (delimiter, rows per chunk, progress on stderr).
+    sep, verbose, engine, scheduler:
+        How a path (CSV or Parquet) or a table is read: the CSV delimiter, progress on
+        stderr, and the data engine (``"duckdb"``, default, or ``"dask"`` with the address of
+        a running cluster or None for a local one; the same counts either way: see
+        :func:`oracledp.tabular.read_aggregated`).
     ignore_extra:
         Leave out data columns the schema does not mention (default True, as
-        :func:`oracledp.tabular.read_csv_aggregated`); False refuses them (``oracledp synth
+        :func:`oracledp.tabular.read_aggregated`); False refuses them (``oracledp synth
         fit`` does, unless ``--ignore-extra``).
 
     After :meth:`fit`: ``guarantee_``, ``guarantee_per_person_``, ``rho_`` (the zCDP budget
@@ -187,7 +190,8 @@ class TableSynthesizer:
     def __init__(self, method: str = "oracle-query-pgm", *, epsilon: float = 1.0,
                  delta: float | None = None, bins: BinsLike | str = "auto",
                  random_state: RandomLike = None, options: dict[str, Any] | None = None,
-                 sep: str = ",", chunksize: int | None = None, verbose: Any = False,
+                 sep: str = ",", verbose: Any = False, engine: str = "duckdb",
+                 scheduler: str | None = None,
                  ignore_extra: bool = True, bin_edges: str = "quantiles",
                  numeric_fraction: float | str = "auto") -> None:
         self.method = method
@@ -197,7 +201,8 @@ class TableSynthesizer:
         self.random_state = random_state
         self.options = options
         self.sep = sep
-        self.chunksize = chunksize
+        self.engine = engine
+        self.scheduler = scheduler
         self.verbose = verbose
         self.ignore_extra = ignore_extra
         self.bin_edges = bin_edges
@@ -321,8 +326,9 @@ class TableSynthesizer:
         TableDomain(schema, self.bins)  # the public coarse domain must be valid
         fine_dom = TableDomain(schema, {name: _cuts(schema, name, starts)
                                         for name, starts in fine_bins.items()})
-        rows, counts = fine_dom.count(data, sep=self.sep, chunksize=self.chunksize,
-                                      verbose=self.verbose, ignore_extra=self.ignore_extra)
+        rows, counts = fine_dom.count(data, sep=self.sep, verbose=self.verbose,
+                                      ignore_extra=self.ignore_extra, engine=self.engine,
+                                      scheduler=self.scheduler)
         n = int(counts.sum())
         delta = (self.delta if self.delta is not None else 1.0 / max(n, 2) ** 2
                  ) if needs_delta else 0.0
@@ -835,7 +841,7 @@ def _coarsen(fine: TableDomain, coarse: TableDomain, rows: NDArray[np.int64],
              counts: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """The distinct rows of ``fine``'s domain mapped to ``coarse``'s (each fine bin lies in
     one coarse bin), merged, with their record counts."""
-    from oracledp.tabular._aggregated import _RowCounter
+    from oracledp.tabular._engine import merge_rows
 
     out = np.empty_like(rows)
     for j, (f, c) in enumerate(zip(fine.attrs, coarse.attrs, strict=True)):
@@ -849,7 +855,5 @@ def _coarsen(fine: TableDomain, coarse: TableDomain, rows: NDArray[np.int64],
             out[:, j] = to[rows[:, j]]
         else:
             out[:, j] = rows[:, j]
-    counter = _RowCounter(list(coarse.domain.shape))
-    keys, inv = counter._unique(counter._pack(out))
-    merged = np.bincount(inv, weights=counts, minlength=len(keys)).astype(np.int64)
-    return counter._unpack(keys), merged
+    merged_rows, merged = merge_rows(out, counts)
+    return merged_rows, merged

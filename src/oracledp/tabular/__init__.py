@@ -55,8 +55,9 @@ clipped to the public bounds, unknown levels encoded as all-zero one-hots, with 
 ``on_unknown="refuse"`` refuses them as in training.  A column where most values are not
 declared levels is refused even then (it is coded otherwise: an all-zero column would give
 meaningless predictions).  :func:`read_csv` adds file-level checks (empty file, non-UTF-8 bytes, wrong
-delimiter) raising :class:`TableInputError`.  :func:`read_csv_aggregated` does the same checks
-chunk by chunk and keeps only the distinct encoded rows with their label counts (an
+delimiter) raising :class:`TableInputError`.  :func:`read_aggregated` does the same checks
+on any table (CSV, Parquet, a DataFrame) in one pass of the data engine (DuckDB, or Dask on a
+cluster) and keeps only the distinct encoded rows with their label counts (an
 :class:`AggregatedTable`, memory independent of the number of records);
 :meth:`AggregatedTable.weighted_rows` gives those rows with their record counts for the
 estimators' public ``fit(X, y, sample_weight=counts)``, and :func:`fit_aggregated` fits OPDisc
@@ -115,8 +116,7 @@ from oracledp._errors import (
 )
 
 # ``X as X``: public names outside __all__, importable from here as before the package split.
-from oracledp.tabular._aggregated import CHUNK_ROWS as CHUNK_ROWS
-from oracledp.tabular._aggregated import AggregatedTable, fit_aggregated, read_csv_aggregated
+from oracledp.tabular._aggregated import AggregatedTable, fit_aggregated, read_aggregated
 from oracledp.tabular._cells import describe_adjusted as describe_adjusted
 from oracledp.tabular._check import check_table
 from oracledp.tabular._columns import DEFAULT_MISSING_VALUES as DEFAULT_MISSING_VALUES
@@ -150,7 +150,7 @@ __all__ = [
     "check_table",
     "fit_aggregated",
     "load_model",
+    "read_aggregated",
     "read_csv",
-    "read_csv_aggregated",
     "save_model",
 ]

@@ -1,8 +1,9 @@
-"""Aggregated reading: a labelled CSV reduced to its distinct encoded rows and label counts.
+"""Aggregated reading: a labelled table reduced to its distinct encoded rows and label counts.
 
-:func:`read_csv_aggregated` checks and encodes the file chunk by chunk (:data:`CHUNK_ROWS`
-rows at a time), so memory grows with the distinct rows, not with the records.  The
-resulting :class:`AggregatedTable` is fitted through the estimators' public API:
+:func:`read_aggregated` reads, checks and counts any table (CSV, Parquet, a DataFrame) in one
+pass of the data engine (:mod:`oracledp.tabular._engine`, DuckDB; or a Dask cluster), so
+memory grows with the distinct rows, not with the records.  The resulting
+:class:`AggregatedTable` is fitted through the estimators' public API:
 ``est.fit(*table.weighted_rows())`` passes the distinct rows with their record counts as
 ``sample_weight`` (OPDisc and RSPM fit exactly as on the whole table), which is what
 :func:`fit_aggregated` does.
@@ -19,28 +20,16 @@ from numpy.typing import NDArray
 from sklearn.utils.validation import has_fit_parameter
 
 from oracledp._validation import check_sep
-from oracledp.tabular._cells import _table_violation, warn_clipped
-from oracledp.tabular._csv import (
-    Progress,
-    _check_header,
-    _check_unique,
-    _chunks,
-    _reporter,
-    _source_label,
-)
+from oracledp.tabular._cells import warn_clipped
+from oracledp.tabular._csv import Progress, _reporter, _source_label
 from oracledp.tabular._schema import TableSchema
 
 # --- aggregated reading: memory grows with the distinct rows, not with the records ----------
 
 
-#: Rows per chunk of :func:`read_csv_aggregated` (a chunk of strings takes roughly
-#: rows x columns x 60 bytes; the distinct rows found so far are kept besides).
-CHUNK_ROWS = 100_000
-
-
 @dataclass(frozen=True, eq=False)
 class AggregatedTable:
-    """A labelled table reduced to its distinct encoded rows (see :func:`read_csv_aggregated`).
+    """A labelled table reduced to its distinct encoded rows (see :func:`read_aggregated`).
 
     ``codes`` (g, number of schema columns): the cell codes of each distinct row (level
     index, grid index ``k`` or number of bin cut points below the value), which
@@ -81,125 +70,47 @@ class AggregatedTable:
         return X, y, self.counts[group, label]
 
 
-class _RowCounter:
-    """Label counts per distinct row of cell codes, merged chunk by chunk.
+def read_aggregated(data: Any, schema: TableSchema, *, sep: str = ",",
+                    ignore_extra: bool = True, verbose: bool | Progress = False,
+                    engine: str = "duckdb", scheduler: str | None = None) -> AggregatedTable:
+    """Read, check and encode a labelled table in one pass, keeping only its distinct encoded
+    rows with their label counts.
 
-    A row of codes is packed into as few int64 words as keep each word's range below 2**62
-    (one word for usual schemas), so rows are compared as integers.
-    """
-
-    def __init__(self, cards: list[int]) -> None:
-        self.cards = cards
-        self.words: list[list[int]] = [[]]
-        prod = 1
-        for j, k in enumerate(cards):
-            if self.words[-1] and prod * k >= 2**62:
-                self.words.append([])
-                prod = 1
-            self.words[-1].append(j)
-            prod *= k
-        self.keys = np.empty((0, len(self.words)), dtype=np.int64)
-        self.counts = np.empty((0, 2), dtype=np.int64)
-        self._pending: list[tuple[NDArray[np.int64], NDArray[np.int64]]] = []
-        self._pending_rows = 0
-
-    def _pack(self, codes: NDArray[np.int64]) -> NDArray[np.int64]:
-        out = np.zeros((codes.shape[0], len(self.words)), dtype=np.int64)
-        for w, cols in enumerate(self.words):
-            for j in cols:
-                out[:, w] *= self.cards[j]
-                out[:, w] += codes[:, j]
-        return out
-
-    def _unpack(self, keys: NDArray[np.int64]) -> NDArray[np.int64]:
-        out = np.empty((keys.shape[0], len(self.cards)), dtype=np.int64)
-        for w, cols in enumerate(self.words):
-            key = keys[:, w].copy()
-            for j in reversed(cols):
-                key, out[:, j] = np.divmod(key, self.cards[j])
-        return out
-
-    @staticmethod
-    def _unique(keys: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.intp]]:
-        if keys.shape[1] == 1:
-            u, inv = np.unique(keys[:, 0], return_inverse=True)
-            return u[:, None], inv.ravel()
-        u, inv = np.unique(keys, axis=0, return_inverse=True)
-        return u, inv.ravel()
-
-    def add(self, codes: NDArray[np.int64], labels: NDArray[np.int8]) -> None:
-        keys, inv = self._unique(self._pack(codes))
-        counts = np.bincount(inv * 2 + labels, minlength=2 * len(keys)).reshape(-1, 2)
-        self._pending.append((keys, counts.astype(np.int64)))
-        self._pending_rows += len(keys)
-        if self._pending_rows > max(len(self.keys), 1 << 20):
-            self._merge()
-
-    def _merge(self) -> None:
-        if not self._pending:
-            return
-        keys = np.concatenate([self.keys, *(k for k, _ in self._pending)])
-        counts = np.concatenate([self.counts, *(c for _, c in self._pending)])
-        self._pending, self._pending_rows = [], 0
-        self.keys, inv = self._unique(keys)
-        del keys
-        self.counts = np.zeros((len(self.keys), 2), dtype=np.int64)
-        np.add.at(self.counts, inv, counts)
-
-    def result(self) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-        self._merge()
-        return self._unpack(self.keys), self.counts
-
-
-def _cardinalities(schema: TableSchema) -> list[int]:
-    """How many codes each column can take (public: from the schema alone)."""
-    return [max(c.n_values + c.missing_level, 1) for c in schema.columns]
-
-
-def read_csv_aggregated(source: str | Path | bytes, schema: TableSchema, *, sep: str = ",",
-                        chunksize: int | None = None, ignore_extra: bool = True,
-                        verbose: bool | Progress = False) -> AggregatedTable:
-    """Read, check and encode a labelled CSV chunk by chunk, keeping only its distinct
-    encoded rows with their label counts.
-
+    ``data``: the path of a CSV file (plain, gzip or zstd), of a Parquet file, of a directory
+    of Parquet files or a glob of them; or a pandas or Polars DataFrame or an Arrow table.
     The refusals are those of ``read_csv(source, schema, with_target=True)`` followed by
-    encoding: file-level problems raise :class:`TableInputError`, and every violation of the
-    schema anywhere in the file is listed in ONE BoundsViolation, by column and rule (never a
-    value or a row), after the whole file was checked and before anything random can
-    happen.  The numbers of a column declared ``"out_of_bounds": "clip"`` are clipped to its
-    bounds, as :meth:`TableSchema.encode` does, with one ClippedValuesWarning for the whole
-    file.  Memory holds one chunk of ``chunksize`` rows plus the distinct rows, whatever
-    the number of records (``chunksize`` None: :data:`CHUNK_ROWS`).  ``verbose`` reports
-    progress as in :func:`read_csv`.
+    encoding: a source that cannot be read raises :class:`TableInputError`, and every
+    violation of the schema anywhere in the table is listed in ONE BoundsViolation, by column
+    and rule (never a value or a row), after the whole table was checked and before anything
+    random can happen.  The numbers of a column declared ``"out_of_bounds": "clip"`` are
+    clipped to its bounds, as :meth:`TableSchema.encode` does, with one ClippedValuesWarning
+    for the whole table.  Memory: the engine's (:data:`~oracledp.tabular._engine.MEMORY_LIMIT`,
+    spilling to disk beyond) plus the distinct rows.  ``verbose`` reports progress as in
+    :func:`read_csv`.
+
+    ``engine="dask"`` runs the same pass on a Dask cluster (``scheduler``: the address of a
+    running one; None starts a local cluster): the same table, bit for bit
+    (:mod:`oracledp.tabular._dask`).
     """
+    from oracledp.tabular._engine import ENGINES, scan_table
+
     if not isinstance(schema, TableSchema):
         raise TypeError(f"schema must be a TableSchema, got {type(schema).__name__}")
-    if chunksize is None:
-        chunksize = CHUNK_ROWS
-    if isinstance(chunksize, bool) or not isinstance(chunksize, int) or chunksize < 1:
-        raise ValueError(f"chunksize must be an integer >= 1, got {chunksize!r}")
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(map(repr, ENGINES))}, got {engine!r}")
     check_sep(sep)
-    label = _source_label(source)
-    report = _reporter(verbose, label)
-    counter: _RowCounter | None = _RowCounter(_cardinalities(schema))
-    found: dict[tuple[int, int], str] = {}
-    clipped: set[str] = set()
-    for i, chunk in enumerate(_chunks(source, sep, chunksize, label, report)):
-        if i == 0:
-            _check_unique(list(chunk.columns), label)
-            _check_header(list(chunk.columns), schema, True, sep, label)
-        items, codes, y_idx = schema._scan(chunk, with_target=True, codes=counter is not None,
-                                           ignore_extra=ignore_extra, clipped=clipped)
-        found.update(items)
-        if found:
-            counter = None  # nothing will be fitted: only the checks go on
-        elif counter is not None and codes is not None and y_idx is not None:
-            counter.add(codes, y_idx)
-    if found or counter is None:
-        raise _table_violation([found[k] for k in sorted(found)])
-    warn_clipped(clipped)
-    codes, counts = counter.result()
-    return AggregatedTable(schema=schema, codes=codes, counts=counts)
+    report = _reporter(verbose, _source_label(data if isinstance(data, (str, Path)) else b""))
+    if engine == "dask":
+        from oracledp.tabular._dask import scan_table_dask
+
+        scan = scan_table_dask(data, schema, sep=sep, ignore_extra=ignore_extra,
+                               scheduler=scheduler)
+    else:
+        scan = scan_table(data, schema, sep=sep, ignore_extra=ignore_extra, report=report)
+    scan.raise_problems()
+    warn_clipped(scan.clipped)
+    assert scan.codes is not None and scan.counts is not None
+    return AggregatedTable(schema=schema, codes=scan.codes, counts=scan.counts)
 
 
 def fit_aggregated(estimator: Any, table: AggregatedTable) -> Any:

@@ -2,7 +2,7 @@
 
 The CSV is streamed as UTF-8 text (gunzipped if gzip, a byte-order mark dropped); unreadable,
 empty, non-UTF-8 or wrongly delimited files raise :class:`TableInputError`.  The helpers
-here are shared with :func:`~oracledp.tabular.read_csv_aggregated`.
+here are shared with :func:`~oracledp.tabular.read_aggregated`.
 """
 
 from __future__ import annotations
@@ -244,7 +244,7 @@ def read_csv(source: str | Path | bytes, schema: TableSchema | None = None, *,
     leaves the values to the caller, e.g. the prediction policy); with
     ``ignore_extra=False`` columns the schema does not mention are refused.  The file is
     streamed into the table (its bytes and text are never held whole besides it); for a
-    table too large for memory see :func:`read_csv_aggregated`.
+    table too large for memory see :func:`read_aggregated`.
 
     ``verbose=True`` prints the progress of the two passes over the file (bytes read out of
     its size) to stderr; a callable ``report(phase, done, total)`` receives it instead.  Only

@@ -545,15 +545,9 @@ class TableSchema:
                                        "schema (refused so that no column is left out by "
                                        "mistake: add them to the schema, or pass "
                                        "--ignore-extra / ignore_extra=True to leave them out)"))
-        lenient = adjusted is not None
         n = len(df)
         out = (np.empty((n, len(self.columns)), dtype=np.int64)
                if codes and not absent and not spaced and not repeated else None)
-
-        def count(name: str, rule: str, k: int) -> None:
-            if adjusted is not None and k:
-                adjusted.setdefault(name, {}).setdefault(rule, 0)
-                adjusted[name][rule] += k
 
         for i, c in enumerate(self.columns):
             if c.kind == "unresolved":
@@ -562,66 +556,8 @@ class TableSchema:
                 continue
             if c.name not in readable:
                 continue
-            cells = _Cells(df[c.name])
-            spaced_cells = cells.spaced()
-            if spaced_cells.any():  # refused in fit and predict alike; no other rule reads them
-                found.append(((i, -1), f"column {c.name!r}: some values have {SPACES_RULE}"))
-            miss = cells.missing(sorted(set(self.missing_values) - set(c.levels or ())))
-            code = np.zeros(n, dtype=np.int64)
-            if miss.any():
-                if c.missing == "level":
-                    code[miss] = c.n_values
-                elif c.missing == "fill":
-                    code[miss] = self._code_of(c, c.fill)
-                elif lenient and c.kind == "categorical":
-                    code[miss] = -1
-                    count(c.name, "missing", int(miss.sum()))
-                else:
-                    found.append(((i, 0), f"column {c.name!r}: missing values (an empty cell, "
-                                          "NaN or one of the schema's missing_values) are not "
-                                          "allowed: the schema declares no 'missing' policy for "
-                                          "it (\"level\" or {\"fill\": ...})"))
-            ok = ~miss & ~spaced_cells
-            if c.kind == "categorical":
-                idx = cells.level_codes(c.levels or ())
-                unknown = ok & (idx < 0)
-                n_unknown = int(unknown.sum())
-                if n_unknown and lenient and 2 * n_unknown <= int(ok.sum()):
-                    count(c.name, "unknown level", n_unknown)
-                elif n_unknown and lenient:  # never a silent all-zero column
-                    found.append(((i, 1), f"column {c.name!r}: most values are not declared "
-                                          f"levels (declared: {_shown(c.levels)}), so nothing "
-                                          f"was predicted; {_CODING_HINT}"))
-                elif n_unknown:
-                    found.append(((i, 1), f"column {c.name!r}: values must be one of the "
-                                          f"{len(c.levels or ())} declared levels "
-                                          f"({_shown(c.levels)}); some are not: {_CODING_HINT}"))
-                code[ok] = idx[ok]  # -1 for an unknown level
-            else:
-                num_u = pd.to_numeric(cells.raw, errors="coerce").to_numpy(dtype=float,
-                                                                           na_value=np.nan)
-                num = cells.per_row(num_u)
-                bad = ok & ~np.isfinite(num)
-                if bad.any():
-                    found.append(((i, 1), f"column {c.name!r}: values must be finite numbers"))
-                good = ok & ~bad
-                x = num[good]
-                outside = (x < c.lower) | (x > c.upper)
-                if outside.any():
-                    if c.out_of_bounds == "clip":  # declared: the same public map everywhere
-                        x = np.clip(x, c.lower, c.upper)
-                        if clipped is not None:
-                            clipped.add(c.name)
-                    elif lenient:
-                        count(c.name, "clipped", int(outside.sum()))
-                        x = np.clip(x, c.lower, c.upper)
-                    else:
-                        found.append(((i, 2), f"column {c.name!r}: values must lie in "
-                                              f"[{c.lower:g}, {c.upper:g}] (declared public "
-                                              "bounds; nothing is clipped unless the column "
-                                              "declares \"out_of_bounds\": \"clip\")"))
-                        x = np.where(outside, c.lower, x)  # refused: no code is computed
-                code[good] = self._codes_of_numbers(c, x)  # (an overflow of (x - lower)/step)
+            items, code = self._scan_cells(i, df[c.name], adjusted=adjusted, clipped=clipped)
+            found.extend(items)
             if out is not None:
                 out[:, i] = code
         y_idx = None
@@ -635,6 +571,88 @@ class TableSchema:
         if found or out is None:
             return found, None, None
         return found, out, y_idx
+
+    def _scan_cells(self, i: int, s: pd.Series, *,
+                    adjusted: dict[str, dict[str, int]] | None = None,
+                    clipped: set[str] | None = None,
+                    ) -> tuple[list[tuple[tuple[int, int], str]], NDArray[np.int64]]:
+        """The problems (with their ranks) and the codes of the cells ``s`` of column ``i``.
+
+        Every rule reads one cell at a time, so the problems of a column are the union of
+        those of its distinct values: the data engine (:mod:`oracledp.tabular._engine`) calls
+        this on the distinct cells it does not encode itself.  ``adjusted`` and ``clipped``
+        as in :meth:`_scan`."""
+        c = self.columns[i]
+        found: list[tuple[tuple[int, int], str]] = []
+        lenient = adjusted is not None
+        n = len(s)
+
+        def count(name: str, rule: str, k: int) -> None:
+            if adjusted is not None and k:
+                adjusted.setdefault(name, {}).setdefault(rule, 0)
+                adjusted[name][rule] += k
+
+        cells = _Cells(s)
+        spaced_cells = cells.spaced()
+        if spaced_cells.any():  # refused in fit and predict alike; no other rule reads them
+            found.append(((i, -1), f"column {c.name!r}: some values have {SPACES_RULE}"))
+        miss = cells.missing(sorted(set(self.missing_values) - set(c.levels or ())))
+        code = np.zeros(n, dtype=np.int64)
+        if miss.any():
+            if c.missing == "level":
+                code[miss] = c.n_values
+            elif c.missing == "fill":
+                code[miss] = self._code_of(c, c.fill)
+            elif lenient and c.kind == "categorical":
+                code[miss] = -1
+                count(c.name, "missing", int(miss.sum()))
+            else:
+                found.append(((i, 0), f"column {c.name!r}: missing values (an empty cell, "
+                                      "NaN or one of the schema's missing_values) are not "
+                                      "allowed: the schema declares no 'missing' policy for "
+                                      "it (\"level\" or {\"fill\": ...})"))
+        ok = ~miss & ~spaced_cells
+        if c.kind == "categorical":
+            idx = cells.level_codes(c.levels or ())
+            unknown = ok & (idx < 0)
+            n_unknown = int(unknown.sum())
+            if n_unknown and lenient and 2 * n_unknown <= int(ok.sum()):
+                count(c.name, "unknown level", n_unknown)
+            elif n_unknown and lenient:  # never a silent all-zero column
+                found.append(((i, 1), f"column {c.name!r}: most values are not declared "
+                                      f"levels (declared: {_shown(c.levels)}), so nothing "
+                                      f"was predicted; {_CODING_HINT}"))
+            elif n_unknown:
+                found.append(((i, 1), f"column {c.name!r}: values must be one of the "
+                                      f"{len(c.levels or ())} declared levels "
+                                      f"({_shown(c.levels)}); some are not: {_CODING_HINT}"))
+            code[ok] = idx[ok]  # -1 for an unknown level
+        else:
+            num_u = pd.to_numeric(cells.raw, errors="coerce").to_numpy(dtype=float,
+                                                                       na_value=np.nan)
+            num = cells.per_row(num_u)
+            bad = ok & ~np.isfinite(num)
+            if bad.any():
+                found.append(((i, 1), f"column {c.name!r}: values must be finite numbers"))
+            good = ok & ~bad
+            x = num[good]
+            outside = (x < c.lower) | (x > c.upper)
+            if outside.any():
+                if c.out_of_bounds == "clip":  # declared: the same public map everywhere
+                    x = np.clip(x, c.lower, c.upper)
+                    if clipped is not None:
+                        clipped.add(c.name)
+                elif lenient:
+                    count(c.name, "clipped", int(outside.sum()))
+                    x = np.clip(x, c.lower, c.upper)
+                else:
+                    found.append(((i, 2), f"column {c.name!r}: values must lie in "
+                                          f"[{c.lower:g}, {c.upper:g}] (declared public "
+                                          "bounds; nothing is clipped unless the column "
+                                          "declares \"out_of_bounds\": \"clip\")"))
+                    x = np.where(outside, c.lower, x)  # refused: no code is computed
+            code[good] = self._codes_of_numbers(c, x)  # (an overflow of (x - lower)/step)
+        return found, code
 
     @staticmethod
     def _codes_of_numbers(c: Column, x: NDArray[np.float64]) -> NDArray[np.int64]:

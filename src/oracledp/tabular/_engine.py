@@ -1,0 +1,585 @@
+"""The data engine: a table in any format reduced to its distinct encoded rows and label counts.
+
+Every mechanism here needs only the aggregated table (the distinct encoded rows and how many
+records carry each label), so reading, checking and counting are one pass of an embedded
+engine (DuckDB: out of core, multi-threaded) over the file, whatever its size:
+
+* **Sources.** A CSV file (plain, gzip or zstd, told by its first bytes), a Parquet file, a
+  directory of Parquet files or a glob of them; a pandas DataFrame; a Polars DataFrame or an
+  Arrow table (through DuckDB's Arrow scan: needs ``pyarrow``, which those bring).
+* **One pass.** The query encodes each *plain* cell in SQL: a categorical cell that writes a
+  declared level exactly, a numeric cell that writes a plain decimal (``-?digits[.digits]``,
+  at most 15 digits, which every correctly rounded parser reads as the same double, DuckDB's
+  and pandas' alike) or is a number of a typed column, inside its bounds (or clipped to them
+  where the schema declares ``"out_of_bounds": "clip"``).  Every other cell is kept as its
+  text, and the query groups by the codes and those texts: ``SELECT codes, texts, count(*)
+  ... GROUP BY ALL``.
+* **The rules are the schema's, by construction.** Each rule of :meth:`TableSchema.check
+  <oracledp.tabular.TableSchema.check>` reads one cell at a time, so the problems of a column
+  are those of its distinct cells.  The texts the query kept are few (distinct values, not
+  records) and are checked and encoded by the schema's own code
+  (:meth:`TableSchema._scan_cells <oracledp.tabular.TableSchema>`); the plain cells' SQL
+  codes equal the schema's (tested against :meth:`TableSchema.encode` on random tables).
+* **Refusals** come after the whole input was read and before anything random, one
+  :class:`~oracledp._errors.BoundsViolation` listing every problem by column and rule, or one
+  :class:`~oracledp._errors.TableInputError` for a file that cannot be read.  No message
+  carries a record value, a row index or a count: DuckDB's own messages (which may quote a
+  line of the file) are never passed on.
+
+The record counts and the file's size depend on the data: they are used to fit (every fit
+here takes n as public) and shown on the user's own terminal as progress, never released
+otherwise.
+"""
+
+from __future__ import annotations
+
+import glob as globlib
+import os
+import tempfile
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from oracledp._errors import TableInputError
+from oracledp.tabular._cells import _Cells, _table_violation
+
+if TYPE_CHECKING:
+    from oracledp.tabular._csv import Progress
+    from oracledp.tabular._schema import TableSchema
+
+__all__ = ["ENGINES", "MEMORY_LIMIT", "Scan", "connect", "merge_rows", "scan_table"]
+
+#: The engines: ``"duckdb"`` (default, this machine) and ``"dask"`` (a Dask cluster, see
+#: :mod:`oracledp.tabular._dask`).
+ENGINES = ("duckdb", "dask")
+
+#: DuckDB's memory limit for one pass: what it needs beyond goes to temporary files.
+MEMORY_LIMIT = "1GB"
+
+#: A numeric text cell is encoded in the pass when it has at most 15 characters, all digits,
+#: '-' or '.', and DuckDB reads it as a number: such a text has at most 15 significant
+#: digits, so every correctly rounded parser (DuckDB's, pandas') reads the same double
+#: (tested on random texts of these characters).  Any other cell goes to the schema's code.
+_NOT_PLAIN = r"[^0-9.\-]"
+_GZIP, _ZSTD, _PARQUET = b"\x1f\x8b", b"\x28\xb5\x2f\xfd", b"PAR1"
+_NUMERIC_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT",
+                  "USMALLINT", "UINTEGER", "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE")
+_FLOAT_TYPES = ("FLOAT", "DOUBLE")
+
+
+# --- sources ---------------------------------------------------------------------------------
+
+
+@dataclass
+class _Source:
+    """Where the rows come from: ``relation`` (a SQL table expression over columns named
+    ``c0 .. c{m-1}``), the header as written, each column's DuckDB type, the size in bytes
+    (for progress; None if unknown) and the label used in messages."""
+
+    relation: str
+    header: list[str]
+    types: list[str]
+    size: int | None
+    label: str
+    kind: str
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _double(x: float) -> str:
+    """A double literal that DuckDB reads as exactly ``x`` (shortest round-trip text)."""
+    return f"CAST({_quote(repr(float(x)))} AS DOUBLE)"
+
+
+def connect(threads: int | None = None) -> Any:
+    """A DuckDB connection for one pass: both cores (or ``threads``), :data:`MEMORY_LIMIT`,
+    spilling to the system's temporary directory, insertion order not kept."""
+    import duckdb
+
+    spill = os.path.join(tempfile.gettempdir(), f"oracledp-duckdb-{os.getpid()}")
+    return duckdb.connect(config={
+        "threads": threads or os.cpu_count() or 1, "memory_limit": MEMORY_LIMIT,
+        "temp_directory": spill, "preserve_insertion_order": False})
+
+
+def _files(path: str, label: str) -> list[str]:
+    """The files a path, a directory or a glob names (sorted), refused if none."""
+    if any(ch in path for ch in "*?["):
+        found = sorted(p for p in globlib.glob(path, recursive=True) if os.path.isfile(p))
+        if not found:
+            raise TableInputError(f"{label}: no file matches this pattern")
+        return found
+    if os.path.isdir(path):
+        found = sorted(str(p) for p in Path(path).rglob("*.parquet") if p.is_file())
+        if not found:
+            raise TableInputError(f"{label}: the directory holds no .parquet file")
+        return found
+    try:
+        with open(path, "rb"):
+            pass
+    except OSError as exc:
+        raise TableInputError(f"{label}: cannot read the file ({exc.strerror})") from None
+    return [path]
+
+
+def _magic(path: str, label: str) -> bytes:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(4)
+    except OSError as exc:
+        raise TableInputError(f"{label}: cannot read the file ({exc.strerror})") from None
+
+
+def _format_of(files: list[str], label: str) -> str:
+    """"parquet" or "csv:<compression>" from the first bytes of the files (all alike)."""
+    kinds = set()
+    for f in files:
+        head = _magic(f, label)
+        if head == _PARQUET:
+            kinds.add("parquet")
+        elif head[:2] == _GZIP:
+            kinds.add("csv:gzip")
+        elif head == _ZSTD:
+            kinds.add("csv:zstd")
+        elif not head and f.endswith((".parquet", ".pq")):
+            kinds.add("parquet")
+        else:
+            kinds.add("csv:none")
+    if len(kinds) > 1:
+        raise TableInputError(f"{label}: the files are not all of one format (CSV, gzip, zstd "
+                              "or Parquet)")
+    return kinds.pop()
+
+
+def _fail(label: str, kind: str, sep: str, exc: Exception) -> TableInputError:
+    """A DuckDB error as one line that quotes nothing of the file."""
+    text = str(exc).lower()
+    if kind == "parquet":
+        return TableInputError(f"{label}: not a readable Parquet file (or the files' columns "
+                               "differ)")
+    if "unicode" in text or "utf-8" in text or "utf8" in text or "utf 8" in text:
+        return TableInputError(f"{label}: the file is not UTF-8 text; re-save it as UTF-8 "
+                               "(e.g. from a spreadsheet: CSV UTF-8)")
+    if kind != "csv:none" and ("gzip" in text or "zstd" in text or "compress" in text
+                               or "decompress" in text):
+        return TableInputError(f"{label}: not a readable {kind[4:]} file")
+    return TableInputError(f"{label}: cannot parse as CSV with delimiter {sep!r} (a row with "
+                           "more fields than the header, or a quote that is not closed)")
+
+
+def _csv_options(files: list[str], sep: str, compression: str, header: bool,
+                 names: Sequence[str] | None = None) -> str:
+    opts = [f"[{', '.join(_quote(f) for f in files)}]", f"header = {str(header).lower()}",
+            "all_varchar = true", f"delim = {_quote(sep)}", "quote = '\"'", "escape = '\"'",
+            f"compression = {_quote(compression)}", "null_padding = true",
+            "auto_detect = true"]
+    if names is not None:
+        opts.append(f"names = [{', '.join(_quote(n) for n in names)}]")
+    return f"read_csv({', '.join(opts)})"
+
+
+def _csv_header(con: Any, path: str, sep: str, compression: str, label: str,
+                kind: str) -> list[str]:
+    """The column names exactly as the first non-blank line writes them (in file order: a
+    parallel read may return any row first), parsed as pandas parses a header line; a
+    repeated name is refused by name (TableInputError)."""
+    import io
+
+    import duckdb
+
+    from oracledp.tabular._csv import _PARSE, _parse_error
+
+    sql = (f"SELECT line FROM read_csv({_quote(path)}, header = false, "
+           "columns = {'line': 'VARCHAR'}, delim = chr(1), quote = '', escape = '', "
+           f"auto_detect = false, strict_mode = false, compression = {_quote(compression)}) "
+           "WHERE trim(coalesce(line, '')) <> '' LIMIT 1")
+    try:
+        con.execute("SET preserve_insertion_order = true")
+        first = con.execute(sql).fetchall()
+        con.execute("SET preserve_insertion_order = false")
+    except duckdb.Error as exc:
+        raise _fail(label, kind, sep, exc) from None
+    if not first:
+        raise TableInputError(f"{label}: the file is empty (expected a header line and rows)")
+    line = str(first[0][0]).removeprefix("\ufeff")
+    try:
+        head = pd.read_csv(io.StringIO(line), sep=sep, header=None, nrows=1, **_PARSE)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise _parse_error(label, sep, exc) from None
+    return [str(v) for v in head.iloc[0]] if len(head) else []
+
+
+def _open(con: Any, data: Any, sep: str) -> _Source:
+    """The source of ``data``: a path (CSV or Parquet, see the module docstring) or a Polars
+    DataFrame / Arrow table."""
+    import duckdb
+
+    if isinstance(data, (str, Path)):
+        label = str(data)
+        files = _files(str(data), label)
+        kind = _format_of(files, label)
+        size = sum(os.path.getsize(f) for f in files)
+        if kind == "parquet":
+            raw = f"read_parquet([{', '.join(_quote(f) for f in files)}])"
+            try:
+                desc = con.execute(f"DESCRIBE SELECT * FROM {raw}").fetchall()
+            except duckdb.Error as exc:
+                raise _fail(label, kind, sep, exc) from None
+            header = [str(r[0]) for r in desc]
+            types = [str(r[1]) for r in desc]
+            cols = ", ".join(f"{_ident(h)} AS c{j}" for j, h in enumerate(header))
+            return _Source(f"(SELECT {cols} FROM {raw})", header, types, size, label, kind)
+        compression = kind[4:]
+        if size == 0:
+            raise TableInputError(f"{label}: the file is empty (expected a header line and "
+                                  "rows)")
+        header = _csv_header(con, files[0], sep, compression, label, kind)
+        names = [f"c{j}" for j in range(len(header))]
+        rel = _csv_options(files, sep, compression, True, names)
+        try:
+            width = len(con.execute(f"DESCRIBE SELECT * FROM {rel}").fetchall())
+        except duckdb.Error as exc:
+            raise _fail(label, kind, sep, exc) from None
+        if width != len(header):  # the sniffer saw rows with more fields than the header
+            raise TableInputError(f"{label}: cannot parse as CSV with delimiter {sep!r} (a row "
+                                  "with more fields than the header, or a quote that is not "
+                                  "closed)")
+        return _Source(rel, header, ["VARCHAR"] * len(header), size, label, kind)
+    # an Arrow table or a Polars DataFrame (anything DuckDB scans through Arrow)
+    module = type(data).__module__.split(".")[0]
+    if module not in ("pyarrow", "polars"):
+        raise TypeError("data must be a pandas, Polars or Arrow table, or the path of a CSV "
+                        f"or Parquet file, got {type(data).__name__}")
+    label = "the input"
+    try:
+        rel = con.from_arrow(data.to_arrow() if module == "polars" else data)
+    except Exception as exc:
+        raise TableInputError(f"{label}: cannot read the table ({type(exc).__name__})") from None
+    name = f"oracledp_input_{id(rel)}"
+    rel.create_view(name)
+    header = [str(c) for c in rel.columns]
+    types = [str(t) for t in rel.types]
+    cols = ", ".join(f"{_ident(h)} AS c{j}" for j, h in enumerate(header))
+    return _Source(f"(SELECT {cols} FROM {name})", header, types, None, label, "arrow")
+
+
+# --- the query -------------------------------------------------------------------------------
+
+
+def _text_of(col: str, dtype: str) -> str:
+    """A cell as the text the schema's rules read: NULL (and a float NaN) are the empty cell;
+    booleans as Python writes them."""
+    if dtype == "VARCHAR":
+        return f"coalesce({col}, '')"
+    if dtype == "BOOLEAN":
+        return f"CASE WHEN {col} IS NULL THEN '' WHEN {col} THEN 'True' ELSE 'False' END"
+    if dtype in _FLOAT_TYPES:
+        return f"CASE WHEN {col} IS NULL OR isnan({col}) THEN '' ELSE CAST({col} AS VARCHAR) END"
+    return f"coalesce(CAST({col} AS VARCHAR), '')"
+
+
+def _column_sql(schema: TableSchema, i: int, col: str, dtype: str
+                ) -> tuple[list[str], list[str], str | None]:
+    """The SQL of schema column ``i`` read from ``col``: ``(prepared, keys, clipped)``.
+
+    ``prepared`` are computed once per cell in an inner query (for a numeric column ``x{i}``,
+    the number of a plain cell, else NULL); ``keys`` are what the pass groups by: the text of
+    a categorical cell (``t{i}``: levels are few, and the schema's own code maps each distinct
+    text after the pass), or for a numeric column the code of a plain cell inside the bounds
+    (``k{i}``, else -1) and the text of any other cell (``t{i}``, else NULL); ``clipped`` says
+    whether a plain cell was clipped to the declared bounds (None where nothing clips)."""
+    c = schema.columns[i]
+    if c.kind == "categorical":
+        return [f"{_text_of(col, dtype)} AS t{i}"], [f"t{i}"], None
+    if dtype in _NUMERIC_TYPES:
+        x = f"CASE WHEN isfinite(CAST({col} AS DOUBLE)) THEN CAST({col} AS DOUBLE) END"
+    else:  # text: at most 15 characters among the digits, '-' and '.' (see _PLAIN)
+        x = (f"TRY_CAST(CASE WHEN length({col}) <= 15 AND NOT regexp_matches({col}, "
+             f"{_quote(_NOT_PLAIN)}) THEN {col} END AS DOUBLE)")
+    prepared = [f"{x} AS x{i}", f"{col} AS v{i}"]
+    lo, hi = _double(c.lower), _double(c.upper)
+    xi = f"x{i}"
+    inside = f"({xi} BETWEEN {lo} AND {hi})"
+    clip = c.out_of_bounds == "clip"
+    ok = inside if not clip else f"({xi} IS NOT NULL)"
+    xc = f"least(greatest({xi}, {lo}), {hi})" if clip else xi
+    if c.step is not None:
+        value = (f"CAST(least(greatest(round_even(({xc} - {lo}) / {_double(c.step)}, 0), 0), "
+                 f"{int(c.K)}) AS BIGINT)")
+    else:
+        value = " + ".join(f"({xc} >= {_double(b)})::BIGINT" for b in (c.bins or ())) or "0"
+    keys = [f"CASE WHEN {ok} THEN {value} ELSE -1 END AS k{i}",
+            f"CASE WHEN {ok} THEN NULL ELSE {_text_of(f'v{i}', dtype)} END AS t{i}"]
+    clipped = f"({xi} IS NOT NULL AND NOT {inside})" if clip else None
+    return prepared, keys, clipped
+
+
+@dataclass
+class Scan:
+    """What one pass found: every problem with its rank (column, rule), the clipped columns,
+    and (no problem) the distinct encoded rows ``codes`` with their label counts ``counts``
+    (one column per label; one column of record counts without the target)."""
+
+    found: dict[tuple[int, int], str]
+    clipped: set[str]
+    codes: NDArray[np.int64] | None
+    counts: NDArray[np.int64] | None
+
+    def raise_problems(self) -> None:
+        if self.found:
+            raise _table_violation([self.found[k] for k in sorted(self.found)])
+
+
+def _header_problems(schema: TableSchema, header: list[str], with_target: bool,
+                     ignore_extra: bool) -> dict[tuple[int, int], str]:
+    """The schema's header rules (repeated, spaced, missing, extra and unresolved columns) on
+    the names as written, through the schema's own scan of a table without rows."""
+    empty = pd.DataFrame({j: pd.Series([], dtype=object) for j in range(len(header))})
+    empty.columns = header
+    return dict(schema._scan(empty, with_target=with_target, ignore_extra=ignore_extra)[0])
+
+
+def _readable(schema: TableSchema, header: list[str], with_target: bool) -> dict[str, int]:
+    """Schema column (and target) name -> its position in the header, for the names written
+    exactly once."""
+    wanted = [c.name for c in schema.columns if c.kind != "unresolved"]
+    wanted += [schema.target] if with_target else []
+    return {n: header.index(n) for n in wanted if header.count(n) == 1}
+
+
+def _run(con: Any, sql: str, report: Progress | None, size: int | None) -> dict[str, Any]:
+    """Execute ``sql`` (in a worker thread when ``report`` is given, polling DuckDB's progress
+    once a second) and fetch the result as numpy arrays."""
+    if report is None:
+        return con.execute(sql).fetchnumpy()
+    out: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            out["result"] = con.execute(sql).fetchnumpy()
+        except BaseException as exc:
+            out["error"] = exc
+
+    total = size if size else 100
+    report("reading", 0, total)
+    worker = threading.Thread(target=work, daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(1.0)
+        if worker.is_alive():
+            pct = con.query_progress()
+            if pct is not None and pct >= 0:
+                report("reading", int(total * min(pct, 100.0) / 100.0), total)
+    if "error" in out:
+        raise out["error"]
+    report("reading", total, total)
+    return out["result"]
+
+
+def _column(result: dict[str, Any], key: str) -> NDArray[Any]:
+    arr = result[key]
+    if isinstance(arr, np.ma.MaskedArray):
+        mask = np.ma.getmaskarray(arr)
+        if arr.dtype == object:
+            out = np.asarray(arr.data, dtype=object).copy()
+            out[mask] = None
+            return out
+        return arr.filled(0)
+    return np.asarray(arr)
+
+
+def merge_rows(rows: NDArray[np.int64], counts: NDArray[np.int64]
+               ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """The distinct rows of ``rows`` in lexicographic order with their summed ``counts``
+    (one per row, or one row of counts per row)."""
+    rows = np.asarray(rows, dtype=np.int64)
+    counts = np.asarray(counts, dtype=np.int64)
+    if rows.shape[0] == 0:
+        return rows, counts
+    order = np.lexsort(rows.T[::-1]) if rows.shape[1] else np.arange(rows.shape[0])
+    ordered = rows[order]
+    new = np.ones(len(order), dtype=bool)
+    new[1:] = (ordered[1:] != ordered[:-1]).any(axis=1) if rows.shape[1] else False
+    group = np.cumsum(new) - 1
+    out = np.zeros((int(group[-1]) + 1, *counts.shape[1:]), dtype=np.int64)
+    np.add.at(out, group, counts[order])
+    return ordered[new], out
+
+
+def scan_table(data: Any, schema: TableSchema, *, sep: str = ",", with_target: bool = True,
+               ignore_extra: bool = True, codes: bool = True,
+               report: Progress | None = None, threads: int | None = None) -> Scan:
+    """One pass of the engine over ``data`` (see the module docstring): every problem and,
+    with ``codes`` and no problem, the distinct encoded rows with their label counts.
+
+    Raises :class:`TableInputError` for a source that cannot be read (and for one without
+    rows); the schema's problems are returned in the :class:`Scan` (its
+    :meth:`Scan.raise_problems` raises them as one BoundsViolation).
+    """
+    import duckdb
+
+    if isinstance(data, pd.DataFrame):
+        return _scan_frame(data, schema, with_target, ignore_extra, codes)
+    if isinstance(data, bytes):  # a CSV's bytes: read from a private temporary file
+        with tempfile.TemporaryDirectory(prefix="oracledp-") as tmp:
+            path = os.path.join(tmp, "input")
+            with open(path, "wb") as fh:
+                fh.write(data)
+            try:
+                return scan_table(path, schema, sep=sep, with_target=with_target,
+                                  ignore_extra=ignore_extra, codes=codes, report=report,
+                                  threads=threads)
+            except TableInputError as exc:
+                raise TableInputError(str(exc).replace(path, "the input")) from None
+    con = connect(threads)
+    src: _Source | None = None
+    try:
+        src = _open(con, data, sep)
+        return _scan_source(con, src, schema, sep, with_target, ignore_extra, codes, report)
+    except duckdb.Error as exc:
+        label, kind = (src.label, src.kind) if src is not None else (str(data), "csv:none")
+        raise _fail(label, kind, sep, exc) from None
+    finally:
+        con.close()
+
+
+def _scan_frame(df: pd.DataFrame, schema: TableSchema, with_target: bool,
+                ignore_extra: bool, codes: bool) -> Scan:
+    """A pandas DataFrame (already in memory): the schema's own scan, then the counts."""
+    if len(df) == 0:
+        raise TableInputError("the input: the table has a header but no rows")
+    clipped: set[str] = set()
+    items, enc, y = schema._scan(df, with_target=with_target, codes=codes,
+                                 ignore_extra=ignore_extra, clipped=clipped)
+    found = dict(items)
+    if found or not codes or enc is None:
+        return Scan(found, clipped, None, None)
+    width = len(schema.labels) if with_target else 1
+    per_label = np.zeros((len(enc), width), dtype=np.int64)
+    per_label[np.arange(len(enc)), 0 if y is None else y.astype(np.int64)] = 1
+    rows, counts = merge_rows(enc, per_label)
+    return Scan(found, clipped, rows, counts)
+
+
+def _scan_source(con: Any, src: _Source, schema: TableSchema, sep: str, with_target: bool,
+                 ignore_extra: bool, codes: bool, report: Progress | None) -> Scan:
+    if codes and src.kind.startswith("csv"):  # reading to fit: refused by name at once
+        from oracledp.tabular._csv import _check_unique
+
+        _check_unique(src.header, src.label)
+    found = _header_problems(schema, src.header, with_target, ignore_extra)
+    if src.kind.startswith("csv") and len(src.header) == 1:
+        from oracledp.tabular._csv import _check_header
+
+        _check_header(src.header, schema, with_target, sep, src.label)
+    where = _readable(schema, src.header, with_target)
+    prepared, select, keys, flags = [], [], [], []
+    for i, c in enumerate(schema.columns):
+        if c.name not in where:
+            continue
+        j = where[c.name]
+        first, grouped, clipped = _column_sql(schema, i, f"c{j}", src.types[j])
+        prepared += first
+        if c.kind == "categorical":
+            keys += [f"t{i}"]
+            select += [f"t{i}"]  # passed through from the inner query
+        else:
+            select += grouped
+            keys += [f"k{i}", f"t{i}"]
+        if clipped is not None:
+            select.append(f"{clipped} AS f{i}")
+            flags.append(f"bool_or(f{i}) AS f{i}")
+    if with_target and schema.target in where:
+        j = where[schema.target]
+        prepared.append(f"{_text_of(f'c{j}', src.types[j])} AS ty")
+        keys.append("ty")
+        select.append("ty")
+    inner = f"SELECT {', '.join(prepared) or '1 AS one'} FROM {src.relation}"
+    middle = f"SELECT {', '.join(select) or '1 AS one'} FROM ({inner})"
+    outer = (f"SELECT {', '.join([*keys, *flags, 'count(*) AS n'])} FROM ({middle}) "
+             + (f"GROUP BY {', '.join(keys)}" if keys else ""))
+    _run(con, f"CREATE OR REPLACE TEMP TABLE oracledp_groups AS {outer}", report, src.size)
+    return _finish(con, schema, where, with_target, codes, found, src.label,
+                   "the file has a header but no rows" if src.kind.startswith("csv")
+                   else "the table has no rows")
+
+
+def _finish(con: Any, schema: TableSchema, where: dict[str, int], with_target: bool,
+            codes: bool, found: dict[tuple[int, int], str], label: str, empty: str) -> Scan:
+    """From the pass's groups (temp table ``oracledp_groups``: the keys of
+    :func:`_scan_source` and the record count ``n``) to the :class:`Scan`.
+
+    Each column's distinct texts are checked and encoded by the schema's own code
+    (:meth:`TableSchema._scan_cells`; the target's by its labels); without a problem, the
+    groups are merged on their codes in DuckDB and fetched in lexicographic order of the
+    codes, one row per distinct encoded row, one count per label."""
+    table = "oracledp_groups"
+    total = con.execute(f"SELECT coalesce(sum(n), 0) FROM {table}").fetchone()[0]
+    if int(total) == 0:
+        raise TableInputError(f"{label}: {empty}")
+    names = {r[0] for r in con.execute(f"DESCRIBE {table}").fetchall()}
+    clipped: set[str] = set()
+    mapped: dict[str, pd.DataFrame] = {}
+    for i, c in enumerate(schema.columns):
+        if c.name not in where:
+            continue
+        if f"f{i}" in names and con.execute(f"SELECT bool_or(f{i}) FROM {table}").fetchone()[0]:
+            clipped.add(c.name)
+        uniq = [r[0] for r in con.execute(
+            f"SELECT DISTINCT t{i} FROM {table} WHERE t{i} IS NOT NULL").fetchall()]
+        if uniq:
+            items, code = schema._scan_cells(i, pd.Series(uniq, dtype=object), clipped=clipped)
+            found.update(items)
+            mapped[f"t{i}"] = pd.DataFrame({"t": pd.Series(uniq, dtype=object),
+                                            "c": np.asarray(code, dtype=np.int64)})
+    if with_target and schema.target in where:
+        uniq = [r[0] for r in con.execute(f"SELECT DISTINCT ty FROM {table}").fetchall()]
+        cells = _Cells(pd.Series(uniq, dtype=object))
+        lab = cells.level_codes(schema.labels)
+        if (lab < 0).any():
+            found[(len(schema.columns), 0)] = schema._target_problem(cells, lab)
+        mapped["ty"] = pd.DataFrame({"t": pd.Series(uniq, dtype=object),
+                                     "c": np.asarray(lab, dtype=np.int64)})
+    if found or not codes or len(where) < len(schema.columns) + int(with_target):
+        return Scan(found, clipped, None, None)
+    joins, exprs = [], []
+    for key, frame in mapped.items():
+        con.register(f"oracledp_map_{key}", frame)
+        joins.append(f"LEFT JOIN oracledp_map_{key} AS m_{key} ON g.{key} = m_{key}.t")
+    for i, c in enumerate(schema.columns):
+        if c.kind == "categorical":
+            exprs.append(f"m_t{i}.c AS e{i}")
+        elif f"t{i}" in mapped:
+            exprs.append(f"coalesce(m_t{i}.c, g.k{i}) AS e{i}")
+        else:
+            exprs.append(f"g.k{i} AS e{i}")
+    exprs.append("m_ty.c AS y" if with_target else "0 AS y")
+    order = ", ".join([*(f"e{i}" for i in range(len(schema.columns))), "y"])
+    result = con.execute(
+        f"SELECT {', '.join(exprs)}, sum(g.n)::BIGINT AS n FROM {table} AS g {' '.join(joins)} "
+        f"GROUP BY ALL ORDER BY {order}").fetchnumpy()
+    enc = np.column_stack([np.asarray(result[f"e{i}"], dtype=np.int64)
+                           for i in range(len(schema.columns))]) if schema.columns else \
+        np.zeros((len(result["n"]), 0), dtype=np.int64)
+    y = np.asarray(result["y"], dtype=np.int64)
+    n = np.asarray(result["n"], dtype=np.int64)
+    new = np.ones(len(n), dtype=bool)
+    new[1:] = (enc[1:] != enc[:-1]).any(axis=1) if enc.shape[1] else False
+    group = np.cumsum(new) - 1
+    width = len(schema.labels) if with_target else 1
+    counts = np.zeros((int(group[-1]) + 1, width), dtype=np.int64)
+    np.add.at(counts, (group, y), n)
+    return Scan(found, clipped, enc[new], counts)
+
