@@ -10,7 +10,7 @@ Produces the tuning tables of ``docs/synthetic-data.md`` ("Choosing the selectio
 
 on Adult (every column with a public domain) and the bundled tables, in the encoding below
 (the old ``benchmarks/synth_tables.py``'s, moved here when that script moved to the table
-layer), plus ``adult8`` (the 8-column Adult of ``lab/synth_adult``, explicit estimator), over
+layer), plus ``adult8`` (the 8-column Adult of ``lab/synth_adult``, one-clique model), over
 seeds 100, 101, ...::
 
     PYTHONPATH=src python benchmarks/synth_selection.py --tables titanic \\

@@ -1,4 +1,5 @@
-"""OracleQueryPGM (OracleQuery's selection + Gaussian measurements + estimate) and the estimator."""
+"""OracleQueryPGM (OracleQuery's selection + Gaussian measurements + estimate) and the estimator
+(:func:`oracledp.synth._graphical.estimate_model`)."""
 
 from __future__ import annotations
 
@@ -13,12 +14,8 @@ from scipy import stats
 from oracledp.privacy import zcdp_epsilon, zcdp_rho
 from oracledp.privacy._guarantees import GuaranteeKind
 from oracledp.synth import Domain, answer, errors, kway_marginal_workload
-from oracledp.synth._estimation import (
-    MarginalMeasurement,
-    _MarginalOperator,
-    combine_measurements,
-    estimate_distribution,
-)
+from oracledp.synth._estimation import MarginalMeasurement, combine_measurements
+from oracledp.synth._graphical import _MarginalOperator, estimate_model
 from oracledp.synth._oracle_query_pgm import (
     OracleQueryPGM,
     cover_rounds,
@@ -86,12 +83,12 @@ def test_estimate_recovers_full_table_and_max_entropy_product() -> None:
     p = rng.dirichlet(np.ones(24)).reshape(shape)
     n = 1000
     full = MarginalMeasurement((0, 1, 2), n * p, 1.0)
-    est = estimate_distribution(shape, [full], n, iterations=400)
+    est = estimate_model(shape, [full], n, iterations=400).dense()
     assert np.abs(est - p).max() < 1e-6
     # exact 1-way marginals only: the minimizer reached from uniform is their product
     ones = [MarginalMeasurement((a,), n * p.sum(axis=tuple(b for b in range(3) if b != a)), 1.0)
             for a in range(3)]
-    est = estimate_distribution(shape, ones, n, iterations=400)
+    est = estimate_model(shape, ones, n, iterations=400).dense()
     m = [p.sum(axis=tuple(b for b in range(3) if b != a)) for a in range(3)]
     assert np.abs(est - np.einsum("i,j,k->ijk", *m)).max() < 1e-6
 
@@ -109,9 +106,10 @@ def test_estimate_decreases_the_loss_monotonically() -> None:
             (q.sum(axis=tuple(a for a in range(4) if a not in m.axes)) - m.values / n) ** 2))
             for m in ms)
 
-    p, prev = None, math.inf
+    model, prev = None, math.inf
     for _ in range(6):
-        p = estimate_distribution(shape, ms, n, iterations=5, p0=p)
+        model = estimate_model(shape, ms, n, iterations=5, warm=model)
+        p = model.dense()
         cur = loss(p)
         assert cur <= prev + 1e-12
         prev = cur
@@ -120,7 +118,7 @@ def test_estimate_decreases_the_loss_monotonically() -> None:
 
 def test_estimate_rejects_mismatched_measurements() -> None:
     with pytest.raises(ValueError, match="does not match"):
-        estimate_distribution((2, 3), [MarginalMeasurement((1,), np.zeros(2), 1.0)], 10)
+        estimate_model((2, 3), [MarginalMeasurement((1,), np.zeros(2), 1.0)], 10)
     with pytest.raises(ValueError, match="sigma"):
         MarginalMeasurement((0,), np.zeros(2), 0.0)
     with pytest.raises(ValueError, match="finite"):
@@ -292,8 +290,8 @@ def test_accurate_at_large_epsilon_and_reproducible() -> None:
     a = OracleQueryPGM(1e3, 1e-6, k=2, rounds=6, random_state=5).fit(codes, dom)
     b = OracleQueryPGM(1e3, 1e-6, k=2, rounds=6, random_state=5).fit(codes, dom)
     c = OracleQueryPGM(1e3, 1e-6, k=2, rounds=6, random_state=6).fit(codes, dom)
-    assert not np.array_equal(a.distribution_, c.distribution_)
-    np.testing.assert_array_equal(a.distribution_, b.distribution_)
+    assert not np.array_equal(a.model_.dense(), c.model_.dense())
+    np.testing.assert_array_equal(a.model_.dense(), b.model_.dense())
     assert errors(true, a.answer(wl))["max"] < 0.01
     sizes = np.diff(wl.offsets)
     uniform = errors(true, np.repeat(1.0 / sizes, sizes))["max"]
@@ -306,7 +304,7 @@ def test_pickle_drops_generator_and_keeps_release() -> None:
     codes, dom = _tiny()
     syn = OracleQueryPGM(1.0, 1e-6, k=2, rounds=3, random_state=3).fit(codes, dom)
     back = pickle.loads(pickle.dumps(syn))
-    np.testing.assert_array_equal(back.distribution_, syn.distribution_)
+    np.testing.assert_array_equal(back.model_.dense(), syn.model_.dense())
     assert back.random_state is None
     with pytest.raises(ValueError, match="random_state"):
         back.sample(5)

@@ -174,7 +174,7 @@ def test_fit_from_csv_equals_fit_from_frame(titanic):
     a = TableSynthesizer(epsilon=1.0, random_state=0).fit(path, schema)
     df = pd.read_csv(path, dtype=str, keep_default_na=False)
     b = TableSynthesizer(epsilon=1.0, random_state=0).fit(df, schema)
-    np.testing.assert_array_equal(a.synthesizer_.distribution_, b.synthesizer_.distribution_)
+    np.testing.assert_array_equal(a.synthesizer_.model_.dense(), b.synthesizer_.model_.dense())
     assert a.guarantee_ == b.guarantee_
     g = a.guarantee_
     assert (g.epsilon, g.neighbouring, str(g.kind)) == (1.0, "replace-one", "approximate")
@@ -212,8 +212,13 @@ def test_saved_model_holds_the_release_only(titanic, tmp_path):
     shape = syn.table_domain_.domain.shape
     with np.load(tmp_path / "m" / RELEASE_FILE, allow_pickle=False) as npz:
         arrays = {k: npz[k] for k in npz.files}
-    assert list(arrays) == ["factor_0"] and arrays["factor_0"].shape == shape  # 32 cells
-    assert np.exp(arrays["factor_0"]).sum() == pytest.approx(1.0)  # log p, not counts
+    model = syn.synthesizer_.model_  # 32 cells: one clique over every attribute
+    assert d["release"]["tree"] == [list(range(len(shape)))]
+    assert list(arrays) == [f"factor_{i}" for i in range(len(model.potentials))]
+    for (c, phi), key, saved in zip(model.potentials.items(), arrays, d["release"]["cliques"],
+                                    strict=True):  # the log-potentials of the measured sets
+        assert saved == list(c) and arrays[key].shape == tuple(shape[a] for a in c)
+        np.testing.assert_array_equal(arrays[key], phi)
     back = TableSynthesizer.load(tmp_path / "m")
     assert back.guarantee_ == syn.guarantee_
     pd.testing.assert_frame_equal(back.sample(200, random_state=9),
@@ -345,7 +350,7 @@ def test_junction_tree_release_is_saved_as_a_graphical_model(titanic, tmp_path):
     path, schema = titanic
     syn = TableSynthesizer(epsilon=1.0, random_state=0,
                            options={"estimator": "graphical"}).fit(path, schema)
-    assert syn.synthesizer_.distribution_ is None and syn.synthesizer_.model_ is not None
+    assert syn.synthesizer_.max_model_cells_ is not None  # the capped tree, not one clique
     syn.save(tmp_path / "m")
     d = json.loads((tmp_path / "m" / MODEL_FILE).read_text())
     assert d["release"]["kind"] == "graphical-model"
@@ -435,7 +440,7 @@ def test_extra_columns_refused_unless_ignored(titanic, tmp_path, monkeypatch):
     df.to_csv(extra, index=False)
     a = TableSynthesizer(epsilon=1.0, random_state=0).fit(extra, schema)  # default: ignored
     b = TableSynthesizer(epsilon=1.0, random_state=0).fit(path, schema)
-    np.testing.assert_array_equal(a.synthesizer_.distribution_, b.synthesizer_.distribution_)
+    np.testing.assert_array_equal(a.synthesizer_.model_.dense(), b.synthesizer_.model_.dense())
     _noise_forbidden(monkeypatch)
     with pytest.raises(BoundsViolation, match="passenger_id") as exc:
         TableSynthesizer(epsilon=1.0, random_state=0, ignore_extra=False).fit(extra, schema)
@@ -478,7 +483,7 @@ def test_vacuous_per_person_guarantee_is_refused_before_noise(titanic, monkeypat
 
 @pytest.mark.parametrize(("method", "options"), [
     ("oracle-query-pgm", {"estimator": "graphical", "final_iterations": 30}),
-    ("oracle-query-pgm", {"estimator": "explicit", "final_iterations": 30}),
+    ("oracle-query-pgm", {"final_iterations": 30}),  # one clique over every attribute
     ("mst", None), ("aim", None), ("mwem", {"rounds": 5}), ("independent", None)])
 def test_one_model_same_rows_everywhere(titanic, tmp_path, method, options,
                                         short_peer_estimation):
@@ -560,12 +565,12 @@ def test_a_method_that_refuses_the_domain_refuses_before_any_noise():
 
 
 def test_a_refitted_distribution_release_samples_its_new_model():
-    """The sampler's model is built once per fit: refitting OracleQueryPGM's explicit estimate
-    on other data samples the new release, not the first one's."""
-    from oracledp.synth import Domain, OracleQueryPGM
+    """The sampler's model is built once per fit: refitting a released distribution
+    (OracleQuery's) on other data samples the new release, not the first one's."""
+    from oracledp.synth import Domain, OracleQuerySynthesizer
 
     dom = Domain(("a", "b"), (("0", "1", "2"), ("0", "1")))
-    syn = OracleQueryPGM(5.0, 1e-6, k=2, rounds=2, estimator="explicit", random_state=0)
+    syn = OracleQuerySynthesizer(50.0, 1e-6, k=2, rounds=20, random_state=0)
     syn.fit(np.array([[0, 0]] * 400), dom)
     first = syn.sample_codes(200, random_state=1)
     syn.fit(np.array([[2, 1]] * 400), dom)

@@ -43,6 +43,23 @@ eps0-DP and the Laplace measurement with count scale 1/eps0 is eps0-DP; basic
 adaptive composition over 2T steps gives ``2T * eps0 = epsilon``.  We do not
 implement the paper's measurement-reuse heuristic (re-applying past updates).
 
+Why MWEM keeps its own multiplicative-weights step (issue 38: one model type and one
+estimation loop).  The step ``p_t ∝ p_{t-1} exp(q_t (m_t - q_t(p_{t-1})) / 2)``, one per
+round with the fixed rate 1/2, and the average of ``p_1..p_T`` as the output *are* the
+published mechanism (Algorithm 1); the paper's accuracy theorem is about that output.  The
+package's one estimator (:func:`oracledp.synth._graphical.estimate_model`: mirror descent on
+the Gaussian least-squares loss of marginal tables, with a line search) would release another
+distribution from the same measurements, so MWEM does not call it and it is not a second
+estimation engine: it fits no loss, it applies the paper's update once per measurement.
+Everything else is shared: the answers (:func:`~oracledp.synth._workload.answer` and
+:func:`~oracledp.synth._workload.answer_distribution`), the exponential mechanism and the
+Laplace draw of :mod:`oracledp.privacy._noise`, and the release, which is the one model type
+(:class:`~oracledp.synth._graphical.GraphicalModel`, one clique over every attribute, through
+:func:`~oracledp.synth._graphical.model_of_tables`) that every synthesizer samples through.
+Its measurements are single Laplace-noised cells, not the Gaussian marginal tables of
+:class:`~oracledp.synth._estimation.MarginalMeasurement`, so they stay in ``measurements``
+(fractions).  The law of the release is the paper's, unchanged.
+
 All guarantees hold under idealized numerics (see :mod:`oracledp.privacy._guarantees`).
 """
 

@@ -9,9 +9,10 @@ Gaussian noise ``sigma_r``, minimize
 Entropic mirror descent started from the uniform distribution keeps every iterate in the
 exponential family ``p(x) ∝ exp(sum_r phi_r(x_{C_r}))``: the update ``p <- p exp(-eta
 grad L(p)) / Z`` with ``grad L(p)(x) = sum_r w_r (M_r p - y_r / n)(x_{C_r})`` only adds
-``-eta w_r (M_r p - y_r / n)`` to each ``phi_r``.  So the iterates are those of the explicit
-estimator, but held as the potentials ``phi_r`` of a graphical model.  Everything the
-update and its step-size test need is a marginal of ``p`` on a measured set or the log
+``-eta w_r (M_r p - y_r / n)`` to each ``phi_r``.  So the iterates are those of mirror
+descent on the dense vector ``p`` (one probability per cell of the product domain; the
+tests keep that dense version as a reference), but held as the potentials ``phi_r`` of a
+graphical model.  Everything the update and its step-size test need is a marginal of ``p`` on a measured set or the log
 partition function, which belief propagation on a junction tree computes exactly:
 
 * the model graph joins the attributes of each measured set; a greedy elimination order
@@ -25,10 +26,12 @@ partition function, which belief propagation on a junction tree computes exactly
   ``mu_C`` and ``log Z``.
 
 Step sizes: the same Armijo backtracking on the relative-smoothness inequality
-``L(q) <= L(p) + <grad, q - p> + KL(q || p) / eta`` as the explicit estimator, with
+``L(q) <= L(p) + <grad, q - p> + KL(q || p) / eta`` as on the dense vector, with
 ``<grad, q - p> = sum_r w_r <res_r(p), M_r q - M_r p>`` and
 ``KL(q || p) = -eta E_q[grad] - (log Z(q) - log Z(p))``, both from marginals.  The memory
-is the junction tree's cells (``cells``), not the product domain's.
+is the junction tree's cells (``cells``), not the product domain's.  The tree is the
+triangulation of the measured sets, or one given by the caller that holds every measured
+set (one clique over all attributes: the product domain itself, for small domains).
 
 Released models answer any marginal (pruning the tree to the cliques that carry the
 asked attributes, then contracting ``prod mu_C / prod mu_S``) and draw exact i.i.d. records
@@ -61,6 +64,10 @@ _SAMPLE_CHUNK = 200_000
 #: Most cells of a marginal table (or of :meth:`GraphicalModel.dense`) that is materialized:
 #: 50,000,000 floats are 400 MB.
 _DENSE_CELLS = 50_000_000
+#: A clique of more cells than this sums its measured sets' potentials in and their
+#: marginals out by matrix products (:class:`_MarginalOperator`; faster on big cliques, the
+#: same up to rounding), a smaller one by direct sums.
+_OPERATOR_CELLS = 1 << 18
 
 
 class JunctionTree:
@@ -292,6 +299,73 @@ def _calibration_plan(jt: JunctionTree) -> list[Any]:
     return plan
 
 
+class _MarginalOperator:
+    """The marginal maps ``p -> M_r p`` of a table onto subsets and their adjoint, by matrix products.
+
+    ``p`` is a table of shape ``shape`` (a big junction-tree clique: one over every
+    attribute is the whole product domain) and ``cliques`` are subsets of its axes.  Its axes are split into a leading part (``A`` cells) and a trailing
+    part (``B`` cells) and ``p`` is viewed as an ``A x B`` matrix.  For clique ``C`` with
+    trailing attributes ``C_hi``, ``p @ R`` (``R``: the ``B x |C_hi|`` 0/1 matrix mapping a
+    trailing cell to its ``C_hi`` cell) sums out the other trailing attributes; the leading
+    attributes outside ``C`` are then summed on the small ``A x |C_hi|`` result.  All the
+    distinct ``R`` are stacked, so one ``A x B x K`` product serves every clique (and one
+    product its transpose for the gradient), instead of d passes of strided reductions
+    over the full array (a 1.3-million-cell table onto 36 subsets: 20 times faster).
+    """
+
+    def __init__(self, shape: tuple[int, ...], cliques: Sequence[tuple[int, ...]]) -> None:
+        d = len(shape)
+        # trailing part: as many trailing attributes as keep B <= 2048 (at least one)
+        h = d - 1
+        while h > 0 and math.prod(shape[h - 1:]) <= 2048:
+            h -= 1
+        self.shape, self.h = shape, h
+        self.lo_shape, hi_shape = shape[:h], shape[h:]
+        self.A, self.B = math.prod(self.lo_shape), math.prod(hi_shape)
+        hi_idx = np.indices(hi_shape).reshape(len(hi_shape), -1)
+        cols: dict[tuple[int, ...], slice] = {}
+        blocks = []
+        k = 0
+        self.plan = []
+        for c in cliques:
+            c_lo = tuple(a for a in c if a < h)
+            c_hi = tuple(a - h for a in c if a >= h)
+            if c_hi not in cols:
+                size = math.prod(hi_shape[a] for a in c_hi)
+                col = (np.ravel_multi_index(tuple(hi_idx[a] for a in c_hi),
+                                            tuple(hi_shape[a] for a in c_hi))
+                       if c_hi else np.zeros(self.B, dtype=np.intp))
+                R = np.zeros((self.B, size))
+                R[np.arange(self.B), col] = 1.0
+                blocks.append(R)
+                cols[c_hi] = slice(k, k + size)
+                k += size
+            drop = tuple(a for a in range(h) if a not in c_lo)
+            out_shape = tuple(shape[a] for a in c)
+            self.plan.append((cols[c_hi], drop, out_shape, c_lo))
+        self.R = np.hstack(blocks)  # B x K
+
+    def marginals(self, p: NDArray[np.float64]) -> list[NDArray[np.float64]]:
+        Y = p.reshape(self.A, self.B) @ self.R  # A x K
+        out = []
+        for sl, drop, out_shape, _ in self.plan:
+            part = Y[:, sl].reshape((*self.lo_shape, sl.stop - sl.start))
+            out.append(part.sum(axis=drop).reshape(out_shape) if drop else
+                       part.reshape(out_shape))
+        return out
+
+    def adjoint(self, tables: Sequence[NDArray[np.float64]]) -> NDArray[np.float64]:
+        """``G(x) = sum_r tables[r][x_{C_r}]`` over the full domain."""
+        U = np.zeros((self.A, self.R.shape[1]))
+        h = self.h
+        for (sl, _, _, c_lo), t in zip(self.plan, tables, strict=True):
+            width = sl.stop - sl.start
+            bshape = [self.shape[a] if a in c_lo else 1 for a in range(h)] + [width]
+            U[:, sl] += np.broadcast_to(t.reshape(bshape), (*self.lo_shape, width)).reshape(
+                self.A, width)
+        return (U @ self.R.T).reshape(self.shape)
+
+
 def _conditional(mu: NDArray[np.float64], clique: Sequence[int], sep: Sequence[int],
                  shape: Sequence[int]) -> NDArray[np.float64]:
     """``mu_C / mu_S``: the clique's conditional given its separator ``sep`` (0 where
@@ -312,14 +386,18 @@ class GraphicalModel:
     """
 
     def __init__(self, shape: Sequence[int], potentials: Mapping[tuple[int, ...], Any],
-                 tree: JunctionTree | None = None, n: int | None = None) -> None:
+                 tree: JunctionTree | None = None, n: int | None = None, *,
+                 theta: Sequence[NDArray[np.float64]] | None = None) -> None:
+        """``theta``: the tree cliques' log-potentials when the caller has them already
+        (:meth:`clique_potentials`, up to rounding; the estimator updates them in place of
+        summing every measured set in again)."""
         self.shape = tuple(int(s) for s in shape)
         self.potentials = {tuple(c): np.asarray(v, dtype=np.float64)
                            for c, v in potentials.items()}
         self.tree = tree if tree is not None else JunctionTree(self.shape, list(self.potentials))
         self.n = n
         self._assign = {c: self.tree.home(c) for c in self.potentials}
-        self.calibrate()
+        self.calibrate(theta)
 
     @classmethod
     def from_factors(cls, shape: Sequence[int],
@@ -342,20 +420,44 @@ class GraphicalModel:
         return cls(shape, pots, None, n)
 
     # -- inference -------------------------------------------------------------------
-    def clique_potentials(self) -> list[NDArray[np.float64]]:
-        """The log-potential of every tree clique (the sum of its measured sets' phi)."""
+    def _operator(self, i: int) -> _MarginalOperator | None:
+        """The matrix-product marginals of tree clique ``i`` onto its measured sets, when it
+        is big (more than ``_OPERATOR_CELLS`` cells and more than one set); cached on the tree."""
+        jt = self.tree
+        sets = tuple(c for c in self.potentials if self._assign[c] == i)
+        if len(sets) < 2 or math.prod(jt.clique_shape(i)) <= _OPERATOR_CELLS:
+            return None
+        ops = jt.__dict__.setdefault("_operators", {})
+        if (i, sets) not in ops:
+            pos = {a: j for j, a in enumerate(jt.cliques[i])}
+            ops[(i, sets)] = (_MarginalOperator(jt.clique_shape(i),
+                                                [tuple(pos[a] for a in c) for c in sets]), sets)
+        return ops[(i, sets)][0]
+
+    def clique_potentials(self, tables: Mapping[tuple[int, ...], NDArray[np.float64]] | None
+                          = None) -> list[NDArray[np.float64]]:
+        """The log-potential of every tree clique (the sum of its measured sets' phi), or
+        the same sums of other ``tables`` over the measured sets (keys: those of
+        ``potentials``)."""
         jt, shape = self.tree, self.shape
+        src = self.potentials if tables is None else tables
         theta = [np.zeros(jt.clique_shape(i)) for i in range(len(jt.cliques))]
-        for c, phi in self.potentials.items():
+        for i in range(len(jt.cliques)):
+            op = self._operator(i)
+            if op is not None:  # sets in the order of the potentials
+                theta[i] = op.adjoint([src[c] for c in self.potentials if self._assign[c] == i])
+        for c in self.potentials:
             i = self._assign[c]
-            theta[i] = theta[i] + _expand(phi, c, jt.cliques[i], shape)
+            if self._operator(i) is None:
+                theta[i] = theta[i] + _expand(src[c], c, jt.cliques[i], shape)
         return theta
 
-    def calibrate(self) -> None:
-        """Sum-product in log space: every clique marginal and ``log Z``."""
+    def calibrate(self, theta: Sequence[NDArray[np.float64]] | None = None) -> None:
+        """Sum-product in log space: every clique marginal and ``log Z`` (``theta``: the
+        cliques' log-potentials, default :meth:`clique_potentials`)."""
         jt = self.tree
         plan = _calibration_plan(jt)
-        belief = self.clique_potentials()
+        belief = list(theta) if theta is not None else self.clique_potentials()
         up: list[NDArray[np.float64] | None] = [None] * len(jt.cliques)
         with np.errstate(divide="ignore", invalid="ignore"):  # no mass: log 0 = -inf
             for i in reversed(jt.order[1:]):
@@ -364,8 +466,13 @@ class GraphicalModel:
                 up[i] = msg
                 p = jt.parent[i]
                 belief[p] = belief[p] + msg
+            # the root's belief is final after the upward pass: exp once for log Z and mu
             root = belief[jt.order[0]]
-            log_z = float(_lse_keep(root, tuple(range(root.ndim))).reshape(()))
+            mx = float(root.max())
+            mx = mx if math.isfinite(mx) else 0.0
+            mu_root = np.exp(root - mx)
+            z = float(mu_root.sum())
+            log_z = math.log(z) + mx if z > 0.0 else -math.inf
             for i in jt.order:
                 for c in jt.children[i]:
                     own = up[c]
@@ -380,12 +487,27 @@ class GraphicalModel:
             raise FloatingPointError("the model's log-partition function is not finite: its "
                                      "potentials are not a distribution")
         self.log_partition = log_z
-        self.marginals_ = [np.exp(b - log_z) for b in belief]
+        mu_root /= z
+        self.marginals_ = [mu_root if i == jt.order[0] else np.exp(b - log_z)
+                           for i, b in enumerate(belief)]
 
     def measured_marginal(self, c: tuple[int, ...]) -> NDArray[np.float64]:
         """The marginal on a set contained in a tree clique (attributes sorted)."""
         i = self._assign[c] if c in self._assign else self.tree.home(c)
         return _sum_to(self.marginals_[i], self.tree.cliques[i], c)
+
+    def measured_marginals(self) -> dict[tuple[int, ...], NDArray[np.float64]]:
+        """The marginal on every measured set (each key of ``potentials``)."""
+        out: dict[tuple[int, ...], NDArray[np.float64]] = {}
+        for i in range(len(self.tree.cliques)):
+            op = self._operator(i)
+            if op is not None:
+                sets = [c for c in self.potentials if self._assign[c] == i]
+                out.update(zip(sets, op.marginals(self.marginals_[i]), strict=True))
+        for c in self.potentials:
+            if c not in out:
+                out[c] = self.measured_marginal(c)
+        return out
 
     @property
     def cells(self) -> int:
@@ -663,13 +785,17 @@ def estimate_model(
     *,
     iterations: int = 200,
     warm: GraphicalModel | None = None,
+    tree: JunctionTree | None = None,
 ) -> GraphicalModel:
     """Approximately minimize ``L(p)`` (module docstring) by mirror descent on a junction tree.
 
     ``n`` is the public number of records (the measurements are counts); ``warm`` a model
     returned earlier (its potentials start the descent; new measured sets start at 0).
-    The iterates equal those of :func:`~oracledp.synth._estimation.estimate_distribution`
-    (same starting point and step rule) up to floating point.  Post-processing only.
+    ``tree``: the junction tree to hold the model on (it must have a clique containing
+    each measured set); default: the warm model's tree when it holds every measured set,
+    else the triangulation of the measured sets.  Whatever the tree, the iterates are
+    those of mirror descent on the dense distribution (same starting point and step rule)
+    up to floating point.  Post-processing only.
     """
     shape = tuple(int(s) for s in shape)
     if n < 1:
@@ -687,12 +813,15 @@ def estimate_model(
     old = warm.potentials if warm is not None else {}
     phi = {c: (old[c].copy() if c in old else np.zeros(tuple(shape[a] for a in c)))
            for c in cliques}
-    tree = warm.tree if warm is not None and all(
-        any(set(c) <= set(t) for t in warm.tree.cliques) for c in cliques) else None
+    if tree is None and warm is not None and all(
+            any(set(c) <= set(t) for t in warm.tree.cliques) for c in cliques):
+        tree = warm.tree
     model = GraphicalModel(shape, phi, tree, n)
+    theta = model.clique_potentials()
 
     def loss_res(mod: GraphicalModel) -> tuple[float, list[NDArray[np.float64]], list[Any]]:
-        margs = [mod.measured_marginal(c) for c in cliques]
+        got = mod.measured_marginals()
+        margs = [got[c] for c in cliques]
         res = [mt - t for mt, t in zip(margs, targets, strict=True)]
         f = 0.5 * sum(w * float(np.vdot(r, r)) for w, r in zip(weights, res, strict=True))
         return f, res, margs
@@ -701,15 +830,21 @@ def estimate_model(
     eta = 1.0 / smooth
     for _ in range(iterations):
         g = [w * r for w, r in zip(weights, res, strict=True)]
+        # the gradient summed into the tree's cliques once: a step moves theta by -eta of it
+        grad = model.clique_potentials(dict(zip(cliques, g, strict=True)))
 
         def attempt(eta: float, model: GraphicalModel = model, f: float = f,
-                    margs: list[Any] = margs, g: list[NDArray[np.float64]] = g
-                    ) -> tuple[tuple[GraphicalModel, float, list[Any], list[Any]], bool] | None:
+                    margs: list[Any] = margs, g: list[NDArray[np.float64]] = g,
+                    theta: list[NDArray[np.float64]] = theta,
+                    grad: list[NDArray[np.float64]] = grad,
+                    ) -> tuple[tuple[GraphicalModel, list[NDArray[np.float64]], float, list[Any],
+                                     list[Any]], bool] | None:
             with np.errstate(all="ignore"):
+                th = [t - eta * gt for t, gt in zip(theta, grad, strict=True)]
                 try:
                     cand = GraphicalModel(shape, {c: model.potentials[c] - eta * gc
                                                   for c, gc in zip(cliques, g, strict=True)},
-                                          model.tree, n)
+                                          model.tree, n, theta=th)
                 except FloatingPointError:
                     return None
                 if not (math.isfinite(cand.log_partition)
@@ -723,10 +858,13 @@ def estimate_model(
                 bound = f + inner + kl / eta
             if not (math.isfinite(f_new) and math.isfinite(bound)):
                 return None
-            return (cand, f_new, res_new, margs_new), f_new <= bound + 1e-12 * max(1.0, abs(f))
+            return ((cand, th, f_new, res_new, margs_new),
+                    f_new <= bound + 1e-12 * max(1.0, abs(f)))
 
         eta, got = mirror_descent_step(eta, smooth, attempt)
         if got is None:
             break
-        model, f, res, margs = got
+        model, theta, f, res, margs = got
+    if iterations > 0:  # the release is a function of its potentials and tree alone (a saved
+        model.calibrate()  # model rebuilds it bit for bit), not of the running theta
     return model

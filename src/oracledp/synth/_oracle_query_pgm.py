@@ -5,7 +5,8 @@
 average play; the answers to the selected queries are never measured.  This variant
 (``OracleQueryPGM``) keeps the game's query player and spends most of the budget on
 measuring what it selects, then releases a Private-PGM style estimate
-(:mod:`oracledp.synth._estimation`) of those measurements:
+(:mod:`oracledp.synth._estimation`, fitted by :func:`oracledp.synth._graphical.estimate_model`)
+of those measurements:
 
 1. **Start** (a fraction ``one_way_fraction`` of the budget): every 1-way marginal table
    is measured with Gaussian noise.
@@ -29,12 +30,19 @@ measuring what it selects, then releases a Private-PGM style estimate
    least half of the candidate tables and a model over all of them is allowed
    (:func:`measures_all`), it selects nothing and measures every candidate table once with
    the rounds' whole budget (``selection="all"``: small tables such as titanic's 4 columns,
-   or 8-column Adult from eps = 0.5 with the explicit estimator).  Either way the oracle is
+   or 8-column Adult from eps = 0.5, whose model is one clique).  Either way the oracle is
    enumeration of the explicit workload, so it is exact (no certification question
    arises).  The selected marginal table is measured with Gaussian noise and the
    estimate is refitted (warm start).
 3. **Release**: the final estimate, refitted with more iterations; ``sample`` draws
    records from it.
+
+The estimate is one :class:`~oracledp.synth._graphical.GraphicalModel` held on a junction
+tree.  With ``estimator="auto"`` (default) on a domain of at most 2,000,000 cells the tree
+is one clique over all attributes (the product domain: every table fits, so no candidate
+is excluded, and T uses :func:`default_rounds`'s divisor 100); above that, or with
+``estimator="graphical"``, it is the triangulation of the measured sets, and each round's
+candidates are the tables that keep it within ``max_model_cells`` (divisor 50).
 
 Privacy (replace-one neighbours, n public), accounted in zCDP (the full proof, including
 why the selection costs ``eps_sel^2 / 8`` and not the ``eps_sel^2 / 2`` of OracleQuery's
@@ -97,20 +105,18 @@ from oracledp.privacy import (
 )
 from oracledp.privacy import _noise as noise
 from oracledp.privacy._accountant import begin_release
+from oracledp.synth._base import Synthesizer
 from oracledp.synth._domain import Domain
-from oracledp.synth._estimation import MarginalMeasurement, estimate_distribution
+from oracledp.synth._estimation import MarginalMeasurement
 from oracledp.synth._graphical import (
     GraphicalModel,
     JunctionTree,
     estimate_model,
     junction_tree_cells,
 )
-from oracledp.synth._release import DistributionRelease
 from oracledp.synth._workload import (
     MarginalWorkload,
     answer,
-    answer_distribution,
-    cells_text,
     check_sample_weight,
     kway_marginal_workload,
 )
@@ -118,23 +124,22 @@ from oracledp.synth._workload import (
 __all__ = ["OracleQueryPGM", "cover_rounds", "default_model_cells", "default_rounds",
            "measures_all"]
 
-_MAX_CELLS = 20_000_000
 #: Above this many candidate tables, the junction-tree estimator tests a table's effect on
 #: the model size only when the selection reaches it (:class:`_LazyAllowed`; same
 #: distribution).  Below it every table is tested first (:func:`_allowed_blocks`), which
 #: keeps the random draws of the smaller tables' fits as they were.
 _LAZY_BLOCKS = 300
-#: ``estimator="auto"`` keeps ``p`` explicitly up to this many cells (Adult: 1.3 M), and
-#: uses the junction-tree estimator above it.
-_EXPLICIT_CELLS = 2_000_000
+#: ``estimator="auto"`` holds the model on one clique over every attribute (the product
+#: domain) up to this many cells (Adult: 1.3 M), and on a capped junction tree above it.
+_ONE_CLIQUE_CELLS = 2_000_000
 
 
 def default_rounds(n: int, epsilon: float, delta: float, d: int, *,
                    max_rounds: int = 100, divisor: float = 100.0) -> int:
     """Default T: ``max(d - 1, round(n sqrt(rho) / divisor))``, at most ``max_rounds``.
 
-    ``divisor`` is 100 for the explicit estimator and 50 for the junction-tree estimator
-    (twice the rounds: its model-size cap keeps the extra rounds cheap; on doctor_visits
+    ``divisor`` is 100 for a model on one clique over the whole domain and 50 for a capped
+    junction tree (twice the rounds: its model-size cap keeps the extra rounds cheap; on doctor_visits
     at eps = 1, seed 0, the mean 2-way TV error fell from 0.0295 to 0.0236, on Adult with
     all columns at eps = 0.1 from 0.110 to 0.108, two seeds -- benchmark data, so the
     benchmark's numbers for this choice are not held out).
@@ -186,8 +191,9 @@ def measures_all(T: int, shape: tuple[int, ...], blocks: list[tuple[int, ...]],
     """Whether ``selection="auto"`` measures every candidate table once, without selection.
 
     When the rounds would measure at least half of the candidate tables ``blocks``
-    (``2 T >= len(blocks)``) and a model over all of them is allowed (``cap`` None: the
-    explicit estimator; else a junction tree of all of them within ``cap`` cells), selecting
+    (``2 T >= len(blocks)``) and a model over all of them is allowed (``cap`` None: a model
+    on one clique over the whole domain; else a junction tree of all of them within ``cap``
+    cells), selecting
     is not worth its budget: every candidate is measured once with the rounds' whole budget.
     Public: T, the domain's shape, the candidates and the cap only.  Chosen with tuning
     seeds 100-129 on titanic (4 columns, 6 pairs; mean 2-way TV error of "all" against the
@@ -200,7 +206,7 @@ def measures_all(T: int, shape: tuple[int, ...], blocks: list[tuple[int, ...]],
     return cap is None or junction_tree_cells(shape, blocks) <= cap
 
 
-class OracleQueryPGM(DistributionRelease):
+class OracleQueryPGM(Synthesizer):
     """(epsilon, delta)-DP synthetic data: OracleQuery's query player selects, measurements are estimated.
 
     See the module docstring for the algorithm and ``docs/proofs/oracle-query-pgm-selection.md``
@@ -217,8 +223,8 @@ class OracleQueryPGM(DistributionRelease):
         Literals per query (the workload is every k-way marginal cell).
     rounds:
         T, the number of select-and-measure rounds.  ``None``: :func:`default_rounds`
-        (``max(d - 1, round(n sqrt(rho) / c))``, c = 100 with the explicit estimator and
-        50 with the junction tree; from public n, d, epsilon, delta only).
+        (``max(d - 1, round(n sqrt(rho) / c))``, c = 100 with the one-clique model and
+        50 with the capped junction tree; from public n, d, epsilon, delta only).
     orders:
         Marginal orders the query player selects among.  Default ``(2,)`` (``(1,)`` when
         k = 1): pairs, whose estimate (a pairwise graphical model) answers the k-way
@@ -238,13 +244,16 @@ class OracleQueryPGM(DistributionRelease):
     iterations, final_iterations:
         Mirror-descent iterations after each round (warm start) and for the release.
     estimator:
-        ``"explicit"`` keeps one probability per cell of the product domain
-        (:mod:`oracledp.synth._estimation`); ``"graphical"`` holds the same estimate as a
-        graphical model on a junction tree (:mod:`oracledp.synth._graphical`: memory is the
-        tree's cells, so 20 columns of 2-30 levels fit); ``"auto"`` (default): explicit up
-        to 2,000,000 cells, graphical above.  Same iterates up to rounding.
+        The junction tree the one estimator (:func:`~oracledp.synth._graphical.estimate_model`)
+        holds the model on.  ``"auto"`` (default): one clique over every attribute when the
+        domain has at most 2,000,000 cells (no candidate is excluded), else as
+        ``"graphical"``: the triangulation of the measured sets, capped by
+        ``max_model_cells`` (memory is the tree's cells, so 20 columns of 2-30 levels fit).
+        Either tree gives the same iterates up to rounding for the same measurements; the
+        rules differ (T's divisor, the cap on the candidates).
     max_model_cells:
-        Graphical estimator only: each round's candidates are the tables whose measurement
+        Capped junction tree only (``"graphical"``, or ``"auto"`` above 2,000,000 cells):
+        each round's candidates are the tables whose measurement
         keeps the junction tree at most this many cells (a public rule on the released
         selections; proof: ``docs/proofs/oracle-query-pgm-selection.md``, Lemma C').
         ``None`` (default): :func:`default_model_cells` (100,000; 500,000 when the budget
@@ -255,17 +264,18 @@ class OracleQueryPGM(DistributionRelease):
         Keep non-private diagnostics (``fit_seconds``) as ``diagnostics_``; flags the
         guarantee ``diagnostics_released``.
 
-    Attributes after :meth:`fit`: ``distribution_`` (the released estimate, shape
-    ``domain.shape``; None with the graphical estimator, whose estimate is ``model_``, a
-    :class:`~oracledp.synth._graphical.GraphicalModel`), ``rounds_``, ``rho_``, ``ledger_`` (a :class:`~oracledp.privacy.Spend` per
+    Attributes after :meth:`fit`: ``model_`` (the released estimate, a
+    :class:`~oracledp.synth._graphical.GraphicalModel`; ``model_.dense()`` is the full
+    distribution on small domains), ``rounds_``, ``rho_``, ``ledger_`` (a
+    :class:`~oracledp.privacy.Spend` per
     step, zCDP, whose ``released`` is the measured table's attributes, empty for a
     selection: which table each round measured is part of the release),
     ``measured_axes_``, ``measurements_`` (the noisy tables, each a
     :class:`~oracledp.synth._estimation.MarginalMeasurement`: they are the released
     measurements the estimate post-processes, covered by the same guarantee),
     ``sigma_``, ``sigma_one_way_``, ``eps_selection_``, ``guarantee_``, ``workload_``,
-    ``n_``, ``max_model_cells_`` (the junction-tree cap used; None with the explicit
-    estimator).
+    ``n_``, ``max_model_cells_`` (the junction-tree cap used; None with the one-clique
+    model).
 
     Examples
     --------
@@ -276,8 +286,10 @@ class OracleQueryPGM(DistributionRelease):
     >>> domain = Domain(("a", "b", "c"), ((0, 1), (0, 1), (0, 1, 2)))
     >>> codes = np.array([[0, 0, 0], [0, 1, 1], [1, 1, 2], [1, 0, 2], [1, 1, 1]] * 20)
     >>> pgm = OracleQueryPGM(1.0, 1e-6, k=2, random_state=0).fit(codes, domain)
-    >>> pgm.rounds_, pgm.distribution_.shape, pgm.sample_codes(5).shape  # every pair measured
+    >>> pgm.rounds_, pgm.model_.dense().shape, pgm.sample_codes(5).shape  # every pair measured
     (3, (2, 2, 3), (5, 3))
+    >>> pgm.model_.tree.cliques  # a small domain: one clique over every attribute
+    ((0, 1, 2),)
     >>> pgm.measured_axes_
     ((0,), (1,), (2,), (0, 1), (0, 2), (1, 2))
     >>> pgm.guarantee_.describe().split(";")[0]
@@ -328,7 +340,7 @@ class OracleQueryPGM(DistributionRelease):
         self.orders = orders
         self.selection = check_choice(selection, "selection",
                                       ("auto", "query", "table", "l1", "all"))
-        self.estimator = check_choice(estimator, "estimator", ("auto", "explicit", "graphical"))
+        self.estimator = check_choice(estimator, "estimator", ("auto", "graphical"))
         if max_model_cells is not None and (
                 isinstance(max_model_cells, bool)
                 or not isinstance(max_model_cells, int | np.integer) or int(max_model_cells) < 1):
@@ -356,32 +368,24 @@ class OracleQueryPGM(DistributionRelease):
         rho_meas = rho_round - rho_sel
         return rho, 1.0 / math.sqrt(rho_one), math.sqrt(8.0 * rho_sel), 1.0 / math.sqrt(rho_meas)
 
-    def uses_graphical(self, domain: Domain) -> bool:
-        """Whether a fit over ``domain`` estimates on a junction tree (public rule)."""
-        return self.estimator == "graphical" or (self.estimator == "auto"
-                                                 and domain.size > _EXPLICIT_CELLS)
+    def one_clique(self, cells: int) -> bool:
+        """Whether a fit over a domain of ``cells`` cells holds its model on one clique over
+        every attribute (else on a capped junction tree); a public rule."""
+        return self.estimator == "auto" and cells <= _ONE_CLIQUE_CELLS
 
     def check_domain(self, domain_shape: tuple[int, ...] | list[int], n: int) -> None:
         """Refuse, before any noise, a domain this fit cannot handle (ValueError).
 
         Public quantities only: the domain's shape (an upper bound of the final one is
         enough), the number of records ``n``, epsilon, delta and the parameters: ``k`` above
-        the number of attributes; the explicit estimator over more than 20,000,000 cells;
-        ``selection="all"`` when a junction tree over every candidate table exceeds
+        the number of attributes; ``selection="all"`` with a capped junction tree when a junction tree over every candidate table exceeds
         ``max_model_cells``.  :meth:`fit` calls it first.
         """
         shape = tuple(int(s) for s in domain_shape)
         d = len(shape)
         if self.k > d:
             raise ValueError(f"k={self.k} exceeds the number of attributes ({d})")
-        cells = math.prod(shape)
-        graphical = self.estimator == "graphical" or (self.estimator == "auto"
-                                                      and cells > _EXPLICIT_CELLS)
-        if not graphical and cells > _MAX_CELLS:
-            raise ValueError(f"the full domain has {cells_text(cells)} cells (> {_MAX_CELLS:,}); "
-                             "the explicit estimator keeps one probability per cell: use "
-                             "estimator='graphical'")
-        if graphical and self.selection == "all":
+        if not self.one_clique(math.prod(shape)) and self.selection == "all":
             blocks = [b for j in self.orders_for(d) for b in itertools.combinations(range(d), j)]
             cap = self.max_model_cells if self.max_model_cells is not None else (
                 default_model_cells(n, self.epsilon, self.delta))
@@ -397,14 +401,14 @@ class OracleQueryPGM(DistributionRelease):
         ``sample_weight``: record counts of distinct rows; the release equals that of the
         expanded records (each record counts once in the privacy analysis).
         """
-        for name in ("distribution_", "model_", "guarantee_"):
+        for name in ("model_", "guarantee_"):
             self.__dict__.pop(name, None)
         codes = self._encode(data, domain)
         w = None if sample_weight is None else check_sample_weight(sample_weight, len(codes))
         d = len(domain)
         n = int(codes.shape[0]) if w is None else int(w.sum())
         self.check_domain(domain.shape, n)
-        graphical = self.uses_graphical(domain)
+        whole = self.one_clique(domain.size)
         start = time.perf_counter()
         shape = domain.shape
         workload = kway_marginal_workload(domain, self.k)
@@ -413,14 +417,15 @@ class OracleQueryPGM(DistributionRelease):
         blocks = [b for w in plays for b in w.blocks]
         nq = sum(len(w) for w in plays)
         T = self.rounds if self.rounds is not None else default_rounds(
-            n, self.epsilon, self.delta, d, divisor=50.0 if graphical else 100.0)
-        cap = self.max_model_cells if self.max_model_cells is not None else (
+            n, self.epsilon, self.delta, d, divisor=100.0 if whole else 50.0)
+        # the junction-tree cap: None with one clique over every attribute (every table fits)
+        cap = None if whole else self.max_model_cells if self.max_model_cells is not None else (
             default_model_cells(n, self.epsilon, self.delta))
         rule = self.selection
-        if rule == "auto" and measures_all(T, shape, blocks, cap if graphical else None):
+        if rule == "auto" and measures_all(T, shape, blocks, cap):
             rule = "all"
         if rule == "all":  # every candidate table once, no selection (public: T, blocks)
-            if graphical and self.selection == "all" and not measures_all(
+            if cap is not None and self.selection == "all" and not measures_all(
                     len(blocks), shape, blocks, cap):
                 raise ValueError(f"selection='all' measures every candidate table, and a "
                                  f"junction tree over all of them exceeds max_model_cells="
@@ -444,12 +449,8 @@ class OracleQueryPGM(DistributionRelease):
             meas.append(MarginalMeasurement((a,), t + noise.gaussian(rng, sigma1, t.shape), sigma1))
             ledger.append(Spend("Gaussian mechanism (1-way table)",
                                 zcdp=gaussian_rho(sigma1, sensitivity_sq=2.0), released=(a,)))
-        model: GraphicalModel | None = None
-        p: NDArray[np.float64] | None = None
-        if graphical:
-            model = estimate_model(shape, meas, n, iterations=self.iterations * 3)
-        else:
-            p = estimate_distribution(shape, meas, n, iterations=self.iterations * 3)
+        tree = JunctionTree(shape, [tuple(range(d))], nodes=True) if whole else None
+        model = estimate_model(shape, meas, n, iterations=self.iterations * 3, tree=tree)
         # the selection's inputs ("all" selects nothing: the true answers are not read)
         true = (np.concatenate([answer(wl, codes, w) for wl in plays]) if rule != "all"
                 else np.empty(0))
@@ -462,19 +463,15 @@ class OracleQueryPGM(DistributionRelease):
         def select(t_round: int) -> tuple[int, ...]:
             """Round t's table by the exponential mechanism; its spend goes on the ledger."""
             lazy: _LazyAllowed | None = None
-            if model is not None:
-                est = np.concatenate([_model_answers(model, wl) for wl in plays])
-                # candidates: the tables whose measurement keeps the junction tree within
-                # max_model_cells (a function of the released selections only)
-                if len(blocks) > _LAZY_BLOCKS:  # many tables: test only those needed
-                    lazy = _LazyAllowed(shape, blocks, [m.axes for m in meas], cap)
-                    ok = None
-                else:
-                    ok = _allowed_blocks(shape, blocks, [m.axes for m in meas], cap)
-            else:
-                assert p is not None
-                est = np.concatenate([answer_distribution(wl, p) for wl in plays])
-                ok = None
+            ok: NDArray[np.bool_] | None = None
+            est = np.concatenate([_model_answers(model, wl) for wl in plays])
+            # candidates: the tables whose measurement keeps the junction tree within
+            # max_model_cells (a function of the released selections only); one clique
+            # over every attribute holds every table
+            if cap is not None and len(blocks) > _LAZY_BLOCKS:  # many: test those needed
+                lazy = _LazyAllowed(shape, blocks, [m.axes for m in meas], cap)
+            elif cap is not None:
+                ok = _allowed_blocks(shape, blocks, [m.axes for m in meas], cap)
             diff = n * (true - est)  # score of q; ¬q gets -diff
             if rule == "query":
                 scores = np.concatenate([diff, -diff])
@@ -514,18 +511,11 @@ class OracleQueryPGM(DistributionRelease):
                                 released=axes))
             if rule == "all":
                 continue  # one estimate after the last table (post-processing)
-            if model is not None:
-                model = estimate_model(shape, meas, n, iterations=self.iterations, warm=model)
-            else:
-                p = estimate_distribution(shape, meas, n, iterations=self.iterations, p0=p)
+            model = estimate_model(shape, meas, n, iterations=self.iterations, warm=model)
         # "all" skipped the rounds' warm-started refits: the final estimate does their work
         final = self.final_iterations + (T * self.iterations if rule == "all" else 0)
-        if model is not None:
-            model = estimate_model(shape, meas, n, iterations=final, warm=model)
-        else:
-            p = estimate_distribution(shape, meas, n, iterations=final, p0=p)
-            p = np.maximum(p, 0.0)
-            p /= p.sum()
+        model = estimate_model(shape, meas, n, iterations=final, warm=model)
+        model.n = n
 
         rho_spent = math.fsum(s.rho for s in ledger)
         eps_spent = zcdp_epsilon(rho_spent, self.delta)
@@ -544,41 +534,34 @@ class OracleQueryPGM(DistributionRelease):
             guarantee = release_diagnostics(guarantee, "OracleQueryPGM")
             self.diagnostics_ = NonPrivateDiagnostics(
                 "oracle_query_pgm", {"fit_seconds": time.perf_counter() - start})
-        self._store_release(n, domain, workload, T, guarantee, p, rng, rho_=rho, sigma_=sigma,
-                            sigma_one_way_=sigma1, eps_selection_=eps_sel, ledger_=tuple(ledger),
-                            measured_axes_=tuple(s.released for s in ledger if s.released),
-                            measurements_=tuple(meas),
-                            max_model_cells_=cap if graphical else None)
-        if model is not None:
-            model.n = n
-            self.model_ = model
+        self.n_, self.domain_, self.workload_, self.rounds_ = n, domain, workload, T
+        self.rho_, self.sigma_, self.sigma_one_way_, self.eps_selection_ = (
+            rho, sigma, sigma1, eps_sel)
+        self.ledger_ = tuple(ledger)
+        self.measured_axes_ = tuple(s.released for s in ledger if s.released)
+        self.measurements_ = tuple(meas)
+        self.max_model_cells_ = cap
+        self.guarantee_ = guarantee
+        self.model_ = model
+        self._rng = rng  # kept to continue sampling; never pickled
         return self
 
     def _check_fitted(self) -> None:
-        if getattr(self, "distribution_", None) is None and not hasattr(self, "model_"):
+        if not hasattr(self, "model_"):
             raise RuntimeError("call fit(data, domain) first")
 
     def answer(self, workload: MarginalWorkload | None = None) -> NDArray[np.float64]:
         """Exact answers of a workload (default: the fitted one) under the released estimate."""
-        wl = self._workload(workload)
-        if getattr(self, "model_", None) is not None:
-            return _model_answers(self.model_, wl)
-        return answer_distribution(wl, self.distribution_)
+        wl = self._workload(workload)  # checks fitted first
+        return _model_answers(self.model_, wl)
 
     def marginal(self, attrs: tuple[int, ...] | list[int]) -> NDArray[np.float64]:
         """The released estimate's marginal over attribute positions ``attrs`` (that order)."""
         self._check_fitted()
-        if getattr(self, "model_", None) is not None:
-            return self.model_.marginal(attrs)
-        idx = [int(a) for a in attrs]
-        keep = sorted(idx)
-        drop = tuple(a for a in range(len(self.domain_)) if a not in keep)
-        return self.distribution_.sum(axis=drop).transpose([keep.index(a) for a in idx])
+        return self.model_.marginal(attrs)
 
     def _sample_codes(self, n: int, rng: np.random.Generator) -> NDArray[np.int64]:
-        if getattr(self, "model_", None) is not None:
-            return self.model_.sample(n, rng)
-        return super()._sample_codes(n, rng)
+        return self.model_.sample(n, rng)
 
     def __repr__(self) -> str:
         return (f"OracleQueryPGM(epsilon={self.epsilon!r}, delta={self.delta!r}, k={self.k}, "
