@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 
 from oracledp.synth._estimation import (
     MarginalMeasurement,
-    combine_measurements,
+    loss_terms,
     mirror_descent_step,
 )
 from oracledp.synth._graphical import _MarginalOperator
@@ -40,17 +40,7 @@ def estimate_distribution(
     ``n`` is the public number of records (the measurements are counts); ``p0`` a warm
     start (default uniform).  Returns a distribution of shape ``shape``.
     """
-    if n < 1:
-        raise ValueError(f"n must be >= 1, got {n!r}")
-    ms = combine_measurements(measurements)
-    if not ms:
-        raise ValueError("at least one measurement is needed")
-    for m in ms:
-        if m.axes[-1] >= len(shape) or m.values.shape != tuple(shape[a] for a in m.axes):
-            raise ValueError(f"measurement over axes {m.axes} does not match the domain")
-    cliques = [m.axes for m in ms]
-    targets = [m.values / n for m in ms]
-    weights = [(n / m.sigma) ** 2 for m in ms]
+    cliques, targets, weights = loss_terms(shape, measurements, n)
     smooth = float(sum(weights))
     if p0 is None:
         p = np.full(shape, 1.0 / math.prod(shape))

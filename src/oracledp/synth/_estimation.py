@@ -27,7 +27,7 @@ independent Gaussian measurements).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -36,7 +36,7 @@ from numpy.typing import NDArray
 
 T = TypeVar("T")
 
-__all__ = ["MarginalMeasurement", "combine_measurements", "mirror_descent_step"]
+__all__ = ["MarginalMeasurement", "combine_measurements", "loss_terms", "mirror_descent_step"]
 
 #: The step size never exceeds ``1 / smooth`` times this (:func:`mirror_descent_step`).
 MAX_STEP_GROWTH = 2.0**30
@@ -78,6 +78,25 @@ def combine_measurements(
         out.append(MarginalMeasurement(axes, np.asarray(vals, dtype=np.float64),
                                        float(1.0 / math.sqrt(prec.sum()))))
     return out
+
+
+def loss_terms(shape: Sequence[int], measurements: Iterable[MarginalMeasurement], n: int
+               ) -> tuple[list[tuple[int, ...]], list[NDArray[np.float64]], list[float]]:
+    """The terms of ``L(p)`` (module docstring): ``(C_r, y_r / n, w_r)`` for each attribute set.
+
+    Repeats are combined (:func:`combine_measurements`); ValueError when ``n < 1``, when there
+    is no measurement or when one does not match the domain's ``shape``.
+    """
+    if n < 1:
+        raise ValueError(f"n must be >= 1, got {n!r}")
+    ms = combine_measurements(measurements)
+    if not ms:
+        raise ValueError("at least one measurement is needed")
+    for m in ms:
+        if m.axes[-1] >= len(shape) or m.values.shape != tuple(shape[a] for a in m.axes):
+            raise ValueError(f"measurement over axes {m.axes} does not match the domain")
+    return ([m.axes for m in ms], [m.values / n for m in ms],
+            [(n / m.sigma) ** 2 for m in ms])
 
 
 def mirror_descent_step(eta: float, smooth: float,

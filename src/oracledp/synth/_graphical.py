@@ -53,7 +53,7 @@ from numpy.typing import NDArray
 from oracledp._validation import RandomLike, check_rng, check_sample_size
 from oracledp.synth._estimation import (
     MarginalMeasurement,
-    combine_measurements,
+    loss_terms,
     mirror_descent_step,
 )
 from oracledp.synth._workload import cells_text
@@ -798,17 +798,7 @@ def estimate_model(
     up to floating point.  Post-processing only.
     """
     shape = tuple(int(s) for s in shape)
-    if n < 1:
-        raise ValueError(f"n must be >= 1, got {n!r}")
-    ms = combine_measurements(measurements)
-    if not ms:
-        raise ValueError("at least one measurement is needed")
-    for m in ms:
-        if m.axes[-1] >= len(shape) or m.values.shape != tuple(shape[a] for a in m.axes):
-            raise ValueError(f"measurement over axes {m.axes} does not match the domain")
-    cliques = [m.axes for m in ms]
-    targets = [m.values / n for m in ms]
-    weights = [(n / m.sigma) ** 2 for m in ms]
+    cliques, targets, weights = loss_terms(shape, measurements, n)
     smooth = float(sum(weights))
     old = warm.potentials if warm is not None else {}
     phi = {c: (old[c].copy() if c in old else np.zeros(tuple(shape[a] for a in c)))
