@@ -1,0 +1,391 @@
+"""The Dask engine: the data engine's pass (:mod:`oracledp.tabular._engine`) on a Dask cluster.
+
+``engine="dask"`` reads, checks and counts a table as the default engine does, with the
+reading and the per-record work spread over the workers of a Dask cluster (a local one by
+default, or the running cluster at ``scheduler``; ``docs/cluster.md``):
+
+* **Workers** read the data themselves (``dask.dataframe.read_csv`` with every cell as text,
+  exactly as written; ``read_parquet`` with Arrow types), so a path or URL must be readable
+  by them.  Each partition runs the default engine's own SQL
+  (:func:`~oracledp.tabular._engine.group_query`) in a DuckDB connection on the worker and
+  returns its records grouped by their codes and texts, with the clipping flags and the
+  record counts: small partial counts, one row per distinct key in the partition.
+* **The client** reads the header and makes the file-level checks with the default engine's
+  code (same refusals, same messages), merges the partial counts (grouping again on the
+  keys: summing the counts, or-ing the flags) and finishes with the default engine's code
+  (:func:`~oracledp.tabular._engine._finish`: the distinct texts checked by the schema's own
+  code, the rows in lexicographic order).  So the :class:`~oracledp.tabular._engine.Scan` is
+  the default engine's, bit for bit, and the mechanism, which runs on the client from the
+  counts, releases the same for the same data and seed.
+
+A pandas or Dask DataFrame is scanned per partition by the schema's own code (as the default
+engine scans a pandas DataFrame) and the partial counts merged on the client.
+
+Dask is an extra: ``pip install 'oracledp[dask]'`` (``dask[dataframe]``, ``distributed``).
+No message carries a record value, a row index or a count: the readers' messages (which may
+quote a line of the file) are never passed on.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from oracledp._errors import TableInputError
+
+if TYPE_CHECKING:
+    from oracledp.tabular._engine import Scan
+    from oracledp.tabular._schema import TableSchema
+
+__all__ = ["scan_table_dask"]
+
+_INSTALL = "pip install 'oracledp[dask]'"
+
+
+def _require() -> None:
+    try:
+        import dask.dataframe  # noqa: F401
+        import distributed  # noqa: F401
+        import pyarrow  # noqa: F401
+    except ImportError as exc:
+        raise ImportError(f"engine='dask' needs Dask's dataframe and distributed packages "
+                          f"({exc.name} is missing): {_INSTALL}") from None
+
+
+@contextmanager
+def _client(scheduler: Any) -> Iterator[Any]:
+    """A Dask client: of a local cluster started here (``scheduler`` None, closed after), of
+    the running cluster at ``scheduler`` (an address), or ``scheduler`` itself (a Client)."""
+    import distributed
+
+    if isinstance(scheduler, distributed.Client):
+        yield scheduler
+        return
+    if scheduler is None:
+        workers = max(1, min(4, os.cpu_count() or 1))
+        with distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                      dashboard_address=None) as cluster, \
+                distributed.Client(cluster, set_as_default=False) as client:
+            yield client
+        return
+    if not isinstance(scheduler, str):
+        raise TypeError("scheduler must be the address of a Dask scheduler (e.g. "
+                        f"'tcp://host:8786'), a distributed.Client or None, got "
+                        f"{type(scheduler).__name__}")
+    try:
+        client = distributed.Client(scheduler, set_as_default=False, timeout="30s")
+    except OSError as exc:
+        raise TableInputError(f"cannot reach the Dask scheduler at {scheduler} "
+                              f"({type(exc).__name__})") from None
+    with client:
+        yield client
+
+
+# --- the per-partition work (runs on the workers) --------------------------------------------
+
+
+def _partial_counts(part: pd.DataFrame, schema: TableSchema, where: dict[str, int],
+                    with_target: bool) -> Any:
+    """One partition's records grouped by the default engine's SQL: an Arrow table of the
+    keys, the clipping flags and the record count ``n``.  The partition's columns are taken
+    by position (``c0 ..``) with their Arrow types, as the default engine reads an Arrow
+    table."""
+    import pyarrow as pa
+
+    from oracledp.tabular._engine import connect, group_query
+
+    part = part.copy(deep=False)
+    part.columns = [f"c{j}" for j in range(part.shape[1])]
+    table = pa.Table.from_pandas(part, preserve_index=False)
+    con = connect(1)
+    try:
+        rel = con.from_arrow(table)
+        rel.create_view("oracledp_part")
+        types = [str(t) for t in rel.types]
+        sql, _ = group_query(schema, where, types, "oracledp_part", with_target)
+        return con.sql(sql).to_arrow_table()
+    finally:
+        con.close()
+
+
+def _frame_counts(part: pd.DataFrame, schema: TableSchema, with_target: bool,
+                  ignore_extra: bool, codes: bool
+                  ) -> tuple[int, dict[tuple[int, int], str], set[str], Any, Any]:
+    """One partition of a DataFrame scanned by the schema's own code (as the default engine
+    scans a pandas DataFrame): its problems, clipped columns and merged rows with counts."""
+    from oracledp.tabular._engine import merge_rows
+
+    clipped: set[str] = set()
+    items, enc, y = schema._scan(part, with_target=with_target, codes=codes,
+                                 ignore_extra=ignore_extra, clipped=clipped)
+    found = dict(items)
+    if found or not codes or enc is None or len(enc) == 0:
+        return len(part), found, clipped, None, None
+    width = len(schema.labels) if with_target else 1
+    per_label = np.zeros((len(enc), width), dtype=np.int64)
+    per_label[np.arange(len(enc)), 0 if y is None else y.astype(np.int64)] = 1
+    rows, counts = merge_rows(enc, per_label)
+    return len(part), found, clipped, rows, counts
+
+
+# --- the client ------------------------------------------------------------------------------
+
+
+def _compute(client: Any, parts: Sequence[Any]) -> list[Any]:
+    return list(client.gather(client.compute(list(parts))))
+
+
+def _reading_error(exc: BaseException, label: str, kind: str, sep: str) -> TableInputError | None:
+    """A reader's error (raised on a worker) as the default engine's one-line refusal, which
+    quotes nothing of the file; None for an error that is not the data's."""
+    import duckdb
+    import pyarrow as pa
+
+    from oracledp.tabular._engine import _fail
+
+    if isinstance(exc, UnicodeDecodeError):
+        return TableInputError(f"{label}: the file is not UTF-8 text; re-save it as UTF-8 "
+                               "(e.g. from a spreadsheet: CSV UTF-8)")
+    if isinstance(exc, (pd.errors.ParserError, pd.errors.EmptyDataError, duckdb.Error,
+                        pa.ArrowException, EOFError)) or (
+            isinstance(exc, ValueError) and kind != "frame"):
+        return _fail(label, kind, sep, Exception(""))
+    if isinstance(exc, (FileNotFoundError, PermissionError, IsADirectoryError)):
+        return TableInputError(f"{label}: a worker cannot read the file "
+                               f"({type(exc).__name__}); paths must be readable by the "
+                               "Dask workers")
+    if isinstance(exc, OSError) and kind.startswith("csv:gzip"):
+        return TableInputError(f"{label}: not a readable gzip file")
+    return None
+
+
+def _header_checks(schema: TableSchema, header: list[str], kind: str, label: str, sep: str,
+                   with_target: bool, ignore_extra: bool, codes: bool
+                   ) -> tuple[dict[tuple[int, int], str], dict[str, int]]:
+    """The default engine's header refusals and problems, and where each column is."""
+    from oracledp.tabular._csv import _check_header, _check_unique
+    from oracledp.tabular._engine import _header_problems, _readable
+
+    if codes and kind.startswith("csv"):
+        _check_unique(header, label)
+    found = _header_problems(schema, header, with_target, ignore_extra)
+    if kind.startswith("csv") and len(header) == 1:
+        _check_header(header, schema, with_target, sep, label)
+    return found, _readable(schema, header, with_target)
+
+
+def _source(data: Any, sep: str, blocksize: Any) -> tuple[Any, list[str], str, str]:
+    """``(ddf, header, label, kind)``: the Dask DataFrame the workers read (columns by
+    position), the header as written, the label of messages and the format.  The header and
+    the file-level refusals are the default engine's (run on the client)."""
+    import dask.dataframe as dd
+    import pyarrow as pa
+
+    from oracledp.tabular._engine import _files, _format_of, _open, connect
+
+    if isinstance(data, (str, Path)):
+        path = str(data)
+        label = path
+        if "://" in path and not path.startswith("file://"):
+            return _url_source(path, sep, blocksize)
+        con = connect(1)
+        try:
+            src = _open(con, path, sep)  # the header, the file-level refusals
+        finally:
+            con.close()
+        files = _files(path, label)
+        kind = _format_of(files, label)
+        if kind == "parquet":
+            ddf = dd.read_parquet(files, dtype_backend="pyarrow")
+            return ddf, src.header, label, kind
+        return _read_csv(files, sep, kind, src.header, blocksize), src.header, label, kind
+    module = type(data).__module__.split(".")[0]
+    if module in ("pyarrow", "polars"):
+        table = data.to_arrow() if module == "polars" else data
+        if not isinstance(table, pa.Table):
+            raise TypeError("data must be a pandas, Polars or Arrow table, or the path of a CSV "
+                            f"or Parquet file, got {type(data).__name__}")
+        frame = table.to_pandas(types_mapper=pd.ArrowDtype)
+        header = [str(c) for c in table.column_names]
+        parts = max(1, min(len(frame) // 100_000 + 1, 64))
+        return dd.from_pandas(frame, npartitions=parts, sort=False), header, "the input", "arrow"
+    raise TypeError("data must be a pandas, Polars, Dask or Arrow table, or the path of a CSV "
+                    f"or Parquet file, got {type(data).__name__}")
+
+
+def _read_csv(files: Sequence[str], sep: str, kind: str, header: list[str],
+              blocksize: Any) -> Any:
+    """Every cell as text exactly as written (no NA guessing, no space stripped; an empty
+    cell is '', a missing trailing field NULL: both the empty cell to the schema)."""
+    import dask.dataframe as dd
+
+    compression = kind[4:]
+    if compression == "zstd":
+        raise TableInputError(f"{files[0]}: the Dask engine reads plain or gzip CSV and "
+                              "Parquet; decompress this zstd file or use the default engine")
+    return dd.read_csv(
+        list(files), sep=sep, header=0, names=[f"c{j}" for j in range(len(header))],
+        dtype=str, keep_default_na=False, na_filter=False, skipinitialspace=False,
+        quotechar='"', doublequote=True, encoding="utf-8",
+        compression=None if compression == "none" else compression,
+        blocksize=None if compression != "none" else (blocksize or "64MB"))
+
+
+def _url_source(url: str, sep: str, blocksize: Any) -> tuple[Any, list[str], str, str]:
+    """A URL (s3://, gs://, https:// ..., through fsspec): Parquet if it ends in .parquet /
+    .pq or names a directory of them, else CSV (compression from the extension).  The header
+    is read on the client; the data by the workers."""
+    import io
+
+    import dask.dataframe as dd
+    import fsspec
+
+    from oracledp.tabular._csv import _PARSE, _parse_error
+
+    label = url
+    stem = url.rstrip("/")
+    if stem.endswith((".parquet", ".pq")) or url.endswith("/"):
+        try:
+            ddf = dd.read_parquet(url, dtype_backend="pyarrow")
+        except Exception as exc:
+            raise TableInputError(f"{label}: not a readable Parquet file or directory "
+                                  f"({type(exc).__name__})") from None
+        return ddf, [str(c) for c in ddf.columns], label, "parquet"
+    compression = "gzip" if stem.endswith(".gz") else "zstd" if stem.endswith(".zst") else "none"
+    try:
+        with fsspec.open(url, "rt", encoding="utf-8",
+                         compression=None if compression == "none" else compression) as fh:
+            line = next((ln for ln in fh if ln.strip()), None)
+    except UnicodeDecodeError:
+        raise TableInputError(f"{label}: the file is not UTF-8 text; re-save it as UTF-8 "
+                              "(e.g. from a spreadsheet: CSV UTF-8)") from None
+    except Exception as exc:
+        raise TableInputError(f"{label}: cannot read the file ({type(exc).__name__})") from None
+    if line is None:
+        raise TableInputError(f"{label}: the file is empty (expected a header line and rows)")
+    try:
+        head = pd.read_csv(io.StringIO(line.removeprefix("\ufeff")), sep=sep, header=None,
+                           nrows=1, **_PARSE)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise _parse_error(label, sep, exc) from None
+    header = [str(v) for v in head.iloc[0]] if len(head) else []
+    return _read_csv([url], sep, f"csv:{compression}", header, blocksize), header, label, \
+        f"csv:{compression}"
+
+
+def scan_table_dask(data: Any, schema: TableSchema, *, sep: str = ",",
+                    ignore_extra: bool = True, scheduler: Any = None,
+                    with_target: bool = True, codes: bool = True,
+                    blocksize: int | str | None = None) -> Scan:
+    """The default engine's :func:`~oracledp.tabular._engine.scan_table` on a Dask cluster
+    (module docstring): the same :class:`~oracledp.tabular._engine.Scan`, bit for bit.
+
+    ``scheduler``: None starts a local cluster for this pass (closed after); an address
+    (``"tcp://host:8786"``) uses the running cluster there; a ``distributed.Client`` is used
+    as it is.  ``blocksize``: the bytes of a plain CSV per partition (Dask's default, 64 MB,
+    if None).  ``data`` as for ``scan_table``, or a Dask DataFrame; paths and URLs are read
+    by the workers.
+    """
+    _require()
+    if isinstance(data, bytes):  # a CSV's bytes: a private temporary file (local clusters)
+        with tempfile.TemporaryDirectory(prefix="oracledp-") as tmp:
+            path = os.path.join(tmp, "input")
+            with open(path, "wb") as fh:
+                fh.write(data)
+            try:
+                return scan_table_dask(path, schema, sep=sep, ignore_extra=ignore_extra,
+                                       scheduler=scheduler, with_target=with_target,
+                                       codes=codes, blocksize=blocksize)
+            except TableInputError as exc:
+                raise TableInputError(str(exc).replace(path, "the input")) from None
+    import dask.dataframe as dd
+
+    if isinstance(data, (pd.DataFrame, dd.DataFrame)):
+        return _scan_frames(data, schema, scheduler, with_target, ignore_extra, codes)
+    ddf, header, label, kind = _source(data, sep, blocksize)
+    found, where = _header_checks(schema, header, kind, label, sep, with_target,
+                                  ignore_extra, codes)
+    import dask
+
+    task = dask.delayed(_partial_counts, pure=True)
+    parts = [task(p, schema, where, with_target) for p in ddf.to_delayed()]
+    with _client(scheduler) as client:
+        try:
+            partials = _compute(client, parts)
+        except Exception as exc:
+            err = _reading_error(exc, label, kind, sep)
+            if err is None:
+                raise
+            raise err from None
+    empty = ("the file has a header but no rows" if kind.startswith("csv")
+             else "the table has no rows")
+    return _merge(partials, schema, where, with_target, codes, found, label, empty)
+
+
+def _merge(partials: list[Any], schema: TableSchema, where: dict[str, int], with_target: bool,
+           codes: bool, found: dict[tuple[int, int], str], label: str, empty: str) -> Scan:
+    """The partial counts grouped again on their keys (counts summed, flags or-ed) into the
+    default engine's ``oracledp_groups``, then the default engine's finish."""
+    import pyarrow as pa
+
+    from oracledp.tabular._engine import _finish, connect
+
+    con = connect()
+    try:
+        nonempty = [p for p in partials if p.num_rows]
+        table = pa.concat_tables(nonempty or partials[:1], promote_options="permissive")
+        rel = con.from_arrow(table)
+        rel.create_view("oracledp_parts")
+        names = list(table.column_names)
+        keys = [c for c in names if c[0] in "kt" or c == "ty"]
+        flags = [f"bool_or({c}) AS {c}" for c in names if c.startswith("f")]
+        group = f" GROUP BY {', '.join(keys)}" if keys else ""
+        con.execute("CREATE OR REPLACE TEMP TABLE oracledp_groups AS SELECT "
+                    f"{', '.join([*keys, *flags, 'sum(n)::BIGINT AS n'])} FROM oracledp_parts"
+                    + group)
+        return _finish(con, schema, where, with_target, codes, found, label, empty)
+    finally:
+        con.close()
+
+
+def _scan_frames(df: Any, schema: TableSchema, scheduler: Any, with_target: bool,
+                 ignore_extra: bool, codes: bool) -> Scan:
+    """A pandas or Dask DataFrame: each partition scanned by the schema's own code on the
+    workers, the partial counts merged on the client (a table's problems are the union of
+    its parts': every rule reads one cell at a time)."""
+    import dask
+    import dask.dataframe as dd
+
+    from oracledp.tabular._engine import Scan, merge_rows
+
+    if isinstance(df, pd.DataFrame):
+        if len(df) == 0:
+            raise TableInputError("the input: the table has a header but no rows")
+        df = dd.from_pandas(df, npartitions=max(1, min(len(df) // 100_000 + 1, 64)),
+                            sort=False)
+    task = dask.delayed(_frame_counts, pure=True)
+    parts = [task(p, schema, with_target, ignore_extra, codes) for p in df.to_delayed()]
+    with _client(scheduler) as client:
+        partials = _compute(client, parts)
+    found: dict[tuple[int, int], str] = {}
+    clipped: set[str] = set()
+    rows, counts = [], []
+    if sum(p[0] for p in partials) == 0:
+        raise TableInputError("the input: the table has a header but no rows")
+    for _, f, c, r, n in partials:
+        found.update(f)
+        clipped |= c
+        if r is not None:
+            rows.append(r)
+            counts.append(n)
+    if found or not codes:
+        return Scan(found, clipped, None, None)
+    merged_rows, merged_counts = merge_rows(np.concatenate(rows), np.concatenate(counts))
+    return Scan(found, clipped, merged_rows, merged_counts)

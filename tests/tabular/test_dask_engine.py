@@ -1,0 +1,256 @@
+"""The Dask engine (``engine="dask"``) on a 2-worker LocalCluster: the same scan, refusals and
+releases, bit for bit, as the default engine (issue 39)."""
+
+from __future__ import annotations
+
+import warnings
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from oracledp._errors import BoundsViolation, TableInputError
+from oracledp.estimators import OPDiscClassifier, RSPMClassifier
+from oracledp.tabular import TableSchema, fit_aggregated, read_aggregated
+from oracledp.tabular._engine import scan_table
+
+
+def _importable() -> bool:
+    try:
+        import dask.dataframe  # noqa: F401
+        import distributed  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+pytestmark = [
+    pytest.mark.skipif(not _importable(), reason="the Dask engine needs dask.dataframe and "
+                       "distributed (pip install 'oracledp[dask]', which brings pyarrow)"),
+    pytest.mark.timeout(600),
+]
+
+#: Every kind of column: a categorical, a numeric grid, a binned numeric, a clipped grid and a
+#: categorical with a missing level; labels not sorted.
+SCHEMA = {
+    "target": {"name": "y", "labels": ["yes", "no"]},
+    "columns": [
+        {"name": "age", "type": "numeric", "lower": 0, "upper": 100, "step": 10},
+        {"name": "rate", "type": "numeric", "lower": 0, "upper": 1, "step": 0.25,
+         "out_of_bounds": "clip"},
+        {"name": "gain", "type": "numeric", "lower": 0, "upper": 1000, "bins": [1, 100, 500]},
+        {"name": "color", "type": "categorical", "levels": ["red", "green", "blue"]},
+        {"name": "answer", "type": "categorical", "levels": ["no", "yes"], "missing": "level"},
+    ],
+}
+N = 3000
+BLOCK = 16_000  # bytes of CSV per partition: the tables span several partitions
+
+
+def _frame(seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({
+        "age": rng.integers(0, 101, N).astype(str),
+        "rate": np.round(rng.uniform(-0.3, 1.3, N), 3).astype(str),  # some clipped
+        "gain": rng.integers(0, 1001, N).astype(str),
+        "color": rng.choice(["red", "green", "blue"], N),
+        "answer": rng.choice(["no", "yes", ""], N),  # '' is the missing level
+        "y": rng.choice(["yes", "no"], N, p=[0.3, 0.7]),
+    })
+    df.loc[::7, "age"] = df.loc[::7, "age"] + ".0"  # the same number written differently
+    df.loc[::11, "gain"] = "1e2"  # not plain: checked by the schema's own code
+    return df
+
+
+@contextmanager
+def _quiet():
+    """Cluster start-up and shutdown may warn about ports or closing comms: only distributed's
+    warnings (and ResourceWarnings) are ignored, and only there."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", module=r"distributed(\..*)?$")
+        warnings.filterwarnings("ignore", category=ResourceWarning)
+        yield
+
+
+@pytest.fixture(scope="module")
+def scheduler():
+    from distributed import LocalCluster
+
+    with _quiet():
+        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                               dashboard_address=None)
+    try:
+        yield cluster.scheduler_address
+    finally:
+        with _quiet():
+            cluster.close()
+
+
+@pytest.fixture(scope="module")
+def schema() -> TableSchema:
+    return TableSchema.from_dict(SCHEMA)
+
+
+@pytest.fixture(scope="module")
+def tables(tmp_path_factory) -> dict[str, str]:
+    """The same table as a CSV and as a directory of three Parquet files (written by DuckDB:
+    text columns, as the CSV writes them)."""
+    import duckdb
+
+    d = tmp_path_factory.mktemp("dask")
+    csv = d / "t.csv"
+    df = _frame()
+    df.to_csv(csv, index=False)
+    pq = d / "pq"
+    pq.mkdir()
+    for k in range(3):
+        piece = d / f"piece{k}.csv"
+        df.iloc[k::3].to_csv(piece, index=False)
+        duckdb.sql(f"COPY (SELECT * FROM read_csv('{piece}', all_varchar = true)) "
+                   f"TO '{pq / f'part{k}.parquet'}' (FORMAT parquet)")
+    return {"csv": str(csv), "parquet": str(pq)}
+
+
+def _dask_scan(data, schema, scheduler, **kw):
+    from oracledp.tabular._dask import scan_table_dask
+
+    return scan_table_dask(data, schema, scheduler=scheduler, blocksize=BLOCK, **kw)
+
+
+def _same_scan(a, b) -> None:
+    assert a.found == b.found and a.clipped == b.clipped
+    assert a.codes is not None and b.codes is not None
+    assert a.codes.dtype == b.codes.dtype and a.counts.dtype == b.counts.dtype
+    assert np.array_equal(a.codes, b.codes) and np.array_equal(a.counts, b.counts)
+
+
+@pytest.mark.parametrize("kind", ["csv", "parquet"])
+def test_the_same_scan_as_the_default_engine(tables, schema, scheduler, kind):
+    want = scan_table(tables[kind], schema)
+    got = _dask_scan(tables[kind], schema, scheduler)
+    _same_scan(want, got)
+    assert want.clipped == {"rate"} and int(want.counts.sum()) == N
+    assert len(want.codes) > 100  # many distinct rows, merged across the partitions
+
+
+def test_the_same_scan_without_target_and_of_frames(tables, schema, scheduler):
+    import dask.dataframe as dd
+
+    want = scan_table(tables["csv"], schema, with_target=False)
+    _same_scan(want, _dask_scan(tables["csv"], schema, scheduler, with_target=False))
+    df = _frame()
+    want = scan_table(df, schema)
+    _same_scan(want, _dask_scan(df, schema, scheduler))
+    _same_scan(want, _dask_scan(dd.from_pandas(df, npartitions=3), schema, scheduler))
+
+
+def _bad(tmp_path: Path) -> str:
+    df = _frame(1)
+    df.loc[N - 5, "color"] = "purple"  # an unknown level, in the last partition
+    df.loc[3, "age"] = "150"  # out of bounds (not clipped), in the first
+    df.loc[N // 2, "answer"] = " yes"  # spaces around a level
+    df.loc[7, "y"] = "maybe"  # an unknown label
+    p = tmp_path / "bad.csv"
+    df.to_csv(p, index=False)
+    return str(p)
+
+
+def test_a_refusal_lists_the_same_problems(tmp_path, schema, scheduler):
+    path = _bad(tmp_path)
+    want = scan_table(path, schema)
+    got = _dask_scan(path, schema, scheduler)
+    assert want.found and want.found == got.found and got.codes is None
+    with pytest.raises(BoundsViolation) as a:
+        read_aggregated(path, schema)
+    with pytest.raises(BoundsViolation) as b:
+        read_aggregated(path, schema, engine="dask", scheduler=scheduler)
+    assert str(a.value) == str(b.value)
+    assert "purple" not in str(b.value) and "150" not in str(b.value)
+
+
+def _file_refusal(path: str, schema, scheduler) -> tuple[str, str]:
+    with pytest.raises(TableInputError) as a:
+        scan_table(path, schema)
+    with pytest.raises(TableInputError) as b:
+        _dask_scan(path, schema, scheduler)
+    return str(a.value), str(b.value)
+
+
+def test_file_level_refusals_are_the_default_engines(tmp_path, schema, scheduler):
+    header = "age,rate,gain,color,answer,y\n"
+    cases = {
+        "empty.csv": "",
+        "header.csv": header,
+        "repeated.csv": "age,age,gain,color,answer,y\n1,2,3,red,no,yes\n",
+        "latin1.csv": None,
+        "wide.csv": header + "".join("1,0,1,red,no,yes\n" for _ in range(30_000))
+        + "1,0,1,red,no,yes,extra\n",
+    }
+    for name, text in cases.items():
+        p = tmp_path / name
+        if text is None:
+            p.write_bytes(header.encode() + "1,0,1,r\xe9d,no,yes\n".encode("latin-1"))
+        else:
+            p.write_text(text)
+        want, got = _file_refusal(str(p), schema, scheduler)
+        assert want == got, name
+    want, got = _file_refusal(str(tmp_path / "absent.csv"), schema, scheduler)
+    assert want == got
+
+
+@pytest.mark.parametrize("cls", [OPDiscClassifier, RSPMClassifier])
+def test_the_same_release_for_the_same_seed(tables, schema, scheduler, cls):
+    def fit(table):
+        est = cls(1.0, schema=schema.feature_schema(), classes=list(schema.labels),
+                  random_state=5)
+        return fit_aggregated(est, table)
+
+    for kind in ("csv", "parquet"):
+        with pytest.warns(UserWarning):  # the clipped column, as by the default engine
+            want = fit(read_aggregated(tables[kind], schema))
+        with pytest.warns(UserWarning):
+            got = fit(read_aggregated(tables[kind], schema, engine="dask",
+                                      scheduler=scheduler))
+        assert np.array_equal(want.coef_, got.coef_) and want.guarantee_ == got.guarantee_
+
+
+def test_the_same_synthetic_rows_for_the_same_seed(tables, schema, scheduler):
+    from oracledp.synth import TableSynthesizer
+
+    with pytest.warns(UserWarning):
+        want = TableSynthesizer(epsilon=1.0, random_state=3).fit(tables["csv"], schema)
+    with pytest.warns(UserWarning):
+        got = TableSynthesizer(epsilon=1.0, random_state=3, engine="dask",
+                               scheduler=scheduler).fit(tables["parquet"], schema)
+    pd.testing.assert_frame_equal(want.sample(500, random_state=4),
+                                  got.sample(500, random_state=4))
+    assert want.guarantee_ == got.guarantee_
+
+
+def test_a_local_cluster_by_default(tables, schema):
+    from oracledp.tabular._dask import scan_table_dask
+
+    want = scan_table(tables["parquet"], schema)
+    with _quiet():
+        got = scan_table_dask(tables["parquet"], schema)  # starts and closes its own cluster
+    _same_scan(want, got)
+
+
+def test_a_missing_extra_is_named(monkeypatch, schema):
+    import builtins
+
+    from oracledp.tabular import _dask
+
+    real = builtins.__import__
+
+    def no_dask(name, *args, **kw):
+        if name.startswith("distributed"):
+            raise ImportError("no", name="distributed")
+        return real(name, *args, **kw)
+
+    monkeypatch.setattr(builtins, "__import__", no_dask)
+    with pytest.raises(ImportError, match=r"pip install 'oracledp\[dask\]'"):
+        _dask.scan_table_dask("x.csv", schema)
+
