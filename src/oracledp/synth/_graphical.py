@@ -300,11 +300,12 @@ def _calibration_plan(jt: JunctionTree) -> list[Any]:
 
 
 class _MarginalOperator:
-    """The marginal maps ``p -> M_r p`` of a table onto subsets and their adjoint, by matrix products.
+    """The marginal maps ``p -> M_r p`` of a table onto subsets and their adjoint, by matmul.
 
     ``p`` is a table of shape ``shape`` (a big junction-tree clique: one over every
-    attribute is the whole product domain) and ``cliques`` are subsets of its axes.  Its axes are split into a leading part (``A`` cells) and a trailing
-    part (``B`` cells) and ``p`` is viewed as an ``A x B`` matrix.  For clique ``C`` with
+    attribute is the whole product domain) and ``cliques`` are subsets of its axes.  Its
+    axes are split into a leading part (``A`` cells) and a trailing part (``B`` cells) and
+    ``p`` is viewed as an ``A x B`` matrix.  For clique ``C`` with
     trailing attributes ``C_hi``, ``p @ R`` (``R``: the ``B x |C_hi|`` 0/1 matrix mapping a
     trailing cell to its ``C_hi`` cell) sums out the other trailing attributes; the leading
     attributes outside ``C`` are then summed on the small ``A x |C_hi|`` result.  All the

@@ -378,8 +378,8 @@ class OracleQueryPGM(Synthesizer):
 
         Public quantities only: the domain's shape (an upper bound of the final one is
         enough), the number of records ``n``, epsilon, delta and the parameters: ``k`` above
-        the number of attributes; ``selection="all"`` with a capped junction tree when a junction tree over every candidate table exceeds
-        ``max_model_cells``.  :meth:`fit` calls it first.
+        the number of attributes; ``selection="all"`` on a capped junction tree when a tree
+        over every candidate table exceeds ``max_model_cells``.  :meth:`fit` calls it first.
         """
         shape = tuple(int(s) for s in domain_shape)
         d = len(shape)
