@@ -251,6 +251,14 @@ def read_csv(source: str | Path | bytes, schema: TableSchema | None = None, *,
     you see it (it depends on the file, which is data): nothing of it is released.
     """
     check_sep(sep)
+    from oracledp.tabular._engine import engine_reads, read_frame
+
+    if engine_reads(source):  # Parquet, a directory or glob, zstd, an Arrow or Polars table
+        df = read_frame(source, sep)
+        _check_unique(list(df.columns), _source_label(source))
+        if schema is not None and check:
+            schema.check(df, with_target=with_target, ignore_extra=ignore_extra)
+        return df
     label = _source_label(source)
     report = _reporter(verbose, label)
     _prescan(source, label, report)

@@ -275,6 +275,49 @@ def _open(con: Any, data: Any, sep: str) -> _Source:
     return _Source(f"(SELECT {cols} FROM {name})", header, types, None, label, "arrow")
 
 
+def engine_reads(data: Any) -> bool:
+    """Whether :func:`read_frame` (the engine) reads ``data`` rather than the pandas CSV
+    reader: a Parquet file, a directory or glob, a zstd CSV, an Arrow or Polars table."""
+    if isinstance(data, (str, Path)):
+        text = str(data)
+        if any(ch in text for ch in "*?[") or os.path.isdir(text):
+            return True
+        try:
+            with open(text, "rb") as fh:
+                head = fh.read(4)
+        except OSError:
+            return False  # the CSV reader refuses it
+        return head in (_PARQUET, _ZSTD)
+    return type(data).__module__.split(".")[0] in ("pyarrow", "polars")
+
+
+def read_frame(data: Any, sep: str = ",") -> pd.DataFrame:
+    """The whole table as a pandas DataFrame of texts, the cells as the schema's rules read
+    them (see :func:`_text_of`: a NULL or a float NaN is the empty cell), columns named as
+    written: for the commands that need every record (the models fitted on the whole
+    encoded matrix, prediction, evaluation).  Raises :class:`TableInputError` as
+    :func:`scan_table` does."""
+    import duckdb
+
+    con = connect()
+    src: _Source | None = None
+    try:
+        src = _open(con, data, sep)
+        cols = ", ".join(f"{_text_of(f'c{j}', t)} AS {_ident(f'c{j}')}"
+                         for j, t in enumerate(src.types))
+        frame = con.execute(f"SELECT {cols} FROM {src.relation}").df()
+    except duckdb.Error as exc:
+        label, kind = (src.label, src.kind) if src is not None else (str(data), "csv:none")
+        raise _fail(label, kind, sep, exc) from None
+    finally:
+        con.close()
+    frame = frame.astype(object)
+    frame.columns = src.header
+    if len(frame) == 0:
+        raise TableInputError(f"{src.label}: the table has no rows")
+    return frame
+
+
 # --- the query -------------------------------------------------------------------------------
 
 
@@ -473,24 +516,20 @@ def _scan_frame(df: pd.DataFrame, schema: TableSchema, with_target: bool,
     return Scan(found, clipped, rows, counts)
 
 
-def _scan_source(con: Any, src: _Source, schema: TableSchema, sep: str, with_target: bool,
-                 ignore_extra: bool, codes: bool, report: Progress | None) -> Scan:
-    if codes and src.kind.startswith("csv"):  # reading to fit: refused by name at once
-        from oracledp.tabular._csv import _check_unique
-
-        _check_unique(src.header, src.label)
-    found = _header_problems(schema, src.header, with_target, ignore_extra)
-    if src.kind.startswith("csv") and len(src.header) == 1:
-        from oracledp.tabular._csv import _check_header
-
-        _check_header(src.header, schema, with_target, sep, src.label)
-    where = _readable(schema, src.header, with_target)
+def group_query(schema: TableSchema, where: dict[str, int], types: Sequence[str],
+                relation: str, with_target: bool) -> tuple[str, list[str]]:
+    """The pass's SQL over ``relation`` (columns ``c0 ..`` of DuckDB ``types``; ``where``:
+    schema column name -> position): ``(query, keys)``.  The query groups the records by
+    ``keys`` (per numeric column ``k{i}``, ``t{i}``; per categorical column ``t{i}``; the
+    target's text ``ty``: see :func:`_column_sql`) with ``bool_or`` of each clipping flag
+    ``f{i}`` and the record count ``n``.  Partial results over parts of a table merge by
+    grouping again on ``keys`` (summing ``n``, or-ing the flags): what the Dask engine does."""
     prepared, select, keys, flags = [], [], [], []
     for i, c in enumerate(schema.columns):
         if c.name not in where:
             continue
         j = where[c.name]
-        first, grouped, clipped = _column_sql(schema, i, f"c{j}", src.types[j])
+        first, grouped, clipped = _column_sql(schema, i, f"c{j}", types[j])
         prepared += first
         if c.kind == "categorical":
             keys += [f"t{i}"]
@@ -503,13 +542,29 @@ def _scan_source(con: Any, src: _Source, schema: TableSchema, sep: str, with_tar
             flags.append(f"bool_or(f{i}) AS f{i}")
     if with_target and schema.target in where:
         j = where[schema.target]
-        prepared.append(f"{_text_of(f'c{j}', src.types[j])} AS ty")
+        prepared.append(f"{_text_of(f'c{j}', types[j])} AS ty")
         keys.append("ty")
         select.append("ty")
-    inner = f"SELECT {', '.join(prepared) or '1 AS one'} FROM {src.relation}"
+    inner = f"SELECT {', '.join(prepared) or '1 AS one'} FROM {relation}"
     middle = f"SELECT {', '.join(select) or '1 AS one'} FROM ({inner})"
     outer = (f"SELECT {', '.join([*keys, *flags, 'count(*) AS n'])} FROM ({middle}) "
              + (f"GROUP BY {', '.join(keys)}" if keys else ""))
+    return outer, keys
+
+
+def _scan_source(con: Any, src: _Source, schema: TableSchema, sep: str, with_target: bool,
+                 ignore_extra: bool, codes: bool, report: Progress | None) -> Scan:
+    if codes and src.kind.startswith("csv"):  # reading to fit: refused by name at once
+        from oracledp.tabular._csv import _check_unique
+
+        _check_unique(src.header, src.label)
+    found = _header_problems(schema, src.header, with_target, ignore_extra)
+    if src.kind.startswith("csv") and len(src.header) == 1:
+        from oracledp.tabular._csv import _check_header
+
+        _check_header(src.header, schema, with_target, sep, src.label)
+    where = _readable(schema, src.header, with_target)
+    outer, _ = group_query(schema, where, src.types, src.relation, with_target)
     _run(con, f"CREATE OR REPLACE TEMP TABLE oracledp_groups AS {outer}", report, src.size)
     return _finish(con, schema, where, with_target, codes, found, src.label,
                    "the file has a header but no rows" if src.kind.startswith("csv")
