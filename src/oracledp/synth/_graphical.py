@@ -133,6 +133,12 @@ class JunctionTree:
             self.children[self.parent[i]].append(i)
         self.cells = int(sum(math.prod(self.shape[a] for a in c) for c in self.cliques))
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled without the matrix-product operators of big cliques (rebuilt on demand)."""
+        state = dict(self.__dict__)
+        state.pop("_operators", None)
+        return state
+
     def separator(self, i: int, j: int) -> tuple[int, ...]:
         """The attributes shared by cliques ``i`` and ``j`` (sorted)."""
         return tuple(sorted(set(self.cliques[i]) & set(self.cliques[j])))
@@ -428,12 +434,12 @@ class GraphicalModel:
         sets = tuple(c for c in self.potentials if self._assign[c] == i)
         if len(sets) < 2 or math.prod(jt.clique_shape(i)) <= _OPERATOR_CELLS:
             return None
-        ops = jt.__dict__.setdefault("_operators", {})
-        if (i, sets) not in ops:
+        ops = jt.__dict__.setdefault("_operators", {})  # the last set list of each clique
+        if i not in ops or ops[i][1] != sets:
             pos = {a: j for j, a in enumerate(jt.cliques[i])}
-            ops[(i, sets)] = (_MarginalOperator(jt.clique_shape(i),
-                                                [tuple(pos[a] for a in c) for c in sets]), sets)
-        return ops[(i, sets)][0]
+            ops[i] = (_MarginalOperator(jt.clique_shape(i),
+                                        [tuple(pos[a] for a in c) for c in sets]), sets)
+        return ops[i][0]
 
     def clique_potentials(self, tables: Mapping[tuple[int, ...], NDArray[np.float64]] | None
                           = None) -> list[NDArray[np.float64]]:
