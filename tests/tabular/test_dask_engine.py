@@ -146,6 +146,18 @@ def test_the_same_scan_without_target_and_of_frames(tables, schema, scheduler):
     _same_scan(want, _dask_scan(dd.from_pandas(df, npartitions=3), schema, scheduler))
 
 
+def test_the_same_scan_of_arrow_tables_with_typed_columns(tables, schema, scheduler):
+    import duckdb
+
+    read = f"SELECT * FROM read_csv('{tables['csv']}'"
+    typed = duckdb.sql(read + ")").to_arrow_table()  # yes/no read as booleans: refused
+    assert {str(t) for t in typed.schema.types} >= {"double", "string", "bool"}
+    want, got = scan_table(typed, schema), _dask_scan(typed, schema, scheduler)
+    assert (want.found, want.clipped) == (got.found, got.clipped) and want.found
+    typed = duckdb.sql(read + ", types = {'answer': 'VARCHAR', 'y': 'VARCHAR'})").to_arrow_table()
+    _same_scan(scan_table(typed, schema), _dask_scan(typed, schema, scheduler))
+
+
 def _bad(tmp_path: Path) -> str:
     df = _frame(1)
     df.loc[N - 5, "color"] = "purple"  # an unknown level, in the last partition
