@@ -20,6 +20,8 @@ from typing import Annotated, Any
 import typer
 
 from oracledp._cli_table import (
+    _ENGINE,
+    _SCHEDULER,
     _SEP,
     _check_option,
     _clipping_on_stderr,
@@ -87,7 +89,7 @@ _BINS = typer.Option("--bins", help="Coarse bins of gridded numeric columns: a c
 
 
 def synth_fit(
-    data: Annotated[Path, typer.Argument(help="The table (CSV with a header and the target).")],
+    data: Annotated[Path, typer.Argument(help="The table with the target: CSV (plain, gzip, zstd) or Parquet (a file, a directory or a glob).")],
     schema_path: Annotated[Path, typer.Option("--schema", help="Confirmed table schema (JSON).")],
     epsilon: Annotated[float, typer.Option("--epsilon", help=f"Privacy budget; at most "
                                                              f"{EPSILON_CAP:g} unless "
@@ -123,6 +125,8 @@ def synth_fit(
         "--time-limit", help="Stop the fit after this many seconds (reading included): "
                              "nothing is released; a fit stopped after its mechanism "
                              "started stays charged under --budget.")] = None,
+    engine: Annotated[str, _ENGINE] = "duckdb",
+    scheduler: Annotated[str | None, _SCHEDULER] = None,
 ) -> None:
     """Fit a private synthetic-data model on DATA with a confirmed schema; save it to --out.
 
@@ -145,8 +149,8 @@ def synth_fit(
         _fail(f"--bin-edges must be 'quantiles' or 'equal-width', got {bin_edges!r}")
     syn = TableSynthesizer(method, epsilon=epsilon, delta=delta, random_state=seed,
                            bins="auto" if bins_spec is None else bins_spec, sep=sep,
-                           bin_edges=bin_edges,
-                           ignore_extra=ignore_extra)
+                           bin_edges=bin_edges, ignore_extra=ignore_extra, engine=engine,
+                           scheduler=scheduler)
     try:
         _, needs_delta = syn._check_params()
     except (ValueError, TypeError) as exc:
@@ -381,7 +385,7 @@ def _write_samples(syn: Any, rows: int, rng: Any, fh: Any) -> None:
 
 def synth_evaluate(
     synthetic: Annotated[Path, typer.Argument(help="Synthetic CSV.")],
-    real: Annotated[Path, typer.Argument(help="Real CSV (read directly: NOT private).")],
+    real: Annotated[Path, typer.Argument(help="Real table, CSV or Parquet (read directly: NOT private).")],
     schema_path: Annotated[Path | None, typer.Option(
         "--schema", help="The table schema (JSON); or --model.")] = None,
     model_dir: Annotated[Path | None, typer.Option(

@@ -146,14 +146,16 @@ def _out_of_memory(data: Path, model: str, *, loading: bool = True) -> str:
             "in chunks and keep only its distinct encoded rows), or fit on a smaller file.")
 
 
-def _read_aggregated(path: Path, schema: Any, sep: str, model: str, ignore_extra: bool) -> Any:
-    """DATA read in chunks into its distinct encoded rows and label counts (exit 2 if bad)."""
+def _read_aggregated(path: Path, schema: Any, sep: str, model: str, ignore_extra: bool,
+                     engine: str = "duckdb", scheduler: str | None = None) -> Any:
+    """DATA read in one pass into its distinct encoded rows and label counts (exit 2 if
+    bad)."""
     from oracledp.tabular import read_aggregated
 
     try:
         with _reading(path) as report:
             return read_aggregated(path, schema, sep=sep, ignore_extra=ignore_extra,
-                                   verbose=report)
+                                   verbose=report, engine=engine, scheduler=scheduler)
     except (OracleDPError, ValueError) as exc:
         _fail(f"{path}: {exc}" if str(path) not in str(exc) else str(exc))
     except MemoryError:
@@ -172,8 +174,23 @@ _SEP = typer.Option("--sep", callback=_sep, help="Field delimiter of the CSV (on
                                                  "\\t for a tab).")
 
 
+def _engine(value: str) -> str:
+    if value not in ("duckdb", "dask"):
+        raise typer.BadParameter(f"must be 'duckdb' or 'dask', got {value!r}")
+    return value
+
+
+_ENGINE = typer.Option("--engine", callback=_engine,
+                       help="Data engine of the reading pass: duckdb (default, this machine) "
+                            "or dask (a Dask cluster: docs/cluster.md); the same counts and "
+                            "the same release either way.")
+_SCHEDULER = typer.Option("--scheduler", metavar="ADDRESS",
+                          help="With --engine dask: the address of a running Dask scheduler "
+                               "(e.g. tcp://host:8786); default a local cluster.")
+
+
 def schema_infer(
-    data: Annotated[Path, typer.Argument(help="CSV file with a header line.")],
+    data: Annotated[Path, typer.Argument(help="CSV file with a header line, or Parquet.")],
     target: Annotated[str, typer.Option("--target", help="The label column (two labels).")],
     sep: Annotated[str, _SEP] = ",",
     max_levels: Annotated[
@@ -215,13 +232,15 @@ def schema_infer(
 
 
 def schema_check(
-    data: Annotated[Path, typer.Argument(help="CSV file with a header line and the target.")],
+    data: Annotated[Path, typer.Argument(help="The table with the target: CSV (plain, gzip, zstd; a header line) or Parquet (a file, a directory or a glob).")],
     schema_path: Annotated[Path, typer.Option("--schema", help="The table schema (JSON).")],
     sep: Annotated[str, _SEP] = ",",
     ignore_extra: Annotated[
         bool, typer.Option("--ignore-extra", help="Leave out data columns the schema does "
                                                   "not mention (a problem otherwise).")
     ] = False,
+    engine: Annotated[str, _ENGINE] = "duckdb",
+    scheduler: Annotated[str | None, _SCHEDULER] = None,
 ) -> None:
     """Check DATA against a schema without fitting: every problem, one line each (exit 2)."""
     from oracledp.tabular import check_table
@@ -229,7 +248,8 @@ def schema_check(
     schema = _load_schema(schema_path)
     try:
         with _clipping_on_stderr():
-            problems = check_table(data, schema, sep=sep, ignore_extra=ignore_extra)
+            problems = check_table(data, schema, sep=sep, ignore_extra=ignore_extra,
+                                   engine=engine, scheduler=scheduler)
     except MemoryError:  # pragma: no cover - one chunk at a time
         _fail(f"{data}: not enough memory to read a chunk of the file")
     for problem in problems:
@@ -421,7 +441,7 @@ def _check_fit_options(model: str, epsilon: float | None, delta: float | None, a
 
 def fit_table(
     ctx: typer.Context,
-    data: Annotated[Path, typer.Argument(help="Training CSV (header line, target column).")],
+    data: Annotated[Path, typer.Argument(help="Training table with the target: CSV (plain, gzip, zstd; a header line) or Parquet (a file, a directory or a glob).")],
     schema_path: Annotated[
         Path, typer.Option("--schema", help="Confirmed table schema (JSON).")
     ],
@@ -492,13 +512,18 @@ def fit_table(
                  "is refused before DATA is read; each release is appended to it. See "
                  "docs/your-own-data.md.")
     ] = None,
+    engine: Annotated[str, _ENGINE] = "duckdb",
+    scheduler: Annotated[str | None, _SCHEDULER] = None,
 ) -> None:
     """Fit a private linear classifier on DATA with a confirmed schema; save model.json."""
     _check_model_options(ctx, model)
+    if engine == "dask" and model not in _AGGREGATED_MODELS:
+        _fail(f"--engine dask counts the table for the models fitted from its distinct rows "
+              f"({', '.join(sorted(_AGGREGATED_MODELS))}); --model {model} reads every record")
     try:
         _fit(data, schema_path, out, model, epsilon, delta, alpha, max_epsilon,
              allow_large_epsilon, ignore_extra, seed, solver, time_limit, sep, force, verbose,
-             budget, space=space, work_limit=work_limit)
+             budget, space=space, work_limit=work_limit, engine=engine, scheduler=scheduler)
     except KeyboardInterrupt:
         _interrupted()
 
@@ -507,7 +532,8 @@ def _fit(data: Path, schema_path: Path, out: Path, model: str, epsilon: float | 
          delta: float | None, alpha: float, max_epsilon: float | None, allow_large: bool,
          ignore_extra: bool, seed: int | None, solver: str, time_limit: float, sep: str,
          force: bool, verbose: bool, budget: Path | None = None, *,
-         space: str = "auto", work_limit: int | None = None) -> None:
+         space: str = "auto", work_limit: int | None = None, engine: str = "duckdb",
+         scheduler: str | None = None) -> None:
     max_epsilon = _check_fit_options(model, epsilon, delta, alpha, max_epsilon, allow_large,
                                      solver, time_limit, space, work_limit)
     _check_out(out, force)  # before the data are read: a refused --out spends no budget
@@ -532,13 +558,15 @@ def _fit(data: Path, schema_path: Path, out: Path, model: str, epsilon: float | 
     run: dict[str, Any] = {}
     if budget is None:
         path, run = _fit_and_save(est, data, schema, out, model, sep, ignore_extra, solver,
-                                  time_limit, force, None, declared, run)
+                                  time_limit, force, None, declared, run, engine=engine,
+                                  scheduler=scheduler)
         _report_fit(model, schema, est, run, path, out, verbose)
         return
     entry, local = _reserve_budget(budget, model, declared, k, data, out)
     try:
         path, run = _fit_and_save(est, data, schema, out, model, sep, ignore_extra, solver,
-                                  time_limit, force, local, declared, run)
+                                  time_limit, force, local, declared, run, engine=engine,
+                                  scheduler=scheduler)
     except BaseException as exc:
         _settle_budget(budget, entry, local, declared, run, exc)
         raise
@@ -684,13 +712,14 @@ def _print_budget(budget: Path, ledger: Any, local: Any, k: int) -> None:
 def _fit_and_save(est: Any, data: Path, schema: Any, out: Path, model: str, sep: str,
                   ignore_extra: bool, solver: str, time_limit: float, force: bool,
                   accountant: Any, declared: tuple[float, float | None, str],
-                  run: dict[str, Any] | None = None) -> tuple[Path, dict[str, Any]]:
+                  run: dict[str, Any] | None = None, *, engine: str = "duckdb",
+                  scheduler: str | None = None) -> tuple[Path, dict[str, Any]]:
     """Read DATA, fit (reporting to ``accountant`` if any), save; ``run`` gets the counts."""
     run = {} if run is None else run
     if model in _AGGREGATED_MODELS:
         # the distinct encoded rows with their record counts: est.fit(X, y, sample_weight=...)
         with _clipping_on_stderr():
-            table = _read_aggregated(data, schema, sep, model, ignore_extra)
+            table = _read_aggregated(data, schema, sep, model, ignore_extra, engine, scheduler)
         try:
             X, y, counts = table.weighted_rows()
         except MemoryError:
@@ -879,7 +908,7 @@ _STRICT = typer.Option("--strict", help="Refuse rows with values outside the tra
 
 def predict_table(
     model_dir: Annotated[Path, typer.Argument(help="Directory written by `oracledp fit`.")],
-    data: Annotated[Path, typer.Argument(help="CSV with the schema's feature columns.")],
+    data: Annotated[Path, typer.Argument(help="CSV or Parquet with the schema's feature columns.")],
     sep: Annotated[str, _SEP] = ",",
     strict: Annotated[bool, _STRICT] = False,
     scores: Annotated[
@@ -904,7 +933,7 @@ def predict_table(
 
 def evaluate_table(
     model_dir: Annotated[Path, typer.Argument(help="Directory written by `oracledp fit`.")],
-    data: Annotated[Path, typer.Argument(help="Labelled test CSV.")],
+    data: Annotated[Path, typer.Argument(help="Labelled test table (CSV or Parquet).")],
     sep: Annotated[str, _SEP] = ",",
     strict: Annotated[bool, _STRICT] = False,
 ) -> None:

@@ -28,7 +28,8 @@ def _unconfirmed(schema: TableSchema) -> list[str]:
 
 
 def check_table(data: Any, schema: TableSchema, *, sep: str = ",", ignore_extra: bool = False,
-                with_target: bool = True) -> list[str]:
+                with_target: bool = True, engine: str = "duckdb",
+                scheduler: str | None = None) -> list[str]:
     """Every problem of ``data`` for ``schema``, one string each, without fitting; an empty
     list when a fit would accept it.
 
@@ -42,15 +43,26 @@ def check_table(data: Any, schema: TableSchema, *, sep: str = ",", ignore_extra:
     a numeric column and missing cells without a 'missing' policy; undeclared labels.  A file
     that cannot be read (empty, not UTF-8, wrong delimiter, no rows) is one problem and ends
     the check.  By column and rule only: no record value, row or count of rows.
+    ``engine="dask"`` (``scheduler`` as in :func:`~oracledp.tabular.read_aggregated`) runs
+    the same pass on a Dask cluster.
     """
-    from oracledp.tabular._engine import scan_table
+    from oracledp.tabular._engine import ENGINES, scan_table
+
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(map(repr, ENGINES))}, got {engine!r}")
 
     if not isinstance(schema, TableSchema):
         raise TypeError(f"schema must be a TableSchema, got {type(schema).__name__}")
     problems = _unconfirmed(schema)
     try:
-        scan = scan_table(data, schema, sep=sep, with_target=with_target,
-                          ignore_extra=ignore_extra, codes=False)
+        if engine == "dask":
+            from oracledp.tabular._dask import scan_table_dask
+
+            scan = scan_table_dask(data, schema, sep=sep, ignore_extra=ignore_extra,
+                                   scheduler=scheduler, with_target=with_target, codes=False)
+        else:
+            scan = scan_table(data, schema, sep=sep, with_target=with_target,
+                              ignore_extra=ignore_extra, codes=False)
     except TableInputError as exc:
         return [*problems, str(exc)]
     warn_clipped(scan.clipped)
