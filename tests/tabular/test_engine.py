@@ -216,3 +216,14 @@ def test_the_cli_fits_a_parquet_file_as_its_csv(tmp_path):
     res = runner.invoke(app, ["schema", "check", str(tmp_path / "bad.parquet"), "--schema",
                               str(tmp_path / "s.json")], env={"COLUMNS": "200"})
     assert res.exit_code == 2 and "Martian" not in res.output and "Traceback" not in res.output
+
+
+def test_blank_lines_before_the_header_are_skipped_as_pandas_skips_them(tmp_path):
+    df = _frame(50)
+    plain = _write(tmp_path, df)
+    padded = tmp_path / "padded.csv"
+    padded.write_text("\n\n" + plain.read_text())
+    want, got = read_aggregated(plain, SCHEMA), read_aggregated(padded, SCHEMA)
+    np.testing.assert_array_equal(got.codes, want.codes)
+    np.testing.assert_array_equal(got.counts, want.counts)
+    _same(scan_table(padded, SCHEMA), _pandas_scan(padded, SCHEMA))

@@ -68,6 +68,7 @@ MEMORY_LIMIT = "1GB"
 #: (tested on random texts of these characters).  Any other cell goes to the schema's code.
 _NOT_PLAIN = r"[^0-9.\-]"
 _GZIP, _ZSTD, _PARQUET = b"\x1f\x8b", b"\x28\xb5\x2f\xfd", b"PAR1"
+_HEAD_LINES = 1000  # lines read to find the header (blank lines before it are skipped)
 _NUMERIC_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT",
                   "USMALLINT", "UINTEGER", "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE")
 _FLOAT_TYPES = ("FLOAT", "DOUBLE")
@@ -180,21 +181,23 @@ def _fail(label: str, kind: str, sep: str, exc: Exception) -> TableInputError:
 
 
 def _csv_options(files: list[str], sep: str, compression: str, header: bool,
-                 names: Sequence[str] | None = None) -> str:
+                 names: Sequence[str] | None = None, skip: int = 0) -> str:
     opts = [f"[{', '.join(_quote(f) for f in files)}]", f"header = {str(header).lower()}",
             "all_varchar = true", f"delim = {_quote(sep)}", "quote = '\"'", "escape = '\"'",
             f"compression = {_quote(compression)}", "null_padding = true",
             "auto_detect = true"]
     if names is not None:
         opts.append(f"names = [{', '.join(_quote(n) for n in names)}]")
+    if skip:
+        opts.append(f"skip = {int(skip)}")
     return f"read_csv({', '.join(opts)})"
 
 
 def _csv_header(con: Any, path: str, sep: str, compression: str, label: str,
-                kind: str) -> list[str]:
+                kind: str) -> tuple[list[str], int]:
     """The column names exactly as the first non-blank line writes them (in file order: a
-    parallel read may return any row first), parsed as pandas parses a header line; a
-    repeated name is refused by name (TableInputError)."""
+    parallel read may return any row first), parsed as pandas parses a header line, and the
+    number of blank lines before it (skipped, as pandas skips them)."""
     import io
 
     import duckdb
@@ -204,21 +207,24 @@ def _csv_header(con: Any, path: str, sep: str, compression: str, label: str,
     sql = (f"SELECT line FROM read_csv({_quote(path)}, header = false, "
            "columns = {'line': 'VARCHAR'}, delim = chr(1), quote = '', escape = '', "
            f"auto_detect = false, strict_mode = false, compression = {_quote(compression)}) "
-           "WHERE trim(coalesce(line, '')) <> '' LIMIT 1")
+           f"LIMIT {_HEAD_LINES}")
     try:
         con.execute("SET preserve_insertion_order = true")
-        first = con.execute(sql).fetchall()
+        lines = [r[0] for r in con.execute(sql).fetchall()]
         con.execute("SET preserve_insertion_order = false")
     except duckdb.Error as exc:
         raise _fail(label, kind, sep, exc) from None
-    if not first:
-        raise TableInputError(f"{label}: the file is empty (expected a header line and rows)")
-    line = str(first[0][0]).removeprefix("\ufeff")
+    blank = [v is None or not str(v).strip() for v in lines]
+    if False not in blank:
+        raise TableInputError(f"{label}: the file is empty (expected a header line and rows)"
+                              if len(lines) < _HEAD_LINES else f"{label}: more than "
+                              f"{_HEAD_LINES:,} blank lines before the header")
+    line = str(lines[blank.index(False)]).removeprefix("\ufeff")
     try:
         head = pd.read_csv(io.StringIO(line), sep=sep, header=None, nrows=1, **_PARSE)
     except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         raise _parse_error(label, sep, exc) from None
-    return [str(v) for v in head.iloc[0]] if len(head) else []
+    return ([str(v) for v in head.iloc[0]] if len(head) else []), blank.index(False)
 
 
 def _open(con: Any, data: Any, sep: str) -> _Source:
@@ -245,9 +251,9 @@ def _open(con: Any, data: Any, sep: str) -> _Source:
         if size == 0:
             raise TableInputError(f"{label}: the file is empty (expected a header line and "
                                   "rows)")
-        header = _csv_header(con, files[0], sep, compression, label, kind)
+        header, skip = _csv_header(con, files[0], sep, compression, label, kind)
         names = [f"c{j}" for j in range(len(header))]
-        rel = _csv_options(files, sep, compression, True, names)
+        rel = _csv_options(files, sep, compression, True, names, skip)
         try:
             width = len(con.execute(f"DESCRIBE SELECT * FROM {rel}").fetchall())
         except duckdb.Error as exc:
