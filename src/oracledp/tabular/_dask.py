@@ -29,7 +29,6 @@ quote a line of the file) are never passed on.
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -295,16 +294,12 @@ def scan_table_dask(data: Any, schema: TableSchema, *, sep: str = ",",
     """
     _require()
     if isinstance(data, bytes):  # a CSV's bytes: a private temporary file (local clusters)
-        with tempfile.TemporaryDirectory(prefix="oracledp-") as tmp:
-            path = os.path.join(tmp, "input")
-            with open(path, "wb") as fh:
-                fh.write(data)
-            try:
-                return scan_table_dask(path, schema, sep=sep, ignore_extra=ignore_extra,
-                                       scheduler=scheduler, with_target=with_target,
-                                       codes=codes, blocksize=blocksize)
-            except TableInputError as exc:
-                raise TableInputError(str(exc).replace(path, "the input")) from None
+        from oracledp.tabular._engine import bytes_as_file
+
+        with bytes_as_file(data) as path:
+            return scan_table_dask(path, schema, sep=sep, ignore_extra=ignore_extra,
+                                   scheduler=scheduler, with_target=with_target, codes=codes,
+                                   blocksize=blocksize)
     import dask.dataframe as dd
 
     if isinstance(data, (pd.DataFrame, dd.DataFrame)):

@@ -33,11 +33,12 @@ otherwise.
 
 from __future__ import annotations
 
+import contextlib
 import glob as globlib
 import os
 import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -102,6 +103,20 @@ def _ident(name: str) -> str:
 def _double(x: float) -> str:
     """A double literal that DuckDB reads as exactly ``x`` (shortest round-trip text)."""
     return f"CAST({_quote(repr(float(x)))} AS DOUBLE)"
+
+
+@contextlib.contextmanager
+def bytes_as_file(data: bytes) -> Iterator[str]:
+    """A CSV's bytes as a private temporary file (deleted after); a refusal names it "the
+    input", never the temporary path."""
+    with tempfile.TemporaryDirectory(prefix="oracledp-") as tmp:
+        path = os.path.join(tmp, "input")
+        with open(path, "wb") as fh:
+            fh.write(data)
+        try:
+            yield path
+        except TableInputError as exc:
+            raise TableInputError(str(exc).replace(path, "the input")) from None
 
 
 def connect(threads: int | None = None) -> Any:
@@ -481,17 +496,11 @@ def scan_table(data: Any, schema: TableSchema, *, sep: str = ",", with_target: b
 
     if isinstance(data, pd.DataFrame):
         return _scan_frame(data, schema, with_target, ignore_extra, codes)
-    if isinstance(data, bytes):  # a CSV's bytes: read from a private temporary file
-        with tempfile.TemporaryDirectory(prefix="oracledp-") as tmp:
-            path = os.path.join(tmp, "input")
-            with open(path, "wb") as fh:
-                fh.write(data)
-            try:
-                return scan_table(path, schema, sep=sep, with_target=with_target,
-                                  ignore_extra=ignore_extra, codes=codes, report=report,
-                                  threads=threads)
-            except TableInputError as exc:
-                raise TableInputError(str(exc).replace(path, "the input")) from None
+    if isinstance(data, bytes):
+        with bytes_as_file(data) as path:
+            return scan_table(path, schema, sep=sep, with_target=with_target,
+                              ignore_extra=ignore_extra, codes=codes, report=report,
+                              threads=threads)
     con = connect(threads)
     src: _Source | None = None
     try:
