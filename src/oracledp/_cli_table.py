@@ -127,23 +127,29 @@ def _read_table(path: Path, schema: Any, sep: str, with_target: bool, *,
         _fail(f"{path}: {exc}" if str(path) not in str(exc) else str(exc))
 
 
-#: Models fitted from the distinct encoded rows: the CSV is read in chunks (memory grows with
-#: the distinct rows, not with the records).  The others need the whole encoded matrix.
-_AGGREGATED_MODELS = EXACT_MODELS  # the models fitted on distinct rows with their counts
+#: The models with an exact oracle: they take --solver, --time-limit, --space, --work-limit.
+_AGGREGATED_MODELS = EXACT_MODELS
+
+#: Models fitted from the distinct encoded rows with their record counts (``read_aggregated``,
+#: then ``est.fit(X, y, sample_weight=counts)``): memory grows with the distinct rows, not with
+#: the records.  The exact models fit the same problem; DP-SGD the same run as on the table
+#: that lists each distinct row as many times as it has records (its Poisson batches are drawn
+#: over the records).  The others need the whole encoded matrix.
+_READ_AGGREGATED = (*EXACT_MODELS, "dpsgd")
 
 
 def _out_of_memory(data: Path, model: str, *, loading: bool = True) -> str:
     """The message of a MemoryError (exit 2, no traceback): what needs the memory, what to do."""
     when = ("while reading it; nothing was released or written" if loading
             else "while fitting or saving")
-    if model in _AGGREGATED_MODELS:
+    if model in _READ_AGGREGATED:
         return (f"{data}: not enough memory for --model {model} {when}: the table has too many "
                 "distinct encoded rows (memory grows with them, not with the number of "
                 "records). Coarsen the schema (a larger 'step', fewer 'bins' or levels) or fit "
                 "on a smaller file.")
     return (f"{data}: not enough memory for --model {model} {when}: this model needs the whole "
-            "encoded table in memory. Use --model rspm or --model opdisc (they read the file "
-            "in chunks and keep only its distinct encoded rows), or fit on a smaller file.")
+            "encoded table in memory. Use --model rspm, opdisc or dpsgd (they read the file "
+            "in one pass and keep only its distinct encoded rows), or fit on a smaller file.")
 
 
 def _read_aggregated(path: Path, schema: Any, sep: str, model: str, ignore_extra: bool,
@@ -517,9 +523,9 @@ def fit_table(
 ) -> None:
     """Fit a private linear classifier on DATA with a confirmed schema; save model.json."""
     _check_model_options(ctx, model)
-    if engine == "dask" and model not in _AGGREGATED_MODELS:
+    if engine == "dask" and model not in _READ_AGGREGATED:
         _fail(f"--engine dask counts the table for the models fitted from its distinct rows "
-              f"({', '.join(sorted(_AGGREGATED_MODELS))}); --model {model} reads every record")
+              f"({', '.join(sorted(_READ_AGGREGATED))}); --model {model} reads every record")
     try:
         _fit(data, schema_path, out, model, epsilon, delta, alpha, max_epsilon,
              allow_large_epsilon, ignore_extra, seed, solver, time_limit, sep, force, verbose,
@@ -716,7 +722,7 @@ def _fit_and_save(est: Any, data: Path, schema: Any, out: Path, model: str, sep:
                   scheduler: str | None = None) -> tuple[Path, dict[str, Any]]:
     """Read DATA, fit (reporting to ``accountant`` if any), save; ``run`` gets the counts."""
     run = {} if run is None else run
-    if model in _AGGREGATED_MODELS:
+    if model in _READ_AGGREGATED:
         # the distinct encoded rows with their record counts: est.fit(X, y, sample_weight=...)
         with _clipping_on_stderr():
             table = _read_aggregated(data, schema, sep, model, ignore_extra, engine, scheduler)

@@ -112,7 +112,8 @@ def make_estimator(name: str, schema: Any, epsilon: float | None = None,
     unresolved columns is refused here
     (:meth:`~oracledp.tabular.TableSchema.check_confirmed`).  Nothing else is checked:
     the estimator's ``fit`` validates every parameter, before reading the data.  For
-    ``opdisc`` / ``rspm`` on a large CSV, fit the distinct rows with their record counts:
+    ``opdisc``, ``rspm``, ``gaussian-rspm`` or ``dpsgd`` on a large CSV, fit the distinct rows
+    with their record counts:
     ``est.fit(*read_aggregated(path, schema).weighted_rows())``.
 
     Examples

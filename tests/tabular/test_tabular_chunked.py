@@ -242,7 +242,7 @@ def test_fit_aggregated_refuses_as_fit_before_any_noise(csv_path, schema, monkey
         with pytest.raises(type(want.value)) as got:
             fit_aggregated(make(), agg)
         assert str(got.value) == str(want.value)
-    with pytest.raises(TypeError, match="OPDiscClassifier or RSPMClassifier"):
+    with pytest.raises(TypeError, match="OPDiscClassifier, RSPMClassifier"):
         fit_aggregated(object(), agg)
 
 
@@ -418,7 +418,7 @@ def test_cli_bad_input_in_a_late_chunk_exits_2_before_any_noise(tmp_path, schema
 
 
 @pytest.mark.parametrize("model, target", [
-    ("dpsgd", "encode"), ("opsamp", "read_csv"), ("accuracy-first", "labels_of"),
+    ("dpsgd", "read_aggregated"), ("opsamp", "read_csv"), ("accuracy-first", "labels_of"),
     ("rspm", "read_aggregated"), ("opdisc", "read_aggregated"),
 ])
 def test_cli_out_of_memory_while_loading_exits_2(tmp_path, csv_path, model, target,
@@ -440,10 +440,10 @@ def test_cli_out_of_memory_while_loading_exits_2(tmp_path, csv_path, model, targ
     assert isinstance(res.exception, SystemExit)
     err = " ".join(res.stderr.split())
     assert err.startswith("error: ") and "not enough memory" in err and f"--model {model}" in err
-    if model in ("rspm", "opdisc"):
+    if model in ("rspm", "opdisc", "dpsgd"):
         assert "distinct encoded rows" in err and "smaller file" in err
     else:
-        assert "--model rspm or --model opdisc" in err and "smaller file" in err
+        assert "--model rspm, opdisc or dpsgd" in err and "smaller file" in err
     assert "Traceback" not in res.output and not (tmp_path / "m").exists()
 
 

@@ -8,7 +8,9 @@ Start at ``w_0 = 0`` and, for ``t = 1..T``:
    with probability ``q`` (so the batch size is random, ``Binomial(n, q)``).  It is drawn
    as that size followed by a uniformly random subset of that size, the same law in time
    linear in the batch rather than in ``n``
-   (:func:`oracledp.privacy._noise.poisson_subsample`).
+   (:func:`oracledp.privacy._noise.poisson_subsample`).  Fitted from distinct rows with
+   record counts (``sample_weight``), the batch is drawn the same way over the ``n``
+   records and each record mapped to its row: exactly the run on the repeated table.
 2. *Per-example gradients* of the logistic loss
    ``l(w; x, y) = log(1 + exp(-y <w, x>))``, i.e. ``g_i = -y_i x_i sigmoid(-y_i <w, x_i>)``
    (vectorized over the batch).
@@ -235,13 +237,50 @@ class DPSGDLogisticRegression(PrivateLogisticClassifier):
             _check_int_positive(self.batch_size, "batch_size")
         return {}
 
-    def fit(self, X: ArrayLike, y: ArrayLike) -> DPSGDLogisticRegression:
-        """Fit by one DP-SGD run; all validation happens before any noise is drawn."""
-        params = self._start_fit()
-        X_arr, classes, y_pm = self._training_data(X, y)
+    def fit(self, X: ArrayLike, y: ArrayLike,
+            sample_weight: ArrayLike | None = None) -> DPSGDLogisticRegression:
+        """Fit by one DP-SGD run; all validation happens before any noise is drawn.
 
-        begin_release(self, float(self.epsilon), delta_for(self.delta, X_arr.shape[0]),
-                      rng=params["rng"])
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Finite features.
+        y : array-like of shape (n_samples,)
+            Labels of exactly two classes (any type).
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Record counts: row ``i`` (with label ``y[i]``) stands for ``sample_weight[i]``
+            identical training records, e.g. the distinct rows of a large table with their
+            multiplicities (:meth:`oracledp.tabular.AggregatedTable.weighted_rows`).  The fit
+            is then exactly, bit for bit, the fit on the table that repeats each row that many
+            times (``np.repeat(X, sample_weight, axis=0)``, in that order) for the same
+            ``random_state``: the same Poisson batches over the ``n`` records, with ``n`` the
+            total count (it sets the sampling rate, the number of steps and, with
+            ``delta=None``, ``delta = 1/n**2``); the repeated table is never built.  Each count
+            must be a whole number >= 0 (a float array of whole numbers is accepted; a row with
+            count 0 is absent); anything else is refused with one ValueError before any noise
+            is drawn.  ``None`` counts every row once.
+
+        Returns
+        -------
+        self
+
+        Privacy
+        -------
+        The guarantee is about records: the counts must be the true multiplicities of the
+        records, so that each record still counts once.  A weight used as an importance
+        weight (one record given weight 5) makes that record count as 5 records: it is then
+        protected only as a group of 5 (group privacy: 5 epsilon and a larger delta).
+        """
+        params = self._start_fit()
+        if sample_weight is None:
+            X_arr, classes, y_pm = self._training_data(X, y)
+            counts = None
+            n = X_arr.shape[0]
+        else:
+            X_arr, classes, y_pm, counts = self._counted_training_data(X, y, sample_weight)
+            n = int(counts.sum())
+
+        begin_release(self, float(self.epsilon), delta_for(self.delta, n), rng=params["rng"])
         result = dpsgd_logistic(
             X_arr,
             y_pm,
@@ -255,6 +294,7 @@ class DPSGDLogisticRegression(PrivateLogisticClassifier):
             fit_intercept=bool(self.fit_intercept),
             random_state=params["rng"],
             return_diagnostics=params["keep"],
+            sample_weight=counts,
         )
         result, diagnostics = split_diagnostics(result)
         self._set_fitted(

@@ -49,6 +49,7 @@ def _dpsgd_core(
     penalized: NDArray[np.bool_],
     rng: np.random.Generator,
     return_history: bool = False,
+    counts: NDArray[np.int64] | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:
     """DP-SGD iterations; returns (average of w_1..w_T, iterates w_0..w_T or None).
 
@@ -67,8 +68,23 @@ def _dpsgd_core(
     assumes, so the guarantee is unchanged; the releases for a given seed are not (another
     stream of draws), see ``tests/test_bit_identity.py``.  The sorted indices list the batch
     rows in the order the mask did, so the gradient sum adds them in the same order.
+
+    ``counts`` (positive integers, one per row; None: one each): row ``i`` stands for
+    ``counts[i]`` identical records, and the run is the run on the table of ``n =
+    counts.sum()`` records that repeats each row that many times, in order
+    (``np.repeat(X, counts, axis=0)``), for the same generator: the SAME draws (the batch
+    is ``noise.poisson_subsample(rng, n, q)`` over the ``n`` records, the Poisson
+    subsampling of the records, with ``n`` in ``q n``) and the same floats.  Record ``j``
+    of the repeated table is row ``searchsorted(cumsum(counts), j, side="right")`` (the
+    first row whose running count exceeds ``j``), so the batch's rows, duplicates
+    included, are gathered in the order the repeated table lists them and the gradient sum
+    adds the same rows in the same order; the repeated table is never built (a step costs
+    ``O(k (d + log g))`` for ``g`` rows).  ``tests/baselines/test_dpsgd_counts.py`` checks
+    the bit-identity.
     """
-    n, d = X.shape
+    d = X.shape[1]
+    ends = None if counts is None else np.cumsum(counts)
+    n = X.shape[0] if ends is None else int(ends[-1])
     w = np.zeros(d)
     total = np.zeros(d)
     history = np.empty((steps + 1, d)) if return_history else None
@@ -79,6 +95,8 @@ def _dpsgd_core(
     pen = penalized.astype(np.float64) * l2
     for t in range(1, steps + 1):
         batch = noise.poisson_subsample(rng, n, q)
+        if ends is not None:  # record index -> its row (rows listed in the records' order)
+            batch = np.searchsorted(ends, batch, side="right")
         G = _clip_rows(_per_example_gradients(X[batch], y[batch], w), clip)
         # N(0, (sigma C)^2 I) on a sum of rows clipped to norm C (l2 sensitivity C, add/remove)
         noisy_sum = G.sum(axis=0) + noise.gaussian(rng, noise_std, d)

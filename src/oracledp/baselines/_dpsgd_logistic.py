@@ -194,6 +194,7 @@ def dpsgd_logistic(
     random_state: RandomLike = None,
     return_history: bool = False,
     return_diagnostics: bool = False,
+    sample_weight: ArrayLike | None = None,
 ) -> DPSGDResult:
     """(epsilon, delta)-DP logistic regression by DP-SGD (replace-one neighbours).
 
@@ -230,6 +231,18 @@ def dpsgd_logistic(
         Attach :class:`~oracledp._diagnostics.NonPrivateDiagnostics` (``timings``).  For
         research only: issues a :class:`~oracledp._errors.DiagnosticsWarning` and sets
         ``guarantee.diagnostics_released``.
+    sample_weight : array-like of shape (n_rows,) or None, default=None
+        Record counts: row ``i`` stands for ``sample_weight[i]`` identical records (e.g. the
+        distinct rows of a large table, :meth:`oracledp.tabular.AggregatedTable.weighted_rows`).
+        The release is exactly, bit for bit, that on ``np.repeat(X, sample_weight, axis=0)``
+        and ``np.repeat(y, sample_weight)`` for the same ``random_state``: the same Poisson
+        batches over the ``n = sample_weight.sum()`` records (``n`` sets ``q``, ``T``, the
+        normaliser and ``delta = 1/n**2``), drawn without building the repeated table (see
+        :func:`oracledp.baselines._dpsgd_core._dpsgd_core`).  Whole numbers >= 0 (a float
+        array of whole numbers is accepted; a row with count 0 is absent, its label is not
+        read); anything else raises one ValueError before any randomness.  ``None`` counts
+        every row once.  The guarantee is about records: the counts must be the true
+        multiplicities (a record given weight 5 is protected only as a group of 5).
 
     Returns
     -------
@@ -262,11 +275,22 @@ def dpsgd_logistic(
     want_diag = check_diagnostics_flag(return_diagnostics)
     gen = check_rng(random_state)  # type check only
     X_arr = check_finite_matrix(X)
-    n, d = X_arr.shape
-    y_pm = check_signed_labels(y, n).astype(np.float64)
+    n_rows, d = X_arr.shape
+    counts = None
+    if sample_weight is not None:  # record counts: n is their sum; rows of count 0 are absent
+        from oracledp.estimators._base import check_record_counts
+
+        counts = check_record_counts(sample_weight, n_rows)
+        y_arr = np.asarray(y)
+        if not counts.all() and y_arr.shape == (n_rows,):
+            kept = counts > 0
+            X_arr, y, counts = X_arr[kept], y_arr[kept], counts[kept]
+            n_rows = X_arr.shape[0]
+    y_pm = check_signed_labels(y, n_rows).astype(np.float64)
+    n = n_rows if counts is None else int(counts.sum())
     dlt = check_delta(1.0 / n**2 if delta is None else delta)
     b, q, steps = _batch_and_steps(batch_size, ep, n)
-    X1 = np.hstack([X_arr, np.ones((n, 1))]) if intercept else X_arr
+    X1 = np.hstack([X_arr, np.ones((n_rows, 1))]) if intercept else X_arr
     dim = X1.shape[1]
     penalized = np.ones(dim, dtype=bool)
     if intercept:
@@ -294,6 +318,7 @@ def dpsgd_logistic(
         penalized=penalized,
         rng=gen,
         return_history=bool(return_history),
+        counts=counts,
     )
     t2 = time.perf_counter()
     coef = avg[:d].copy()

@@ -60,8 +60,8 @@ on any table (CSV, Parquet, a DataFrame) in one pass of the data engine (DuckDB,
 cluster) and keeps only the distinct encoded rows with their label counts (an
 :class:`AggregatedTable`, memory independent of the number of records);
 :meth:`AggregatedTable.weighted_rows` gives those rows with their record counts for the
-estimators' public ``fit(X, y, sample_weight=counts)``, and :func:`fit_aggregated` fits OPDisc
-or RSPM that way, exactly as on the whole table.  :func:`check_table` lists every problem of
+estimators' public ``fit(X, y, sample_weight=counts)``, and :func:`fit_aggregated` fits OPDisc,
+RSPM, Gaussian RSPM or DP-SGD that way, exactly as on the whole table.  :func:`check_table` lists every problem of
 a CSV (streamed) or a DataFrame for a schema, one line each, without fitting (``oracledp
 schema check``).
 

@@ -5,8 +5,9 @@ pass of the data engine (:mod:`oracledp.tabular._engine`, DuckDB; or a Dask clus
 memory grows with the distinct rows, not with the records.  The resulting
 :class:`AggregatedTable` is fitted through the estimators' public API:
 ``est.fit(*table.weighted_rows())`` passes the distinct rows with their record counts as
-``sample_weight`` (OPDisc and RSPM fit exactly as on the whole table), which is what
-:func:`fit_aggregated` does.
+``sample_weight`` (OPDisc, RSPM and Gaussian RSPM fit the same exact problem as on the whole
+table, DP-SGD the same run as on the table that lists each row once per record), which is
+what :func:`fit_aggregated` does.
 """
 
 from __future__ import annotations
@@ -61,7 +62,10 @@ class AggregatedTable:
 
         ``est.fit(X, y, sample_weight=sample_weight)`` (OPDisc, RSPM) is then exactly
         ``est.fit(schema.encode(df), schema.labels_of(df))`` on the whole table: the counts
-        are the true multiplicities of the records.  ``y`` holds the schema's labels (as
+        are the true multiplicities of the records.  DP-SGD (its Poisson batches drawn over
+        the records) releases exactly what it releases on ``np.repeat(X, sample_weight,
+        axis=0)``: the records in this order, not the file's; the same mechanism, but for a
+        given seed not the numbers of a fit on the records in file order.  ``y`` holds the schema's labels (as
         :meth:`TableSchema.labels_of` gives them); X has at most ``2 * n_groups`` rows.
         """
         group, label = np.nonzero(self.counts > 0)
@@ -114,18 +118,22 @@ def read_aggregated(data: Any, schema: TableSchema, *, sep: str = ",",
 
 
 def fit_aggregated(estimator: Any, table: AggregatedTable) -> Any:
-    """Fit an OPDisc or RSPM classifier on an :class:`AggregatedTable`; returns the estimator.
+    """Fit an OPDisc, RSPM, Gaussian RSPM or DP-SGD classifier on an :class:`AggregatedTable`;
+    returns the estimator.
 
     ``estimator.fit(X, y, sample_weight=counts)`` with ``X, y, counts =
     table.weighted_rows()``: the same checks, the same exact problem and the same release
     for the same ``random_state`` as ``estimator.fit`` on the whole encoded table (delta =
-    1/n^2 with n the number of records), in memory that grows with the distinct rows.
+    1/n^2 with n the number of records), in memory that grows with the distinct rows.  For
+    DP-SGD, whose draws follow the record order, the whole table means its records listed
+    as ``weighted_rows`` lists them (:meth:`AggregatedTable.weighted_rows`).
     The guarantee's notes name the columns the schema clips
     (:meth:`TableSchema.annotate_guarantee`).
     """
     if not has_fit_parameter(estimator, "sample_weight"):
         raise TypeError("fit_aggregated fits an estimator whose fit takes record counts as "
-                        "sample_weight (OPDiscClassifier or RSPMClassifier), got "
+                        "sample_weight (OPDiscClassifier, RSPMClassifier, GaussianRSPMClassifier "
+                        "or DPSGDLogisticRegression), got "
                         f"{type(estimator).__name__}")
     if not isinstance(table, AggregatedTable):
         raise TypeError(f"table must be an AggregatedTable, got {type(table).__name__}")
