@@ -125,9 +125,11 @@ def connect(threads: int | None = None) -> Any:
     import duckdb
 
     spill = os.path.join(tempfile.gettempdir(), f"oracledp-duckdb-{os.getpid()}")
-    return duckdb.connect(config={
+    con = duckdb.connect(config={
         "threads": threads or os.cpu_count() or 1, "memory_limit": MEMORY_LIMIT,
         "temp_directory": spill, "preserve_insertion_order": False})
+    con.execute("SET enable_progress_bar_print = false")  # progress is ours (verbose), never its bar
+    return con
 
 
 def _files(path: str, label: str) -> list[str]:
