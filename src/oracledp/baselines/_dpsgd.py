@@ -266,10 +266,9 @@ class DPSGDLogisticRegression(PrivateLogisticClassifier):
 
         Privacy
         -------
-        The guarantee is about records: the counts must be the true multiplicities of the
-        records, so that each record still counts once.  A weight used as an importance
-        weight (one record given weight 5) makes that record count as 5 records: it is then
-        protected only as a group of 5 (group privacy: 5 epsilon and a larger delta).
+        About records, as for :meth:`OPDiscClassifier.fit
+        <oracledp.estimators.OPDiscClassifier.fit>`: the counts must be the records' true
+        multiplicities; an importance weight w makes its record a group of w (group privacy).
         """
         params = self._start_fit()
         if sample_weight is None:
