@@ -32,15 +32,16 @@ from oracledp.tabular._schema import TableSchema
 class AggregatedTable:
     """A labelled table reduced to its distinct encoded rows (see :func:`read_aggregated`).
 
-    ``codes`` (g, number of schema columns): the cell codes of each distinct row (level
-    index, grid index ``k`` or number of bin cut points below the value), which
+    ``codes`` (g, number of schema columns; int32 from the data engine): the cell codes of each
+    distinct row (level index, grid index ``k`` or number of bin cut points below the value),
+    which
     :meth:`features` encodes exactly as :meth:`TableSchema.encode` encodes the records;
     ``counts`` (g, 2): how many records with that row carry ``schema.labels[0]`` and
     ``schema.labels[1]``.  No record order, no value off the schema's public grids.
     """
 
     schema: TableSchema
-    codes: NDArray[np.int64]
+    codes: NDArray[np.integer]
     counts: NDArray[np.int64]
 
     @property
