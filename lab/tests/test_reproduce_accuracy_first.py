@@ -6,6 +6,9 @@ import csv
 import importlib
 import json
 import math
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -153,10 +156,23 @@ def test_no_halt_is_recorded_not_dropped(tmp_path: Path, monkeypatch: pytest.Mon
 
 
 def test_results_do_not_depend_on_workers(tmp_path: Path) -> None:
+    """The same records with one process and with two joblib workers.  The two-worker run is
+    made in a fresh interpreter, so that its workers are its own: in a full `pytest -n 2`
+    run this process may hold a reused joblib executor or cluster left by earlier tests (the
+    test once waited there for workers that never answered)."""
     cfg = exp.Config(alphas=(0.1,), trials=2, n=2_000)
     one = exp.run(cfg, tmp_path / "one")
-    two = exp.run(exp.Config(alphas=(0.1,), trials=2, n=2_000, n_jobs=2), tmp_path / "two")
+    root = Path(__file__).resolve().parents[2]
+    code = ("from pathlib import Path; from lab import accuracy_first as exp; "
+            "exp.run(exp.Config(alphas=(0.1,), trials=2, n=2_000, n_jobs=2), "
+            f"Path({str(tmp_path / 'two')!r}))")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(root), str(root / "src"), os.environ.get("PYTHONPATH", "")])}
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=240, cwd=root, env=env)
+    two = sorted(exp.load_trials(tmp_path / "two"), key=lambda r: str(r["key"]))
+    one = sorted(one, key=lambda r: str(r["key"]))
     strip = [{k: v for k, v in r.items() if not k.endswith("_s")} for r in one]
+    assert len(two) == len(one) > 0
     assert strip == [{k: v for k, v in r.items() if not k.endswith("_s")} for r in two]
 
 
