@@ -212,27 +212,6 @@ def _no_rows(label: str) -> TableInputError:
     return TableInputError(f"{label}: the file has a header but no rows")
 
 
-def _chunks(source: str | Path | bytes, sep: str, chunksize: int, label: str,
-            report: Progress | None = None) -> Iterator[pd.DataFrame]:
-    """The CSV as string chunks of ``chunksize`` rows, streamed, columns named as written in
-    the header (a repeated name stays repeated: the caller decides).  The file-level checks
-    come first; a file without rows raises :class:`TableInputError` at the end.  ``report``
-    receives the progress (see :func:`read_csv`)."""
-    _prescan(source, label, report)
-    header = _header(source, sep, label)
-    n = 0
-    with _text_stream(source, label, report) as fh:
-        try:
-            for chunk in pd.read_csv(fh, sep=sep, chunksize=chunksize, **_PARSE):
-                chunk.columns = _named(list(chunk.columns), header)
-                n += len(chunk)
-                yield chunk
-        except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-            raise _parse_error(label, sep, exc) from None
-    if n == 0:
-        raise _no_rows(label)
-
-
 def read_csv(source: str | Path | bytes, schema: TableSchema | None = None, *,
              sep: str = ",", with_target: bool = False, ignore_extra: bool = True,
              check: bool = True, verbose: bool | Progress = False) -> pd.DataFrame:

@@ -165,21 +165,6 @@ def _reading_error(exc: BaseException, label: str, kind: str, sep: str) -> Table
     return None
 
 
-def _header_checks(schema: TableSchema, header: list[str], kind: str, label: str, sep: str,
-                   with_target: bool, ignore_extra: bool, codes: bool
-                   ) -> tuple[dict[tuple[int, int], str], dict[str, int]]:
-    """The default engine's header refusals and problems, and where each column is."""
-    from oracledp.tabular._csv import _check_header, _check_unique
-    from oracledp.tabular._engine import _header_problems, _readable
-
-    if codes and kind.startswith("csv"):
-        _check_unique(header, label)
-    found = _header_problems(schema, header, with_target, ignore_extra)
-    if kind.startswith("csv") and len(header) == 1:
-        _check_header(header, schema, with_target, sep, label)
-    return found, _readable(schema, header, with_target)
-
-
 def _source(data: Any, sep: str, blocksize: Any) -> tuple[Any, list[str], str, str]:
     """``(ddf, header, label, kind)``: the Dask DataFrame the workers read (columns by
     position), the header as written, the label of messages and the format.  The header and
@@ -304,9 +289,11 @@ def scan_table_dask(data: Any, schema: TableSchema, *, sep: str = ",",
 
     if isinstance(data, (pd.DataFrame, dd.DataFrame)):
         return _scan_frames(data, schema, scheduler, with_target, ignore_extra, codes)
+    from oracledp.tabular._engine import header_checks
+
     ddf, header, label, kind = _source(data, sep, blocksize)
-    found, where = _header_checks(schema, header, kind, label, sep, with_target,
-                                  ignore_extra, codes)
+    found, where = header_checks(schema, header, kind, label, sep, with_target, ignore_extra,
+                                 codes)
     import dask
 
     task = dask.delayed(_partial_counts, pure=True)

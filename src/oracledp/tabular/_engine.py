@@ -569,18 +569,25 @@ def group_query(schema: TableSchema, where: dict[str, int], types: Sequence[str]
     return outer, keys
 
 
+def header_checks(schema: TableSchema, header: list[str], kind: str, label: str, sep: str,
+                  with_target: bool, ignore_extra: bool, codes: bool
+                  ) -> tuple[dict[tuple[int, int], str], dict[str, int]]:
+    """Both engines' header refusals (a name written twice, when reading to fit; a CSV that
+    parsed into one column) and problems, and where each schema column is."""
+    from oracledp.tabular._csv import _check_header, _check_unique
+
+    if codes and kind.startswith("csv"):  # reading to fit: refused by name at once
+        _check_unique(header, label)
+    found = _header_problems(schema, header, with_target, ignore_extra)
+    if kind.startswith("csv") and len(header) == 1:
+        _check_header(header, schema, with_target, sep, label)
+    return found, _readable(schema, header, with_target)
+
+
 def _scan_source(con: Any, src: _Source, schema: TableSchema, sep: str, with_target: bool,
                  ignore_extra: bool, codes: bool, report: Progress | None) -> Scan:
-    if codes and src.kind.startswith("csv"):  # reading to fit: refused by name at once
-        from oracledp.tabular._csv import _check_unique
-
-        _check_unique(src.header, src.label)
-    found = _header_problems(schema, src.header, with_target, ignore_extra)
-    if src.kind.startswith("csv") and len(src.header) == 1:
-        from oracledp.tabular._csv import _check_header
-
-        _check_header(src.header, schema, with_target, sep, src.label)
-    where = _readable(schema, src.header, with_target)
+    found, where = header_checks(schema, src.header, src.kind, src.label, sep, with_target,
+                                 ignore_extra, codes)
     outer, _ = group_query(schema, where, src.types, src.relation, with_target)
     _run(con, f"CREATE OR REPLACE TEMP TABLE oracledp_groups AS {outer}", report, src.size)
     return _finish(con, schema, where, with_target, codes, found, src.label,
