@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import oracledp.datasets
+import oracledp.estimators._exact as exact_mod
 import oracledp.estimators._opdisc as est_mod
 from oracledp._cli import app
 from oracledp._demo import CHANCE_LABEL, NON_PRIVATE_LABEL, Config, run_demo, run_seed
@@ -180,7 +181,9 @@ def test_run_demo_is_reproducible_and_reports_progress(tiny_adult):
 
 def test_uncertified_runs_are_failures(runner, tiny_adult, monkeypatch, tmp_path,
                                        uncertified_oracle):
-    monkeypatch.setattr(est_mod, "build_oracle", lambda oracle, time_limit, work_limit=None: uncertified_oracle)
+    for mod in (est_mod, exact_mod):  # the demo's non-private row and the estimators' fit
+        monkeypatch.setattr(mod, "build_oracle",
+                            lambda oracle, time_limit, work_limit=None: uncertified_oracle)
     result = run_demo(Config(epsilons=(1.0,), runs=2, solver="brute"))
     row = result["summary"][0]
     assert row["certified"] == 0 and row["failed"] == 2

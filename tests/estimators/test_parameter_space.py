@@ -19,7 +19,7 @@ import pytest
 
 from oracledp._registry import make_estimator
 from oracledp.estimators import OPDiscClassifier, RSPMClassifier
-from oracledp.estimators import _opdisc as _opdisc_estimator
+from oracledp.estimators import _exact as _exact_estimator
 from oracledp.estimators._space_spec import (
     auto_norm2,
     check_space,
@@ -117,8 +117,9 @@ def test_a_w_rule_that_reads_the_data_is_caught(monkeypatch, reads):
         norm2 = min(d, max(1, math.ceil(seen[reads])))
         return parameter_space(f"norm2={norm2}", d, model=model, tau=tau)
 
-    monkeypatch.setattr(OPDiscClassifier, "_counted_training_data", reading)
-    monkeypatch.setattr(_opdisc_estimator, "parameter_space", rule)
+    monkeypatch.setattr(_exact_estimator.ExactHalfspaceClassifier, "_counted_training_data",
+                        reading)  # the one base of OPDisc, RSPM and Gaussian RSPM
+    monkeypatch.setattr(_exact_estimator, "parameter_space", rule)
     assert not _w_reads_nothing_but_d(OPDiscClassifier, "opdisc")
     assert not _w_reads_nothing_but_d(RSPMClassifier, "rspm")
 

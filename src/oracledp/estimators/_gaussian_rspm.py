@@ -5,16 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from oracledp.estimators._base import store_init_arguments
-from oracledp.estimators._rspm import RSPMClassifier
-from oracledp.learners._gaussian_rspm import GaussianRSPMResult, gaussian_rspm
+from oracledp.estimators._exact import ExactHalfspaceClassifier
+from oracledp.learners._gaussian_rspm import gaussian_rspm
 from oracledp.oracles._base import Oracle
-from oracledp.oracles._halfspace import FeatureSchema, HalfspaceProblem
+from oracledp.oracles._halfspace import FeatureSchema
 
 
-class GaussianRSPMClassifier(RSPMClassifier):
+class GaussianRSPMClassifier(ExactHalfspaceClassifier):
     """(eps, delta)-DP 0/1-loss linear classifier with weights in {-1, 0, 1}^d (Gaussian RSPM).
 
     One call to an exact weighted oracle on the data plus the 2d separator examples
@@ -73,16 +71,8 @@ class GaussianRSPMClassifier(RSPMClassifier):
     ) -> None:
         store_init_arguments(self, locals())
 
-    def _declared_delta(self, delta: float) -> float:
-        return delta  # approximate (epsilon, delta)-DP
-
-    def _release(self, problem: HalfspaceProblem, epsilon: float, delta: float, oracle: Oracle,
-                 rng: np.random.Generator, *,
-                 return_diagnostics: bool = False) -> GaussianRSPMResult:
-        return gaussian_rspm(problem, epsilon, delta, oracle=oracle, random_state=rng,
-                             allow_uncertified=bool(self.allow_uncertified),
-                             calibration=self.calibration,  # type: ignore[arg-type]
-                             return_diagnostics=return_diagnostics)
+    _mechanism = staticmethod(gaussian_rspm)
+    _space_model = "rspm"  # W: RSPM's rule (a subset of {-1, 0, 1}^d)
 
     def _noise_attributes(self, result: Any) -> dict[str, Any]:
         return {"sigma_": float(result.sigma), "m_": int(result.m),

@@ -4,16 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from oracledp.estimators._base import store_init_arguments
-from oracledp.estimators._opdisc import OPDiscClassifier
-from oracledp.learners._rspm import RSPMResult, rspm
+from oracledp.estimators._exact import ExactHalfspaceClassifier
+from oracledp.learners._rspm import rspm
 from oracledp.oracles._base import Oracle
-from oracledp.oracles._halfspace import FeatureSchema, HalfspaceProblem
+from oracledp.oracles._halfspace import FeatureSchema
 
 
-class RSPMClassifier(OPDiscClassifier):
+class RSPMClassifier(ExactHalfspaceClassifier):
     """Pure eps-DP 0/1-loss linear classifier with weights in {-1, 0, 1}^d (RSPM).
 
     One call to an exact weighted oracle on the data plus the 2d separator
@@ -65,13 +63,6 @@ class RSPMClassifier(OPDiscClassifier):
     (8.0, 4)
     """
 
-    # OPDiscClassifier parameters that RSPM does not have (W is a subset of {-1,0,1}^d).
-    delta = None
-    tau = 1.0
-    bound = None
-    radius = None
-    calibration = "proven"
-
     def __init__(
         self,
         epsilon: float = 1.0,
@@ -89,16 +80,9 @@ class RSPMClassifier(OPDiscClassifier):
     ) -> None:
         store_init_arguments(self, locals())
 
-    def _declared_delta(self, delta: float) -> float:
-        return 0.0  # pure epsilon-DP
-
+    _mechanism = staticmethod(rspm)
     _space_model = "rspm"
-
-    def _release(self, problem: HalfspaceProblem, epsilon: float, delta: float, oracle: Oracle,
-                 rng: np.random.Generator, *, return_diagnostics: bool = False) -> RSPMResult:
-        return rspm(problem, epsilon, oracle=oracle, random_state=rng,
-                    allow_uncertified=bool(self.allow_uncertified),
-                    return_diagnostics=return_diagnostics)
+    _pure = True  # pure epsilon-DP: no delta, no calibration
 
     def _noise_attributes(self, result: Any) -> dict[str, Any]:
         return {"scale_": float(result.scale), "m_": int(result.m)}

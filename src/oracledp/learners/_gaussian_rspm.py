@@ -33,8 +33,6 @@ the guarantee has ``holds=False`` and a :class:`~oracledp._errors.PrivacyWarning
 
 from __future__ import annotations
 
-import time
-import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,9 +40,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from oracledp._diagnostics import NonPrivateDiagnostics, check_diagnostics_flag
-from oracledp._errors import PrivacyWarning
-from oracledp._validation import RandomLike, check_rng
-from oracledp.learners._certify import check_oracle_accepts, solve_and_release
+from oracledp._validation import RandomLike
+from oracledp.learners._calibration import calibrated_guarantee
+from oracledp.learners._certify import release_exact
 from oracledp.learners._gaussian_rspm_calibration import (
     PROOF,
     Calibration,
@@ -52,10 +50,9 @@ from oracledp.learners._gaussian_rspm_calibration import (
     calibrate,
 )
 from oracledp.learners._opdisc_calibration import space_size_bound
-from oracledp.learners._rspm import CALLER_NOISE_REASON, _check_space, rspm_perturbation
+from oracledp.learners._rspm import _check_space, separator_noise
 from oracledp.oracles._base import Oracle
 from oracledp.oracles._halfspace import HalfspaceProblem
-from oracledp.oracles._registry import make_oracle
 from oracledp.privacy import _noise as noise
 from oracledp.privacy._guarantees import PrivacyGuarantee
 
@@ -81,14 +78,10 @@ def gaussian_rspm_calibration(epsilon: float, delta: float, problem: HalfspacePr
 def gaussian_rspm_guarantee(cal: GaussianRSPMCalibration) -> PrivacyGuarantee:
     """The (eps, delta)-DP statement of a run with calibration ``cal`` (holds only for
     ``method='proven'``, and only with an exact oracle)."""
-    g = PrivacyGuarantee.approximate(
-        cal.epsilon, cal.delta, source=SOURCE if cal.method == "proven" else SOURCE_PAPER,
-        requires_exact_oracle=True,
+    return calibrated_guarantee(
+        cal, source=SOURCE, source_paper=SOURCE_PAPER,
         notes="holds only if the weighted oracle returns the exact minimizer (certified)",
-        calibration=cal.describe())
-    if cal.method != "proven" or not cal.proven:
-        return g.not_holding(PAPER_SIGMA_REASON)
-    return g
+        paper_reason=PAPER_SIGMA_REASON)
 
 
 @dataclass(frozen=True)
@@ -181,27 +174,14 @@ def gaussian_rspm(
     _check_space(problem)
     # validates eps, delta and the calibration before anything else; reads no data
     cal = gaussian_rspm_calibration(epsilon, delta, problem, calibration=calibration)
-    guarantee = gaussian_rspm_guarantee(cal)
-    orc = make_oracle(oracle, **oracle_options)
-    if getattr(orc, "name", "") in ("highs-monolithic", "cpsat"):
-        raise ValueError("Gaussian RSPM needs a weighted oracle: use solver 'highs' or 'brute'")
-    check_oracle_accepts(orc, problem, separable=True)
-    rng = check_rng(random_state)
     m = 2 * problem.d
-    if eta is not None:
-        guarantee = guarantee.not_holding(CALLER_NOISE_REASON)
-    if cal.method == "paper":
-        warnings.warn(
-            f"Gaussian RSPM with calibration='paper': {PAPER_SIGMA_REASON}. The release carries "
-            "NO differential privacy guarantee (guarantee.holds is False).",
-            PrivacyWarning, stacklevel=2)
-    t0 = time.perf_counter()
-    if eta is None:
-        eta = noise.gaussian(rng, cal.sigma, size=m)
-    pert = rspm_perturbation(problem.space, eta)  # checks the shape and finiteness of eta
-    rel = solve_and_release(lambda: orc.solve(problem, pert), t0, guarantee,
-                            allow_uncertified=allow_uncertified, mechanism="Gaussian RSPM",
-                            key="gaussian_rspm", want_diagnostics=want_diag)
+    rel = release_exact(
+        problem, gaussian_rspm_guarantee(cal),
+        separator_noise("Gaussian RSPM", "gaussian_rspm", problem.space,
+                        lambda rng: noise.gaussian(rng, cal.sigma, size=m),
+                        paper_reason=PAPER_SIGMA_REASON if cal.method == "paper" else None),
+        oracle=oracle, oracle_options=oracle_options, random_state=random_state,
+        allow_uncertified=allow_uncertified, eta=eta, want_diagnostics=want_diag)
     return GaussianRSPMResult(w=np.array(rel.point, dtype=np.float64), guarantee=rel.guarantee,
                               sigma=cal.sigma, m=m, calibration=cal, diagnostics=rel.diagnostics,
                               certified=rel.certified)

@@ -33,21 +33,24 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from scipy import special
 
 from oracledp._validation import check_delta, check_epsilon
-from oracledp.learners._opdisc_calibration import (
-    _H,
-    _log_chi_sf,
-    layer_cake_log_bound,
+from oracledp.learners import _calibration as layer_cake
+from oracledp.learners._calibration import (
+    Calibration,
+    DeltaBound,
+    NoiseCalibration,
     smallest_admissible,
 )
 
 __all__ = [
     "PROOF",
+    "Calibration",
+    "DeltaBound",
     "GaussianRSPMCalibration",
     "calibrate",
     "closed_form_multiplier",
@@ -59,8 +62,6 @@ __all__ = [
 
 PROOF = "docs/proofs/gaussian-rspm-calibration.md"
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
-
-Calibration = Literal["proven", "paper"]
 
 
 def paper_multiplier(delta: float) -> float:
@@ -108,28 +109,10 @@ def _grid_log_B(m: int, size: int | None) -> tuple[np.ndarray, np.ndarray, np.nd
     T = max(sqrt(m), sqrt(2 ln|Q|)) + 45 makes B(T) < e^-1000, below every float delta.
     """
     log_size = None if size is None else math.log(size)
-    top = max(math.sqrt(float(m)), 0.0 if log_size is None else math.sqrt(2.0 * log_size)) + 45.0
-    t = np.arange(0, math.ceil(top / _H) + 1, dtype=np.float64) * _H
-    union = (np.full_like(t, np.inf) if log_size is None
-             else log_size + special.log_ndtr(-t))
-    chi = _log_chi_sf(m, t)
-    l1 = _log_l1_sf(m, t)
-    stack = np.vstack([union, chi, l1])
-    which = np.argmin(stack, axis=0)
-    lb = np.minimum(stack.min(axis=0), 0.0)
-    # P[Mx > t] is non-increasing: the running minimum is a bound too (and makes B monotone)
-    lb = np.minimum.accumulate(lb)
+    t = layer_cake.partition(math.sqrt(float(m)), log_size)
+    lb, which = layer_cake.bound_table([layer_cake.log_union_bound(t, log_size),
+                                        layer_cake.log_chi_sf(m, t), _log_l1_sf(m, t)])
     return t, lb, which
-
-
-@dataclass(frozen=True)
-class DeltaBound:
-    """A proven upper bound on Gaussian RSPM's delta at multiplier mu."""
-
-    delta: float
-    log_delta: float
-    bound: str
-    """The term of min(union, chi, l1-chernoff) active at t0, where the integrand is largest."""
 
 
 def delta_upper_bound(mu: float, epsilon: float, m: int, size: int | None = None) -> DeltaBound:
@@ -141,27 +124,17 @@ def delta_upper_bound(mu: float, epsilon: float, m: int, size: int | None = None
     Non-increasing in mu.
     """
     eps = check_epsilon(epsilon)
-    if not (isinstance(mu, (int, float, np.floating)) and mu > 0 and math.isfinite(mu)):
-        raise ValueError(f"mu must be a positive finite number, got {mu!r}")
-    m, size = _check_m(m), _check_size(size)
-    t, lb, which = _grid_log_B(m, size)
-    log_total = layer_cake_log_bound(t, lb, eps, float(mu))
-    t0 = mu - eps / (2.0 * mu)
-    at = min(max(int(np.searchsorted(t, t0)), 0), len(t) - 1)
-    return DeltaBound(delta=math.exp(log_total), log_delta=log_total, bound=_TERMS[int(which[at])])
+    mu = layer_cake.check_multiplier(mu, "mu")
+    t, lb, which = _grid_log_B(_check_m(m), layer_cake.check_size(size))
+    return layer_cake.delta_bound_on_grid(t, lb, which, _TERMS, eps, mu)
 
 
 def closed_form_multiplier(epsilon: float, delta: float, m: int, size: int | None = None) -> float:
     """A closed-form admissible mu (proof, Proposition 3): ``s + eps / (2 s)`` with
     ``s = min(sqrt(2/pi) sqrt(m) + sqrt(2 ln(1/delta)), sqrt(2 ln(|Q| / (2 delta))))``
     (Gaussian concentration of the 1-Lipschitz ``||Z||_1 / sqrt(m)``; union bound)."""
-    eps, dlt = check_epsilon(epsilon), check_delta(delta)
-    m = _check_m(m)
-    L = math.log(1.0 / dlt)
-    s = _SQRT_2_OVER_PI * math.sqrt(m) + math.sqrt(2.0 * L)
-    if size is not None and size >= 2:
-        s = min(s, math.sqrt(2.0 * (math.log(size) + L - math.log(2.0))))
-    return s + eps / (2.0 * s)
+    eps, dlt = check_epsilon(epsilon), check_delta(delta)  # checked before m, as always
+    return layer_cake.closed_form(eps, dlt, _SQRT_2_OVER_PI * math.sqrt(_check_m(m)), size)
 
 
 @lru_cache(maxsize=4096)
@@ -175,7 +148,7 @@ def proven_multiplier(epsilon: float, delta: float, m: int, size: int | None = N
     """The smallest mu (to a relative 1e-5, the admissible end) whose proven delta bound is
     <= delta.  Cached; tens of milliseconds on first call.  Every larger mu is admissible."""
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
-    return _proven_multiplier(eps, dlt, _check_m(m), _check_size(size))[0]
+    return _proven_multiplier(eps, dlt, _check_m(m), layer_cake.check_size(size))[0]
 
 
 def _check_m(m: Any) -> int:
@@ -184,16 +157,8 @@ def _check_m(m: Any) -> int:
     return int(m)
 
 
-def _check_size(size: Any) -> int | None:
-    if size is None:
-        return None
-    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
-        raise ValueError(f"|W| must be a positive integer, got {size!r}")
-    return int(size)
-
-
 @dataclass(frozen=True)
-class GaussianRSPMCalibration:
+class GaussianRSPMCalibration(NoiseCalibration):
     """The noise scale of one Gaussian RSPM run and what it rests on.
 
     ``sigma = 2 sqrt(m) mu / eps``.  ``method='proven'``: mu is the smallest admissible
@@ -225,13 +190,8 @@ class GaussianRSPMCalibration:
         """sigma / the paper-style sigma = mu / mu_paper."""
         return self.mu / self.mu_paper
 
-    @property
-    def proven(self) -> bool:
-        return self.delta_bound <= self.delta
-
     def describe(self) -> str:
-        size = ("" if self.size is None else
-                f", |W| {'=' if self.size_how == 'exact' else '<='} {self.size:.4g}")
+        size = self._size_text()
         return (f"sigma = 2 sqrt(m) mu / eps = {self.sigma:.6g} with m = {self.m} separator "
                 f"weights, mu = {self.mu:.6g} ({self.method}; {self.ratio_to_paper:.4g} x the "
                 f"Gaussian-mechanism sigma of Theorem 7's rate); proven delta bound "
@@ -247,20 +207,14 @@ def calibrate(epsilon: float, delta: float, m: int, size: int | None,
     not private for wide classes).
     """
     eps, dlt = check_epsilon(epsilon), check_delta(delta)
-    if calibration not in ("proven", "paper"):
-        raise ValueError(f"calibration must be 'proven' or 'paper', got {calibration!r}")
-    m, size = _check_m(m), _check_size(size)
+    layer_cake.check_calibration(calibration)
+    m, size = _check_m(m), layer_cake.check_size(size)
     mu_paper = paper_multiplier(dlt)
-    if calibration == "proven":
-        mu, bound_value, bound = _proven_multiplier(eps, dlt, m, size)
-    else:
-        mu = mu_paper
-        b = delta_upper_bound(mu, eps, m, size)
-        bound_value, bound = b.delta, b.bound
+    mu, bound_value, bound = layer_cake.choose_multiplier(
+        calibration, mu_paper, lambda: _proven_multiplier(eps, dlt, m, size),
+        lambda mu: delta_upper_bound(mu, eps, m, size))
     # sigma rounded up: three roundings (sqrt, products, / eps) each lose at most half an ulp
-    sigma = 2.0 * math.sqrt(m) * mu / eps
-    for _ in range(3):
-        sigma = math.nextafter(sigma, math.inf)
+    sigma = layer_cake.rounded_up(2.0 * math.sqrt(m) * mu / eps, 3)
     return GaussianRSPMCalibration(epsilon=eps, delta=dlt, m=m, size=size,
                                    size_how=size_how if size is not None else "not used",
                                    mu=mu, sigma=sigma, delta_bound=bound_value, bound=bound,

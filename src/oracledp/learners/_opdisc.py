@@ -39,8 +39,6 @@ test hook) likewise carries a guarantee that does not hold.
 from __future__ import annotations
 
 import math
-import time
-import warnings
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -48,9 +46,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from oracledp._diagnostics import NonPrivateDiagnostics, check_diagnostics_flag
-from oracledp._errors import PrivacyWarning
-from oracledp._validation import RandomLike, check_delta, check_epsilon, check_rng
-from oracledp.learners._certify import check_oracle_accepts, solve_and_release
+from oracledp._validation import RandomLike, check_delta, check_epsilon
+from oracledp.learners._calibration import calibrated_guarantee
+from oracledp.learners._certify import ExactNoise, release_exact
 from oracledp.learners._opdisc_calibration import (
     PROOF,
     Calibration,
@@ -58,7 +56,6 @@ from oracledp.learners._opdisc_calibration import (
     calibrate,
 )
 from oracledp.oracles._base import Oracle
-from oracledp.oracles._registry import make_oracle
 from oracledp.privacy import _noise as noise
 from oracledp.privacy._guarantees import PrivacyGuarantee
 
@@ -69,7 +66,6 @@ PAPER_SIGMA_REASON = (
     "Theorem 1's sigma is not proven private (its proof removes one bad set of noise for all "
     f"outputs; exact counterexamples for wide W, see {PROOF}); "
     "calibration='paper' is for reproducing the paper only")
-CALLER_NOISE_REASON = "the noise vector was supplied by the caller (eta=), not drawn"
 
 
 class DiscreteProblem(Protocol):
@@ -150,14 +146,28 @@ def opdisc_guarantee(cal: OPDiscCalibration) -> PrivacyGuarantee:
     It holds only for ``method='proven'`` (and only with an exact oracle); the
     paper's calibration gives a guarantee marked as not holding.
     """
-    g = PrivacyGuarantee.approximate(
-        cal.epsilon, cal.delta, source=SOURCE if cal.method == "proven" else SOURCE_PAPER,
-        requires_exact_oracle=True,
+    return calibrated_guarantee(
+        cal, source=SOURCE, source_paper=SOURCE_PAPER,
         notes="holds only if the oracle returns the exact minimizer (certified)",
-        calibration=cal.describe())
-    if cal.method != "proven" or not cal.proven:
-        return g.not_holding(PAPER_SIGMA_REASON)
-    return g
+        paper_reason=PAPER_SIGMA_REASON)
+
+
+def opdisc_noise(cal: OPDiscCalibration) -> ExactNoise:
+    """OPDisc's noise: ``eta ~ N(0, sigma^2 I_{d+1})``, added to the objective as
+    ``-<eta, pi(w)>`` (the oracle takes eta itself)."""
+    size = cal.d + 1
+
+    def check_eta(eta: Any) -> NDArray[np.float64]:
+        eta = np.asarray(eta, dtype=np.float64)
+        if eta.shape != (size,):
+            raise ValueError(f"eta must have shape ({size},), got {eta.shape}")
+        if not np.isfinite(eta).all():
+            raise ValueError("eta must be finite (no NaN or infinity)")
+        return eta
+
+    return ExactNoise("OPDisc", "opdisc", lambda rng: noise.gaussian(rng, cal.sigma, size=size),
+                      check_eta=check_eta,
+                      paper_reason=PAPER_SIGMA_REASON if cal.method == "paper" else None)
 
 
 @dataclass(frozen=True)
@@ -273,32 +283,12 @@ def opdisc(
     _check_problem(problem)
     # validates eps, delta (and the paper's range) before anything else; reads no data
     cal = opdisc_calibration(epsilon, delta, problem, calibration=calibration)
-    guarantee = opdisc_guarantee(cal)
-    orc = make_oracle(oracle, **oracle_options)
-    check_oracle_accepts(orc, problem, separable=False)
-    rng = check_rng(random_state)
-    space = problem.space
-    sigma = cal.sigma
-    if eta is not None:
-        eta = np.asarray(eta, dtype=np.float64)
-        if eta.shape != (space.d + 1,):
-            raise ValueError(f"eta must have shape ({space.d + 1},), got {eta.shape}")
-        if not np.isfinite(eta).all():
-            raise ValueError("eta must be finite (no NaN or infinity)")
-        guarantee = guarantee.not_holding(CALLER_NOISE_REASON)
-    if cal.method == "paper":
-        warnings.warn(
-            f"OPDisc with calibration='paper': {PAPER_SIGMA_REASON}. The release carries NO "
-            "differential privacy guarantee (guarantee.holds is False).",
-            PrivacyWarning, stacklevel=2)
-    t0 = time.perf_counter()
-    if eta is None:
-        eta = noise.gaussian(rng, sigma, size=space.d + 1)
-    rel = solve_and_release(lambda: orc.solve(problem, eta), t0, guarantee,
-                            allow_uncertified=allow_uncertified, mechanism="OPDisc",
-                            key="opdisc", want_diagnostics=want_diag)
+    rel = release_exact(problem, opdisc_guarantee(cal), opdisc_noise(cal), oracle=oracle,
+                        oracle_options=oracle_options, random_state=random_state,
+                        allow_uncertified=allow_uncertified, eta=eta,
+                        want_diagnostics=want_diag)
     return OPDiscResult(w=np.array(rel.point, dtype=np.float64), guarantee=rel.guarantee,
-                        sigma=sigma, diagnostics=rel.diagnostics, calibration=cal,
+                        sigma=cal.sigma, diagnostics=rel.diagnostics, calibration=cal,
                         certified=rel.certified)
 
 

@@ -29,7 +29,6 @@ oracle needs no extra rows, and the points +-e_j need not be valid records.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,11 +36,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from oracledp._diagnostics import NonPrivateDiagnostics, check_diagnostics_flag
-from oracledp._validation import RandomLike, check_epsilon, check_rng
-from oracledp.learners._certify import check_oracle_accepts, solve_and_release
+from oracledp._validation import RandomLike, check_epsilon
+from oracledp.learners._certify import ExactNoise, release_exact
 from oracledp.oracles._base import Oracle
 from oracledp.oracles._halfspace import HalfspaceProblem, Perturbation, two_sum
-from oracledp.oracles._registry import make_oracle
 from oracledp.oracles._space import IntegerBall
 from oracledp.privacy import _noise as noise
 from oracledp.privacy._guarantees import PrivacyGuarantee
@@ -127,7 +125,13 @@ class RSPMResult:
     """Whether the oracle certified the released answer optimal (see :class:`OPDiscResult`)."""
 
 
-CALLER_NOISE_REASON = "the noise vector was supplied by the caller (eta=), not drawn"
+def separator_noise(mechanism: str, key: str, space: IntegerBall,
+                    draw: Any, paper_reason: str | None = None) -> ExactNoise:
+    """The noise of RSPM and Gaussian RSPM: ``draw(rng)`` gives the 2d separator weights, which
+    the weighted oracle reads as value costs (:func:`rspm_perturbation`, which also checks a
+    caller-supplied vector)."""
+    return ExactNoise(mechanism, key, draw, perturbation=lambda eta: rspm_perturbation(space, eta),
+                      weighted=True, paper_reason=paper_reason)
 
 
 def _check_space(problem: Any) -> None:
@@ -209,22 +213,14 @@ def rspm(
     want_diag = check_diagnostics_flag(return_diagnostics)
     _check_space(problem)
     guarantee = rspm_guarantee(epsilon)
-    orc = make_oracle(oracle, **oracle_options)
-    if getattr(orc, "name", "") in ("highs-monolithic", "cpsat"):
-        raise ValueError("RSPM needs a weighted oracle: use solver 'highs' or 'brute'")
-    check_oracle_accepts(orc, problem, separable=True)
-    rng = check_rng(random_state)
     m = 2 * problem.d
     scale = rspm_scale(epsilon, m)
-    t0 = time.perf_counter()
-    if eta is None:
-        eta = noise.laplace(rng, scale, size=m)
-    else:
-        guarantee = guarantee.not_holding(CALLER_NOISE_REASON)
-    pert = rspm_perturbation(problem.space, eta)
-    rel = solve_and_release(lambda: orc.solve(problem, pert), t0, guarantee,
-                            allow_uncertified=allow_uncertified, mechanism="RSPM", key="rspm",
-                            want_diagnostics=want_diag)
+    rel = release_exact(
+        problem, guarantee,
+        separator_noise("RSPM", "rspm", problem.space,
+                        lambda rng: noise.laplace(rng, scale, size=m)),
+        oracle=oracle, oracle_options=oracle_options, random_state=random_state,
+        allow_uncertified=allow_uncertified, eta=eta, want_diagnostics=want_diag)
     return RSPMResult(w=np.array(rel.point, dtype=np.float64), guarantee=rel.guarantee,
                       scale=scale, m=m, diagnostics=rel.diagnostics, certified=rel.certified)
 
