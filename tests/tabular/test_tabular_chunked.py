@@ -21,6 +21,7 @@ import oracledp.tabular._schema as tabular_schema
 from oracledp._cli import app
 from oracledp._errors import BoundsViolation
 from oracledp.estimators import OPDiscClassifier, RSPMClassifier
+from oracledp.estimators._exact import ExactHalfspaceClassifier
 from oracledp.learners._rspm import rspm_space
 from oracledp.oracles import FeatureSchema, HalfspaceProblem, IntegerBall
 from oracledp.tabular import (
@@ -376,7 +377,7 @@ def test_cli_fits_rspm_and_opdisc_from_aggregated_rows(tmp_path, csv_path, schem
         raise AssertionError("the whole table was loaded")
 
     fitted: list[tuple[int, int]] = []
-    public_fit = OPDiscClassifier.fit
+    public_fit = ExactHalfspaceClassifier.fit  # the one fit of OPDisc, RSPM, Gaussian RSPM
 
     def counted_fit(self, X, y, sample_weight=None):  # the public fit, on the distinct rows
         assert sample_weight is not None, "fit without the record counts"
@@ -385,7 +386,7 @@ def test_cli_fits_rspm_and_opdisc_from_aggregated_rows(tmp_path, csv_path, schem
 
     monkeypatch.setattr(tabular, "read_csv", refuse)
     monkeypatch.setattr(tabular_schema, "read_csv", refuse)
-    monkeypatch.setattr(OPDiscClassifier, "fit", counted_fit)
+    monkeypatch.setattr(ExactHalfspaceClassifier, "fit", counted_fit)
     monkeypatch.setattr(TableSchema, "encode", refuse)
     res = _fit(CliRunner(), csv_path, sch, tmp_path / "m", model)
     assert res.exit_code == 0, res.output
