@@ -249,7 +249,7 @@ class TableDomain:
         was checked and lists every problem.
         """
         from oracledp.tabular._aggregated import read_aggregated
-        from oracledp.tabular._engine import merge_rows
+        from oracledp.tabular._engine import merge_columns
 
         if isinstance(data, pd.DataFrame):
             _check_frame(data)
@@ -259,12 +259,24 @@ class TableDomain:
                             f"path of a CSV or Parquet file, got {type(data).__name__}")
         table = read_aggregated(data, self.schema, sep=sep, ignore_extra=ignore_extra,
                                 verbose=verbose, engine=engine, scheduler=scheduler)
-        parts, weights = [], []
-        for label in range(table.counts.shape[1]):
-            has = table.counts[:, label] > 0
-            parts.append(self._map(table.codes[has], np.full(int(has.sum()), label)))
-            weights.append(table.counts[has, label])
-        return merge_rows(np.concatenate(parts), np.concatenate(weights))
+        # each distinct row once per label it carries (label 0's rows first), as domain
+        # codes: mapped one column at a time and merged through packed keys, never the
+        # whole int64 matrix (memory: a few int64 per row; 100 M records, ~10 M such rows)
+        codes, per_label = table.codes, table.counts
+        del table
+        has = per_label > 0
+        index = np.concatenate([np.flatnonzero(has[:, k]) for k in range(has.shape[1])])
+        label = np.concatenate([np.full(int(has[:, k].sum()), k, dtype=np.int64)
+                                for k in range(has.shape[1])])
+        weights = np.concatenate([per_label[has[:, k], k] for k in range(has.shape[1])])
+        del has, per_label
+        m = len(self.attrs)
+
+        def column(j: int) -> NDArray[np.int64]:
+            return label if j == m - 1 else self.attrs[j].code_map[codes[index, j]]
+
+        return merge_columns(column, m, weights,
+                             lambda: self._map(codes[index], label))
 
     # --- domain codes -> values (post-processing) ---------------------------------------------
 

@@ -841,10 +841,10 @@ def _coarsen(fine: TableDomain, coarse: TableDomain, rows: NDArray[np.int64],
              counts: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """The distinct rows of ``fine``'s domain mapped to ``coarse``'s (each fine bin lies in
     one coarse bin), merged, with their record counts."""
-    from oracledp.tabular._engine import merge_rows
+    from oracledp.tabular._engine import merge_columns
 
-    out = np.empty_like(rows)
-    for j, (f, c) in enumerate(zip(fine.attrs, coarse.attrs, strict=True)):
+    maps: list[NDArray[np.int64] | None] = []
+    for f, c in zip(fine.attrs, coarse.attrs, strict=True):
         if f.kind == "grid":
             assert f.first is not None
             present = len(f.labels) - f.missing
@@ -852,8 +852,15 @@ def _coarsen(fine: TableDomain, coarse: TableDomain, rows: NDArray[np.int64],
             if f.missing:
                 to = np.append(to, c.code_map[-1])
             assert len(to) == present + f.missing
-            out[:, j] = to[rows[:, j]]
+            maps.append(to)
         else:
-            out[:, j] = rows[:, j]
-    merged_rows, merged = merge_rows(out, counts)
-    return merged_rows, merged
+            maps.append(None)
+
+    def column(j: int) -> NDArray[np.int64]:  # one coarse column at a time, no matrix copy
+        to = maps[j]
+        return rows[:, j] if to is None else to[rows[:, j]]
+
+    def whole() -> NDArray[np.int64]:
+        return np.stack([column(j) for j in range(rows.shape[1])], axis=1).astype(np.int64)
+
+    return merge_columns(column, rows.shape[1], counts, whole)

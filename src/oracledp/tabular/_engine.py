@@ -54,7 +54,8 @@ if TYPE_CHECKING:
     from oracledp.tabular._csv import Progress
     from oracledp.tabular._schema import TableSchema
 
-__all__ = ["ENGINES", "MEMORY_LIMIT", "Scan", "connect", "merge_rows", "scan_table"]
+__all__ = ["ENGINES", "MEMORY_LIMIT", "Scan", "connect", "merge_columns", "merge_rows",
+           "scan_table"]
 
 #: The engines: ``"duckdb"`` (default, this machine) and ``"dask"`` (a Dask cluster, see
 #: :mod:`oracledp.tabular._dask`).
@@ -466,12 +467,25 @@ def _column(result: dict[str, Any], key: str) -> NDArray[Any]:
     return np.asarray(arr)
 
 
-def merge_rows(rows: NDArray[np.int64], counts: NDArray[np.int64]
+def merge_rows(rows: NDArray[np.integer], counts: NDArray[np.int64]
                ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """The distinct rows of ``rows`` in lexicographic order with their summed ``counts``
-    (one per row, or one row of counts per row)."""
-    rows = np.asarray(rows, dtype=np.int64)
-    counts = np.asarray(counts, dtype=np.int64)
+    (one per row, or one row of counts per row).
+
+    Rows whose columns fit one int64 key (the product of the columns' value ranges below
+    2**62) are merged through that key (:func:`merge_columns`: one int64 per row instead of
+    int64 copies of the whole matrix); others by a lexicographic sort of the rows.  Both give
+    the same rows in the same order and the same integer sums."""
+    rows = np.asarray(rows)
+    if rows.ndim == 2 and rows.shape[0] and rows.shape[1]:
+        return merge_columns(lambda j: rows[:, j], rows.shape[1], counts,
+                             lambda: np.asarray(rows, dtype=np.int64))
+    return _merge_sorted(np.asarray(rows, dtype=np.int64), np.asarray(counts, dtype=np.int64))
+
+
+def _merge_sorted(rows: NDArray[np.int64], counts: NDArray[np.int64]
+                  ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """:func:`merge_rows` by a lexicographic sort of the whole matrix."""
     if rows.shape[0] == 0:
         return rows, counts
     order = np.lexsort(rows.T[::-1]) if rows.shape[1] else np.arange(rows.shape[0])
@@ -482,6 +496,62 @@ def merge_rows(rows: NDArray[np.int64], counts: NDArray[np.int64]
     out = np.zeros((int(group[-1]) + 1, *counts.shape[1:]), dtype=np.int64)
     np.add.at(out, group, counts[order])
     return ordered[new], out
+
+
+#: A packed key stays below this bound (int64, with room for the arithmetic).
+_KEY_SPAN = 2**62
+
+
+def merge_columns(column: Any, m: int, counts: NDArray[np.integer], whole: Any
+                  ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """:func:`merge_rows` of the n x ``m`` integer matrix whose column ``j`` is
+    ``column(j)`` (computed once each, one at a time), without building the matrix: each
+    row becomes one int64 key, ``sum_j (x_j - lo_j) * prod_{k > j} span_k`` (``lo_j``,
+    ``span_j``: the column's minimum and range), whose order is the lexicographic order of
+    the rows; the keys are sorted, equal keys merged (counts summed in int64) and the
+    distinct keys turned back into rows.  When the spans' product reaches 2**62, the matrix
+    ``whole()`` is merged by a lexicographic sort instead (the same result)."""
+    weights = np.asarray(counts, dtype=np.int64)
+    key: NDArray[np.int64] | None = None
+    lows, spans = [], []
+    total = 1
+    for j in range(m):
+        x = np.asarray(column(j))
+        if not np.issubdtype(x.dtype, np.integer):
+            raise TypeError("merge_rows merges integer rows")
+        lo, hi = (int(x.min()), int(x.max())) if x.size else (0, 0)
+        span = hi - lo + 1
+        total *= span
+        if total >= _KEY_SPAN:
+            del key, x
+            return _merge_sorted(whole(), weights)
+        part = x.astype(np.int64)
+        del x
+        if lo:
+            part -= lo
+        if key is None:
+            key = part
+        else:
+            key *= span
+            key += part
+        del part
+        lows.append(lo)
+        spans.append(span)
+    assert key is not None
+    order = np.argsort(key, kind="stable")
+    key = key[order]
+    new = np.ones(len(key), dtype=bool)
+    np.not_equal(key[1:], key[:-1], out=new[1:])
+    group = np.cumsum(new) - 1
+    out = np.zeros((int(group[-1]) + 1, *weights.shape[1:]), dtype=np.int64)
+    np.add.at(out, group, weights[order])
+    del order, group
+    key = key[new]
+    rows = np.empty((len(key), m), dtype=np.int64)
+    for j in range(m - 1, -1, -1):
+        key, rows[:, j] = np.divmod(key, spans[j])
+        rows[:, j] += lows[j]
+    return rows, out
 
 
 def scan_table(data: Any, schema: TableSchema, *, sep: str = ",", with_target: bool = True,
@@ -595,6 +665,24 @@ def _scan_source(con: Any, src: _Source, schema: TableSchema, sep: str, with_tar
                    else "the table has no rows")
 
 
+#: DuckDB's memory limit after the pass: what its tables hold plus this margin (bytes).
+_AFTER_PASS_MARGIN = 256 * 2**20
+
+
+def _release_cache(con: Any, margin: int = _AFTER_PASS_MARGIN) -> None:
+    """Lower DuckDB's memory limit to the memory its tables hold plus ``margin`` (never above
+    :data:`MEMORY_LIMIT`): DuckDB then frees the buffers it keeps cached after a query (at
+    10 M rows, about 300 MB after the pass) instead of holding them while Python builds the
+    arrays.  Only where DuckDB may put its data changes (it spills beyond the limit), never
+    a result."""
+    used = con.execute("SELECT coalesce(sum(memory_usage_bytes), 0) FROM duckdb_memory()"
+                       ).fetchone()[0]
+    number, unit = MEMORY_LIMIT[:-2], MEMORY_LIMIT[-2:].upper()
+    cap = int(float(number) * {"KB": 2**10, "MB": 2**20, "GB": 2**30, "TB": 2**40}[unit])
+    limit = max(min(int(used) + margin, cap), 32 * 2**20)
+    con.execute(f"SET memory_limit = '{limit // 2**20}MB'")
+
+
 def _finish(con: Any, schema: TableSchema, where: dict[str, int], with_target: bool,
             codes: bool, found: dict[tuple[int, int], str], label: str, empty: str) -> Scan:
     """From the pass's groups (temp table ``oracledp_groups``: the keys of
@@ -605,6 +693,7 @@ def _finish(con: Any, schema: TableSchema, where: dict[str, int], with_target: b
     groups are merged on their codes in DuckDB and fetched in lexicographic order of the
     codes, one row per distinct encoded row, one count per label."""
     table = "oracledp_groups"
+    _release_cache(con)  # the pass's buffers are free now: give them back before fetching
     total = con.execute(f"SELECT coalesce(sum(n), 0) FROM {table}").fetchone()[0]
     if int(total) == 0:
         raise TableInputError(f"{label}: {empty}")
@@ -650,6 +739,8 @@ def _finish(con: Any, schema: TableSchema, where: dict[str, int], with_target: b
     result = con.execute(
         f"SELECT {', '.join(exprs)}, sum(g.n)::BIGINT AS n FROM {table} AS g {' '.join(joins)} "
         f"GROUP BY ALL ORDER BY {order}").fetchnumpy()
+    con.execute(f"DROP TABLE {table}")  # and the result: DuckDB holds nothing more
+    _release_cache(con, 0)
     n = np.asarray(result.pop("n"), dtype=np.int64)
     y = np.asarray(result.pop("y"), dtype=np.intp)
     enc = np.empty((len(n), len(schema.columns)), dtype=np.int32)  # filled column by column:
