@@ -133,6 +133,7 @@ PUBLIC: dict[str, list[str]] = {
     "oracledp.estimators": [
         "AccuracyFirstLogisticRegression",
         "AccuracyFirstRidge",
+        "AutoClassifier",
         "GaussianRSPMClassifier",
         "OPDiscClassifier",
         "OPSampClassifier",

@@ -18,14 +18,18 @@ from typing import Any
 
 __all__ = ["MODELS", "make_estimator", "model_schema"]
 
-#: Every model name :func:`make_estimator` knows (``oracledp models`` explains them).
+#: Every single model :func:`make_estimator` knows (``oracledp models`` explains them).
 MODELS = ("opdisc", "rspm", "opsamp", "dpsgd", "accuracy-first", "gaussian-rspm")
+#: The private selection among opdisc, rspm, gaussian-rspm and dpsgd
+#: (:class:`~oracledp.estimators.AutoClassifier`): a name :func:`make_estimator` also takes.
+AUTO = "auto"
 
 
 def check_model_name(name: object, param: str = "name") -> str:
-    """``name`` if it is one of :data:`MODELS`; ValueError naming ``param`` otherwise."""
-    if not isinstance(name, str) or name not in MODELS:
-        raise ValueError(f"{param} must be one of {', '.join(MODELS)}, got {name!r}")
+    """``name`` if it is one of :data:`MODELS` or ``"auto"``; ValueError naming ``param``
+    otherwise."""
+    if not isinstance(name, str) or name not in (*MODELS, AUTO):
+        raise ValueError(f"{param} must be one of {', '.join((*MODELS, AUTO))}, got {name!r}")
     return name
 
 
@@ -69,7 +73,8 @@ EXACT_MODELS = ("opdisc", "rspm", "gaussian-rspm")
 
 def _refuse_foreign(name: str, epsilon: Any, delta: Any, given: dict[str, Any]) -> None:
     """ValueError if a parameter was passed that model ``name`` does not take."""
-    takes = {"accuracy-first": {"alpha", "max_epsilon"}}.get(
+    takes = {"accuracy-first": {"alpha", "max_epsilon"},
+             AUTO: {"oracle", "time_limit", "work_limit", "candidates", "score_share"}}.get(
         name, {"oracle", "time_limit", "work_limit", "space"} if name in EXACT_MODELS else set())
     foreign = sorted(k for k, v in given.items() if v is not _UNSET and k not in takes)
     if name == "accuracy-first":
@@ -86,7 +91,8 @@ def make_estimator(name: str, schema: Any, epsilon: float | None = None,
                    delta: float | None = None, *, alpha: float = _UNSET,
                    random_state: Any = None, oracle: str = _UNSET,
                    time_limit: float | None = _UNSET, max_epsilon: float | None = _UNSET,
-                   space: Any = _UNSET, work_limit: int | None = _UNSET) -> Any:
+                   space: Any = _UNSET, work_limit: int | None = _UNSET,
+                   candidates: Any = _UNSET, score_share: float | None = _UNSET) -> Any:
     """The unfitted estimator of model ``name`` for a table with public schema ``schema``.
 
     ``epsilon`` / ``delta`` are the privacy parameters of the fixed-budget models
@@ -96,7 +102,11 @@ def make_estimator(name: str, schema: Any, epsilon: float | None = None,
     oracle of ``opdisc`` / ``rspm`` / ``gaussian-rspm``, and ``space`` (the command line's
     ``--space``; not given or None: the estimator's default ``"auto"``, a rule on d, the
     schema's encoded features: ``||k||^2 <= min(d, 4)`` for opdisc, for rspm and gaussian-rspm
-    the box {-1,0,1}^d while d <= 12) their parameter space W.  A parameter the model does not
+    the box {-1,0,1}^d while d <= 12) their parameter space W.  ``"auto"`` is the private
+    selection :class:`~oracledp.estimators.AutoClassifier` at the TOTAL ``epsilon`` /
+    ``delta``: it takes ``candidates`` (``"auto"`` or names such as ``"opdisc@norm2=9"``),
+    ``score_share`` and the exact candidates' ``oracle`` / ``time_limit`` / ``work_limit``
+    (``docs/proofs/model-selection.md``).  A parameter the model does not
     take is refused, not ignored: ``alpha`` / ``max_epsilon`` except for accuracy-first (which
     takes no ``epsilon`` or ``delta``: it chooses its epsilon ex post), ``oracle`` /
     ``time_limit`` / ``work_limit`` / ``space`` except for the three exact-oracle models, and
@@ -136,9 +146,22 @@ def make_estimator(name: str, schema: Any, epsilon: float | None = None,
     check_model_name(name)
     _refuse_foreign(name, epsilon, delta, {
         "alpha": alpha, "max_epsilon": max_epsilon, "oracle": oracle, "time_limit": time_limit,
-        "work_limit": work_limit, "space": _UNSET if space is None else space})
+        "work_limit": work_limit, "space": _UNSET if space is None else space,
+        "candidates": candidates, "score_share": score_share})
     schema.check_confirmed()  # the schema's one confirmation check, for Python and the CLI
     labels = list(schema.labels)
+    if name == AUTO:
+        from oracledp.estimators import AutoClassifier
+
+        return AutoClassifier(
+            epsilon, delta, schema=schema.feature_schema(), classes=labels,
+            random_state=random_state, fit_intercept=not schema.intercept,
+            n_features=schema.n_features,
+            candidates="auto" if candidates is _UNSET else candidates,
+            score_share=None if score_share is _UNSET else score_share,
+            oracle="highs" if oracle is _UNSET else oracle,
+            time_limit=60.0 if time_limit is _UNSET else time_limit,
+            work_limit=None if work_limit is _UNSET else work_limit)
     if name in EXACT_MODELS:
         from oracledp.estimators import GaussianRSPMClassifier, OPDiscClassifier, RSPMClassifier
 

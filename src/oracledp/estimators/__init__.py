@@ -8,6 +8,7 @@ from oracledp.estimators._accuracy_first import (
     AccuracyFirstLogisticRegression,
     AccuracyFirstRidge,
 )
+from oracledp.estimators._auto import AutoClassifier
 from oracledp.estimators._gaussian_rspm import GaussianRSPMClassifier
 from oracledp.estimators._opdisc import OPDiscClassifier
 from oracledp.estimators._opsamp import OPSampClassifier
@@ -16,6 +17,7 @@ from oracledp.estimators._rspm import RSPMClassifier
 __all__ = [
     "AccuracyFirstLogisticRegression",
     "AccuracyFirstRidge",
+    "AutoClassifier",
     "GaussianRSPMClassifier",
     "OPDiscClassifier",
     "OPSampClassifier",
