@@ -55,8 +55,9 @@ Exactness argument (:mod:`oracledp.oracles._exact`).
 With no noise at all (``eta = 0``, a zero Perturbation: never a private release) F is
 the integer loss, every float value is exact, and the searches prove the minimum value
 and return an exact minimizer of their choice rather than enumerating the (typically
-huge) set of equal losses; enumeration and the structured decomposition (coordinate by
-coordinate, after its search) still return the smallest k, whatever their settings.
+huge) set of equal losses; enumeration still returns the smallest k.  Each of these
+choices is fixed by the problem and the oracle's options: the structured decomposition
+searches in batches of fixed size then, so its point does not depend on ``workers``.
 
 Result.  ``certified`` is True only with an optimal status and an exact decision by
 the oracle (``make_result(..., exact=True)``), and a reported bound consistent with

@@ -31,8 +31,7 @@ module docstring of :mod:`oracledp.oracles._base` for the full argument; in shor
   continuous noise) the lexicographically smallest integer vector ``k`` wins.  Exception:
   a perturbation that is identically zero (no noise, never a private release) makes
   ``F`` the integer loss; the searches then prove the minimum value exactly and return an
-  exact minimizer of their choice (enumeration and the structured decomposition still
-  return the smallest k).
+  exact minimizer of their choice (enumeration still returns the smallest k).
 """
 
 from __future__ import annotations

@@ -81,10 +81,14 @@ and u those of the binary columns.  Then, exactly:
    covers it).  With no noise (eta = 0) the objective is an integer: the cutoff is the
    incumbent (a better point is better by 1) and no tie check is needed; ties are then
    everywhere, and the search proves the minimum value F only.  The point returned is
-   the lexicographically smallest k of value F (the tie rule of
-   :mod:`oracledp.oracles._exact`), found coordinate by coordinate over the candidates v
-   that may hold value F (:meth:`StructuredOracle._lexmin_zero`): a fixed, exact rule, so
-   the answer does not depend on ``workers`` or on the order in which points were found.
+   the first point of value F that the search reaches (an exact minimizer, as the
+   branch-and-bound and the monolithic oracle return; enumeration returns the smallest
+   k).  With no noise the candidates are asked in batches of fixed size
+   (:data:`_WORK_BATCH`) whatever ``workers`` is, so the search, hence the point, does not
+   depend on ``workers`` (HiGHS runs with one thread per model: deterministic).  A former
+   rule, the lexicographically smallest k of value F found coordinate by coordinate,
+   cost one hard MIP per coordinate and candidate (on Adult, 21 MIPs and about 30 s of
+   CPU where the search itself took 2 MIPs), for a non-private fit only.
    A search stopped by the time limit (or a tie check that does not finish) is not
    certified.
 
@@ -164,8 +168,9 @@ MAX_CANDIDATES = 10_000
 loss tables took 3-4 s at 6,561 candidates and 44-56 s at 17-34k on the bundled wide tables."""
 
 _WORK_BATCH = 2
-"""Outer candidates asked per batch when a work limit is set, whatever ``workers`` is: the
-search, hence its work count and whether it certifies, is then the same on any machine."""
+"""Outer candidates asked per batch when a work limit is set or there is no noise, whatever
+``workers`` is: the search, hence its work count, whether it certifies and (with no noise)
+which minimizer it returns, is then the same on any machine."""
 
 
 def numeric_candidates(problem: HalfspaceProblem) -> int:
@@ -331,7 +336,7 @@ class StructuredOracle:
                exclude: list[NDArray[np.int64]] | None = None,
                tilt: tuple[NDArray[np.int64], float] | None = None,
                node_limit: int | None = None, work: list[int] | None = None,
-               duals: list[NDArray[np.float64]] | None = None,
+               duals: list[NDArray[np.float64]] | None = None, presolve: bool = False,
                ) -> tuple[str, float, NDArray[np.int64] | None, float]:
         """Solve the inner MIP for candidate vi: (status, value, u, dual bound).
 
@@ -345,7 +350,8 @@ class StructuredOracle:
         (every other point gains at least eps on c; the LP bound is of F itself).
         ``node_limit``: HiGHS's ``mip_max_nodes`` for the MIP (status "work_limit" when
         reached).  ``work``: a list the work done is appended to (1 per LP relaxation,
-        1 + the branch-and-bound nodes per MIP).
+        1 + the branch-and-bound nodes per MIP).  ``presolve``: HiGHS's presolve for the MIP
+        (speed only; :meth:`solve` turns it on with no noise, see there).
 
         Values include every constant, i.e. they are objective values F(v, u).
         The model of vi is built on first use and kept: between noise draws only
@@ -408,6 +414,7 @@ class StructuredOracle:
         h.setOptionValue("time_limit", max(time_left, 1e-3))
         h.setOptionValue("mip_max_nodes", _INT_INF if node_limit is None
                          else max(1, int(node_limit)))
+        h.setOptionValue("presolve", "on" if presolve else "off")
         n_rows = h.getNumRow()
         m = len(prep.cat_cols)
         for x in exclude:  # sum_j z_{j, x_j} <= m - 1: any u but x
@@ -452,7 +459,11 @@ class StructuredOracle:
         ex = ExactObjective(problem, pert)
         tol = ex.tolerance()
         band = 2.0 * tol  # float values further than this above the best are certainly worse
-        zero = ex.zero_noise  # no noise: F is an integer, computed exactly
+        # no noise: F is an integer, computed exactly.  Its MIPs then run with HiGHS's
+        # presolve, which the noisy ones do without (speed only; measured with
+        # benchmarks/oracle_adult.py, CPU seconds: Adult with no noise 10.2 s without presolve,
+        # 6.9 s with it; health_insurance RSPM, eps 1 and 2, 42 s without, 93 s with)
+        zero = ex.zero_noise
         # a candidate v is discarded when a bound on it exceeds best + gap: with noise, the
         # bound minus its float error is then above the incumbent's exact objective; with no
         # noise, it cannot hold a point better by 1 (an integer loss)
@@ -501,7 +512,9 @@ class StructuredOracle:
         deadline = t0 + self.time_limit
         limit = self.work_limit
         work_done = 0  # LP relaxations + MIP solves + their nodes (the work limit's count)
-        batch_size = self.workers if limit is None else _WORK_BATCH
+        # fixed batches with a work limit (the count the same on any machine) and with no
+        # noise (the first minimizer reached the same for any workers: module docstring)
+        batch_size = self.workers if (limit is None and not zero) else _WORK_BATCH
 
         def work_left() -> int | None:
             return None if limit is None else limit - work_done
@@ -541,7 +554,8 @@ class StructuredOracle:
             return self._inner(problem, prep, q["vi"], pert, q["cutoff"], max(time_left, 1e-3),
                                q["u_start"], skip_lp=q["skip_lp"],
                                lp_threshold=q["lp_threshold"], exclude=q["exclude"],
-                               tilt=q["tilt"], node_limit=q["node_limit"], work=q["work"])
+                               tilt=q["tilt"], node_limit=q["node_limit"], work=q["work"],
+                               presolve=zero)
 
         def answer(q: dict[str, Any],
                    res: tuple[str, float, NDArray[np.int64] | None, float]) -> str:
@@ -682,13 +696,9 @@ class StructuredOracle:
             ask(vi, skip_lp=True)
         decided = False
         near_ties = 0
-        lex_solves = 0
         if status is OracleStatus.OPTIMAL and zero and best_k is not None:
-            # integer objective: best_val is the proven minimum; the tie rule picks the point
-            best_k, status, lex_solves, lex_work = self._lexmin_zero(
-                problem, prep, pert, best_val, lb, best_k, deadline, work_left())
-            work_done += lex_work
-            decided = status is OracleStatus.OPTIMAL
+            # integer objective: best_val is the proven minimum and best_k a point of it
+            decided = True
         elif status is OracleStatus.OPTIMAL and cands:
             keep = [c for c in cands if c[1] <= best_val + band]
             K = np.array([c[0] for c in keep], dtype=np.int64)
@@ -701,7 +711,7 @@ class StructuredOracle:
             problem, eta, best_k, bound, status, time.perf_counter() - t0, self.name,
             exact=decided, inner_solves=n_inner, lp_pruned=n_lp_pruned, candidates=len(order),
             prepare_s=t_prep, tie_solves=tie_solves, near_ties=near_ties,
-            lex_solves=lex_solves, work=work_done,
+            work=work_done,
         )
 
     def _inner_model(self, problem: HalfspaceProblem, prep: _Prepared, vi: int) -> Any:
@@ -730,182 +740,6 @@ class StructuredOracle:
                                    np.concatenate([lin.ravel(), rho_cost]))
         model.highs.changeColsBounds(cap, model.rho_index.astype(np.int32), np.zeros(cap), ub)
         return rho_cost
-
-    # ------------------------------------------------------------------ zero noise: tie rule
-    def _zero_query(self, problem: HalfspaceProblem, prep: _Prepared, vi: int,
-                    pert: Perturbation, value: float, fixed: dict[int, int], q: int | None,
-                    eps: float, u_start: NDArray[np.int64] | None, time_left: float,
-                    node_limit: int | None = None, work: list[int] | None = None,
-                    ) -> tuple[str, NDArray[np.int64] | None]:
-        """With no noise, for candidate vi and the binary weights ``fixed`` (position ->
-        value): is there a point of value ``value`` (the proven integer minimum)?  With
-        ``q``: the one with the smallest u_q (HiGHS minimizes ``F + eps u_q``, eps u_q
-        below 1/4 in absolute value, so the tilt only orders the points of value ``value``,
-        which are eps apart or more: far beyond HiGHS's tolerance window).  Returns
-        ("found", u), ("none", None), ("work", None) (the node limit ``node_limit``) or
-        ("stopped", None) (time limit or a solver error); ``work`` as in :meth:`_inner`."""
-        import highspy
-
-        sp = problem.space
-        cap, kmax = sp.k_norm2_max, sp.k_max
-        model = self._inner_model(problem, prep, vi)
-        h = model.highs
-        lin, g, budget, const_pert = self._terms(problem, prep, vi, pert)
-        lin = lin.copy()
-        if q is not None:
-            lin[q] += eps * np.arange(-kmax, kmax + 1)
-        self._load_costs(model, lin, g, budget, cap)
-        const = model.const_loss + const_pert
-        pos = np.array(sorted(fixed), dtype=np.int64)
-        cols = model.u_index[pos].astype(np.int32)
-        vals = np.array([float(fixed[j]) for j in pos])
-        if len(cols):
-            h.changeColsBounds(len(cols), cols, vals, vals)
-        try:
-            if u_start is not None:
-                self._seed(prep, model, u_start, kmax)
-            h.setOptionValue("objective_bound", float(value + 0.5 - const))
-            h.setOptionValue("time_limit", max(time_left, 1e-3))
-            h.setOptionValue("mip_max_nodes", _INT_INF if node_limit is None
-                             else max(1, int(node_limit)))
-            self._run(h)
-            st = h.getModelStatus()
-            if work is not None:
-                work.append(1 + int(h.getInfo().mip_node_count))
-            u = None
-            if h.getInfo().primal_solution_status == 2:
-                x = np.asarray(h.getSolution().col_value)
-                u = np.rint(x[model.u_index]).astype(np.int64)
-        finally:
-            if len(cols):
-                h.changeColsBounds(len(cols), cols, np.full(len(cols), float(-kmax)),
-                                   np.full(len(cols), float(kmax)))
-        if st == highspy.HighsModelStatus.kOptimal and u is not None:
-            k = self._assemble(problem, prep, vi, u)
-            loss = float(problem.loss_k(k)[0])
-            if (u[pos] != vals).any() or not sp.contains_k(k)[0] or loss < value:
-                return "stopped", None  # not what was asked (never seen): refuse
-            # HiGHS's optimum above the cutoff: no point of v has the value
-            return ("found", u) if loss == value else ("none", None)
-        if st in (highspy.HighsModelStatus.kObjectiveBound, highspy.HighsModelStatus.kInfeasible):
-            return "none", None
-        if st == highspy.HighsModelStatus.kSolutionLimit:
-            return "work", None
-        return "stopped", None
-
-    def _lexmin_zero(self, problem: HalfspaceProblem, prep: _Prepared, pert: Perturbation,
-                     value: float, lb: NDArray[np.float64], k0: NDArray[np.int64],
-                     deadline: float, work_left: int | None = None,
-                     ) -> tuple[NDArray[np.int64] | None, OracleStatus, int, int]:
-        """With no noise, the lexicographically smallest k of the proven minimum ``value``
-        (``k0`` is one such point): coordinate by coordinate, the smallest value any point
-        of value ``value`` with the coordinates before it fixed can take, over every
-        candidate v whose rigorous lower bound allows ``value``.  A point found is a witness
-        for its v; a query is asked only where no witness already decides.  Returns
-        ``(k, status, solves, work)``; k is None unless the status is OPTIMAL.  ``work_left``:
-        the work limit left (None: none); each step's queries are capped at what is left
-        when the step starts, and no step starts with nothing left (WORK_LIMIT)."""
-        kmax = problem.space.k_max
-        eps = 2.0 ** -math.ceil(math.log2(4 * kmax))  # eps * |u_q| <= 1/4
-        solves = 0
-        spent = 0
-        todo = [int(vi) for vi in np.flatnonzero(lb <= value + 0.5)]
-        if self.lp_prune:  # the rigorous LP bound of those not bounded by it yet
-            def lp_bound(vi: int) -> tuple[float, int]:
-                time_left = deadline - time.perf_counter()
-                if time_left <= 0:
-                    return -math.inf, 0
-                w: list[int] = []
-                b = self._inner(problem, prep, vi, pert, value, time_left, lp_only=True,
-                                work=w)[3]
-                return b, sum(w)
-
-            res = self._map(lp_bound, todo)
-            spent += sum(w for _, w in res)
-            todo = [vi for vi, (b, _) in zip(todo, res, strict=True) if b <= value + 0.5]
-        v0 = next(vi for vi in range(len(prep.V))
-                  if np.array_equal(prep.V[vi], k0[prep.num_cols]))
-        witness: dict[int, NDArray[np.int64]] = {v0: k0[prep.cat_cols].copy()}
-        cands = sorted(set(todo) | {v0})
-        fixed: dict[int, int] = {}
-        num_pos = {int(c): i for i, c in enumerate(prep.num_cols)}
-        cat_pos = {int(c): i for i, c in enumerate(prep.cat_cols)}
-
-        def _stopped() -> OracleStatus:
-            return (OracleStatus.TIME_LIMIT if time.perf_counter() >= deadline
-                    else OracleStatus.ERROR)
-
-        def ask(vi: int, q: int | None, node_limit: int | None
-                ) -> tuple[str, NDArray[np.int64] | None, int]:
-            time_left = deadline - time.perf_counter()
-            if time_left <= 0:
-                return "stopped", None, 0
-            w: list[int] = []
-            st, u = self._zero_query(problem, prep, vi, pert, value, fixed, q, eps,
-                                     witness.get(vi), time_left, node_limit, w)
-            return st, u, sum(w)
-
-        def ask_all(need: list[int], q: int | None
-                    ) -> list[tuple[str, NDArray[np.int64] | None]] | None:
-            """The queries of one step (None: no work left to start it)."""
-            nonlocal spent
-            left = None if work_left is None else work_left - spent
-            if left is not None and left <= 0:
-                return None
-            out = self._map(lambda vi: ask(vi, q, left), need)
-            spent += sum(w for _, _, w in out)
-            return [(st, u) for st, u, _ in out]
-
-        def _limited(answers: list[tuple[str, Any]] | None) -> bool:
-            return answers is None or any(st == "work" for st, _ in answers)
-
-        for j in range(problem.d):
-            if j in num_pos:  # the smallest numeric weight among the v that still hold value
-                p = num_pos[j]
-                for t in sorted({int(prep.V[vi][p]) for vi in cands}):
-                    group = [vi for vi in cands if prep.V[vi][p] == t]
-                    need = [vi for vi in group if vi not in witness]
-                    answers = ask_all(need, None)
-                    if _limited(answers):
-                        return None, OracleStatus.WORK_LIMIT, solves, spent
-                    solves += len(need)
-                    for vi, (st, u) in zip(need, answers, strict=True):
-                        if st == "stopped":
-                            return None, _stopped(), solves, spent
-                        if u is not None:
-                            witness[vi] = u
-                    alive = [vi for vi in group if vi in witness]
-                    if alive:
-                        cands = alive
-                        break
-                else:
-                    return None, OracleStatus.ERROR, solves, spent  # v0 holds value: unreachable
-                continue
-            q = cat_pos[j]
-            need = [vi for vi in cands if witness.get(vi) is None or witness[vi][q] > -kmax]
-            answers = ask_all(need, q)
-            if _limited(answers):
-                return None, OracleStatus.WORK_LIMIT, solves, spent
-            solves += len(need)
-            for vi, (st, u) in zip(need, answers, strict=True):
-                if st == "stopped":
-                    return None, _stopped(), solves, spent
-                if u is None:
-                    witness.pop(vi, None)
-                else:
-                    witness[vi] = u
-            cands = [vi for vi in cands if vi in witness]
-            if not cands:
-                return None, OracleStatus.ERROR, solves, spent
-            t = min(int(witness[vi][q]) for vi in cands)
-            cands = [vi for vi in cands if witness[vi][q] == t]
-            fixed[q] = t
-        if len(cands) != 1:
-            return None, OracleStatus.ERROR, solves, spent
-        k = self._assemble(problem, prep, cands[0], witness[cands[0]])
-        if float(problem.loss_k(k)[0]) != value:  # the exact integer loss of the answer
-            return None, OracleStatus.ERROR, solves, spent
-        return k, OracleStatus.OPTIMAL, solves, spent
 
     @staticmethod
     def _assemble(problem: HalfspaceProblem, prep: _Prepared, vi: int,
