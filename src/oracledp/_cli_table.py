@@ -135,7 +135,7 @@ _AGGREGATED_MODELS = EXACT_MODELS
 #: the records.  The exact models fit the same problem; DP-SGD the same run as on the table
 #: that lists each distinct row as many times as it has records (its Poisson batches are drawn
 #: over the records).  The others need the whole encoded matrix.
-_READ_AGGREGATED = (*EXACT_MODELS, "dpsgd")
+_READ_AGGREGATED = (*EXACT_MODELS, "dpsgd", "auto")
 
 
 def _out_of_memory(data: Path, model: str, *, loading: bool = True) -> str:
@@ -286,6 +286,10 @@ def _oracle_failure_message(model: str, solver: str, time_limit: float,
     info = getattr(getattr(exc, "result", None), "info", None)
     reason = info.get("reason") if isinstance(info, dict) else None
     said = f" The oracle reports: {reason}." if isinstance(reason, str) and reason else ""
+    if model == "auto":
+        from oracledp._cli_auto import oracle_failure_message
+
+        return oracle_failure_message(exc, solver, time_limit)
     if model in _AGGREGATED_MODELS:
         return (
             f"the {model} fit stopped: the oracle (--solver {solver}) did not certify an exact "
@@ -374,14 +378,14 @@ def _check_option(check: Any, value: Any, *args: Any) -> Any:
 #: The options of ``fit`` that apply to some models only (the others apply to every model).
 #: An option given for a model it does not apply to is refused, never silently ignored.
 _MODEL_OPTIONS: dict[str, tuple[str, ...]] = {
-    "epsilon": ("opdisc", "rspm", "gaussian-rspm", "opsamp", "dpsgd"),
-    "delta": ("opdisc", "gaussian-rspm", "opsamp", "dpsgd"),  # rspm is pure epsilon-DP
+    "epsilon": ("opdisc", "rspm", "gaussian-rspm", "opsamp", "dpsgd", "auto"),
+    "delta": ("opdisc", "gaussian-rspm", "opsamp", "dpsgd", "auto"),  # rspm: pure epsilon-DP
     "alpha": ("accuracy-first",),
     "max_epsilon": ("accuracy-first",),
-    "solver": _AGGREGATED_MODELS,
-    "time_limit": _AGGREGATED_MODELS,
+    "solver": (*_AGGREGATED_MODELS, "auto"),
+    "time_limit": (*_AGGREGATED_MODELS, "auto"),
     "space": _AGGREGATED_MODELS,
-    "work_limit": _AGGREGATED_MODELS,
+    "work_limit": (*_AGGREGATED_MODELS, "auto"),
 }
 
 
@@ -426,7 +430,7 @@ def _check_fit_options(model: str, epsilon: float | None, delta: float | None, a
         _fail(msg)
     if delta is not None:
         _check_option(check_delta, delta, "--delta")
-    if model in _AGGREGATED_MODELS:
+    if model in (*_AGGREGATED_MODELS, "auto"):
         from oracledp.oracles import check_solver_name
 
         try:
@@ -438,10 +442,16 @@ def _check_fit_options(model: str, epsilon: float | None, delta: float | None, a
         from oracledp.oracles._base import check_work_limit
 
         try:  # whether R and B reach tau = 1 does not depend on d: checked with d = 1
-            parameter_space(space, 1, model="rspm" if model == "gaussian-rspm" else model)
+            if model != "auto":  # auto's candidates use their default W
+                parameter_space(space, 1, model="rspm" if model == "gaussian-rspm" else model)
         except (TypeError, ValueError) as exc:
             _fail(f"--space: {exc}")
         _check_option(check_work_limit, work_limit, "--work-limit")
+    if model == "auto":
+        from oracledp._cli_auto import saving_refusal
+
+        if (refusal := saving_refusal()) is not None:
+            _fail(refusal)
     return None
 
 
@@ -551,7 +561,9 @@ def _fit(data: Path, schema_path: Path, out: Path, model: str, epsilon: float | 
         opts: dict[str, Any] = (
             {"alpha": alpha, "max_epsilon": max_epsilon} if model == "accuracy-first"
             else {"oracle": solver, "time_limit": time_limit, "space": space,
-                  "work_limit": work_limit} if model in _AGGREGATED_MODELS else {})
+                  "work_limit": work_limit} if model in _AGGREGATED_MODELS
+            else {"oracle": solver, "time_limit": time_limit, "work_limit": work_limit}
+            if model == "auto" else {})
         est = make_estimator(model, schema, None if model == "accuracy-first" else epsilon,
                              None if model in ("accuracy-first", "rspm") else delta,
                              random_state=seed, **opts)
