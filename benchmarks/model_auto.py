@@ -127,10 +127,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--models", nargs="+", default=["auto", *SINGLES])
     p.add_argument("--jobs", type=int, default=1)
     p.add_argument("--out", type=Path, default=Path("docs/results/model-auto"))
+    p.add_argument("--reuse", type=Path, default=None,
+                   help="a previous runs.json: its runs of the models not in --models are kept")
     args = p.parse_args(argv)
     jobs = list(itertools.product(args.tables, args.models, args.eps, args.seeds))
     t0 = time.perf_counter()
     rows = Parallel(n_jobs=args.jobs)(delayed(_run)(*j) for j in jobs)
+    if args.reuse is not None:
+        kept = [r for r in json.loads(args.reuse.read_text())["runs"]
+                if r["model"] not in args.models and r["table"] in args.tables
+                and r["epsilon"] in args.eps and r["seed"] in args.seeds]
+        rows = [*rows, *({**r, "reused_from": str(args.reuse)} for r in kept)]
     runs = pd.DataFrame(rows)
     summary = summarize(runs)
     args.out.mkdir(parents=True, exist_ok=True)

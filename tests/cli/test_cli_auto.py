@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from oracledp import _cli_auto
 from oracledp._cli import app
 from oracledp._errors import OracleFailure
-from oracledp.estimators import AutoClassifier, OPDiscClassifier
+from oracledp.estimators import AutoClassifier, GaussianRSPMClassifier
 
 ENV = {"COLUMNS": "200"}
 
@@ -87,7 +87,7 @@ def test_one_ledger_entry_with_the_selection_s_full_cost(files, saving):
     assert res.exit_code == 0, res.output
     ((model_type, est),) = saving
     assert model_type == "auto" and isinstance(est, AutoClassifier)
-    assert [t.candidate for t in est.trials_] == ["opdisc", "gaussian-rspm", "dpsgd"]
+    assert [t.candidate for t in est.trials_] == ["gaussian-rspm", "dpsgd"]
     assert (est.guarantee_.epsilon, est.guarantee_.delta) == (3.0, 1e-4)
     (entry,) = json.loads(files["budget"].read_text())["spends"]
     assert (entry["epsilon"], entry["delta"]) == (3.0, 1e-4)
@@ -112,11 +112,11 @@ def test_an_uncertified_trial_stops_the_selection_and_stays_charged(files, savin
         rng.standard_normal(2)
         raise OracleFailure("did not certify")
 
-    monkeypatch.setattr(OPDiscClassifier, "_release", fail)
+    monkeypatch.setattr(GaussianRSPMClassifier, "_release", fail)
     res = _fit(files, "--epsilon", "3", "--delta", "1e-4", "--solver", "brute",
                "--budget", str(files["budget"]))
-    _refused(res, "the auto selection stopped: AutoClassifier: candidate 'opdisc' did not "
-                  "certify")
+    _refused(res, "the auto selection stopped: AutoClassifier: candidate 'gaussian-rspm' did "
+                  "not certify")
     (entry,) = json.loads(files["budget"].read_text())["spends"]
     assert (entry["epsilon"], entry["delta"]) == (3.0, 1e-4)
     assert "failed after its mechanism started" in entry["status"]

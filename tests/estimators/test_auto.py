@@ -36,17 +36,17 @@ def test_plan_splits_epsilon_equally_and_delta_among_the_approximate_candidates(
     trials = plan_trials(("opdisc", "rspm", "gaussian-rspm", "dpsgd"), 2.0, 3e-6, 1000)
     assert [t.model for t in trials] == ["opdisc", "rspm", "gaussian-rspm", "dpsgd"]
     assert [t.epsilon for t in trials] == [0.5] * 4
-    # score: 100 / n = 0.1, within [0.5 / 10, 0.5 / 2]
-    assert [t.epsilon_score for t in trials] == [0.1] * 4
-    assert [t.epsilon_fit for t in trials] == [0.4] * 4
+    # score: 25 / n = 0.025 is below a tenth of the trial, 0.05
+    assert [t.epsilon_score for t in trials] == [0.05] * 4
+    assert [t.epsilon_fit for t in trials] == [0.45] * 4
     assert [t.delta for t in trials] == [1e-6, 0.0, 1e-6, 1e-6]  # rspm is pure
 
 
-def test_score_epsilon_rule_is_clipped_to_a_tenth_and_a_half_of_the_trial():
-    assert score_epsilon(1.0, 1000, None) == 0.1          # 100 / n
+def test_score_epsilon_rule_is_clipped_to_a_tenth_and_a_quarter_of_the_trial():
+    assert score_epsilon(1.0, 200, None) == 0.125         # 25 / n
     assert score_epsilon(1.0, 100_000, None) == 0.1       # floor: a tenth of the trial
-    assert score_epsilon(1.0, 50, None) == 0.5            # cap: half of the trial
-    assert score_epsilon(1.0, 50, 0.25) == 0.25           # share given
+    assert score_epsilon(1.0, 50, None) == 0.25           # cap: a quarter of the trial
+    assert score_epsilon(1.0, 50, 0.5) == 0.5             # share given
 
 
 @pytest.mark.parametrize(("epsilon", "k"), [(0.3, 3), (1.0, 3), (0.7, 7), (2.0, 3), (1e-3, 3)])
@@ -61,10 +61,11 @@ def test_the_trials_never_sum_to_more_than_the_total(epsilon, k):
     assert math.isclose(math.fsum(t.epsilon for t in trials), epsilon, rel_tol=1e-12)
 
 
-def test_default_candidates_leave_out_exact_models_unlikely_to_certify():
-    assert default_candidates(9, 1.0) == ("opdisc", "gaussian-rspm", "dpsgd")
+def test_default_candidates_are_the_advised_exact_model_and_dpsgd():
+    assert default_candidates(9, 1.0) == ("gaussian-rspm", "dpsgd")  # rspm's W is the box
+    assert default_candidates(25, 1.0, 15_590) == ("opdisc", "dpsgd")
     # 135 features: opdisc's default W has 2.1e8 points ("unlikely" at eps >= 1)
-    assert default_candidates(135, 1.0) == ("gaussian-rspm", "dpsgd")
+    assert default_candidates(135, 1.0, 4_075) == ("rspm", "dpsgd")
 
 
 # --- the release ------------------------------------------------------------------------------
@@ -202,7 +203,7 @@ def test_make_estimator_auto_on_a_table_schema():
                          random_state=0)
     assert isinstance(est, AutoClassifier) and est.candidates == "auto"
     est.fit(TABLE.encode(DF), TABLE.labels_of(DF))
-    assert [t.candidate for t in est.trials_] == ["opdisc", "gaussian-rspm", "dpsgd"]
+    assert [t.candidate for t in est.trials_] == ["gaussian-rspm", "dpsgd"]
     assert est.classes_.tolist() == ["no", "yes"]
     assert (est.guarantee_.epsilon, est.guarantee_.delta) == (3.0, 1e-4)
 

@@ -56,12 +56,8 @@ __all__ = ["AUTO_CANDIDATES", "AutoClassifier", "Trial", "plan_trials"]
 #: The models a candidate may name.
 AUTO_CANDIDATES = ("opdisc", "rspm", "gaussian-rspm", "dpsgd")
 _EXACT = ("opdisc", "rspm", "gaussian-rspm")
-#: The default candidates before the public certification rule (rspm is left out: it searches
-#: the same W as gaussian-rspm, and its pure epsilon-DP buys nothing once the selection's
-#: guarantee is approximate; name it to include it).
-DEFAULT_CANDIDATES = ("opdisc", "gaussian-rspm", "dpsgd")
-#: The score's noise scale 1/eps_score aimed at, in records: at most about 1 % of n.
-_SCORE_SCALE_SHARE = 0.01
+#: The score's noise scale 1/eps_score aimed at, in records: about 4 % of n.
+_SCORE_SCALE_SHARE = 0.04
 _SOURCE = ("private selection by basic adaptive composition of K complete trials (fit + "
            "Laplace-noised correct count) and post-processing (docs/proofs/model-selection.md)")
 
@@ -101,31 +97,32 @@ def parse_candidate(spec: object) -> tuple[str, str | None]:
     return model, (space or None)
 
 
-def default_candidates(d: int, epsilon: float) -> tuple[str, ...]:
-    """The default candidates for d encoded features at total ``epsilon``: public facts only.
+def default_candidates(d: int, epsilon: float, n: int | None = None) -> tuple[str, ...]:
+    """The default candidates for d encoded features, n records, total ``epsilon``: public
+    facts only.
 
-    :data:`DEFAULT_CANDIDATES`, without the exact models whose default W the advice of
-    ``oracledp models`` does not rate "likely" to certify within the default oracle limit
-    (a refused trial refuses the whole selection).
+    The exact model that ``oracledp models`` advises for this shape
+    (:func:`oracledp.advise_model`'s ``exact_model``: the one likely to certify within the
+    default oracle limit, None if none is), and dpsgd, which needs no exact oracle.  Two
+    trials, so each runs at half the budget; the records decide between them.
     """
-    from oracledp._guidance import _certify, _default_space_sizes
+    from oracledp._guidance import advise_model
 
-    w_opdisc, w_rspm, _ = _default_space_sizes(d)
-    size = {"opdisc": w_opdisc, "rspm": w_rspm, "gaussian-rspm": w_rspm}
-    return tuple(m for m in DEFAULT_CANDIDATES
-                 if m == "dpsgd" or _certify(m, size[m], epsilon) == "likely")
+    exact = advise_model(d, epsilon, n).exact_model
+    return ("dpsgd",) if exact is None else (exact, "dpsgd")
 
 
 def score_epsilon(epsilon_trial: float, n: int, share: float | None) -> float:
     """The score's epsilon within a trial of ``epsilon_trial`` on ``n`` records (public).
 
-    ``share`` given: ``share * epsilon_trial``.  None: the rule ``100 / n`` (noise scale about
-    1 % of n), kept between a tenth and a half of the trial's epsilon.
+    ``share`` given: ``share * epsilon_trial``.  None: the rule ``25 / n`` (noise scale about
+    4 % of n: enough to tell apart models whose accuracies differ by a few points), kept
+    between a tenth and a quarter of the trial's epsilon.
     """
     if share is not None:
         return share * epsilon_trial
     aim = 1.0 / (_SCORE_SCALE_SHARE * n)
-    return min(max(aim, epsilon_trial / 10.0), epsilon_trial / 2.0)
+    return min(max(aim, epsilon_trial / 10.0), epsilon_trial / 4.0)
 
 
 def _at_most(parts: list[float], total: float) -> list[float]:
@@ -179,12 +176,12 @@ class AutoClassifier(PrivateBinaryClassifier):
         The TOTAL budget of the selection; ``delta=None`` means ``1 / n**2``.
     candidates : "auto" or sequence of str
         ``"model"`` or ``"model@space"`` (model in opdisc, rspm, gaussian-rspm, dpsgd; space as
-        the model's ``space=``, e.g. ``"opdisc@norm2=9"``).  ``"auto"``: opdisc, gaussian-rspm
-        and dpsgd, without the exact models ``oracledp models`` does not rate likely to
-        certify for this d (public).  Each candidate is one trial.
+        the model's ``space=``, e.g. ``"opdisc@norm2=9"``).  ``"auto"``: the exact model that
+        ``oracledp models`` advises for this d, n and epsilon (public facts; left out when
+        none is likely to certify) and dpsgd.  Each candidate is one trial.
     score_share : float in (0, 1) or None
         The share of each trial's epsilon spent on its score; None: a public rule on n
-        (noise scale about 1 % of n, between a tenth and a half of the trial).
+        (noise scale about 4 % of n, between a tenth and a quarter of the trial).
     oracle, time_limit, work_limit :
         The exact candidates' oracle (as for :class:`~oracledp.estimators.OPDiscClassifier`).
     schema : FeatureSchema
@@ -329,7 +326,7 @@ class AutoClassifier(PrivateBinaryClassifier):
         n, d = int(counts.sum()), X_arr.shape[1]
         delta = delta_for(self.delta, n)
         epsilon = params["epsilon"]
-        candidates = params["candidates"] or default_candidates(d, epsilon)
+        candidates = params["candidates"] or default_candidates(d, epsilon, n)
         trials = plan_trials(candidates, epsilon, delta, n, params["share"])
         pure = all(t.delta == 0 for t in trials)
         rng = params["rng"]
