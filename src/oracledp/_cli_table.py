@@ -280,8 +280,25 @@ def _check_out(out: Path, force: bool) -> None:
               "another --out directory, or pass --force to overwrite the saved model.")
 
 
-def _oracle_failure_message(model: str, solver: str, time_limit: float,
-                            exc: OracleFailure) -> str:
+def _limit_text(time_limit: float | None, work_limit: int | None) -> str:
+    """The oracle's limit per call, in words (the library's rule: estimators/_exact.build_oracle)."""
+    if time_limit is None and work_limit is None:
+        return "the default deterministic work limit, about a minute of a quiet 2-core machine"
+    parts = ([] if work_limit is None else [f"--work-limit {work_limit}"]) + (
+        [] if time_limit is None else [f"{time_limit:g}s"])
+    return " and ".join(parts)
+
+
+def _more_work(time_limit: float | None, work_limit: int | None) -> str:
+    """The advice to let the oracle work longer, in terms of the limit that stopped it."""
+    if time_limit is not None and work_limit is None:
+        return (f"a larger --time-limit (now {time_limit:g}s per oracle call) or a "
+                "deterministic --work-limit")
+    return f"a larger --work-limit (now {_limit_text(time_limit, work_limit)} per oracle call)"
+
+
+def _oracle_failure_message(model: str, solver: str, time_limit: float | None,
+                            exc: OracleFailure, work_limit: int | None = None) -> str:
     """What to do when the oracle did not certify: advice in terms of this command's options."""
     info = getattr(getattr(exc, "result", None), "info", None)
     reason = info.get("reason") if isinstance(info, dict) else None
@@ -289,13 +306,14 @@ def _oracle_failure_message(model: str, solver: str, time_limit: float,
     if model == "auto":
         from oracledp._cli_auto import oracle_failure_message
 
-        return oracle_failure_message(exc, solver, time_limit)
+        return oracle_failure_message(exc, solver, _limit_text(time_limit, work_limit))
     if model in _AGGREGATED_MODELS:
         return (
             f"the {model} fit stopped: the oracle (--solver {solver}) did not certify an exact "
             f"optimum, and {model}'s privacy proof needs the exact minimizer, so nothing was "
-            f"released or written.{said} What to try: a larger --time-limit (now "
-            f"{time_limit:g}s per oracle call); another --solver (see `oracledp solvers`); a "
+            f"released or written.{said} What to try: {_more_work(time_limit, work_limit)}; "
+            "another --solver (see `oracledp solvers`); a smaller W (--space norm2=R with a "
+            "smaller R); a "
             "coarser public grid in the schema (a larger 'step', fewer 'bins' or levels, so "
             "that the oracle has a smaller problem); or a model that needs no exact oracle "
             "(--model dpsgd or accuracy-first; see `oracledp models`). Whether the oracle "
@@ -404,7 +422,7 @@ def _check_model_options(ctx: typer.Context, model: str) -> None:
 
 def _check_fit_options(model: str, epsilon: float | None, delta: float | None, alpha: float,
                        max_epsilon: float | None, allow_large: bool, solver: str,
-                       time_limit: float, space: str = "auto",
+                       time_limit: float | None, space: str = "auto",
                        work_limit: int | None = None) -> float | None:
     """The options of ``fit`` checked before any file is read; returns max_epsilon.
 
@@ -437,7 +455,8 @@ def _check_fit_options(model: str, epsilon: float | None, delta: float | None, a
             check_solver_name(solver)
         except (TypeError, ValueError) as exc:
             _fail(f"--solver: {exc}")
-        _check_option(check_positive, time_limit, "--time-limit")
+        if time_limit is not None:
+            _check_option(check_positive, time_limit, "--time-limit")
         from oracledp.estimators._space_spec import parameter_space
         from oracledp.oracles._base import check_work_limit
 
@@ -499,8 +518,11 @@ def fit_table(
         "--solver", help="Oracle of opdisc/rspm/gaussian-rspm: the estimator's oracle= (see `oracledp solvers`)."
     )] = "highs",
     time_limit: Annotated[
-        float, typer.Option("--time-limit", help="Seconds per oracle call (opdisc/rspm/gaussian-rspm).")
-    ] = 60.0,
+        float | None, typer.Option(
+            "--time-limit", help="Seconds per oracle call (opdisc/rspm/gaussian-rspm); given "
+                                 "alone it replaces the default work limit, so whether a fit "
+                                 "certifies then depends on the machine and its load.")
+    ] = None,
     space: Annotated[str, typer.Option(
         "--space", help="Parameter space W of opdisc/rspm/gaussian-rspm (public): auto (a rule on d, the "
                         "encoded features: ||k||^2 <= min(d, 4); rspm keeps the box {-1,0,1}^d "
@@ -509,8 +531,10 @@ def fit_table(
     work_limit: Annotated[
         int | None, typer.Option(
             "--work-limit", help="Deterministic work per oracle call (opdisc/rspm/gaussian-rspm; "
-                                 "LPs + MIP nodes): whether a fit certifies is then the same on "
-                                 "every machine. See docs/oracles.md.")
+                                 "LPs + MIP nodes): whether a fit certifies is the same on "
+                                 "every machine. Default (neither limit given): the oracle's "
+                                 "own, about a minute of a quiet 2-core machine. See "
+                                 "docs/oracles.md.")
     ] = None,
     sep: Annotated[str, _SEP] = ",",
     force: Annotated[
@@ -546,7 +570,7 @@ def fit_table(
 
 def _fit(data: Path, schema_path: Path, out: Path, model: str, epsilon: float | None,
          delta: float | None, alpha: float, max_epsilon: float | None, allow_large: bool,
-         ignore_extra: bool, seed: int | None, solver: str, time_limit: float, sep: str,
+         ignore_extra: bool, seed: int | None, solver: str, time_limit: float | None, sep: str,
          force: bool, verbose: bool, budget: Path | None = None, *,
          space: str = "auto", work_limit: int | None = None, engine: str = "duckdb",
          scheduler: str | None = None) -> None:
@@ -728,7 +752,7 @@ def _print_budget(budget: Path, ledger: Any, local: Any, k: int) -> None:
 
 
 def _fit_and_save(est: Any, data: Path, schema: Any, out: Path, model: str, sep: str,
-                  ignore_extra: bool, solver: str, time_limit: float, force: bool,
+                  ignore_extra: bool, solver: str, time_limit: float | None, force: bool,
                   accountant: Any, declared: tuple[float, float | None, str],
                   run: dict[str, Any] | None = None, *, engine: str = "duckdb",
                   scheduler: str | None = None) -> tuple[Path, dict[str, Any]]:
@@ -764,7 +788,9 @@ def _fit_and_save(est: Any, data: Path, schema: Any, out: Path, model: str, sep:
 
     err_console = Console(stderr=True)
     t0 = time.perf_counter()
-    limit = (f" (oracle limit {time_limit:g}s)" if model in _AGGREGATED_MODELS else "")
+    work_limit = getattr(est, "work_limit", None)  # the exact models' (None: the default)
+    limit = (f" (oracle limit: {_limit_text(time_limit, work_limit)})"
+             if model in _AGGREGATED_MODELS else "")
     try:
         # A live status on stderr: what runs and the elapsed time (the only data-dependent
         # item it shows; it disappears when the fit ends and is not saved).
@@ -775,8 +801,12 @@ def _fit_and_save(est: Any, data: Path, schema: Any, out: Path, model: str, sep:
                               total=None)
             with accountant if accountant is not None else contextlib.nullcontext():
                 run["fitting"] = True
-                _run_interruptibly(lambda: est.fit(X, y) if counts is None
-                                   else est.fit(X, y, sample_weight=counts))
+                # the fit takes the matrix over (no reference stays here), so the exact
+                # learners free it once they have encoded it
+                held = [X]
+                del X
+                _run_interruptibly(lambda: est.fit(held.pop(), y) if counts is None
+                                   else est.fit(held.pop(), y, sample_weight=counts))
         # the columns clipped to public bounds (declared, so public) go into the guarantee
         est.guarantee_ = schema.annotate_guarantee(est.guarantee_)
         with _NoInterrupt():
@@ -787,7 +817,7 @@ def _fit_and_save(est: Any, data: Path, schema: Any, out: Path, model: str, sep:
             _coef_plot(out / "coefficients.png", schema.feature_names, coef,
                        f"{model}: {est.guarantee_.describe().split(';')[0]}")
     except OracleFailure as exc:  # the oracle could not certify an answer: nothing released
-        _fail(_oracle_failure_message(model, solver, time_limit, exc))
+        _fail(_oracle_failure_message(model, solver, time_limit, exc, work_limit))
     except (OracleDPError, ValueError) as exc:
         _fail(f"the fit stopped: {exc}")
     except OSError as exc:  # e.g. --out not writable, or a model.json appeared meanwhile

@@ -110,8 +110,10 @@ def make_estimator(name: str, schema: Any, epsilon: float | None = None,
     take is refused, not ignored: ``alpha`` / ``max_epsilon`` except for accuracy-first (which
     takes no ``epsilon`` or ``delta``: it chooses its epsilon ex post), ``oracle`` /
     ``time_limit`` / ``work_limit`` / ``space`` except for the three exact-oracle models, and
-    ``delta`` for rspm (pure epsilon-DP).  Not given, ``alpha`` is 0.1, ``oracle`` "highs" and
-    ``time_limit`` 60 seconds.  Labels and bounds come
+    ``delta`` for rspm (pure epsilon-DP).  Not given, ``alpha`` is 0.1, ``oracle`` "highs"
+    and the oracle's limit its default deterministic work (no time limit; 60 seconds for a
+    backend without a work limit: :func:`~oracledp.estimators._exact.build_oracle`).  Labels
+    and bounds come
     from the schema (public), and so does the number of features: every model's ``fit``
     refuses an X of another width (encoded by another schema) before any noise.  Pass
     ``model_schema(name, schema)`` for ``accuracy-first``.
@@ -160,7 +162,7 @@ def make_estimator(name: str, schema: Any, epsilon: float | None = None,
             candidates="auto" if candidates is _UNSET else candidates,
             score_share=None if score_share is _UNSET else score_share,
             oracle="highs" if oracle is _UNSET else oracle,
-            time_limit=60.0 if time_limit is _UNSET else time_limit,
+            time_limit=None if time_limit is _UNSET else time_limit,
             work_limit=None if work_limit is _UNSET else work_limit)
     if name in EXACT_MODELS:
         from oracledp.estimators import GaussianRSPMClassifier, OPDiscClassifier, RSPMClassifier
@@ -168,7 +170,7 @@ def make_estimator(name: str, schema: Any, epsilon: float | None = None,
         common = {"schema": schema.feature_schema(), "classes": labels,
                   "random_state": random_state,
                   "oracle": "highs" if oracle is _UNSET else oracle,
-                  "time_limit": 60.0 if time_limit is _UNSET else time_limit,
+                  "time_limit": None if time_limit is _UNSET else time_limit,
                   "work_limit": None if work_limit is _UNSET else work_limit,
                   **({} if space is _UNSET or space is None else {"space": space})}
         if name == "rspm":

@@ -58,6 +58,19 @@ def test_uncertified_exact_oracle_exits_2_with_cli_advice(files, monkeypatch, mo
     assert res.stdout.strip() == "" and not files["out"].exists()
 
 
+def test_uncertified_with_the_default_limit_advises_more_work(files, monkeypatch,
+                                                              uncertified_oracle):
+    """No limit given: the oracle ran under its default deterministic work limit, and the
+    advice names --work-limit (not a time limit the fit did not have)."""
+    monkeypatch.setitem(oracle_registry._REGISTRY, "uncertified",
+                        (lambda **options: uncertified_oracle, "test: never certifies"))
+    res = _fit(files, "--solver", "uncertified", model="opdisc")
+    assert res.exit_code == 2, res.output
+    err = res.stderr
+    assert "a larger --work-limit (now the default deterministic work limit" in err
+    assert "--time-limit" not in err
+
+
 def test_out_with_a_saved_model_is_refused_unless_force(files, monkeypatch):
     res = _fit(files)
     assert res.exit_code == 0, res.output

@@ -31,9 +31,9 @@ from oracledp.privacy._guarantees import GuaranteeKind
 # the one check that contradicts DP; xfail_strict = true makes sure it really fails.
 _STRONG_DP_EPS = 0.01
 _CHECKED = [
-    OPDiscClassifier(epsilon=1.0, feature_grid=1e-3, random_state=0, oracle="highs", time_limit=20),
+    OPDiscClassifier(epsilon=1.0, feature_grid=1e-3, random_state=0, oracle="highs"),
     OPDiscClassifier(
-        epsilon=_STRONG_DP_EPS, feature_grid=1e-3, random_state=0, oracle="highs", time_limit=20
+        epsilon=_STRONG_DP_EPS, feature_grid=1e-3, random_state=0, oracle="highs"
     ),
 ]
 

@@ -113,7 +113,7 @@ def test_a_w_rule_that_reads_the_data_is_caught(monkeypatch, reads):
         seen["n"] = float(counts.sum()) / 20
         return X_arr, classes, y_pm, counts
 
-    def rule(space, d, *, model="opdisc", tau=1.0):
+    def rule(space, d, *, model="opdisc", tau=1.0, n_numeric=None):
         norm2 = min(d, max(1, math.ceil(seen[reads])))
         return parameter_space(f"norm2={norm2}", d, model=model, tau=tau)
 

@@ -326,3 +326,17 @@ def test_default_workers_is_one_in_a_worker_process() -> None:
 
     assert 1 <= default_workers() <= 2
     assert Parallel(n_jobs=2)(delayed(default_workers)() for _ in range(2)) == [1, 1]
+
+
+def test_outer_candidates_are_enumerated_on_wide_tables():
+    """More than 32 numeric columns (numpy's meshgrid limit, which a former enumeration hit)
+    and a grid far too large to form: the candidates are the ball's points, counted exactly,
+    in lexicographic order, each once."""
+    from oracledp.oracles._structured_tables import _enumerate_ball, count_ball
+
+    V = _enumerate_ball(60, 1, 2)
+    assert V.shape == (count_ball(60, 1, 2), 60) == (7201, 60)
+    assert ((V**2).sum(axis=1) <= 2).all() and np.abs(V).max() == 1
+    assert len(np.unique(V, axis=0)) == len(V)
+    assert [tuple(r) for r in V] == sorted(tuple(r) for r in V)
+    assert _enumerate_ball(40, 2, 4).shape[0] == count_ball(40, 2, 4)

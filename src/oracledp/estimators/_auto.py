@@ -222,7 +222,7 @@ class AutoClassifier(PrivateBinaryClassifier):
         candidates: Any = "auto",
         score_share: float | None = None,
         oracle: str = "highs",
-        time_limit: float | None = 60.0,
+        time_limit: float | None = None,
         work_limit: int | None = None,
         schema: FeatureSchema | None = None,
         fit_intercept: bool = True,

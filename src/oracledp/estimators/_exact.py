@@ -18,6 +18,7 @@ label set, rationality of the features) run before the noise vector is drawn.
 from __future__ import annotations
 
 import inspect
+import math
 import warnings
 from collections.abc import Callable
 from fractions import Fraction
@@ -92,18 +93,41 @@ def build_oracle(oracle: str | Oracle, time_limit: float | None,
     """The oracle for ``oracle`` (a backend name or an instance), given ``time_limit`` and
     ``work_limit`` only if its backend takes them.
 
-    The brute-force oracle enumerates W and has neither limit; an
+    Neither given (the estimators' default): a backend with a deterministic work limit
+    (``highs``: the structured decomposition and the branch-and-bound) gets its default work
+    (``work_limit="auto"``, about a minute of a quiet 2-core machine) and no time limit, so
+    whether a fit certifies does not depend on the machine or its load; any other backend
+    gets :data:`DEFAULT_TIME_LIMIT` seconds.  ``time_limit`` alone: that time limit only (no
+    work limit).  ``work_limit``: that work, and ``time_limit`` as well when given.  The
+    brute-force oracle enumerates W and has neither limit; an
     :class:`~oracledp.oracles.Oracle` instance is used exactly as configured.
     """
     if not isinstance(oracle, str):
         return make_oracle(oracle)
     built = make_oracle(oracle)
+    takes_time = _accepts_option(type(built), "time_limit")
+    takes_work = _accepts_option(type(built), "work_limit")
     options: dict[str, Any] = {}
-    if time_limit is not None and _accepts_option(type(built), "time_limit"):
-        options["time_limit"] = time_limit
-    if work_limit is not None and _accepts_option(type(built), "work_limit"):
-        options["work_limit"] = work_limit
+    if time_limit is None and work_limit is None:
+        if takes_work:
+            options["work_limit"] = "auto"
+            if takes_time:
+                options["time_limit"] = math.inf
+        elif takes_time:
+            options["time_limit"] = DEFAULT_TIME_LIMIT
+    else:
+        if time_limit is not None and takes_time:
+            options["time_limit"] = time_limit
+        elif takes_time:  # a work limit alone: no time limit
+            options["time_limit"] = math.inf
+        if work_limit is not None and takes_work:
+            options["work_limit"] = work_limit
     return make_oracle(oracle, **options) if options else built
+
+
+#: Seconds per oracle call for a backend without a deterministic work limit, when the caller
+#: gives no limit (:func:`build_oracle`).
+DEFAULT_TIME_LIMIT = 60.0
 
 
 def public_schema(schema: object, grid: Fraction | None, d: int, k_max: int,
@@ -210,15 +234,20 @@ class ExactHalfspaceClassifier(PrivateBinaryClassifier):
 
         # 2. Data, labels and record counts.
         X_arr, classes, y_pm, counts = self._counted_training_data(X, y, sample_weight)
+        del X  # X_arr is the only reference fit keeps (often the same array)
         n, d = int(counts.sum()), X_arr.shape[1]
         n_pos = np.where(y_pm == 1, counts, 0)
         n_neg = np.where(y_pm == 1, 0, counts)
+        # build takes the float matrix over: from_counts frees it once it is encoded (the
+        # exact problem keeps small integers), unless the caller still holds it
+        rows = [X_arr]
+        del X_arr
 
         def build(space: IntegerBall, schema: FeatureSchema,
                   grid: Fraction | None) -> HalfspaceProblem:
             # the exact problem from the rows and their counts (equal rows are merged)
-            return HalfspaceProblem.from_counts(self._transform(X_arr, grid, schema), n_pos,
-                                                n_neg, space, schema=schema)
+            return HalfspaceProblem.from_counts(self._transform(rows.pop(), grid, schema),
+                                                n_pos, n_neg, space, schema=schema)
 
         return self._fit_problem(params, n, d, classes, build)
 
@@ -307,13 +336,18 @@ class ExactHalfspaceClassifier(PrivateBinaryClassifier):
     _space_model: str
 
     def _make_space(self, d: int, params: dict[str, Any]) -> tuple[IntegerBall, str]:
-        """W (public: parameters and d only) and how it was declared, for the guarantee."""
+        """W (public: parameters, d and the schema's 0/1 columns only) and how it was declared,
+        for the guarantee."""
         bound, radius, tau = params["bound"], params["radius"], params["tau"]
         if bound is not None or radius is not None:  # the former explicit bounds
             return (IntegerBall(d, bound=bound, radius=radius, tau=tau),
                     f"bound={bound!r}, radius={radius!r}")
-        return (parameter_space(params["space"], d, model=self._space_model, tau=tau),
-                space_label(params["space"], d, self._space_model))
+        # the columns not declared 0/1 (public: the schema; every column without one)
+        n_numeric = (int((~np.asarray(self.schema.binary_mask, dtype=bool)).sum())
+                     if isinstance(self.schema, FeatureSchema) else d)
+        return (parameter_space(params["space"], d, model=self._space_model, tau=tau,
+                                n_numeric=n_numeric),
+                space_label(params["space"], d, self._space_model, n_numeric))
 
     def _release(self, problem: HalfspaceProblem, epsilon: float, delta: float, oracle: Oracle,
                  rng: np.random.Generator, *, return_diagnostics: bool = False) -> Any:

@@ -59,7 +59,7 @@ class GaussianRSPMClassifier(ExactHalfspaceClassifier):
         *,
         space: Any = "auto",
         oracle: str | Oracle = "highs",
-        time_limit: float | None = 60.0,
+        time_limit: float | None = None,
         work_limit: int | None = None,
         allow_uncertified: bool = False,
         schema: FeatureSchema | None = None,

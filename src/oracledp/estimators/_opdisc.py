@@ -67,14 +67,18 @@ class OPDiscClassifier(ExactHalfspaceClassifier):
         Oracle name (see :func:`oracledp.oracles.available_oracles`; the command
         line's ``--solver``) or an :class:`~oracledp.oracles.Oracle` instance, used
         as configured.
-    time_limit : float or None, default=60.0
+    time_limit : float or None, default=None
         Seconds per oracle call, passed to backends that take a time limit (not
-        to ``"brute"``, which enumerates W, nor to an Oracle instance).
+        to ``"brute"``, which enumerates W, nor to an Oracle instance).  Given alone, it
+        replaces the default work limit.
     work_limit : int or None, default=None
         Deterministic limit per oracle call, passed to backends that take one (the default
         ``"highs"``: LP relaxations + MIP solves + MIP nodes of the structured formulation,
         nodes of the branch-and-bound).  Unlike the time limit, whether a fit certifies
-        under it is the same on every machine and load; see ``docs/oracles.md``.
+        under it is the same on every machine and load; see ``docs/oracles.md``.  With
+        neither limit given (the default), ``"highs"`` gets its default work limit (about a
+        minute of a quiet 2-core machine) and no time limit, so a release does not depend on
+        what else the machine runs; a backend without a work limit gets 60 seconds.
     allow_uncertified : bool, default=False
         If the oracle does not certify an exact optimum within the time limit,
         ``fit`` raises :class:`~oracledp._errors.OracleFailure` and releases
@@ -221,7 +225,7 @@ class OPDiscClassifier(ExactHalfspaceClassifier):
         bound: float | None = None,
         radius: float | None = None,
         oracle: str | Oracle = "highs",
-        time_limit: float | None = 60.0,
+        time_limit: float | None = None,
         work_limit: int | None = None,
         allow_uncertified: bool = False,
         schema: FeatureSchema | None = None,

@@ -33,8 +33,9 @@ import re
 from typing import Any, NamedTuple
 
 from oracledp.oracles._space import IntegerBall
+from oracledp.oracles._structured_tables import count_ball
 
-__all__ = ["AUTO_NORM2", "RSPM_BOX_MAX_SIZE", "SPACE_MODELS", "auto_norm2", "check_space",
+__all__ = ["AUTO_NORM2", "BRANCH_W_MAX", "RSPM_BOX_MAX_SIZE", "SPACE_MODELS", "auto_norm2", "check_space",
            "describe_space", "parameter_space", "records_space", "space_label", "space_spec",
            "with_space_note"]
 
@@ -43,6 +44,12 @@ AUTO_NORM2: dict[str, int] = {"opdisc": 4, "rspm": 4}
 
 #: RSPM's ``"auto"`` keeps the whole box {-1, 0, 1}^d while it has at most this many points.
 RSPM_BOX_MAX_SIZE = 10**6
+
+#: OPDisc's ``"auto"`` W where the exact search runs over W itself (the branch-and-bound,
+#: chosen when the numeric columns give more outer candidates than the structured
+#: decomposition takes): the largest ``R <= min(d, 4)`` whose W has at most this many points
+#: (counted exactly; docs/choosing-a-model.md, "The parameter space W").
+BRANCH_W_MAX = 100_000
 
 #: The models whose parameter space is declared with ``space=``.
 SPACE_MODELS = ("opdisc", "rspm")
@@ -124,19 +131,31 @@ def check_space(space: object, model: str = "opdisc") -> SpaceSpec:
     return SpaceSpec("norm2", norm2, bound)
 
 
-def auto_norm2(d: int, model: str = "opdisc") -> int:
-    """The ``"auto"`` rule: the cap on ``||k||^2``, from d and the model only.
+def auto_norm2(d: int, model: str = "opdisc", n_numeric: int | None = None) -> int:
+    """The ``"auto"`` rule: the cap on ``||k||^2``, from d, the model and ``n_numeric``.
 
-    d is the number of encoded features (public: the schema declares it).  OPDisc:
-    ``min(d, 4)`` (:data:`AUTO_NORM2`).  RSPM: d (the whole box {-1, 0, 1}^d) while
-    ``3^d <= 10^6`` (:data:`RSPM_BOX_MAX_SIZE`, d <= 12), else ``min(d, 4)``.  Nothing
-    about the data enters.
+    d is the number of encoded features and ``n_numeric`` how many of them are not declared
+    0/1 columns (both public: the schema declares them; None: not known, as if the
+    structured decomposition applied).  OPDisc: ``min(d, 4)`` (:data:`AUTO_NORM2`), except
+    where the numeric columns give the structured decomposition more outer candidates than
+    it takes (:data:`~oracledp.oracles._structured.MAX_CANDIDATES`): the exact search then
+    runs over W itself, and R is lowered from ``min(d, 4)`` until W has at most
+    :data:`BRANCH_W_MAX` points or the decomposition applies (d >= 60 numeric columns:
+    R = 2), so that the default
+    deterministic work limit certifies it (a 135-feature table: R = 4 was not certified
+    within a minute at eps 2, R = 2 in about 33,000 nodes; docs/choosing-a-model.md).
+    RSPM: d (the whole box {-1, 0, 1}^d) while ``3^d <= 10^6``
+    (:data:`RSPM_BOX_MAX_SIZE`, d <= 12), else ``min(d, 4)``.  Nothing about the data enters.
 
     >>> from oracledp.estimators._space_spec import auto_norm2
     >>> [auto_norm2(d) for d in (1, 2, 3, 4, 12, 13, 100)]
     [1, 2, 3, 4, 4, 4, 4]
     >>> [auto_norm2(d, "rspm") for d in (1, 4, 9, 12, 13, 100)]
     [1, 4, 9, 12, 4, 4]
+    >>> [auto_norm2(d, n_numeric=d) for d in (11, 20, 25, 40, 60, 135)]  # all numeric
+    [4, 4, 3, 3, 2, 2]
+    >>> auto_norm2(135, n_numeric=3)  # three numeric columns: the structured decomposition
+    4
     """
     if isinstance(d, bool) or not isinstance(d, numbers.Integral) or d < 1:
         raise ValueError(f"d must be a positive integer, got {d!r}")
@@ -144,15 +163,29 @@ def auto_norm2(d: int, model: str = "opdisc") -> int:
         raise ValueError(f"model must be one of {', '.join(SPACE_MODELS)}, got {model!r}")
     if model == "rspm" and 3 ** int(d) <= RSPM_BOX_MAX_SIZE:
         return int(d)
-    return min(int(d), AUTO_NORM2[model])
+    r = min(int(d), AUTO_NORM2[model])
+    if model == "opdisc" and n_numeric is not None:
+        while (r > 1 and _searched_over_w(int(n_numeric), r)
+               and count_ball(int(d), math.isqrt(r), r) > BRANCH_W_MAX):
+            r -= 1
+    return r
+
+
+def _searched_over_w(n_numeric: int, r: int) -> bool:
+    """Whether the default oracle searches W itself (branch-and-bound): more outer candidates
+    of the structured decomposition than it takes (public: counts, nothing enumerated)."""
+    from oracledp.oracles._structured import MAX_CANDIDATES
+
+    return count_ball(n_numeric, math.isqrt(r), r) > MAX_CANDIDATES
 
 
 def parameter_space(space: object, d: int, *, model: str = "opdisc",
-                    tau: float = 1.0) -> IntegerBall:
+                    tau: float = 1.0, n_numeric: int | None = None) -> IntegerBall:
     """W for ``space`` (see the module docstring) in d dimensions, as an ``IntegerBall``.
 
-    A function of ``space``, d, the model and tau only (public parameters).  RSPM's spaces
-    have tau = 1 and ``|k_j| <= 1``.
+    A function of ``space``, d, the model, tau and the number of columns not declared 0/1
+    (``n_numeric``, read by the ``"auto"`` rule :func:`auto_norm2`) only: public
+    parameters.  RSPM's spaces have tau = 1 and ``|k_j| <= 1``.
 
     Examples
     --------
@@ -180,7 +213,7 @@ def parameter_space(space: object, d: int, *, model: str = "opdisc",
     if spec.kind == "paper":
         return IntegerBall(d, tau=tau)
     if spec.kind == "auto":
-        norm2 = auto_norm2(d, model)
+        norm2 = auto_norm2(d, model, n_numeric)
         return IntegerBall(d, bound=math.floor(math.sqrt(norm2)), radius=math.sqrt(norm2),
                            tau=tau)
     radius = math.sqrt(spec.norm2)
@@ -258,12 +291,16 @@ def records_space(notes: str, space: IntegerBall) -> bool:
     return label == "" or (label.startswith(" (") and label.endswith(")"))
 
 
-def space_label(spec: SpaceSpec, d: int, model: str) -> str:
+def space_label(spec: SpaceSpec, d: int, model: str, n_numeric: int | None = None) -> str:
     """How W was declared, in words (for the guarantee's note)."""
     if spec.kind == "auto":
         rule = (f"||k||^2 <= min(d, {AUTO_NORM2[model]})" if model == "opdisc" else
                 f"the box while 3^d <= {RSPM_BOX_MAX_SIZE:,}, else ||k||^2 <= "
                 f"{AUTO_NORM2[model]}")
+        r = auto_norm2(d, model, n_numeric)
+        if model == "opdisc" and r < min(d, AUTO_NORM2[model]):
+            rule += (f", lowered to {r}: with {n_numeric} numeric columns a larger W is "
+                     f"searched point by point and has more than {BRANCH_W_MAX:,} points")
         return f"space='auto': {rule}, d = {d}"
     if spec.kind == "paper":
         return "space='paper': the ICML 2020 experiment's W"

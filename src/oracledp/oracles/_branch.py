@@ -169,6 +169,11 @@ class _Radius:
         return self._compute(i, b)
 
 
+DEFAULT_WORK_LIMIT = 400_000
+"""The node limit of the estimators' default: about a minute of a quiet 2-core machine
+(benchmarks/work_rate.py measures the rate); deterministic, unlike a time limit."""
+
+
 class BranchBoundOracle:
     """Exact oracle by depth-first branch-and-bound over k (numpy, no solver).
 

@@ -22,8 +22,10 @@ from numpy.typing import NDArray
 
 from oracledp._validation import check_choice
 from oracledp.oracles._base import Oracle, OracleResult
+from oracledp.oracles._branch import DEFAULT_WORK_LIMIT as BRANCH_WORK
 from oracledp.oracles._branch import BranchBoundOracle
 from oracledp.oracles._halfspace import HalfspaceProblem, Perturbation
+from oracledp.oracles._structured import DEFAULT_WORK_LIMIT as STRUCTURED_WORK
 from oracledp.oracles._structured import (
     MAX_CANDIDATES,
     StructuredOracle,
@@ -61,12 +63,14 @@ class AutoOracle:
     candidates (:func:`~oracledp.oracles._structured.numeric_candidates`, public) is at most
     this.  ``work_limit``: the deterministic limit of either formulation (LP relaxations +
     MIP solves + MIP nodes for the structured one, nodes for the branch-and-bound; None: no
-    limit); with it, whether a solve certifies does not depend on the machine, its load or
-    ``workers``.
+    limit; ``"auto"``: each formulation's default, about a minute of a quiet 2-core machine,
+    :data:`~oracledp.oracles._structured.DEFAULT_WORK_LIMIT` and
+    :data:`~oracledp.oracles._branch.DEFAULT_WORK_LIMIT`); with it, whether a solve
+    certifies does not depend on the machine, its load or ``workers``.
     """
 
     def __init__(self, solver: str = "highs", *, formulation: str = "auto",
-                 time_limit: float = 60.0, work_limit: int | None = None, threads: int = 1,
+                 time_limit: float = 60.0, work_limit: int | str | None = None, threads: int = 1,
                  max_candidates: int = MAX_CANDIDATES, coupled_bound: bool = True,
                  workers: int | None = None, verbose: bool = False) -> None:
         check_choice(formulation, "formulation", FORMULATIONS)
@@ -79,11 +83,14 @@ class AutoOracle:
         self.max_candidates = int(max_candidates)
         self.work_limit = work_limit
         self.workers = default_workers() if workers is None else int(workers)
-        self._structured = StructuredOracle(time_limit=time_limit, work_limit=work_limit,
+        auto = isinstance(work_limit, str) and work_limit == "auto"
+        self._structured = StructuredOracle(time_limit=time_limit,
+                                            work_limit=STRUCTURED_WORK if auto else work_limit,
                                             threads=threads, max_candidates=max_candidates,
                                             coupled_bound=coupled_bound,
                                             workers=self.workers, verbose=verbose)
-        self._branch = BranchBoundOracle(time_limit=time_limit, work_limit=work_limit)
+        self._branch = BranchBoundOracle(time_limit=time_limit,
+                                         work_limit=BRANCH_WORK if auto else work_limit)
         self._options: dict[str, Any] = {"time_limit": time_limit, "threads": threads,
                                          "verbose": verbose}
         self._monolithic: Oracle | None = None

@@ -167,6 +167,13 @@ MAX_CANDIDATES = 10_000
 """Default cap on the number of outer candidates v (:func:`numeric_candidates`): building the
 loss tables took 3-4 s at 6,561 candidates and 44-56 s at 17-34k on the bundled wide tables."""
 
+DEFAULT_WORK_LIMIT = 3_000
+"""The work limit of the estimators' default (LP relaxations + MIP solves + nodes): about a
+minute of a quiet 2-core machine on the bundled tables (benchmarks/oracle_adult.py and
+benchmarks/work_rate.py measure the rate); the most any certified Adult draw used is about
+400.  Deterministic, unlike a time limit: whether a fit certifies does not depend on the
+machine or its load."""
+
 _WORK_BATCH = 2
 """Outer candidates asked per batch when a work limit is set or there is no noise, whatever
 ``workers`` is: the search, hence its work count, whether it certifies and (with no noise)

@@ -40,12 +40,22 @@ def count_ball(k: int, kmax: int, cap: int) -> int:
 
 
 def _enumerate_ball(k: int, kmax: int, cap: int) -> NDArray[np.int64]:
-    """Integer vectors in [-kmax, kmax]^k with squared norm <= cap."""
-    if k == 0:
-        return np.zeros((1, 0), dtype=np.int64)
-    vals = np.arange(-kmax, kmax + 1)
-    grids = np.stack(np.meshgrid(*([vals] * k), indexing="ij"), axis=-1).reshape(-1, k)
-    return grids[(grids**2).sum(axis=1) <= cap].astype(np.int64)
+    """Integer vectors in [-kmax, kmax]^k with squared norm <= cap, in lexicographic order.
+
+    Built one coordinate at a time, keeping only prefixes inside the ball: every prefix
+    count is at most the final count (a prefix padded with zeros is in the ball), so memory
+    stays proportional to the answer (the full grid (2 kmax + 1)^k is never formed: a former
+    version did, and failed beyond 32 coordinates or ran out of memory on wide tables)."""
+    vals = np.arange(-kmax, kmax + 1, dtype=np.int64)
+    sq = vals * vals
+    out = np.zeros((1, 0), dtype=np.int64)
+    norm = np.zeros(1, dtype=np.int64)
+    for _ in range(k):
+        total = norm[:, None] + sq[None, :]  # (prefixes, values), prefix-major: lexicographic
+        pi, vi = np.nonzero(total <= cap)
+        out = np.column_stack([out[pi], vals[vi]])
+        norm = total[pi, vi]
+    return out
 
 
 @dataclass
