@@ -429,14 +429,42 @@ class HalfspaceProblem:
         return cls(N=rows, Q=Q, n_pos=g_pos, n_neg=g_neg, space=space, schema=schema)
 
     @staticmethod
+    def _narrow_dtype(schema: FeatureSchema) -> type[np.signedinteger]:
+        """The narrowest signed integer type that holds every entry of ``schema.encode(X)``
+        for any X the schema accepts (public: from the schema alone, never from the data).
+
+        Column ``j`` passes the checks of :meth:`FeatureSchema.encode` only if
+        ``|x| <= b_j`` (1 for a 0/1 column), so ``|rint(x q_j)| <= ceil(b_j q_j) + 1`` (the
+        float product and ``rint`` are monotone; the + 1 covers their rounding) and the
+        entry ``rint(x q_j) * (Q // q_j)`` is at most ``(ceil(b_j q_j) + 1) * (Q // q_j)``
+        in magnitude, computed here in exact integers.  int64 when no narrower type holds it.
+        """
+        Q = schema.Q
+        bound = max((math.ceil(b * q) + 1) * (Q // q)
+                    for b, q in zip(schema.bounds, schema.denominators))
+        for dt in (np.int8, np.int16, np.int32):
+            if bound <= np.iinfo(dt).max:
+                return dt
+        return np.int64
+
+    @staticmethod
     def _encode_blocks(schema: FeatureSchema, X: NDArray[np.float64],
-                       block: int = 1 << 16) -> NDArray[np.int64]:
-        """``schema.encode(X)`` block by block (its temporaries stay small); a refusal comes
-        from ``schema.encode(X)`` on the whole X, so it names every violating column."""
-        N = np.empty(X.shape, dtype=np.int64)
+                       block: int = 1 << 16) -> NDArray[np.signedinteger]:
+        """``schema.encode(X)`` block by block (its temporaries stay small), stored in the
+        narrowest integer type that provably holds it (:meth:`_narrow_dtype`; the values are
+        those of ``schema.encode(X)``, exactly); a refusal comes from ``schema.encode(X)`` on
+        the whole X, so it names every violating column."""
+        dt = HalfspaceProblem._narrow_dtype(schema)
+        lim = np.iinfo(dt).max
+        N = np.empty(X.shape, dtype=dt)
         try:
             for a in range(0, X.shape[0], block):
-                N[a:a + block] = schema.encode(X[a:a + block])
+                enc = schema.encode(X[a:a + block])
+                if dt is not np.int64 and enc.size and np.abs(enc).max() > lim:
+                    # unreachable by the bound above; never a silent wrap-around all the same
+                    N = N.astype(np.int64)
+                    dt, lim = np.int64, np.iinfo(np.int64).max
+                N[a:a + block] = enc
         except BoundsViolation:
             del N
             schema.encode(X)
@@ -444,22 +472,27 @@ class HalfspaceProblem:
         return N
 
     @staticmethod
-    def _unique_rows(N: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.intp]]:
-        """``np.unique(N, axis=0, return_inverse=True)`` (rows in lexicographic order) in less
-        memory and time: each column is replaced by the rank of its value (same order) and
-        the ranks are packed into one int64 key when they fit (else numpy's own)."""
+    def _unique_rows(N: NDArray[np.signedinteger]) -> tuple[NDArray[np.int64], NDArray[np.intp]]:
+        """``np.unique(N, axis=0, return_inverse=True)`` (rows in lexicographic order, as
+        int64) in less memory and time: each column is replaced by the rank of its value
+        (same order) and the ranks are packed into one int64 key when they fit (else numpy's
+        own).  ``N`` may be of any signed integer type (the order of rows is that of their
+        values, whatever the type); only the distinct rows are widened to int64."""
         key = np.zeros(N.shape[0], dtype=np.int64)
         span = 1
         for j in range(N.shape[1]):
-            vals = np.unique(N[:, j])
+            col = N[:, j]
+            vals = np.unique(col)
             if span * len(vals) >= 2**62:
                 rows, inverse = np.unique(N, axis=0, return_inverse=True)
-                return rows, inverse.ravel()
+                return rows.astype(np.int64, copy=False), inverse.ravel()
             key *= len(vals)
-            key += np.searchsorted(vals, N[:, j])
+            key += np.searchsorted(vals, col)
             span *= len(vals)
+        del col
         _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-        return N[first], inverse.ravel()
+        del key
+        return N[first].astype(np.int64, copy=False), inverse.ravel()
 
     @property
     def d(self) -> int:

@@ -305,8 +305,24 @@ class StructuredOracle:
         cat_cols = np.flatnonzero(binary)
         V = _enumerate_ball(len(num_cols), kmax, cap)
         Vn2 = (V**2).sum(axis=1)
-        B = (problem.N[:, cat_cols] // problem.Q).astype(np.int8)
-        cells, cell_of_group = np.unique(B, axis=0, return_inverse=True)
+        # the 0/1 columns (entries 0 or Q) as int8, in blocks of rows: no int64 copy of them
+        B = np.empty((problem.N.shape[0], len(cat_cols)), dtype=np.int8)
+        for a in range(0, B.shape[0], 1 << 16):
+            B[a:a + (1 << 16)] = problem.N[a:a + (1 << 16), cat_cols] // problem.Q
+        if 0 < B.shape[1] <= 62:
+            # np.unique(B, axis=0, return_inverse=True) for rows of 0/1 (the same sorted
+            # cells, the same inverse): a row's lexicographic rank is that of its bits read
+            # as one binary number, so unique int64 keys replace the sort of byte rows
+            key = np.zeros(B.shape[0], dtype=np.int64)
+            for j in range(B.shape[1]):
+                key <<= 1
+                key |= B[:, j]
+            _, first, cell_of_group = np.unique(key, return_index=True, return_inverse=True)
+            del key
+            cells = B[first]
+        else:
+            cells, cell_of_group = np.unique(B, axis=0, return_inverse=True)
+        del B
         cell_of_group = cell_of_group.ravel()
         n_cells = cells.shape[0]
         cell_size = cells.sum(axis=1).astype(np.int64)
