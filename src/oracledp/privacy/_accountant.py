@@ -733,7 +733,19 @@ def accounted_fit(fit: F) -> F:
         session = _Session(self)
         sessions[id(self)] = session
         try:
-            result = fit(self, *args, **kwargs)
+            # fit(X, y[, sample_weight=...]): hand X and y over in a plain call and keep no
+            # reference here (a *args tuple would hold them for the whole fit), so a fit that
+            # is done with X can free it (memory only: a 10 M-row table's fit peaked about
+            # 260 MB lower, docs/results/large-tables/fit-narrow)
+            held, kw = list(args), dict(kwargs)
+            del args, kwargs
+            if len(held) == 2 and not kw:
+                result = fit(self, held.pop(0), held.pop(0))
+            elif len(held) == 2 and set(kw) == {"sample_weight"}:
+                result = fit(self, held.pop(0), held.pop(0),
+                             sample_weight=kw.pop("sample_weight"))
+            else:
+                result = fit(self, *held, **kw)
         except BaseException as exc:
             del sessions[id(self)]
             session.fail(exc)
