@@ -441,7 +441,7 @@ class HalfspaceProblem:
         """
         Q = schema.Q
         bound = max((math.ceil(b * q) + 1) * (Q // q)
-                    for b, q in zip(schema.bounds, schema.denominators))
+                    for b, q in zip(schema.bounds, schema.denominators, strict=True))
         for dt in (np.int8, np.int16, np.int32):
             if bound <= np.iinfo(dt).max:
                 return dt
