@@ -161,6 +161,14 @@ from oracledp.oracles._structured_tables import (
 _HIGHS_TIE_WINDOW = 1e-5
 _TIE_MAX_SOLVES = 8  # tie-check solves per call before refusing
 _INT_INF = 2**31 - 1  # HiGHS's "no limit" for integer options
+_PRESOLVE_ABOVE_NORM2 = 4
+"""The inner MIPs run with HiGHS's presolve when W's largest ||k||^2 exceeds this (or with no
+noise), without it on the compact W (speed only).  Measured on 2026-11-28 (CPU seconds, cold,
+eps 1 and 2, 3 draws each; docs/results/oracle-adult/same-run-2026-11-28): compact W
+(||k||^2 <= 4) without / with presolve: health_insurance RSPM 42 / 93, health_insurance OPDisc
+26 / 37, doctor_visits OPDisc 29 / 35; Adult with the ICML 2020 W (||k||^2 <= 23), median wall
+seconds over 20 noisy draws, 2 workers: 8.6 s without at eps 1 (5.1 with), all eps 5.10 / 4.13;
+Adult with no noise 10.2 / 6.9 CPU s."""
 
 
 MAX_CANDIDATES = 10_000
@@ -374,7 +382,7 @@ class StructuredOracle:
         ``node_limit``: HiGHS's ``mip_max_nodes`` for the MIP (status "work_limit" when
         reached).  ``work``: a list the work done is appended to (1 per LP relaxation,
         1 + the branch-and-bound nodes per MIP).  ``presolve``: HiGHS's presolve for the MIP
-        (speed only; :meth:`solve` turns it on with no noise, see there).
+        (speed only; :meth:`solve` chooses it: :data:`_PRESOLVE_ABOVE_NORM2`).
 
         Values include every constant, i.e. they are objective values F(v, u).
         The model of vi is built on first use and kept: between noise draws only
@@ -482,11 +490,11 @@ class StructuredOracle:
         ex = ExactObjective(problem, pert)
         tol = ex.tolerance()
         band = 2.0 * tol  # float values further than this above the best are certainly worse
-        # no noise: F is an integer, computed exactly.  Its MIPs then run with HiGHS's
-        # presolve, which the noisy ones do without (speed only; measured with
-        # benchmarks/oracle_adult.py, CPU seconds: Adult with no noise 10.2 s without presolve,
-        # 6.9 s with it; health_insurance RSPM, eps 1 and 2, 42 s without, 93 s with)
+        # no noise: F is an integer, computed exactly
         zero = ex.zero_noise
+        # HiGHS's presolve for the inner MIPs (speed only, never the answer): on with no noise
+        # and on a large W, off on a compact one (:data:`_PRESOLVE_ABOVE_NORM2`)
+        presolve = zero or problem.space.k_norm2_max > _PRESOLVE_ABOVE_NORM2
         # a candidate v is discarded when a bound on it exceeds best + gap: with noise, the
         # bound minus its float error is then above the incumbent's exact objective; with no
         # noise, it cannot hold a point better by 1 (an integer loss)
@@ -578,7 +586,7 @@ class StructuredOracle:
                                q["u_start"], skip_lp=q["skip_lp"],
                                lp_threshold=q["lp_threshold"], exclude=q["exclude"],
                                tilt=q["tilt"], node_limit=q["node_limit"], work=q["work"],
-                               presolve=zero)
+                               presolve=presolve)
 
         def answer(q: dict[str, Any],
                    res: tuple[str, float, NDArray[np.int64] | None, float]) -> str:
