@@ -124,3 +124,28 @@ def test_the_fit_lets_the_float_matrix_go_once_encoded(monkeypatch):
     fit(est, held.pop(), y)
     assert alive == [False]
     assert ref() is None
+
+
+def test_the_fit_frees_the_callers_matrix_before_the_oracle_runs():
+    """The accountant's wrapper of ``fit`` hands X over without keeping it, and the exact
+    learner drops it once encoded: by the time the oracle solves, nothing holds the caller's
+    float matrix (a former wrapper kept it alive through the whole fit)."""
+    from oracledp.estimators import OPDiscClassifier
+    from oracledp.oracles._brute import BruteForceOracle
+
+    refs: list[weakref.ref] = []
+    freed: list[bool] = []
+
+    class Spy(BruteForceOracle):
+        def solve(self, problem, eta):
+            freed.append(refs[0]() is None)
+            return super().solve(problem, eta)
+
+    def matrix() -> np.ndarray:
+        X = np.random.default_rng(0).integers(-2, 3, size=(40, 2)) / 2
+        refs.append(weakref.ref(X))
+        return X
+
+    y = np.where(np.arange(40) % 2 == 0, 1, -1)
+    OPDiscClassifier(1.0, oracle=Spy(), feature_grid=0.5, random_state=0).fit(matrix(), y)
+    assert freed == [True]
