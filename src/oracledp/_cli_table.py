@@ -283,7 +283,7 @@ def _check_out(out: Path, force: bool) -> None:
 def _limit_text(time_limit: float | None, work_limit: int | None) -> str:
     """The oracle's limit per call, in words (the library's rule: estimators/_exact.build_oracle)."""
     if time_limit is None and work_limit is None:
-        return "the default deterministic work limit, about a minute of a quiet 2-core machine"
+        return "the default deterministic work limit, about 1.5 minutes of a quiet 2-core machine"
     parts = ([] if work_limit is None else [f"--work-limit {work_limit}"]) + (
         [] if time_limit is None else [f"{time_limit:g}s"])
     return " and ".join(parts)
@@ -533,7 +533,7 @@ def fit_table(
             "--work-limit", help="Deterministic work per oracle call (opdisc/rspm/gaussian-rspm; "
                                  "LPs + MIP nodes): whether a fit certifies is the same on "
                                  "every machine. Default (neither limit given): the oracle's "
-                                 "own, about a minute of a quiet 2-core machine. See "
+                                 "own, about 1.5 minutes of a quiet 2-core machine. See "
                                  "docs/oracles.md.")
     ] = None,
     sep: Annotated[str, _SEP] = ",",

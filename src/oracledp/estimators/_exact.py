@@ -95,7 +95,7 @@ def build_oracle(oracle: str | Oracle, time_limit: float | None,
 
     Neither given (the estimators' default): a backend with a deterministic work limit
     (``highs``: the structured decomposition and the branch-and-bound) gets its default work
-    (``work_limit="auto"``, about a minute of a quiet 2-core machine) and no time limit, so
+    (``work_limit="auto"``, about 1.5 minutes of a quiet 2-core machine) and no time limit, so
     whether a fit certifies does not depend on the machine or its load; any other backend
     gets :data:`DEFAULT_TIME_LIMIT` seconds.  ``time_limit`` alone: that time limit only (no
     work limit).  ``work_limit``: that work, and ``time_limit`` as well when given.  The

@@ -170,8 +170,9 @@ class _Radius:
 
 
 DEFAULT_WORK_LIMIT = 400_000
-"""The node limit of the estimators' default: about a minute of a quiet 2-core machine
-(benchmarks/work_rate.py measures the rate); deterministic, unlike a time limit."""
+"""The node limit of the estimators' default: about 1.5 minutes of a quiet 2-core machine
+(benchmarks/work_rate.py, 2026-11-28, load 0.5-1.1: 3,711 nodes per second on a
+135-feature table, so 108 s; docs/results/work-rate); deterministic, unlike a time limit."""
 
 
 class BranchBoundOracle:

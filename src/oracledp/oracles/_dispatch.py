@@ -63,7 +63,7 @@ class AutoOracle:
     candidates (:func:`~oracledp.oracles._structured.numeric_candidates`, public) is at most
     this.  ``work_limit``: the deterministic limit of either formulation (LP relaxations +
     MIP solves + MIP nodes for the structured one, nodes for the branch-and-bound; None: no
-    limit; ``"auto"``: each formulation's default, about a minute of a quiet 2-core machine,
+    limit; ``"auto"``: each formulation's default, about 1.5 minutes of a quiet 2-core machine,
     :data:`~oracledp.oracles._structured.DEFAULT_WORK_LIMIT` and
     :data:`~oracledp.oracles._branch.DEFAULT_WORK_LIMIT`); with it, whether a solve
     certifies does not depend on the machine, its load or ``workers``.

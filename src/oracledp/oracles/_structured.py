@@ -176,10 +176,10 @@ MAX_CANDIDATES = 10_000
 loss tables took 3-4 s at 6,561 candidates and 44-56 s at 17-34k on the bundled wide tables."""
 
 DEFAULT_WORK_LIMIT = 3_000
-"""The work limit of the estimators' default (LP relaxations + MIP solves + nodes): about a
-minute of a quiet 2-core machine on the bundled tables (benchmarks/oracle_adult.py and
-benchmarks/work_rate.py measure the rate); the most any certified Adult draw used is about
-400.  Deterministic, unlike a time limit: whether a fit certifies does not depend on the
+"""The work limit of the estimators' default (LP relaxations + MIP solves + nodes): about
+1.5 minutes of a quiet 2-core machine (benchmarks/work_rate.py, 2026-11-28, load 0.5-1.1:
+31.9 work per second on Adult, so 94 s; docs/results/work-rate); the most any certified
+Adult draw used is about 400.  Deterministic, unlike a time limit: whether a fit certifies does not depend on the
 machine or its load."""
 
 _WORK_BATCH = 2
