@@ -16,10 +16,11 @@
 * :mod:`oracledp.privacy._rdp`: the Renyi accountant of DP-SGD (with the replace-one step).
 * :mod:`oracledp.privacy._group`: :func:`group_privacy`, the guarantee for a person who
   contributes up to ``k`` records.
-* :mod:`oracledp.privacy._accountant`: :class:`BudgetAccountant`, one budget for a session of
+* :mod:`oracledp.privacy._budget`: :class:`BudgetAccountant`, one budget for a session of
   releases: every estimator's and synthesizer's ``fit`` reports to the active accountant
   (``with BudgetAccountant(...) as acct:``, or :func:`set_default_accountant`), which refuses
-  a fit beyond the budget before any noise and charges every release (:class:`Charge`).
+  a fit beyond the budget before any noise and charges every release (:class:`Charge`); how
+  a fit reports is in :mod:`oracledp.privacy._accountant`.
 * :mod:`oracledp.privacy._budget_file`: :func:`open_budget_file`, an accountant kept in a
   JSON file (its saved form, :meth:`BudgetAccountant.to_dict`), locked while in use: the
   ledger of ``oracledp fit --budget``.
@@ -29,7 +30,7 @@ the mechanism and its proof; they draw through :mod:`~oracledp.privacy._noise` a
 with the facts above.
 """
 
-from oracledp.privacy._accountant import (
+from oracledp.privacy._budget import (
     BudgetAccountant,
     Charge,
     active_accountant,

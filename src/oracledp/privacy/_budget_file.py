@@ -39,7 +39,7 @@ from typing import Any
 
 from oracledp import _jsonfile
 from oracledp._errors import BudgetError
-from oracledp.privacy._accountant import RESERVED, BudgetAccountant
+from oracledp.privacy._budget import RESERVED, BudgetAccountant
 from oracledp.privacy._group import group_loss
 from oracledp.privacy._guarantees import PrivacyGuarantee
 
