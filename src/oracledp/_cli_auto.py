@@ -4,14 +4,16 @@ The selection itself is :class:`~oracledp.estimators.AutoClassifier` (built by
 :func:`oracledp._registry.make_estimator`, exactly as in Python); the command line passes it
 ``--epsilon`` / ``--delta`` (the TOTAL budget), ``--solver``, ``--time-limit`` and
 ``--work-limit`` (the exact candidates' oracle), books one ``--budget`` entry with the full
-cost, and saves the selected model.  Saving needs a model type ``"auto"`` in the model file
-(:data:`oracledp.tabular._model_file.MODEL_TYPES`); until the file format has it, ``--model
-auto`` is refused before anything is read (:func:`saving_refusal`).
+cost, and saves model type ``"auto"`` (:mod:`oracledp.tabular._model_file`): the selection's
+guarantee and its record (every trial's candidate, budget and noisy score, the selected
+candidate, the selected model's parameters and own one-trial guarantee), with the selected
+model's coefficients, which ``predict`` and ``evaluate`` use.  :func:`summary_rows` are the
+lines ``fit`` adds to its summary.
 """
 
 from __future__ import annotations
 
-__all__ = ["AUTO", "oracle_failure_message", "saving_refusal"]
+__all__ = ["AUTO", "oracle_failure_message", "saving_refusal", "summary_rows"]
 
 AUTO = "auto"
 
@@ -32,6 +34,17 @@ def saving_refusal() -> str | None:
             "saved as the selected model's own type). Use it from Python: "
             "oracledp.estimators.AutoClassifier, or make_estimator('auto', schema, epsilon=..., "
             "delta=...). Nothing was read or fitted, and no budget was charged")
+
+
+def summary_rows(est: object) -> list[tuple[str, str]]:
+    """The rows ``fit --model auto`` adds to its summary: the selected candidate and the public
+    plan (each trial's fit and score epsilon and delta; their sums are the guarantee's)."""
+    trials = getattr(est, "trials_", ())
+    plan = "; ".join(f"{t.candidate}: {t.epsilon_fit:.4g} + {t.epsilon_score:.4g}"
+                     + (f", delta {t.delta:.3g}" if t.delta else " (pure)") for t in trials)
+    return [("selected model", f"{getattr(est, 'selected_', '?')} (the largest noisy score of "
+                               f"{len(trials)} trials)"),
+            ("trials (fit + score epsilon)", plan)]
 
 
 def oracle_failure_message(exc: BaseException, solver: str, limit: float | str | None) -> str:

@@ -751,6 +751,14 @@ def _print_budget(budget: Path, ledger: Any, local: Any, k: int) -> None:
                f"{left_eps:.4g}, delta {left_delta:.3g}")
 
 
+def _fits_counted_rows(est: Any) -> bool:
+    """Whether ``est.fit`` takes :class:`~oracledp.oracles._row_blocks.CountedRows` (the
+    exact classifiers: the same problem as from the weighted rows, no float matrix)."""
+    from oracledp.estimators._exact import ExactHalfspaceClassifier
+
+    return isinstance(est, ExactHalfspaceClassifier)
+
+
 def _fit_and_save(est: Any, data: Path, schema: Any, out: Path, model: str, sep: str,
                   ignore_extra: bool, solver: str, time_limit: float | None, force: bool,
                   accountant: Any, declared: tuple[float, float | None, str],
@@ -762,12 +770,15 @@ def _fit_and_save(est: Any, data: Path, schema: Any, out: Path, model: str, sep:
         # the distinct encoded rows with their record counts: est.fit(X, y, sample_weight=...)
         with _clipping_on_stderr():
             table = _read_aggregated(data, schema, sep, model, ignore_extra, engine, scheduler)
+        n_rows = table.n
         try:
-            X, y, counts = table.weighted_rows()
+            if _fits_counted_rows(est):  # decoded block by block inside the fit
+                X, y, counts = table.counted_rows(), None, None
+            else:
+                X, y, counts = table.weighted_rows()
         except MemoryError:
             _fail(_out_of_memory(data, model))
         del table
-        n_rows = int(counts.sum())
     else:
         counts = None
         try:
@@ -879,6 +890,7 @@ def _print_fit(console: Console, model: str, schema: Any, est: Any, n_rows: int,
           if k > 1 else []),
         *([("parameter space", est.space_description_.removeprefix("parameter space "))]
           if hasattr(est, "space_description_") else []),
+        *(_auto_rows(est) if model == "auto" else []),
         ("exact oracle assumed", "yes (certified)" if g.requires_exact_oracle else "no"),
         ("guarantee holds", "yes" if g.holds else "NO"),
         *([("time (non-private diagnostic)", f"{fit_seconds:.1f}s")]
@@ -894,6 +906,12 @@ def _print_fit(console: Console, model: str, schema: Any, est: Any, n_rows: int,
     if k > 1:
         console.print(f"  guarantee per person: {person.describe()}", markup=False,
                       highlight=False)
+
+
+def _auto_rows(est: Any) -> list[tuple[str, str]]:
+    from oracledp._cli_auto import summary_rows
+
+    return summary_rows(est)
 
 
 def _saved_model_and_table(model_dir: Path, data: Path, sep: str,
@@ -935,7 +953,7 @@ def _score_column(saved: Any, decision: Any) -> Any:
 
     from oracledp.tabular._model_file import LOGISTIC_MODELS
 
-    return expit(decision) if saved.model_type in LOGISTIC_MODELS else decision
+    return expit(decision) if saved.predictor_type in LOGISTIC_MODELS else decision
 
 
 def _roc_auc(y: Any, decision: Any, positive: str) -> float | None:
@@ -1003,7 +1021,7 @@ def evaluate_table(
     measured = "the accuracy is" if auc is None else "the accuracy and the AUC are"
     console.print(f"  non-private evaluation on your test data: {measured} computed exactly "
                   "and not covered by the model's privacy guarantee", markup=False)
-    console.print(f"  model: {saved.model_type}; guarantee of the training: "
+    console.print(f"  model: {saved.model_label}; guarantee of the training: "
                   f"{saved.guarantee.describe()}", markup=False, highlight=False)
     if saved.schema.clipping_note():
         console.print(f"  note: {saved.schema.clipping_note()}", markup=False, highlight=False)

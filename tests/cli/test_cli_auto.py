@@ -1,10 +1,12 @@
-"""`oracledp fit --model auto`: its options, its refusals (exit 2) and its one ledger entry.
+"""`oracledp fit --model auto`: its options, its refusals (exit 2), its one ledger entry, and
+the saved selection that `predict` and `evaluate` use (model type "auto" in model.json).
 
-Until model.json has an "auto" model type, `fit --model auto` is refused before anything is
-read; the tests of the whole path replace the saving step (and only it)."""
+Some tests replace the saving step (and only it) by a record of what would be saved; the
+round-trip tests at the end save and load the real model.json."""
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -56,15 +58,6 @@ def saving(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     monkeypatch.setattr(_cli_auto, "saving_supported", lambda: True)
     monkeypatch.setattr("oracledp.tabular.save_model", save_model)
     return saved
-
-
-@pytest.mark.skipif(_cli_auto.saving_supported(), reason="model.json has an 'auto' type now")
-def test_refused_before_anything_is_read_while_model_json_cannot_hold_it(files):
-    res = _fit(files, "--epsilon", "1", "--budget", str(files["budget"]))
-    _refused(res, "--model auto cannot be saved by `oracledp fit` yet")
-    assert "Nothing was read or fitted" in res.stderr
-    assert not (files["dir"] / "out").exists()
-    assert "spends" not in json.loads(files["budget"].read_text())  # nothing booked
 
 
 @pytest.mark.parametrize(("extra", "start"), [
@@ -121,3 +114,107 @@ def test_an_uncertified_trial_stops_the_selection_and_stays_charged(files, savin
     assert (entry["epsilon"], entry["delta"]) == (3.0, 1e-4)
     assert "failed after its mechanism started" in entry["status"]
     assert saving == [] and not (files["dir"] / "out" / "model.json").exists()
+
+
+# --- the real model.json: fit -> save -> load -> predict --------------------------------------
+
+def _python_auto(files: dict[str, Path], seed: int) -> Any:
+    """The Python object the command line fits: make_estimator('auto') on the table's distinct
+    rows with their counts (as `fit` reads it), same seed."""
+    from oracledp._registry import make_estimator
+    from oracledp.tabular import TableSchema, read_aggregated
+
+    schema = TableSchema.from_dict(SCHEMA)
+    X, y, counts = read_aggregated(files["data"], schema).weighted_rows()
+    est = make_estimator("auto", schema, 3.0, 1e-4, oracle="brute", random_state=seed)
+    return schema, est.fit(X, y, sample_weight=counts)
+
+
+def _predict(files: dict[str, Path], *extra: str) -> Any:
+    return CliRunner().invoke(app, ["predict", str(files["dir"] / "out"), str(files["data"]),
+                                    *extra], env=ENV)
+
+
+@pytest.mark.parametrize(("seed", "winner"), [(0, "dpsgd"), (1, "gaussian-rspm")])
+def test_fit_save_load_predict_round_trip_equals_the_python_object(files, seed, winner):
+    import numpy as np
+    import pandas as pd
+
+    res = _fit(files, "--epsilon", "3", "--delta", "1e-4", "--solver", "brute",
+               "--seed", str(seed))
+    assert res.exit_code == 0, res.output
+    assert "selected model" in res.stdout and f"{winner} (the largest noisy score" in res.stdout
+    schema, est = _python_auto(files, seed)
+    assert est.selected_ == winner
+    doc = json.loads((files["dir"] / "out" / "model.json").read_text())
+    assert doc["model"] == "auto" and doc["coef"] == est.coef_.ravel().tolist()
+    sel = doc["selection"]
+    assert sel["selected"] == winner
+    assert [t["candidate"] for t in sel["trials"]] == ["gaussian-rspm", "dpsgd"]
+    assert [t["noisy_score"] for t in sel["trials"]] == est.noisy_scores_.tolist()
+    assert [(t["epsilon_fit"], t["epsilon_score"], t["delta"]) for t in sel["trials"]] == [
+        (t.epsilon_fit, t.epsilon_score, t.delta) for t in est.trials_]
+    assert sel["selected_model"]["model"] == winner
+    assert sel["selected_model"]["guarantee"]["epsilon"] == est.trials_[
+        [t.candidate for t in est.trials_].index(winner)].epsilon_fit
+    g = doc["guarantee"]  # the selection's full cost, not the selected trial's
+    assert (g["epsilon"], g["delta"]) == (3.0, 1e-4) and "model-selection.md" in g["source"]
+    assert sum(t["epsilon_fit"] + t["epsilon_score"] for t in sel["trials"]) == 3.0
+    # predict: the selected model's labels, equal to the Python object's
+    pred = _predict(files, "--scores")
+    assert pred.exit_code == 0, pred.output
+    out = pd.read_csv(io.StringIO(pred.stdout), dtype={"prediction": str})
+    df = pd.read_csv(files["data"])
+    X = schema.encode(df)
+    assert out["prediction"].tolist() == est.predict(X).tolist()
+    decision = est.decision_function(X)
+    want = 1 / (1 + np.exp(-decision)) if winner == "dpsgd" else decision  # dpsgd: logistic
+    np.testing.assert_allclose(out["score"].to_numpy(), want, rtol=1e-12)
+    ev = CliRunner().invoke(app, ["evaluate", str(files["dir"] / "out"), str(files["data"])],
+                            env=ENV)
+    assert ev.exit_code == 0, ev.output
+    acc = float((est.predict(X) == schema.labels_of(df)).mean())
+    assert f"accuracy {acc:.4f}" in ev.stdout
+    assert f"model: auto (selected: {winner}); guarantee of the training: (3, 0.0001)-DP" \
+        in ev.stdout
+
+
+def test_the_ledger_charges_the_saved_guarantee_the_selection_s_total(files):
+    res = _fit(files, "--epsilon", "3", "--delta", "1e-4", "--solver", "brute",
+               "--budget", str(files["budget"]))
+    assert res.exit_code == 0, res.output
+    (entry,) = json.loads(files["budget"].read_text())["spends"]
+    doc = json.loads((files["dir"] / "out" / "model.json").read_text())
+    assert (entry["epsilon"], entry["delta"]) == (3.0, 1e-4)
+    assert entry["guarantee"] == doc["guarantee"]
+    assert "charged epsilon 3, delta 0.0001" in res.stdout
+
+
+def test_bad_data_is_refused_before_anything_is_saved_or_charged(files):
+    files["data"].write_text("x,c,y\n" + "\n".join([*ROWS, "42,a,no"] * 4) + "\n")
+    res = _fit(files, "--epsilon", "3", "--delta", "1e-4", "--solver", "brute",
+               "--budget", str(files["budget"]))
+    _refused(res, str(files["data"]))
+    assert "42" not in res.stderr.replace(str(files["data"]), "")
+    assert json.loads(files["budget"].read_text()).get("spends", []) == []
+    assert not (files["dir"] / "out" / "model.json").exists()
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (lambda d: d["selection"]["trials"][0].update(epsilon_score=1.0),
+     "the guarantee's epsilon must be the sum of the trials' fit and score epsilons"),
+    (lambda d: d["selection"].update(selected="opdisc"),
+     "'selected' must be the candidate of one of its trials"),
+    (lambda d: d.pop("selection"), "missing ['selection']"),
+    (lambda d: d.update(coef=[0.5, 0, 0, 0]), "the selected model"),
+])
+def test_a_tampered_selection_is_refused_by_predict(files, edit, message):
+    assert _fit(files, "--epsilon", "3", "--delta", "1e-4", "--solver", "brute",
+                "--seed", "1").exit_code == 0
+    path = files["dir"] / "out" / "model.json"
+    doc = json.loads(path.read_text())
+    edit(doc)
+    path.write_text(json.dumps(doc))
+    res = _predict(files)
+    _refused(res, f"{path}: invalid model file")
+    assert message in res.stderr and len(res.stderr.strip().splitlines()) == 1

@@ -70,14 +70,24 @@ Saved model format (``model.json``, written by :func:`save_model`, read by
 
     {
       "format": "oracledp.model", "format_version": 2,
-      "model": "opdisc" | "rspm" | "gaussian-rspm" | "opsamp" | "dpsgd" | "accuracy-first",
+      "model": "opdisc" | "rspm" | "gaussian-rspm" | "opsamp" | "dpsgd" | "accuracy-first"
+               | "auto",
       "schema": <TableSchema.to_dict()>,
       "params": {<public hyper-parameters: epsilon, delta, ...>},
       "guarantee": <PrivacyGuarantee.to_dict()>,
       "guarantee_per_person": <group_privacy(guarantee, k).to_dict()>,  (only if k > 1)
+      "selection": {...},                                               (only for "auto")
       "classes": [label mapped to -1, label mapped to +1],
       "feature_names": [...], "coef": [...], "intercept": float
     }
+
+``"auto"`` is the private selection :class:`~oracledp.estimators.AutoClassifier`
+(``docs/proofs/model-selection.md``): ``guarantee`` is the selection's (its whole cost, every
+trial included), ``coef`` / ``intercept`` the selected model's, and ``"selection"`` what the
+proof releases besides: ``{"selected": candidate, "trials": [{"candidate", "epsilon_fit",
+"epsilon_score", "delta", "noisy_score"}, ...], "selected_model": {"model", "params",
+"guarantee"}}`` (the plan, every trial's noisy score, and the selected model's type,
+parameters and own one-trial guarantee, from which its coefficients are checked).
 
 It holds the released parameters, the public schema and the guarantee only: no training
 rows, no non-private diagnostics, no seed.  A prediction is ``classes[1]`` where
@@ -101,7 +111,11 @@ each of its exact JSON type (``holds`` a real true/false, ``epsilon`` a finite n
 ``delta`` in [0, 1), ``kind`` pure/approximate/ex-post...), or whose kind and exact-oracle
 flag do not match the model type; a ``guarantee_per_person`` absent while the schema's
 ``records_per_person`` k is above 1, present while it is 1, or other than the group privacy
-of ``guarantee`` for k records; ``NaN``/``Infinity`` anywhere; a key listed twice.
+of ``guarantee`` for k records; for ``"auto"``: a ``selection`` absent (or present for
+another type), trials that repeat a candidate or whose budgets do not sum to the guarantee's
+epsilon and delta, a selected candidate that is not one of them, a guarantee whose kind or
+exact-oracle flag the trials do not imply, or a selected model whose coefficients, intercept
+or own guarantee its type would refuse; ``NaN``/``Infinity`` anywhere; a key listed twice.
 :func:`save_model` runs the same checks before writing, so it never writes a file that
 :func:`load_model` would refuse.
 """

@@ -24,7 +24,7 @@ from oracledp.tabular._schema import TableSchema
 # --- saved models --------------------------------------------------------------------------
 
 MODEL_FORMAT = "oracledp.model"
-MODEL_TYPES = ("opdisc", "rspm", "opsamp", "dpsgd", "accuracy-first", "gaussian-rspm")
+MODEL_TYPES = ("opdisc", "rspm", "opsamp", "dpsgd", "accuracy-first", "gaussian-rspm", "auto")
 
 MODEL_FORMAT_VERSION = 2
 """The ``format_version`` that :func:`save_model` writes and :func:`load_model` reads; a file
@@ -32,6 +32,9 @@ without a version, or with another one, is refused with a message to fit the mod
 
 _MODEL_KEYS = frozenset({"format", "format_version", "model", "schema", "params", "guarantee",
                          "classes", "feature_names", "coef", "intercept"})
+#: Present exactly when the model is ``"auto"``: the private selection's public record
+#: (:func:`_selection_entry`, checked by :func:`_parse_selection`).
+_SELECTION_KEY = "selection"
 #: Present exactly when the schema's ``records_per_person`` is above 1: the guarantee for a
 #: person's records (group privacy of ``guarantee``), beside the per-record one.
 _PER_PERSON_KEY = "guarantee_per_person"
@@ -66,11 +69,11 @@ def _real(v: Any, what: str) -> float:
     return float(v)
 
 
-def _parse_guarantee(g: Any) -> Any:
+def _parse_guarantee(g: Any, what: str = "'guarantee'") -> Any:
     """The saved guarantee as a PrivacyGuarantee; every field present with its exact type."""
     from oracledp.privacy._guarantees import PrivacyGuarantee
 
-    return PrivacyGuarantee.from_dict(g, "'guarantee'")
+    return PrivacyGuarantee.from_dict(g, what)
 
 
 def _check_params(params: Any) -> dict[str, Any]:
@@ -162,15 +165,15 @@ def _model_from_doc(doc: Any) -> SavedModel:
     if type(version) is not int or version != MODEL_FORMAT_VERSION:
         raise ValueError(f"unsupported model format version {version!r} (this oracledp reads "
                          f"version {MODEL_FORMAT_VERSION})")
-    missing = sorted(_MODEL_KEYS - set(doc))
-    extra = sorted(set(doc) - _MODEL_KEYS - {_PER_PERSON_KEY})
-    if missing or extra:
-        raise ValueError(f"the model must have exactly the fields {sorted(_MODEL_KEYS)} "
-                         f"(missing {missing}, unknown {extra})")
-    model_type = doc["model"]
+    model_type = doc.get("model")
     if not isinstance(model_type, str) or model_type not in MODEL_TYPES:
         raise ValueError(f"unknown model type; expected one of {', '.join(MODEL_TYPES)}")
-    kind, exact, has_intercept = _MODEL_RULES[model_type]
+    keys = _MODEL_KEYS | ({_SELECTION_KEY} if model_type == "auto" else set())
+    missing = sorted(keys - set(doc))
+    extra = sorted(set(doc) - keys - {_PER_PERSON_KEY})
+    if missing or extra:
+        raise ValueError(f"the model must have exactly the fields {sorted(keys)} "
+                         f"(missing {missing}, unknown {extra})")
     schema = TableSchema.from_dict(doc["schema"])
     if schema.unresolved():
         raise ValueError("the saved schema has unresolved columns (a fit refuses them)")
@@ -186,10 +189,6 @@ def _model_from_doc(doc: Any) -> SavedModel:
                          "encoded feature of the saved schema)")
     coef = np.array([_real(c, "every coefficient") for c in coef_raw], dtype=np.float64)
     intercept = _real(doc["intercept"], "'intercept'")
-    if intercept != 0.0 and not has_intercept:
-        raise ValueError(f"'intercept' must be 0 for model {model_type!r} (it has none)")
-    if model_type in ("rspm", "gaussian-rspm") and not np.isin(coef, (-1.0, 0.0, 1.0)).all():
-        raise ValueError(f"{model_type} coefficients must be -1, 0 or 1")
     params = _check_params(doc["params"])
     classes = doc["classes"]
     if (not isinstance(classes, list) or len(classes) != 2
@@ -198,17 +197,129 @@ def _model_from_doc(doc: Any) -> SavedModel:
         raise ValueError("'classes' must be the saved schema's two labels, sorted "
                          f"({sorted(schema.labels)})")
     guarantee = _parse_guarantee(doc["guarantee"])
+    selection = None
+    if model_type == "auto":  # the selection's record; the selected model is checked there
+        selection = _parse_selection(doc[_SELECTION_KEY], guarantee, params, coef, intercept)
+    else:
+        _check_released(model_type, guarantee, params, coef, intercept)
+    per_person = _parse_per_person(doc, guarantee, schema.records_per_person)
+    return SavedModel(model_type=model_type, schema=schema, params=params,
+                      guarantee=guarantee, classes=(classes[0], classes[1]),
+                      feature_names=tuple(names), coef=coef, intercept=intercept,
+                      guarantee_per_person=per_person, selection=selection)
+
+
+def _check_released(model_type: str, guarantee: Any, params: dict[str, Any],
+                    coef: NDArray[np.float64], intercept: float) -> None:
+    """What one model (not ``"auto"``) releases: its intercept, its coefficients (for the
+    exact models a point of the saved W), a guarantee of its kind that says what its public
+    parameters imply.  ValueError otherwise."""
+    kind, exact, has_intercept = _MODEL_RULES[model_type]
+    if intercept != 0.0 and not has_intercept:
+        raise ValueError(f"'intercept' must be 0 for model {model_type!r} (it has none)")
+    if model_type in ("rspm", "gaussian-rspm") and not np.isin(coef, (-1.0, 0.0, 1.0)).all():
+        raise ValueError(f"{model_type} coefficients must be -1, 0 or 1")
     if str(guarantee.kind) != kind or guarantee.requires_exact_oracle is not exact:
         raise ValueError(f"the guarantee does not match model {model_type!r} (expected kind "
                          f"{kind!r}, requires_exact_oracle {str(exact).lower()})")
     if exact:  # OPDisc, RSPM, Gaussian RSPM: the W of the fit
         _check_exact_model(coef, params, guarantee, model_type)
     _check_guarantee_against_params(guarantee, params, model_type)
-    per_person = _parse_per_person(doc, guarantee, schema.records_per_person)
-    return SavedModel(model_type=model_type, schema=schema, params=params,
-                      guarantee=guarantee, classes=(classes[0], classes[1]),
-                      feature_names=tuple(names), coef=coef, intercept=intercept,
-                      guarantee_per_person=per_person)
+
+
+# --- "auto": the private selection (docs/proofs/model-selection.md) ----------------------
+
+_SELECTION_FIELDS = frozenset({"selected", "trials", "selected_model"})
+_TRIAL_FIELDS = frozenset({"candidate", "epsilon_fit", "epsilon_score", "delta", "noisy_score"})
+_SELECTED_FIELDS = frozenset({"model", "params", "guarantee"})
+
+
+def _fields(obj: Any, fields: frozenset[str], what: str) -> dict[str, Any]:
+    if not isinstance(obj, dict) or set(obj) != fields:
+        got = sorted(obj) if isinstance(obj, dict) else type(obj).__name__
+        raise ValueError(f"{what} must be a JSON object with exactly the fields "
+                         f"{sorted(fields)} (got {got})")
+    return obj
+
+
+def _parse_trial(trial: Any, i: int) -> dict[str, Any]:
+    """One trial of the public plan: its candidate, its budget and its noisy score."""
+    from oracledp.estimators._auto import parse_candidate
+
+    t = _fields(trial, _TRIAL_FIELDS, f"selection trial {i + 1}")
+    try:
+        model, _ = parse_candidate(t["candidate"])
+    except ValueError as exc:
+        raise ValueError(f"selection trial {i + 1}: {exc}") from None
+    for key in ("epsilon_fit", "epsilon_score"):
+        if not _real(t[key], f"selection trial {i + 1} {key!r}") > 0:
+            raise ValueError(f"selection trial {i + 1} {key!r} must be > 0")
+    delta = _real(t["delta"], f"selection trial {i + 1} 'delta'")
+    if (delta != 0) if model == "rspm" else not 0 < delta < 1:
+        raise ValueError(f"selection trial {i + 1} 'delta' must be "
+                         + ("0 (rspm is pure)" if model == "rspm" else "in (0, 1)"))
+    _real(t["noisy_score"], f"selection trial {i + 1} 'noisy_score'")
+    return {**t, "model": model}
+
+
+def _parse_selection(doc: Any, guarantee: Any, params: dict[str, Any],
+                     coef: NDArray[np.float64], intercept: float) -> dict[str, Any]:
+    """The ``"selection"`` of an ``"auto"`` model, checked against the file.
+
+    The trials (candidates, budgets, noisy scores: the proof's release), whose budgets sum to
+    the saved guarantee (the selection's full cost: no more, no less); the selected candidate,
+    one of them; the selected model (its type, parameters and own one-trial guarantee),
+    checked as a model of that type with the saved coefficients and intercept (for an exact
+    model: a point of its saved W); the saved guarantee of the kind the trials imply (pure
+    only if every trial is rspm; an exact oracle assumed if any trial is exact)."""
+    sel = _fields(doc, _SELECTION_FIELDS, "'selection'")
+    raw = sel["trials"]
+    if not isinstance(raw, list) or not raw:
+        raise ValueError("'selection' 'trials' must be a non-empty list (one per candidate)")
+    trials = [_parse_trial(t, i) for i, t in enumerate(raw)]
+    names = [t["candidate"] for t in trials]
+    if len(set(names)) != len(names):
+        raise ValueError("'selection' 'trials' must not repeat a candidate")
+    if sel["selected"] not in names:
+        raise ValueError("'selection' 'selected' must be the candidate of one of its trials")
+    pure = all(t["model"] == "rspm" for t in trials)
+    exact = any(t["model"] != "dpsgd" for t in trials)
+    want = "pure" if pure else "approximate"
+    if str(guarantee.kind) != want or guarantee.requires_exact_oracle is not exact:
+        raise ValueError(f"the guarantee does not match the selection's trials (expected kind "
+                         f"{want!r}, requires_exact_oracle {str(exact).lower()})")
+    spent_eps = math.fsum(t["epsilon_fit"] + t["epsilon_score"] for t in trials)
+    spent_delta = math.fsum(t["delta"] for t in trials)
+    if not (spent_eps <= guarantee.epsilon and math.isclose(spent_eps, guarantee.epsilon,
+                                                            rel_tol=1e-9)):
+        raise ValueError("the guarantee's epsilon must be the sum of the trials' fit and "
+                         "score epsilons (the selection's full cost)")
+    if not (spent_delta <= guarantee.delta and math.isclose(spent_delta, guarantee.delta,
+                                                            rel_tol=1e-9, abs_tol=0.0)):
+        raise ValueError("the guarantee's delta must be the sum of the trials' deltas (the "
+                         "selection's full cost)")
+    # the total is the fit's epsilon and delta (a pure selection, rspm only, has no delta)
+    _check_guarantee_against_params(
+        guarantee, {k: v for k, v in params.items() if not (pure and k == "delta")}, "auto")
+    (trial,) = [t for t in trials if t["candidate"] == sel["selected"]]
+    chosen = _fields(sel["selected_model"], _SELECTED_FIELDS, "'selection' 'selected_model'")
+    if chosen["model"] != trial["model"]:
+        raise ValueError("'selection' 'selected_model' 'model' must be the selected "
+                         "candidate's model")
+    own = _parse_guarantee(chosen["guarantee"], "'selection' 'selected_model' 'guarantee'")
+    if not (math.isclose(own.epsilon, trial["epsilon_fit"], rel_tol=1e-12)
+            and math.isclose(own.delta, trial["delta"], rel_tol=1e-12, abs_tol=0.0)):
+        raise ValueError("the selected model's own guarantee must be its trial's fit budget")
+    own_params = _check_params(chosen["params"])
+    try:
+        _check_released(trial["model"], own, own_params, coef, intercept)
+    except ValueError as exc:
+        raise ValueError(f"the selected model ({trial['model']}): {exc}") from None
+    return {"selected": sel["selected"], "selected_model": trial["model"],
+            "trials": tuple({k: t[k] for k in ("candidate", "model", "epsilon_fit",
+                                               "epsilon_score", "delta", "noisy_score")}
+                            for t in trials),
+            "selected_params": own_params, "selected_guarantee": own}
 
 
 def _check_guarantee_against_params(guarantee: Any, params: dict[str, Any],
@@ -270,22 +381,16 @@ def save_model(directory: str | Path, *, model_type: str, schema: TableSchema,
     """
     if model_type not in MODEL_TYPES:
         raise ValueError(f"unknown model type {model_type!r}")
-    params = {k: v for k, v in estimator.get_params(deep=False).items()
-              if k not in ("random_state", "keep_diagnostics", "schema", "classes")
-              and _jsonable(v)}
-    space = getattr(estimator, "space_", None)
-    if _MODEL_RULES[model_type][1] and space is not None:  # the exact models
-        from oracledp.estimators._space_spec import space_spec
-
-        params["space"] = space_spec(space)  # W as fitted (public), checked again on load
     coef = np.asarray(estimator.coef_, dtype=np.float64).ravel()
     doc = {
         "format": MODEL_FORMAT,
         "format_version": MODEL_FORMAT_VERSION,
         "model": model_type,
         "schema": schema.to_dict(),
-        "params": params,
+        "params": _saved_params(estimator, model_type),
         "guarantee": schema.annotate_guarantee(estimator.guarantee_).to_dict(),
+        **({_SELECTION_KEY: _selection_entry(estimator, schema)} if model_type == "auto"
+           else {}),
         **_per_person_entry(schema.annotate_guarantee(estimator.guarantee_),
                             schema.records_per_person),
         "classes": [str(c) for c in estimator.classes_],
@@ -309,6 +414,42 @@ def save_model(directory: str | Path, *, model_type: str, schema: TableSchema,
     return path
 
 
+def _saved_params(estimator: Any, model_type: str) -> dict[str, Any]:
+    """The public parameters saved for a fitted estimator of ``model_type``: its JSON-able
+    ``get_params`` (no seed, schema or classes), and for an exact model the W it was fitted
+    on, resolved (``"norm2=R,bound=B"``; checked again on load)."""
+    params = {k: v for k, v in estimator.get_params(deep=False).items()
+              if k not in ("random_state", "keep_diagnostics", "schema", "classes")
+              and _jsonable(v)}
+    space = getattr(estimator, "space_", None)
+    if model_type in _SPACE_RULE and space is not None:  # the exact models
+        from oracledp.estimators._space_spec import space_spec
+
+        params["space"] = space_spec(space)  # W as fitted (public), checked again on load
+    return params
+
+
+def _selection_entry(estimator: Any, schema: TableSchema) -> dict[str, Any]:
+    """The public record of a fitted :class:`~oracledp.estimators.AutoClassifier`: what
+    ``docs/proofs/model-selection.md`` releases (the plan: every trial's candidate and budget;
+    every trial's noisy score; the selected candidate), and the selected model's type,
+    parameters and own one-trial guarantee (from which its coefficients are checked on load;
+    the release's guarantee is the selection's, saved as ``"guarantee"``)."""
+    from oracledp.estimators._auto import parse_candidate
+
+    winner = estimator.best_estimator_
+    model = parse_candidate(estimator.selected_)[0]
+    return {
+        "selected": estimator.selected_,
+        "trials": [{"candidate": t.candidate, "epsilon_fit": float(t.epsilon_fit),
+                    "epsilon_score": float(t.epsilon_score), "delta": float(t.delta),
+                    "noisy_score": float(s)}
+                   for t, s in zip(estimator.trials_, estimator.noisy_scores_, strict=True)],
+        "selected_model": {"model": model, "params": _saved_params(winner, model),
+                           "guarantee": schema.annotate_guarantee(winner.guarantee_).to_dict()},
+    }
+
+
 def _per_person_entry(guarantee: Any, k: int) -> dict[str, Any]:
     if k == 1:
         return {}
@@ -330,6 +471,23 @@ class SavedModel:
     coef: NDArray[np.float64]
     intercept: float
     guarantee_per_person: Any = None  # the guarantee for a person's records_per_person records
+    #: ``"auto"`` only: the selection's record (``selected``, ``selected_model`` -- the
+    #: selected candidate's model type --, ``trials``, ``selected_params``,
+    #: ``selected_guarantee``: that model's own one-trial guarantee); None otherwise.
+    selection: dict[str, Any] | None = None
+
+    @property
+    def predictor_type(self) -> str:
+        """The type of the model that predicts: for ``"auto"`` the selected candidate's
+        (opdisc, rspm, gaussian-rspm or dpsgd), otherwise :attr:`model_type`."""
+        return self.model_type if self.selection is None else self.selection["selected_model"]
+
+    @property
+    def model_label(self) -> str:
+        """:attr:`model_type` in words: ``"auto (selected: opdisc)"`` for a selection."""
+        if self.selection is None:
+            return self.model_type
+        return f"{self.model_type} (selected: {self.selection['selected']})"
 
     def decision_function(self, df: pd.DataFrame, *, on_unknown: str = "clip",
                           ) -> NDArray[np.float64]:
@@ -356,7 +514,8 @@ def load_model(path: str | Path) -> SavedModel:
     encoded feature; for rspm in {-1, 0, 1}) and intercept, the schema's two labels, and a
     guarantee whose every field has its exact type and which matches the model type; for the
     exact models, the saved parameter space W of the fit, the W its guarantee records, and
-    coefficients in W.  Anything else raises
+    coefficients in W; for ``"auto"``, the selection (trials summing to the guarantee, the
+    selected model checked as a model of its type).  Anything else raises
     :class:`ModelFileError` (a ValueError) with one message; no part of the file is used.
     """
     p = Path(path)
