@@ -71,12 +71,14 @@ def advice_lines(advice: ModelAdvice, schema_name: str, data_name: str | None) -
         lines += _wrapped(f"n = {a.n:,} records in {data_name} (public, as in `oracledp fit`), "
                           f"{a.n / a.d:.1f} per encoded feature{delta}", "  ")
     sizes = dict(a.space_sizes)
-    lines += _wrapped(f"default parameter space (--space auto): opdisc |W| = "
+    lines += _wrapped(f"default parameter space (--space auto, as fit sizes it): opdisc |W| = "
                       f"{sizes['opdisc']:,}; rspm and gaussian-rspm |W| = {sizes['rspm']:,}",
                       "  ")
-    lines += _wrapped("exact fits certifying within the default 60 s oracle limit: "
+    lines += _wrapped("exact fits certifying within the default oracle limit: "
                       + ", ".join(f"{m} {c}" for m, c in a.certify), "  ")
-    lines.append(f"use: {a.model}")
+    lines.append(f"use: {a.model}" + (
+        f" (oracledp fit --model auto: {a.exact_model} or dpsgd, chosen privately at your "
+        "total epsilon)" if a.model == "auto" else ""))
     for why in a.reasons:
         lines += _wrapped(why, "  why: ")
     for warning in a.warnings:

@@ -9,7 +9,8 @@
 * :data:`OPSAMP_WARNING`: what OPSamp achieved in that benchmark.
 * :data:`ACCURACY_FIRST_N`: the records Accuracy First needs, from its public refusal rules.
 * :func:`advise_model` (:class:`ModelAdvice`): which model for one table, from its public facts
-  (d, epsilon, n if given, |W| of the default parameter space), printed by
+  (d, epsilon, n if given, |W| of the default parameter space, which the estimators size from
+  d and the schema's columns not declared 0/1), printed by
   ``oracledp models --schema S --epsilon E [DATA]``.
 
 Nothing here reads data: these are constants and checks of public parameters.
@@ -32,7 +33,7 @@ __all__ = ["ACCURACY_FIRST_N", "EPSILON_CAP", "GAUSSIAN_RSPM_NOTE", "MODEL_GUIDE
 EPSILON_CAP = 10.0
 
 #: Models listed by default (``oracledp models``); OPSamp only with ``--all``.
-RECOMMENDED_MODELS = ("opdisc", "rspm", "dpsgd", "accuracy-first")
+RECOMMENDED_MODELS = ("opdisc", "rspm", "dpsgd", "auto", "accuracy-first")
 
 #: Shown whenever OPSamp is chosen (measured by benchmarks/your_tables.py on the bundled
 #: public tables, 3 seeds; docs/choosing-a-model.md has the table).
@@ -65,6 +66,13 @@ ACCURACY_FIRST_N = 4_500
 #: (recommended model, when: table shape and epsilon, why in brief) -- measured by
 #: benchmarks/your_tables.py; docs/choosing-a-model.md has the numbers.
 MODEL_GUIDE: tuple[tuple[str, str, str], ...] = (
+    ("auto", "epsilon >= 1, when you cannot tell in advance whether the exact model or dpsgd "
+     "wins on your table (no public fact told them apart)",
+     "a private choice, at your total epsilon, between the exact model `oracledp models "
+     "--schema` advises and dpsgd, each at half of it (docs/proofs/model-selection.md); "
+     "within 0.004 of the best single model on the four bundled tables at epsilon 1 and 2 "
+     "(in-sample, 3 seeds; benchmarks/model_auto.py); model.json records the selection. An "
+     "exact trial that does not certify refuses the whole selection (charged under --budget)"),
     ("opdisc", "epsilon >= 1, any table whose fit certifies (every bundled one but nhefs)",
      "exact 0/1-loss halfspace over the compact default W (--space auto); at epsilon 1 it "
      "beat DP-SGD on the wide mixed tables (health_insurance 0.774 against 0.743, "
@@ -142,7 +150,9 @@ RSPM_MEASURED_W = 214_969_771
 #: The exact models, whose fits are refused when the oracle does not certify the optimum.
 ADVICE_EXACT_MODELS = ("opdisc", "rspm", "gaussian-rspm")
 
-_DEFAULT_TIME_LIMIT = 60  # seconds: `oracledp fit --time-limit`'s default
+#: How the messages name the default oracle limit (deterministic work since commit 4c8d330;
+#: the sizes above were measured with 30-60 s time limits).
+_DEFAULT_LIMIT = "default oracle limit"
 
 _EVIDENCE_SMALL_EPSILON = (
     "at epsilon 0.1 dpsgd was the most accurate model or within 0.003 of it on every "
@@ -168,6 +178,17 @@ _EVIDENCE_COMPACT = (
     "best point of W scored 0.748 even at epsilon 1000. No public fact told these tables "
     "apart: if you do not need an exact 0/1-loss halfspace, dpsgd (never refused) is as "
     "sound a choice; for pure epsilon-DP: rspm (0.711-0.774 on those three tables)")
+_EVIDENCE_AUTO = (
+    "auto lets the records choose, privately, between opdisc and dpsgd at your total epsilon "
+    "(each trial at half of it; docs/proofs/model-selection.md): on the bundled tables of "
+    "this shape at epsilon 1 and 2 it came within 0.003 of the best single model "
+    "(health_insurance 0.773 / 0.774, doctor_visits 0.714 / 0.716; benchmarks/model_auto.py, "
+    "3 seeds, in-sample: the rule was written from these tables). An exact trial that does "
+    "not certify refuses the whole selection, charged under --budget; for an exact "
+    "0/1-loss halfspace whatever the records say, use --model opdisc")
+_EVIDENCE_BOX_AUTO = (
+    "--model auto (gaussian-rspm or dpsgd, chosen privately, each at half of epsilon) came "
+    "within 0.004 of it there (titanic 0.786, biopsy 0.970-0.971; benchmarks/model_auto.py)")
 _EVIDENCE_WIDE = (
     "opdisc's default W is beyond the sizes where every measured fit certified (<= 10^6 "
     "points); dpsgd needs no exact oracle, so it is never refused")
@@ -178,6 +199,10 @@ _EVIDENCE_FEW = (
 _CASE_135 = ("on a 135-feature table (4,075 records) opdisc ran 62 s and was refused 6 of 6 "
              "times at epsilon 1 and 2 (3 of 3 certified at epsilon 0.1), while rspm and "
              "gaussian-rspm released 6 of 6")
+_EVIDENCE_LOWERED = (
+    "on a stand-in of a 135-feature table with 83 numeric columns (benchmarks/wide_exact.py; "
+    "opdisc's W lowered to ||k||^2 <= 2) opdisc released 6 of 6 fits at epsilon 1 and 2, "
+    "each at the majority rate (0.622), as did dpsgd (0.621-0.622)")
 
 
 @dataclass(frozen=True)
@@ -186,10 +211,13 @@ class ModelAdvice:
 
     ``model`` is the advice; ``exact_model`` the exact 0/1-loss model to use if you want one
     (an exact halfspace with small integer weights), or None if none is likely to certify.
+    ``model`` may be ``"auto"``: the private selection between ``exact_model`` and dpsgd
+    (``oracledp fit --model auto``).
     ``certify`` says, per exact model, whether its fit is ``"likely"``, ``"uncertain"`` or
-    ``"unlikely"`` to certify within the default 60 s oracle limit (a fit that does not
+    ``"unlikely"`` to certify within the default oracle limit (a fit that does not
     certify releases nothing).  ``space_sizes`` are |W| of the default ``--space auto`` for
-    opdisc and for rspm / gaussian-rspm; ``delta`` the default 1/n^2 when n is given.
+    opdisc and for rspm / gaussian-rspm, as the estimators size it (from d and, with a schema,
+    its columns not declared 0/1); ``delta`` the default 1/n^2 when n is given.
     ``reasons`` and ``warnings`` state the measured evidence in words.
     """
 
@@ -209,12 +237,25 @@ class ModelAdvice:
         return dict(self.certify)[model]
 
 
-def _default_space_sizes(d: int) -> tuple[int, int, bool]:
-    """|W| of ``--space auto`` for opdisc and for rspm, and whether rspm's W is the box."""
-    from oracledp.estimators._space_spec import auto_norm2, parameter_space
+def _default_spaces(d: int, schema: Any) -> tuple[Any, Any]:
+    """W of ``--space auto`` for opdisc and for rspm / gaussian-rspm.
 
-    return (parameter_space("auto", d).size(), parameter_space("auto", d, model="rspm").size(),
-            auto_norm2(d, "rspm") == d)
+    With a :class:`~oracledp.oracles.FeatureSchema`: the W the estimators' own ``fit`` declares
+    (``ExactHalfspaceClassifier._make_space``: d and the schema's columns not declared 0/1,
+    which lower OPDisc's R on tables with many numeric columns), called here, not copied.
+    With d alone the 0/1 columns are not known: W as :func:`auto_norm2` gives it when they are
+    not (``n_numeric=None``: R = min(d, 4), the largest W the rule gives for that d)."""
+    from oracledp.estimators._space_spec import parameter_space
+
+    if schema is None:
+        return parameter_space("auto", d), parameter_space("auto", d, model="rspm")
+    from oracledp.estimators import OPDiscClassifier, RSPMClassifier
+
+    spaces = []
+    for cls in (OPDiscClassifier, RSPMClassifier):
+        est = cls(schema=schema)  # the default space="auto"; nothing is fitted or drawn
+        spaces.append(est._make_space(d, est._check_params())[0])
+    return spaces[0], spaces[1]
 
 
 def _certify(model: str, size: int, epsilon: float) -> str:
@@ -241,25 +282,39 @@ def advise_model(schema: Any, epsilon: float, n: int | None = None) -> ModelAdvi
     * opdisc's default W larger than 10^6 points (d >= 36), where its certification was not
       established: dpsgd, with a warning that a refused exact fit is still charged under
       --budget;
-    * rspm's default W the whole box {-1, 0, 1}^d (d <= 12): gaussian-rspm;
-    * otherwise: opdisc (with dpsgd as an equally sound choice without an exact halfspace).
+    * rspm's default W the whole box {-1, 0, 1}^d (d <= 12): gaussian-rspm (auto came within
+      0.004 of it);
+    * otherwise: auto, the private choice between opdisc and dpsgd at the total epsilon (on
+      the tables of this shape opdisc was ahead of dpsgd by up to 3.1 points or behind by up
+      to 1.8, and no public fact told which; auto came within 0.003 of the best single model
+      on the bundled ones), with opdisc as ``exact_model``.
+
+    ``schema`` a TableSchema, a schema dict or a :class:`~oracledp.oracles.FeatureSchema`: |W|
+    is the estimators' own (d and the columns not declared 0/1); d alone: |W| as if few
+    columns were numeric (the largest W the rule gives for that d).
 
     >>> from oracledp import advise_model
-    >>> advise_model(25, 1.0, n=15_590).model
-    'opdisc'
+    >>> a = advise_model(25, 1.0, n=15_590)
+    >>> a.model, a.exact_model
+    ('auto', 'opdisc')
     >>> a = advise_model(135, 1.0, n=4_075)
     >>> a.model, a.exact_model, a.certifies("opdisc"), a.certifies("rspm")
     ('dpsgd', 'rspm', 'unlikely', 'likely')
     >>> advise_model(9, 0.1).model
     'dpsgd'
     """
-    d = _advice_d(schema)
+    from oracledp.estimators._space_spec import AUTO_NORM2
+
+    d, features = _advice_schema(schema)
     eps = check_epsilon(epsilon)
     if n is not None:
         n = check_integer(n, "n")
         if n < 1:
             raise ValueError(f"n must be at least 1, got {n}")
-    w_opdisc, w_rspm, box = _default_space_sizes(d)
+    space_opdisc, space_rspm = _default_spaces(d, features)
+    w_opdisc, w_rspm = space_opdisc.size(), space_rspm.size()
+    box = space_rspm.k_norm2_max >= d  # rspm's W is the whole box {-1, 0, 1}^d
+    lowered = space_opdisc.k_norm2_max < min(d, AUTO_NORM2["opdisc"])
     certify = (("opdisc", _certify("opdisc", w_opdisc, eps)),
                ("rspm", _certify("rspm", w_rspm, eps)),
                ("gaussian-rspm", _certify("gaussian-rspm", w_rspm, eps)))
@@ -282,10 +337,15 @@ def advise_model(schema: Any, epsilon: float, n: int | None = None) -> ModelAdvi
         reasons.append(f"d = {d}: {_EVIDENCE_WIDE}")
     elif box:
         model = "gaussian-rspm"
-        reasons.append(f"d = {d}: {_EVIDENCE_BOX}")
+        reasons.append(f"d = {d}: {_EVIDENCE_BOX}; {_EVIDENCE_BOX_AUTO}")
     else:
-        model = "opdisc"
+        model = "auto"
+        if lowered:
+            reasons.append(f"d = {d}: opdisc's default W is lowered to ||k||^2 <= "
+                           f"{space_opdisc.k_norm2_max} by the schema's numeric columns, "
+                           f"{w_opdisc:,} points: {_EVIDENCE_LOWERED}")
         reasons.append(f"d = {d}: {_EVIDENCE_COMPACT}")
+        reasons.append(f"--model auto: {_EVIDENCE_AUTO}")
     if few:
         assert n is not None
         warnings.append(
@@ -298,7 +358,7 @@ def advise_model(schema: Any, epsilon: float, n: int | None = None) -> ModelAdvi
                            "reached the majority rate there")
     if model == "dpsgd" and exact is not None:
         reasons.append(f"if you need an exact 0/1-loss halfspace: {exact} (likely to certify "
-                       f"within the default {_DEFAULT_TIME_LIMIT} s limit)"
+                       f"within the {_DEFAULT_LIMIT})"
                        + (", though less accurate than dpsgd at this epsilon"
                           if eps < ADVICE_MIN_EXACT_EPSILON else ""))
     doubtful = [m for m, c in certify if c != "likely"]
@@ -308,8 +368,8 @@ def advise_model(schema: Any, epsilon: float, n: int | None = None) -> ModelAdvi
         if exact is not None:
             alternatives.append(f"--model {exact} (likely to certify)")
         warnings.append(
-            f"exact fits may be refused here ({which} to certify within the default "
-            f"{_DEFAULT_TIME_LIMIT} s oracle limit): {_CASE_135}. A refused fit releases "
+            f"exact fits may be refused here ({which} to certify within the "
+            f"{_DEFAULT_LIMIT}): {_CASE_135}. A refused fit releases "
             "nothing, yet under --budget it stays charged its full epsilon (its noise was "
             f"drawn before the oracle gave up). Prefer {' or '.join(alternatives)}; if you "
             "try an exact model anyway, set --work-limit (a refusal then does not depend on "
@@ -324,21 +384,28 @@ def advise_model(schema: Any, epsilon: float, n: int | None = None) -> ModelAdvi
                        reasons=tuple(reasons), warnings=tuple(warnings))
 
 
-def _advice_d(schema: Any) -> int:
-    """d: the schema's encoded features (a TableSchema or its dict), or d given as an int."""
+def _advice_schema(schema: Any) -> tuple[int, Any]:
+    """(d, FeatureSchema or None): the encoded features (intercept included) of a TableSchema,
+    its dict or a FeatureSchema, with its FeatureSchema; or d given as an int, with None."""
+    from oracledp.oracles._halfspace import FeatureSchema
+
     if isinstance(schema, bool):
-        raise TypeError("schema must be a TableSchema, a schema dict or the number of encoded "
-                        "features, got bool")
+        raise TypeError("schema must be a TableSchema, a schema dict, a FeatureSchema or the "
+                        "number of encoded features, got bool")
     if isinstance(schema, Mapping):
         from oracledp.tabular import TableSchema
 
         schema = TableSchema.from_dict(dict(schema))
-    value = schema if isinstance(schema, numbers.Integral) else getattr(schema, "n_features",
-                                                                        None)
-    if not isinstance(value, numbers.Integral):
-        raise TypeError("schema must be a TableSchema, a schema dict or the number of "
-                        f"encoded features, got {type(schema).__name__}")
-    d = int(value)
+    if isinstance(schema, numbers.Integral):
+        d, features = int(schema), None
+    elif isinstance(schema, FeatureSchema):
+        d, features = schema.d, schema
+    elif callable(getattr(schema, "feature_schema", None)):
+        features = schema.feature_schema()
+        d = features.d
+    else:
+        raise TypeError("schema must be a TableSchema, a schema dict, a FeatureSchema or the "
+                        f"number of encoded features, got {type(schema).__name__}")
     if d < 1:
         raise ValueError(f"the number of encoded features d must be at least 1, got {d}")
-    return int(d)
+    return d, features

@@ -7,6 +7,10 @@
   value is printed.  Plain `oracledp models` is unchanged but for a pointer to the advice.
 * Bad inputs (no such schema, epsilon <= 0, options without --schema, a DATA file outside the
   schema) are one ``error:`` line with exit code 2.
+* |W| is the estimators' own: from d and the schema's columns not declared 0/1 (an
+  all-numeric table gets OPDisc's lowered W, as its fit does); d alone sizes the largest W.
+* Where the exact model and dpsgd were each ahead on some table of the same shape (13 <= d,
+  opdisc's W within the certified sizes, epsilon >= 1), the advice is auto.
 * The pure rule at each of its boundaries: epsilon 1; opdisc's |W| at 10^6 (d 35/36) and at
   9 * 10^7 (d 108/109); rspm's measured |W| (d 135/136); rspm's box (d 12/13); 20 records per
   feature; and its argument checks.
@@ -157,7 +161,7 @@ def test_a_data_file_outside_the_schema_is_refused_without_its_values(files) -> 
 def test_epsilon_boundary() -> None:
     assert advise_model(25, 0.999, n=15_590).model == "dpsgd"
     a = advise_model(25, 1.0, n=15_590)
-    assert a.model == "opdisc" and a.exact_model == "opdisc" and a.warnings == ()
+    assert a.model == "auto" and a.exact_model == "opdisc" and a.warnings == ()
     # below epsilon 1 the exact model is still named, as the less accurate option
     low = advise_model(25, 0.1)
     assert low.exact_model == "opdisc" and "less accurate than dpsgd" in low.reasons[-1]
@@ -166,7 +170,7 @@ def test_epsilon_boundary() -> None:
 def test_opdisc_certified_sizes_boundary() -> None:
     a35, a36 = advise_model(35, 1.0), advise_model(36, 1.0)
     assert dict(a35.space_sizes)["opdisc"] <= CERTIFIES_W < dict(a36.space_sizes)["opdisc"]
-    assert (a35.certifies("opdisc"), a35.model) == ("likely", "opdisc")
+    assert (a35.certifies("opdisc"), a35.model, a35.exact_model) == ("likely", "auto", "opdisc")
     assert (a36.certifies("opdisc"), a36.model, a36.exact_model) == ("uncertain", "dpsgd", "rspm")
     assert any("--budget" in w for w in a36.warnings) and not a35.warnings
 
@@ -190,7 +194,7 @@ def test_rspm_measured_sizes_boundary() -> None:
 
 def test_rspm_box_boundary() -> None:
     assert advise_model(12, 1.0).model == "gaussian-rspm"  # 3^12 <= 10^6: rspm's W is the box
-    assert advise_model(13, 1.0).model == "opdisc"
+    assert advise_model(13, 1.0).model == "auto"
     assert advise_model(1, 2.0).model == "gaussian-rspm"
 
 
@@ -199,8 +203,8 @@ def test_records_per_feature_boundary() -> None:
     few = advise_model(d, 1.0, n=FEW_RECORDS_PER_FEATURE * d - 1)
     enough = advise_model(d, 1.0, n=FEW_RECORDS_PER_FEATURE * d)
     assert few.model == "dpsgd" and "fewer than 20" in few.warnings[0]
-    assert enough.model == "opdisc" and enough.warnings == ()
-    assert advise_model(d, 1.0).model == "opdisc"  # n unknown: no check
+    assert enough.model == "auto" and enough.warnings == ()
+    assert advise_model(d, 1.0).model == "auto"  # n unknown: no check
 
 
 def test_delta_and_cap() -> None:
@@ -225,3 +229,69 @@ def test_schema_forms_agree() -> None:
 def test_bad_arguments(schema, eps, n, error) -> None:
     with pytest.raises(error):
         advise_model(schema, eps, n=n)
+
+
+# --- |W| as the fit sizes it, and auto where no public fact decides ------------------------
+
+def _numeric_schema(columns: int) -> dict:
+    """``columns`` numeric columns on a 0-9 grid: d = columns + 1, every column numeric."""
+    return {"target": {"name": "y", "labels": ["no", "yes"]},
+            "columns": [{"name": f"x{i}", "type": "numeric", "lower": 0, "upper": 9,
+                         "step": 1} for i in range(columns)]}
+
+
+@pytest.mark.parametrize("columns", [24, 39, 134])
+def test_w_is_the_one_the_fit_declares(columns) -> None:
+    """The advice's |W| is the W OPDisc's fit declares for the schema (not d's alone): on an
+    all-numeric table the estimator lowers R, and so does the advice."""
+    from oracledp.estimators import OPDiscClassifier, RSPMClassifier
+    from oracledp.estimators._space_spec import parameter_space
+
+    schema = TableSchema.from_dict(_numeric_schema(columns))
+    d = schema.n_features
+    fs = schema.feature_schema()
+    est = OPDiscClassifier(schema=fs)
+    fitted = est._make_space(d, est._check_params())[0]  # what fit declares (public)
+    rspm = RSPMClassifier(schema=fs)
+    advice = advise_model(schema, 1.0)
+    assert dict(advice.space_sizes) == {
+        "opdisc": fitted.size(), "rspm": rspm._make_space(d, rspm._check_params())[0].size()}
+    assert fitted.k_norm2_max < 4  # lowered by the numeric columns
+    assert dict(advice.space_sizes)["opdisc"] < parameter_space("auto", d).size()
+    assert advice.certifies("opdisc") == "likely"
+    assert dict(advise_model(d, 1.0).space_sizes)["opdisc"] == parameter_space("auto", d).size()
+
+
+def test_a_wide_numeric_table_gets_auto_with_the_lowered_w(tmp_path) -> None:
+    path = tmp_path / "numeric.json"
+    path.write_text(json.dumps(_numeric_schema(134)))  # d = 135, 134 numeric columns
+    res = _models("--schema", path, "--epsilon", "1")
+    assert res.exit_code == 0, res.output
+    out = _flat(res.stdout)
+    assert "d = 135" in out and "opdisc |W| = 36,451" in out  # ||k||^2 <= 2, not 2.1e8
+    assert "opdisc likely" in out and "use: auto (oracledp fit --model auto: opdisc or dpsgd" in out
+    assert "lowered to ||k||^2 <= 2" in out and "60 s" not in out
+
+
+def test_the_advice_is_auto_where_opdisc_and_dpsgd_each_won_somewhere(files) -> None:
+    from oracledp.datasets import table_schema
+
+    for table, n in (("health_insurance", 15_590), ("doctor_visits", 14_130)):
+        a = advise_model(table_schema(table), 1.0, n=n)
+        assert (a.model, a.exact_model) == ("auto", "opdisc"), table
+        assert any("--model auto" in r for r in a.reasons)
+    a = advise_model(table_schema("titanic"), 1.0, n=921)  # the box: gaussian-rspm, auto named
+    assert a.model == "gaussian-rspm" and "--model auto" in a.reasons[-1]
+    assert advise_model(table_schema("titanic"), 0.5, n=921).model == "dpsgd"  # not measured
+
+
+def test_plain_models_lists_auto() -> None:
+    res = _models()
+    assert res.exit_code == 0
+    assert any(line.lstrip().startswith("auto ") for line in res.stdout.splitlines())
+
+
+def test_feature_schema_form_agrees() -> None:
+    schema = TableSchema.from_dict(_numeric_schema(39))
+    assert advise_model(schema.feature_schema(), 2.0, n=5_000) == advise_model(schema, 2.0,
+                                                                               n=5_000)

@@ -66,6 +66,15 @@ def test_default_candidates_are_the_advised_exact_model_and_dpsgd():
     assert default_candidates(25, 1.0, 15_590) == ("opdisc", "dpsgd")
     # 135 features: opdisc's default W has 2.1e8 points ("unlikely" at eps >= 1)
     assert default_candidates(135, 1.0, 4_075) == ("rspm", "dpsgd")
+    # with the schema, W as the fit sizes it: 134 numeric columns lower opdisc's W to
+    # ||k||^2 <= 2 (36,451 points), which certifies; d alone sizes the largest W
+    from oracledp.tabular import TableSchema
+
+    numeric = TableSchema.from_dict({
+        "target": {"name": "y", "labels": ["no", "yes"]},
+        "columns": [{"name": f"x{i}", "type": "numeric", "lower": 0, "upper": 9, "step": 1}
+                    for i in range(134)]}).feature_schema()
+    assert default_candidates(numeric, 1.0, 4_075) == ("opdisc", "dpsgd")
 
 
 # --- the release ------------------------------------------------------------------------------

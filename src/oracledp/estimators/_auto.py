@@ -97,18 +97,19 @@ def parse_candidate(spec: object) -> tuple[str, str | None]:
     return model, (space or None)
 
 
-def default_candidates(d: int, epsilon: float, n: int | None = None) -> tuple[str, ...]:
-    """The default candidates for d encoded features, n records, total ``epsilon``: public
-    facts only.
+def default_candidates(schema: Any, epsilon: float, n: int | None = None) -> tuple[str, ...]:
+    """The default candidates for a table with public ``schema`` (a FeatureSchema, a
+    TableSchema, or d alone), n records, total ``epsilon``: public facts only.
 
-    The exact model that ``oracledp models`` advises for this shape
+    The exact model that ``oracledp models`` advises for this table
     (:func:`oracledp.advise_model`'s ``exact_model``: the one likely to certify within the
-    default oracle limit, None if none is), and dpsgd, which needs no exact oracle.  Two
-    trials, so each runs at half the budget; the records decide between them.
+    default oracle limit over the W the estimator will use, None if none is), and dpsgd,
+    which needs no exact oracle.  Two trials, so each runs at half the budget; the records
+    decide between them.
     """
     from oracledp._guidance import advise_model
 
-    exact = advise_model(d, epsilon, n).exact_model
+    exact = advise_model(schema, epsilon, n).exact_model
     return ("dpsgd",) if exact is None else (exact, "dpsgd")
 
 
@@ -326,7 +327,8 @@ class AutoClassifier(PrivateBinaryClassifier):
         n, d = int(counts.sum()), X_arr.shape[1]
         delta = delta_for(self.delta, n)
         epsilon = params["epsilon"]
-        candidates = params["candidates"] or default_candidates(d, epsilon, n)
+        # the advice sizes W as the candidates' fits will (d and the schema's 0/1 columns)
+        candidates = params["candidates"] or default_candidates(self.schema, epsilon, n)
         trials = plan_trials(candidates, epsilon, delta, n, params["share"])
         pure = all(t.delta == 0 for t in trials)
         rng = params["rng"]
