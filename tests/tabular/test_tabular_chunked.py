@@ -17,7 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 import oracledp.tabular as tabular
-import oracledp.tabular._schema as tabular_schema
+import oracledp.tabular._propose as tabular_propose
 from oracledp._cli import app
 from oracledp._errors import BoundsViolation
 from oracledp.estimators import OPDiscClassifier, RSPMClassifier
@@ -385,7 +385,7 @@ def test_cli_fits_rspm_and_opdisc_from_aggregated_rows(tmp_path, csv_path, schem
         return public_fit(self, X, y, sample_weight=sample_weight)
 
     monkeypatch.setattr(tabular, "read_csv", refuse)
-    monkeypatch.setattr(tabular_schema, "read_csv", refuse)
+    monkeypatch.setattr(tabular_propose, "read_csv", refuse)
     monkeypatch.setattr(ExactHalfspaceClassifier, "fit", counted_fit)
     monkeypatch.setattr(TableSchema, "encode", refuse)
     res = _fit(CliRunner(), csv_path, sch, tmp_path / "m", model)

@@ -263,6 +263,20 @@ class Column:
             return 0
         return base + self.missing_level
 
+    def codes_of_numbers(self, x: NDArray[np.float64]) -> NDArray[np.int64]:
+        """Codes of numbers within the bounds: the grid index (rounded half to even; the clip
+        guards float ties only) or the number of bin cut points <= x."""
+        if self.step is not None:
+            assert self.lower is not None  # a gridded column has bounds
+            return np.clip(np.rint((x - self.lower) / self.step), 0, self.K).astype(np.int64)
+        return np.searchsorted(np.array(self.bins), x, side="right").astype(np.int64)
+
+    def code_of(self, value: Any) -> int:
+        """The code of one declared public value (a fill value)."""
+        if self.kind == "categorical":
+            return (self.levels or ()).index(value)
+        return int(self.codes_of_numbers(np.array([float(value)]))[0])
+
     def output_names(self) -> list[str]:
         if self.kind == "categorical":
             names = [f"{self.name}={v}" for v in self.levels or ()]

@@ -1,4 +1,7 @@
-"""Columns proposed from data for :meth:`TableSchema.infer` (NOT private).
+"""The schema proposed from data by :meth:`TableSchema.infer` (NOT private).
+
+:func:`propose_columns` reads the table (the checks of its header, target and values) and
+proposes one entry per column (:func:`_propose_column`).
 
 The proposed grid of a numeric column: its recorded resolution ``10^-d`` when the grid has at
 most :data:`PROPOSE_MAX_GRID` points, else a round step (1, 2 or 5 times a power of ten)
@@ -15,12 +18,24 @@ the columns, never a value.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
+from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
-from oracledp.tabular._columns import MAX_GRID, Column
+from oracledp._errors import TableInputError
+from oracledp.tabular._cells import duplicate_names
+from oracledp.tabular._columns import (
+    DEFAULT_MISSING_VALUES,
+    MAX_GRID,
+    SPACES_RULE,
+    Column,
+    has_spaces,
+)
+from oracledp.tabular._csv import read_csv
 
 #: The largest grid :meth:`TableSchema.infer` proposes without rounding the recorded values.
 PROPOSE_MAX_GRID = 1000
@@ -187,3 +202,96 @@ def _nice_step(x: float) -> float:
         if s >= x * (1 - 1e-12):
             return s
     return float(10 ** (e + 1))
+
+
+def propose_columns(data: pd.DataFrame | str | Path, target: str, max_levels: int,
+                    categorical: Iterable[str],
+                    ) -> tuple[tuple[Column, ...], tuple[str, str], list[str]]:
+    """The columns and labels :meth:`TableSchema.infer` proposes from ``data`` (a DataFrame or
+    a CSV path) and its warnings: NOT private (see there)."""
+    if isinstance(data, pd.DataFrame):
+        repeated = duplicate_names(list(map(str, data.columns)))
+        if repeated:
+            raise TableInputError(repeated)
+    df = read_csv(data) if isinstance(data, (str, Path)) else data.astype(str)
+    names = list(map(str, df.columns))
+    spaced = [n for n, bad in zip(names, has_spaces(names), strict=True) if bad]
+    problems = ([f"the header writes the column name(s) {', '.join(map(repr, spaced))} "
+                 f"with {SPACES_RULE}"] if spaced else [])
+    problems += [f"column {n!r}: some values have {SPACES_RULE}"
+                 for n, col in zip(names, df.columns, strict=True)
+                 if has_spaces(df[col]).any()]
+    if problems:  # nothing is stripped: the fit would refuse the table
+        raise TableInputError("; ".join(problems))
+    if target not in df.columns:
+        raise TableInputError(f"the target column {target!r} is not in the table "
+                              f"(columns: {list(map(str, df.columns))})")
+    named = list(dict.fromkeys([categorical] if isinstance(categorical, str)
+                               else categorical))
+    unknown = [n for n in named if n not in df.columns or n == target]
+    if unknown:
+        raise TableInputError(f"categorical= (--categorical) names "
+                              f"{', '.join(map(repr, unknown))}, not a feature column of "
+                              "the table (the target is not one)")
+    tokens = set(DEFAULT_MISSING_VALUES) | {""}
+    if df[target].isin(tokens).any():
+        raise TableInputError(f"the target column {target!r} has missing cells; a fit "
+                              "refuses them (remove those records first)")
+    labels = sorted(df[target].unique().tolist())
+    if len(labels) != 2:
+        raise TableInputError(f"the target column {target!r} must hold exactly two labels "
+                              "(it does not; its labels are not shown: they are data)")
+    cols: list[Column] = []
+    rules = _Rules(max_levels)
+    for name in map(str, df.columns):
+        if name == target:
+            continue
+        col, rule, detail = _propose_column(name, df[name], tokens, max_levels,
+                                                name in named)
+        cols.append(col)
+        if col.missing == "level":
+            rules.add("missing", name)
+        if rule:
+            rules.add(rule, name, detail)
+    return tuple(cols), (labels[0], labels[1]), rules.lines()
+
+
+def _propose_column(name: str, s: pd.Series, tokens: set[str], max_levels: int,
+                    categorical: bool) -> tuple[Column, str | None, str]:
+    """The proposed entry of one column (see :meth:`TableSchema.infer`), the rule it applied (a key
+    of :class:`~oracledp.tabular._propose._Rules`, or None) and that rule's detail."""
+    miss = s.isin(tokens)
+    s = s[~miss]
+    missing = "level" if miss.any() else "refuse"
+    if not len(s):
+        return (Column(name, "unresolved", from_data=True, note="every cell is missing"),
+                "all_missing", "")
+    num = pd.to_numeric(s, errors="coerce")
+    isnum = num.notna() & np.isfinite(num.to_numpy(dtype=float, na_value=np.nan))
+    if isnum.all():
+        whole = _whole(num)
+        if categorical and whole:
+            return (*_integer_levels(name, num, missing, max_levels), "")
+        if categorical:
+            return (Column(name, "unresolved", from_data=True,
+                           note="named categorical: numbers that are not whole"),
+                    "categorical_not_whole", "")
+        n_distinct = num.nunique()
+        if whole and _looks_like_identifier(len(num), n_distinct):
+            return _identifier(name), "identifier", ""
+        col, rule, detail = _propose_numeric(name, s, num, missing)
+        if rule is None and whole and n_distinct <= max_levels and (
+                len(num) >= 2 * n_distinct):  # few values, each seen twice on average
+            rule = "codes"
+        return col, rule, detail
+    if isnum.any():
+        return (Column(name, "unresolved", from_data=True,
+                       note="numbers mixed with other text"), "mixed", "")
+    levels = sorted(s.unique().tolist())
+    if not categorical and _looks_like_identifier(len(s), len(levels)):
+        return _identifier(name), "identifier", ""
+    if len(levels) > max_levels:
+        return (Column(name, "unresolved", from_data=True,
+                       note=f"more than {max_levels} distinct texts"), "texts", "")
+    return (Column(name, "categorical", levels=tuple(levels), from_data=True,
+                   missing=missing), None, "")

@@ -20,7 +20,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from oracledp import _jsonfile
-from oracledp._errors import BoundsViolation, TableInputError, UnconfirmedSchemaError
+from oracledp._errors import BoundsViolation, UnconfirmedSchemaError
 from oracledp.privacy._group import MAX_RECORDS_PER_PERSON
 from oracledp.tabular._cells import (
     _Cells,
@@ -39,15 +39,7 @@ from oracledp.tabular._columns import (
     has_spaces,
     same_numbers,
 )
-from oracledp.tabular._csv import read_csv
-from oracledp.tabular._propose import (
-    _identifier,
-    _integer_levels,
-    _looks_like_identifier,
-    _propose_numeric,
-    _Rules,
-    _whole,
-)
+from oracledp.tabular._propose import propose_columns
 
 #: Why data may miss every declared level (numbers are already compared by value).
 _CODING_HINT = "check how they are coded (a number for a word, case, spaces)"
@@ -392,97 +384,13 @@ class TableSchema:
         with spaces before or after a header name or a value is refused
         (:class:`TableInputError`): nothing is stripped, and a fit would refuse it.
         """
-        if isinstance(data, pd.DataFrame):
-            repeated = duplicate_names(list(map(str, data.columns)))
-            if repeated:
-                raise TableInputError(repeated)
-        df = read_csv(data) if isinstance(data, (str, Path)) else data.astype(str)
-        names = list(map(str, df.columns))
-        spaced = [n for n, bad in zip(names, has_spaces(names), strict=True) if bad]
-        problems = ([f"the header writes the column name(s) {', '.join(map(repr, spaced))} "
-                     f"with {SPACES_RULE}"] if spaced else [])
-        problems += [f"column {n!r}: some values have {SPACES_RULE}"
-                     for n, col in zip(names, df.columns, strict=True)
-                     if has_spaces(df[col]).any()]
-        if problems:  # nothing is stripped: the fit would refuse the table
-            raise TableInputError("; ".join(problems))
-        if target not in df.columns:
-            raise TableInputError(f"the target column {target!r} is not in the table "
-                                  f"(columns: {list(map(str, df.columns))})")
-        named = list(dict.fromkeys([categorical] if isinstance(categorical, str)
-                                   else categorical))
-        unknown = [n for n in named if n not in df.columns or n == target]
-        if unknown:
-            raise TableInputError(f"categorical= (--categorical) names "
-                                  f"{', '.join(map(repr, unknown))}, not a feature column of "
-                                  "the table (the target is not one)")
-        tokens = set(DEFAULT_MISSING_VALUES) | {""}
-        if df[target].isin(tokens).any():
-            raise TableInputError(f"the target column {target!r} has missing cells; a fit "
-                                  "refuses them (remove those records first)")
-        labels = sorted(df[target].unique().tolist())
-        if len(labels) != 2:
-            raise TableInputError(f"the target column {target!r} must hold exactly two labels "
-                                  "(it does not; its labels are not shown: they are data)")
-        cols: list[Column] = []
-        rules = _Rules(max_levels)
-        for name in map(str, df.columns):
-            if name == target:
-                continue
-            col, rule, detail = cls._propose_column(name, df[name], tokens, max_levels,
-                                                    name in named)
-            cols.append(col)
-            if col.missing == "level":
-                rules.add("missing", name)
-            if rule:
-                rules.add(rule, name, detail)
+        cols, labels, warnings = propose_columns(data, target, max_levels, categorical)
         note = FROM_DATA_NOTE
         if any(c.kind == "unresolved" for c in cols):
             note += (" Columns marked \"unresolved\" could not be typed: declare or remove "
                      "them (fit refuses them).")
-        return cls(columns=tuple(cols), target=target, labels=(labels[0], labels[1]),
-                   target_from_data=True, note=note), rules.lines()
-
-    @staticmethod
-    def _propose_column(name: str, s: pd.Series, tokens: set[str], max_levels: int,
-                        categorical: bool) -> tuple[Column, str | None, str]:
-        """The proposed entry of one column (see :meth:`infer`), the rule it applied (a key
-        of :class:`~oracledp.tabular._propose._Rules`, or None) and that rule's detail."""
-        miss = s.isin(tokens)
-        s = s[~miss]
-        missing = "level" if miss.any() else "refuse"
-        if not len(s):
-            return (Column(name, "unresolved", from_data=True, note="every cell is missing"),
-                    "all_missing", "")
-        num = pd.to_numeric(s, errors="coerce")
-        isnum = num.notna() & np.isfinite(num.to_numpy(dtype=float, na_value=np.nan))
-        if isnum.all():
-            whole = _whole(num)
-            if categorical and whole:
-                return (*_integer_levels(name, num, missing, max_levels), "")
-            if categorical:
-                return (Column(name, "unresolved", from_data=True,
-                               note="named categorical: numbers that are not whole"),
-                        "categorical_not_whole", "")
-            n_distinct = num.nunique()
-            if whole and _looks_like_identifier(len(num), n_distinct):
-                return _identifier(name), "identifier", ""
-            col, rule, detail = _propose_numeric(name, s, num, missing)
-            if rule is None and whole and n_distinct <= max_levels and (
-                    len(num) >= 2 * n_distinct):  # few values, each seen twice on average
-                rule = "codes"
-            return col, rule, detail
-        if isnum.any():
-            return (Column(name, "unresolved", from_data=True,
-                           note="numbers mixed with other text"), "mixed", "")
-        levels = sorted(s.unique().tolist())
-        if not categorical and _looks_like_identifier(len(s), len(levels)):
-            return _identifier(name), "identifier", ""
-        if len(levels) > max_levels:
-            return (Column(name, "unresolved", from_data=True,
-                           note=f"more than {max_levels} distinct texts"), "texts", "")
-        return (Column(name, "categorical", levels=tuple(levels), from_data=True,
-                       missing=missing), None, "")
+        return cls(columns=cols, target=target, labels=labels, target_from_data=True,
+                   note=note), warnings
 
     # --- checking and encoding ------------------------------------------------------------
 
@@ -602,7 +510,7 @@ class TableSchema:
             if c.missing == "level":
                 code[miss] = c.n_values
             elif c.missing == "fill":
-                code[miss] = self._code_of(c, c.fill)
+                code[miss] = c.code_of(c.fill)
             elif lenient and c.kind == "categorical":
                 code[miss] = -1
                 count(c.name, "missing", int(miss.sum()))
@@ -651,22 +559,8 @@ class TableSchema:
                                           "bounds; nothing is clipped unless the column "
                                           "declares \"out_of_bounds\": \"clip\")"))
                     x = np.where(outside, c.lower, x)  # refused: no code is computed
-            code[good] = self._codes_of_numbers(c, x)  # (an overflow of (x - lower)/step)
+            code[good] = c.codes_of_numbers(x)  # (an overflow of (x - lower)/step)
         return found, code
-
-    @staticmethod
-    def _codes_of_numbers(c: Column, x: NDArray[np.float64]) -> NDArray[np.int64]:
-        """Codes of numbers within ``c``'s bounds: the grid index (rounded half to even; the
-        clip guards float ties only) or the number of bin cut points <= x."""
-        if c.step is not None:
-            return np.clip(np.rint((x - c.lower) / c.step), 0, c.K).astype(np.int64)
-        return np.searchsorted(np.array(c.bins), x, side="right").astype(np.int64)
-
-    def _code_of(self, c: Column, value: Any) -> int:
-        """The code of one declared public value (a fill value)."""
-        if c.kind == "categorical":
-            return (c.levels or ()).index(value)
-        return int(self._codes_of_numbers(c, np.array([float(value)]))[0])
 
     def _decode(self, codes: NDArray[np.int64]) -> NDArray[np.float64]:
         """Encoded rows from cell codes (see :meth:`_scan`): one-hot (code -1: all zero),
