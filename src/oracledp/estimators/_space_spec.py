@@ -5,9 +5,11 @@
 ``oracledp fit --space``) takes
 
 * ``"auto"`` (the default): the rule :func:`auto_norm2`, a function of the number of encoded
-  features d alone (public; never the data): ``||k||^2 <= min(d, 4)`` for OPDisc; for RSPM the
-  whole box ``{-1, 0, 1}^d`` while it has at most 10^6 points (d <= 12), else
-  ``||k||^2 <= 4``;
+  features d and, for OPDisc, of how many of them the schema does not declare 0/1 (public;
+  never the data): ``||k||^2 <= min(d, 4)`` for OPDisc, lowered on tables with many numeric
+  columns; for RSPM the whole box ``{-1, 0, 1}^d`` while it has at most 10^6 points
+  (d <= 12), else ``||k||^2 <= 4``.  ``oracledp models`` sizes W by the same call
+  (:func:`oracledp.advise_model` asks the estimator);
 * ``"paper"``: the space of the ICML 2020 experiment (OPDisc: ``|k_j| <= floor(sqrt d)``,
   ``||k||_2 <= sqrt d``; RSPM: ``{-1, 0, 1}^d``), which the reproductions use;
 * ``"norm2=R"`` or ``"norm2=R,bound=B"`` (or the dict ``{"norm2": R, "bound": B}``): the
