@@ -751,6 +751,14 @@ def _print_budget(budget: Path, ledger: Any, local: Any, k: int) -> None:
                f"{left_eps:.4g}, delta {left_delta:.3g}")
 
 
+def _fits_counted_rows(est: Any) -> bool:
+    """Whether ``est.fit`` takes :class:`~oracledp.oracles._row_blocks.CountedRows` (the
+    exact classifiers: the same problem as from the weighted rows, no float matrix)."""
+    from oracledp.estimators._exact import ExactHalfspaceClassifier
+
+    return isinstance(est, ExactHalfspaceClassifier)
+
+
 def _fit_and_save(est: Any, data: Path, schema: Any, out: Path, model: str, sep: str,
                   ignore_extra: bool, solver: str, time_limit: float | None, force: bool,
                   accountant: Any, declared: tuple[float, float | None, str],
@@ -762,12 +770,15 @@ def _fit_and_save(est: Any, data: Path, schema: Any, out: Path, model: str, sep:
         # the distinct encoded rows with their record counts: est.fit(X, y, sample_weight=...)
         with _clipping_on_stderr():
             table = _read_aggregated(data, schema, sep, model, ignore_extra, engine, scheduler)
+        n_rows = table.n
         try:
-            X, y, counts = table.weighted_rows()
+            if _fits_counted_rows(est):  # decoded block by block inside the fit
+                X, y, counts = table.counted_rows(), None, None
+            else:
+                X, y, counts = table.weighted_rows()
         except MemoryError:
             _fail(_out_of_memory(data, model))
         del table
-        n_rows = int(counts.sum())
     else:
         counts = None
         try:

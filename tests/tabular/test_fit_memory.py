@@ -2,8 +2,9 @@
 
 * ``HalfspaceProblem._encode_blocks`` stores ``schema.encode(X)`` in the narrowest integer type
   the schema's public bounds prove wide enough (int64 when no narrower one is), the same values;
-* ``_unique_rows`` gives numpy's ``unique(axis=0)`` of those rows, as int64, whatever their type;
-* ``from_counts`` builds the same problem (int64 ``N``, same order, same counts) as before;
+* ``_unique_rows`` gives numpy's ``unique(axis=0)`` of those rows, in their own type;
+* ``from_counts`` builds the same problem (the same ``N`` in its narrow type, same order, same
+  counts) as the int64 construction;
 * the structured oracle's cells are numpy's ``unique(axis=0)`` of the 0/1 columns;
 * the estimator's fit keeps no reference to the float matrix once it is encoded.
 """
@@ -58,11 +59,13 @@ def test_unique_rows_of_narrow_matrices_is_numpys(seed):
     rng = np.random.default_rng(seed)
     for dt in (np.int8, np.int16, np.int32, np.int64):
         N = rng.integers(-5, 6, size=(int(rng.integers(1, 400)), int(rng.integers(1, 7))))
-        N = N[rng.integers(0, len(N), len(N))].astype(dt)
-        rows, inverse = HalfspaceProblem._unique_rows(N)
-        ref_rows, ref_inv = np.unique(N.astype(np.int64), axis=0, return_inverse=True)
-        assert rows.dtype == np.int64
-        assert np.array_equal(rows, ref_rows) and np.array_equal(inverse, ref_inv.ravel())
+        # repeated rows (gathered into a copy) and distinct rows (gathered in place)
+        for M in (N[rng.integers(0, len(N), len(N))].astype(dt), np.unique(N, axis=0)[::-1]):
+            M = np.ascontiguousarray(M.astype(dt))
+            ref_rows, ref_inv = np.unique(M.astype(np.int64), axis=0, return_inverse=True)
+            rows, inverse = HalfspaceProblem._unique_rows(M)  # may overwrite M
+            assert rows.dtype == dt
+            assert np.array_equal(rows, ref_rows) and np.array_equal(inverse, ref_inv.ravel())
 
 
 @pytest.mark.parametrize(("q", "bound"), [(1, 100.0), (4, 50.0), (1000, 1000.0)])
@@ -78,7 +81,7 @@ def test_from_counts_is_the_int64_problem(q, bound):
     keep = (pos + neg) > 0
     N64 = schema.encode(X[keep])
     rows, inv = np.unique(N64, axis=0, return_inverse=True)
-    assert p.N.dtype == np.int64 and np.array_equal(p.N, rows)
+    assert p.N.dtype == HalfspaceProblem._narrow_dtype(schema) and np.array_equal(p.N, rows)
     assert np.array_equal(p.n_pos, np.bincount(inv.ravel(), pos[keep], len(rows)).astype(int))
     assert np.array_equal(p.n_neg, np.bincount(inv.ravel(), neg[keep], len(rows)).astype(int))
 

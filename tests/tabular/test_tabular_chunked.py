@@ -24,6 +24,7 @@ from oracledp.estimators import OPDiscClassifier, RSPMClassifier
 from oracledp.estimators._exact import ExactHalfspaceClassifier
 from oracledp.learners._rspm import rspm_space
 from oracledp.oracles import FeatureSchema, HalfspaceProblem, IntegerBall
+from oracledp.oracles._row_blocks import CountedRows
 from oracledp.tabular import (
     AggregatedTable,
     TableInputError,
@@ -86,7 +87,9 @@ def _assert_same_problem(a: HalfspaceProblem, b: HalfspaceProblem) -> None:
     assert a.Q == b.Q and a.space == b.space and a.schema == b.schema
     for name in ("N", "n_pos", "n_neg"):
         x, y = getattr(a, name), getattr(b, name)
-        assert x.dtype == y.dtype == np.int64 and np.array_equal(x, y), name
+        # N in the schema's narrow integer type (int64 without a schema), counts in int64
+        assert x.dtype == y.dtype and np.array_equal(x, y), name
+        assert x.dtype == np.int64 or name == "N", name
 
 
 @pytest.mark.parametrize("with_schema", [True, False])
@@ -380,9 +383,10 @@ def test_cli_fits_rspm_and_opdisc_from_aggregated_rows(tmp_path, csv_path, schem
     public_fit = ExactHalfspaceClassifier.fit  # the one fit of OPDisc, RSPM, Gaussian RSPM
 
     def counted_fit(self, X, y, sample_weight=None):  # the public fit, on the distinct rows
-        assert sample_weight is not None, "fit without the record counts"
-        fitted.append((len(X), int(np.sum(sample_weight))))
-        return public_fit(self, X, y, sample_weight=sample_weight)
+        # the distinct rows with their counts per label, decoded block by block in the fit
+        assert isinstance(X, CountedRows) and y is None and sample_weight is None
+        fitted.append((len(X.rows), int(X.counts.sum())))
+        return public_fit(self, X, y)
 
     monkeypatch.setattr(tabular, "read_csv", refuse)
     monkeypatch.setattr(tabular_propose, "read_csv", refuse)

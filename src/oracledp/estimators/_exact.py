@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from sklearn.utils.multiclass import check_classification_targets
 
 from oracledp._diagnostics import NonPrivateDiagnostics, split_diagnostics
 from oracledp._errors import PrivacyWarning
@@ -34,6 +35,8 @@ from oracledp.estimators._base import (
     PrivateBinaryClassifier,
     check_privacy_parameters,
     delta_for,
+    map_binary_labels,
+    validate_private_data,
 )
 from oracledp.estimators._space_spec import (
     check_space,
@@ -45,6 +48,7 @@ from oracledp.estimators._space_spec import (
 from oracledp.oracles._base import Oracle, check_work_limit
 from oracledp.oracles._halfspace import FeatureSchema, HalfspaceProblem
 from oracledp.oracles._registry import check_solver_name, make_oracle
+from oracledp.oracles._row_blocks import CountedRows, RowBlocks
 from oracledp.oracles._space import IntegerBall
 from oracledp.privacy._accountant import begin_release
 
@@ -187,11 +191,13 @@ class ExactHalfspaceClassifier(PrivateBinaryClassifier):
 
     # ------------------------------------------------------------------------------------------
     @staticmethod
-    def _transform(X: NDArray[np.float64], grid: Fraction | None,
-                   schema: FeatureSchema) -> NDArray[np.float64]:
-        """Round the non-binary columns to ``grid`` (if set); 0/1 columns stay as they are."""
+    def _transform(X: Any, grid: Fraction | None, schema: FeatureSchema) -> Any:
+        """Round the non-binary columns to ``grid`` (if set); 0/1 columns stay as they are.
+        :class:`RowBlocks` are rounded block by block."""
         if grid is None:
             return X
+        if isinstance(X, RowBlocks):
+            return X.map(lambda B: ExactHalfspaceClassifier._transform(B, grid, schema))
         numeric = ~schema.binary_mask
         out = X.copy()
         out[:, numeric] = round_to_grid(X[:, numeric], grid)
@@ -233,11 +239,17 @@ class ExactHalfspaceClassifier(PrivateBinaryClassifier):
         params = self._start_fit()  # 1. Parameters (no data, no randomness yet).
 
         # 2. Data, labels and record counts.
-        X_arr, classes, y_pm, counts = self._counted_training_data(X, y, sample_weight)
-        del X  # X_arr is the only reference fit keeps (often the same array)
-        n, d = int(counts.sum()), X_arr.shape[1]
-        n_pos = np.where(y_pm == 1, counts, 0)
-        n_neg = np.where(y_pm == 1, 0, counts)
+        X_arr: NDArray[np.float64] | RowBlocks
+        if isinstance(X, CountedRows):  # rows read block by block: no float matrix
+            X_arr, classes, n_pos, n_neg = self._counted_rows(X, y, sample_weight)
+            del X
+            n, d = int(n_pos.sum() + n_neg.sum()), X_arr.shape[1]
+        else:
+            X_arr, classes, y_pm, counts = self._counted_training_data(X, y, sample_weight)
+            del X  # X_arr is the only reference fit keeps (often the same array)
+            n, d = int(counts.sum()), X_arr.shape[1]
+            n_pos = np.where(y_pm == 1, counts, 0)
+            n_neg = np.where(y_pm == 1, 0, counts)
         # build takes the float matrix over: from_counts frees it once it is encoded (the
         # exact problem keeps small integers), unless the caller still holds it
         rows = [X_arr]
@@ -250,6 +262,31 @@ class ExactHalfspaceClassifier(PrivateBinaryClassifier):
                                                 n_pos, n_neg, space, schema=schema)
 
         return self._fit_problem(params, n, d, classes, build)
+
+    def _counted_rows(self, data: CountedRows, y: object, sample_weight: object
+                      ) -> tuple[RowBlocks, NDArray[Any], NDArray[np.int64], NDArray[np.int64]]:
+        """``(rows, classes_, n_pos, n_neg)`` of a fit on :class:`CountedRows`: the checks
+        and the label mapping of ``fit(X, y, sample_weight=c)`` on the table that lists each
+        row once per label it carries (its labels are exactly the labels with a record)."""
+        if y is not None or sample_weight is not None:
+            raise TypeError(f"{type(self).__name__}.fit(CountedRows) takes no y and no "
+                            "sample_weight: the rows carry their labels and counts")
+        d = data.shape[1]
+        if data.shape[0] == 0 or d == 0:
+            raise ValueError("X is empty: need at least 1 sample and 1 feature")
+        # the width as validate_data records it (n_features_in_), from the shape alone
+        validate_private_data(self, np.zeros((1, d)), dtype=np.float64, ensure_all_finite=True)
+        self._check_width(np.zeros((0, d)))
+        counts = np.asarray(data.counts, dtype=np.int64)
+        present = [j for j in range(len(data.labels)) if counts[:, j].any()]
+        y_present = np.asarray([data.labels[j] for j in present], dtype=object)
+        check_classification_targets(y_present)
+        classes, y_pm = map_binary_labels(y_present, self.classes, type(self).__name__)
+        n_pos = np.zeros(counts.shape[0], dtype=np.int64)
+        n_neg = np.zeros(counts.shape[0], dtype=np.int64)
+        for j, pm in zip(present, y_pm, strict=True):
+            (n_pos if pm == 1 else n_neg)[:] += counts[:, j]
+        return data.rows, classes, n_pos, n_neg
 
     # --- the steps of fit -----------------------------------------------------------------------
     def _check_params(self) -> dict[str, Any]:

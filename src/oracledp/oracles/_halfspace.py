@@ -47,9 +47,11 @@ from numpy.typing import ArrayLike, NDArray
 
 from oracledp._errors import BoundsViolation
 from oracledp._validation import check_finite_matrix, check_signed_labels
+from oracledp.oracles._row_blocks import RowBlocks
 from oracledp.oracles._space import IntegerBall
 
 _MAX_EXACT = 2**52  # integer magnitudes up to here are exact in float64 solvers
+_BLOCK_ROWS = 1 << 16  # rows of N widened to int64 at a time
 
 
 def rationalize_columns(
@@ -335,13 +337,15 @@ class HalfspaceProblem:
 
     Build with :meth:`from_data`.  Attributes:
 
-    * ``N`` (g, d) int64: distinct feature rows times ``Q`` (exact integers),
+    * ``N`` (g, d) signed integers: distinct feature rows times ``Q`` (exact integers, in
+      lexicographic order; in the narrowest integer type the schema's public bounds prove wide
+      enough, int64 without a schema: every computation on them is in int64),
     * ``Q``: the common denominator,
     * ``n_pos``, ``n_neg`` (g,) int64: how many +1 and -1 labels each row has,
     * ``space``: the parameter space W.
     """
 
-    N: NDArray[np.int64]
+    N: NDArray[np.signedinteger]
     Q: int
     n_pos: NDArray[np.int64]
     n_neg: NDArray[np.int64]
@@ -389,9 +393,14 @@ class HalfspaceProblem:
         ``N`` in the same order, same counts, same refusals), without ever building that
         table: memory grows with the number of rows of ``X``, not with the number of
         records.  Rows of ``X`` need not be distinct (equal encoded rows are merged, counts
-        added in integer arithmetic); rows with no record are ignored.
+        added in integer arithmetic); rows with no record are ignored.  ``X`` may be a
+        :class:`~oracledp.oracles._row_blocks.RowBlocks` (with a ``schema``): it is then read
+        block by block, and the float matrix is never built.
         """
-        Xa = check_finite_matrix(X)
+        lazy = isinstance(X, RowBlocks)
+        if lazy and schema is None:
+            raise ValueError("rows given block by block need a FeatureSchema (schema=...)")
+        Xa = X if lazy else check_finite_matrix(X)
         counts = []
         for name, c in (("n_pos", n_pos), ("n_neg", n_neg)):
             arr = np.asarray(c)
@@ -406,7 +415,7 @@ class HalfspaceProblem:
         if not keep.any():
             raise ValueError("the counts are all zero: there is no record")
         if not keep.all():
-            Xa, pos, neg = Xa[keep], pos[keep], neg[keep]
+            Xa, pos, neg = (Xa.take(keep) if lazy else Xa[keep]), pos[keep], neg[keep]
         if space is None:
             space = IntegerBall(Xa.shape[1])
         if space.d != Xa.shape[1]:
@@ -437,11 +446,12 @@ class HalfspaceProblem:
         ``|x| <= b_j`` (1 for a 0/1 column), so ``|rint(x q_j)| <= ceil(b_j q_j) + 1`` (the
         float product and ``rint`` are monotone; the + 1 covers their rounding) and the
         entry ``rint(x q_j) * (Q // q_j)`` is at most ``(ceil(b_j q_j) + 1) * (Q // q_j)``
-        in magnitude, computed here in exact integers.  int64 when no narrower type holds it.
+        in magnitude, computed here in exact integers; ``Q`` must fit too (the oracles divide
+        entries by it).  int64 when no narrower type holds it.
         """
         Q = schema.Q
-        bound = max((math.ceil(b * q) + 1) * (Q // q)
-                    for b, q in zip(schema.bounds, schema.denominators, strict=True))
+        bound = max(Q, *((math.ceil(b * q) + 1) * (Q // q)
+                         for b, q in zip(schema.bounds, schema.denominators, strict=True)))
         for dt in (np.int8, np.int16, np.int32):
             if bound <= np.iinfo(dt).max:
                 return dt
@@ -467,17 +477,20 @@ class HalfspaceProblem:
                 N[a:a + block] = enc
         except BoundsViolation:
             del N
-            schema.encode(X)
+            schema.encode(np.asarray(X))  # every violating column (X may be RowBlocks)
             raise
         return N
 
     @staticmethod
-    def _unique_rows(N: NDArray[np.signedinteger]) -> tuple[NDArray[np.int64], NDArray[np.intp]]:
-        """``np.unique(N, axis=0, return_inverse=True)`` (rows in lexicographic order, as
-        int64) in less memory and time: each column is replaced by the rank of its value
-        (same order) and the ranks are packed into one int64 key when they fit (else numpy's
-        own).  ``N`` may be of any signed integer type (the order of rows is that of their
-        values, whatever the type); only the distinct rows are widened to int64."""
+    def _unique_rows(N: NDArray[np.signedinteger]
+                     ) -> tuple[NDArray[np.signedinteger], NDArray[np.intp]]:
+        """``np.unique(N, axis=0, return_inverse=True)`` (rows in lexicographic order, in
+        N's own integer type) in less memory and time: each column is replaced by the rank of
+        its value (same order) and the ranks are packed into one int64 key when they fit (else
+        numpy's own).  ``N`` may be of any signed integer type (the order of rows is that of
+        their values, whatever the type).  When most rows are distinct (an aggregated table's
+        rows all are), the distinct rows are gathered into ``N``'s own memory, one column at
+        a time (N is then overwritten: the caller passes it over), instead of into a copy."""
         key = np.zeros(N.shape[0], dtype=np.int64)
         span = 1
         for j in range(N.shape[1]):
@@ -485,14 +498,18 @@ class HalfspaceProblem:
             vals = np.unique(col)
             if span * len(vals) >= 2**62:
                 rows, inverse = np.unique(N, axis=0, return_inverse=True)
-                return rows.astype(np.int64, copy=False), inverse.ravel()
+                return rows, inverse.ravel()
             key *= len(vals)
             key += np.searchsorted(vals, col)
             span *= len(vals)
         del col
         _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
         del key
-        return N[first].astype(np.int64, copy=False), inverse.ravel()
+        if 2 * len(first) <= N.shape[0] or not N.flags.c_contiguous:
+            return N[first], inverse.ravel()
+        for j in range(N.shape[1]):  # each column read whole before it is written
+            N[:len(first), j] = N[first, j]
+        return N[:len(first)], inverse.ravel()
 
     @property
     def d(self) -> int:
@@ -520,15 +537,26 @@ class HalfspaceProblem:
 
     # --- exact evaluation ----------------------------------------------------------------------
     def scores_k(self, K: NDArray[np.integer]) -> NDArray[np.int64]:
-        """Q * <x_g, k> for every group g and every row k of K: shape (g, len(K))."""
+        """Q * <x_g, k> for every group g and every row k of K: shape (g, len(K)), in int64
+        (N is widened a block of rows at a time, never whole)."""
         K = np.atleast_2d(np.asarray(K, dtype=np.int64))
-        return self.N @ K.T
+        if self.N.dtype == np.int64:
+            return self.N @ K.T
+        out = np.empty((self.N.shape[0], K.shape[0]), dtype=np.int64)
+        for a in range(0, self.N.shape[0], _BLOCK_ROWS):
+            out[a:a + _BLOCK_ROWS] = self.N[a:a + _BLOCK_ROWS].astype(np.int64) @ K.T
+        return out
 
     def loss_k(self, K: NDArray[np.integer]) -> NDArray[np.int64]:
         """Exact 0/1 loss (error count, sgn(0) = 0 convention) of each row of K."""
-        S = self.scores_k(K)
-        err = (S <= 0) * self.n_pos[:, None] + (S >= 0) * self.n_neg[:, None]
-        return err.sum(axis=0)
+        K = np.atleast_2d(np.asarray(K, dtype=np.int64))
+        total = np.zeros(K.shape[0], dtype=np.int64)
+        for a in range(0, self.N.shape[0], _BLOCK_ROWS):  # exact integer sums, in blocks
+            S = self.N[a:a + _BLOCK_ROWS].astype(np.int64) @ K.T
+            err = ((S <= 0) * self.n_pos[a:a + _BLOCK_ROWS, None]
+                   + (S >= 0) * self.n_neg[a:a + _BLOCK_ROWS, None])
+            total += err.sum(axis=0)
+        return total
 
     def objective_k(self, K: NDArray[np.integer],
                     eta: NDArray[np.floating] | Perturbation) -> NDArray[np.float64]:

@@ -21,6 +21,7 @@ from numpy.typing import NDArray
 from sklearn.utils.validation import has_fit_parameter
 
 from oracledp._validation import check_sep
+from oracledp.oracles._row_blocks import CountedRows, RowBlocks
 from oracledp.tabular._cells import warn_clipped
 from oracledp.tabular._csv import Progress, _reporter, _source_label
 from oracledp.tabular._schema import TableSchema
@@ -73,6 +74,18 @@ class AggregatedTable:
         X = self.schema._decode(self.codes[group])  # rows repeated as codes: no float copy
         y = np.asarray(self.schema.labels, dtype=object)[label]
         return X, y, self.counts[group, label]
+
+    def counted_rows(self) -> CountedRows:
+        """The distinct encoded rows with their counts per label, decoded from the codes a
+        block of rows at a time (:class:`~oracledp.oracles._row_blocks.CountedRows`): an exact
+        classifier's ``fit(table.counted_rows(), None)`` fits exactly what
+        ``fit(*table.weighted_rows())`` fits (the same problem, the same release), without
+        the float matrix of the weighted rows (at 100 M records and 11 M distinct rows of 28
+        features: 3.4 GB)."""
+        codes, schema = self.codes, self.schema
+        rows = RowBlocks(self.n_groups, schema.n_features, lambda idx: schema._decode(codes[idx]))
+        labels = tuple(np.asarray(self.schema.labels, dtype=object).tolist())
+        return CountedRows(rows, labels, self.counts)
 
 
 def read_aggregated(data: Any, schema: TableSchema, *, sep: str = ",",
@@ -138,7 +151,12 @@ def fit_aggregated(estimator: Any, table: AggregatedTable) -> Any:
                         f"{type(estimator).__name__}")
     if not isinstance(table, AggregatedTable):
         raise TypeError(f"table must be an AggregatedTable, got {type(table).__name__}")
-    X, y, counts = table.weighted_rows()
-    estimator.fit(X, y, sample_weight=counts)
+    from oracledp.estimators._exact import ExactHalfspaceClassifier
+
+    if isinstance(estimator, ExactHalfspaceClassifier):  # the same fit, no float matrix
+        estimator.fit(table.counted_rows(), None)
+    else:
+        X, y, counts = table.weighted_rows()
+        estimator.fit(X, y, sample_weight=counts)
     estimator.guarantee_ = table.schema.annotate_guarantee(estimator.guarantee_)
     return estimator
