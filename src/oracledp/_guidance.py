@@ -279,8 +279,8 @@ def advise_model(schema: Any, epsilon: float, n: int | None = None) -> ModelAdvi
 
     * epsilon < 1: dpsgd;
     * fewer than 20 records per encoded feature: dpsgd, with a warning;
-    * opdisc's default W larger than 10^6 points (d >= 36 with few numeric columns), where its certification was not
-      established: dpsgd, with a warning that a refused exact fit is still charged under
+    * opdisc's default W larger than 10^6 points (d >= 36 with few numeric columns), where
+      its certification was not established: dpsgd, with a warning that a refused exact fit is still charged under
       --budget;
     * rspm's default W the whole box {-1, 0, 1}^d (d <= 12): gaussian-rspm (auto came within
       0.004 of it);
