@@ -39,53 +39,11 @@ from oracledp._errors import (
     TableInputError,
     UnconfirmedSchemaError,
 )
-from oracledp._lazy import lazy_attributes
+from oracledp._lazy import by_module, lazy_attributes
 from oracledp._validation import check_rng
 from oracledp.privacy._guarantees import GuaranteeKind, PrivacyGuarantee
 
 __version__ = "0.1.0"
-
-# name -> module that defines it; imported on first access (PEP 562)
-_LAZY = {
-    "TableSchema": "oracledp.tabular",
-    "SchemaTransformer": "oracledp.tabular",
-    "make_estimator": "oracledp._registry",
-    "model_schema": "oracledp._registry",
-    "MODELS": "oracledp._registry",
-    "OPDiscClassifier": "oracledp.estimators",
-    "RSPMClassifier": "oracledp.estimators",
-    "GaussianRSPMClassifier": "oracledp.estimators",
-    "OPSampClassifier": "oracledp.estimators",
-    "AccuracyFirstLogisticRegression": "oracledp.estimators",
-    "AccuracyFirstRidge": "oracledp.estimators",
-    "DPSGDLogisticRegression": "oracledp.baselines",
-    "opdisc": "oracledp.learners",
-    "rspm": "oracledp.learners",
-    "gaussian_rspm": "oracledp.learners",
-    "opsamp": "oracledp.learners",
-    "prsma": "oracledp.learners",
-    "ftpl": "oracledp.learners",
-    "covnr": "oracledp.erm",
-    "outputnr": "oracledp.erm",
-    "doubling": "oracledp.erm",
-    "noise_reduction": "oracledp.mechanisms",
-    "OracleQuerySynthesizer": "oracledp.synth",
-    "OracleQueryPGM": "oracledp.synth",
-    "mwem": "oracledp.synth",
-    "Synthesizer": "oracledp.synth",
-    "MWEMSynthesizer": "oracledp.synth",
-    "IndependentMarginalsSynthesizer": "oracledp.synth",
-    "MSTSynthesizer": "oracledp.synth",
-    "AIMSynthesizer": "oracledp.synth",
-    "independent_marginals": "oracledp.synth",
-    "environment": "oracledp._provenance",
-    "advise_model": "oracledp._guidance",
-    "ModelAdvice": "oracledp._guidance",
-}
-
-
-__getattr__, __dir__ = lazy_attributes(__name__, globals(), _LAZY)
-
 
 __all__ = [
     "MODELS",
@@ -142,3 +100,22 @@ __all__ = [
     "research_diagnostics",
     "rspm",
 ]
+
+# module -> the names it defines, each imported on first access (PEP 562)
+_LAZY = by_module({
+    "oracledp.tabular": ("TableSchema", "SchemaTransformer"),
+    "oracledp._registry": ("make_estimator", "model_schema", "MODELS"),
+    "oracledp.estimators": ("OPDiscClassifier", "RSPMClassifier", "GaussianRSPMClassifier",
+                            "OPSampClassifier", "AccuracyFirstLogisticRegression",
+                            "AccuracyFirstRidge"),
+    "oracledp.baselines": ("DPSGDLogisticRegression",),
+    "oracledp.learners": ("opdisc", "rspm", "gaussian_rspm", "opsamp", "prsma", "ftpl"),
+    "oracledp.erm": ("covnr", "outputnr", "doubling"),
+    "oracledp.mechanisms": ("noise_reduction",),
+    "oracledp.synth": ("OracleQuerySynthesizer", "OracleQueryPGM", "mwem", "Synthesizer",
+                       "MWEMSynthesizer", "IndependentMarginalsSynthesizer", "MSTSynthesizer",
+                       "AIMSynthesizer", "independent_marginals"),
+    "oracledp._provenance": ("environment",),
+    "oracledp._guidance": ("advise_model", "ModelAdvice"),
+})
+__getattr__, __dir__ = lazy_attributes(__name__, globals(), _LAZY)

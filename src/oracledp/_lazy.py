@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from importlib import import_module
 from typing import Any
 
@@ -25,3 +25,8 @@ def lazy_attributes(package: str, namespace: dict[str, Any], lazy: Mapping[str, 
         return sorted(set(namespace) | set(lazy))
 
     return __getattr__, __dir__
+
+
+def by_module(groups: Mapping[str, Iterable[str]]) -> dict[str, str]:
+    """``{name: module}`` for :func:`lazy_attributes` from ``{module: the names it defines}``."""
+    return {name: module for module, names in groups.items() for name in names}

@@ -19,11 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from oracledp._diagnostics import (
-    NonPrivateDiagnostics,
-    check_diagnostics_flag,
-    release_diagnostics,
-)
+from oracledp._diagnostics import NonPrivateDiagnostics, check_diagnostics_flag, release_diagnostics
 from oracledp._validation import (
     RandomLike,
     check_delta,

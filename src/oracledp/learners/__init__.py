@@ -13,7 +13,7 @@
 PRSMA and FTPL (and what they import) load on first use.
 """
 
-from oracledp._lazy import lazy_attributes
+from oracledp._lazy import by_module, lazy_attributes
 from oracledp.learners._gaussian_rspm import (
     GaussianRSPMResult,
     gaussian_rspm,
@@ -30,21 +30,6 @@ from oracledp.learners._opsamp import (
     opsamp_sensitivity,
 )
 from oracledp.learners._rspm import RSPMResult, rspm, rspm_guarantee, rspm_space
-
-# name -> module that defines it; imported on first access (PEP 562)
-_LAZY = {
-    "prsma": "oracledp.learners._prsma",
-    "prsma_cost": "oracledp.learners._prsma",
-    "ClassRSPMBase": "oracledp.learners._prsma_bases",
-    "ftpl": "oracledp.learners._ftpl",
-    "follow_the_leader": "oracledp.learners._ftpl",
-    "ftpl_privacy": "oracledp.learners._ftpl",
-    "ftpl_regret_bound": "oracledp.learners._ftpl",
-}
-
-
-__getattr__, __dir__ = lazy_attributes(__name__, globals(), _LAZY)
-
 
 __all__ = [
     "ClassRSPMBase",
@@ -73,3 +58,11 @@ __all__ = [
     "rspm_guarantee",
     "rspm_space",
 ]
+
+# module -> the names it defines, each imported on first access (PEP 562)
+_LAZY = by_module({
+    "oracledp.learners._prsma": ("prsma", "prsma_cost"),
+    "oracledp.learners._prsma_bases": ("ClassRSPMBase",),
+    "oracledp.learners._ftpl": ("ftpl", "follow_the_leader", "ftpl_privacy", "ftpl_regret_bound"),
+})
+__getattr__, __dir__ = lazy_attributes(__name__, globals(), _LAZY)

@@ -89,11 +89,7 @@ from joblib import Parallel, delayed, effective_n_jobs
 from numpy.typing import NDArray
 from threadpoolctl import threadpool_limits
 
-from oracledp._diagnostics import (
-    NonPrivateDiagnostics,
-    check_diagnostics_flag,
-    release_diagnostics,
-)
+from oracledp._diagnostics import NonPrivateDiagnostics, check_diagnostics_flag, release_diagnostics
 from oracledp._errors import OracleFailure
 from oracledp._validation import (
     RandomLike,

@@ -143,11 +143,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from oracledp._diagnostics import (
-    NonPrivateDiagnostics,
-    check_diagnostics_flag,
-    release_diagnostics,
-)
+from oracledp._diagnostics import NonPrivateDiagnostics, check_diagnostics_flag, release_diagnostics
 from oracledp._errors import BudgetError
 from oracledp._validation import (
     RandomLike,
