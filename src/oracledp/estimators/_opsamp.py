@@ -120,18 +120,14 @@ class OPSampClassifier(PrivateLogisticClassifier):
     Privacy
     -------
     (epsilon, delta)-DP with respect to replacing one training record
-    (Theorem 11 of [NRVW20], with the conservative calibration documented in
+    (Theorem 11 of Neel, Roth, Vietri, Wu, "Oracle Efficient Private Non-Convex
+    Optimization", ICML 2020, with the conservative calibration documented in
     :mod:`oracledp.learners._opsamp` and proven in ``docs/proofs/opsamp-theorem11.md``), provided the oracle's answers are within
     the declared alpha, which each answer certifies (Frank-Wolfe gap); an
     uncertified answer raises OracleFailure.  The label set, the number of
     features and (with ``delta=None``) the number of rows are treated as public.
     Noise is sampled with numpy (idealized numerics).  ``decision_function``,
     ``predict_proba`` and ``predict`` are post-processing of w: they cost no privacy.
-
-    References
-    ----------
-    .. [NRVW20] S. Neel, A. Roth, G. Vietri, Z. S. Wu. "Oracle Efficient Private
-       Non-Convex Optimization". ICML 2020.
 
     Examples
     --------

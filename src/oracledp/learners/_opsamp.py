@@ -234,15 +234,18 @@ def opsamp_sensitivity(
     l1_diameter: float | None = None,
 ) -> OPSampSensitivity:
     """lambda for m oracle calls with exponential noise of rate eta (module docstring (a)-(e))."""
-    m_ = _count(m, "m")
-    d_ = _count(d, "d")
-    dlt = check_delta(delta)
-    eta_ = _pos(eta, "eta")
-    G = _pos(lipschitz, "lipschitz")
-    Dinf = _pos(linf_diameter, "linf_diameter")
-    a = _nonneg(alpha, "alpha")
-    D1 = None if l1_diameter is None else _pos(l1_diameter, "l1_diameter")
-    return _sensitivity(m_, eta_, d_, dlt, G, Dinf, a, D1)
+    m_, d_, dlt, eta_ = _count(m, "m"), _count(d, "d"), check_delta(delta), _pos(eta, "eta")
+    return _sensitivity(m_, eta_, d_, dlt,
+                        *_check_bounds(lipschitz, linf_diameter, alpha, l1_diameter))
+
+
+def _check_bounds(lipschitz: object, linf_diameter: object, alpha: object,
+                  l1_diameter: object) -> tuple[float, float, float, float | None]:
+    """The checked Lipschitz constant G, l_inf diameter, alpha and l1 diameter (None: none
+    declared) of :func:`opsamp_sensitivity` and :func:`opsamp_parameters`."""
+    return (_pos(lipschitz, "lipschitz"), _pos(linf_diameter, "linf_diameter"),
+            _nonneg(alpha, "alpha"),
+            None if l1_diameter is None else _pos(l1_diameter, "l1_diameter"))
 
 
 def _sensitivity(m_: int, eta_: float, d_: int, dlt: float, G: float, Dinf: float, a: float,
@@ -268,28 +271,12 @@ def _sensitivity(m_: int, eta_: float, d_: int, dlt: float, G: float, Dinf: floa
     )
 
 
-def opsamp_lambda(
-    *,
-    m: int,
-    eta: float,
-    d: int,
-    delta: float,
-    lipschitz: float,
-    linf_diameter: float,
-    alpha: float,
-    l1_diameter: float | None = None,
-) -> float:
-    """The l1-sensitivity bound lambda used by :func:`opsamp` (see :func:`opsamp_sensitivity`)."""
-    return opsamp_sensitivity(
-        m=m,
-        eta=eta,
-        d=d,
-        delta=delta,
-        lipschitz=lipschitz,
-        linf_diameter=linf_diameter,
-        alpha=alpha,
-        l1_diameter=l1_diameter,
-    ).lambda_
+def opsamp_lambda(**parameters: Any) -> float:
+    """The l1-sensitivity bound lambda used by :func:`opsamp`:
+    ``opsamp_sensitivity(**parameters).lambda_``, for the keyword parameters of
+    :func:`opsamp_sensitivity` (``m``, ``eta``, ``d``, ``delta``, ``lipschitz``,
+    ``linf_diameter``, ``alpha``, optionally ``l1_diameter``)."""
+    return opsamp_sensitivity(**parameters).lambda_
 
 
 @dataclass(frozen=True)
@@ -342,20 +329,15 @@ def opsamp_parameters(
     l1_diameter: float | None = None,
 ) -> OPSampParameters:
     """The default gamma, m, eta of Algorithm 2 (and the lambda they imply)."""
-    n_ = _count(n, "n")
-    d_ = _count(d, "d")
-    eps = check_epsilon(epsilon)
-    dlt = check_delta(delta)
-    G = _pos(lipschitz, "lipschitz")
-    Dinf = _pos(linf_diameter, "linf_diameter")
+    n_, d_ = _count(n, "n"), _count(d, "d")
+    eps, dlt = check_epsilon(epsilon), check_delta(delta)
+    G, Dinf, a, D1 = _check_bounds(lipschitz, linf_diameter, alpha, l1_diameter)
     D2 = _pos(l2_diameter, "l2_diameter")
-    a = _nonneg(alpha, "alpha")
     b = _beta(beta)
     # Algorithm 2: gamma = sqrt(eps) / (sqrt(n) d^{5/4} sqrt(D_2)); m = ln(2d/delta) / (2 gamma^2)
     gamma = math.sqrt(eps) / (math.sqrt(n_) * d_**1.25 * math.sqrt(D2))
     m = math.ceil(math.log(2 * d_ / dlt) / (2.0 * gamma**2))
     eta = _paper_eta(n_, d_, eps, G, Dinf, D2, b)
-    D1 = None if l1_diameter is None else _pos(l1_diameter, "l1_diameter")
     sens = _sensitivity(_count(m, "m"), _pos(eta, "eta"), d_, dlt, G, Dinf, a, D1)
     return OPSampParameters(
         n=n_,
