@@ -122,6 +122,16 @@ def test_dpsgd_scaling_smoke(tmp_path: Path) -> None:
     assert (tmp_path / "dpsgd_scaling.json").stat().st_size > 0
 
 
+def test_synth_sampler_scores_both_samplers_of_one_fit(tmp_path: Path) -> None:
+    import json
+
+    out = _run("synth_sampler.py", "--quick", "--out", str(tmp_path))
+    (run,) = json.loads((tmp_path / "runs.json").read_text())["runs"]
+    assert all(0 < run[s]["native_2way_tv"] < 1 for s in ("rounded", "iid"))
+    assert run["rounded"] != run["iid"] and "titanic" in out
+    assert (tmp_path / "summary.csv").read_text().startswith("table,eps,seeds,rounded_")
+
+
 def test_synth_tables_two_resolutions_references_merge_and_rewrite(tmp_path: Path) -> None:
     """The table-layer grid on titanic (one seed): both resolutions and both references per
     run, MWEM fitted (titanic fits its cell cap), AIM's run merged from another record, and

@@ -35,6 +35,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -123,7 +124,10 @@ def check_peers_available() -> None:
 def _fit(method: str, cfg: Config, eps: float, data: Any, workload: Any,
          rng: np.random.Generator) -> tuple[Callable[[Any], Any], Any, dict[str, Any],
                                             Callable[[int], Any]]:
-    """Fit one method: (answers of a workload, guarantee, extra fields, sampler of n codes)."""
+    """Fit one method: (answers of a workload, guarantee, extra fields, sampler of n codes).
+
+    The records are drawn independently (``sampler="iid"``), as when the results were
+    recorded; the library's default sampler became ``"rounded"`` afterwards (CHANGELOG)."""
     from oracledp.synth import independent_marginals, mwem
 
     if method == "oracle_query":
@@ -134,7 +138,7 @@ def _fit(method: str, cfg: Config, eps: float, data: Any, workload: Any,
             query_player=cfg.query_player, data_player=cfg.data_player, random_state=rng,
         ).fit(data.codes, data.domain)
         extra = {"rounds": syn.rounds_, "eps0": syn.eps0_, "composition": syn.composition_}
-        return syn.answer, syn.guarantee_, extra, syn.sample_codes
+        return syn.answer, syn.guarantee_, extra, partial(syn.sample_codes, sampler="iid")
     if method == "oracle_query_pgm":
         from oracledp.synth import OracleQueryPGM
 
@@ -146,17 +150,17 @@ def _fit(method: str, cfg: Config, eps: float, data: Any, workload: Any,
         pgm = OracleQueryPGM(eps, cfg.delta, k=cfg.k, random_state=rng, **kw).fit(
             data.codes, data.domain)
         extra = {"rounds": pgm.rounds_, "eps0": pgm.eps_selection_, "composition": "zcdp"}
-        return pgm.answer, pgm.guarantee_, extra, pgm.sample_codes
+        return pgm.answer, pgm.guarantee_, extra, partial(pgm.sample_codes, sampler="iid")
     if method == "mwem":
         res = mwem(data.codes, data.domain, workload, eps, cfg.mwem_rounds, rng)
         extra = {"rounds": cfg.mwem_rounds, "eps0": res.epsilon_per_step,
                  "composition": "basic"}
-        return res.answer, res.guarantee, extra, lambda m: res.sample(m, rng)
+        return res.answer, res.guarantee, extra, lambda m: res.sample(m, rng, sampler="iid")
     if method == "independent":
         ind = independent_marginals(data.codes, data.domain, eps, rng)
         return (ind.answer, ind.guarantee,
                 {"rounds": None, "eps0": None, "composition": "none"},
-                lambda m: ind.sample(m, rng))
+                lambda m: ind.sample(m, rng, sampler="iid"))
     if method in PEERS:
         from oracledp.synth import AIMSynthesizer, MSTSynthesizer
 
@@ -166,7 +170,7 @@ def _fit(method: str, cfg: Config, eps: float, data: Any, workload: Any,
         peer = cls(eps, cfg.delta, k=cfg.k, backend="mbi", random_state=rng).fit(
             data.codes, data.domain)
         extra = {"rounds": peer.result_.rounds, "eps0": None, "composition": "zcdp"}
-        return peer.answer, peer.guarantee_, extra, peer.sample_codes
+        return peer.answer, peer.guarantee_, extra, partial(peer.sample_codes, sampler="iid")
     raise ValueError(f"unknown method {method!r}")
 
 

@@ -299,23 +299,29 @@ def synth_sample(
                                                   "randomness).")] = None,
     out: Annotated[Path | None, typer.Option("--out", dir_okay=False,
                                              help="CSV file (default: stdout).")] = None,
+    sampler: Annotated[str, typer.Option(
+        "--sampler", help="rounded (default: every record has the model's law, and the "
+        "table's counts stay within one of the model's expected counts in each group, "
+        "chunk by chunk) or iid (independent records).")] = "rounded",
 ) -> None:
     """Write ROWS synthetic records as CSV (the schema's columns, target last)."""
     import numpy as np
 
     from oracledp.synth import TableSynthesizer
+    from oracledp.synth._sampling import check_sampler
 
     try:
+        check_sampler(sampler)
         syn = TableSynthesizer.load(model_dir)
     except (OracleDPError, ValueError) as exc:
         _fail(str(exc))
     rng = np.random.default_rng(seed)  # None: fresh randomness from the OS
     try:
         if out is None:
-            _write_samples(syn, rows, rng, sys.stdout)
+            _write_samples(syn, rows, rng, sys.stdout, sampler)
             sys.stdout.flush()
         else:
-            _write_samples_to(syn, rows, rng, out)
+            _write_samples_to(syn, rows, rng, out, sampler)
     except BrokenPipeError:  # e.g. `| head`: the reader has what it wanted
         import os
 
@@ -336,7 +342,7 @@ def synth_sample(
 
 
 
-def _write_samples_to(syn: Any, rows: int, rng: Any, out: Path) -> None:
+def _write_samples_to(syn: Any, rows: int, rng: Any, out: Path, sampler: str) -> None:
     """Write the records to a temporary file beside ``out``, renamed to ``out`` only when
     every record is written: a failed or interrupted sample leaves no empty or partial
     ``out`` (an existing ``out`` stays as it was)."""
@@ -349,7 +355,7 @@ def _write_samples_to(syn: Any, rows: int, rng: Any, out: Path) -> None:
         os.umask(mask)
         os.chmod(tmp, 0o666 & ~mask)  # as open() would create it (mkstemp: owner only)
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            _write_samples(syn, rows, rng, fh)
+            _write_samples(syn, rows, rng, fh, sampler)
         os.replace(tmp, out)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -357,7 +363,7 @@ def _write_samples_to(syn: Any, rows: int, rng: Any, out: Path) -> None:
         raise
 
 
-def _write_samples(syn: Any, rows: int, rng: Any, fh: Any) -> None:
+def _write_samples(syn: Any, rows: int, rng: Any, fh: Any, sampler: str = "rounded") -> None:
     """``rows`` records of ``syn`` as CSV on ``fh``, ``_SAMPLE_CHUNK`` at a time (one header),
     with a progress bar on a terminal's stderr when there are several chunks."""
     from rich.console import Console
@@ -377,7 +383,7 @@ def _write_samples(syn: Any, rows: int, rng: Any, fh: Any) -> None:
         done = 0
         while done < rows:
             m = min(_SAMPLE_CHUNK, rows - done)
-            syn.sample(m, random_state=rng).to_csv(fh, index=False, header=done == 0,
+            syn.sample(m, random_state=rng, sampler=sampler).to_csv(fh, index=False, header=done == 0,
                                                    lineterminator="\n")
             done += m
             progress.update(task, completed=done)

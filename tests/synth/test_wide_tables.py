@@ -173,11 +173,11 @@ def test_cli_sample_failure_leaves_no_file(runner, tmp_path, monkeypatch):
     out = tmp_path / "synthetic.csv"
     calls = []
 
-    def fail_late(self, n, rng):  # the second chunk fails: a partial file would be left
+    def fail_late(self, n, rng, sampler):  # the second chunk fails: a partial file would be left
         calls.append(n)
         if len(calls) > 1:
             raise ValueError("the model cannot be sampled")
-        return real(self, n, rng)
+        return real(self, n, rng, sampler)
 
     real = ts._Release.sample_codes
     monkeypatch.setattr(ts._Release, "sample_codes", fail_late)

@@ -31,6 +31,7 @@ from oracledp._diagnostics import PicklesWithoutDiagnostics
 from oracledp._validation import RandomLike, check_rng, check_sample_size
 from oracledp.privacy._accountant import accounted_fit
 from oracledp.synth._domain import Domain
+from oracledp.synth._sampling import check_sampler
 from oracledp.synth._workload import MarginalWorkload
 
 __all__ = ["Synthesizer"]
@@ -69,7 +70,8 @@ class Synthesizer(PicklesWithoutDiagnostics):
         """Answers of a workload (default: the fitted one) under the release."""
         raise NotImplementedError
 
-    def _sample_codes(self, n: int, rng: np.random.Generator) -> NDArray[np.int64]:
+    def _sample_codes(self, n: int, rng: np.random.Generator,
+                      sampler: str = "rounded") -> NDArray[np.int64]:
         raise NotImplementedError
 
     @staticmethod
@@ -97,9 +99,13 @@ class Synthesizer(PicklesWithoutDiagnostics):
             raise ValueError("the workload is over a different domain")
         return wl
 
-    def sample_codes(self, n: int | None = None,
-                     random_state: RandomLike = None) -> NDArray[np.int64]:
+    def sample_codes(self, n: int | None = None, random_state: RandomLike = None, *,
+                     sampler: str = "rounded") -> NDArray[np.int64]:
         """``n`` synthetic records (default: the private n) drawn from the release, as codes.
+
+        ``sampler``: ``"rounded"`` (default; every record has the release's law, and the
+        counts stay close to the expected ones) or ``"iid"`` (independent records); see
+        :mod:`oracledp.synth._sampling`.
 
         ``random_state`` None continues the fit's generator; a pickled synthesizer does not
         carry that generator (its state would reveal the fit's noise), so after unpickling
@@ -110,6 +116,7 @@ class Synthesizer(PicklesWithoutDiagnostics):
             raise ValueError("the number of records is private under add-remove "
                              "neighbouring (not part of the release): pass n")
         n = check_sample_size(n, self.n_)
+        check_sampler(sampler)
         if random_state is not None:
             rng = check_rng(random_state)
         elif getattr(self, "_rng", None) is not None:
@@ -117,9 +124,11 @@ class Synthesizer(PicklesWithoutDiagnostics):
         else:
             raise ValueError("this synthesizer was unpickled without its generator (it would "
                              "reveal the fit's noise): pass random_state= to sample")
-        return self._sample_codes(n, rng)
+        return self._sample_codes(n, rng, sampler)
 
-    def sample(self, n: int | None = None, random_state: RandomLike = None) -> pd.DataFrame:
-        """``n`` synthetic records as a DataFrame in the domain's levels (post-processing)."""
-        codes = self.sample_codes(n, random_state)  # checks fitted first
+    def sample(self, n: int | None = None, random_state: RandomLike = None, *,
+               sampler: str = "rounded") -> pd.DataFrame:
+        """``n`` synthetic records as a DataFrame in the domain's levels (post-processing;
+        ``sampler`` as in :meth:`sample_codes`)."""
+        codes = self.sample_codes(n, random_state, sampler=sampler)  # checks fitted first
         return self.domain_.decode(codes)

@@ -135,10 +135,12 @@ class _ModelRelease:
             self.__dict__["_model"] = model
         return model
 
-    def sample(self, m: int | None = None, random_state: RandomLike = None) -> NDArray[np.int64]:
-        """``m`` synthetic records (default n) drawn i.i.d. from the release."""
+    def sample(self, m: int | None = None, random_state: RandomLike = None, *,
+               sampler: str = "rounded") -> NDArray[np.int64]:
+        """``m`` synthetic records (default n) drawn from the release
+        (:mod:`oracledp.synth._sampling`: ``"rounded"`` or ``"iid"``)."""
         size = check_sample_size(m, self.n)
-        return self.model.sample(size, check_rng(random_state))
+        return self.model.sample(size, check_rng(random_state), sampler=sampler)
 
 
 @dataclass(frozen=True)

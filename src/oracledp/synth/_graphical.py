@@ -60,7 +60,6 @@ from oracledp.synth._workload import cells_text
 
 __all__ = ["GraphicalModel", "JunctionTree", "estimate_model", "model_of_tables"]
 
-_SAMPLE_CHUNK = 200_000
 #: Most cells of a marginal table (or of :meth:`GraphicalModel.dense`) that is materialized:
 #: 50,000,000 floats are 400 MB.
 _DENSE_CELLS = 50_000_000
@@ -730,37 +729,17 @@ class GraphicalModel:
         return self.marginal(list(range(len(self.shape))))
 
     # -- sampling -------------------------------------------------------------------
-    def sample(self, size: int | None = None, random_state: RandomLike = None
-               ) -> NDArray[np.int64]:
-        """``size`` records drawn i.i.d. and exactly from the model (forward sampling)."""
+    def sample(self, size: int | None = None, random_state: RandomLike = None, *,
+               sampler: str = "rounded") -> NDArray[np.int64]:
+        """``size`` records drawn from the model by forward sampling along its junction tree
+        (:mod:`oracledp.synth._sampling`): ``"rounded"`` (default) deals each clique's
+        conditional counts rounded at random (every record alone has the model's law; counts
+        close to the expected ones), ``"iid"`` draws the records independently."""
+        from oracledp.synth._sampling import check_sampler, forward_sample
+
         size = check_sample_size(size, self.n)
-        rng = check_rng(random_state)
-        jt, shape = self.tree, self.shape
-        out = np.zeros((size, len(shape)), dtype=np.int64)
-        for i in jt.order:
-            c, s = jt.cliques[i], jt.sep[i]
-            new = tuple(a for a in c if a not in s)
-            if not new:
-                continue
-            mu = self.marginals_[i].transpose([c.index(a) for a in (*s, *new)])
-            width = math.prod(shape[a] for a in new)
-            tab = mu.reshape(-1, width)
-            cum = np.cumsum(tab.ravel())
-            start = np.concatenate(([0.0], cum[width - 1::width][:-1]))
-            tot = tab.sum(axis=1)
-            new_shape = tuple(shape[a] for a in new)
-            for lo in range(0, size, _SAMPLE_CHUNK):
-                hi = min(size, lo + _SAMPLE_CHUNK)
-                rows = (np.ravel_multi_index(tuple(out[lo:hi, a] for a in s),
-                                             tuple(shape[a] for a in s))
-                        if s else np.zeros(hi - lo, dtype=np.intp))
-                target = start[rows] + rng.random(hi - lo) * tot[rows]
-                col = np.searchsorted(cum, target, side="right") - rows * width
-                col = np.clip(col, 0, width - 1)
-                vals = np.unravel_index(col, new_shape)
-                for a, v in zip(new, vals, strict=True):
-                    out[lo:hi, a] = v
-        return out
+        check_sampler(sampler)
+        return forward_sample(self, size, check_rng(random_state), sampler)
 
 
 def model_of_tables(shape: Sequence[int],

@@ -560,8 +560,9 @@ class OracleQueryPGM(Synthesizer):
         self._check_fitted()
         return self.model_.marginal(attrs)
 
-    def _sample_codes(self, n: int, rng: np.random.Generator) -> NDArray[np.int64]:
-        return self.model_.sample(n, rng)
+    def _sample_codes(self, n: int, rng: np.random.Generator,
+                      sampler: str = "rounded") -> NDArray[np.int64]:
+        return self.model_.sample(n, rng, sampler=sampler)
 
     def __repr__(self) -> str:
         return (f"OracleQueryPGM(epsilon={self.epsilon!r}, delta={self.delta!r}, k={self.k}, "

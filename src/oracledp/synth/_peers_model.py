@@ -107,11 +107,13 @@ class PGMResult:
             out[workload.offsets[b] : workload.offsets[b + 1]] = self.marginal(blk).ravel()
         return out
 
-    def sample(self, m: int | None = None, random_state: RandomLike = None) -> NDArray[np.int64]:
-        """``m`` records (default n, or the model's total under add-remove), drawn
-        i.i.d. and exactly from the model (:meth:`GraphicalModel.sample
+    def sample(self, m: int | None = None, random_state: RandomLike = None, *,
+               sampler: str = "rounded") -> NDArray[np.int64]:
+        """``m`` records (default n, or the model's total under add-remove), drawn exactly
+        from the model (:meth:`GraphicalModel.sample
         <oracledp.synth._graphical.GraphicalModel.sample>`, forward sampling along its
-        junction tree); all randomness from ``random_state``.
+        junction tree, ``sampler`` ``"rounded"`` or ``"iid"``); all randomness from
+        ``random_state``.
         """
         size = check_sample_size(m, self.n if self.n is not None else max(1, round(self.total)))
-        return self.model.sample(size, check_rng(random_state))
+        return self.model.sample(size, check_rng(random_state), sampler=sampler)

@@ -54,8 +54,9 @@ class DistributionRelease(Synthesizer):
         """Exact answers of a workload (default: the fitted one) under the released distribution."""
         return answer_distribution(self._workload(workload), self.distribution_)
 
-    def _sample_codes(self, n: int, rng: np.random.Generator) -> NDArray[np.int64]:
-        return self.release_model().sample(n, rng)
+    def _sample_codes(self, n: int, rng: np.random.Generator,
+                      sampler: str = "rounded") -> NDArray[np.int64]:
+        return self.release_model().sample(n, rng, sampler=sampler)
 
     def release_model(self) -> Any:
         """The release as the one model type every synthesizer samples through (a

@@ -85,8 +85,9 @@ class _FunctionSynthesizer(Synthesizer):
         wl = self._workload(workload)  # checks fitted first
         return np.asarray(self.result_.answer(wl), dtype=np.float64)
 
-    def _sample_codes(self, n: int, rng: np.random.Generator) -> NDArray[np.int64]:
-        return np.asarray(self.result_.sample(n, rng), dtype=np.int64)
+    def _sample_codes(self, n: int, rng: np.random.Generator,
+                      sampler: str = "rounded") -> NDArray[np.int64]:
+        return np.asarray(self.result_.sample(n, rng, sampler=sampler), dtype=np.int64)
 
 
 class IndependentMarginalsSynthesizer(_FunctionSynthesizer):

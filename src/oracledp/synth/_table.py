@@ -280,16 +280,23 @@ class TableDomain:
 
     # --- domain codes -> values (post-processing) ---------------------------------------------
 
-    def decode(self, codes: NDArray[np.integer], random_state: RandomLike = None) -> pd.DataFrame:
+    def decode(self, codes: NDArray[np.integer], random_state: RandomLike = None, *,
+               sampler: str = "iid") -> pd.DataFrame:
         """Records in the schema's columns and types from domain codes (module docstring).
 
-        Grid and interval bins draw their value with ``random_state`` (post-processing).
+        Grid and interval bins draw their value with ``random_state`` (post-processing).  With
+        ``sampler="rounded"`` a gridded column's fine bins are dealt to the records of each
+        coarse bin by systematic sampling (counts within one of their expected values, every
+        record alone drawn with the fine histogram's law; :mod:`oracledp.synth._sampling`).
         """
+        from oracledp.synth._sampling import check_sampler
+
+        check_sampler(sampler)
         arr = self.domain.check_codes(codes)
         rng = check_rng(random_state)
         out: dict[str, Any] = {}
         for j, a in enumerate(self.attrs):
-            out[a.name] = _decode_column(a, arr[:, j], rng)
+            out[a.name] = _decode_column(a, arr[:, j], rng, sampler == "rounded")
         return pd.DataFrame(out, columns=self.columns)
 
 
@@ -372,11 +379,12 @@ def _check_within(within: Any, schema: Any
     return out
 
 
-def _draw_within(a: _Attr, code: NDArray[np.int64], rng: np.random.Generator
-                 ) -> NDArray[np.int64]:
+def _draw_within(a: _Attr, code: NDArray[np.int64], rng: np.random.Generator,
+                 rounded: bool = False) -> NDArray[np.int64]:
     """Grid indices of records in coarse bins ``code``: a fine bin drawn with its probability
-    (its share of grid points inside the coarse bin), then a grid point uniformly inside
-    (fine bin and coarse bin both), by coarse bin in increasing order."""
+    (its share of grid points inside the coarse bin; ``rounded``: by systematic sampling over
+    the bin's records in a random order), then a grid point uniformly inside (fine bin and
+    coarse bin both), by coarse bin in increasing order."""
     assert a.within is not None and a.first is not None and a.last is not None
     starts, p = a.within
     K = int(a.last[-1])
@@ -393,7 +401,12 @@ def _draw_within(a: _Attr, code: NDArray[np.int64], rng: np.random.Generator
         w = p[f0:f1 + 1] * width / (ends[f0:f1 + 1] - starts[f0:f1 + 1] + 1)
         if not w.sum() > 0:
             w = width
-        f = rng.choice(len(w), size=len(rows), p=w / w.sum())
+        if rounded:
+            pos = (rng.random() + rng.permutation(len(rows))) / len(rows)
+            f = np.minimum(np.searchsorted(np.cumsum(w / w.sum()), pos, side="right"),
+                           len(w) - 1)
+        else:
+            f = rng.choice(len(w), size=len(rows), p=w / w.sum())
         k = lo[f] + np.floor(rng.random(len(rows)) * width[f]).astype(np.int64)
         out[rows] = np.minimum(k, hi[f])
     return out
@@ -451,7 +464,8 @@ def _attr_of(c: Column, bins: int | tuple[float, ...],
                  lower=float(c.lower), step=float(c.step), decimals=dec, within=within)
 
 
-def _decode_column(a: _Attr, code: NDArray[np.int64], rng: np.random.Generator) -> Any:
+def _decode_column(a: _Attr, code: NDArray[np.int64], rng: np.random.Generator,
+                   rounded: bool = False) -> Any:
     n_present = len(a.labels) - a.missing
     miss = code >= n_present
     safe = np.where(miss, 0, code)
@@ -461,7 +475,7 @@ def _decode_column(a: _Attr, code: NDArray[np.int64], rng: np.random.Generator) 
     elif a.kind == "grid":
         assert a.first is not None and a.last is not None
         if a.within is not None:
-            k = _draw_within(a, safe, rng)
+            k = _draw_within(a, safe, rng, rounded)
         else:
             lo, hi = a.first[safe], a.last[safe]
             k = lo + np.floor(rng.random(len(code)) * (hi - lo + 1)).astype(np.int64)

@@ -136,8 +136,9 @@ class _Release:
                     for c, t in model.potentials.items()], domain,
                    tree=list(model.tree.cliques))
 
-    def sample_codes(self, n: int, rng: np.random.Generator) -> NDArray[np.int64]:
-        return self.model.sample(n, rng)
+    def sample_codes(self, n: int, rng: np.random.Generator,
+                     sampler: str = "rounded") -> NDArray[np.int64]:
+        return self.model.sample(n, rng, sampler=sampler)
 
 
 class TableSynthesizer:
@@ -490,33 +491,43 @@ class TableSynthesizer:
                      "and its numbers are NOT private")
         return lines
 
-    def sample_codes(self, n: int | None = None,
-                     random_state: RandomLike = None) -> NDArray[np.int64]:
+    def sample_codes(self, n: int | None = None, random_state: RandomLike = None, *,
+                     sampler: str = "rounded") -> NDArray[np.int64]:
         """``n`` synthetic records as domain codes (default n: the number of records, when
-        public)."""
+        public); ``sampler`` as in :meth:`sample`."""
         from oracledp._validation import check_sample_size
+        from oracledp.synth._sampling import check_sampler
 
         self._check_fitted()
         if n is None and self.n_ is None:
             raise ValueError("pass n, the number of synthetic records")
         n = check_sample_size(n, self.n_ or 0)
+        check_sampler(sampler)
         rng = self._rng if random_state is None and self._rng is not None else check_rng(
             random_state)
-        return self._release.sample_codes(n, rng)
+        return self._release.sample_codes(n, rng, sampler)
 
-    def sample(self, n: int | None = None, random_state: RandomLike = None) -> pd.DataFrame:
+    def sample(self, n: int | None = None, random_state: RandomLike = None, *,
+               sampler: str = "rounded") -> pd.DataFrame:
         """``n`` synthetic records: the schema's columns (target last) in their declared types.
 
-        Post-processing of the release: the guarantee is ``guarantee_`` whatever ``n``.
-        ``random_state`` None continues the fit's generator (after :meth:`load`, pass one).
+        Post-processing of the release: the guarantee is ``guarantee_`` whatever ``n`` and
+        ``sampler``.  ``random_state`` None continues the fit's generator (after :meth:`load`,
+        pass one).  ``sampler``: ``"rounded"`` (default) deals the model's counts, and each
+        gridded value's fine bin within its coarse bin, rounded at random (every record alone
+        has the release's law; the table's counts stay close to the expected ones), ``"iid"``
+        draws every record independently (:mod:`oracledp.synth._sampling`).
         """
+        from oracledp.synth._sampling import check_sampler
+
         self._check_fitted()
+        check_sampler(sampler)
         if random_state is None and self._rng is None:
             raise ValueError("this model was loaded from disk without a generator: pass "
                              "random_state= to sample")
         rng = self._rng if random_state is None else check_rng(random_state)
-        codes = self.sample_codes(n, rng)
-        return self.table_domain_.decode(codes, rng)
+        codes = self.sample_codes(n, rng, sampler=sampler)
+        return self.table_domain_.decode(codes, rng, sampler=sampler)
 
     # --- the saved model -----------------------------------------------------------------------
 
