@@ -112,7 +112,8 @@ point is re-evaluated in integer arithmetic by :func:`~oracledp.oracles._base.ma
 
 The parts live in private modules: :mod:`oracledp.oracles._structured_tables` (outer
 candidates, loss tables, lower bounds), :mod:`oracledp.oracles._structured_model` (the inner
-HiGHS model and its LP-dual bound), :mod:`oracledp.oracles._structured_heuristic` (local
+HiGHS model and its LP-dual bound), :mod:`oracledp.oracles._structured_inner` (one inner
+problem: its LP bounds, then its MIP), :mod:`oracledp.oracles._structured_heuristic` (local
 search) and :mod:`oracledp.oracles._pool` (the worker threads); this module holds the search.
 """
 
@@ -138,13 +139,8 @@ from oracledp.oracles._exact import ExactObjective
 from oracledp.oracles._halfspace import HalfspaceProblem, Perturbation, as_perturbation
 from oracledp.oracles._pool import _DaemonPool
 from oracledp.oracles._structured_heuristic import heuristic
-from oracledp.oracles._structured_model import (
-    _InnerModel,
-    build_inner,
-    dual_bound,
-    run_highs,
-    seed_start,
-)
+from oracledp.oracles._structured_inner import solve_inner
+from oracledp.oracles._structured_model import _InnerModel, build_inner, dual_bound
 from oracledp.oracles._structured_tables import (
     _enumerate_ball,
     _Prepared,
@@ -160,7 +156,6 @@ from oracledp.oracles._structured_tables import (
 # to HiGHS reaches this much further (covering that and its LP tolerances: trusted)
 _HIGHS_TIE_WINDOW = 1e-5
 _TIE_MAX_SOLVES = 8  # tie-check solves per call before refusing
-_INT_INF = 2**31 - 1  # HiGHS's "no limit" for integer options
 _PRESOLVE_ABOVE_NORM2 = 4
 """The inner MIPs run with HiGHS's presolve when W's largest ||k||^2 exceeds this (or with no
 noise), without it on the compact W (speed only).  Measured on 2026-11-28 (CPU seconds, cold,
@@ -357,127 +352,17 @@ class StructuredOracle:
     _lower_bounds = staticmethod(lower_bounds)
     _terms = staticmethod(terms)
     _heuristic = staticmethod(heuristic)
-    _seed = staticmethod(seed_start)
-    _run = staticmethod(run_highs)
 
     def _inner(self, problem: HalfspaceProblem, prep: _Prepared, vi: int,
                pert: Perturbation, cutoff: float, time_left: float,
-               u_start: NDArray[np.int64] | None = None, *, lp_only: bool = False,
-               skip_lp: bool = False, lp_threshold: float | None = None,
-               exclude: list[NDArray[np.int64]] | None = None,
-               tilt: tuple[NDArray[np.int64], float] | None = None,
-               node_limit: int | None = None, work: list[int] | None = None,
-               duals: list[NDArray[np.float64]] | None = None, presolve: bool = False,
+               u_start: NDArray[np.int64] | None = None, **options: Any,
                ) -> tuple[str, float, NDArray[np.int64] | None, float]:
-        """Solve the inner MIP for candidate vi: (status, value, u, dual bound).
-
-        ``cutoff``: HiGHS's objective bound (nodes whose bound is above it are discarded).
-        Status "lp_pruned": the LP relaxation's rigorous bound is above ``lp_threshold``
-        (default: the cutoff), so no point of vi is (no MIP).
-        ``lp_only``: return ("lp_bound", inf, None, that bound) (-inf if the LP failed).
-        ``skip_lp``: go straight to the MIP (the LP bound is already known).
-        ``exclude``: values of u cut off by no-good rows (added for this MIP only).
-        ``tilt = (c, eps)``: the MIP minimizes ``F(u) - eps #{j: u_j != c_j}`` instead
-        (every other point gains at least eps on c; the LP bound is of F itself).
-        ``node_limit``: HiGHS's ``mip_max_nodes`` for the MIP (status "work_limit" when
-        reached).  ``work``: a list the work done is appended to (1 per LP relaxation,
-        1 + the branch-and-bound nodes per MIP).  ``presolve``: HiGHS's presolve for the MIP
-        (speed only; :meth:`solve` chooses it: :data:`_PRESOLVE_ABOVE_NORM2`).
-
-        Values include every constant, i.e. they are objective values F(v, u).
-        The model of vi is built on first use and kept: between noise draws only
-        the costs of the one-hot values of u and of the norm encoding change.
-        """
-        import highspy
-
-        sp = problem.space
-        cap, kmax = sp.k_norm2_max, sp.k_max
-        model = self._inner_model(problem, prep, vi)
-        h = model.highs
-        lin, g, budget, const_pert = self._terms(problem, prep, vi, pert)
-        rho_cost = self._load_costs(model, lin, g, budget, cap)
-        const = model.const_loss + const_pert
-        if lp_only or (self.lp_prune and not skip_lp and math.isfinite(cutoff)):
-            # LP relaxation first (milliseconds): if its rigorous dual bound reaches the
-            # cutoff, no point of this v beats the incumbent and the MIP is not needed.
-            cost = model.cost0.copy()
-            cost[model.z_index.ravel()] = lin.ravel()
-            cost[model.rho_index] = rho_cost
-            col_ub = model.col_ub.copy()
-            col_ub[model.rho_index] = np.arange(cap) < budget  # the rho columns' bounds
-            h.setOptionValue("solve_relaxation", True)
-            h.setOptionValue("time_limit", max(time_left, 1e-3))
-            t_lp = time.perf_counter()
-            try:
-                self._run(h)
-                lp_ok = h.getModelStatus() == highspy.HighsModelStatus.kOptimal
-                y = np.asarray(h.getSolution().row_dual, dtype=np.float64) if lp_ok else None
-            finally:
-                h.setOptionValue("solve_relaxation", False)
-                time_left -= time.perf_counter() - t_lp
-            if work is not None:
-                work.append(1)
-            lp_bound = -math.inf
-            if y is not None and len(y) == model.A.shape[0]:
-                lp_bound = self._dual_bound(model, cost, col_ub, y) + const
-                if self.coupled_bound:  # the link rows' multipliers, with lambda = -y
-                    lam = np.where(model.link_rows >= 0, -y[np.maximum(model.link_rows, 0)],
-                                   0.0)
-                    if duals is not None:
-                        duals.append(lam)
-                    lp_bound = max(lp_bound, self._coupled_bound(problem, prep, vi, lam, lin,
-                                                                 g, budget, const_pert))
-            if lp_only:
-                return "lp_bound", math.inf, None, lp_bound
-            if lp_bound > (cutoff if lp_threshold is None else lp_threshold):
-                return "lp_pruned", math.inf, None, lp_bound
-        exclude = exclude or []
-        if tilt is not None:
-            c, eps = tilt
-            tilted = lin - eps
-            tilted[np.arange(len(c)), np.asarray(c, dtype=np.int64) + kmax] += eps
-            h.changeColsCost(tilted.size, model.z_index.ravel().astype(np.int32),
-                             tilted.ravel())
-        if u_start is not None and not any(np.array_equal(u_start, x) for x in exclude):
-            self._seed(prep, model, u_start, kmax)  # a feasible point: HiGHS starts from it
-        h.setOptionValue("objective_bound", float(cutoff - const) if math.isfinite(cutoff)
-                         else highspy.kHighsInf)
-        h.setOptionValue("time_limit", max(time_left, 1e-3))
-        h.setOptionValue("mip_max_nodes", _INT_INF if node_limit is None
-                         else max(1, int(node_limit)))
-        h.setOptionValue("presolve", "on" if presolve else "off")
-        n_rows = h.getNumRow()
-        m = len(prep.cat_cols)
-        for x in exclude:  # sum_j z_{j, x_j} <= m - 1: any u but x
-            cols = model.z_index[np.arange(m), np.asarray(x, dtype=np.int64) + kmax]
-            h.addRow(-highspy.kHighsInf, float(m - 1), m, cols.astype(np.int32), np.ones(m))
-        try:
-            self._run(h)
-            st = h.getModelStatus()
-            info = h.getInfo()
-            dual = float(info.mip_dual_bound) + const
-            value = float(info.objective_function_value) + const
-            u = None
-            if info.primal_solution_status == 2:  # a feasible point exists
-                x = np.asarray(h.getSolution().col_value)
-                u = np.rint(x[model.u_index]).astype(np.int64)
-            status_text = h.modelStatusToString(st)
-            if work is not None:
-                work.append(1 + int(info.mip_node_count))
-        finally:
-            if exclude:  # (changing the model clears HiGHS's solution: read first)
-                h.deleteRows(len(exclude),
-                             np.arange(n_rows, n_rows + len(exclude), dtype=np.int32))
-        if st == highspy.HighsModelStatus.kOptimal and u is not None:
-            return "optimal", value, u, dual
-        if st in (highspy.HighsModelStatus.kObjectiveBound, highspy.HighsModelStatus.kInfeasible):
-            return "pruned", math.inf, None, cutoff  # nothing below the cutoff for this v
-        if st in (highspy.HighsModelStatus.kTimeLimit, highspy.HighsModelStatus.kSolutionLimit):
-            kind = "time_limit" if st == highspy.HighsModelStatus.kTimeLimit else "work_limit"
-            if u is not None:  # a feasible incumbent exists
-                return kind, value, u, dual
-            return kind, math.inf, None, dual
-        return f"error:{status_text}", math.inf, None, -math.inf
+        """The inner problem of candidate vi on its kept model, with this oracle's LP pruning
+        and coupled bound (:func:`~oracledp.oracles._structured_inner.solve_inner`, which
+        describes ``options`` and the result)."""
+        return solve_inner(problem, prep, self._inner_model(problem, prep, vi), vi, pert,
+                           cutoff, time_left, u_start, lp_prune=self.lp_prune,
+                           coupled=self.coupled_bound, **options)
 
     # ------------------------------------------------------------------ solve
     def solve(self, problem: HalfspaceProblem,
@@ -641,7 +526,9 @@ class StructuredOracle:
                 # one LP (the best-bound candidate's) prices the cells; its multipliers give
                 # every other candidate a coupled bound (valid for any multipliers) before
                 # any model of theirs is built
-                v0, w0, lam0 = int(order[0]), [], []
+                v0 = int(order[0])
+                w0: list[int] = []
+                lam0: list[NDArray[np.float64]] = []
                 _, _, _, b0 = self._inner(problem, prep, v0, pert, best_val,
                                           deadline - time.perf_counter(), lp_only=True,
                                           work=w0, duals=lam0)
@@ -756,21 +643,6 @@ class StructuredOracle:
                     prep.models.pop(next(iter(prep.models)))
                 prep.models[vi] = model
         return model
-
-    @staticmethod
-    def _load_costs(model: Any, lin: NDArray[np.float64], g: NDArray[np.float64], budget: int,
-                    cap: int) -> NDArray[np.float64]:
-        """Set this draw's costs on the reused model: ``lin`` on the cells, the norm-budget
-        increments of ``g`` on the first ``budget`` rho columns (the others fixed at 0)."""
-        rho_cost = np.zeros(cap)
-        rho_cost[:budget] = np.diff(g[: budget + 1])
-        ub = np.ones(cap)
-        ub[budget:] = 0.0
-        upd = np.concatenate([model.z_index.ravel(), model.rho_index])
-        model.highs.changeColsCost(len(upd), upd.astype(np.int32),
-                                   np.concatenate([lin.ravel(), rho_cost]))
-        model.highs.changeColsBounds(cap, model.rho_index.astype(np.int32), np.zeros(cap), ub)
-        return rho_cost
 
     @staticmethod
     def _assemble(problem: HalfspaceProblem, prep: _Prepared, vi: int,
