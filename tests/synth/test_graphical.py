@@ -25,12 +25,8 @@ from oracledp.synth import (
     OracleQueryPGM,
 )
 from oracledp.synth._estimation import MarginalMeasurement
-from oracledp.synth._graphical import (
-    GraphicalModel,
-    JunctionTree,
-    estimate_model,
-    junction_tree_cells,
-)
+from oracledp.synth._graphical import GraphicalModel, estimate_model
+from oracledp.synth._junction_tree import JunctionTree, junction_tree_cells
 
 SHAPE = (3, 4, 2, 3, 5, 2)
 

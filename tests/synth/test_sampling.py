@@ -17,7 +17,8 @@ import pytest
 from scipy import stats
 
 from oracledp.synth import _sampling
-from oracledp.synth._graphical import GraphicalModel, JunctionTree
+from oracledp.synth._graphical import GraphicalModel
+from oracledp.synth._junction_tree import JunctionTree
 from oracledp.synth._sampling import SAMPLERS, forward_sample
 
 #: each exact-law test's false-alarm rate (the p-value threshold of one chi-square test)

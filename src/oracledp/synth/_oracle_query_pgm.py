@@ -108,12 +108,8 @@ from oracledp.privacy._accountant import begin_release
 from oracledp.synth._base import Synthesizer
 from oracledp.synth._domain import Domain
 from oracledp.synth._estimation import MarginalMeasurement
-from oracledp.synth._graphical import (
-    GraphicalModel,
-    JunctionTree,
-    estimate_model,
-    junction_tree_cells,
-)
+from oracledp.synth._graphical import GraphicalModel, estimate_model
+from oracledp.synth._junction_tree import JunctionTree, junction_tree_cells
 from oracledp.synth._workload import (
     MarginalWorkload,
     answer,

@@ -88,7 +88,7 @@ class _NumpyFitter:
 
     def cliques_mb(self, cliques: Sequence[tuple[int, ...]]) -> float:
         """Size in MB of the junction tree of a model over ``cliques`` (float64 cells)."""
-        from oracledp.synth._graphical import junction_tree_cells
+        from oracledp.synth._junction_tree import junction_tree_cells
 
         return 8.0 * junction_tree_cells(self.shape, cliques) / 2**20
 

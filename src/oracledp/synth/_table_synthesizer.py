@@ -99,7 +99,8 @@ class _Release:
 
     def __init__(self, factors: list[tuple[tuple[int, ...], NDArray[np.float64]]],
                  domain: Domain, tree: list[tuple[int, ...]]) -> None:
-        from oracledp.synth._graphical import GraphicalModel, JunctionTree
+        from oracledp.synth._graphical import GraphicalModel
+        from oracledp.synth._junction_tree import JunctionTree
 
         for clique, table in factors:
             want = tuple(domain.shape[a] for a in clique)
