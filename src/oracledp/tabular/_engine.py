@@ -342,6 +342,39 @@ def read_frame(data: Any, sep: str = ",") -> pd.DataFrame:
     return frame
 
 
+def read_frames(data: Any, sep: str = ",", vectors: int = 32) -> Iterator[pd.DataFrame]:
+    """:func:`read_frame`'s table in consecutive chunks of ``vectors`` DuckDB vectors (2,048
+    rows each), in the order of the source (insertion order kept: a streaming result, never
+    the whole table); the same texts and names as :func:`read_frame`.  A source that cannot
+    be read raises :class:`TableInputError` (possibly after earlier chunks), and so does one
+    without rows, at the end."""
+    import duckdb
+
+    con = connect()
+    con.execute("SET preserve_insertion_order = true")  # rows out in the source's order
+    src: _Source | None = None
+    try:
+        rows = 0
+        try:
+            src = _open(con, data, sep)
+            cols = ", ".join(f"{_text_of(f'c{j}', t)} AS {_ident(f'c{j}')}"
+                             for j, t in enumerate(src.types))
+            result = con.execute(f"SELECT {cols} FROM {src.relation}")
+            while len(frame := result.fetch_df_chunk(vectors)):
+                frame = frame.astype(object)
+                frame.columns = src.header
+                rows += len(frame)
+                yield frame
+        except duckdb.Error as exc:
+            label, kind = (src.label, src.kind) if src is not None else (str(data), "csv:none")
+            raise _fail(label, kind, sep, exc) from None
+        if rows == 0:
+            assert src is not None
+            raise TableInputError(f"{src.label}: the table has no rows")
+    finally:
+        con.close()
+
+
 # --- the query -------------------------------------------------------------------------------
 
 
