@@ -30,8 +30,8 @@ from oracledp._validation import (
     check_signed_labels,
 )
 from oracledp.baselines._dpsgd_core import _dpsgd_core, auto_learning_rate
-from oracledp.privacy._guarantees import PrivacyGuarantee
-from oracledp.privacy._rdp import _REPLACE, calibrate_noise_multiplier, dpsgd_epsilon
+from oracledp.privacy._guarantees import REPLACE_ONE, PrivacyGuarantee
+from oracledp.privacy._rdp import calibrate_noise_multiplier, dpsgd_epsilon
 
 __all__ = [
     "DEFAULT_BATCH_SIZE",
@@ -124,7 +124,7 @@ def _dpsgd_guarantee(
         epsilon,
         delta,
         source=SOURCE,
-        neighbouring=_REPLACE,
+        neighbouring=REPLACE_ONE,
         notes=(
             f"Poisson-subsampled Gaussian, noise multiplier sigma={sigma:.6g}, q={q:.6g}, "
             f"T={steps}; dp_accounting RdpAccountant (add/remove-one) converted to replace-one "

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from oracledp._errors import BudgetError, NoHaltError, PrivacyWarning
-from oracledp.privacy._budget import _REPLACE, BudgetAccountant, _Cost, active_accountant
+from oracledp.privacy._budget import BudgetAccountant, _Cost, active_accountant
 from oracledp.privacy._composition import zcdp_rho
-from oracledp.privacy._guarantees import GuaranteeKind, PrivacyGuarantee
+from oracledp.privacy._guarantees import REPLACE_ONE, GuaranteeKind, PrivacyGuarantee
 
 __all__ = ["accounted_fit", "begin_release", "note_clone"]
 
@@ -193,7 +193,7 @@ def _rng_state(rng: Any) -> Any:
 
 def begin_release(owner: object, epsilon: float | None, delta: float = 0.0, *, rng: Any,
                   rho: float | None = None, zcdp: bool = False, ex_post: bool = False,
-                  neighbouring: str = _REPLACE, covers_inner: bool = False) -> None:
+                  neighbouring: str = REPLACE_ONE, covers_inner: bool = False) -> None:
     """Called by a fit just before it calls its mechanism: its declared budget.
 
     ``epsilon``, ``delta``: the fit's declared per-record loss (ex-post: its cap,

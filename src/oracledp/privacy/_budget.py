@@ -72,7 +72,12 @@ from oracledp._errors import BudgetError
 from oracledp._validation import check_epsilon, check_open_unit
 from oracledp.privacy._composition import zcdp_epsilon, zcdp_rho
 from oracledp.privacy._group import check_records_per_person, group_loss, group_rho
-from oracledp.privacy._guarantees import GuaranteeKind, PrivacyGuarantee
+from oracledp.privacy._guarantees import (
+    ADD_REMOVE,
+    REPLACE_ONE,
+    GuaranteeKind,
+    PrivacyGuarantee,
+)
 
 __all__ = ["BudgetAccountant", "Charge", "active_accountant", "set_default_accountant"]
 
@@ -80,8 +85,6 @@ __all__ = ["BudgetAccountant", "Charge", "active_accountant", "set_default_accou
 RTOL = 1e-9
 
 _COMPOSITIONS = ("basic", "zcdp")
-_REPLACE = "replace-one"
-_ADD_REMOVE = "add-remove"
 
 
 @dataclass(frozen=True)
@@ -329,10 +332,10 @@ class BudgetAccountant:
     def _cost(self, epsilon: float, delta: float, rho: float | None,
               neighbouring: str) -> _Cost:
         """A statement in the accountant's terms: replace-one, per person."""
-        if neighbouring == _ADD_REMOVE:  # a replacement is a removal then an addition
+        if neighbouring == ADD_REMOVE:  # a replacement is a removal then an addition
             epsilon, delta = group_loss(epsilon, delta, 2)
             rho = None if rho is None else group_rho(rho, 2)
-        elif neighbouring != _REPLACE:
+        elif neighbouring != REPLACE_ONE:
             raise BudgetError(f"the accountant composes replace-one (or add/remove) "
                               f"statements; this release is stated for {neighbouring!r}")
         epsilon, delta = group_loss(epsilon, delta, self._k)
@@ -366,7 +369,7 @@ class BudgetAccountant:
                 f"({len(self._charges)} release(s) charged)")
 
     def check(self, epsilon: float, delta: float = 0.0, *, rho: float | None = None,
-              neighbouring: str = _REPLACE, label: str = "this release") -> tuple[float, float]:
+              neighbouring: str = REPLACE_ONE, label: str = "this release") -> tuple[float, float]:
         """Raise BudgetError unless a release with this declared loss fits; else its cost.
 
         ``epsilon``, ``delta``: the release's declared per-record loss (for an ex-post

@@ -27,6 +27,10 @@ from typing import Any
 #: The neighbouring relation of a group statement (:func:`~oracledp.privacy.group_privacy`).
 GROUP_NEIGHBOURING = "groups of {k} records ({base})"
 _GROUP_RE = re.compile(r"^groups of (\d+) records \(")
+#: The two neighbouring relations of the statements here: replace one record (every learner's),
+#: or add or remove one (MST and AIM with ``neighbouring="add-remove"``, DP-SGD's RDP curve).
+REPLACE_ONE = "replace-one"
+ADD_REMOVE = "add-remove"
 
 
 def group_size(neighbouring: str) -> int:
@@ -108,7 +112,7 @@ class PrivacyGuarantee:
     kind: GuaranteeKind
     requires_exact_oracle: bool
     source: str
-    neighbouring: str = "replace-one"
+    neighbouring: str = REPLACE_ONE
     holds: bool = True
     notes: str = ""
     numerics: str = field(default="idealized")

@@ -62,12 +62,11 @@ import dp_accounting
 from dp_accounting.rdp import RdpAccountant
 
 from oracledp._validation import check_delta, check_epsilon, check_positive
+from oracledp.privacy._guarantees import ADD_REMOVE, REPLACE_ONE
 
 __all__ = ["calibrate_noise_multiplier", "dpsgd_epsilon"]
 
-_REPLACE = "replace-one"
-_ADD_REMOVE = "add-remove"
-_NEIGHBOURING = (_REPLACE, _ADD_REMOVE)
+_NEIGHBOURING = (REPLACE_ONE, ADD_REMOVE)
 
 # RDP orders: integers 2..64, then 64 * sqrt(2)**k (rounded), extended on demand up to 2**17.
 _BASE_ORDERS: tuple[int, ...] = tuple(range(2, 65))
@@ -179,7 +178,7 @@ def dpsgd_epsilon(
     steps: int,
     delta: float,
     *,
-    neighbouring: str = _REPLACE,
+    neighbouring: str = REPLACE_ONE,
 ) -> float:
     """The epsilon that T steps of DP-SGD with noise multiplier ``sigma`` satisfy at ``delta``.
 
@@ -211,7 +210,7 @@ def dpsgd_epsilon(
     d = check_delta(delta)
     rel = _check_neighbouring(neighbouring)
     curve = _AddRemoveRdp(s, qq, t)
-    if rel == _ADD_REMOVE:
+    if rel == ADD_REMOVE:
         return curve.epsilon(d)[0]
     return _replace_one_epsilon(curve, d)[0]
 
@@ -222,7 +221,7 @@ def calibrate_noise_multiplier(
     q: float,
     steps: int,
     *,
-    neighbouring: str = _REPLACE,
+    neighbouring: str = REPLACE_ONE,
     rtol: float = 1e-3,
 ) -> float:
     """The (nearly) smallest noise multiplier ``sigma`` with ``dpsgd_epsilon(sigma, ...) <= epsilon``.
@@ -248,13 +247,13 @@ def calibrate_noise_multiplier(
 
     def eps_of(s: float) -> float:
         curve = _AddRemoveRdp(s, qq, t)
-        return curve.epsilon(d)[0] if rel == _ADD_REMOVE else _replace_one_epsilon(curve, d)[0]
+        return curve.epsilon(d)[0] if rel == ADD_REMOVE else _replace_one_epsilon(curve, d)[0]
 
     def ok(s: float) -> bool:
         return eps_of(s) <= eps
 
     # Initial guess from the Gaussian approximation (sensitivity 2 for replace-one).
-    sens = 2.0 if rel == _REPLACE else 1.0
+    sens = 2.0 if rel == REPLACE_ONE else 1.0
     guess = max(0.3, sens * qq * math.sqrt(2.0 * t * math.log(1.0 / d)) / eps)
     if ok(guess):
         hi = guess
