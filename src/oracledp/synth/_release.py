@@ -1,4 +1,6 @@
-"""What the synthesizers that release a distribution over the full domain share."""
+"""Releases as the one model type they sample through: what the synthesizers that release a
+distribution over the full domain share (:class:`DistributionRelease`), and the release of any
+fitted synthesizer as a graphical model (:class:`_Release`, what a saved model holds)."""
 
 from __future__ import annotations
 
@@ -71,3 +73,58 @@ class DistributionRelease(Synthesizer):
                       model_of_tables(shape, [(tuple(range(len(shape))), self.distribution_)]))
             self.__dict__["_release_model"] = cached
         return cached[1]
+
+
+class _Release:
+    """The released model: a :class:`~oracledp.synth._graphical.GraphicalModel`, the one model
+    type every synthesizer's release is (OracleQueryPGM, MST and AIM estimate one; a released
+    distribution, MWEM's or OracleQuery's, is one with a single clique;
+    independent marginals one with a clique per attribute).  Saved as the log-potentials of
+    its cliques and the cliques of its junction tree, and rebuilt exactly: it samples the
+    rows the fitted synthesizer samples for the same seed
+    (:meth:`GraphicalModel.sample <oracledp.synth._graphical.GraphicalModel.sample>`).
+    """
+
+    def __init__(self, factors: list[tuple[tuple[int, ...], NDArray[np.float64]]],
+                 domain: Domain, tree: list[tuple[int, ...]]) -> None:
+        from oracledp.synth._graphical import GraphicalModel
+        from oracledp.synth._junction_tree import JunctionTree
+
+        for clique, table in factors:
+            want = tuple(domain.shape[a] for a in clique)
+            if table.shape != want:
+                raise ValueError(f"a factor over {clique} has shape {table.shape}, not {want}")
+            if not (np.isfinite(table) | np.isneginf(table)).all():  # log 0: no mass
+                raise ValueError(f"a factor over {clique} has values that are not finite")
+        cliques = [c for c, _ in factors]
+        if len(set(cliques)) != len(cliques) or any(list(c) != sorted(set(c)) for c in cliques):
+            raise ValueError("the model's cliques must be distinct increasing tuples")
+        jt = JunctionTree(domain.shape, tree, nodes=True)
+        self.model = GraphicalModel(domain.shape, dict(factors), jt)
+        self.factors = list(self.model.potentials.items())
+        self.domain = domain
+
+    @property
+    def tree(self) -> list[tuple[int, ...]]:
+        """The junction tree's cliques."""
+        return list(self.model.tree.cliques)
+
+    @classmethod
+    def of(cls, synth: Any, domain: Domain) -> _Release:
+        """The release of a fitted synthesizer, as the model it samples through."""
+        model = getattr(synth, "model_", None)
+        result = getattr(synth, "result_", None)
+        if model is None and result is not None:
+            model = getattr(result, "model", None)  # MST, AIM, MWEM, independent
+        if model is None and hasattr(synth, "release_model"):
+            model = synth.release_model()  # OracleQuery's released distribution
+        if model is None:
+            raise TypeError(f"{type(synth).__name__}: its release is not a model that "
+                            "TableSynthesizer can save")
+        return cls([(tuple(int(a) for a in c), np.asarray(t, dtype=np.float64))
+                    for c, t in model.potentials.items()], domain,
+                   tree=list(model.tree.cliques))
+
+    def sample_codes(self, n: int, rng: np.random.Generator,
+                     sampler: str = "rounded") -> NDArray[np.int64]:
+        return self.model.sample(n, rng, sampler=sampler)

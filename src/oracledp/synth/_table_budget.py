@@ -1,0 +1,187 @@
+"""What a :class:`~oracledp.synth.TableSynthesizer` fit's budget affords, from public facts only.
+
+``n`` (public under replace-one neighbours), the budget and the public domain decide the coarse
+bins of gridded numeric columns (:func:`auto_bins`), the share of the budget their fine
+histograms get (:func:`auto_fraction`), whether pairs are worth measuring (:func:`afford`) and
+the split between the histograms and the method that never overspends in floating point
+(:func:`_split_budget`, :class:`_Plan`; proof: docs/proofs/numeric-histograms.md).  Nothing here
+reads a record.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from oracledp.synth._table import DEFAULT_BINS
+
+__all__ = ["AUTO_BINS_SCALE", "PAIR_NOISE_LIMIT", "afford", "auto_bins", "auto_fraction"]
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """How a fit's budget is split between the fine numeric histograms and the method."""
+
+    columns: int
+    method_epsilon: float
+    numeric_rho_each: float | None  # zCDP methods: each refined column's rho
+    numeric_eps_each: float | None  # pure methods: each refined column's epsilon
+
+    @property
+    def numeric_rho(self) -> float:
+        return math.fsum([self.numeric_rho_each or 0.0] * self.columns)
+
+    def describe(self, names: list[str]) -> dict[str, Any]:
+        """The public plan, as saved with the model."""
+        out: dict[str, Any] = {"columns": names, "method_epsilon": self.method_epsilon}
+        if self.numeric_rho_each is not None:
+            out["rho_each"] = self.numeric_rho_each
+        if self.numeric_eps_each is not None:
+            out["epsilon_each"] = self.numeric_eps_each
+        return out
+
+    def guarantee(self, inner: Any, epsilon: float, names: list[str]) -> Any:
+        """The release's guarantee: the method's composed with the histograms."""
+        from dataclasses import replace
+
+        if not self.columns:
+            return inner
+        if self.numeric_rho_each is not None:
+            share = (f"{self.numeric_rho_each:.6g}-zCDP each; zCDP composition, Bun-Steinke "
+                     "2016 Lemma 2.3, then Prop. 1.3 at the same delta")
+        else:
+            share = f"{self.numeric_eps_each:.6g}-DP each; basic composition"
+        note = (f"the numeric columns {', '.join(names)} were also measured as private "
+                f"hierarchical histograms at fine resolution ({share}); the method ran at "
+                f"epsilon {self.method_epsilon:.6g}")
+        notes = f"{inner.notes}; {note}" if inner.notes else note
+        return replace(inner, epsilon=float(epsilon), notes=notes,
+                       source=f"{inner.source} + private fine histograms of the numeric columns")
+
+
+#: auto_bins: the coarse bins a gridded numeric column gets, ``sqrt(AUTO_BINS_SCALE n
+#: sqrt(rho))`` rounded down, between 2 and :data:`~oracledp.synth._table.DEFAULT_BINS`.
+AUTO_BINS_SCALE = 0.025
+
+
+def auto_bins(n: int, rho: float) -> int:
+    """The coarse bins per numeric column a budget affords, from public facts only: ``n``
+    (public under replace-one neighbours) and the zCDP budget ``rho`` (``epsilon^2 / 2`` for
+    the pure methods).  A 2-way table of two such columns has ``B^2`` cells, each measured
+    with noise of standard deviation proportional to ``1 / sqrt(rho)``; its total noise
+    relative to n stays about constant when ``B^2`` grows as ``n sqrt(rho)``.  The constant
+    was calibrated on benchmarks/synth_health_panel.py (13,781 rows, epsilon 1: 6 bins).
+
+    >>> auto_bins(13_781, 0.0128), auto_bins(1_629, 0.0164), auto_bins(10**6, 0.0128)
+    (6, 2, 10)
+    """
+    b = math.floor(math.sqrt(AUTO_BINS_SCALE * n * math.sqrt(max(rho, 0.0))))
+    return max(2, min(DEFAULT_BINS, b))
+
+
+def auto_fraction(n: int, rho: float) -> float:
+    """The share of the budget the numeric histograms get, from public facts only: 0.2 where
+    ``n sqrt(rho)`` is at least 1,000 (a generous budget: the method's measurements need the
+    rest), 0.5 where it is at most 250 (a small one: the columns' own distributions are then
+    what a release can still get right), log-linear between.  Chosen with tuning seeds
+    100-102 on health_insurance and doctor_visits (``n sqrt(rho)`` about 250 at epsilon 0.1,
+    2,500 at 1), not the benchmark's seeds: docs/results/synth-native-tuning/, from
+    benchmarks/synth_native.py --first-seed 100 with and without --set numeric_fraction=...
+
+    >>> auto_fraction(22_272, 1.25e-4), auto_fraction(13_781, 0.0128)
+    (0.5, 0.2)
+    """
+    x = n * math.sqrt(max(rho, 0.0))
+    if x >= 1000.0:
+        return 0.2
+    if x <= 250.0:
+        return 0.5
+    return 0.5 - 0.3 * math.log(x / 250.0) / math.log(4.0)
+
+
+#: afford: above this total-variation noise, even one pair table measured with the method's
+#: whole budget says nothing about the pair: the default method measures 1-way tables only.
+PAIR_NOISE_LIMIT = 0.5
+
+
+def afford(n: int, rho: float, shape: Sequence[int], bins: int) -> dict[str, Any]:
+    """What a budget affords, from public facts only (``n``, the method's zCDP ``rho``, an
+    upper bound of the model domain's ``shape``, the coarse ``bins`` chosen): the expected
+    total-variation noise of one 1-way table of the median column measured with the whole
+    budget, the same for one pair table of the median size, and whether pairs are worth
+    measuring (``one_way_only`` when that pair noise exceeds :data:`PAIR_NOISE_LIMIT`).  A
+    table of c cells with Gaussian noise sigma per cell (sigma = 1 / sqrt(rho): squared
+    sensitivity 2) has expected l1 noise ``c sigma sqrt(2 / pi)``; its TV noise is half of that
+    over n.  These are lower bounds: a method spreads its budget over many tables.
+
+    >>> afford(12, 0.04, (2, 2, 3), 2)["one_way_only"], afford(20_000, 0.01, (2, 2, 3), 7)["one_way_only"]
+    (True, False)
+    """
+    sigma = 1.0 / math.sqrt(rho)
+    per_cell = sigma * math.sqrt(2.0 / math.pi) / (2.0 * max(n, 1))
+    cols = sorted(int(s) for s in shape)
+    pairs = sorted(a * b for i, a in enumerate(cols) for b in cols[i + 1:]) or [cols[0]]
+    one = cols[len(cols) // 2] * per_cell
+    pair = pairs[len(pairs) // 2] * per_cell
+    only = pair > PAIR_NOISE_LIMIT
+    said = (f"n = {n:,} records: numeric columns get {bins} coarse bins; one 1-way table "
+            f"measured with the whole budget would carry noise of about {one:.2g} in total "
+            f"variation, one pair table about {pair:.2g} (more, as the budget is shared)")
+    said += ("; pairs cannot be measured usefully at this budget: the default method measures "
+             "1-way tables only, and no method can be expected to beat independent marginals"
+             if only else "")
+    return {"coarse_bins": bins, "one_way_noise_tv": one, "pair_noise_tv": pair,
+            "one_way_only": only, "summary": said}
+
+
+def _level_sigma(levels: int, rho: float) -> float:
+    """The Gaussian sigma of each of ``levels`` count tables (squared sensitivity 2: each
+    ``1 / sigma^2``-zCDP) that spend at most ``rho`` together in exact arithmetic on the
+    floats: ``sqrt(levels / rho)``, raised by ulps until ``levels / sigma^2 <= rho``."""
+    from fractions import Fraction
+
+    sigma = math.sqrt(levels / rho)
+    while Fraction(levels) / Fraction(sigma) ** 2 > Fraction(rho):
+        sigma = math.nextafter(sigma, math.inf)
+    return sigma
+
+
+def _level_scale(levels: int, epsilon: float) -> float:
+    """The Laplace scale of each of ``levels`` count tables (l1 sensitivity 2: each
+    ``2 / scale``-DP) that spend at most ``epsilon`` together, exactly (as
+    :func:`_level_sigma`)."""
+    from fractions import Fraction
+
+    scale = 2.0 * levels / epsilon
+    while 2 * Fraction(levels) / Fraction(scale) > Fraction(epsilon):
+        scale = math.nextafter(scale, math.inf)
+    return scale
+
+
+def _split_budget(epsilon: float, delta: float, rho: float | None, fraction: float,
+                  columns: int) -> _Plan:
+    """``fraction`` of the budget to ``columns`` fine histograms (equal shares), the rest to
+    the method, with floating point never overspending: zCDP methods, ``sum rho_j +
+    zcdp_rho(method_epsilon, delta) <= zcdp_rho(epsilon, delta)``; pure methods, ``sum eps_j +
+    method_epsilon <= epsilon``; both in exact arithmetic on the floats, the zCDP method's
+    share shrunk by a relative 1e-9 more, as the sum of its rounds' rho may round up."""
+    from fractions import Fraction
+
+    from oracledp.privacy._composition import zcdp_epsilon, zcdp_rho
+
+    if not columns:
+        return _Plan(0, epsilon, None, None)
+    if rho is not None:
+        each = fraction * rho / columns
+        eps2 = zcdp_epsilon((rho - columns * each) * (1.0 - 2e-9), delta)
+        slack = 1 + Fraction(1, 10**9)  # for the method's own rounding of its rounds' sum
+        while columns * Fraction(each) + Fraction(zcdp_rho(eps2, delta)) * slack > Fraction(rho):
+            eps2 = math.nextafter(eps2, 0.0)
+        return _Plan(columns, eps2, each, None)
+    each = fraction * epsilon / columns
+    eps2 = epsilon - columns * each
+    while columns * Fraction(each) + Fraction(eps2) > Fraction(epsilon):
+        eps2 = math.nextafter(eps2, 0.0)
+    return _Plan(columns, eps2, None, each)
