@@ -298,8 +298,12 @@ _NOT_NOISE = {
     ("learners/_prsma.py", "random"): "ExplicitRSPMBase's simulated oracle failures (the oracle's "
                                      "behaviour, which PRSMA must survive, not its noise)",
     ("_demo.py", "choice"): "the demo's seeded subsample of the data (test sizes), not noise",
-    ("synth/_graphical.py", "random"): "sampling records from a released junction-tree model",
+    ("synth/_sampling.py", "random"): "sampling records from a released junction-tree model",
+    ("synth/_sampling.py", "permutation"): "the random order records are dealt values in when "
+                                           "sampling a released model (post-processing)",
     ("synth/_table.py", "random"): "mapping a sampled bin to a value inside it (post-processing)",
+    ("synth/_table.py", "permutation"): "dealing a sampled bin's fine bins in a random order "
+                                        "(post-processing)",
     ("synth/_table.py", "choice"): "drawing a sampled bin's fine bin from the released "
                                    "histogram (post-processing)",
     ("synth/_table_evaluate.py", "choice"): "the non-private evaluation's subset of column sets",
