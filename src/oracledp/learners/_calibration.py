@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Literal
 
 import numpy as np
@@ -211,6 +212,23 @@ def smallest_admissible(bound: Callable[[float], DeltaBound], start: float, delt
     return hi, hi_bound
 
 
+def cached_smallest(bound: Callable[[float, float, int, int | None], DeltaBound],
+                    start: Callable[[float, float, int, int | None], float], what: str,
+                    ) -> Callable[[float, float, int, int | None], tuple[float, float, str]]:
+    """``(eps, delta, k, size) -> (multiplier, its proven delta bound, the active term)``,
+    cached: :func:`smallest_admissible` for the proven bound ``bound(multiplier, eps, k,
+    size)`` from the closed form ``start(eps, delta, k, size)`` (``k``: OPDisc's d, Gaussian
+    RSPM's m).  The arguments are the checked ones."""
+
+    @lru_cache(maxsize=4096)
+    def proven(eps: float, dlt: float, k: int, size: int | None) -> tuple[float, float, str]:
+        x, b = smallest_admissible(lambda x: bound(x, eps, k, size), start(eps, dlt, k, size),
+                                   dlt, what)
+        return x, b.delta, b.bound
+
+    return proven
+
+
 def choose_multiplier(calibration: Calibration, paper: float,
                       proven: Callable[[], tuple[float, float, str]],
                       bound: Callable[[float], DeltaBound]) -> tuple[float, float, str]:
@@ -231,6 +249,13 @@ def rounded_up(value: float, roundings: int) -> float:
     return value
 
 
+def check_count(value: Any, name: str) -> int:
+    """``value`` as a positive integer (ValueError naming it ``name`` otherwise)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
 def check_size(size: Any) -> int | None:
     """|W| (or an upper bound of it) for the union bound: a positive integer, or None."""
     if size is None:
@@ -240,24 +265,26 @@ def check_size(size: Any) -> int | None:
     return int(size)
 
 
+@dataclass(frozen=True)
 class NoiseCalibration:
-    """The interface of a Gaussian calibration record (OPDisc's, Gaussian RSPM's).
+    """The fields and text common to the Gaussian calibration records (OPDisc's, Gaussian
+    RSPM's frozen dataclasses, which add their multiplier and what sigma is made of).
 
-    Each is a frozen dataclass with at least ``epsilon``, ``delta``, ``sigma``,
-    ``delta_bound`` (the proven bound on delta at the chosen multiplier), ``bound`` (its
-    active term), ``method`` (``'proven'`` or ``'paper'``), ``size`` and ``size_how`` (|W|
-    for the union bound and how it was obtained), ``ratio_to_paper`` and ``describe()`` (the
-    text in the guarantee).  Its guarantee holds only if ``proven``.
+    ``sigma`` the noise's standard deviation, ``delta_bound`` the proven bound on delta at
+    the chosen multiplier, ``bound`` its active term, ``method`` ``'proven'`` or ``'paper'``,
+    ``size`` and ``size_how`` |W| for the union bound and how it was obtained (None and
+    ``'not used'`` without one).  Each record also has ``ratio_to_paper`` and ``describe()``
+    (the text in the guarantee).  Its guarantee holds only if ``proven``.
     """
 
     epsilon: float
     delta: float
+    size: int | None
+    size_how: str
     sigma: float
     delta_bound: float
     bound: str
     method: str
-    size: int | None
-    size_how: str
 
     @property
     def proven(self) -> bool:
@@ -268,11 +295,13 @@ class NoiseCalibration:
         """The calibration in one line, as recorded in ``guarantee.calibration``."""
         raise NotImplementedError
 
-    def _size_text(self) -> str:
-        """``, |W| = N`` (or ``<= N`` for a bound), empty without |W|, for :meth:`describe`."""
-        if self.size is None:
-            return ""
-        return f", |W| {'=' if self.size_how == 'exact' else '<='} {self.size:.4g}"
+    def _bound_text(self, proof: str, extra: str = "") -> str:
+        """The end of :meth:`describe`: the proven delta bound, its term and ``proof``, then
+        ``extra`` and ``, |W| = N`` (``<= N`` for a bound; nothing without |W|)."""
+        size = ("" if self.size is None else
+                f", |W| {'=' if self.size_how == 'exact' else '<='} {self.size:.4g}")
+        return (f"proven delta bound {self.delta_bound:.4g} ({self.bound} term; layer-cake "
+                f"bound of {proof}{extra}{size})")
 
 
 def calibrated_guarantee(cal: NoiseCalibration, *, source: str, source_paper: str, notes: str,

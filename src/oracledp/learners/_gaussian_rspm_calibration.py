@@ -44,7 +44,6 @@ from oracledp.learners._calibration import (
     Calibration,
     DeltaBound,
     NoiseCalibration,
-    smallest_admissible,
 )
 
 __all__ = [
@@ -137,11 +136,8 @@ def closed_form_multiplier(epsilon: float, delta: float, m: int, size: int | Non
     return layer_cake.closed_form(eps, dlt, _SQRT_2_OVER_PI * math.sqrt(_check_m(m)), size)
 
 
-@lru_cache(maxsize=4096)
-def _proven_multiplier(eps: float, dlt: float, m: int, size: int | None) -> tuple[float, float, str]:
-    mu, b = smallest_admissible(lambda mu: delta_upper_bound(mu, eps, m, size),
-                                closed_form_multiplier(eps, dlt, m, size), dlt, "Gaussian RSPM")
-    return mu, b.delta, b.bound
+_proven_multiplier = layer_cake.cached_smallest(delta_upper_bound, closed_form_multiplier,
+                                               "Gaussian RSPM")
 
 
 def proven_multiplier(epsilon: float, delta: float, m: int, size: int | None = None) -> float:
@@ -152,9 +148,7 @@ def proven_multiplier(epsilon: float, delta: float, m: int, size: int | None = N
 
 
 def _check_m(m: Any) -> int:
-    if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1:
-        raise ValueError(f"m (the separator size) must be a positive integer, got {m!r}")
-    return int(m)
+    return layer_cake.check_count(m, "m (the separator size)")
 
 
 @dataclass(frozen=True)
@@ -168,16 +162,8 @@ class GaussianRSPMCalibration(NoiseCalibration):
     exceed delta) and the guarantee never holds.
     """
 
-    epsilon: float
-    delta: float
     m: int
-    size: int | None
-    size_how: str
     mu: float
-    sigma: float
-    delta_bound: float
-    bound: str
-    method: str
     mu_paper: float
 
     @property
@@ -191,11 +177,9 @@ class GaussianRSPMCalibration(NoiseCalibration):
         return self.mu / self.mu_paper
 
     def describe(self) -> str:
-        size = self._size_text()
         return (f"sigma = 2 sqrt(m) mu / eps = {self.sigma:.6g} with m = {self.m} separator "
                 f"weights, mu = {self.mu:.6g} ({self.method}; {self.ratio_to_paper:.4g} x the "
-                f"Gaussian-mechanism sigma of Theorem 7's rate); proven delta bound "
-                f"{self.delta_bound:.4g} ({self.bound} term; layer-cake bound of {PROOF}{size})")
+                "Gaussian-mechanism sigma of Theorem 7's rate); " + self._bound_text(PROOF))
 
 
 def calibrate(epsilon: float, delta: float, m: int, size: int | None,

@@ -121,11 +121,8 @@ def closed_form_multiplier(epsilon: float, delta: float, d: int, size: int | Non
     return layer_cake.closed_form(epsilon, delta, math.sqrt(d + 1.0), size)
 
 
-@lru_cache(maxsize=4096)
-def _proven_multiplier(eps: float, dlt: float, d: int, size: int | None) -> tuple[float, float, str]:
-    m, b = smallest_admissible(lambda m: delta_upper_bound(m, eps, d, size),
-                               closed_form_multiplier(eps, dlt, d, size), dlt, "OPDisc")
-    return m, b.delta, b.bound
+_proven_multiplier = layer_cake.cached_smallest(delta_upper_bound, closed_form_multiplier,
+                                               "OPDisc")
 
 
 def proven_multiplier(epsilon: float, delta: float, d: int, size: int | None = None) -> float:
@@ -138,9 +135,7 @@ def proven_multiplier(epsilon: float, delta: float, d: int, size: int | None = N
 
 
 def _check_d(d: Any) -> int:
-    if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 1:
-        raise ValueError(f"d must be a positive integer, got {d!r}")
-    return int(d)
+    return layer_cake.check_count(d, "d")
 
 
 _EXACT_COUNT_BUDGET = 3_000_000
@@ -174,17 +169,9 @@ class OPDiscCalibration(NoiseCalibration):
     (it may exceed delta) and the guarantee never holds.
     """
 
-    epsilon: float
-    delta: float
     d: int
-    size: int | None
-    size_how: str
     c: float
     m: float
-    sigma: float
-    delta_bound: float
-    bound: str
-    method: str
     m_paper: float
 
     @property
@@ -193,10 +180,9 @@ class OPDiscCalibration(NoiseCalibration):
         return self.m / self.m_paper
 
     def describe(self) -> str:
-        size = self._size_text()
         return (f"sigma = m c / eps with m = {self.m:.6g} ({self.method}; {self.ratio_to_paper:.4g} x "
-                f"Theorem 1's), c = 4 G D^2 / tau = {self.c:.6g}; proven delta bound "
-                f"{self.delta_bound:.4g} ({self.bound} term; layer-cake bound of {PROOF}, d = {self.d}{size})")
+                f"Theorem 1's), c = 4 G D^2 / tau = {self.c:.6g}; "
+                + self._bound_text(PROOF, f", d = {self.d}"))
 
 
 def calibrate(epsilon: float, delta: float, space: Any, lipschitz: float,
