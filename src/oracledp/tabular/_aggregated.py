@@ -102,7 +102,7 @@ def read_aggregated(data: Any, schema: TableSchema, *, sep: str = ",",
     and rule (never a value or a row), after the whole table was checked and before anything
     random can happen.  The numbers of a column declared ``"out_of_bounds": "clip"`` are
     clipped to its bounds, as :meth:`TableSchema.encode` does, with one ClippedValuesWarning
-    for the whole table.  Memory: the engine's (:data:`~oracledp.tabular._engine.MEMORY_LIMIT`,
+    for the whole table.  Memory: the engine's (:data:`~oracledp.tabular._sources.MEMORY_LIMIT`,
     spilling to disk beyond) plus the distinct rows.  ``verbose`` reports progress as in
     :func:`read_csv`.
 

@@ -4,7 +4,7 @@ streams (issue 39).
 :func:`read_chunks` gives the table that ``read_csv(source, schema, check=False)`` returns
 as consecutive DataFrames (a plain or gzip CSV through pandas' own parser with the same
 options, chunk by chunk; Parquet, a directory or glob, a zstd CSV, an Arrow or Polars table
-through the data engine, :func:`oracledp.tabular._engine.read_frames`), with the same
+through the data engine, :func:`oracledp.tabular._sources.read_frames`), with the same
 file-level refusals.  :class:`ChunkedEncoder` checks the chunks one at a time and gives,
 after the last, exactly what :meth:`TableSchema.encode` (``strict``) or
 :meth:`TableSchema.encode_for_prediction` of the whole table gives: the same problems (one
@@ -56,7 +56,7 @@ def read_chunks(source: str | Path, schema: TableSchema | None, *, sep: str = ",
     ``read_csv``'s order of precedence (a parse error anywhere, then the header, then a table
     without rows), so some may come after chunks were given: read the whole table once
     before acting on it."""
-    from oracledp.tabular._engine import engine_reads, read_frames
+    from oracledp.tabular._sources import engine_reads, read_frames
 
     rows = CHUNK_ROWS if rows is None else rows
     if engine_reads(source):

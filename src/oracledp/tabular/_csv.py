@@ -230,7 +230,7 @@ def read_csv(source: str | Path | bytes, schema: TableSchema | None = None, *,
     you see it (it depends on the file, which is data): nothing of it is released.
     """
     check_sep(sep)
-    from oracledp.tabular._engine import engine_reads, read_frame
+    from oracledp.tabular._sources import engine_reads, read_frame
 
     if engine_reads(source):  # Parquet, a directory or glob, zstd, an Arrow or Polars table
         df = read_frame(source, sep)

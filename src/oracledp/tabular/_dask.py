@@ -98,7 +98,8 @@ def _partial_counts(part: pd.DataFrame, schema: TableSchema, where: dict[str, in
     table."""
     import pyarrow as pa
 
-    from oracledp.tabular._engine import connect, group_query
+    from oracledp.tabular._engine import group_query
+    from oracledp.tabular._sources import connect
 
     part = part.copy(deep=False)
     part.columns = [f"c{j}" for j in range(part.shape[1])]
@@ -147,7 +148,7 @@ def _reading_error(exc: BaseException, label: str, kind: str, sep: str) -> Table
     import duckdb
     import pyarrow as pa
 
-    from oracledp.tabular._engine import _fail
+    from oracledp.tabular._sources import _fail
 
     if isinstance(exc, UnicodeDecodeError):
         return TableInputError(f"{label}: the file is not UTF-8 text; re-save it as UTF-8 "
@@ -172,7 +173,7 @@ def _source(data: Any, sep: str, blocksize: Any) -> tuple[Any, list[str], str, s
     import dask.dataframe as dd
     import pyarrow as pa
 
-    from oracledp.tabular._engine import _files, _format_of, _open, connect
+    from oracledp.tabular._sources import _files, _format_of, _open, connect
 
     if isinstance(data, (str, Path)):
         path = str(data)
@@ -279,7 +280,7 @@ def scan_table_dask(data: Any, schema: TableSchema, *, sep: str = ",",
     """
     _require()
     if isinstance(data, bytes):  # a CSV's bytes: a private temporary file (local clusters)
-        from oracledp.tabular._engine import bytes_as_file
+        from oracledp.tabular._sources import bytes_as_file
 
         with bytes_as_file(data) as path:
             return scan_table_dask(path, schema, sep=sep, ignore_extra=ignore_extra,
@@ -317,7 +318,8 @@ def _merge(partials: list[Any], schema: TableSchema, where: dict[str, int], with
     default engine's ``oracledp_groups``, then the default engine's finish."""
     import pyarrow as pa
 
-    from oracledp.tabular._engine import _finish, connect
+    from oracledp.tabular._engine import _finish
+    from oracledp.tabular._sources import connect
 
     con = connect()
     try:

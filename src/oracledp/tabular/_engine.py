@@ -33,14 +33,9 @@ otherwise.
 
 from __future__ import annotations
 
-import contextlib
-import glob as globlib
-import os
-import tempfile
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -49,345 +44,43 @@ from numpy.typing import NDArray
 
 from oracledp._errors import TableInputError
 from oracledp.tabular._cells import _Cells, _table_violation
+from oracledp.tabular._sources import (
+    MEMORY_LIMIT,
+    _fail,
+    _open,
+    _quote,
+    _Source,
+    _text_of,
+    bytes_as_file,
+    connect,
+)
 
 if TYPE_CHECKING:
     from oracledp.tabular._csv import Progress
     from oracledp.tabular._schema import TableSchema
 
-__all__ = ["ENGINES", "MEMORY_LIMIT", "Scan", "connect", "merge_columns", "merge_rows",
-           "scan_table"]
+__all__ = ["ENGINES", "Scan", "merge_columns", "merge_rows", "scan_table"]
 
 #: The engines: ``"duckdb"`` (default, this machine) and ``"dask"`` (a Dask cluster, see
 #: :mod:`oracledp.tabular._dask`).
 ENGINES = ("duckdb", "dask")
 
-#: DuckDB's memory limit for one pass: what it needs beyond goes to temporary files.
-MEMORY_LIMIT = "1GB"
 
 #: A numeric text cell is encoded in the pass when it has at most 15 characters, all digits,
 #: '-' or '.', and DuckDB reads it as a number: such a text has at most 15 significant
 #: digits, so every correctly rounded parser (DuckDB's, pandas') reads the same double
 #: (tested on random texts of these characters).  Any other cell goes to the schema's code.
 _NOT_PLAIN = r"[^0-9.\-]"
-_GZIP, _ZSTD, _PARQUET = b"\x1f\x8b", b"\x28\xb5\x2f\xfd", b"PAR1"
-_HEAD_LINES = 1000  # lines read to find the header (blank lines before it are skipped)
 _NUMERIC_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT",
                   "USMALLINT", "UINTEGER", "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE")
-_FLOAT_TYPES = ("FLOAT", "DOUBLE")
-
-
-# --- sources ---------------------------------------------------------------------------------
-
-
-@dataclass
-class _Source:
-    """Where the rows come from: ``relation`` (a SQL table expression over columns named
-    ``c0 .. c{m-1}``), the header as written, each column's DuckDB type, the size in bytes
-    (for progress; None if unknown) and the label used in messages."""
-
-    relation: str
-    header: list[str]
-    types: list[str]
-    size: int | None
-    label: str
-    kind: str
-
-
-def _quote(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
-def _ident(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
-def _double(x: float) -> str:
-    """A double literal that DuckDB reads as exactly ``x`` (shortest round-trip text)."""
-    return f"CAST({_quote(repr(float(x)))} AS DOUBLE)"
-
-
-@contextlib.contextmanager
-def bytes_as_file(data: bytes) -> Iterator[str]:
-    """A CSV's bytes as a private temporary file (deleted after); a refusal names it "the
-    input", never the temporary path."""
-    with tempfile.TemporaryDirectory(prefix="oracledp-") as tmp:
-        path = os.path.join(tmp, "input")
-        with open(path, "wb") as fh:
-            fh.write(data)
-        try:
-            yield path
-        except TableInputError as exc:
-            raise TableInputError(str(exc).replace(path, "the input")) from None
-
-
-def connect(threads: int | None = None) -> Any:
-    """A DuckDB connection for one pass: both cores (or ``threads``), :data:`MEMORY_LIMIT`,
-    spilling to the system's temporary directory, insertion order not kept."""
-    import duckdb
-
-    spill = os.path.join(tempfile.gettempdir(), f"oracledp-duckdb-{os.getpid()}")
-    con = duckdb.connect(config={
-        "threads": threads or os.cpu_count() or 1, "memory_limit": MEMORY_LIMIT,
-        "temp_directory": spill, "preserve_insertion_order": False})
-    con.execute("SET enable_progress_bar_print = false")  # progress is ours (verbose), never its bar
-    return con
-
-
-def _files(path: str, label: str) -> list[str]:
-    """The files a path, a directory or a glob names (sorted), refused if none."""
-    if any(ch in path for ch in "*?["):
-        found = sorted(p for p in globlib.glob(path, recursive=True) if os.path.isfile(p))
-        if not found:
-            raise TableInputError(f"{label}: no file matches this pattern")
-        return found
-    if os.path.isdir(path):
-        found = sorted(str(p) for p in Path(path).rglob("*.parquet") if p.is_file())
-        if not found:
-            raise TableInputError(f"{label}: the directory holds no .parquet file")
-        return found
-    try:
-        with open(path, "rb"):
-            pass
-    except OSError as exc:
-        raise TableInputError(f"{label}: cannot read the file ({exc.strerror})") from None
-    return [path]
-
-
-def _magic(path: str, label: str) -> bytes:
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(4)
-    except OSError as exc:
-        raise TableInputError(f"{label}: cannot read the file ({exc.strerror})") from None
-
-
-def _format_of(files: list[str], label: str) -> str:
-    """"parquet" or "csv:<compression>" from the first bytes of the files (all alike)."""
-    kinds = set()
-    for f in files:
-        head = _magic(f, label)
-        if head == _PARQUET:
-            kinds.add("parquet")
-        elif head[:2] == _GZIP:
-            kinds.add("csv:gzip")
-        elif head == _ZSTD:
-            kinds.add("csv:zstd")
-        elif not head and f.endswith((".parquet", ".pq")):
-            kinds.add("parquet")
-        else:
-            kinds.add("csv:none")
-    if len(kinds) > 1:
-        raise TableInputError(f"{label}: the files are not all of one format (CSV, gzip, zstd "
-                              "or Parquet)")
-    return kinds.pop()
-
-
-def _fail(label: str, kind: str, sep: str, exc: Exception) -> TableInputError:
-    """A DuckDB error as one line that quotes nothing of the file."""
-    text = str(exc).lower()
-    if kind == "parquet":
-        return TableInputError(f"{label}: not a readable Parquet file (or the files' columns "
-                               "differ)")
-    if "unicode" in text or "utf-8" in text or "utf8" in text or "utf 8" in text:
-        return TableInputError(f"{label}: the file is not UTF-8 text; re-save it as UTF-8 "
-                               "(e.g. from a spreadsheet: CSV UTF-8)")
-    if kind != "csv:none" and ("gzip" in text or "zstd" in text or "compress" in text
-                               or "decompress" in text):
-        return TableInputError(f"{label}: not a readable {kind[4:]} file")
-    return TableInputError(f"{label}: cannot parse as CSV with delimiter {sep!r} (a row with "
-                           "more fields than the header, or a quote that is not closed)")
-
-
-def _csv_options(files: list[str], sep: str, compression: str, header: bool,
-                 names: Sequence[str] | None = None, skip: int = 0) -> str:
-    opts = [f"[{', '.join(_quote(f) for f in files)}]", f"header = {str(header).lower()}",
-            "all_varchar = true", f"delim = {_quote(sep)}", "quote = '\"'", "escape = '\"'",
-            f"compression = {_quote(compression)}", "null_padding = true",
-            "auto_detect = true"]
-    if names is not None:
-        opts.append(f"names = [{', '.join(_quote(n) for n in names)}]")
-    if skip:
-        opts.append(f"skip = {int(skip)}")
-    return f"read_csv({', '.join(opts)})"
-
-
-def _csv_header(con: Any, path: str, sep: str, compression: str, label: str,
-                kind: str) -> tuple[list[str], int]:
-    """The column names exactly as the first non-blank line writes them (in file order: a
-    parallel read may return any row first), parsed as pandas parses a header line, and the
-    number of blank lines before it (skipped, as pandas skips them)."""
-    import io
-
-    import duckdb
-
-    from oracledp.tabular._csv import _PARSE, _parse_error
-
-    sql = (f"SELECT line FROM read_csv({_quote(path)}, header = false, "
-           "columns = {'line': 'VARCHAR'}, delim = chr(1), quote = '', escape = '', "
-           f"auto_detect = false, strict_mode = false, compression = {_quote(compression)}) "
-           f"LIMIT {_HEAD_LINES}")
-    try:
-        con.execute("SET preserve_insertion_order = true")
-        lines = [r[0] for r in con.execute(sql).fetchall()]
-        con.execute("SET preserve_insertion_order = false")
-    except duckdb.Error as exc:
-        raise _fail(label, kind, sep, exc) from None
-    blank = [v is None or not str(v).strip() for v in lines]
-    if False not in blank:
-        raise TableInputError(f"{label}: the file is empty (expected a header line and rows)"
-                              if len(lines) < _HEAD_LINES else f"{label}: more than "
-                              f"{_HEAD_LINES:,} blank lines before the header")
-    line = str(lines[blank.index(False)]).removeprefix("\ufeff")
-    try:
-        head = pd.read_csv(io.StringIO(line), sep=sep, header=None, nrows=1, **_PARSE)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise _parse_error(label, sep, exc) from None
-    return ([str(v) for v in head.iloc[0]] if len(head) else []), blank.index(False)
-
-
-def _open(con: Any, data: Any, sep: str) -> _Source:
-    """The source of ``data``: a path (CSV or Parquet, see the module docstring) or a Polars
-    DataFrame / Arrow table."""
-    import duckdb
-
-    if isinstance(data, (str, Path)):
-        label = str(data)
-        files = _files(str(data), label)
-        kind = _format_of(files, label)
-        size = sum(os.path.getsize(f) for f in files)
-        if kind == "parquet":
-            raw = f"read_parquet([{', '.join(_quote(f) for f in files)}])"
-            try:
-                desc = con.execute(f"DESCRIBE SELECT * FROM {raw}").fetchall()
-            except duckdb.Error as exc:
-                raise _fail(label, kind, sep, exc) from None
-            header = [str(r[0]) for r in desc]
-            types = [str(r[1]) for r in desc]
-            cols = ", ".join(f"{_ident(h)} AS c{j}" for j, h in enumerate(header))
-            return _Source(f"(SELECT {cols} FROM {raw})", header, types, size, label, kind)
-        compression = kind[4:]
-        if size == 0:
-            raise TableInputError(f"{label}: the file is empty (expected a header line and "
-                                  "rows)")
-        header, skip = _csv_header(con, files[0], sep, compression, label, kind)
-        names = [f"c{j}" for j in range(len(header))]
-        rel = _csv_options(files, sep, compression, True, names, skip)
-        try:
-            width = len(con.execute(f"DESCRIBE SELECT * FROM {rel}").fetchall())
-        except duckdb.Error as exc:
-            raise _fail(label, kind, sep, exc) from None
-        if width != len(header):  # the sniffer saw rows with more fields than the header
-            raise TableInputError(f"{label}: cannot parse as CSV with delimiter {sep!r} (a row "
-                                  "with more fields than the header, or a quote that is not "
-                                  "closed)")
-        return _Source(rel, header, ["VARCHAR"] * len(header), size, label, kind)
-    # an Arrow table or a Polars DataFrame (anything DuckDB scans through Arrow)
-    module = type(data).__module__.split(".")[0]
-    if module not in ("pyarrow", "polars"):
-        raise TypeError("data must be a pandas, Polars or Arrow table, or the path of a CSV "
-                        f"or Parquet file, got {type(data).__name__}")
-    label = "the input"
-    try:
-        rel = con.from_arrow(data.to_arrow() if module == "polars" else data)
-    except Exception as exc:
-        raise TableInputError(f"{label}: cannot read the table ({type(exc).__name__})") from None
-    name = f"oracledp_input_{id(rel)}"
-    rel.create_view(name)
-    header = [str(c) for c in rel.columns]
-    types = [str(t) for t in rel.types]
-    cols = ", ".join(f"{_ident(h)} AS c{j}" for j, h in enumerate(header))
-    return _Source(f"(SELECT {cols} FROM {name})", header, types, None, label, "arrow")
-
-
-def engine_reads(data: Any) -> bool:
-    """Whether :func:`read_frame` (the engine) reads ``data`` rather than the pandas CSV
-    reader: a Parquet file, a directory or glob, a zstd CSV, an Arrow or Polars table."""
-    if isinstance(data, (str, Path)):
-        text = str(data)
-        if any(ch in text for ch in "*?[") or os.path.isdir(text):
-            return True
-        try:
-            with open(text, "rb") as fh:
-                head = fh.read(4)
-        except OSError:
-            return False  # the CSV reader refuses it
-        return head in (_PARQUET, _ZSTD)
-    return type(data).__module__.split(".")[0] in ("pyarrow", "polars")
-
-
-def read_frame(data: Any, sep: str = ",") -> pd.DataFrame:
-    """The whole table as a pandas DataFrame of texts, the cells as the schema's rules read
-    them (see :func:`_text_of`: a NULL or a float NaN is the empty cell), columns named as
-    written: for the commands that need every record (the models fitted on the whole
-    encoded matrix, prediction, evaluation).  Raises :class:`TableInputError` as
-    :func:`scan_table` does."""
-    import duckdb
-
-    con = connect()
-    src: _Source | None = None
-    try:
-        src = _open(con, data, sep)
-        cols = ", ".join(f"{_text_of(f'c{j}', t)} AS {_ident(f'c{j}')}"
-                         for j, t in enumerate(src.types))
-        frame = con.execute(f"SELECT {cols} FROM {src.relation}").df()
-    except duckdb.Error as exc:
-        label, kind = (src.label, src.kind) if src is not None else (str(data), "csv:none")
-        raise _fail(label, kind, sep, exc) from None
-    finally:
-        con.close()
-    frame = frame.astype(object)
-    frame.columns = src.header
-    if len(frame) == 0:
-        raise TableInputError(f"{src.label}: the table has no rows")
-    return frame
-
-
-def read_frames(data: Any, sep: str = ",", vectors: int = 32) -> Iterator[pd.DataFrame]:
-    """:func:`read_frame`'s table in consecutive chunks of ``vectors`` DuckDB vectors (2,048
-    rows each), in the order of the source (insertion order kept: a streaming result, never
-    the whole table); the same texts and names as :func:`read_frame`.  A source that cannot
-    be read raises :class:`TableInputError` (possibly after earlier chunks), and so does one
-    without rows, at the end."""
-    import duckdb
-
-    con = connect()
-    con.execute("SET preserve_insertion_order = true")  # rows out in the source's order
-    src: _Source | None = None
-    try:
-        rows = 0
-        try:
-            src = _open(con, data, sep)
-            cols = ", ".join(f"{_text_of(f'c{j}', t)} AS {_ident(f'c{j}')}"
-                             for j, t in enumerate(src.types))
-            result = con.execute(f"SELECT {cols} FROM {src.relation}")
-            while len(frame := result.fetch_df_chunk(vectors)):
-                frame = frame.astype(object)
-                frame.columns = src.header
-                rows += len(frame)
-                yield frame
-        except duckdb.Error as exc:
-            label, kind = (src.label, src.kind) if src is not None else (str(data), "csv:none")
-            raise _fail(label, kind, sep, exc) from None
-        if rows == 0:
-            assert src is not None
-            raise TableInputError(f"{src.label}: the table has no rows")
-    finally:
-        con.close()
 
 
 # --- the query -------------------------------------------------------------------------------
 
 
-def _text_of(col: str, dtype: str) -> str:
-    """A cell as the text the schema's rules read: NULL (and a float NaN) are the empty cell;
-    booleans as Python writes them."""
-    if dtype == "VARCHAR":
-        return f"coalesce({col}, '')"
-    if dtype == "BOOLEAN":
-        return f"CASE WHEN {col} IS NULL THEN '' WHEN {col} THEN 'True' ELSE 'False' END"
-    if dtype in _FLOAT_TYPES:
-        return f"CASE WHEN {col} IS NULL OR isnan({col}) THEN '' ELSE CAST({col} AS VARCHAR) END"
-    return f"coalesce(CAST({col} AS VARCHAR), '')"
+def _double(x: float) -> str:
+    """A double literal that DuckDB reads as exactly ``x`` (shortest round-trip text)."""
+    return f"CAST({_quote(repr(float(x)))} AS DOUBLE)"
 
 
 def _column_sql(schema: TableSchema, i: int, col: str, dtype: str
