@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import time
 from fractions import Fraction
 
 import numpy as np
@@ -324,11 +323,11 @@ def test_work_limit_changes_nothing_when_it_is_not_reached():
 
 
 def test_highs_matches_brute_force():
+    """The default (deterministic work) limit: the release does not depend on the machine's
+    load, so no wall-clock bound is asserted here."""
     X, y = _separable()
-    t0 = time.perf_counter()
-    a = OPDiscClassifier(epsilon=0.5, random_state=4, oracle="highs", time_limit=20,
+    a = OPDiscClassifier(epsilon=0.5, random_state=4, oracle="highs",
                          feature_grid=0.5).fit(X, y)
-    assert time.perf_counter() - t0 < 20
     b = _brute(epsilon=0.5, random_state=4).fit(X, y)
     np.testing.assert_array_equal(a.coef_, b.coef_)
 
