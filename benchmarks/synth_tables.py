@@ -219,7 +219,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="keep the runs in OUT/runs.json and run only the missing cells")
     ap.add_argument("--merge", type=Path, default=None, metavar="RUNS_JSON",
                     help="copy the runs of --merge-methods from this record")
-    ap.add_argument("--merge-methods", nargs="+", default=["aim"], choices=g.METHODS)
+    ap.add_argument("--merge-methods", nargs="+", default=["aim"],
+                    choices=[*g.METHODS, *SMARTNOISE])
     ap.add_argument("--smartnoise-python", default=None,
                     help="python of a separate venv with smartnoise-synth installed (adds "
                     "smartnoise_mst and smartnoise_aim)")
