@@ -19,6 +19,13 @@ from typing import Annotated, Any
 
 import typer
 
+from oracledp._cli_budget import (
+    _per_person_or_fail,
+    _print_budget,
+    _read_budget,
+    _reserve_budget,
+    _settle_budget,
+)
 from oracledp._cli_table import (
     _ENGINE,
     _SCHEDULER,
@@ -28,13 +35,8 @@ from oracledp._cli_table import (
     _fail,
     _interrupted,
     _load_schema,
-    _per_person_or_fail,
-    _print_budget,
-    _read_budget,
     _reading,
-    _reserve_budget,
     _sep,
-    _settle_budget,
 )
 from oracledp._errors import OracleDPError
 from oracledp._guidance import EPSILON_CAP, check_epsilon_cap

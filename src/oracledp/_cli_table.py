@@ -1,4 +1,8 @@
-"""``oracledp schema infer | schema check | fit | predict | evaluate | models | export-sample``.
+"""``oracledp fit | models | export-sample`` and what the table commands share.
+
+``schema infer | check`` are in :mod:`oracledp._cli_schema`, ``predict | evaluate`` in
+:mod:`oracledp._cli_predict`; the fit's ledger (``--budget``) in :mod:`oracledp._cli_budget` and
+its printed summary in :mod:`oracledp._cli_fit_report`.
 
 The commands parse options, call :mod:`oracledp.tabular` and print; see docs/your-own-data.md.
 Every refusal is one ``error: ...`` line on stderr with exit code 2, decided from public
@@ -8,7 +12,6 @@ parameters and the schema before any randomness; no message prints a record valu
 from __future__ import annotations
 
 import contextlib
-import math
 import signal
 import threading
 import time
@@ -29,7 +32,6 @@ from rich.progress import (
     TextColumn,
     TimeElapsedColumn,
 )
-from rich.table import Table
 
 from oracledp._errors import OracleDPError, OracleFailure
 from oracledp._guidance import (
@@ -42,7 +44,6 @@ from oracledp._guidance import (
 )
 from oracledp._registry import EXACT_MODELS, check_model_name, make_estimator, model_schema
 from oracledp._validation import check_delta, check_epsilon, check_positive, check_sep
-from oracledp.privacy import group_privacy
 
 schema_app = typer.Typer(help="Table schemas for your own CSV (see docs/your-own-data.md).",
                          no_args_is_help=True)
@@ -195,76 +196,6 @@ _SCHEDULER = typer.Option("--scheduler", metavar="ADDRESS",
                                "(e.g. tcp://host:8786); default a local cluster.")
 
 
-def schema_infer(
-    data: Annotated[Path, typer.Argument(help="CSV file with a header line, or Parquet.")],
-    target: Annotated[str, typer.Option("--target", help="The label column (two labels).")],
-    sep: Annotated[str, _SEP] = ",",
-    max_levels: Annotated[
-        int, typer.Option("--max-levels", min=1,
-                          help="Text columns with more distinct values are left unresolved "
-                               "(and so is a --categorical column of integers whose range is "
-                               "wider).")
-    ] = 50,
-    categorical: Annotated[
-        list[str] | None,
-        typer.Option("--categorical", metavar="NAME",
-                     help="Propose this column as categorical (repeat for several): whole "
-                          "numbers get every integer from their smallest to their largest "
-                          "value as a level. Integer codes are numeric otherwise.")
-    ] = None,
-) -> None:
-    """Propose a schema from DATA (NOT private): JSON on stdout, to be confirmed by hand."""
-    from oracledp.tabular import TableSchema, read_csv
-
-    if not target.strip():
-        _fail("--target must name the label column, got an empty name")
-    try:
-        with _reading(data) as report:
-            df = read_csv(data, sep=sep, verbose=report)
-        schema, warnings = TableSchema.infer(df, target=target, max_levels=max_levels,
-                                             categorical=categorical or ())
-    except (OracleDPError, ValueError) as exc:
-        _fail(str(exc))
-    typer.echo(schema.to_json())
-    _warn(f"every level, bound, step and label in this schema was read from {data} and is "
-          "marked \"from_data\": true. Reading them from private data is not differentially "
-          "private: replace them with public values (or confirm they are public) and delete "
-          "the flags; `oracledp fit` refuses the schema until then.")
-    for w in warnings:
-        _warn(w)
-    if schema.intercept:
-        _warn("the schema adds the public intercept feature \"(intercept)\" (\"intercept\": "
-              "true); set it to false for halfspaces through the origin.")
-
-
-def schema_check(
-    data: Annotated[Path, typer.Argument(help="The table with the target: CSV (plain, gzip, zstd; a header line) or Parquet (a file, a directory or a glob).")],
-    schema_path: Annotated[Path, typer.Option("--schema", help="The table schema (JSON).")],
-    sep: Annotated[str, _SEP] = ",",
-    ignore_extra: Annotated[
-        bool, typer.Option("--ignore-extra", help="Leave out data columns the schema does "
-                                                  "not mention (a problem otherwise).")
-    ] = False,
-    engine: Annotated[str, _ENGINE] = "duckdb",
-    scheduler: Annotated[str | None, _SCHEDULER] = None,
-) -> None:
-    """Check DATA against a schema without fitting: every problem, one line each (exit 2)."""
-    from oracledp.tabular import check_table
-
-    schema = _load_schema(schema_path)
-    try:
-        with _clipping_on_stderr():
-            problems = check_table(data, schema, sep=sep, ignore_extra=ignore_extra,
-                                   engine=engine, scheduler=scheduler)
-    except MemoryError:  # pragma: no cover - one chunk at a time
-        _fail(f"{data}: not enough memory to read a chunk of the file")
-    for problem in problems:
-        typer.echo(f"error: {' '.join(problem.split())}", err=True)
-    if problems:
-        raise typer.Exit(2)
-    typer.echo(f"ok: {data} fits the schema {schema_path} (every cell of its "
-               f"{len(schema.columns)} declared column(s) and the target checked); "
-               "`oracledp fit` would accept it.")
 
 
 _OUT_FILES = ("model.json", "coefficients.png")
@@ -278,68 +209,6 @@ def _check_out(out: Path, force: bool) -> None:
     if present and not force:
         _fail(f"--out {out} already holds {' and '.join(present)}; nothing was fitted. Choose "
               "another --out directory, or pass --force to overwrite the saved model.")
-
-
-def _limit_text(time_limit: float | None, work_limit: int | None) -> str:
-    """The oracle's limit per call, in words (the library's rule: estimators/_exact.build_oracle)."""
-    if time_limit is None and work_limit is None:
-        return "the default deterministic work limit, about 1.5 minutes of a quiet 2-core machine"
-    parts = ([] if work_limit is None else [f"--work-limit {work_limit}"]) + (
-        [] if time_limit is None else [f"{time_limit:g}s"])
-    return " and ".join(parts)
-
-
-def _more_work(time_limit: float | None, work_limit: int | None) -> str:
-    """The advice to let the oracle work longer, in terms of the limit that stopped it."""
-    if time_limit is not None and work_limit is None:
-        return (f"a larger --time-limit (now {time_limit:g}s per oracle call) or a "
-                "deterministic --work-limit")
-    return f"a larger --work-limit (now {_limit_text(time_limit, work_limit)} per oracle call)"
-
-
-def _oracle_failure_message(model: str, solver: str, time_limit: float | None,
-                            exc: OracleFailure, work_limit: int | None = None) -> str:
-    """What to do when the oracle did not certify: advice in terms of this command's options."""
-    info = getattr(getattr(exc, "result", None), "info", None)
-    reason = info.get("reason") if isinstance(info, dict) else None
-    said = f" The oracle reports: {reason}." if isinstance(reason, str) and reason else ""
-    if model == "auto":
-        from oracledp._cli_auto import oracle_failure_message
-
-        return oracle_failure_message(exc, solver, _limit_text(time_limit, work_limit))
-    if model in _AGGREGATED_MODELS:
-        return (
-            f"the {model} fit stopped: the oracle (--solver {solver}) did not certify an exact "
-            f"optimum, and {model}'s privacy proof needs the exact minimizer, so nothing was "
-            f"released or written.{said} What to try: {_more_work(time_limit, work_limit)}; "
-            "another --solver (see `oracledp solvers`); a smaller W (--space norm2=R with a "
-            "smaller R); a "
-            "coarser public grid in the schema (a larger 'step', fewer 'bins' or levels, so "
-            "that the oracle has a smaller problem); or a model that needs no exact oracle "
-            "(--model dpsgd or accuracy-first; see `oracledp models`). Whether the oracle "
-            "certifies depends on the data (see the README's guarantee section)."
-        )
-    others = ", ".join(m for m in RECOMMENDED_MODELS if m != model)
-    return (f"the {model} fit stopped: the optimizer could not certify the accuracy its privacy "
-            f"calibration needs, so nothing was released or written.{said} Try another --model "
-            f"({others}).")
-
-
-def _coef_plot(path: Path, names: list[str], coef: Any, title: str) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(max(4.0, 0.35 * len(names) + 1.5), 4.0))
-    ax.bar(range(len(names)), coef, color=["tab:blue" if c >= 0 else "tab:red" for c in coef])
-    ax.set_xticks(range(len(names)), names, rotation=60, ha="right", fontsize=8)
-    ax.axhline(0.0, color="black", linewidth=0.6)
-    ax.set_ylabel("coefficient")
-    ax.set_title(title, fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
 
 
 def _interrupted() -> NoReturn:
@@ -574,6 +443,16 @@ def _fit(data: Path, schema_path: Path, out: Path, model: str, epsilon: float | 
          force: bool, verbose: bool, budget: Path | None = None, *,
          space: str = "auto", work_limit: int | None = None, engine: str = "duckdb",
          scheduler: str | None = None) -> None:
+    from oracledp._cli_budget import (
+        _declared,
+        _per_person_or_fail,
+        _print_budget,
+        _read_budget,
+        _reserve_budget,
+        _settle_budget,
+    )
+    from oracledp._cli_fit_report import _report_fit
+
     max_epsilon = _check_fit_options(model, epsilon, delta, alpha, max_epsilon, allow_large,
                                      solver, time_limit, space, work_limit)
     _check_out(out, force)  # before the data are read: a refused --out spends no budget
@@ -617,139 +496,6 @@ def _fit(data: Path, schema_path: Path, out: Path, model: str, epsilon: float | 
     _print_budget(budget, ledger, local, k)
 
 
-def _declared(model: str, epsilon: float | None, delta: float | None,
-              max_epsilon: float | None) -> tuple[float, float | None, str]:
-    """The per-record ``(epsilon, delta, kind)`` a fit declares before it reads the data:
-    accuracy-first its cap (ex-post), rspm pure, the others ``delta`` (None: ``1/n^2``)."""
-    if model == "accuracy-first":
-        assert max_epsilon is not None
-        return max_epsilon, 0.0, "ex-post"
-    assert epsilon is not None
-    if model == "rspm":
-        return epsilon, 0.0, "pure"
-    return epsilon, delta, "approximate"
-
-
-def _per_person_or_fail(epsilon: float, delta: float, k: int) -> tuple[float, float]:
-    """The per-person loss for the schema's records_per_person (exit 2 if vacuous)."""
-    from oracledp.privacy._budget_file import BudgetFileError, per_person
-
-    try:
-        return per_person(epsilon, delta, k)
-    except BudgetFileError as exc:
-        _fail(f"{exc}: lower --epsilon or --delta, or the schema's records_per_person; nothing "
-              "was read or fitted")
-
-
-def _read_budget(budget: Path) -> Any:
-    from oracledp.privacy._budget_file import BudgetFileError, read_budget_file
-
-    try:
-        return read_budget_file(budget)
-    except BudgetFileError as exc:
-        _fail(f"--budget {budget}: {exc}")
-
-
-def _reserve_budget(budget: Path, model: str, declared: tuple[float, float | None, str],
-                    k: int, data: Path, out: Path, *, zcdp: bool = False
-                    ) -> tuple[tuple[str, float | None], Any]:
-    """Check the declared budget against the ledger and book it there, before DATA is read.
-
-    The charge is per person, for the larger of the schema's and the budget file's records
-    per person (applied once).  ``zcdp``: the method accounts in zCDP (its rho is
-    ``zcdp_rho(epsilon, delta)`` per record, ``k^2`` times that per person); a pure fit's rho
-    is ``epsilon^2 / 2``; other releases have none, which a zCDP ledger refuses.  Returns the
-    charge's id with the booked rho, and the accountant the fit reports to (its total is the
-    booked budget, so the fit declares exactly what was booked)."""
-    from oracledp.privacy import BudgetAccountant, PrivacyGuarantee, zcdp_rho
-    from oracledp.privacy._budget_file import BudgetFileError, book
-    from oracledp.privacy._group import group_rho
-
-    eps, delta, kind = declared
-    if delta is None:
-        _fail(f"--budget needs --delta for --model {model}: its default 1/n^2 depends on the "
-              "number of records, which is read only after the budget is checked; nothing was "
-              "read or fitted")
-    k = max(k, _read_budget(budget).records_per_person)
-    eps_k, delta_k = _per_person_or_fail(eps, delta, k)
-    rho = (eps_k * eps_k / 2.0 if kind == "pure" else
-           group_rho(zcdp_rho(eps, delta), k) if zcdp else None)
-    command = (f"oracledp synth fit --method {model.removeprefix('synth ')}"
-               if model.startswith("synth ") else f"oracledp fit --model {model}")
-    source = f"the declared budget of `{command}`"
-    statement = (PrivacyGuarantee.ex_post(eps, source=source) if kind == "ex-post" else
-                 PrivacyGuarantee.pure(eps, source=source) if delta == 0 else
-                 PrivacyGuarantee.approximate(eps, delta, source=source))
-    what = "max-epsilon" if kind == "ex-post" else "epsilon"
-    label = f"{command} --{what} {eps:g}" + (f" --delta {delta:g}" if delta else "")
-    details: dict[str, Any] = {
-        "model": model, "records_per_person": k,
-        **({"max_epsilon": eps} if kind == "ex-post" else {}),
-        "data": str(data), "out": str(out)}
-    try:
-        charge_id = book(budget, eps_k, delta_k, rho, label=label, declared=statement,
-                         details=details)
-    except BudgetFileError as exc:
-        _fail(f"--budget {budget}: {exc}; nothing was read or fitted")
-    except OSError as exc:
-        _fail(f"--budget {budget}: cannot write it ({exc.strerror or exc}); nothing was read or "
-              "fitted")
-    return (charge_id, rho), BudgetAccountant(eps_k, delta_k, records_per_person=k)
-
-
-def _settle_budget(budget: Path, entry: tuple[str, float | None], local: Any,
-                   declared: tuple[float, float | None, str], run: dict[str, Any],
-                   exc: BaseException | None) -> Any:
-    """Record how the fit ended: its charge, the declared budget kept, or no charge at all."""
-    from oracledp.privacy import GuaranteeKind
-    from oracledp.privacy._budget_file import BudgetFileError, cancel, keep, settle
-
-    charge_id, booked_rho = entry
-    charges = local.spends
-    interrupted = isinstance(exc, KeyboardInterrupt) and run.get("fitting", False)
-    try:
-        if charges:
-            c = charges[0]
-            pure = c.guarantee is not None and c.guarantee.kind is GuaranteeKind.PURE
-            rho = (math.inf if not math.isfinite(c.epsilon) else
-                   c.epsilon * c.epsilon / 2.0 if pure else booked_rho)
-            ledger = settle(budget, charge_id, epsilon=c.epsilon, delta=c.delta, rho=rho,
-                            guarantee=c.guarantee, status=c.status)
-            if exc is not None:
-                _warn(f"--budget {budget}: the fit drew noise before it stopped, so it is "
-                      f"charged epsilon {c.epsilon:.4g}, delta {c.delta:.3g} ({c.status})")
-            return ledger
-        if interrupted or local._pending:
-            _warn(f"--budget {budget}: the fit was stopped after it started; its declared "
-                  "budget stays charged")
-            return keep(budget, charge_id, "interrupted after the fit started: its declared "
-                                           "budget is charged")
-        cancel(budget, charge_id)  # refused before its mechanism drew anything
-        return None
-    except (OSError, BudgetFileError) as exc2:
-        why = exc2.strerror if isinstance(exc2, OSError) and exc2.strerror else str(exc2)
-        if exc is None:
-            _fail(f"--budget {budget}: the model was fitted but the ledger could not be "
-                  f"updated ({why}); its declared budget stays charged")
-        _warn(f"--budget {budget}: the ledger could not be updated ({why}); the fit's declared "
-              "budget stays charged")
-        return None
-
-
-def _print_budget(budget: Path, ledger: Any, local: Any, k: int) -> None:
-    if ledger is None:  # pragma: no cover - a successful fit always updates its entry
-        return
-    c = local.spends[0]
-    eps, delta = ledger.spent
-    left_eps, left_delta = ledger.remaining
-    total_eps, total_delta = ledger.total
-    k = local.records_per_person  # the schema's or the budget file's, the larger
-    who = f" per person ({k} records)" if k > 1 else ""
-    typer.echo(f"  budget {budget}: charged epsilon {c.epsilon:.4g}, delta {c.delta:.3g}{who}; "
-               f"spent epsilon {eps:.4g} of {total_eps:g}, delta {delta:.3g} of "
-               f"{total_delta:g} in {len(ledger.spends)} release(s); remaining epsilon "
-               f"{left_eps:.4g}, delta {left_delta:.3g}")
-
 
 def _fits_counted_rows(est: Any) -> bool:
     """Whether ``est.fit`` takes :class:`~oracledp.oracles._row_blocks.CountedRows` (the
@@ -765,6 +511,9 @@ def _fit_and_save(est: Any, data: Path, schema: Any, out: Path, model: str, sep:
                   run: dict[str, Any] | None = None, *, engine: str = "duckdb",
                   scheduler: str | None = None) -> tuple[Path, dict[str, Any]]:
     """Read DATA, fit (reporting to ``accountant`` if any), save; ``run`` gets the counts."""
+    from oracledp._cli_budget import _per_person_or_fail
+    from oracledp._cli_fit_report import _coef_plot, _limit_text, _oracle_failure_message
+
     run = {} if run is None else run
     if model in _READ_AGGREGATED:
         # the distinct encoded rows with their record counts: est.fit(X, y, sample_weight=...)
@@ -839,81 +588,6 @@ def _fit_and_save(est: Any, data: Path, schema: Any, out: Path, model: str, sep:
     return path, run
 
 
-def _report_fit(model: str, schema: Any, est: Any, run: dict[str, Any], path: Path, out: Path,
-                verbose: bool) -> None:
-    if model == "opsamp":
-        _warn(OPSAMP_WARNING)
-    _print_fit(Console(), model, schema, est, run["n_rows"], run["n_features"],
-               run["seconds"] if verbose else None)
-    Console().print(f"  wrote {path} and {out / 'coefficients.png'}", markup=False)
-
-
-#: ``fit`` lists every coefficient when the schema has at most this many encoded features;
-#: a wider table lists the nonzero ones and counts the zeros (model.json has them all).
-_LIST_ALL_COEFFICIENTS = 20
-
-
-def _print_fit(console: Console, model: str, schema: Any, est: Any, n_rows: int,
-               n_features: int, fit_seconds: float | None) -> None:
-    g = est.guarantee_
-    coef = est.coef_.ravel()
-    table = Table(title=f"oracledp fit --model {model}")
-    table.add_column("feature")
-    table.add_column("coefficient", justify="right")
-    list_all = len(coef) <= _LIST_ALL_COEFFICIENTS
-    for name, c in zip(schema.feature_names, coef, strict=True):
-        if list_all or c != 0:
-            table.add_row(escape(name), f"{c:+.4g}")
-    if est.intercept_:
-        table.add_row("(intercept)", f"{est.intercept_:+.4g}")
-    console.print(table)
-    zeros = 0 if list_all else sum(1 for c in coef if c == 0)
-    if zeros:
-        listed = (f"all {zeros} encoded features have coefficient 0" if zeros == len(coef) else
-                  f"{len(coef) - zeros} nonzero coefficient(s) listed; the other {zeros} of "
-                  f"the {len(coef)} encoded features have coefficient 0")
-        console.print(f"  {listed} (model.json and coefficients.png have every coefficient)",
-                      markup=False, highlight=False)
-    summary = Table(title="summary", show_header=False)
-    summary.add_column("item")
-    summary.add_column("value")
-    k = schema.records_per_person
-    person = group_privacy(g, k)
-    for item, value in (
-        ("model", model),
-        ("records, encoded features", f"{n_rows:,}, {n_features}"),
-        ("labels (-1 / +1)", f"{est.classes_[0]} / {est.classes_[1]}"),
-        ("records per person", f"{k} (schema's records_per_person)"),
-        ("privacy per record", f"epsilon {g.epsilon:.4g}, delta {g.delta:.3g} ({g.kind})"),
-        *([("privacy per person", f"epsilon {person.epsilon:.4g}, delta {person.delta:.3g} "
-                                  f"({person.kind}; group privacy, {k} records)")]
-          if k > 1 else []),
-        *([("parameter space", est.space_description_.removeprefix("parameter space "))]
-          if hasattr(est, "space_description_") else []),
-        *(_auto_rows(est) if model == "auto" else []),
-        ("exact oracle assumed", "yes (certified)" if g.requires_exact_oracle else "no"),
-        ("guarantee holds", "yes" if g.holds else "NO"),
-        *([("time (non-private diagnostic)", f"{fit_seconds:.1f}s")]
-          if fit_seconds is not None else []),
-    ):
-        summary.add_row(item, escape(value))
-    console.print(summary)
-    console.print(f"  in plain words: {person.in_plain_words()}", markup=False,
-                  highlight=False)
-    console.print(f"  guarantee: {g.describe()}", markup=False, highlight=False)
-    if schema.clipping_note():
-        console.print(f"  note: {schema.clipping_note()}", markup=False, highlight=False)
-    if k > 1:
-        console.print(f"  guarantee per person: {person.describe()}", markup=False,
-                      highlight=False)
-
-
-def _auto_rows(est: Any) -> list[tuple[str, str]]:
-    from oracledp._cli_auto import summary_rows
-
-    return summary_rows(est)
-
-
 
 def models(
     data: Annotated[Path | None, typer.Argument(
@@ -978,6 +652,8 @@ def export_sample(
 
 def register(app: typer.Typer) -> None:
     """Add these commands to the ``oracledp`` app."""
+    from oracledp._cli_schema import schema_check, schema_infer
+
     app.add_typer(schema_app, name="schema")
     schema_app.command("infer")(schema_infer)
     schema_app.command("check")(schema_check)
