@@ -18,6 +18,9 @@ resident set of the child or any process it waited for, so per step, never cumul
 * ``check``: ``oracledp schema check DATA --schema S`` (the reading-and-validation pass on
   the whole file), and its time as a multiple of ``duckdb``;
 * ``fit``: ``oracledp fit DATA --schema S --model rspm --epsilon 1 --seed 0``;
+* ``predict``: ``oracledp predict MODEL DATA --scores`` with the model of ``fit`` (same size and
+  format: run ``fit`` too), stdout written to a file (streamed: its peak does not include the
+  output), with the number of predictions and the megabytes written;
 * ``synth``: ``oracledp synth fit DATA --schema S --epsilon 1 --seed 0``;
 * ``dask``: ``read_aggregated(DATA, schema, engine="dask")`` on a local cluster of 2 workers
   (one thread each) against ``read_aggregated(DATA, schema)``: the same codes and counts
@@ -36,7 +39,7 @@ line per measurement, and writes ``results.json`` and ``results.csv`` to ``--out
 go to a temporary directory (deleted at the end unless ``--keep``).
 
 Usage: python benchmarks/large_tables.py [--sizes 10000000 100000000] [--seed 0]
-       [--steps duckdb check fit synth dask] [--formats csv parquet] [--out DIR] [--keep]
+       [--steps duckdb check fit predict synth dask] [--formats csv parquet] [--out DIR] [--keep]
 """
 
 from __future__ import annotations
@@ -61,7 +64,7 @@ import pandas as pd
 from oracledp._provenance import environment, environment_line
 
 MB = 2**20
-STEPS = ("duckdb", "check", "fit", "synth", "dask")
+STEPS = ("duckdb", "check", "fit", "predict", "synth", "dask")
 FORMATS = ("csv", "parquet")
 GEN_CHUNK = 500_000  # rows of one chunk of adult_like_chunk (and of large_csv.py's writes)
 
@@ -180,7 +183,7 @@ FROM g{" ORDER BY i" if ordered else ""}"""
 
 
 def _connect() -> Any:
-    from oracledp.tabular._engine import connect
+    from oracledp.tabular._sources import connect
 
     return connect()
 
@@ -272,10 +275,12 @@ def _sample_tree(pid: int, stop: threading.Event, out: list[float]) -> None:
 
 
 def run_measured(cmd: list[str], timeout: float | None = None, tree: bool = False,
-                 env: dict[str, str] | None = None) -> Run:
+                 env: dict[str, str] | None = None, stdout_to: Path | None = None) -> Run:
     """Run ``cmd``; wall time and the peak RSS of this child alone (``os.wait4``: the child
-    and the processes it waited for, not earlier children of this process)."""
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+    and the processes it waited for, not earlier children of this process).  ``stdout_to``:
+    the child's stdout goes to that file (not read back: ``Run.stdout`` is empty)."""
+    with (open(stdout_to, "w+") if stdout_to else tempfile.TemporaryFile("w+")) as out, \
+            tempfile.TemporaryFile("w+") as err:
         t0 = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, text=True,
                                 env={**os.environ, "COLUMNS": "120", **(env or {})})
@@ -299,7 +304,8 @@ def run_measured(cmd: list[str], timeout: float | None = None, tree: bool = Fals
         out.seek(0)
         err.seek(0)
         return Run(proc.returncode, seconds, usage.ru_maxrss / 1024,  # kB on Linux
-                   sampled[0] if sampled else None, out.read(), err.read())
+                   sampled[0] if sampled else None, "" if stdout_to else out.read(),
+                   err.read())
 
 
 def cli(*args: str) -> list[str]:
@@ -310,7 +316,7 @@ def cli(*args: str) -> list[str]:
 
 _DUCKDB_CHILD = """
 import sys
-from oracledp.tabular._engine import connect
+from oracledp.tabular._sources import connect
 path, fmt = sys.argv[1], sys.argv[2]
 reader = "read_csv" if fmt == "csv" else "read_parquet"
 con = connect()
@@ -411,6 +417,19 @@ def measure(data: Path, schema: Path, tmp: Path, rows: int, fmt: str, steps: lis
                                f"{args.time_limit:g}", "--force", "--out", str(tmp / "model")),
                            limit)
         add("fit", run)
+    if "predict" in steps:
+        model, written = tmp / "model", tmp / "predictions.csv"
+        if not (model / "model.json").exists():
+            add("predict", None, "no model: run the fit step too")
+        else:
+            run = run_measured(cli("predict", str(model), str(data), "--scores"), limit,
+                               stdout_to=written)
+            with open(written, "rb") as fh:
+                lines = sum(block.count(b"\n") for block in iter(lambda: fh.read(1 << 24), b""))
+            size = written.stat().st_size / MB
+            written.unlink()
+            add("predict", run, f"{max(lines - 1, 0):,} predictions, {size:.0f} MB written",
+                predictions=max(lines - 1, 0), output_mb=round(size, 1))
     if "synth" in steps:
         run = run_measured(cli("synth", "fit", str(data), "--schema", str(schema), "--epsilon",
                                "1", "--seed", "0", "--force", "--out", str(tmp / "synth")),
@@ -522,6 +541,9 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=Path("docs/results/large-tables"))
     ap.add_argument("--label", default="", help="free text saved with the results")
     ap.add_argument("--keep", action="store_true", help="keep the generated data")
+    ap.add_argument("--data-dir", type=Path, default=None,
+                    help="generate the data in this directory and keep it there; a file "
+                         "already there for the same rows, seed and format is reused")
     ap.add_argument("--verbose", action="store_true", help="print a failed step's output")
     args = ap.parse_args()
     if min(args.sizes) < 2:
@@ -530,17 +552,24 @@ def main() -> None:
     print(environment_line(env_start), flush=True)
     print(f"# {_versions()}", flush=True)
     tmp = Path(tempfile.mkdtemp(prefix="oracledp-large-tables-"))
+    data_dir = tmp if args.data_dir is None else args.data_dir
+    data_dir.mkdir(parents=True, exist_ok=True)
     results: list[Row] = []
     generation: list[dict[str, Any]] = []
     try:
         schema = tmp / "schema.json"
         write_schema(schema)
         for n in args.sizes:
-            files = {fmt: tmp / f"adult-like-{n}.{fmt}" for fmt in FORMATS}
+            files = {fmt: data_dir / f"adult-like-{n}-seed{args.seed}.{fmt}" for fmt in FORMATS}
             for fmt in ("parquet", "csv"):  # the Parquet file generated, the CSV from it
                 if fmt == "csv" and "csv" not in args.formats:
                     continue
                 t0 = time.perf_counter()
+                if args.data_dir is not None and files[fmt].exists():
+                    generation.append({"rows": n, "format": fmt, "how": "reused",
+                                       "file_mb": round(files[fmt].stat().st_size / MB, 1)})
+                    print(f"{n:,} rows as {fmt}: {files[fmt]} reused", flush=True)
+                    continue
                 if fmt == "parquet":
                     write_table(files[fmt], n, args.seed, fmt)
                 else:
@@ -554,7 +583,7 @@ def main() -> None:
                       f"({sec / n * 1e6:.2f}s per million rows)", flush=True)
             for fmt in args.formats:
                 results += measure(files[fmt], schema, tmp, n, fmt, args.steps, args)
-            if not args.keep:
+            if not args.keep and args.data_dir is None:
                 for f in files.values():
                     f.unlink(missing_ok=True)
     finally:
