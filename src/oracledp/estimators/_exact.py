@@ -209,8 +209,12 @@ class ExactHalfspaceClassifier(PrivateBinaryClassifier):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Finite features (exact small rationals unless ``feature_grid`` is set).
+        X : array-like of shape (n_samples, n_features), or CountedRows
+            Finite features (exact small rationals unless ``feature_grid`` is set).  A
+            :class:`~oracledp.oracles._row_blocks.CountedRows` (e.g.
+            :meth:`oracledp.tabular.AggregatedTable.counted_rows`, with ``y=None``) gives
+            distinct rows read a block at a time with their record counts per label: the fit
+            on the rows listed once per label with those counts, without the float matrix.
         y : array-like of shape (n_samples,)
             Labels of exactly two classes (any type: ints, strings...).
         sample_weight : array-like of shape (n_samples,) or None, default=None

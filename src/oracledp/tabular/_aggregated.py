@@ -7,7 +7,9 @@ memory grows with the distinct rows, not with the records.  The resulting
 ``est.fit(*table.weighted_rows())`` passes the distinct rows with their record counts as
 ``sample_weight`` (OPDisc, RSPM and Gaussian RSPM fit the same exact problem as on the whole
 table, DP-SGD the same run as on the table that lists each row once per record), which is
-what :func:`fit_aggregated` does.
+what :func:`fit_aggregated` does for DP-SGD.  The exact classifiers (OPDisc, RSPM, Gaussian
+RSPM) fit the same exact problem from ``table.counted_rows()`` instead: the distinct rows
+decoded from their codes a block at a time, never the float matrix of the weighted rows.
 """
 
 from __future__ import annotations
