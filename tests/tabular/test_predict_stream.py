@@ -176,3 +176,19 @@ def test_parquet_streams_the_same_bytes_as_the_csv(tmp_path, runner, small_chunk
     res = runner.invoke(app, ["predict", str(model_dir), str(pq), "--scores"], env=ENV)
     assert res.exit_code == 0 and res.stdout == want
     assert len(small_chunks) > 2
+
+
+def test_parquet_is_read_in_the_files_row_order(tmp_path):
+    """read_csv (and so evaluate and the whole-table fits) of a Parquet file of many row groups
+    gives its rows in the file's order, as the streamed predict does (DuckDB's reading with
+    insertion order off gave them in any order)."""
+    pytest.importorskip("pyarrow")
+    rng = np.random.default_rng(2)
+    df = pd.DataFrame({"x": rng.integers(0, 1000, 1_000_000).astype(str),
+                       "c": rng.choice(["a", "b", "c"], 1_000_000)})
+    pq = tmp_path / "t.parquet"
+    df.to_parquet(pq, row_group_size=100_000)
+    got = read_csv(pq)
+    assert (got.to_numpy() == df.to_numpy()).all()
+    streamed = pd.concat(list(chunks.read_chunks(pq, None, rows=100_000)), ignore_index=True)
+    assert (streamed.to_numpy() == df.to_numpy()).all()

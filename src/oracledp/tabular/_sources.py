@@ -272,11 +272,12 @@ def read_frame(data: Any, sep: str = ",") -> pd.DataFrame:
     """The whole table as a pandas DataFrame of texts, the cells as the schema's rules read
     them (see :func:`_text_of`: a NULL or a float NaN is the empty cell), columns named as
     written: for the commands that need every record (the models fitted on the whole
-    encoded matrix, prediction, evaluation).  Raises :class:`TableInputError` as
-    :func:`scan_table` does."""
+    encoded matrix, prediction, evaluation), in the source's row order.  Raises
+    :class:`TableInputError` as :func:`scan_table` does."""
     import duckdb
 
     con = connect()
+    con.execute("SET preserve_insertion_order = true")  # the file's rows, in its order
     src: _Source | None = None
     try:
         src = _open(con, data, sep)
