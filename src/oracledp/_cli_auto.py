@@ -13,27 +13,9 @@ lines ``fit`` adds to its summary.
 
 from __future__ import annotations
 
-__all__ = ["AUTO", "oracle_failure_message", "saving_refusal", "summary_rows"]
+__all__ = ["AUTO", "oracle_failure_message", "summary_rows"]
 
 AUTO = "auto"
-
-
-def saving_supported() -> bool:
-    """Whether ``model.json`` can hold the selection's model (a model type ``"auto"``)."""
-    from oracledp.tabular._model_file import MODEL_TYPES
-
-    return AUTO in MODEL_TYPES
-
-
-def saving_refusal() -> str | None:
-    """The refusal of ``fit --model auto`` when its model cannot be saved; None when it can."""
-    if saving_supported():
-        return None
-    return ("--model auto cannot be saved by `oracledp fit` yet: model.json has no 'auto' "
-            "model type (the selection's guarantee covers every trial, so its model cannot be "
-            "saved as the selected model's own type). Use it from Python: "
-            "oracledp.estimators.AutoClassifier, or make_estimator('auto', schema, epsilon=..., "
-            "delta=...). Nothing was read or fitted, and no budget was charged")
 
 
 def summary_rows(est: object) -> list[tuple[str, str]]:

@@ -335,11 +335,6 @@ def _check_fit_options(model: str, epsilon: float | None, delta: float | None, a
         except (TypeError, ValueError) as exc:
             _fail(f"--space: {exc}")
         _check_option(check_work_limit, work_limit, "--work-limit")
-    if model == "auto":
-        from oracledp._cli_auto import saving_refusal
-
-        if (refusal := saving_refusal()) is not None:
-            _fail(refusal)
     return None
 
 
@@ -394,8 +389,9 @@ def fit_table(
     ] = None,
     space: Annotated[str, typer.Option(
         "--space", help="Parameter space W of opdisc/rspm/gaussian-rspm (public): auto (a rule on d, the "
-                        "encoded features: ||k||^2 <= min(d, 4); rspm keeps the box {-1,0,1}^d "
-                        "for d <= 12), paper (the ICML 2020 W), or norm2=R[,bound=B] (see "
+                        "encoded features: ||k||^2 <= min(d, 4), lowered for opdisc where the "
+                        "schema's columns not declared 0/1 would make W too large to search; "
+                        "rspm keeps the box {-1,0,1}^d for d <= 12), paper (the ICML 2020 W), or norm2=R[,bound=B] (see "
                         "docs/choosing-a-model.md).")] = "auto",
     work_limit: Annotated[
         int | None, typer.Option(

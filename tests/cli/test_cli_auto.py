@@ -15,7 +15,6 @@ import pytest
 from _small_table import ROWS, SCHEMA
 from typer.testing import CliRunner
 
-from oracledp import _cli_auto
 from oracledp._cli import app
 from oracledp._errors import OracleFailure
 from oracledp.estimators import AutoClassifier, GaussianRSPMClassifier
@@ -55,7 +54,6 @@ def saving(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
         path.write_text("{}")
         return path
 
-    monkeypatch.setattr(_cli_auto, "saving_supported", lambda: True)
     monkeypatch.setattr("oracledp.tabular.save_model", save_model)
     return saved
 
