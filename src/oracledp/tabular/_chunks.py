@@ -155,8 +155,7 @@ class ChunkedEncoder:
         rule reads (as :meth:`TableSchema._scan_cells` computes them)."""
         c = self.schema.columns[i]
         cells = _Cells(s)
-        ok = ~cells.missing(sorted(set(self.schema.missing_values) - set(c.levels or ())))
-        ok &= ~cells.spaced()
+        _, _, ok = self.schema._value_cells(c, cells)
         unknown = ok & (cells.level_codes(c.levels or ()) < 0)
         return int(unknown.sum()), int(ok.sum())
 

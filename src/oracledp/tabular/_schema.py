@@ -480,6 +480,14 @@ class TableSchema:
             return found, None, None
         return found, out, y_idx
 
+    def _value_cells(self, c: Column, cells: _Cells
+                     ) -> tuple[NDArray[np.bool_], NDArray[np.bool_], NDArray[np.bool_]]:
+        """Column ``c``'s cells with spaces, its missing cells (the schema's missing values
+        that are not among its levels), and the rest: the cells read as values."""
+        spaced = cells.spaced()
+        miss = cells.missing(sorted(set(self.missing_values) - set(c.levels or ())))
+        return spaced, miss, ~miss & ~spaced
+
     def _scan_cells(self, i: int, s: pd.Series, *,
                     adjusted: dict[str, dict[str, int]] | None = None,
                     clipped: set[str] | None = None,
@@ -501,10 +509,9 @@ class TableSchema:
                 adjusted[name][rule] += k
 
         cells = _Cells(s)
-        spaced_cells = cells.spaced()
+        spaced_cells, miss, ok = self._value_cells(c, cells)
         if spaced_cells.any():  # refused in fit and predict alike; no other rule reads them
             found.append(((i, -1), f"column {c.name!r}: some values have {SPACES_RULE}"))
-        miss = cells.missing(sorted(set(self.missing_values) - set(c.levels or ())))
         code = np.zeros(n, dtype=np.int64)
         if miss.any():
             if c.missing == "level":
@@ -519,7 +526,6 @@ class TableSchema:
                                       "NaN or one of the schema's missing_values) are not "
                                       "allowed: the schema declares no 'missing' policy for "
                                       "it (\"level\" or {\"fill\": ...})"))
-        ok = ~miss & ~spaced_cells
         if c.kind == "categorical":
             idx = cells.level_codes(c.levels or ())
             unknown = ok & (idx < 0)
