@@ -47,6 +47,7 @@ from oracledp.erm._framework import (
     NoHaltError,
     _as_problem,
     _check_common,
+    _levels,
     _no_halt_error,
     _released_theta,
     _result,
@@ -54,7 +55,6 @@ from oracledp.erm._framework import (
     _single_blas_thread,
 )
 from oracledp.erm._outputnr import LogisticProblem, project_to_ball
-from oracledp.erm._theory import cap_levels, check_theory_reachable, resolve_eps_grid
 from oracledp.mechanisms import ExPostLoss
 from oracledp.privacy import _noise as noise
 
@@ -179,15 +179,10 @@ def doubling(
         Delta = sens.logistic_excess_risk_sensitivity(problem.n, problem.lam)  # Claim A.12
         hyp_sensitivity = sens.output_l1_sensitivity(problem.n, problem.p, problem.lam)
     n, p, lam_ = problem.n, problem.p, problem.lam
-    grid = resolve_eps_grid(eps_list, method=method, alpha=a, n=n, p=p, lam=lam_)
-    grid = cap_levels(grid, max_epsilon,  # E(T) of Theorem A.2: T tests and T hypotheses
-                      lambda lv: 2 * lv.size * Delta * math.log(lv.size / g) / a
-                      + math.fsum(lv.tolist()),
-                      f" with alpha = {a:g} and n = {n:,} records")
-    if eps_list is None and not allow:  # the derived grid, a refusal if nothing passes
-        check_theory_reachable(grid, method=method, alpha=a, n=n, p=p, lam=lam_,
-                               max_epsilon=max_epsilon)
-    grid.setflags(write=False)
+    grid = _levels(method, n, p, lam_, a, allow, eps_list, max_epsilon,
+                   # E(T) of Theorem A.2: T tests and T hypotheses
+                   lambda lv: 2 * lv.size * Delta * math.log(lv.size / g) / a
+                   + math.fsum(lv.tolist()))
     T = int(grid.size)
     test_scale = sens.doubling_test_scale(a, g, T)  # Algorithm 4: Lap(alpha / (2 ln(T/gamma)))
     threshold = -a / 2.0

@@ -10,8 +10,9 @@ the same structure" as CovNR (Algorithm 3); what the algorithms share lives here
 * the block-wise InteractiveAboveThreshold search (:func:`_iat_search`,
   Algorithm 2) on the excess-risk queries, plain or through certified
   enclosures (:class:`_EnclosedExcess`);
-* the public setup of a run (:class:`_Run`: levels, sensitivities, threshold; for
-  CovNR / OutputNR built by :func:`_nr_run`, with IAT's ``eps_0``);
+* the public setup of a run (:class:`_Run`: levels, sensitivities, threshold; the levels
+  of all three by :func:`_levels`; for CovNR / OutputNR built by :func:`_nr_run`, with
+  IAT's ``eps_0``);
 * the release gating and accounting of CovNR / OutputNR (:func:`_finish`,
   Lemma 2.8: ex-post loss ``eps_0 + eps_k``), the release of all three algorithms
   (:func:`_released_theta`: the hypothesis, or the refusal to release theta*;
@@ -328,28 +329,42 @@ class _Run:
     calibration: str = "paper"
 
 
+def _levels(
+    method: str, n: int, p: int, lam: float, alpha: float, allow: bool, eps_list: Any,
+    max_epsilon: float | None, worst_loss: Callable[[NDArray[np.float64]], float],
+) -> NDArray[np.float64]:
+    """The levels a run of any of the three algorithms searches (read-only), from public
+    parameters only.
+
+    ``eps_list`` (or Appendix B's default) cut by ``max_epsilon`` on ``worst_loss(levels)``, the
+    worst ex-post loss of a run over ``levels``
+    (:func:`~oracledp.erm._theory.cap_levels`), then, for the default grid and unless
+    ``allow``, checked against the theory curve
+    (:func:`~oracledp.erm._theory.check_theory_reachable`).  Raises ValueError for the
+    refusals before any noise.
+    """
+    grid = resolve_eps_grid(eps_list, method=method, alpha=alpha, n=n, p=p, lam=lam)
+    grid = cap_levels(grid, max_epsilon, worst_loss,
+                      f" with alpha = {alpha:g} and n = {n:,} records")
+    if eps_list is None and not allow:  # the derived grid, a refusal if nothing passes
+        check_theory_reachable(grid, method=method, alpha=alpha, n=n, p=p, lam=lam,
+                               max_epsilon=max_epsilon)
+    grid.setflags(write=False)
+    return grid
+
+
 def _nr_levels(
     method: str, n: int, p: int, lam: float, alpha: float, gamma: float, allow: bool,
     calibration: str, eps_list: Any, max_epsilon: float | None, Delta: float,
 ) -> NDArray[np.float64]:
     """The levels CovNR / OutputNR search (read-only), from public parameters only.
 
-    ``eps_list`` (or Appendix B's default) cut by ``max_epsilon`` on the worst loss
-    ``eps_0(T) + eps_T`` (Lemma 2.8), then, for the default grid and unless ``allow``, checked
-    against the theory curve (:func:`~oracledp.erm._theory.check_theory_reachable`).  Raises
-    ValueError for the refusals before any noise.
+    Those of :func:`_levels` with the worst loss ``eps_0(T) + eps_T`` (Lemma 2.8).
     """
-    grid = resolve_eps_grid(eps_list, method=method, alpha=alpha, n=n, p=p, lam=lam)
-    grid = cap_levels(
-        grid, max_epsilon,
+    return _levels(
+        method, n, p, lam, alpha, allow, eps_list, max_epsilon,
         lambda lv: sens.iat_epsilon(Delta, alpha, gamma, lv.size, calibration) + float(lv[-1]),
-        f" with alpha = {alpha:g} and n = {n:,} records",
     )
-    if eps_list is None and not allow:  # the derived grid, a refusal if nothing passes
-        check_theory_reachable(grid, method=method, alpha=alpha, n=n, p=p, lam=lam,
-                               max_epsilon=max_epsilon)
-    grid.setflags(write=False)
-    return grid
 
 
 def records_needed(
