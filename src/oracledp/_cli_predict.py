@@ -21,7 +21,7 @@ from oracledp._cli_table import (
     _clipping_on_stderr,
     _fail,
     _read_table,
-    _reading,
+    _reading_or_failing,
     _warn,
 )
 from oracledp._errors import OracleDPError
@@ -140,11 +140,8 @@ def _chunks(data: Path, schema: Any, sep: str) -> Iterator[Any]:
     refusal as ``_read_table`` words it."""
     from oracledp.tabular._chunks import read_chunks
 
-    try:
-        with _reading(data) as report:
-            yield from read_chunks(data, schema, sep=sep, with_target=False, verbose=report)
-    except (OracleDPError, ValueError) as exc:
-        _fail(f"{data}: {exc}" if str(data) not in str(exc) else str(exc))
+    with _reading_or_failing(data) as report:
+        yield from read_chunks(data, schema, sep=sep, with_target=False, verbose=report)
 
 
 def evaluate_table(

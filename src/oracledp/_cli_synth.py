@@ -35,6 +35,7 @@ from oracledp._cli_table import (
     _fail,
     _interrupted,
     _load_schema,
+    _naming,
     _reading,
     _sep,
 )
@@ -282,7 +283,7 @@ def _fit(syn: Any, data: Path, schema: Any, tdom: Any, accountant: Any,
               + ("; its mechanism had started, so it stays charged in --budget" if drew
                  else ""))
     except (OracleDPError, ValueError, TypeError, FloatingPointError) as exc:
-        _fail(f"{data}: {exc}" if str(data) not in str(exc) else str(exc))
+        _fail(_naming(data, exc))
     except MemoryError:
         _fail(f"{data}: not enough memory: the domain has {tdom.domain.size:,} cells; use "
               "fewer --bins or fewer columns")

@@ -116,16 +116,29 @@ def _reading(path: Path) -> Iterator[Any]:
         yield report
 
 
+def _naming(path: Path, exc: BaseException) -> str:
+    """The message of a refusal to read ``path``, naming the file once."""
+    return f"{path}: {exc}" if str(path) not in str(exc) else str(exc)
+
+
+@contextmanager
+def _reading_or_failing(path: Path) -> Iterator[Any]:
+    """:func:`_reading`, with a refusal of DATA (OracleDPError or ValueError) turned into one
+    error line naming the file (:func:`_fail`, exit 2)."""
+    try:
+        with _reading(path) as report:
+            yield report
+    except (OracleDPError, ValueError) as exc:
+        _fail(_naming(path, exc))
+
+
 def _read_table(path: Path, schema: Any, sep: str, with_target: bool, *,
                 ignore_extra: bool = True, check: bool = True) -> Any:
     from oracledp.tabular import read_csv
 
-    try:
-        with _reading(path) as report:
-            return read_csv(path, schema, sep=sep, with_target=with_target,
-                            ignore_extra=ignore_extra, check=check, verbose=report)
-    except (OracleDPError, ValueError) as exc:
-        _fail(f"{path}: {exc}" if str(path) not in str(exc) else str(exc))
+    with _reading_or_failing(path) as report:
+        return read_csv(path, schema, sep=sep, with_target=with_target,
+                        ignore_extra=ignore_extra, check=check, verbose=report)
 
 
 #: The models with an exact oracle: they take --solver, --time-limit, --space, --work-limit.
@@ -160,11 +173,9 @@ def _read_aggregated(path: Path, schema: Any, sep: str, model: str, ignore_extra
     from oracledp.tabular import read_aggregated
 
     try:
-        with _reading(path) as report:
+        with _reading_or_failing(path) as report:
             return read_aggregated(path, schema, sep=sep, ignore_extra=ignore_extra,
                                    verbose=report, engine=engine, scheduler=scheduler)
-    except (OracleDPError, ValueError) as exc:
-        _fail(f"{path}: {exc}" if str(path) not in str(exc) else str(exc))
     except MemoryError:
         _fail(_out_of_memory(path, model))
 
