@@ -157,9 +157,11 @@ _DEFAULT_LIMIT = "default oracle limit"
 _EVIDENCE_SMALL_EPSILON = (
     "at epsilon 0.1 dpsgd was the most accurate model or within 0.003 of it on every "
     "measured table (titanic 0.718, biopsy 0.770, health_insurance 0.723, doctor_visits "
-    "0.712, Adult 0.758), where opdisc scored 0.361-0.753 over the default W (the exact "
-    "models' noise outweighs the data on small tables: titanic 0.361, biopsy 0.462); between "
-    "epsilon 0.1 and 1 it was not measured")
+    "0.712, Adult 0.758), where opdisc scored 0.361-0.753 over the former default W ||k||^2 "
+    "<= 4 (the exact models' noise outweighs the data on small tables: titanic 0.361, biopsy "
+    "0.462) and 0.630 and 0.619 on those two, their majority rates, over the W its noise rule "
+    "now lowers to ||k||^2 <= 1 (benchmarks/w_rule.py); between epsilon 0.1 and 1 it was not "
+    "measured")
 _EVIDENCE_BOX = (
     "rspm's default W is the whole box {-1, 0, 1}^d here, so Gaussian RSPM can weight every "
     "feature; at epsilon 1 and 2 it was the most accurate model on both such measured tables "
@@ -199,6 +201,12 @@ _EVIDENCE_FEW = (
 _CASE_135 = ("on a 135-feature table (4,075 records) opdisc ran 62 s and was refused 6 of 6 "
              "times at epsilon 1 and 2 (3 of 3 certified at epsilon 0.1), while rspm and "
              "gaussian-rspm released 6 of 6")
+_EVIDENCE_NOISE_W = (
+    "R is lowered while OPDisc's sigma exceeds 0.3 n (on the bundled titanic and biopsy "
+    "tables at epsilon 0.1 the default W released classifiers below the majority rate, ||k||^2 "
+    "<= 1 the majority rate) and raised, up to 6, while it stays below n / 200 "
+    "(docs/choosing-a-model.md, benchmarks/w_rule.py)")
+
 _EVIDENCE_LOWERED = (
     "on a stand-in of a 135-feature table with 83 numeric columns (benchmarks/wide_exact.py; "
     "opdisc's W lowered to ||k||^2 <= 2) opdisc released 6 of 6 fits at epsilon 1 and 2, "
@@ -237,24 +245,32 @@ class ModelAdvice:
         return dict(self.certify)[model]
 
 
-def _default_spaces(d: int, schema: Any) -> tuple[Any, Any]:
+def _default_spaces(d: int, schema: Any, n: int | None = None,
+                    epsilon: float = 1.0) -> tuple[Any, Any]:
     """W of ``--space auto`` for opdisc and for rspm / gaussian-rspm.
 
     With a :class:`~oracledp.oracles.FeatureSchema`: the W the estimators' own ``fit`` declares
-    (``ExactHalfspaceClassifier._make_space``: d and the schema's columns not declared 0/1,
-    which lower OPDisc's R on tables with many numeric columns), called here, not copied.
+    (``ExactHalfspaceClassifier._make_space``: d, the schema's columns not declared 0/1, which
+    lower OPDisc's R on tables with many numeric columns, and, with n given, OPDisc's noise at
+    n records, ``epsilon`` and the default delta 1/n^2), called here, not copied.
     With d alone the 0/1 columns are not known: W as :func:`auto_norm2` gives it when they are
-    not (``n_numeric=None``: R = min(d, 4), the largest W the rule gives for that d)."""
+    not (``n_numeric=None``: R = min(d, 4) before the noise rule)."""
+    from oracledp.estimators._base import delta_for
     from oracledp.estimators._space_spec import parameter_space
 
+    noise: dict[str, Any] = ({} if n is None else
+                             {"n": n, "epsilon": epsilon, "delta": delta_for(None, n)})
     if schema is None:
-        return parameter_space("auto", d), parameter_space("auto", d, model="rspm")
+        return (parameter_space("auto", d, **noise),
+                parameter_space("auto", d, model="rspm"))
     from oracledp.estimators import OPDiscClassifier, RSPMClassifier
 
     spaces = []
     for cls in (OPDiscClassifier, RSPMClassifier):
-        est = cls(schema=schema)  # the default space="auto"; nothing is fitted or drawn
-        spaces.append(est._make_space(d, est._check_params())[0])
+        est = cls(epsilon, schema=schema)  # space="auto"; nothing is fitted or drawn
+        spaces.append(est._make_space(d, est._check_params(),
+                                      **({} if n is None else
+                                         {"n": n, "delta": noise["delta"]}))[0])
     return spaces[0], spaces[1]
 
 
@@ -311,11 +327,17 @@ def advise_model(schema: Any, epsilon: float, n: int | None = None) -> ModelAdvi
         n = check_integer(n, "n")
         if n < 1:
             raise ValueError(f"n must be at least 1, got {n}")
-    space_opdisc, space_rspm = _default_spaces(d, features)
+    space_opdisc, space_rspm = _default_spaces(d, features, n if n is None or n > 1 else None,
+                                               eps)
     w_opdisc, w_rspm = space_opdisc.size(), space_rspm.size()
     box = space_rspm.k_norm2_max >= d  # rspm's W is the whole box {-1, 0, 1}^d
-    lowered = space_opdisc.k_norm2_max < min(d, AUTO_NORM2["opdisc"])
-    certify = (("opdisc", _certify("opdisc", w_opdisc, eps)),
+    space_columns = _default_spaces(d, features)[0]  # W before the noise rule
+    r_columns = space_columns.k_norm2_max
+    lowered = r_columns < min(d, AUTO_NORM2["opdisc"])
+    # a W the noise rule raised (at most AUTO_GROW_MAX, where the bundled tables certified) is
+    # judged as the W it grew from
+    w_certify = w_opdisc if space_opdisc.k_norm2_max <= r_columns else space_columns.size()
+    certify = (("opdisc", _certify("opdisc", w_certify, eps)),
                ("rspm", _certify("rspm", w_rspm, eps)),
                ("gaussian-rspm", _certify("gaussian-rspm", w_rspm, eps)))
     cert = dict(certify)
@@ -342,8 +364,11 @@ def advise_model(schema: Any, epsilon: float, n: int | None = None) -> ModelAdvi
         model = "auto"
         if lowered:
             reasons.append(f"d = {d}: opdisc's default W is lowered to ||k||^2 <= "
-                           f"{space_opdisc.k_norm2_max} by the schema's numeric columns, "
-                           f"{w_opdisc:,} points: {_EVIDENCE_LOWERED}")
+                           f"{r_columns} by the schema's numeric columns: {_EVIDENCE_LOWERED}")
+        if space_opdisc.k_norm2_max != r_columns:
+            reasons.append(f"n = {n:,}, epsilon {eps:g}: opdisc's default W follows its noise, "
+                           f"||k||^2 <= {space_opdisc.k_norm2_max} ({w_opdisc:,} points): "
+                           f"{_EVIDENCE_NOISE_W}")
         reasons.append(f"d = {d}: {_EVIDENCE_COMPACT}")
         reasons.append(f"--model auto: {_EVIDENCE_AUTO}")
     if few:

@@ -14,6 +14,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from oracledp._errors import DiagnosticsWarning, OracleFailure, PrivacyWarning
 from oracledp.estimators import OPDiscClassifier
 from oracledp.estimators._opdisc import build_oracle, round_to_grid
+from oracledp.estimators._space_spec import parameter_space
 from oracledp.learners._opdisc import opdisc_sigma
 from oracledp.oracles import FeatureSchema, HalfspaceProblem, IntegerBall, OracleStatus
 from oracledp.oracles._base import make_result
@@ -82,7 +83,9 @@ class _ZeroNoise(OPDiscClassifier):
 
 
 def _exact(**kw) -> OPDiscClassifier:
-    return _ZeroNoise(**{"oracle": "brute", "feature_grid": 0.5, **kw})
+    # W declared: "auto" would follow the (here unused) noise of eps 1 on ~40 records down to
+    # ||k||^2 <= 1, where w = (1, 1) is not a point
+    return _ZeroNoise(**{"oracle": "brute", "feature_grid": 0.5, "space": "norm2=2", **kw})
 
 
 def test_zero_noise_gives_the_nonprivate_optimum():
@@ -236,7 +239,10 @@ def test_guarantee_and_fitted_attributes():
     assert g.kind is GuaranteeKind.APPROXIMATE
     assert g.requires_exact_oracle is True
     assert g.holds is True
-    problem = HalfspaceProblem.from_data(X, y, IntegerBall(2))
+    # the W "auto" declares for d = 2, n records, eps 2 and delta 1/n^2 (public facts only)
+    problem = HalfspaceProblem.from_data(
+        X, y, parameter_space("auto", 2, n=n, epsilon=2.0, delta=1.0 / n**2))
+    assert clf.space_ == problem.space
     assert clf.sigma_ == pytest.approx(opdisc_sigma(2.0, 1.0 / n**2, problem))
     assert clf.calibration_.method == "proven" and clf.calibration_.delta_bound <= g.delta
     assert "docs/proofs/opdisc-calibration.md" in g.source and "m =" in g.calibration
@@ -288,7 +294,7 @@ def test_uncertified_oracle_refused_by_default():
 def test_allow_uncertified_releases_with_guarantee_not_holding():
     X, y = _separable()
     clf = OPDiscClassifier(oracle=_UncertifiedOracle(), random_state=0, allow_uncertified=True,
-                           feature_grid=0.5)
+                           feature_grid=0.5, space="norm2=2")  # the fake's answer (1, 1) in W
     with pytest.warns(PrivacyWarning, match="NO differential privacy guarantee"):
         clf.fit(X, y)
     np.testing.assert_array_equal(clf.coef_, [[1.0, 1.0]])

@@ -21,10 +21,15 @@ from oracledp._registry import make_estimator
 from oracledp.estimators import OPDiscClassifier, RSPMClassifier
 from oracledp.estimators import _exact as _exact_estimator
 from oracledp.estimators._space_spec import (
+    AUTO_GROW_MAX,
+    AUTO_GROW_NOISE,
+    AUTO_SHRINK_NOISE,
     auto_norm2,
     check_space,
     describe_space,
+    noise_share,
     parameter_space,
+    records_space,
     space_spec,
 )
 from oracledp.learners import opdisc, rspm
@@ -67,42 +72,45 @@ def test_rspm_box_threshold_is_the_size_of_the_box():
     assert [auto_norm2(d, "rspm") for d in (12, 13)] == [12, 4]
 
 
-# Two tables with the same public d = 6 that differ in everything else the rule must not read:
-# the number of records and the range of the values (largest |x| 1/2 against 3).
-_DATA_RANGE_TABLES = ((12, 1), (60, 6))  # (n, largest |value| in grid steps of 1/2)
+# Two tables with the same public d = 6 and n = 40 that differ in everything else the rule must
+# not read: the range of the values (largest |x| 1/2 against 3) and the share of positive labels.
+_DATA_RANGE_TABLES = ((1, 0.2), (6, 0.8))  # (largest |value| in grid steps of 1/2, P[y = 1])
+_N, _EPS = 40, 1.0
 
 
 def _fitted_spaces(cls: type) -> list[tuple[object, str]]:
     rng = np.random.default_rng(0)
     spaces = []
-    for n, steps in _DATA_RANGE_TABLES:
-        X = rng.integers(-steps, steps + 1, size=(n, 6)) / 2
+    for steps, p in _DATA_RANGE_TABLES:
+        X = rng.integers(-steps, steps + 1, size=(_N, 6)) / 2
         X[0, 0] = steps / 2  # the range is reached
-        y = np.where(rng.random(n) < 0.5, 1, -1)
-        clf = cls(1.0, oracle="brute", feature_grid=0.5, random_state=1,
+        y = np.where(rng.random(_N) < p, 1, -1)
+        clf = cls(_EPS, oracle="brute", feature_grid=0.5, random_state=1,
                   classes=[-1, 1]).fit(X, y)
         spaces.append((clf.space_, clf.space_description_))
     return spaces
 
 
-def _w_reads_nothing_but_d(cls: type, model: str) -> bool:
-    """The W of every table is the same, and it is the rule's W for d = 6."""
+def _w_reads_only_public_facts(cls: type, model: str) -> bool:
+    """The W of every table is the same, and it is the rule's W for d = 6 (and, for OPDisc, n,
+    epsilon and the default delta 1/n^2)."""
     spaces = _fitted_spaces(cls)
     return all(s == spaces[0] for s in spaces) and spaces[0][0] == parameter_space(
-        "auto", 6, model=model)
+        "auto", 6, model=model, n=_N, epsilon=_EPS, delta=_N**-2.0)
 
 
 @pytest.mark.parametrize("cls, model", [(OPDiscClassifier, "opdisc"), (RSPMClassifier, "rspm")])
 def test_the_fitted_w_is_the_same_whatever_the_data(cls, model):
-    """The rule reads d and the model only: not n, not the values' range."""
-    assert _w_reads_nothing_but_d(cls, model)
+    """The rule reads d, the model and (OPDisc) n, epsilon and delta only: not the values'
+    range, not the labels."""
+    assert _w_reads_only_public_facts(cls, model)
 
 
-@pytest.mark.parametrize("reads", ["the largest |x|", "n"])
+@pytest.mark.parametrize("reads", ["the largest |x|", "the positive labels"])
 def test_a_w_rule_that_reads_the_data_is_caught(monkeypatch, reads):
     """Planted mutants of the rule, ||k||^2 <= 4 max |x_ij|^2 (the rule's 4 on data in
-    [-1, 1], so the former version of the test, whose two tables both had max |x_ij| = 1,
-    passed against it) or ||k||^2 <= n / 20 (rounded up, between 1 and d): the test above
+    [-1, 1], so a version of the test whose two tables both had max |x_ij| = 1 passed against
+    it) or ||k||^2 <= (positive records) / 5 (rounded up, between 1 and d): the test above
     must fail on each."""
     seen: dict[str, float] = {}
     counted = OPDiscClassifier._counted_training_data
@@ -110,18 +118,80 @@ def test_a_w_rule_that_reads_the_data_is_caught(monkeypatch, reads):
     def reading(self, X, y, sample_weight):
         X_arr, classes, y_pm, counts = counted(self, X, y, sample_weight)
         seen["the largest |x|"] = 4 * float(np.abs(X_arr).max()) ** 2
-        seen["n"] = float(counts.sum()) / 20
+        seen["the positive labels"] = float(counts[y_pm == 1].sum()) / 5
         return X_arr, classes, y_pm, counts
 
-    def rule(space, d, *, model="opdisc", tau=1.0, n_numeric=None):
+    def rule(space, d, *, model="opdisc", tau=1.0, n_numeric=None, **public):
         norm2 = min(d, max(1, math.ceil(seen[reads])))
         return parameter_space(f"norm2={norm2}", d, model=model, tau=tau)
 
     monkeypatch.setattr(_exact_estimator.ExactHalfspaceClassifier, "_counted_training_data",
                         reading)  # the one base of OPDisc, RSPM and Gaussian RSPM
     monkeypatch.setattr(_exact_estimator, "parameter_space", rule)
-    assert not _w_reads_nothing_but_d(OPDiscClassifier, "opdisc")
-    assert not _w_reads_nothing_but_d(RSPMClassifier, "rspm")
+    assert not _w_reads_only_public_facts(OPDiscClassifier, "opdisc")
+    assert not _w_reads_only_public_facts(RSPMClassifier, "rspm")
+
+
+# --- the noise rule (OPDisc with n, epsilon and delta) ----------------------------------------
+
+
+@pytest.mark.parametrize("d", [3, 9, 23])
+def test_the_noise_rule_follows_sigma_over_n(d):
+    """For every (n, epsilon) of a grid: R is 1, or the share of W's sigma in n is at most
+    AUTO_SHRINK_NOISE; R above min(d, 4) only with a share at most AUTO_GROW_NOISE; R + 1 would
+    break the rule that applied (growth) or R is the cap; and R never falls as n or epsilon
+    grow."""
+    grid_n = (50, 500, 5_000, 50_000, 500_000)
+    grid_e = (0.05, 0.5, 2.0, 8.0)
+    base = min(d, 4)
+    table = {}
+    for n in grid_n:
+        for e in grid_e:
+            r = auto_norm2(d, n=n, epsilon=e, delta=n**-2.0)
+            table[n, e] = r
+            share = noise_share(d, r, n, e, n**-2.0)
+            assert 1 <= r <= max(base, min(d, AUTO_GROW_MAX))
+            assert r == 1 or share <= AUTO_SHRINK_NOISE
+            if r > base:
+                assert share <= AUTO_GROW_NOISE
+            if base <= r < min(d, AUTO_GROW_MAX):
+                assert noise_share(d, r + 1, n, e, n**-2.0) > AUTO_GROW_NOISE
+            if r < base:
+                assert noise_share(d, r + 1, n, e, n**-2.0) > AUTO_SHRINK_NOISE
+    for i, n in enumerate(grid_n):
+        for j, e in enumerate(grid_e):
+            if i:
+                assert table[n, e] >= table[grid_n[i - 1], e]
+            if j:
+                assert table[n, e] >= table[n, grid_e[j - 1]]
+    assert table[50, 0.05] == 1  # a tiny budget: the constant classifiers and single features
+    assert table[500_000, 8.0] == min(d, AUTO_GROW_MAX)
+
+
+def test_the_noise_rule_does_not_grow_past_the_structured_decomposition():
+    """With many numeric columns a larger W would be searched point by point: no growth."""
+    n = 10**7
+    assert auto_norm2(40, n_numeric=3, n=n, epsilon=4.0, delta=n**-2.0) == AUTO_GROW_MAX
+    assert auto_norm2(40, n_numeric=40, n=n, epsilon=4.0, delta=n**-2.0) == 3  # lowered
+
+
+def test_the_noise_rule_is_opdiscs_only():
+    n = 50
+    assert auto_norm2(9, "rspm", n=n, epsilon=0.05, delta=n**-2.0) == 9  # RSPM: the box
+    assert auto_norm2(9, n=n, epsilon=0.05, delta=n**-2.0) == 1
+    assert auto_norm2(9, n=n, epsilon=0.05) == 4  # without delta: the rule on d alone
+
+
+def test_a_shrunk_w_is_declared_in_the_guarantee():
+    """A fit at a tiny budget declares the lowered W, and says why, in its guarantee."""
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 2, size=(30, 5)).astype(float)
+    y = np.where(rng.random(30) < 0.5, 1, -1)
+    clf = OPDiscClassifier(0.05, oracle="brute", feature_grid=1.0, random_state=0,
+                           classes=[-1, 1]).fit(X, y)
+    assert clf.space_.k_norm2_max == 1
+    assert "lowered to 1: OPDisc's sigma over n records" in clf.guarantee_.notes
+    assert records_space(clf.guarantee_.notes, clf.space_)
 
 
 @pytest.mark.parametrize(("spec", "want"), [
@@ -213,7 +283,8 @@ def test_guarantee_and_attributes_record_w_size_and_d(cls, model):
     for spec in ("auto", "paper", "norm2=2"):
         if model == "rspm" and spec == "auto":
             continue  # at d = 6 RSPM's auto is the box, "paper"
-        clf = cls(space=spec, oracle="brute", feature_grid=0.5, random_state=0).fit(X, y)
+        # epsilon 10: OPDisc's noise rule keeps min(d, 4) for 40 records (share 0.21)
+        clf = cls(10.0, space=spec, oracle="brute", feature_grid=0.5, random_state=0).fit(X, y)
         w = parameter_space(spec, 6, model=model)
         assert clf.space_ == w
         size = len(w.enumerate_k())  # |W| by enumeration
@@ -245,7 +316,8 @@ def test_opdisc_sigma_is_smaller_for_the_compact_w():
     fits = {s: OPDiscClassifier(1.0, 1e-6, space=s, oracle="brute", feature_grid=0.5,
                                 random_state=0).fit(X, [0, 1] * 10) for s in ("auto", "paper")}
     for s, clf in fits.items():
-        want = calibrate(1.0, 1e-6, parameter_space(s, 6), 1.0)
+        # 20 records at epsilon 1: the noise rule lowers "auto" (to ||k||^2 <= 1)
+        want = calibrate(1.0, 1e-6, parameter_space(s, 6, n=20, epsilon=1.0, delta=1e-6), 1.0)
         assert clf.sigma_ == want.sigma
     assert fits["auto"].sigma_ < 0.7 * fits["paper"].sigma_  # D^2: 4 against 6
 

@@ -41,8 +41,9 @@ def test_an_opdisc_winner_is_checked_against_its_own_w(tmp_path: Path) -> None:
     est = _fit(("opdisc",))
     save_model(tmp_path, model_type="auto", schema=SCHEMA, estimator=est)
     doc = json.loads((tmp_path / "model.json").read_text())
-    assert doc["selection"]["selected_model"]["params"]["space"] == "norm2=4,bound=2"
-    doc["coef"] = [3.0, 0.0, 0.0, 0.0]  # |k_j| <= 2 in W
+    # a small table at the trial's epsilon: OPDisc's noise rule lowers W to ||k||^2 <= 1
+    assert doc["selection"]["selected_model"]["params"]["space"] == "norm2=1,bound=1"
+    doc["coef"] = [3.0, 0.0, 0.0, 0.0]  # |k_j| <= 1 in W
     (tmp_path / "model.json").write_text(json.dumps(doc))
     with pytest.raises(ModelFileError) as err:
         load_model(tmp_path)

@@ -133,8 +133,10 @@ def test_save_model_refuses_to_write_such_a_model(tmp_path):
 
 
 def _saved_exact(tmp_path: Path, model: str, **params) -> Path:
+    # 300 records (DF 50 times): at eps 2 OPDisc's noise rule keeps min(d, 4) (6 records: 1)
+    df = pd.concat([DF] * 50, ignore_index=True)
     est = make_estimator(model, SCHEMA, 2.0, oracle="brute", random_state=0)
-    est.set_params(**params).fit(SCHEMA.encode(DF), SCHEMA.labels_of(DF))
+    est.set_params(**params).fit(SCHEMA.encode(df), SCHEMA.labels_of(df))
     return save_model(tmp_path / model, model_type=model, schema=SCHEMA, estimator=est)
 
 

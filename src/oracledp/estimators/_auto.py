@@ -302,13 +302,14 @@ class AutoClassifier(PrivateBinaryClassifier):
         cls = OPDiscClassifier if trial.model == "opdisc" else GaussianRSPMClassifier
         return cls(trial.epsilon_fit, trial.delta, **common)
 
-    def _check_candidate(self, est: Any, X: NDArray[np.float64]) -> None:
+    def _check_candidate(self, est: Any, X: NDArray[np.float64], n: int) -> None:
         """Every refusal a candidate's fit could make before its noise, made now: its
-        parameters and, for an exact model, the data against the schema over its W."""
+        parameters and, for an exact model, the data against the schema over its W (the W
+        its fit on ``n`` records will declare)."""
         est._start_fit()
         if hasattr(est, "_make_space"):
             params = est._check_params()
-            space, _ = est._make_space(X.shape[1], params)
+            space, _ = est._make_space(X.shape[1], params, n=n, delta=delta_for(est.delta, n))
             self.schema.check_exact(space.k_max)
             self.schema.encode(X)  # BoundsViolation: the data do not fit the public schema
 
@@ -334,7 +335,7 @@ class AutoClassifier(PrivateBinaryClassifier):
         rng = params["rng"]
         estimators = [self._make(t, rng) for t in trials]
         for est in estimators:  # every data-independent refusal, before anything is drawn
-            self._check_candidate(est, X_arr)
+            self._check_candidate(est, X_arr, n)
         y_fit = classes[(y_pm == 1).astype(np.intp)]
         weights = None if sample_weight is None else counts
 

@@ -326,7 +326,7 @@ class ExactHalfspaceClassifier(PrivateBinaryClassifier):
         grid = params["grid"]
 
         # 3. The exact problem over the public schema (refuses data that violate it).
-        space, how = self._make_space(d, params)
+        space, how = self._make_space(d, params, n=n, delta=delta)
         description = describe_space(space, how)
         schema = public_schema(self.schema, grid, d, space.k_max, type(self).__name__)
         problem = build(space, schema, grid)
@@ -376,9 +376,10 @@ class ExactHalfspaceClassifier(PrivateBinaryClassifier):
     #: Which rule of :mod:`oracledp.estimators._space_spec` declares W (set by each model).
     _space_model: str
 
-    def _make_space(self, d: int, params: dict[str, Any]) -> tuple[IntegerBall, str]:
-        """W (public: parameters, d and the schema's 0/1 columns only) and how it was declared,
-        for the guarantee."""
+    def _make_space(self, d: int, params: dict[str, Any], *, n: int | None = None,
+                    delta: float | None = None) -> tuple[IntegerBall, str]:
+        """W (public: parameters, d, the schema's 0/1 columns and, for OPDisc's ``"auto"``, n
+        records, epsilon and delta only) and how it was declared, for the guarantee."""
         bound, radius, tau = params["bound"], params["radius"], params["tau"]
         if bound is not None or radius is not None:  # the former explicit bounds
             return (IntegerBall(d, bound=bound, radius=radius, tau=tau),
@@ -386,9 +387,12 @@ class ExactHalfspaceClassifier(PrivateBinaryClassifier):
         # the columns not declared 0/1 (public: the schema; every column without one)
         n_numeric = (int((~np.asarray(self.schema.binary_mask, dtype=bool)).sum())
                      if isinstance(self.schema, FeatureSchema) else d)
+        noise = ({"n": n, "epsilon": params["epsilon"], "delta": delta}
+                 if self._space_model == "opdisc" and n is not None and delta is not None
+                 else {})
         return (parameter_space(params["space"], d, model=self._space_model, tau=tau,
-                                n_numeric=n_numeric),
-                space_label(params["space"], d, self._space_model, n_numeric))
+                                n_numeric=n_numeric, **noise),
+                space_label(params["space"], d, self._space_model, n_numeric, **noise))
 
     def _release(self, problem: HalfspaceProblem, epsilon: float, delta: float, oracle: Oracle,
                  rng: np.random.Generator, *, return_diagnostics: bool = False) -> Any:

@@ -32,13 +32,15 @@ import dataclasses
 import math
 import numbers
 import re
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 from oracledp.oracles._space import IntegerBall
 from oracledp.oracles._structured_tables import count_ball
 
-__all__ = ["AUTO_NORM2", "BRANCH_W_MAX", "RSPM_BOX_MAX_SIZE", "SPACE_MODELS", "auto_norm2", "check_space",
-           "describe_space", "parameter_space", "records_space", "space_label", "space_spec",
+__all__ = ["AUTO_GROW_MAX", "AUTO_GROW_NOISE", "AUTO_NORM2", "AUTO_SHRINK_NOISE", "BRANCH_W_MAX",
+           "RSPM_BOX_MAX_SIZE", "SPACE_MODELS", "auto_norm2", "check_space", "describe_space",
+           "noise_share", "parameter_space", "records_space", "space_label", "space_spec",
            "with_space_note"]
 
 #: The cap R of the ``"auto"`` rule ``||k||^2 <= min(d, R)``, per model.
@@ -52,6 +54,26 @@ RSPM_BOX_MAX_SIZE = 10**6
 #: decomposition takes): the largest ``R <= min(d, 4)`` whose W has at most this many points
 #: (counted exactly; docs/choosing-a-model.md, "The parameter space W").
 BRANCH_W_MAX = 100_000
+
+#: OPDisc's ``"auto"`` with n, epsilon and delta known (:func:`auto_norm2`): R is lowered
+#: while OPDisc's noise scale over W is above this share of n (:func:`noise_share`).  On the
+#: bundled titanic and biopsy tables (benchmarks/w_rule.py, docs/choosing-a-model.md) W with
+#: ``||k||^2 <= 4`` at shares near 1 (eps 0.1) released classifiers below the majority rate,
+#: ``||k||^2 <= 1`` (shares 0.18-0.33) the majority rate; at shares up to 0.25 the larger W
+#: was the better one, at 0.35 on biopsy ``||k||^2 <= 3`` (share 0.25) was.
+AUTO_SHRINK_NOISE = 0.3
+
+#: ... and R is raised beyond ``min(d, 4)``, up to :data:`AUTO_GROW_MAX`, while the share stays
+#: at most this (a larger W raises W's own accuracy ceiling on some tables and lowers it on
+#: others: on the bundled 23- and 25-feature tables at shares near 0.01 it gained 0.004 on
+#: Adult and lost 0.004 on health_insurance, so the rule grows only where the noise is half
+#: of that).
+AUTO_GROW_NOISE = 0.005
+
+#: The largest R the ``"auto"`` rule grows to: on the bundled doctor_visits table (23
+#: features, 14,130 records) the default work limit certified W with ``||k||^2 <= 9`` in 1 of
+#: 6 fits at eps 1 and 2 (benchmarks/w_rule.py).
+AUTO_GROW_MAX = 6
 
 #: The models whose parameter space is declared with ``space=``.
 SPACE_MODELS = ("opdisc", "rspm")
@@ -133,8 +155,11 @@ def check_space(space: object, model: str = "opdisc") -> SpaceSpec:
     return SpaceSpec("norm2", norm2, bound)
 
 
-def auto_norm2(d: int, model: str = "opdisc", n_numeric: int | None = None) -> int:
-    """The ``"auto"`` rule: the cap on ``||k||^2``, from d, the model and ``n_numeric``.
+def auto_norm2(d: int, model: str = "opdisc", n_numeric: int | None = None, *,
+               n: int | None = None, epsilon: float | None = None,
+               delta: float | None = None) -> int:
+    """The ``"auto"`` rule: the cap on ``||k||^2``, from d, the model, ``n_numeric`` and, for
+    OPDisc, n, epsilon and delta.
 
     d is the number of encoded features and ``n_numeric`` how many of them are not declared
     0/1 columns (both public: the schema declares them; None: not known, as if the
@@ -146,8 +171,14 @@ def auto_norm2(d: int, model: str = "opdisc", n_numeric: int | None = None) -> i
     R = 2), so that the default
     deterministic work limit certifies it (a 135-feature table: R = 4 was not certified
     within a minute at eps 2, R = 2 in about 33,000 nodes; docs/choosing-a-model.md).
+    With n (the number of records, public here), epsilon and delta all given, OPDisc's R then
+    follows its noise (:func:`noise_share`, sigma over n, a function of d, R, epsilon and
+    delta): lowered, down to 1, while the share is above :data:`AUTO_SHRINK_NOISE`, and
+    raised beyond ``min(d, 4)``, up to ``min(d, AUTO_GROW_MAX)``, while the share of the larger
+    W stays at most :data:`AUTO_GROW_NOISE` (and the structured decomposition still applies).
     RSPM: d (the whole box {-1, 0, 1}^d) while ``3^d <= 10^6``
-    (:data:`RSPM_BOX_MAX_SIZE`, d <= 12), else ``min(d, 4)``.  Nothing about the data enters.
+    (:data:`RSPM_BOX_MAX_SIZE`, d <= 12), else ``min(d, 4)``; RSPM's noise does not grow with
+    W, so n, epsilon and delta do not enter.  Nothing about the data enters.
 
     >>> from oracledp.estimators._space_spec import auto_norm2
     >>> [auto_norm2(d) for d in (1, 2, 3, 4, 12, 13, 100)]
@@ -158,6 +189,10 @@ def auto_norm2(d: int, model: str = "opdisc", n_numeric: int | None = None) -> i
     [4, 4, 3, 3, 2, 2]
     >>> auto_norm2(135, n_numeric=3)  # three numeric columns: the structured decomposition
     4
+    >>> [auto_norm2(9, n=921, epsilon=e, delta=921**-2) for e in (0.1, 0.5, 1, 2)]  # titanic
+    [1, 4, 4, 4]
+    >>> [auto_norm2(23, n=n, epsilon=2, delta=n**-2) for n in (4_000, 15_682, 10**6)]
+    [4, 5, 6]
     """
     if isinstance(d, bool) or not isinstance(d, numbers.Integral) or d < 1:
         raise ValueError(f"d must be a positive integer, got {d!r}")
@@ -170,7 +205,37 @@ def auto_norm2(d: int, model: str = "opdisc", n_numeric: int | None = None) -> i
         while (r > 1 and _searched_over_w(int(n_numeric), r)
                and count_ball(int(d), math.isqrt(r), r) > BRANCH_W_MAX):
             r -= 1
+    if model != "opdisc" or n is None or epsilon is None or delta is None:
+        return r
+    if r == min(int(d), AUTO_NORM2[model]):
+        top = min(int(d), AUTO_GROW_MAX)
+        while (r < top and noise_share(int(d), r + 1, n, epsilon, delta) <= AUTO_GROW_NOISE
+               and (n_numeric is None or not _searched_over_w(int(n_numeric), r + 1))):
+            r += 1
+    while r > 1 and noise_share(int(d), r, n, epsilon, delta) > AUTO_SHRINK_NOISE:
+        r -= 1
     return r
+
+
+@lru_cache(maxsize=4096)
+def noise_share(d: int, norm2: int, n: int, epsilon: float, delta: float) -> float:
+    """OPDisc's noise scale sigma over W = {k in Z^d : ``||k||^2 <= norm2``, ``|k_j| <=
+    isqrt(norm2)``}, divided by n: public quantities only (d, R, n, epsilon, delta; sigma as the
+    release calibrates it, :func:`oracledp.learners._opdisc_calibration.calibrate`, which does
+    not depend on tau).  The objective is the count of misclassified records, so this is the
+    noise against the whole table's loss.
+
+    >>> from oracledp.estimators._space_spec import noise_share
+    >>> round(noise_share(9, 4, 921, 1.0, 921**-2), 3)  # titanic, eps 1
+    0.098
+    """
+    from oracledp.learners._opdisc_calibration import calibrate
+
+    n = int(n)
+    if n < 1:
+        raise ValueError(f"n must be a positive integer, got {n!r}")
+    space = IntegerBall(int(d), bound=math.isqrt(int(norm2)), radius=math.sqrt(norm2))
+    return calibrate(epsilon, delta, space, lipschitz=1.0).sigma / n
 
 
 def _searched_over_w(n_numeric: int, r: int) -> bool:
@@ -182,12 +247,14 @@ def _searched_over_w(n_numeric: int, r: int) -> bool:
 
 
 def parameter_space(space: object, d: int, *, model: str = "opdisc",
-                    tau: float = 1.0, n_numeric: int | None = None) -> IntegerBall:
+                    tau: float = 1.0, n_numeric: int | None = None, n: int | None = None,
+                    epsilon: float | None = None, delta: float | None = None) -> IntegerBall:
     """W for ``space`` (see the module docstring) in d dimensions, as an ``IntegerBall``.
 
-    A function of ``space``, d, the model, tau and the number of columns not declared 0/1
-    (``n_numeric``, read by the ``"auto"`` rule :func:`auto_norm2`) only: public
-    parameters.  RSPM's spaces have tau = 1 and ``|k_j| <= 1``.
+    A function of ``space``, d, the model, tau, the number of columns not declared 0/1
+    (``n_numeric``) and, for OPDisc's ``"auto"``, n, epsilon and delta (all read by the rule
+    :func:`auto_norm2`) only: public parameters.  RSPM's spaces have tau = 1 and
+    ``|k_j| <= 1``.
 
     Examples
     --------
@@ -215,7 +282,7 @@ def parameter_space(space: object, d: int, *, model: str = "opdisc",
     if spec.kind == "paper":
         return IntegerBall(d, tau=tau)
     if spec.kind == "auto":
-        norm2 = auto_norm2(d, model, n_numeric)
+        norm2 = auto_norm2(d, model, n_numeric, n=n, epsilon=epsilon, delta=delta)
         return IntegerBall(d, bound=math.floor(math.sqrt(norm2)), radius=math.sqrt(norm2),
                            tau=tau)
     radius = math.sqrt(spec.norm2)
@@ -293,16 +360,24 @@ def records_space(notes: str, space: IntegerBall) -> bool:
     return label == "" or (label.startswith(" (") and label.endswith(")"))
 
 
-def space_label(spec: SpaceSpec, d: int, model: str, n_numeric: int | None = None) -> str:
+def space_label(spec: SpaceSpec, d: int, model: str, n_numeric: int | None = None, *,
+                n: int | None = None, epsilon: float | None = None,
+                delta: float | None = None) -> str:
     """How W was declared, in words (for the guarantee's note)."""
     if spec.kind == "auto":
         rule = (f"||k||^2 <= min(d, {AUTO_NORM2[model]})" if model == "opdisc" else
                 f"the box while 3^d <= {RSPM_BOX_MAX_SIZE:,}, else ||k||^2 <= "
                 f"{AUTO_NORM2[model]}")
-        r = auto_norm2(d, model, n_numeric)
-        if model == "opdisc" and r < min(d, AUTO_NORM2[model]):
-            rule += (f", lowered to {r}: with {n_numeric} numeric columns a larger W is "
+        r0 = auto_norm2(d, model, n_numeric)
+        if model == "opdisc" and r0 < min(d, AUTO_NORM2[model]):
+            rule += (f", lowered to {r0}: with {n_numeric} numeric columns a larger W is "
                      f"searched point by point and has more than {BRANCH_W_MAX:,} points")
+        r = auto_norm2(d, model, n_numeric, n=n, epsilon=epsilon, delta=delta)
+        if r != r0:
+            share = noise_share(d, r0, int(n), float(epsilon), float(delta))  # type: ignore[arg-type]
+            rule += (f", {'raised' if r > r0 else 'lowered'} to {r}: OPDisc's sigma over n "
+                     f"records is {share:.3g} of n with {r0} (lowered above "
+                     f"{AUTO_SHRINK_NOISE:g}, raised while at most {AUTO_GROW_NOISE:g})")
         return f"space='auto': {rule}, d = {d}"
     if spec.kind == "paper":
         return "space='paper': the ICML 2020 experiment's W"
