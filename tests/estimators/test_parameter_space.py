@@ -135,14 +135,14 @@ def test_a_w_rule_that_reads_the_data_is_caught(monkeypatch, reads):
 # --- the noise rule (OPDisc with n, epsilon and delta) ----------------------------------------
 
 
-@pytest.mark.parametrize("d", [3, 9, 23])
+@pytest.mark.parametrize("d", [3, 23])
 def test_the_noise_rule_follows_sigma_over_n(d):
     """For every (n, epsilon) of a grid: R is 1, or the share of W's sigma in n is at most
     AUTO_SHRINK_NOISE; R above min(d, 4) only with a share at most AUTO_GROW_NOISE; R + 1 would
     break the rule that applied (growth) or R is the cap; and R never falls as n or epsilon
     grow."""
-    grid_n = (50, 500, 5_000, 50_000, 500_000)
-    grid_e = (0.05, 0.5, 2.0, 8.0)
+    grid_n = (50, 1_000, 50_000, 500_000)  # each cell calibrates sigma a few times (0.1 s)
+    grid_e = (0.05, 1.0, 8.0)
     base = min(d, 4)
     table = {}
     for n in grid_n:
