@@ -16,9 +16,16 @@ import pytest
 
 from oracledp.estimators import OPDiscClassifier, RSPMClassifier
 from oracledp.estimators._exact import DEFAULT_TIME_LIMIT, build_oracle
-from oracledp.estimators._space_spec import BRANCH_W_MAX, auto_norm2, parameter_space
+from oracledp.estimators._space_spec import (
+    BRANCH_W_MAX,
+    auto_norm2,
+    check_space,
+    parameter_space,
+    space_label,
+)
 from oracledp.oracles._branch import DEFAULT_WORK_LIMIT as BRANCH_WORK
 from oracledp.oracles._structured import DEFAULT_WORK_LIMIT as STRUCTURED_WORK
+from oracledp.oracles._structured import MAX_CANDIDATES
 from oracledp.oracles._structured_tables import count_ball
 
 
@@ -54,7 +61,6 @@ def test_opdisc_auto_w_over_many_numeric_columns_has_at_most_the_cap(d):
     """All columns numeric (the branch-and-bound searches W unless the decomposition takes
     the ball): R is lowered from 4 only while W has more than BRANCH_W_MAX points and the
     decomposition does not apply; the next R up is too large (so the rule is not too small)."""
-    from oracledp.oracles._structured import MAX_CANDIDATES
 
     r = auto_norm2(d, "opdisc", n_numeric=d)
     small = count_ball(d, math.isqrt(r), r) <= BRANCH_W_MAX
@@ -62,8 +68,24 @@ def test_opdisc_auto_w_over_many_numeric_columns_has_at_most_the_cap(d):
     assert r == min(d, 4) or count_ball(d, math.isqrt(r + 1), r + 1) > BRANCH_W_MAX
     # few numeric columns: the structured decomposition applies, R stays min(d, 4)
     assert auto_norm2(d, "opdisc", n_numeric=2) == min(d, 4)
-    # RSPM's rule does not read the numeric columns
-    assert auto_norm2(d, "rspm", n_numeric=d) == auto_norm2(d, "rspm")
+    # RSPM: its box while small (d <= 12), else the same lowering over its W (|k_j| <= 1)
+    q = auto_norm2(d, "rspm", n_numeric=d)
+    if d <= 12:
+        assert q == d
+    else:
+        assert count_ball(d, 1, q) <= BRANCH_W_MAX or count_ball(d, 1, q) <= MAX_CANDIDATES
+        assert q == 4 or count_ball(d, 1, q + 1) > BRANCH_W_MAX
+    assert auto_norm2(d, "rspm", n_numeric=2) == auto_norm2(d, "rspm")
+
+
+def test_rspm_on_the_135_feature_shape_gets_the_smaller_w():
+    """The stand-in of benchmarks/wide_exact.py (83 numeric columns of 135 features): R = 4
+    was refused in 2 of 3 fits at eps 2 within the default work (docs/results/wide-exact);
+    the rule now gives R = 2 (36,451 points), as for OPDisc."""
+    assert auto_norm2(135, "rspm", n_numeric=83) == auto_norm2(135, n_numeric=83) == 2
+    w = parameter_space("auto", 135, model="rspm", n_numeric=83)
+    assert (w.k_max, w.k_norm2_max, w.size()) == (1, 2, 36_451)
+    assert "lowered to 2" in space_label(check_space("auto"), 135, "rspm", 83)
 
 
 def test_a_wide_numeric_fit_gets_the_smaller_w_and_says_so():

@@ -5,10 +5,11 @@
 ``oracledp fit --space``) takes
 
 * ``"auto"`` (the default): the rule :func:`auto_norm2`, a function of the number of encoded
-  features d and, for OPDisc, of how many of them the schema does not declare 0/1 (public;
-  never the data): ``||k||^2 <= min(d, 4)`` for OPDisc, lowered on tables with many numeric
-  columns; for RSPM the whole box ``{-1, 0, 1}^d`` while it has at most 10^6 points
-  (d <= 12), else ``||k||^2 <= 4``.  ``oracledp models`` sizes W by the same call
+  features d, of how many of them the schema does not declare 0/1 and, for OPDisc, of n,
+  epsilon and delta (public; never the data): ``||k||^2 <= min(d, 4)`` for OPDisc, lowered on
+  tables with many numeric columns, then moved by its noise; for RSPM the whole box
+  ``{-1, 0, 1}^d`` while it has at most 10^6 points (d <= 12), else ``||k||^2 <= 4``, lowered
+  the same way with many numeric columns.  ``oracledp models`` sizes W by the same call
   (:func:`oracledp.advise_model` asks the estimator);
 * ``"paper"``: the space of the ICML 2020 experiment (OPDisc: ``|k_j| <= floor(sqrt d)``,
   ``||k||_2 <= sqrt d``; RSPM: ``{-1, 0, 1}^d``), which the reproductions use;
@@ -177,8 +178,10 @@ def auto_norm2(d: int, model: str = "opdisc", n_numeric: int | None = None, *,
     raised beyond ``min(d, 4)``, up to ``min(d, AUTO_GROW_MAX)``, while the share of the larger
     W stays at most :data:`AUTO_GROW_NOISE` (and the structured decomposition still applies).
     RSPM: d (the whole box {-1, 0, 1}^d) while ``3^d <= 10^6``
-    (:data:`RSPM_BOX_MAX_SIZE`, d <= 12), else ``min(d, 4)``; RSPM's noise does not grow with
-    W, so n, epsilon and delta do not enter.  Nothing about the data enters.
+    (:data:`RSPM_BOX_MAX_SIZE`, d <= 12), else ``min(d, 4)``, lowered by the numeric columns as
+    OPDisc's, over its W (``|k_j| <= 1``: the 135-feature stand-in with 83 numeric columns gets
+    R = 2, where R = 4 was refused in 2 of 3 fits at eps 2); RSPM's noise does not grow with W,
+    so n, epsilon and delta do not enter.  Nothing about the data enters.
 
     >>> from oracledp.estimators._space_spec import auto_norm2
     >>> [auto_norm2(d) for d in (1, 2, 3, 4, 12, 13, 100)]
@@ -189,6 +192,8 @@ def auto_norm2(d: int, model: str = "opdisc", n_numeric: int | None = None, *,
     [4, 4, 3, 3, 2, 2]
     >>> auto_norm2(135, n_numeric=3)  # three numeric columns: the structured decomposition
     4
+    >>> auto_norm2(135, "rspm", n_numeric=83), auto_norm2(13, "rspm", n_numeric=13)
+    (2, 4)
     >>> [auto_norm2(9, n=921, epsilon=e, delta=921**-2) for e in (0.1, 0.5, 1, 2)]  # titanic
     [1, 4, 4, 4]
     >>> [auto_norm2(23, n=n, epsilon=2, delta=n**-2) for n in (4_000, 15_682, 10**6)]
@@ -201,16 +206,16 @@ def auto_norm2(d: int, model: str = "opdisc", n_numeric: int | None = None, *,
     if model == "rspm" and 3 ** int(d) <= RSPM_BOX_MAX_SIZE:
         return int(d)
     r = min(int(d), AUTO_NORM2[model])
-    if model == "opdisc" and n_numeric is not None:
-        while (r > 1 and _searched_over_w(int(n_numeric), r)
-               and count_ball(int(d), math.isqrt(r), r) > BRANCH_W_MAX):
+    if n_numeric is not None:
+        while (r > 1 and _searched_over_w(int(n_numeric), r, model)
+               and count_ball(int(d), _bound(r, model), r) > BRANCH_W_MAX):
             r -= 1
     if model != "opdisc" or n is None or epsilon is None or delta is None:
         return r
     if r == min(int(d), AUTO_NORM2[model]):
         top = min(int(d), AUTO_GROW_MAX)
         while (r < top and noise_share(int(d), r + 1, n, epsilon, delta) <= AUTO_GROW_NOISE
-               and (n_numeric is None or not _searched_over_w(int(n_numeric), r + 1))):
+               and (n_numeric is None or not _searched_over_w(int(n_numeric), r + 1, model))):
             r += 1
     while r > 1 and noise_share(int(d), r, n, epsilon, delta) > AUTO_SHRINK_NOISE:
         r -= 1
@@ -238,12 +243,17 @@ def noise_share(d: int, norm2: int, n: int, epsilon: float, delta: float) -> flo
     return calibrate(epsilon, delta, space, lipschitz=1.0).sigma / n
 
 
-def _searched_over_w(n_numeric: int, r: int) -> bool:
+def _bound(r: int, model: str) -> int:
+    """The largest |k_j| of the ``"auto"`` W with ``||k||^2 <= r`` (RSPM's: 1)."""
+    return 1 if model == "rspm" else math.isqrt(r)
+
+
+def _searched_over_w(n_numeric: int, r: int, model: str = "opdisc") -> bool:
     """Whether the default oracle searches W itself (branch-and-bound): more outer candidates
     of the structured decomposition than it takes (public: counts, nothing enumerated)."""
     from oracledp.oracles._structured import MAX_CANDIDATES
 
-    return count_ball(n_numeric, math.isqrt(r), r) > MAX_CANDIDATES
+    return count_ball(n_numeric, _bound(r, model), r) > MAX_CANDIDATES
 
 
 def parameter_space(space: object, d: int, *, model: str = "opdisc",
@@ -277,7 +287,7 @@ def parameter_space(space: object, d: int, *, model: str = "opdisc",
             raise ValueError(f"rspm's parameter space has tau = 1, got {tau!r}")
         if spec.kind == "paper":
             return IntegerBall(d, bound=1, radius=math.sqrt(d))
-        norm2 = auto_norm2(d, model) if spec.kind == "auto" else spec.norm2
+        norm2 = auto_norm2(d, model, n_numeric) if spec.kind == "auto" else spec.norm2
         return IntegerBall(d, bound=1, radius=math.sqrt(norm2))
     if spec.kind == "paper":
         return IntegerBall(d, tau=tau)
@@ -369,7 +379,7 @@ def space_label(spec: SpaceSpec, d: int, model: str, n_numeric: int | None = Non
                 f"the box while 3^d <= {RSPM_BOX_MAX_SIZE:,}, else ||k||^2 <= "
                 f"{AUTO_NORM2[model]}")
         r0 = auto_norm2(d, model, n_numeric)
-        if model == "opdisc" and r0 < min(d, AUTO_NORM2[model]):
+        if r0 < min(d, AUTO_NORM2[model]) and (model == "opdisc" or 3**d > RSPM_BOX_MAX_SIZE):
             rule += (f", lowered to {r0}: with {n_numeric} numeric columns a larger W is "
                      f"searched point by point and has more than {BRANCH_W_MAX:,} points")
         r = auto_norm2(d, model, n_numeric, n=n, epsilon=epsilon, delta=delta)
