@@ -400,9 +400,11 @@ def fit_table(
     ] = None,
     space: Annotated[str, typer.Option(
         "--space", help="Parameter space W of opdisc/rspm/gaussian-rspm (public): auto (a rule on d, the "
-                        "encoded features: ||k||^2 <= min(d, 4), lowered for opdisc where the "
-                        "schema's columns not declared 0/1 would make W too large to search; "
-                        "rspm keeps the box {-1,0,1}^d for d <= 12), paper (the ICML 2020 W), or norm2=R[,bound=B] (see "
+                        "encoded features: ||k||^2 <= min(d, 4), lowered where the schema's "
+                        "columns not declared 0/1 would make W too large to search; rspm keeps "
+                        "the box {-1,0,1}^d for d <= 12; for opdisc then moved by its noise at "
+                        "n, epsilon and delta: down to 1 on small tables at small epsilon, up to "
+                        "5 on large ones), paper (the ICML 2020 W), or norm2=R[,bound=B] (see "
                         "docs/choosing-a-model.md).")] = "auto",
     work_limit: Annotated[
         int | None, typer.Option(

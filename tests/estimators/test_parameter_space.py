@@ -24,6 +24,7 @@ from oracledp.estimators._space_spec import (
     AUTO_GROW_MAX,
     AUTO_GROW_NOISE,
     AUTO_SHRINK_NOISE,
+    _searched_over_w,
     auto_norm2,
     check_space,
     describe_space,
@@ -169,10 +170,44 @@ def test_the_noise_rule_follows_sigma_over_n(d):
 
 
 def test_the_noise_rule_does_not_grow_past_the_structured_decomposition():
-    """With many numeric columns a larger W would be searched point by point: no growth."""
+    """With many numeric columns a larger W would be searched point by point: no growth.  10-12
+    numeric columns keep R = 4 (decomposed) but would not be decomposed at R = 5."""
     n = 10**7
+    for n_numeric in range(1, 16):
+        r = auto_norm2(40, n_numeric=n_numeric, n=n, epsilon=4.0, delta=n**-2.0)
+        base = auto_norm2(40, n_numeric=n_numeric)
+        assert r >= base and (r == base or not _searched_over_w(n_numeric, r))
     assert auto_norm2(40, n_numeric=3, n=n, epsilon=4.0, delta=n**-2.0) == AUTO_GROW_MAX
+    assert auto_norm2(40, n_numeric=11, n=n, epsilon=4.0, delta=n**-2.0) == 4  # guard
     assert auto_norm2(40, n_numeric=40, n=n, epsilon=4.0, delta=n**-2.0) == 3  # lowered
+
+
+def test_the_fit_passes_its_own_delta_and_tau_to_the_rule():
+    """An explicit delta reaches the rule (a larger delta, a smaller sigma, a larger W); with
+    tau != 1 the noise rule is not applied (its shares are for tau = 1) and the fit works."""
+    rng = np.random.default_rng(5)
+    X = rng.integers(0, 2, size=(60, 6)).astype(float)
+    y = np.where(rng.random(60) < 0.5, 1, -1)
+    fits = {delta: OPDiscClassifier(3.0, delta, oracle="brute", feature_grid=1.0,
+                                    random_state=0, classes=[-1, 1]).fit(X, y)
+            for delta in (None, 1e-2)}
+    for delta, clf in fits.items():
+        assert clf.space_ == parameter_space("auto", 6, n=60, epsilon=3.0,
+                                             delta=60**-2.0 if delta is None else delta)
+    assert fits[1e-2].space_.k_norm2_max > fits[None].space_.k_norm2_max
+    for tau in (0.5, 2.0):
+        clf = OPDiscClassifier(3.0, tau=tau, oracle="brute", feature_grid=1.0, random_state=0,
+                               classes=[-1, 1]).fit(X, y)
+        assert clf.space_ == parameter_space("auto", 6, tau=tau)
+
+
+def test_the_advice_sizes_opdiscs_w_with_n_and_epsilon():
+    """``oracledp models`` (advise_model) reports the W ``fit --model opdisc`` declares."""
+    from oracledp._guidance import _default_spaces
+
+    for eps, want in ((0.1, 1), (1.0, 4)):
+        w, _ = _default_spaces(9, None, 921, eps)
+        assert w.k_norm2_max == want == auto_norm2(9, n=921, epsilon=eps, delta=921**-2.0)
 
 
 def test_the_noise_rule_is_opdiscs_only():
@@ -190,7 +225,7 @@ def test_a_shrunk_w_is_declared_in_the_guarantee():
     clf = OPDiscClassifier(0.05, oracle="brute", feature_grid=1.0, random_state=0,
                            classes=[-1, 1]).fit(X, y)
     assert clf.space_.k_norm2_max == 1
-    assert "lowered to 1: OPDisc's sigma over n records" in clf.guarantee_.notes
+    assert "lowered to 1: OPDisc's proven sigma over n records" in clf.guarantee_.notes
     assert records_space(clf.guarantee_.notes, clf.space_)
 
 

@@ -328,7 +328,8 @@ class AutoClassifier(PrivateBinaryClassifier):
         n, d = int(counts.sum()), X_arr.shape[1]
         delta = delta_for(self.delta, n)
         epsilon = params["epsilon"]
-        # the advice sizes W as the candidates' fits will (d and the schema's 0/1 columns)
+        # the advice names the exact candidate (from d, the schema's 0/1 columns, n and the
+        # total epsilon); each trial's fit then sizes its own W at its own epsilon and delta
         candidates = params["candidates"] or default_candidates(self.schema, epsilon, n)
         trials = plan_trials(candidates, epsilon, delta, n, params["share"])
         pure = all(t.delta == 0 for t in trials)

@@ -66,15 +66,16 @@ AUTO_SHRINK_NOISE = 0.3
 
 #: ... and R is raised beyond ``min(d, 4)``, up to :data:`AUTO_GROW_MAX`, while the share stays
 #: at most this (a larger W raises W's own accuracy ceiling on some tables and lowers it on
-#: others: on the bundled 23- and 25-feature tables at shares near 0.01 it gained 0.004 on
-#: Adult and lost 0.004 on health_insurance, so the rule grows only where the noise is half
-#: of that).
+#: others: on the bundled 23- and 25-feature tables at shares near 0.01 (R = 9, eps 2) it
+#: gained 0.005 on Adult and lost 0.005 on health_insurance, so the rule grows only where the
+#: noise is half of that).
 AUTO_GROW_NOISE = 0.005
 
-#: The largest R the ``"auto"`` rule grows to: on the bundled doctor_visits table (23
-#: features, 14,130 records) the default work limit certified W with ``||k||^2 <= 9`` in 1 of
-#: 6 fits at eps 1 and 2 (benchmarks/w_rule.py).
-AUTO_GROW_MAX = 6
+#: The largest R the ``"auto"`` rule grows to: R = 5 at eps 2 released 9 of 9 fits on Adult,
+#: health_insurance and doctor_visits (within 0.001 of R = 4); on doctor_visits (23 features,
+#: 14,130 records) the default work limit certified W with ``||k||^2 <= 9`` in 1 of 6 fits at
+#: eps 1 and 2, and no private release between was measured (benchmarks/w_rule.py).
+AUTO_GROW_MAX = 5
 
 #: The models whose parameter space is declared with ``space=``.
 SPACE_MODELS = ("opdisc", "rspm")
@@ -172,7 +173,8 @@ def auto_norm2(d: int, model: str = "opdisc", n_numeric: int | None = None, *,
     R = 2), so that the default
     deterministic work limit certifies it (a 135-feature table: R = 4 was not certified
     within a minute at eps 2, R = 2 in about 33,000 nodes; docs/choosing-a-model.md).
-    With n (the number of records, public here), epsilon and delta all given, OPDisc's R then
+    With n (the number of records, public here), epsilon and delta all given (and tau = 1,
+    the default, for which the shares are computed), OPDisc's R then
     follows its noise (:func:`noise_share`, sigma over n, a function of d, R, epsilon and
     delta): lowered, down to 1, while the share is above :data:`AUTO_SHRINK_NOISE`, and
     raised beyond ``min(d, 4)``, up to ``min(d, AUTO_GROW_MAX)``, while the share of the larger
@@ -197,7 +199,7 @@ def auto_norm2(d: int, model: str = "opdisc", n_numeric: int | None = None, *,
     >>> [auto_norm2(9, n=921, epsilon=e, delta=921**-2) for e in (0.1, 0.5, 1, 2)]  # titanic
     [1, 4, 4, 4]
     >>> [auto_norm2(23, n=n, epsilon=2, delta=n**-2) for n in (4_000, 15_682, 10**6)]
-    [4, 5, 6]
+    [4, 5, 5]
     """
     if isinstance(d, bool) or not isinstance(d, numbers.Integral) or d < 1:
         raise ValueError(f"d must be a positive integer, got {d!r}")
@@ -225,9 +227,10 @@ def auto_norm2(d: int, model: str = "opdisc", n_numeric: int | None = None, *,
 @lru_cache(maxsize=4096)
 def noise_share(d: int, norm2: int, n: int, epsilon: float, delta: float) -> float:
     """OPDisc's noise scale sigma over W = {k in Z^d : ``||k||^2 <= norm2``, ``|k_j| <=
-    isqrt(norm2)``}, divided by n: public quantities only (d, R, n, epsilon, delta; sigma as the
-    release calibrates it, :func:`oracledp.learners._opdisc_calibration.calibrate`, which does
-    not depend on tau).  The objective is the count of misclassified records, so this is the
+    isqrt(norm2)``} with tau = 1, divided by n: public quantities only (d, R, n, epsilon,
+    delta; sigma as the release calibrates it with ``calibration="proven"``,
+    :func:`oracledp.learners._opdisc_calibration.calibrate`).  The ``"auto"`` rule uses it only
+    with tau = 1.  The objective is the count of misclassified records, so this is the
     noise against the whole table's loss.
 
     >>> from oracledp.estimators._space_spec import noise_share
@@ -292,7 +295,8 @@ def parameter_space(space: object, d: int, *, model: str = "opdisc",
     if spec.kind == "paper":
         return IntegerBall(d, tau=tau)
     if spec.kind == "auto":
-        norm2 = auto_norm2(d, model, n_numeric, n=n, epsilon=epsilon, delta=delta)
+        public = {"n": n, "epsilon": epsilon, "delta": delta} if tau == 1.0 else {}
+        norm2 = auto_norm2(d, model, n_numeric, **public)
         return IntegerBall(d, bound=math.floor(math.sqrt(norm2)), radius=math.sqrt(norm2),
                            tau=tau)
     radius = math.sqrt(spec.norm2)
@@ -385,8 +389,8 @@ def space_label(spec: SpaceSpec, d: int, model: str, n_numeric: int | None = Non
         r = auto_norm2(d, model, n_numeric, n=n, epsilon=epsilon, delta=delta)
         if r != r0:
             share = noise_share(d, r0, int(n), float(epsilon), float(delta))  # type: ignore[arg-type]
-            rule += (f", {'raised' if r > r0 else 'lowered'} to {r}: OPDisc's sigma over n "
-                     f"records is {share:.3g} of n with {r0} (lowered above "
+            rule += (f", {'raised' if r > r0 else 'lowered'} to {r}: OPDisc's proven sigma "
+                     f"over n records is {share:.3g} of n with {r0} (lowered above "
                      f"{AUTO_SHRINK_NOISE:g}, raised while at most {AUTO_GROW_NOISE:g})")
         return f"space='auto': {rule}, d = {d}"
     if spec.kind == "paper":
