@@ -42,12 +42,11 @@ from your_tables import _cli, _prepare, _reason
 
 
 def _sigma(d: int, n: int, eps: float, norm2: int, delta: float) -> float:
-    """OPDisc's sigma for W = {||k||^2 <= norm2} in d dimensions (public quantities only)."""
-    from oracledp.estimators._space_spec import parameter_space
-    from oracledp.learners._opdisc_calibration import calibrate
+    """OPDisc's sigma for W = {||k||^2 <= norm2} in d dimensions (public quantities only): the
+    rule's own :func:`~oracledp.estimators._space_spec.noise_share`, times n."""
+    from oracledp.estimators._space_spec import noise_share
 
-    space = parameter_space(f"norm2={norm2}", d)
-    return calibrate(eps, delta, space, lipschitz=1.0).sigma
+    return noise_share(d, norm2, n, eps, delta) * n
 
 
 def _adult() -> dict[str, Any]:

@@ -330,8 +330,8 @@ def advise_model(schema: Any, epsilon: float, n: int | None = None) -> ModelAdvi
         n = check_integer(n, "n")
         if n < 1:
             raise ValueError(f"n must be at least 1, got {n}")
-    space_opdisc, space_rspm = _default_spaces(d, features, n if n is None or n > 1 else None,
-                                               eps)
+    # with n records the W of fit --model opdisc at delta 1/n^2 (none for n = 1: no such delta)
+    space_opdisc, space_rspm = _default_spaces(d, features, None if n == 1 else n, eps)
     w_opdisc, w_rspm = space_opdisc.size(), space_rspm.size()
     box = space_rspm.k_norm2_max >= d  # rspm's W is the whole box {-1, 0, 1}^d
     space_columns = _default_spaces(d, features)[0]  # W before the noise rule

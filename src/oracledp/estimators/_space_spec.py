@@ -242,8 +242,12 @@ def noise_share(d: int, norm2: int, n: int, epsilon: float, delta: float) -> flo
     n = int(n)
     if n < 1:
         raise ValueError(f"n must be a positive integer, got {n!r}")
-    space = IntegerBall(int(d), bound=math.isqrt(int(norm2)), radius=math.sqrt(norm2))
-    return calibrate(epsilon, delta, space, lipschitz=1.0).sigma / n
+    return calibrate(epsilon, delta, _auto_ball(int(d), int(norm2)), lipschitz=1.0).sigma / n
+
+
+def _auto_ball(d: int, norm2: float, tau: float = 1.0) -> IntegerBall:
+    """OPDisc's ``"auto"`` W for the cap R = ``norm2``: ``||k||^2 <= R``, ``|k_j| <= isqrt(R)``."""
+    return IntegerBall(d, bound=math.floor(math.sqrt(norm2)), radius=math.sqrt(norm2), tau=tau)
 
 
 def _bound(r: int, model: str) -> int:
@@ -296,9 +300,7 @@ def parameter_space(space: object, d: int, *, model: str = "opdisc",
         return IntegerBall(d, tau=tau)
     if spec.kind == "auto":
         public = {"n": n, "epsilon": epsilon, "delta": delta} if tau == 1.0 else {}
-        norm2 = auto_norm2(d, model, n_numeric, **public)
-        return IntegerBall(d, bound=math.floor(math.sqrt(norm2)), radius=math.sqrt(norm2),
-                           tau=tau)
+        return _auto_ball(d, auto_norm2(d, model, n_numeric, **public), tau)
     radius = math.sqrt(spec.norm2)
     return IntegerBall(d, bound=radius if spec.bound is None else spec.bound, radius=radius,
                        tau=tau)
