@@ -546,6 +546,22 @@ def test_rounded_decoding_deals_the_fine_histogram(fitted: TableSynthesizer) -> 
     assert checked >= 1  # some coarse bin holds several fine bins
 
 
+def test_decoding_defaults_to_the_samplers_default(fitted: TableSynthesizer) -> None:
+    """TableDomain.decode and TableSynthesizer.sample share their default sampler
+    ("rounded"): codes decoded without naming one give sample()'s records, and those differ
+    from the "iid" decoding of the same codes (so the comparison can fail)."""
+    codes = fitted.sample_codes(500, random_state=np.random.default_rng(3))
+    rng = np.random.default_rng(3)
+    codes_again = fitted.sample_codes(500, random_state=rng)
+    np.testing.assert_array_equal(codes, codes_again)
+    plain = fitted.table_domain_.decode(codes, rng)
+    via_sample = fitted.sample(500, random_state=np.random.default_rng(3))
+    pd.testing.assert_frame_equal(plain, via_sample.reset_index(drop=True))
+    rng_iid = np.random.default_rng(3)
+    fitted.sample_codes(500, random_state=rng_iid)
+    assert not fitted.table_domain_.decode(codes, rng_iid, sampler="iid").equals(plain)
+
+
 def test_the_accountant_is_charged_once(table: pd.DataFrame) -> None:
     with BudgetAccountant(3.0, 1e-3) as acct:
         ts = TableSynthesizer("oracle-query-pgm", epsilon=1.0, random_state=0).fit(

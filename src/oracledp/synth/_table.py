@@ -281,13 +281,15 @@ class TableDomain:
     # --- domain codes -> values (post-processing) ---------------------------------------------
 
     def decode(self, codes: NDArray[np.integer], random_state: RandomLike = None, *,
-               sampler: str = "iid") -> pd.DataFrame:
+               sampler: str = "rounded") -> pd.DataFrame:
         """Records in the schema's columns and types from domain codes (module docstring).
 
         Grid and interval bins draw their value with ``random_state`` (post-processing).  With
-        ``sampler="rounded"`` a gridded column's fine bins are dealt to the records of each
-        coarse bin by systematic sampling (counts within one of their expected values, every
-        record alone drawn with the fine histogram's law; :mod:`oracledp.synth._sampling`).
+        ``sampler="rounded"`` (the default, as in :meth:`TableSynthesizer.sample
+        <oracledp.synth.TableSynthesizer.sample>`) a gridded column's fine bins are dealt to the
+        records of each coarse bin by systematic sampling (counts within one of their expected
+        values, every record alone drawn with the fine histogram's law;
+        :mod:`oracledp.synth._sampling`); ``sampler="iid"`` draws each record's value alone.
         """
         from oracledp.synth._sampling import check_sampler
 
