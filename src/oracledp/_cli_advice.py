@@ -1,14 +1,16 @@
-"""``oracledp models --schema S --epsilon E [DATA]``: advice from a table's public facts.
+"""``oracledp models --schema S --epsilon E [--delta D] [DATA]``: advice from public facts.
 
 :func:`oracledp._guidance.advise_model` decides from d (the schema's encoded features),
 epsilon, n and |W| of the default parameter space; this module only reads the schema, counts
 DATA's records through the readers ``oracledp fit`` uses (which check the file against the
 schema: a bad file is one ``error:`` line, exit 2) and prints.  No record value is printed;
-n is the only fact taken from DATA, public here as in ``oracledp fit`` (delta = 1/n^2).
+n is the only fact taken from DATA, public here as in ``oracledp fit`` (delta defaults to
+1/n^2; ``--delta`` as in ``fit``).
 """
 
 from __future__ import annotations
 
+import math
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -16,12 +18,13 @@ from typing import Any
 import typer
 
 from oracledp._guidance import ModelAdvice, advise_model
-from oracledp._validation import check_epsilon
+from oracledp._validation import check_delta, check_epsilon
 
 _WIDTH = 100
 
 
-def _usage_checks(schema_path: Path | None, epsilon: float | None, data: Path | None) -> float:
+def _usage_checks(schema_path: Path | None, epsilon: float | None, data: Path | None,
+                  delta: float | None = None) -> float:
     """The options checked before any file is read: exit 2 with one line if inconsistent."""
     from oracledp._cli_table import _fail
 
@@ -33,7 +36,12 @@ def _usage_checks(schema_path: Path | None, epsilon: float | None, data: Path | 
     if epsilon is None:
         _fail("--schema needs --epsilon: the advice depends on the privacy parameter "
               "(`oracledp models --schema S --epsilon E [DATA]`)")
+    if delta is not None and data is None:
+        _fail("--delta needs DATA: the W that delta sizes is the one of a fit on DATA's n "
+              "records (`oracledp models --schema S --epsilon E --delta D DATA`)")
     try:
+        if delta is not None:
+            check_delta(delta, "--delta")
         return check_epsilon(epsilon, "--epsilon")
     except (TypeError, ValueError) as exc:
         _fail(str(exc))
@@ -66,8 +74,13 @@ def advice_lines(advice: ModelAdvice, schema_name: str, data_name: str | None) -
         lines += _wrapped("n not given: pass DATA to check the records per feature (only their "
                           "number is read) and to get delta's default 1/n^2", "  ")
     else:
-        delta = (f"; delta defaults to 1/n^2 = {a.delta:.3g} (pass it as --delta under "
-                 "--budget)" if a.delta is not None else "")
+        if a.delta is None:
+            delta = ""
+        elif math.isclose(a.delta, 1.0 / a.n**2, rel_tol=1e-12):
+            delta = (f"; delta defaults to 1/n^2 = {a.delta:.3g} (pass it as --delta under "
+                     "--budget)")
+        else:
+            delta = f"; delta {a.delta:.3g} (--delta)"
         lines += _wrapped(f"n = {a.n:,} records in {data_name} (public, as in `oracledp fit`), "
                           f"{a.n / a.d:.1f} per encoded feature{delta}", "  ")
     sizes = dict(a.space_sizes)
@@ -89,16 +102,16 @@ def advice_lines(advice: ModelAdvice, schema_name: str, data_name: str | None) -
 
 
 def print_advice(schema_path: Path | None, epsilon: float | None, data: Path | None,
-                 sep: str, ignore_extra: bool) -> None:
-    """``oracledp models --schema S --epsilon E [DATA]``."""
+                 sep: str, ignore_extra: bool, delta: float | None = None) -> None:
+    """``oracledp models --schema S --epsilon E [--delta D] [DATA]``."""
     from oracledp._cli_table import _fail, _load_schema
 
-    eps = _usage_checks(schema_path, epsilon, data)
+    eps = _usage_checks(schema_path, epsilon, data, delta)
     assert schema_path is not None
     schema = _load_schema(schema_path)
     n = None if data is None else _count_records(data, schema, sep, ignore_extra)
     try:
-        advice = advise_model(schema, eps, n=n)
+        advice = advise_model(schema, eps, n=n, delta=delta)
     except (TypeError, ValueError) as exc:
         _fail(str(exc))
     lines = advice_lines(advice, str(schema_path), None if data is None else str(data))

@@ -609,6 +609,9 @@ def models(
                          "(with DATA) and the default W's size |W|; nothing else is read.")] = None,
     epsilon: Annotated[float | None, typer.Option(
         "--epsilon", help="The privacy parameter you mean to fit with (with --schema).")] = None,
+    delta: Annotated[float | None, typer.Option(
+        "--delta", help="The delta you mean to fit with (with --schema and DATA; default "
+                        "1/n^2, as fit's): opdisc's W is sized at it, as fit sizes it.")] = None,
     sep: Annotated[str, _SEP] = ",",
     ignore_extra: Annotated[
         bool, typer.Option("--ignore-extra", help="Leave out data columns the schema does "
@@ -616,10 +619,10 @@ def models(
     ] = False,
 ) -> None:
     """Which model to use for your table: in brief, or from its public facts with --schema."""
-    if schema_path is not None or epsilon is not None or data is not None:
+    if schema_path is not None or epsilon is not None or data is not None or delta is not None:
         from oracledp._cli_advice import print_advice
 
-        print_advice(schema_path, epsilon, data, sep, ignore_extra)
+        print_advice(schema_path, epsilon, data, sep, ignore_extra, delta)
         return
     lines = ["Which model (measured by benchmarks/your_tables.py on 5 public tables; numbers in "
              "docs/choosing-a-model.md):"]

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from oracledp._validation import check_epsilon, check_integer
+from oracledp._validation import check_delta, check_epsilon, check_integer
 
 __all__ = ["ACCURACY_FIRST_N", "EPSILON_CAP", "GAUSSIAN_RSPM_NOTE", "MODEL_GUIDE", "OPSAMP_WARNING",
            "RECOMMENDED_MODELS", "ModelAdvice", "advise_model", "check_epsilon_cap"]
@@ -226,7 +226,8 @@ class ModelAdvice:
     ``"unlikely"`` to certify within the default oracle limit (a fit that does not
     certify releases nothing).  ``space_sizes`` are |W| of the default ``--space auto`` for
     opdisc and for rspm / gaussian-rspm, as the estimators size it (from d and, with a schema,
-    its columns not declared 0/1); ``delta`` the default 1/n^2 when n is given.
+    its columns not declared 0/1); ``delta`` the one given, else the default 1/n^2 when n is
+    given.
     ``reasons`` and ``warnings`` state the measured evidence in words.
     """
 
@@ -247,20 +248,20 @@ class ModelAdvice:
 
 
 def _default_spaces(d: int, schema: Any, n: int | None = None,
-                    epsilon: float = 1.0) -> tuple[Any, Any]:
+                    epsilon: float = 1.0, delta: float | None = None) -> tuple[Any, Any]:
     """W of ``--space auto`` for opdisc and for rspm / gaussian-rspm.
 
     With a :class:`~oracledp.oracles.FeatureSchema`: the W the estimators' own ``fit`` declares
     (``ExactHalfspaceClassifier._make_space``: d, the schema's columns not declared 0/1, which
     lower OPDisc's R on tables with many numeric columns, and, with n given, OPDisc's noise at
-    n records, ``epsilon`` and the default delta 1/n^2), called here, not copied.
+    n records, ``epsilon`` and ``delta``, by default 1/n^2), called here, not copied.
     With d alone the 0/1 columns are not known: W as :func:`auto_norm2` gives it when they are
     not (``n_numeric=None``: R = min(d, 4) before the noise rule)."""
     from oracledp.estimators._base import delta_for
     from oracledp.estimators._space_spec import parameter_space
 
     noise: dict[str, Any] = ({} if n is None else
-                             {"n": n, "epsilon": epsilon, "delta": delta_for(None, n)})
+                             {"n": n, "epsilon": epsilon, "delta": delta_for(delta, n)})
     if schema is None:
         return (parameter_space("auto", d, **noise),
                 parameter_space("auto", d, model="rspm"))
@@ -284,13 +285,16 @@ def _certify(model: str, size: int, epsilon: float) -> str:
     return "likely" if size <= RSPM_MEASURED_W else "uncertain"
 
 
-def advise_model(schema: Any, epsilon: float, n: int | None = None) -> ModelAdvice:
-    """Which model to use, from public facts only: d, epsilon, n (optional) and |W|.
+def advise_model(schema: Any, epsilon: float, n: int | None = None, *,
+                 delta: float | None = None) -> ModelAdvice:
+    """Which model to use, from public facts only: d, epsilon, n and delta (optional) and |W|.
 
     ``schema`` is a :class:`~oracledp.tabular.TableSchema` (its encoded features d, intercept
     included), a schema dict, or d itself.  ``n`` is the number of records, public here as in
     ``oracledp fit`` (delta defaults to 1/n^2); without it the records-per-feature check is
-    skipped.  Nothing else about the data enters, and nothing is drawn.
+    skipped.  ``delta`` the one you mean to fit with (``fit --delta``), which with n sizes
+    opdisc's W as that fit would; it needs n.  Nothing else about the data enters, and nothing
+    is drawn.
 
     The rule (evidence in docs/choosing-a-model.md and benchmarks/advice_check.py):
 
@@ -330,8 +334,15 @@ def advise_model(schema: Any, epsilon: float, n: int | None = None) -> ModelAdvi
         n = check_integer(n, "n")
         if n < 1:
             raise ValueError(f"n must be at least 1, got {n}")
-    # with n records the W of fit --model opdisc at delta 1/n^2 (none for n = 1: no such delta)
-    space_opdisc, space_rspm = _default_spaces(d, features, None if n == 1 else n, eps)
+    if delta is not None:
+        delta = check_delta(delta)
+        if n is None:
+            raise ValueError("delta needs n: the W that delta sizes is the one of a fit on n "
+                             "records")
+    # with n records the W of fit --model opdisc at its delta, by default 1/n^2 (none for
+    # n = 1 and no delta given: 1/n^2 is no delta)
+    sized = n if n is not None and (n > 1 or delta is not None) else None
+    space_opdisc, space_rspm = _default_spaces(d, features, sized, eps, delta)
     w_opdisc, w_rspm = space_opdisc.size(), space_rspm.size()
     box = space_rspm.k_norm2_max >= d  # rspm's W is the whole box {-1, 0, 1}^d
     space_columns = _default_spaces(d, features)[0]  # W before the noise rule
@@ -371,7 +382,8 @@ def advise_model(schema: Any, epsilon: float, n: int | None = None) -> ModelAdvi
         if space_opdisc.k_norm2_max != r_columns:
             reasons.append(f"n = {n:,}, epsilon {eps:g}: opdisc's default W follows its noise, "
                            f"||k||^2 <= {space_opdisc.k_norm2_max} ({w_opdisc:,} points) for "
-                           f"--model opdisc at this epsilon and delta 1/n^2 (--model auto sizes "
+                           f"--model opdisc at this epsilon and delta "
+                           f"{'1/n^2' if delta is None else f'{delta:.3g}'} (--model auto sizes "
                            f"each trial's W at its own, smaller epsilon): {_EVIDENCE_NOISE_W}")
         reasons.append(f"d = {d}: {_EVIDENCE_COMPACT}")
         reasons.append(f"--model auto: {_EVIDENCE_AUTO}")
@@ -407,7 +419,8 @@ def advise_model(schema: Any, epsilon: float, n: int | None = None) -> ModelAdvi
     if eps > EPSILON_CAP:
         warnings.append(f"oracledp fit refuses --epsilon above {EPSILON_CAP:g} unless "
                         "--allow-large-epsilon")
-    delta = 1.0 / n**2 if n is not None and n > 1 else None
+    if delta is None and n is not None and n > 1:
+        delta = 1.0 / n**2
     return ModelAdvice(model=model, exact_model=exact, epsilon=eps, d=d, n=n, delta=delta,
                        space_sizes=(("opdisc", w_opdisc), ("rspm", w_rspm)), certify=certify,
                        reasons=tuple(reasons), warnings=tuple(warnings))

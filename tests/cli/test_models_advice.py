@@ -104,6 +104,19 @@ def test_advice_with_data_counts_records_only(files) -> None:
         assert value not in res.output
 
 
+def test_an_explicit_delta_is_the_one_the_advice_sizes_w_at(files) -> None:
+    """--delta reaches the advice: it is printed as given, and opdisc's W is the one
+    advise_model sizes at that delta (the one fit --delta declares)."""
+    res = _models(files["data"], "--schema", files["schema"], "--epsilon", "2", "--delta",
+                  "0.01")
+    assert res.exit_code == 0, res.output
+    out = _flat(res.stdout)
+    assert "delta 0.01 (--delta)" in out and "1/n^2" not in out
+    want = dict(advise_model(TableSchema.from_dict(json.loads(files["schema"].read_text())),
+                             2.0, n=40, delta=0.01).space_sizes)["opdisc"]
+    assert f"opdisc |W| = {want:,}" in out
+
+
 def test_a_wide_schema_warns_that_refused_fits_are_charged(files) -> None:
     res = _models("--schema", files["wide"], "--epsilon", "2")
     assert res.exit_code == 0, res.output
@@ -142,6 +155,11 @@ def test_plain_models_still_prints_the_guide() -> None:
     (["{data}", "--epsilon", "1"], "--schema"),
     (["{tmp}/nowhere.csv", "--schema", "{schema}", "--epsilon", "1"], "nowhere.csv"),
     (["{schema}", "--schema", "{schema}", "--epsilon", "1"], "schema.json"),  # not a CSV of it
+    (["--schema", "{schema}", "--epsilon", "1", "--delta", "0.01"], "--delta"),  # no DATA
+    (["{data}", "--schema", "{schema}", "--epsilon", "1", "--delta", "0"], "--delta"),
+    (["{data}", "--schema", "{schema}", "--epsilon", "1", "--delta", "1"], "--delta"),
+    (["{data}", "--schema", "{schema}", "--epsilon", "1", "--delta", "nan"], "--delta"),
+    (["--delta", "0.01"], "--schema"),
 ])
 def test_bad_inputs_are_one_error_line(files, args, names) -> None:
     fill = {k: str(v) for k, v in files.items()}

@@ -17,6 +17,7 @@ import math
 import numpy as np
 import pytest
 
+from oracledp import advise_model
 from oracledp._registry import make_estimator
 from oracledp.estimators import OPDiscClassifier, RSPMClassifier
 from oracledp.estimators import _exact as _exact_estimator
@@ -208,6 +209,27 @@ def test_the_advice_sizes_opdiscs_w_with_n_and_epsilon():
     for eps, want in ((0.1, 1), (1.0, 4)):
         w, _ = _default_spaces(9, None, 921, eps)
         assert w.k_norm2_max == want == auto_norm2(9, n=921, epsilon=eps, delta=921**-2.0)
+
+
+def test_the_advice_sizes_w_at_the_fits_own_delta():
+    """advise_model(..., delta=) gives the W a fit with that delta declares (the fit of
+    test_the_fit_passes_its_own_delta_and_tau_to_the_rule: a larger delta, a larger W)."""
+    rng = np.random.default_rng(5)
+    X = rng.integers(0, 2, size=(60, 6)).astype(float)
+    y = np.where(rng.random(60) < 0.5, 1, -1)
+    for delta in (None, 1e-2):
+        clf = OPDiscClassifier(3.0, delta, oracle="brute", feature_grid=1.0, random_state=0,
+                               classes=[-1, 1]).fit(X, y)
+        advice = advise_model(6, 3.0, n=60, delta=delta)
+        assert dict(advice.space_sizes)["opdisc"] == clf.space_.size()
+        assert advice.delta == (60**-2.0 if delta is None else delta)
+    assert (dict(advise_model(6, 3.0, n=60, delta=1e-2).space_sizes)["opdisc"]
+            > dict(advise_model(6, 3.0, n=60).space_sizes)["opdisc"])
+    with pytest.raises(ValueError, match="delta needs n"):
+        advise_model(6, 3.0, delta=1e-2)
+    for bad in (0.0, 1.0, math.nan):
+        with pytest.raises(ValueError, match="delta"):
+            advise_model(6, 3.0, n=60, delta=bad)
 
 
 def test_the_noise_rule_is_opdiscs_only():
