@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from oracledp._docstrings import fill_doc
 from oracledp._validation import (
     RandomLike,
     check_choice,
@@ -182,6 +183,7 @@ def _ridge_hypotheses(
     return trust_region_solve(A, z / n, problem.radius)
 
 
+@fill_doc
 def covnr(
     X: ArrayLike | RidgeProblem,
     y: ArrayLike | None,
@@ -205,10 +207,8 @@ def covnr(
         Features with ``||x_i||_1 <= 1`` and targets with ``|y_i| <= 1``; or a
         prepared :class:`RidgeProblem` as ``X`` with ``y=None`` (to reuse the
         statistics and theta* across trials).
-    alpha:
-        Target excess empirical risk, ``L(theta) - L(theta*) <= alpha``.
-    gamma:
-        Failure probability of the accuracy guarantee, in (0, 1).
+    %(af_alpha)s
+    %(af_gamma)s
     lam:
         Regularisation lambda > 0 (default 0.005, Appendix B.1; with a prepared
         problem, None or the problem's lambda).
@@ -216,17 +216,12 @@ def covnr(
         The privacy levels: None (Appendix B: T = 1000 geometric levels from 1/n
         to 4E, E from Theorem 3.1), a tuple ``(eps_min, eps_max, T)``, or an
         explicit strictly increasing list/array.
-    random_state:
-        Seed or numpy Generator, the only source of randomness.
+    %(af_random_state)s
     allow_no_halt:
         If no level passes, Algorithm 3 outputs the non-private theta*.  By
         default this raises :class:`NoHaltError` instead; with True, theta* is
         returned with ``epsilon = inf`` and ``guarantee.holds = False``.
-    calibration:
-        ``"paper"`` (default: ``eps_0 = 16 Delta ln(2T/gamma)/alpha``) or
-        ``"one-sided"`` (``eps_0 = Delta (12 ln(1/gamma) + 8 ln(T/2))/alpha``, same
-        accuracy guarantee, derivation in
-        :func:`oracledp.erm._sensitivity.iat_epsilon`).
+    %(af_calibration)s
     block_size:
         Levels evaluated per block of tests (speed only; the law of the output
         does not depend on it).
@@ -235,15 +230,8 @@ def covnr(
         loss ``eps_0(T) + eps_T`` is at most ``max_epsilon``
         (:func:`~oracledp.erm._theory.cap_levels`), so no run, released or refused, loses
         more.  None (default): no cap.  With the default grid
-        (``eps_list=None``) and ``allow_no_halt=False``, a cap that leaves only levels more
-        than ``THEORY_MARGIN`` (10,000) times below the theory epsilon E of ``alpha`` is
-        refused with ValueError before any noise
-        (:func:`~oracledp.erm._theory.check_theory_reachable`).
-    return_diagnostics:
-        Attach :class:`~oracledp._diagnostics.NonPrivateDiagnostics` (``excess_risk``
-        on the training data, ``timings``).  For research only: issues a
-        :class:`~oracledp._errors.DiagnosticsWarning` and sets
-        ``guarantee.diagnostics_released``.
+        %(af_max_epsilon_reachable)s
+    %(af_return_diagnostics)s
 
     Returns
     -------
@@ -273,8 +261,7 @@ def covnr(
     ValueError, TypeError
         Malformed parameters, a cap below the test's own epsilon, or a capped default grid
         hopeless by the theory curve (all before any randomness is used).
-    NoHaltError
-        No level passed and ``allow_no_halt`` is False.
+    %(af_raises_no_halt)s
 
     Examples
     --------

@@ -39,6 +39,7 @@ import time
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from oracledp._docstrings import fill_doc
 from oracledp._validation import RandomLike, check_choice, check_rng
 from oracledp.erm import _sensitivity as sens
 from oracledp.erm._covnr import RidgeProblem, _ridge_hypotheses
@@ -69,6 +70,7 @@ DOUBLING_SOURCE = (
 COVPERT_JOINT_SENSITIVITY = 2.0 * sens.COVARIANCE_SENSITIVITY
 
 
+@fill_doc
 def doubling(
     X: ArrayLike | RidgeProblem | LogisticProblem,
     y: ArrayLike | None,
@@ -100,24 +102,16 @@ def doubling(
         None (doubling grid from 1/n to 4E, E from Theorem 3.1 or 3.3), a tuple
         ``(eps_min, eps_max)`` (:func:`~oracledp.erm._theory.doubling_grid`), or
         explicit strictly increasing levels.
-    random_state:
-        Seed or numpy Generator, the only source of randomness.
+    %(af_random_state)s
     allow_no_halt:
         Release theta* (``epsilon = inf``, ``guarantee.holds = False``) when no test
         passes, instead of raising :class:`~oracledp.erm.NoHaltError`.
-    return_diagnostics:
-        Attach :class:`~oracledp._diagnostics.NonPrivateDiagnostics` (``excess_risk``
-        on the training data, ``timings``).  For research only: issues a
-        :class:`~oracledp._errors.DiagnosticsWarning` and sets
-        ``guarantee.diagnostics_released``.
+    %(af_return_diagnostics)s
     max_epsilon:
         A cap on the ex-post loss: the grid is cut to its longest prefix whose worst
         loss ``E(T)`` is at most ``max_epsilon`` (:func:`~oracledp.erm._theory.cap_levels`),
         so no run loses more.  None (default): no cap.  With the default grid
-        (``eps_list=None``) and ``allow_no_halt=False``, a cap that leaves only levels more
-        than ``THEORY_MARGIN`` (10,000) times below the theory epsilon E of ``alpha`` is
-        refused with ValueError before any noise
-        (:func:`~oracledp.erm._theory.check_theory_reachable`).
+        %(af_max_epsilon_reachable)s
 
     Returns
     -------

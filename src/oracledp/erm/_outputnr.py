@@ -44,6 +44,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import sparse
 from scipy.special import expit
 
+from oracledp._docstrings import fill_doc
 from oracledp._validation import (
     RandomLike,
     check_choice,
@@ -422,6 +423,7 @@ def _newton(
     )
 
 
+@fill_doc
 def outputnr(
     X: ArrayLike | LogisticProblem,
     y: ArrayLike | None,
@@ -445,25 +447,18 @@ def outputnr(
     X, y:
         Features with ``||x_i||_1 <= 1`` and labels in {-1, +1}; or a prepared
         :class:`LogisticProblem` as ``X`` with ``y=None`` (reuses theta*).
-    alpha:
-        Target excess empirical risk, ``L(theta) - L(theta*) <= alpha``.
-    gamma:
-        Failure probability of the accuracy guarantee, in (0, 1).
+    %(af_alpha)s
+    %(af_gamma)s
     lam:
         Regularisation lambda > 0 (default 0.005, Appendix B.1).
     eps_list:
         None (Appendix B: T = 1000 geometric levels from 1/n to 4E, E from
         Theorem 3.3), a tuple ``(eps_min, eps_max, T)``, or explicit levels.
-    random_state:
-        Seed or numpy Generator, the only source of randomness.
+    %(af_random_state)s
     allow_no_halt:
         Release theta* (``epsilon = inf``, ``guarantee.holds = False``) when no
         level passes, instead of raising :class:`~oracledp.erm.NoHaltError`.
-    calibration:
-        ``"paper"`` (default: ``eps_0 = 16 Delta ln(2T/gamma)/alpha``) or
-        ``"one-sided"`` (``eps_0 = Delta (12 ln(1/gamma) + 8 ln(T/2))/alpha``, same
-        accuracy guarantee, derivation in
-        :func:`oracledp.erm._sensitivity.iat_epsilon`).
+    %(af_calibration)s
     block_size:
         Levels evaluated per block of tests (speed only).
     search:
@@ -475,21 +470,14 @@ def outputnr(
         about 600 passes per run on KDD-99 with n = 100,000, 0.35 s instead of 0.015 s),
         so the number of passes is a function of the released stopping index and
         ``block_size``.
-    return_diagnostics:
-        Attach :class:`~oracledp._diagnostics.NonPrivateDiagnostics` (``excess_risk``
-        on the training data, ``timings``).  For research only: issues a
-        :class:`~oracledp._errors.DiagnosticsWarning` and sets
-        ``guarantee.diagnostics_released``.
+    %(af_return_diagnostics)s
 
     max_epsilon:
         A cap on the ex-post loss: the grid is cut to its longest prefix whose worst
         loss ``eps_0(T) + eps_T`` is at most ``max_epsilon``
         (:func:`~oracledp.erm._theory.cap_levels`), so no run loses
         more.  None (default): no cap.  With the default grid
-        (``eps_list=None``) and ``allow_no_halt=False``, a cap that leaves only levels more
-        than ``THEORY_MARGIN`` (10,000) times below the theory epsilon E of ``alpha`` is
-        refused with ValueError before any noise
-        (:func:`~oracledp.erm._theory.check_theory_reachable`).
+        %(af_max_epsilon_reachable)s
 
     Returns
     -------
@@ -534,8 +522,7 @@ def outputnr(
     BoundsViolation, ValueError, TypeError
         Before any randomness is used (also a cap below the test's own epsilon, or a capped
         default grid hopeless by the theory curve).
-    NoHaltError
-        No level passed and ``allow_no_halt`` is False.
+    %(af_raises_no_halt)s
 
     Examples
     --------

@@ -40,6 +40,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from oracledp._diagnostics import NonPrivateDiagnostics, check_diagnostics_flag
+from oracledp._docstrings import fill_doc
 from oracledp._validation import RandomLike
 from oracledp.learners._calibration import calibrated_guarantee
 from oracledp.learners._certify import release_exact
@@ -103,6 +104,7 @@ class GaussianRSPMResult:
     """Whether the oracle certified the released answer optimal (see :class:`OPDiscResult`)."""
 
 
+@fill_doc
 def gaussian_rspm(
     problem: HalfspaceProblem,
     epsilon: float,
@@ -131,21 +133,16 @@ def gaussian_rspm(
     problem:
         A :class:`~oracledp.oracles.HalfspaceProblem` built with
         :func:`~oracledp.learners.rspm_space`.
-    epsilon, delta:
-        Target (eps, delta); eps > 0 and 0 < delta < 1.
+    %(exact_epsilon_delta)s
     oracle:
         Weighted-oracle backend name or instance (``highs``, ``brute``), as for
         :func:`~oracledp.learners.rspm`.
-    random_state:
-        Seed or Generator; the only source of randomness.
-    allow_uncertified:
-        Release an uncertified oracle answer anyway, with ``guarantee.holds = False``.
+    %(exact_random_state)s
+    %(exact_allow_uncertified)s
     calibration:
         ``"proven"`` (default) or ``"paper"`` (the Gaussian-mechanism sigma; NOT private:
         ``guarantee.holds`` is False and a PrivacyWarning is issued).
-    eta:
-        Test hook: the 2d separator weights instead of sampling them.  The result's
-        guarantee then does not hold (the noise was not drawn by the mechanism).
+    %(exact_eta_separators)s
     return_diagnostics:
         Attach :class:`~oracledp._diagnostics.NonPrivateDiagnostics` (NOT private; issues a
         :class:`~oracledp._errors.DiagnosticsWarning`).

@@ -46,6 +46,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from oracledp._diagnostics import NonPrivateDiagnostics, check_diagnostics_flag
+from oracledp._docstrings import fill_doc
 from oracledp._validation import RandomLike, check_delta, check_epsilon
 from oracledp.learners._calibration import calibrated_guarantee
 from oracledp.learners._certify import ExactNoise, release_exact
@@ -203,6 +204,7 @@ def _check_problem(problem: Any) -> None:
             raise TypeError(f"problem must provide .{attr} (e.g. a HalfspaceProblem)")
 
 
+@fill_doc
 def opdisc(
     problem: DiscreteProblem,
     epsilon: float,
@@ -232,14 +234,11 @@ def opdisc(
     problem:
         A discrete problem, e.g. :class:`~oracledp.oracles.HalfspaceProblem`
         (0/1 loss, G = 1/tau).
-    epsilon, delta:
-        Target (eps, delta); eps > 0 and 0 < delta < 1.
+    %(exact_epsilon_delta)s
     oracle:
         Oracle name (see :func:`~oracledp.oracles.available_oracles`) or instance.
-    random_state:
-        Seed or Generator; the only source of randomness.
-    allow_uncertified:
-        Release an uncertified oracle answer anyway, with ``guarantee.holds = False``.
+    %(exact_random_state)s
+    %(exact_allow_uncertified)s
     calibration:
         ``"proven"`` (default): sigma from the bound proven in
         ``docs/proofs/opdisc-calibration.md``.  ``"paper"``: Theorem 1's sigma, for

@@ -36,6 +36,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from oracledp._diagnostics import NonPrivateDiagnostics, check_diagnostics_flag
+from oracledp._docstrings import fill_doc
 from oracledp._validation import RandomLike, check_epsilon
 from oracledp.learners._certify import ExactNoise, release_exact
 from oracledp.oracles._base import Oracle
@@ -145,6 +146,7 @@ def _check_space(problem: Any) -> None:
         )
 
 
+@fill_doc
 def rspm(
     problem: HalfspaceProblem,
     epsilon: float,
@@ -177,13 +179,9 @@ def rspm(
         Weighted-oracle backend name or instance (``highs``: exact tabular
         decomposition; ``brute``: enumeration).  The monolithic backends take
         OPDisc's noise only and are refused here.
-    random_state:
-        Seed or Generator; the only source of randomness.
-    allow_uncertified:
-        Release an uncertified oracle answer anyway, with ``guarantee.holds = False``.
-    eta:
-        Test hook: the 2d separator weights instead of sampling them.  The result's
-        guarantee then does not hold (the noise was not drawn by the mechanism).
+    %(exact_random_state)s
+    %(exact_allow_uncertified)s
+    %(exact_eta_separators)s
     return_diagnostics:
         Attach :class:`~oracledp._diagnostics.NonPrivateDiagnostics` (``oracle``: the
         oracle's record; ``timings``).  For research only: issues a

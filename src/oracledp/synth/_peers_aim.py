@@ -14,6 +14,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from oracledp._diagnostics import check_diagnostics_flag
+from oracledp._docstrings import fill_doc
 from oracledp._validation import RandomLike, check_positive, check_rng
 from oracledp.privacy import Spend, gaussian_multiplier_rho, select_measure_rho
 from oracledp.synth._domain import Domain
@@ -58,6 +59,7 @@ def check_aim_candidates(d: int, candidates: int, k: int | None = None) -> None:
             "was fitted")
 
 
+@fill_doc
 def aim(
     codes: ArrayLike,
     domain: Domain,
@@ -97,15 +99,7 @@ def aim(
     round_iters, final_iters:
         Mirror-descent iterations of the Private-PGM estimation after each round
         (warm-started) and of the final estimation (post-processing only).
-    return_diagnostics:
-        Attach wall-clock times (non-private diagnostics; flags the guarantee).
-    sample_weight:
-        Record counts of the rows (distinct rows): the release equals that of the
-        expanded records, each counting once in the privacy analysis.
-    backend:
-        ``"numpy"`` (default): the junction-tree estimator of :mod:`oracledp.synth._graphical`
-        (no extra needed); ``"mbi"``: Private-PGM's ``mbi`` (the ``peers`` extra, JAX).
-        Estimation is post-processing: the guarantee is the same.
+    %(pgm_tail)s
 
     Returns
     -------

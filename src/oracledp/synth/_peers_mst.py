@@ -13,6 +13,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from oracledp._diagnostics import check_diagnostics_flag
+from oracledp._docstrings import fill_doc
 from oracledp._validation import RandomLike, check_rng
 from oracledp.privacy import Spend, exponential_mechanism_rho, gaussian_rho
 from oracledp.synth._domain import Domain
@@ -24,6 +25,7 @@ from oracledp.synth._workload import check_sample_weight
 __all__ = ["mst"]
 
 
+@fill_doc
 def mst(
     codes: ArrayLike,
     domain: Domain,
@@ -53,15 +55,7 @@ def mst(
         or ``"add-remove"`` (the paper's setting; ``Delta_2 = 1``, score sensitivity 1).
     iters:
         Mirror-descent iterations of each Private-PGM estimation (post-processing).
-    return_diagnostics:
-        Attach wall-clock times (non-private diagnostics; flags the guarantee).
-    sample_weight:
-        Record counts of the rows (distinct rows): the release equals that of the
-        expanded records, each counting once in the privacy analysis.
-    backend:
-        ``"numpy"`` (default): the junction-tree estimator of :mod:`oracledp.synth._graphical`
-        (no extra needed); ``"mbi"``: Private-PGM's ``mbi`` (the ``peers`` extra, JAX).
-        Estimation is post-processing: the guarantee is the same.
+    %(pgm_tail)s
 
     Returns
     -------
