@@ -95,6 +95,13 @@ DOCDICT: dict[str, str] = _fragments(
             Test hook: the 2d separator weights instead of sampling them.  The result's
             guarantee then does not hold (the noise was not drawn by the mechanism).
         """,
+    # --- scikit-learn estimators on a declared schema: OPSamp, DP-SGD ----------------------
+    est_n_features="""
+        n_features : int or None, default=None
+            The number of features the public schema declares (``make_estimator`` passes the
+            schema's); ``fit`` refuses an X of another width, before any noise.  ``None``
+            accepts any width (read from X and treated as public).
+        """,
     # --- synthesizers of the PGM family: aim, mst (oracledp.synth) -------------------------
     pgm_tail="""
         return_diagnostics:

@@ -84,6 +84,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from oracledp._diagnostics import split_diagnostics
+from oracledp._docstrings import fill_doc
 from oracledp.baselines._dpsgd_core import _clip_rows as _clip_rows
 from oracledp.baselines._dpsgd_core import _dpsgd_core as _dpsgd_core
 from oracledp.baselines._dpsgd_core import _per_example_gradients as _per_example_gradients
@@ -129,6 +130,7 @@ __all__ = [
 # ==============================================================================================
 
 
+@fill_doc
 class DPSGDLogisticRegression(PrivateLogisticClassifier):
     """Differentially private logistic regression trained by DP-SGD (the ICML 2020 baseline).
 
@@ -157,10 +159,7 @@ class DPSGDLogisticRegression(PrivateLogisticClassifier):
         The public label set, mapped in sorted order to -1 and +1.  ``None`` reads it from
         ``y`` (treating the label set as public; y with one class is refused).  With
         ``classes`` the mapping does not depend on y; labels outside it raise BoundsViolation.
-    n_features : int or None, default=None
-        The number of features the public schema declares (``make_estimator`` passes the
-        schema's); ``fit`` refuses an X of another width, before any noise.  ``None``
-        accepts any width (read from X and treated as public).
+    %(est_n_features)s
     keep_diagnostics : bool, default=False
         Keep the run's :class:`~oracledp._diagnostics.NonPrivateDiagnostics` (timings) as
         ``diagnostics_``, for research: issues a :class:`~oracledp._errors.DiagnosticsWarning`

@@ -21,6 +21,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from oracledp._diagnostics import split_diagnostics
+from oracledp._docstrings import fill_doc
 from oracledp._validation import check_choice, check_positive
 from oracledp.estimators._base import (
     PrivateLogisticClassifier,
@@ -36,6 +37,7 @@ from oracledp.privacy._accountant import begin_release
 __all__ = ["OPSampClassifier"]
 
 
+@fill_doc
 class OPSampClassifier(PrivateLogisticClassifier):
     """Differentially private logistic regression with OPSamp (approximate, certified oracle).
 
@@ -84,10 +86,7 @@ class OPSampClassifier(PrivateLogisticClassifier):
     classes : sequence of two labels or None, default=None
         The public label set, mapped in sorted order to -1 and +1.  ``None``
         reads it from ``y``; give ``classes`` to make the mapping data-independent.
-    n_features : int or None, default=None
-        The number of features the public schema declares (``make_estimator`` passes the
-        schema's); ``fit`` refuses an X of another width, before any noise.  ``None``
-        accepts any width (read from X and treated as public).
+    %(est_n_features)s
     keep_diagnostics : bool, default=False
         Keep the run's :class:`~oracledp._diagnostics.NonPrivateDiagnostics` (timings)
         as ``diagnostics_``, for research: issues a
