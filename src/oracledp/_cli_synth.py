@@ -28,6 +28,7 @@ from oracledp._cli_budget import (
 )
 from oracledp._cli_table import (
     _ENGINE,
+    _IGNORE_EXTRA,
     _SCHEDULER,
     _SEP,
     _check_option,
@@ -116,9 +117,7 @@ def synth_fit(
         "--allow-large-epsilon", help=f"Accept --epsilon above {EPSILON_CAP:g}.")] = False,
     force: Annotated[bool, typer.Option("--force", help="Overwrite a model already in "
                                                         "--out.")] = False,
-    ignore_extra: Annotated[bool, typer.Option(
-        "--ignore-extra", help="Leave out data columns the schema does not mention (refused "
-                               "otherwise, as by `oracledp fit`).")] = False,
+    ignore_extra: Annotated[bool, _IGNORE_EXTRA] = False,
     budget: Annotated[Path | None, typer.Option(
         "--budget", dir_okay=False,
         help="Privacy ledger shared with `oracledp fit` (JSON you start as "

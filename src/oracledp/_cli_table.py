@@ -190,6 +190,8 @@ def _sep(value: str) -> str:
 
 _SEP = typer.Option("--sep", callback=_sep, help="Field delimiter of the CSV (one character; "
                                                  "\\t for a tab).")
+_IGNORE_EXTRA = typer.Option("--ignore-extra", help="Leave out data columns the schema does not "
+                                                    "mention (refused otherwise).")
 
 
 def _engine(value: str) -> str:
@@ -382,10 +384,7 @@ def fit_table(
         bool, typer.Option("--allow-large-epsilon",
                            help=f"Accept --epsilon or --max-epsilon above {EPSILON_CAP:g}.")
     ] = False,
-    ignore_extra: Annotated[
-        bool, typer.Option("--ignore-extra", help="Leave out data columns the schema does "
-                                                  "not mention (refused otherwise).")
-    ] = False,
+    ignore_extra: Annotated[bool, _IGNORE_EXTRA] = False,
     seed: Annotated[
         int | None, typer.Option("--seed", min=0, help="Seed of the noise (not saved).")
     ] = None,
@@ -613,10 +612,7 @@ def models(
         "--delta", help="The delta you mean to fit with (with --schema and DATA; default "
                         "1/n^2, as fit's): opdisc's W is sized at it, as fit sizes it.")] = None,
     sep: Annotated[str, _SEP] = ",",
-    ignore_extra: Annotated[
-        bool, typer.Option("--ignore-extra", help="Leave out data columns the schema does "
-                                                  "not mention (refused otherwise).")
-    ] = False,
+    ignore_extra: Annotated[bool, _IGNORE_EXTRA] = False,
 ) -> None:
     """Which model to use for your table: in brief, or from its public facts with --schema."""
     if schema_path is not None or epsilon is not None or data is not None or delta is not None:

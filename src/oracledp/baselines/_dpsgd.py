@@ -85,6 +85,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from oracledp._diagnostics import split_diagnostics
 from oracledp._docstrings import fill_doc
+from oracledp._params import store_init_arguments
 from oracledp.baselines._dpsgd_core import _clip_rows as _clip_rows
 from oracledp.baselines._dpsgd_core import _dpsgd_core as _dpsgd_core
 from oracledp.baselines._dpsgd_core import _per_example_gradients as _per_example_gradients
@@ -104,7 +105,6 @@ from oracledp.estimators._base import (
     PrivateLogisticClassifier,
     check_privacy_parameters,
     delta_for,
-    store_init_arguments,
 )
 from oracledp.privacy._accountant import begin_release
 from oracledp.privacy._rdp import calibrate_noise_multiplier, dpsgd_epsilon

@@ -24,6 +24,7 @@ from sklearn.base import RegressorMixin
 
 from oracledp._diagnostics import split_diagnostics
 from oracledp._errors import PrivacyWarning
+from oracledp._params import store_init_arguments
 from oracledp._validation import check_bool, check_choice, check_positive
 from oracledp.erm import AccuracyFirstResult, covnr, doubling, outputnr
 from oracledp.erm._framework import DEFAULT_LAMBDA
@@ -32,7 +33,6 @@ from oracledp.estimators._base import (
     PrivateEstimator,
     PrivateLogisticClassifier,
     result_attributes,
-    store_init_arguments,
     validate_private_data,
 )
 from oracledp.privacy._accountant import begin_release

@@ -37,12 +37,12 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from oracledp._errors import OracleFailure
+from oracledp._params import store_init_arguments
 from oracledp._validation import check_positive
 from oracledp.estimators._base import (
     PrivateBinaryClassifier,
     check_privacy_parameters,
     delta_for,
-    store_init_arguments,
 )
 from oracledp.oracles._base import check_work_limit
 from oracledp.oracles._halfspace import FeatureSchema

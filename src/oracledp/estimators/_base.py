@@ -131,18 +131,6 @@ def map_binary_labels(y: NDArray[Any], declared: Any, name: str,
     return classes, np.where(np.ravel(y_idx) == 1, 1, -1).astype(np.int8)
 
 
-def store_init_arguments(est: Any, arguments: dict[str, Any]) -> None:
-    """Store every constructor argument unchanged under its own name (scikit-learn's rule).
-
-    Called first in ``__init__`` as ``store_init_arguments(self, locals())``: the
-    arguments, in the order of the signature that :meth:`~sklearn.base.BaseEstimator.get_params`
-    reads back; no logic, no validation (``fit`` validates).
-    """
-    for name, value in arguments.items():
-        if name != "self" and not name.startswith("__"):
-            setattr(est, name, value)
-
-
 def forget_fit(est: Any) -> None:
     """Forget a previous fit, so a refused refit cannot leave a stale model behind."""
     for attr in [a for a in vars(est) if a.endswith("_") and not a.startswith("__")]:

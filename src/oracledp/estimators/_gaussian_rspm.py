@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from oracledp.estimators._base import store_init_arguments
+from oracledp._params import store_init_arguments
 from oracledp.estimators._exact import ExactHalfspaceClassifier
 from oracledp.learners._gaussian_rspm import gaussian_rspm
 from oracledp.oracles._base import Oracle

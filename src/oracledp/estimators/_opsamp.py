@@ -22,13 +22,13 @@ from numpy.typing import ArrayLike
 
 from oracledp._diagnostics import split_diagnostics
 from oracledp._docstrings import fill_doc
+from oracledp._params import store_init_arguments
 from oracledp._validation import check_choice, check_positive
 from oracledp.estimators._base import (
     PrivateLogisticClassifier,
     check_privacy_parameters,
     delta_for,
     result_attributes,
-    store_init_arguments,
 )
 from oracledp.learners._opsamp import OPSampResult, opsamp
 from oracledp.oracles._convex import DOMAINS, LogisticLinearOracle

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from oracledp.estimators._base import store_init_arguments
+from oracledp._params import store_init_arguments
 from oracledp.estimators._exact import ExactHalfspaceClassifier
 from oracledp.learners._rspm import rspm
 from oracledp.oracles._base import Oracle

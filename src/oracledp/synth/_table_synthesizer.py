@@ -42,6 +42,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
+from oracledp._params import store_init_arguments
 from oracledp._validation import RandomLike, check_choice, check_epsilon, check_rng
 from oracledp.privacy._accountant import accounted_fit
 from oracledp.synth._release import _Release
@@ -148,19 +149,7 @@ class TableSynthesizer:
                  scheduler: str | None = None,
                  ignore_extra: bool = True, bin_edges: str = "quantiles",
                  numeric_fraction: float | str = "auto") -> None:
-        self.method = method
-        self.epsilon = epsilon
-        self.delta = delta
-        self.bins = bins
-        self.random_state = random_state
-        self.options = options
-        self.sep = sep
-        self.engine = engine
-        self.scheduler = scheduler
-        self.verbose = verbose
-        self.ignore_extra = ignore_extra
-        self.bin_edges = bin_edges
-        self.numeric_fraction = numeric_fraction
+        store_init_arguments(self, locals())
 
     def __repr__(self) -> str:
         return (f"TableSynthesizer(method={self.method!r}, epsilon={self.epsilon!r}, "
