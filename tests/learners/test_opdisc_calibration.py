@@ -39,9 +39,9 @@ N_ADULT = 15_682
 DELTA_ADULT = 1.0 / N_ADULT**2
 
 
-def _mp_integrand(m: mp.mpf, eps: mp.mpf, d: int, size: int | None) -> tuple[mp.mpf, Any]:
-    """t0 and the integrand a e^{eps - a t - a^2/2} min(1, H(t), |W| Phi-bar(t)) of the bound
-    (at the caller's working precision).
+def _mp_parts(m: mp.mpf, eps: mp.mpf, d: int, size: int | None) -> tuple[mp.mpf, Any, Any]:
+    """t0, B and the integrand a e^{eps - a t - a^2/2} B(t), B(t) = min(1, H(t), |W| Phi-bar(t)),
+    of the bound (at the caller's working precision).
 
     Written from the formula, sharing no code with the library: H(t) = (Q((d+1)/2, t^2/2) +
     Q(d/2, t^2/2)) / 2 with Q the regularized upper incomplete gamma, Phi-bar = erfc(t/sqrt2)/2.
@@ -52,30 +52,59 @@ def _mp_integrand(m: mp.mpf, eps: mp.mpf, d: int, size: int | None) -> tuple[mp.
     def B(t: mp.mpf) -> mp.mpf:
         if t <= 0:
             return mp.mpf(1)
-        x = t * t / 2
-        hemi = (mp.gammainc(mp.mpf(d + 1) / 2, x, regularized=True)
-                + mp.gammainc(mp.mpf(d) / 2, x, regularized=True)) / 2
-        out = min(mp.mpf(1), hemi)
-        if size is not None:
-            out = min(out, size * mp.erfc(t / mp.sqrt(2)) / 2)
-        return out
+        return min(mp.mpf(1), _hemi(t, d), _union(t, size))
 
     def f(t: mp.mpf) -> mp.mpf:
         return a * mp.exp(eps - a * t - a * a / 2) * B(t)
 
+    return t0, B, f
+
+
+def _hemi(t: mp.mpf, d: int) -> mp.mpf:
+    x = t * t / 2
+    return (mp.gammainc(mp.mpf(d + 1) / 2, x, regularized=True)
+            + mp.gammainc(mp.mpf(d) / 2, x, regularized=True)) / 2
+
+
+def _union(t: mp.mpf, size: int | None) -> mp.mpf:
+    return mp.inf if size is None else size * mp.erfc(t / mp.sqrt(2)) / 2
+
+
+def _mp_integrand(m: mp.mpf, eps: mp.mpf, d: int, size: int | None) -> tuple[mp.mpf, Any]:
+    t0, _, f = _mp_parts(m, eps, d, size)
     return t0, f
 
 
+def _tail_bound(t: mp.mpf, m: mp.mpf, eps: mp.mpf, B: Any) -> mp.mpf:
+    """An upper bound of the integral from t to infinity: B is non-increasing (a minimum of
+    survival functions), so the integrand is <= a e^{eps - a s - a^2/2} B(t) for s >= t, whose
+    integral is e^{eps - a t - a^2/2} B(t)."""
+    a = eps / m
+    return mp.exp(eps - a * t - a * a / 2) * B(t)
+
+
 def mp_bound(m: float, eps: float, d: int, size: int | None) -> mp.mpf:
-    """The bound by mpmath: adaptive tanh-sinh quadrature at 30 digits from t0 to infinity,
-    plus its error estimate (an upper bound of the integral)."""
+    """The bound by mpmath: adaptive tanh-sinh quadrature at 30 digits from t0 on, plus its
+    error estimate, plus a proven bound of the tail (an upper bound of the integral).
+
+    Breakpoints every 0.5 over the bulk, where the min switches terms; the quadrature stops at
+    the first breakpoint where the tail bound (:func:`_tail_bound`) is below 1e-15 of the
+    integral so far (a lower bound of the whole): the tail adds at most 1e-15 relative, far
+    below the 1e-9 the test compares at.  (It used to integrate the 40 units past the bulk
+    piece by piece, then to infinity: the same value to 1e-15, at 3-4 times the cost.)"""
     with mp.workdps(30):
-        t0, f = _mp_integrand(mp.mpf(m), mp.mpf(eps), d, size)
-        # breakpoints every 0.5 over the bulk, where the min switches terms
-        top = max(t0, mp.sqrt(d + 1)) + 40
-        pts = [t0 + k * mp.mpf("0.5") for k in range(int((top - t0) / mp.mpf("0.5")) + 1)]
-        val, err = mp.quad(f, [*pts, mp.inf], error=True, maxdegree=8)
-        return val + abs(err)
+        mm, ee = mp.mpf(m), mp.mpf(eps)
+        t0, B, f = _mp_parts(mm, ee, d, size)
+        half = mp.mpf("0.5")
+        val = err = mp.mpf(0)
+        lo = t0
+        for _ in range(1000):
+            v, e = mp.quad(f, [lo, lo + half], error=True, maxdegree=8)
+            val, err, lo = val + v, err + abs(e), lo + half
+            tail = _tail_bound(lo, mm, ee, B)
+            if tail <= val * mp.mpf("1e-15"):
+                return val + err + tail
+        raise AssertionError("the tail bound did not fall below 1e-15 of the integral")
 
 
 def mp_lower_bound(m: float, eps: float, d: int, size: int | None) -> mp.mpf:
@@ -84,10 +113,20 @@ def mp_lower_bound(m: float, eps: float, d: int, size: int | None) -> mp.mpf:
     show that a multiplier is *not* admissible, at a fraction of :func:`mp_bound`'s cost
     (on the default slice the first two units hold all but a negligible part of the mass and
     the value at 0.9 m exceeds delta by a factor 14 to 1,000; the full grid under ``-m slow``
-    keeps the whole integral)."""
+    keeps the whole integral).  Where the min switches from H to |W| Phi-bar inside the range
+    (a kink: d = 8 with the ball's |W|), the switch, found by bisection, is a breakpoint too:
+    tanh-sinh then converges on smooth pieces instead of spending 2,000 evaluations on it."""
     with mp.workdps(30):
         t0, f = _mp_integrand(mp.mpf(m), mp.mpf(eps), d, size)
         pts = [t0 + k * mp.mpf("0.5") for k in range(5)]
+        if size is not None:
+            def gap(t: mp.mpf) -> mp.mpf:
+                return _hemi(t, d) - _union(t, size)
+
+            for lo, hi in itertools.pairwise(list(pts)):
+                if lo > 0 and (gap(lo) > 0) != (gap(hi) > 0):
+                    pts.append(mp.findroot(gap, (lo, hi), solver="bisect"))
+            pts.sort()
         val, err = mp.quad(f, pts, error=True, maxdegree=8)
         return val - abs(err)
 
