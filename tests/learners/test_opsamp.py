@@ -335,22 +335,25 @@ def test_s1_objective_noise_is_exponential_with_rate_eta() -> None:
 def test_output_noise_is_laplace_lambda_over_eps() -> None:
     """Noise-only run (oracle answers 0): the output is mu ~ Lap(lambda/eps)^d.
 
-    KS on 5,000 coordinates and the exact scale test sum|X|/b ~ Gamma(N, 1) on N = 20,000.
+    d = 200 coordinates from each of 100 runs (N = 20,000, as 400 runs of d = 50 gave: the
+    per-run cost is OPSamp's fixed overhead): KS on all 20,000 coordinates (it took the first
+    5,000) and the exact scale test sum|X|/b ~ Gamma(N, 1), each at ALPHA.
     Mutant: half the noise scale must be rejected."""
-    P, orc, eps, dlt = ConstProblem(), ZeroOracle(), 0.7, 1e-3
+    P, orc, eps, dlt = ConstProblem(d=200), ZeroOracle(), 0.7, 1e-3
     rng = np.random.default_rng(5)
     outs = np.concatenate(
-        [opsamp(P, eps, dlt, m=2, eta=0.01, oracle=orc, random_state=rng).w for _ in range(400)]
+        [opsamp(P, eps, dlt, m=2, eta=0.01, oracle=orc, random_state=rng).w for _ in range(100)]
     )
     b = (
-        opsamp_lambda(m=2, eta=0.01, d=50, delta=dlt, lipschitz=0.5, linf_diameter=2.0, alpha=0.0)
+        opsamp_lambda(m=2, eta=0.01, d=P.d, delta=dlt, lipschitz=0.5, linf_diameter=2.0,
+                      alpha=0.0)
         / eps
     )
     assert outs.shape == (20_000,)
-    assert not ks_rejects(outs[:5000], stats.laplace(scale=b).cdf)
+    assert not ks_rejects(outs, stats.laplace(scale=b).cdf)
     assert not gamma_sum_rejects(float(np.abs(outs).sum() / b), outs.size)
     half = outs / 2
-    assert ks_rejects(half[:5000], stats.laplace(scale=b).cdf)
+    assert ks_rejects(half, stats.laplace(scale=b).cdf)
     assert gamma_sum_rejects(float(np.abs(half).sum() / b), half.size)
 
 
@@ -384,18 +387,23 @@ def test_s1_coupled_sensitivity() -> None:
     """||W(D, Sigma) - W(D', Sigma)||_1 may exceed bound (7) in at most a delta fraction of Sigma.
 
     S1 with n = 1000, m = 400, eta = 0.002 (rate), delta = 0.1: bound (7) = 1.692 < 2 = D_1, so
-    the check is not vacuous.  Exact binomial test of H0: P[exceed] <= delta at ALPHA.
-    Power: the proven constants (250) make the bound loose for a correct mechanism; the test
-    catches the scale/rate confusion (mutant: Exp(scale eta), which exceeds in every run) and
-    gross errors in lambda.  Also checks the empirical mean of the l1 difference against the
-    Lemma 8 bound 250 eta G d^2 D_inf^2 = 1."""
-    N, m, eta, dlt = 150, 400, 0.002, 0.1
+    the check is not vacuous.  Exact binomial test of H0: P[exceed] <= delta at ALPHA (the
+    false-alarm rate, exact at any N).
+    Power: the proven constants (250) make the bound loose for a correct mechanism (0 of 150
+    seeds exceed; mean l1 difference 0.004); with N = 60 the test rejects at k >= 20, so with
+    probability 0.88 a mechanism exceeding in 40% of the runs, 0.997 at 50%, 1 at 60% (N = 150
+    rejected at k >= 36: 0.96 at 30%).  The planted mutant (Exp(scale eta), the scale/rate
+    confusion) exceeds in every run: its 10 runs give P = 0.1^10 < ALPHA, and up to 2 of the 10
+    could stay within the bound (P[Bin(10, 0.1) >= 8] = 3.7e-7) and it would still be caught.
+    Also checks the empirical mean of the l1 difference against the Lemma 8 bound
+    250 eta G d^2 D_inf^2 = 1."""
+    N, N_mut, m, eta, dlt = 60, 10, 400, 0.002, 0.1
     k, mean_y, lam = _coupled_exceedances("rate", N, m, eta, dlt)
     assert lam == pytest.approx(1.6923273530409141, rel=1e-14)
     assert stats.binom.sf(k - 1, N, dlt) >= ALPHA
     assert mean_y <= 1.0
-    k_mut, _, _ = _coupled_exceedances("scale", 40, m, eta, dlt)
-    assert stats.binom.sf(k_mut - 1, 40, dlt) < ALPHA
+    k_mut, _, _ = _coupled_exceedances("scale", N_mut, m, eta, dlt)
+    assert stats.binom.sf(k_mut - 1, N_mut, dlt) < ALPHA
 
 
 def test_lemma9_l1_claim_fails_in_high_dimension() -> None:
