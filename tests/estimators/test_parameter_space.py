@@ -200,6 +200,7 @@ def test_the_fit_passes_its_own_delta_and_tau_to_the_rule():
         clf = OPDiscClassifier(3.0, tau=tau, oracle="brute", feature_grid=1.0, random_state=0,
                                classes=[-1, 1]).fit(X, y)
         assert clf.space_ == parameter_space("auto", 6, tau=tau)
+        assert "proven sigma" not in clf.guarantee_.notes  # the label says no move either
 
 
 def test_the_advice_sizes_opdiscs_w_with_n_and_epsilon():

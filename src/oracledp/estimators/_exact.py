@@ -387,12 +387,10 @@ class ExactHalfspaceClassifier(PrivateBinaryClassifier):
         # the columns not declared 0/1 (public: the schema; every column without one)
         n_numeric = (int((~np.asarray(self.schema.binary_mask, dtype=bool)).sum())
                      if isinstance(self.schema, FeatureSchema) else d)
-        # OPDisc's noise rule (tau = 1, the default: its shares are computed for k = w)
-        noise = ({"n": n, "epsilon": params["epsilon"], "delta": delta}
-                 if self._space_model == "opdisc" and n is not None and delta is not None
-                 and tau == 1.0 else {})
-        return (parameter_space(params["space"], d, model=self._space_model, tau=tau,
-                                n_numeric=n_numeric, **noise),
+        # OPDisc's noise rule reads n, epsilon and delta (auto_norm2 applies it at tau = 1 only)
+        noise = {"n": n, "epsilon": params["epsilon"], "delta": delta, "tau": tau}
+        return (parameter_space(params["space"], d, model=self._space_model, n_numeric=n_numeric,
+                                **noise),
                 space_label(params["space"], d, self._space_model, n_numeric, **noise))
 
     def _release(self, problem: HalfspaceProblem, epsilon: float, delta: float, oracle: Oracle,

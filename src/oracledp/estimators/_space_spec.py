@@ -159,7 +159,7 @@ def check_space(space: object, model: str = "opdisc") -> SpaceSpec:
 
 def auto_norm2(d: int, model: str = "opdisc", n_numeric: int | None = None, *,
                n: int | None = None, epsilon: float | None = None,
-               delta: float | None = None) -> int:
+               delta: float | None = None, tau: float = 1.0) -> int:
     """The ``"auto"`` rule: the cap on ``||k||^2``, from d, the model, ``n_numeric`` and, for
     OPDisc, n, epsilon and delta.
 
@@ -173,8 +173,9 @@ def auto_norm2(d: int, model: str = "opdisc", n_numeric: int | None = None, *,
     R = 2), so that the default
     deterministic work limit certifies it (a 135-feature table: R = 4 was not certified
     within a minute at eps 2, R = 2 in about 33,000 nodes; docs/choosing-a-model.md).
-    With n (the number of records, public here), epsilon and delta all given (and tau = 1,
-    the default, for which the shares are computed), OPDisc's R then
+    With n (the number of records, public here), epsilon and delta all given and tau = 1 (the
+    default; the shares are computed for it, so with another tau the noise rule does not
+    apply), OPDisc's R then
     follows its noise (:func:`noise_share`, sigma over n, a function of d, R, epsilon and
     delta): lowered, down to 1, while the share is above :data:`AUTO_SHRINK_NOISE`, and
     raised beyond ``min(d, 4)``, up to ``min(d, AUTO_GROW_MAX)``, while the share of the larger
@@ -212,7 +213,7 @@ def auto_norm2(d: int, model: str = "opdisc", n_numeric: int | None = None, *,
         while (r > 1 and _searched_over_w(int(n_numeric), r, model)
                and count_ball(int(d), _bound(r, model), r) > BRANCH_W_MAX):
             r -= 1
-    if model != "opdisc" or n is None or epsilon is None or delta is None:
+    if model != "opdisc" or n is None or epsilon is None or delta is None or tau != 1.0:
         return r
     if r == min(int(d), AUTO_NORM2[model]):
         top = min(int(d), AUTO_GROW_MAX)
@@ -299,8 +300,8 @@ def parameter_space(space: object, d: int, *, model: str = "opdisc",
     if spec.kind == "paper":
         return IntegerBall(d, tau=tau)
     if spec.kind == "auto":
-        public = {"n": n, "epsilon": epsilon, "delta": delta} if tau == 1.0 else {}
-        return _auto_ball(d, auto_norm2(d, model, n_numeric, **public), tau)
+        return _auto_ball(d, auto_norm2(d, model, n_numeric, n=n, epsilon=epsilon, delta=delta,
+                                        tau=tau), tau)
     radius = math.sqrt(spec.norm2)
     return IntegerBall(d, bound=radius if spec.bound is None else spec.bound, radius=radius,
                        tau=tau)
@@ -378,7 +379,7 @@ def records_space(notes: str, space: IntegerBall) -> bool:
 
 def space_label(spec: SpaceSpec, d: int, model: str, n_numeric: int | None = None, *,
                 n: int | None = None, epsilon: float | None = None,
-                delta: float | None = None) -> str:
+                delta: float | None = None, tau: float = 1.0) -> str:
     """How W was declared, in words (for the guarantee's note)."""
     if spec.kind == "auto":
         rule = (f"||k||^2 <= min(d, {AUTO_NORM2[model]})" if model == "opdisc" else
@@ -388,7 +389,7 @@ def space_label(spec: SpaceSpec, d: int, model: str, n_numeric: int | None = Non
         if r0 < min(d, AUTO_NORM2[model]) and (model == "opdisc" or 3**d > RSPM_BOX_MAX_SIZE):
             rule += (f", lowered to {r0}: with {n_numeric} numeric columns a larger W is "
                      f"searched point by point and has more than {BRANCH_W_MAX:,} points")
-        r = auto_norm2(d, model, n_numeric, n=n, epsilon=epsilon, delta=delta)
+        r = auto_norm2(d, model, n_numeric, n=n, epsilon=epsilon, delta=delta, tau=tau)
         if r != r0:
             share = noise_share(d, r0, int(n), float(epsilon), float(delta))  # type: ignore[arg-type]
             rule += (f", {'raised' if r > r0 else 'lowered'} to {r}: OPDisc's proven sigma "
