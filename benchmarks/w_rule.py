@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -39,14 +40,6 @@ from joblib import Parallel, delayed
 sys.path.insert(0, str(Path(__file__).parent))
 from oracledp._provenance import environment, environment_line
 from your_tables import _cli, _prepare, _reason
-
-
-def _sigma(d: int, n: int, eps: float, norm2: int, delta: float) -> float:
-    """OPDisc's sigma for W = {||k||^2 <= norm2} in d dimensions (public quantities only): the
-    rule's own :func:`~oracledp.estimators._space_spec.noise_share`, times n."""
-    from oracledp.estimators._space_spec import noise_share
-
-    return noise_share(d, norm2, n, eps, delta) * n
 
 
 def _adult() -> dict[str, Any]:
@@ -62,6 +55,7 @@ def _fit_adult(job: dict[str, Any]) -> dict[str, Any]:
     """``adult``: the estimator in this process (the bundled Adult has no CSV of its own)."""
     import numpy as np
 
+    from oracledp._errors import OracleFailure
     from oracledp.datasets import load_adult
     from oracledp.estimators import OPDiscClassifier
 
@@ -72,7 +66,7 @@ def _fit_adult(job: dict[str, Any]) -> dict[str, Any]:
         clf = OPDiscClassifier(job["eps"], space=f"norm2={job['norm2']}",
                                schema=tr.feature_schema, random_state=job["seed"])
         clf.fit(np.asarray(tr.X), np.asarray(tr.y))
-    except Exception as exc:  # a refusal: the oracle did not certify
+    except OracleFailure as exc:  # a refusal: the oracle did not certify (anything else raises)
         return {**row, "fit_s": round(time.perf_counter() - t0, 2), "status": "refused",
                 "reason": _reason(str(exc)), "accuracy": None}
     return {**row, "fit_s": round(time.perf_counter() - t0, 2), "status": "ok", "reason": "",
@@ -96,8 +90,6 @@ def _fit(job: dict[str, Any]) -> dict[str, Any]:
     if res.returncode != 0:
         return {**row, "status": "refused", "reason": _reason(res.stderr), "accuracy": None}
     ev = _cli(["evaluate", str(out), str(d / "test.csv")], timeout=600)
-    import re
-
     m = re.search(r"accuracy ([0-9.]+)", ev.stdout)
     return {**row, "status": "ok", "reason": "",
             "accuracy": float(m.group(1)) if m and ev.returncode == 0 else None}
@@ -115,7 +107,7 @@ def main() -> None:
     args = ap.parse_args()
     print(environment_line(), flush=True)
     args.out.mkdir(parents=True, exist_ok=True)
-    from oracledp.estimators._space_spec import auto_norm2
+    from oracledp.estimators._space_spec import auto_norm2, noise_share
 
     tables = [t for t in args.tables.split(",") if t]
     norm2s = [int(r) for r in args.norm2.split(",")]
@@ -140,9 +132,10 @@ def main() -> None:
     for col in ("n_train", "n_features", "logreg", "majority"):
         df[col] = [base[t][col] for t in df.table]
     df["delta"] = 1.0 / df.n_train.astype(float) ** 2
-    df["sigma"] = [_sigma(int(r.n_features), int(r.n_train), float(r.eps), int(r.norm2),
-                          float(r.delta)) for r in df.itertuples()]
-    df["sigma_over_n"] = df.sigma / df.n_train
+    # OPDisc's sigma over n for W = {||k||^2 <= R}: the rule's own noise_share
+    df["sigma_over_n"] = [noise_share(int(r.n_features), int(r.norm2), int(r.n_train),
+                                      float(r.eps), float(r.delta)) for r in df.itertuples()]
+    df["sigma"] = df.sigma_over_n * df.n_train
     df["auto_R"] = [auto_norm2(int(r.n_features), n=int(r.n_train), epsilon=float(r.eps),
                                delta=float(r.delta)) for r in df.itertuples()]
     df.to_csv(args.out / "runs.csv", index=False)
