@@ -92,7 +92,10 @@ def score(fake: pd.DataFrame, real: pd.DataFrame, schema: Any, seed: int, classi
     num = {c["column"]: c["tv"] for c in dr["columns"] if c["kind"] == "numeric"}
     w1 = {c["column"]: c["w1_over_range"] for c in dr["columns"]
           if c["kind"] == "numeric" and c.get("w1_over_range") is not None}
+    other = [c["tv"] for c in dr["columns"] if c["kind"] != "numeric"]
     rec = {"native_2way_tv": dr["two_way"]["mean_tv"],
+           "native_mean_1way_tv": dr["one_way"]["mean_tv"],
+           "native_mean_other_1way_tv": float(np.mean(other)) if other else float("nan"),
            "native_max_2way_tv": dr["two_way"]["max_tv"],
            "native_max_numeric_1way_tv": max(num.values()) if num else float("nan"),
            "native_worst_numeric_column": max(num, key=num.get) if num else None,

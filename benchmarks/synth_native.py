@@ -13,6 +13,8 @@ random_state=seed, classifier=False)``.  Recorded per run:
 * ``native_2way_tv``: the mean 2-way TV at the data's own resolution (numeric columns on their
   declared grid cut at the real table's octiles, categorical columns at their levels);
 * ``native_max_numeric_1way_tv``: the largest numeric column's 1-way TV there;
+* ``native_mean_1way_tv`` and ``native_mean_other_1way_tv``: the mean 1-way TV there of
+  every column, and of the columns that are not numeric;
 * ``bins_2way_tv``: the mean 2-way TV at ``evaluate_synthetic``'s ``bins`` (its default: 10
   equal-width bins between each numeric column's declared bounds; the synthesizer's own
   coarse bins are ``bins='auto'``, chosen from public facts, and may differ);
@@ -48,8 +50,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _synth_grid as g
 
-KEYS = ("native_2way_tv", "native_max_numeric_1way_tv", "bins_2way_tv", "fit_seconds",
-        "fit_cpu_seconds")
+KEYS = ("native_2way_tv", "native_max_numeric_1way_tv", "native_mean_1way_tv",
+        "native_mean_other_1way_tv", "bins_2way_tv", "fit_seconds", "fit_cpu_seconds")
 
 
 def write(out: Path, runs: list[dict[str, Any]], refs: list[dict[str, Any]],

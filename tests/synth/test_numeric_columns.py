@@ -650,10 +650,63 @@ def test_auto_fraction_gives_small_budgets_more_for_the_columns() -> None:
     spends exactly that on the histograms."""
     from oracledp.synth._table_synthesizer import auto_fraction
 
-    assert auto_fraction(1000, 0.01) == 0.5 and auto_fraction(20_000, 0.01) == 0.2
-    xs = [auto_fraction(n, 0.01) for n in range(2500, 10_001, 500)]
+    def frac(n: int, rho: float) -> float:
+        return auto_fraction(n, rho, columns=1, attributes=3)
+
+    assert frac(1000, 0.01) == 0.5 and frac(20_000, 0.01) == 0.2
+    xs = [frac(n, 0.01) for n in range(2500, 10_001, 500)]
     assert all(a >= b for a, b in itertools.pairwise(xs)) and 0.2 < xs[3] < 0.5
     ts = TableSynthesizer("independent", epsilon=0.5, random_state=0).fit(_table(300),
                                                                           _schema())
-    assert ts.numeric_["fraction"] == auto_fraction(300, 0.5**2 / 2) == 0.5
+    assert ts.numeric_["fraction"] == frac(300, 0.5**2 / 2) == 0.5  # 1 refined of 3
     assert ts.numeric_["epsilon_each"] == pytest.approx(0.25)
+
+
+def test_auto_fraction_shrinks_where_numeric_columns_are_few() -> None:
+    """A few refined columns among many attributes get a share in proportion (min(1, 6 k /
+    d)), so the other columns' 1-way tables keep their budget; a sixth or more: unchanged."""
+    from oracledp.synth._table_budget import auto_fraction
+
+    small, big = (1_629, 0.0165), (50_000, 0.05)  # n sqrt(rho) about 209 and 11,180
+    for n, rho in (small, big):
+        full = auto_fraction(n, rho, columns=2, attributes=12)
+        assert full == auto_fraction(n, rho, columns=12, attributes=12)  # a sixth or more
+        assert auto_fraction(n, rho, columns=2, attributes=40) == pytest.approx(0.3 * full)
+        assert auto_fraction(n, rho, columns=0, attributes=40) == 0.0
+    assert auto_fraction(*small, columns=2, attributes=40) == 0.15
+    for bad in ((3, 2), (-1, 4), (1, 0)):
+        with pytest.raises(ValueError, match="columns <= attributes"):
+            auto_fraction(*small, columns=bad[0], attributes=bad[1])
+    # a fit: one refined column among 1 + 8 categorical + the target = 10 attributes
+    extra = tuple(Column(f"c{j}", "categorical", levels=("a", "b")) for j in range(7))
+    df = _table(300).assign(**{f"c{j}": "a" for j in range(7)})
+    ts = TableSynthesizer("independent", epsilon=0.5, random_state=0).fit(df, _schema(extra))
+    assert ts.numeric_["fraction"] == pytest.approx(0.5 * 6 / 10)
+
+
+def test_afford_states_each_columns_noise_when_the_budget_is_shared() -> None:
+    """plan_'s third figure is sqrt(d) times the whole-budget 1-way figure (the expected TV of
+    Gaussian noise, sigma = 1 / sqrt(rho / d) per cell); from SHARED_NOISE_NOTE up, and only
+    where pairs are still measured, the summary says weak dependence cannot be reproduced."""
+    from oracledp.synth._table_budget import PAIR_NOISE_LIMIT, SHARED_NOISE_NOTE, afford
+
+    note, only = "cannot be reproduced at this budget", "1-way tables only"
+    n, shape = 1_000, (2,) * 16 + (3,) * 9  # d = 25, median column 2 cells
+    per_cell = math.sqrt(2.0 / math.pi) / (2.0 * n)  # times 1 / sqrt(rho)
+    # rho at which the shared figure is exactly the threshold: 2 * 5 * per_cell / sqrt(rho)
+    rho_at = (2 * 5 * per_cell / SHARED_NOISE_NOTE) ** 2
+    for rho, noted in ((rho_at * 1.01, False), (rho_at / 1.01, True)):
+        a = afford(n, rho, shape, 2)
+        assert a["one_way_noise_tv"] == pytest.approx(2 * per_cell / math.sqrt(rho))
+        assert a["shared_one_way_noise_tv"] == pytest.approx(5 * a["one_way_noise_tv"])
+        assert (a["shared_one_way_noise_tv"] >= SHARED_NOISE_NOTE) is noted
+        assert (note in a["summary"]) is noted and only not in a["summary"]
+        assert "25 attributes" in a["summary"] and not a["one_way_only"]
+    tiny = afford(12, 0.04, (2, 2, 3), 2)  # pairs unaffordable: that statement, not the note
+    assert tiny["pair_noise_tv"] > PAIR_NOISE_LIMIT and tiny["one_way_only"]
+    assert only in tiny["summary"] and note not in tiny["summary"]
+    # a fit of many binary columns at a small budget says so in plan_ (and synth fit prints it)
+    extra = tuple(Column(f"c{j}", "categorical", levels=("a", "b")) for j in range(30))
+    df = _table(300).assign(**{f"c{j}": "a" for j in range(30)})
+    ts = TableSynthesizer("independent", epsilon=1.0, random_state=0).fit(df, _schema(extra))
+    assert note in ts.plan_["summary"] and "33 attributes" in ts.plan_["summary"]

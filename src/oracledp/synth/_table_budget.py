@@ -17,7 +17,8 @@ from typing import Any
 
 from oracledp.synth._table import DEFAULT_BINS
 
-__all__ = ["AUTO_BINS_SCALE", "PAIR_NOISE_LIMIT", "afford", "auto_bins", "auto_fraction"]
+__all__ = ["AUTO_BINS_SCALE", "NUMERIC_SHARE_RATIO", "PAIR_NOISE_LIMIT", "SHARED_NOISE_NOTE",
+           "afford", "auto_bins", "auto_fraction"]
 
 
 @dataclass(frozen=True)
@@ -81,43 +82,100 @@ def auto_bins(n: int, rho: float) -> int:
     return max(2, min(DEFAULT_BINS, b))
 
 
-def auto_fraction(n: int, rho: float) -> float:
-    """The share of the budget the numeric histograms get, from public facts only: 0.2 where
-    ``n sqrt(rho)`` is at least 1,000 (a generous budget: the method's measurements need the
-    rest), 0.5 where it is at most 250 (a small one: the columns' own distributions are then
-    what a release can still get right), log-linear between.  Chosen with tuning seeds
-    100-102 on health_insurance and doctor_visits (``n sqrt(rho)`` about 250 at epsilon 0.1,
-    2,500 at 1), not the benchmark's seeds: docs/results/synth-native-tuning/, from
-    benchmarks/synth_native.py --first-seed 100 with and without --set numeric_fraction=...
+#: auto_fraction: where fewer than one attribute in NUMERIC_SHARE_RATIO is a refined numeric
+#: column, the numeric histograms' share shrinks in proportion.
+NUMERIC_SHARE_RATIO = 6
 
-    >>> auto_fraction(22_272, 1.25e-4), auto_fraction(13_781, 0.0128)
-    (0.5, 0.2)
+
+def auto_fraction(n: int, rho: float, *, columns: int, attributes: int) -> float:
+    """The share of the budget the numeric histograms get, from public facts only.
+
+    By the budget: 0.2 where ``n sqrt(rho)`` is at least 1,000 (a generous budget: the
+    method's measurements need the rest), 0.5 where it is at most 250 (a small one: the
+    columns' own distributions are then what a release can still get right), log-linear
+    between.  Chosen with tuning seeds 100-102 on health_insurance and doctor_visits (``n
+    sqrt(rho)`` about 250 at epsilon 0.1, 2,500 at 1), not the benchmark's seeds:
+    docs/results/synth-native-tuning/, from benchmarks/synth_native.py --first-seed 100 with
+    and without --set numeric_fraction=...
+
+    By the table's shape: that share is multiplied by ``min(1, 6 columns / attributes)``
+    (``columns`` refined numeric columns among the model's ``attributes``, the target
+    included).  Every other attribute's 1-way table comes out of the method's share, so a
+    few numeric columns among many others must not take half of the budget: on nhefs (2 of
+    40 attributes, 1,629 records) the unscaled share left each categorical column's 1-way
+    table a 200th of a numeric column's budget.  Chosen on nhefs with tuning seeds 100-102:
+    shares of 0.05, 0.075 and 0.15 (ratios 1.7, 3 and 6) lowered the native 2-way TV alike
+    (from 0.141 / 0.082 / 0.049 to about 0.12 / 0.07 / 0.046 at epsilon 0.5 / 1 / 2), and
+    0.15 cost the two numeric columns' 1-way TV least.  Checked on seeds 103-105
+    (docs/results/synth-numeric-share): 2-way TV 0.137 / 0.077 / 0.046 before, 0.112 /
+    0.070 / 0.041 after; the 38 other columns' mean 1-way TV fell from 0.076 / 0.042 /
+    0.022 to 0.058 / 0.035 / 0.017, and the two numeric columns' ranged 0.043-0.254
+    instead of 0.027-0.148.  Where numeric columns are a sixth of the attributes or more (every other
+    bundled table, and the tables the budget rule was tuned on) nothing changes.
+
+    >>> auto_fraction(22_272, 1.25e-4, columns=5, attributes=12)
+    0.5
+    >>> auto_fraction(13_781, 0.0128, columns=5, attributes=12)
+    0.2
+    >>> auto_fraction(1_629, 0.0165, columns=2, attributes=40)
+    0.15
     """
+    if not (isinstance(columns, int) and isinstance(attributes, int)
+            and 0 <= columns <= attributes and attributes >= 1):
+        raise ValueError("auto_fraction needs 0 <= columns <= attributes, attributes >= 1")
     x = n * math.sqrt(max(rho, 0.0))
     if x >= 1000.0:
-        return 0.2
-    if x <= 250.0:
-        return 0.5
-    return 0.5 - 0.3 * math.log(x / 250.0) / math.log(4.0)
+        by_budget = 0.2
+    elif x <= 250.0:
+        by_budget = 0.5
+    else:
+        by_budget = 0.5 - 0.3 * math.log(x / 250.0) / math.log(4.0)
+    shape = min(1.0, NUMERIC_SHARE_RATIO * columns / attributes)
+    return by_budget * shape
 
 
 #: afford: above this total-variation noise, even one pair table measured with the method's
 #: whole budget says nothing about the pair: the default method measures 1-way tables only.
 PAIR_NOISE_LIMIT = 0.5
 
+#: afford: from this total-variation noise of each column's 1-way table (the budget shared by
+#: the 1-way tables alone) up, the summary says that weak dependence cannot be reproduced.
+SHARED_NOISE_NOTE = 0.01
+
 
 def afford(n: int, rho: float, shape: Sequence[int], bins: int) -> dict[str, Any]:
     """What a budget affords, from public facts only (``n``, the method's zCDP ``rho``, an
-    upper bound of the model domain's ``shape``, the coarse ``bins`` chosen): the expected
-    total-variation noise of one 1-way table of the median column measured with the whole
-    budget, the same for one pair table of the median size, and whether pairs are worth
-    measuring (``one_way_only`` when that pair noise exceeds :data:`PAIR_NOISE_LIMIT`).  A
-    table of c cells with Gaussian noise sigma per cell (sigma = 1 / sqrt(rho): squared
+    upper bound of the model domain's ``shape``, one entry per attribute, and the coarse
+    ``bins`` chosen).
+
+    Three figures of expected total-variation noise, each a lower bound for what a release
+    carries, since a method measures more tables than these:
+
+    * ``one_way_noise_tv``: one 1-way table of the median column, measured with the whole
+      budget;
+    * ``pair_noise_tv``: the same for one pair table of the median size; pairs are worth
+      measuring only while it is at most :data:`PAIR_NOISE_LIMIT` (else ``one_way_only``);
+    * ``shared_one_way_noise_tv``: each median column's 1-way table when the budget is shared
+      by the d attributes' 1-way tables alone (sqrt(d) times the first), the least any model
+      of every column must measure.  From :data:`SHARED_NOISE_NOTE` up the summary says that
+      dependence between columns weaker than this cannot be reproduced, and that exact
+      independent marginals of the real rows (not private) may come closer than any release.
+      On nhefs (40 attributes, 1,629 records) it is 0.052, 0.026 and 0.013 at epsilon 0.5, 1
+      and 2, where the default's native 2-way TV was 0.112, 0.070 and 0.041 against 0.028 for
+      those marginals (seeds 103-105, docs/results/synth-numeric-share).  On the five bundled
+      tables at epsilon 0.1, 0.5, 1 and 2, every cell where the default's 2-way TV was above
+      the exact independent marginals' (docs/results/synth-rounded) gets this note or the
+      1-way-only one (biopsy at 0.1 and 0.5), and so do biopsy at 1 and 2 and titanic at 0.5,
+      where it was below.
+
+    A table of c cells with Gaussian noise sigma per cell (sigma = 1 / sqrt(rho): squared
     sensitivity 2) has expected l1 noise ``c sigma sqrt(2 / pi)``; its TV noise is half of that
-    over n.  These are lower bounds: a method spreads its budget over many tables.
+    over n.
 
     >>> afford(12, 0.04, (2, 2, 3), 2)["one_way_only"], afford(20_000, 0.01, (2, 2, 3), 7)["one_way_only"]
     (True, False)
+    >>> round(afford(1_629, 0.0165, (2,) * 40, 2)["shared_one_way_noise_tv"], 3)
+    0.024
     """
     sigma = 1.0 / math.sqrt(rho)
     per_cell = sigma * math.sqrt(2.0 / math.pi) / (2.0 * max(n, 1))
@@ -125,15 +183,23 @@ def afford(n: int, rho: float, shape: Sequence[int], bins: int) -> dict[str, Any
     pairs = sorted(a * b for i, a in enumerate(cols) for b in cols[i + 1:]) or [cols[0]]
     one = cols[len(cols) // 2] * per_cell
     pair = pairs[len(pairs) // 2] * per_cell
+    shared = one * math.sqrt(len(cols))
     only = pair > PAIR_NOISE_LIMIT
-    said = (f"n = {n:,} records: numeric columns get {bins} coarse bins; one 1-way table "
-            f"measured with the whole budget would carry noise of about {one:.2g} in total "
-            f"variation, one pair table about {pair:.2g} (more, as the budget is shared)")
-    said += ("; pairs cannot be measured usefully at this budget: the default method measures "
-             "1-way tables only, and no method can be expected to beat independent marginals"
-             if only else "")
+    said = (f"n = {n:,} records: numeric columns get {bins} coarse bins; with the whole "
+            f"budget on it, one 1-way table would carry noise of about {one:.2g} in total "
+            f"variation and one pair table about {pair:.2g}; with the budget shared by the "
+            f"{len(cols)} attributes' 1-way tables alone, each would carry about {shared:.2g} "
+            "(lower bounds: a release measures more)")
+    if only:
+        said += ("; pairs cannot be measured usefully at this budget: the default method "
+                 "measures 1-way tables only, and no method can be expected to beat "
+                 "independent marginals")
+    elif shared >= SHARED_NOISE_NOTE:
+        said += ("; columns that depend on each other less than that cannot be reproduced at "
+                 "this budget: exact independent marginals of the real rows (not private; "
+                 "synth evaluate reports them) may come closer than any release")
     return {"coarse_bins": bins, "one_way_noise_tv": one, "pair_noise_tv": pair,
-            "one_way_only": only, "summary": said}
+            "shared_one_way_noise_tv": shared, "one_way_only": only, "summary": said}
 
 
 def _level_sigma(levels: int, rho: float) -> float:

@@ -296,7 +296,8 @@ class TableSynthesizer:
                     f"group privacy turns epsilon {float(self.epsilon):g}, delta {delta:.3g} "
                     "per record into delta >= 1 per person; lower epsilon or delta, or the "
                     "schema's records_per_person. Nothing was fitted")
-        fraction = (auto_fraction(n, rho if rho is not None else epsilon**2 / 2.0)
+        fraction = (auto_fraction(n, rho if rho is not None else epsilon**2 / 2.0,
+                                  columns=len(refined), attributes=len(fine_dom.domain))
                     if self.numeric_fraction == "auto" else float(self.numeric_fraction))
         plan = _split_budget(epsilon, delta, rho, fraction, len(refined))
         shape = _coarse_shape(fine_dom, refined)  # an upper bound of the model's domain
