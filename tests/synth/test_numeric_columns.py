@@ -696,17 +696,23 @@ def test_afford_states_each_columns_noise_when_the_budget_is_shared() -> None:
     # rho at which the shared figure is exactly the threshold: 2 * 5 * per_cell / sqrt(rho)
     rho_at = (2 * 5 * per_cell / SHARED_NOISE_NOTE) ** 2
     for rho, noted in ((rho_at * 1.01, False), (rho_at / 1.01, True)):
-        a = afford(n, rho, shape, 2)
+        a = afford(n, rho, shape, 2, columns=0)
         assert a["one_way_noise_tv"] == pytest.approx(2 * per_cell / math.sqrt(rho))
         assert a["shared_one_way_noise_tv"] == pytest.approx(5 * a["one_way_noise_tv"])
         assert (a["shared_one_way_noise_tv"] >= SHARED_NOISE_NOTE) is noted
         assert (note in a["summary"]) is noted and only not in a["summary"]
         assert "25 attributes" in a["summary"] and not a["one_way_only"]
-    tiny = afford(12, 0.04, (2, 2, 3), 2)  # pairs unaffordable: that statement, not the note
+        assert "coarse bins" not in a["summary"]  # no column's bins are the budget's choice
+    tiny = afford(12, 0.04, (2, 2, 3), 2, columns=1)  # pairs unaffordable: that statement, not the note
     assert tiny["pair_noise_tv"] > PAIR_NOISE_LIMIT and tiny["one_way_only"]
     assert only in tiny["summary"] and note not in tiny["summary"]
+    assert "a numeric column gets 2 coarse bins" in tiny["summary"]
     # a fit of many binary columns at a small budget says so in plan_ (and synth fit prints it)
     extra = tuple(Column(f"c{j}", "categorical", levels=("a", "b")) for j in range(30))
     df = _table(300).assign(**{f"c{j}": "a" for j in range(30)})
     ts = TableSynthesizer("independent", epsilon=1.0, random_state=0).fit(df, _schema(extra))
     assert note in ts.plan_["summary"] and "33 attributes" in ts.plan_["summary"]
+    assert "a numeric column gets 2 coarse bins" in ts.plan_["summary"]  # visits, by the rule
+    kids = TableSynthesizer("independent", epsilon=1.0, random_state=0, bins=4).fit(
+        _table(300, kids=True), _schema(KIDS))  # bins given: the rule chose none
+    assert "coarse bins" not in kids.plan_["summary"]

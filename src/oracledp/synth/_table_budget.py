@@ -143,10 +143,12 @@ PAIR_NOISE_LIMIT = 0.5
 SHARED_NOISE_NOTE = 0.01
 
 
-def afford(n: int, rho: float, shape: Sequence[int], bins: int) -> dict[str, Any]:
+def afford(n: int, rho: float, shape: Sequence[int], bins: int, *, columns: int
+           ) -> dict[str, Any]:
     """What a budget affords, from public facts only (``n``, the method's zCDP ``rho``, an
     upper bound of the model domain's ``shape``, one entry per attribute, and the coarse
-    ``bins`` chosen).
+    ``bins`` chosen for the ``columns`` numeric columns whose count is the budget's choice;
+    the summary names the bins only where there are such columns).
 
     Three figures of expected total-variation noise, each a lower bound for what a release
     carries, since a method measures more tables than these:
@@ -172,9 +174,10 @@ def afford(n: int, rho: float, shape: Sequence[int], bins: int) -> dict[str, Any
     sensitivity 2) has expected l1 noise ``c sigma sqrt(2 / pi)``; its TV noise is half of that
     over n.
 
-    >>> afford(12, 0.04, (2, 2, 3), 2)["one_way_only"], afford(20_000, 0.01, (2, 2, 3), 7)["one_way_only"]
-    (True, False)
-    >>> round(afford(1_629, 0.0165, (2,) * 40, 2)["shared_one_way_noise_tv"], 3)
+    >>> [afford(n, rho, (2, 2, 3), 2, columns=0)["one_way_only"]
+    ...  for n, rho in ((12, 0.04), (20_000, 0.01))]
+    [True, False]
+    >>> round(afford(1_629, 0.0165, (2,) * 40, 2, columns=2)["shared_one_way_noise_tv"], 3)
     0.024
     """
     sigma = 1.0 / math.sqrt(rho)
@@ -185,7 +188,9 @@ def afford(n: int, rho: float, shape: Sequence[int], bins: int) -> dict[str, Any
     pair = pairs[len(pairs) // 2] * per_cell
     shared = one * math.sqrt(len(cols))
     only = pair > PAIR_NOISE_LIMIT
-    said = (f"n = {n:,} records: numeric columns get {bins} coarse bins; with the whole "
+    cut = (f"{'a numeric column gets' if columns == 1 else f'{columns} numeric columns get'} "
+           f"{bins} coarse bins; " if columns else "")
+    said = (f"n = {n:,} records: {cut}with the whole "
             f"budget on it, one 1-way table would carry noise of about {one:.2g} in total "
             f"variation and one pair table about {pair:.2g}; with the budget shared by the "
             f"{len(cols)} attributes' 1-way tables alone, each would carry about {shared:.2g} "

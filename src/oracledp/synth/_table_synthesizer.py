@@ -279,10 +279,12 @@ class TableSynthesizer:
         rho = zcdp_rho(epsilon, delta) if needs_delta else None
         chosen = auto_bins(n, rho if rho is not None else epsilon**2 / 2.0)
         refined: dict[str, Any] = {}  # name -> its coarse bins: a count or cut points
+        by_rule = 0  # refined columns whose count is the budget's choice
         for c in schema.columns:
             spec = specs.get(c.name)
             if spec == "auto":  # a grid of at most DEFAULT_BINS points keeps one bin a point
                 spec = chosen if c.K + 1 > DEFAULT_BINS else c.K + 1
+                by_rule += c.K + 1 > DEFAULT_BINS
             if spec is None or (isinstance(spec, int) and c.K + 1 <= spec):
                 continue  # not gridded, or every grid point a bin of its own: no histogram
             refined[c.name] = spec
@@ -303,7 +305,7 @@ class TableSynthesizer:
         shape = _coarse_shape(fine_dom, refined)  # an upper bound of the model's domain
         method_rho = (zcdp_rho(plan.method_epsilon, delta) if needs_delta
                       else plan.method_epsilon**2 / 2.0)
-        self.plan_ = afford(n, method_rho, shape, chosen)
+        self.plan_ = afford(n, method_rho, shape, chosen, columns=by_rule)
         extra: dict[str, Any] = {}
         if (self.plan_["one_way_only"] and self.method == "oracle-query-pgm"
                 and not (self.options or {}).get("orders")):
