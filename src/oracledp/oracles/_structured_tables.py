@@ -48,13 +48,21 @@ def _enumerate_ball(k: int, kmax: int, cap: int) -> NDArray[np.int64]:
     version did, and failed beyond 32 coordinates or ran out of memory on wide tables)."""
     vals = np.arange(-kmax, kmax + 1, dtype=np.int64)
     sq = vals * vals
-    out = np.zeros((1, 0), dtype=np.int64)
     norm = np.zeros(1, dtype=np.int64)
+    parents, values = [], []  # per coordinate: each prefix's parent prefix and last value
     for _ in range(k):
         total = norm[:, None] + sq[None, :]  # (prefixes, values), prefix-major: lexicographic
         pi, vi = np.nonzero(total <= cap)
-        out = np.column_stack([out[pi], vals[vi]])
+        parents.append(pi)
+        values.append(vals[vi])
         norm = total[pi, vi]
+    # the vectors, read back from the last coordinate to the first: O(count x k), where
+    # copying the prefix matrix at every coordinate was O(count x k^2)
+    out = np.empty((len(norm), k), dtype=np.int64)
+    idx = np.arange(len(norm))
+    for j in range(k - 1, -1, -1):
+        out[:, j] = values[j][idx]
+        idx = parents[j][idx]
     return out
 
 
