@@ -680,3 +680,42 @@ def test_estimator_adult_smoke() -> None:
     assert clf.coef_.shape == (1, 23)
     assert clf.lambda_ > 0 and clf.m_ == 20
     assert clf.guarantee_.epsilon == 1.0 and clf.guarantee_.delta == pytest.approx(1 / 2000**2)
+
+
+class _ThreadsSeenOracle(ZeroOracle):
+    """Records the BLAS thread counts each solve runs under."""
+
+    def __init__(self) -> None:
+        self.seen: list[int] = []
+
+    def solve(self, problem: Any, sigma: NDArray[np.float64]) -> ApproxOracleResult:
+        from threadpoolctl import threadpool_info
+
+        self.seen.extend(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas")
+        return super().solve(problem, sigma)
+
+
+def test_every_solve_runs_with_single_threaded_blas() -> None:
+    """The oracle runs under one BLAS thread (so its answers cannot depend on n_jobs), on the
+    first call and on later ones (the controller is reused), and after an import (which may
+    load a library: the controller is made again); outside, the limits are restored.  The
+    pools are set to 2 threads around it, so that without the limit the oracle would see 2
+    on any machine."""
+    import importlib
+
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    def blas() -> list[int]:
+        return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+    P = CornerProblem(n=50, d=2)
+    with threadpool_limits(limits=2, user_api="blas"):
+        before = blas()
+        assert before and set(before) == {2}
+        for round_ in range(3):
+            orc = _ThreadsSeenOracle()
+            opsamp(P, 1.0, 1e-4, m=3, oracle=orc, random_state=round_, n_jobs=1)
+            assert orc.seen and set(orc.seen) == {1}
+            if round_ == 1:  # sys.modules may grow: the next call scans again
+                importlib.import_module("oracledp.synth._table_budget")
+        assert blas() == before
