@@ -110,8 +110,9 @@ def auto_fraction(n: int, rho: float, *, columns: int, attributes: int) -> float
     (docs/results/synth-numeric-share): 2-way TV 0.137 / 0.077 / 0.046 before, 0.112 /
     0.070 / 0.041 after; the 38 other columns' mean 1-way TV fell from 0.076 / 0.042 /
     0.022 to 0.058 / 0.035 / 0.017, and the two numeric columns' ranged 0.043-0.254
-    instead of 0.027-0.148.  Where numeric columns are a sixth of the attributes or more (every other
-    bundled table, and the tables the budget rule was tuned on) nothing changes.
+    instead of 0.027-0.148.  Where numeric columns are a sixth of the attributes or more
+    (every other bundled table, and the tables the budget rule was tuned on) nothing
+    changes.  Public: the refined columns and the attributes come from the schema and n.
 
     >>> auto_fraction(22_272, 1.25e-4, columns=5, attributes=12)
     0.5
