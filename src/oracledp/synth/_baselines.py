@@ -100,6 +100,52 @@ __all__ = [
 _MAX_CELLS = 50_000_000  # 400 MB of float64: refuse larger full-domain tables
 
 
+#: Beyond this |exponent| the direct update ``p[q] *= exp(x); p /= p.sum()`` may fail
+#: (``exp`` overflows past ~709.78, or the sum overflows or underflows to 0); below it, it
+#: cannot for a domain of at most :data:`_MAX_CELLS` cells (e^-700 times 1/_MAX_CELLS is
+#: still above the smallest subnormal).
+_SAFE_EXPONENT = 700.0
+
+
+def _mw_update(p: NDArray[np.float64], where: tuple[Any, ...], x: float) -> None:
+    """MWEM's step in place: ``p <- p exp(x [cell in where]) / Z`` (a probability vector).
+
+    The direct form (the paper's) is kept whenever it gives a finite probability vector, so
+    those releases are unchanged bit for bit; otherwise (huge noise: small n, small epsilon)
+    the same update is done in log space, shifting the group that shrinks and subtracting the
+    maximum before ``exp``: finite and summing to 1, cells at 0 stay at 0.  Post-processing
+    of the noisy measurement only: the privacy analysis is unchanged.
+    """
+    if abs(x) <= _SAFE_EXPONENT:
+        p[where] *= math.exp(x)
+        p /= p.sum()
+        return
+    try:
+        factor = math.exp(x)
+    except OverflowError:
+        factor = math.inf
+    if factor < math.inf:
+        saved = p[where].copy()
+        p[where] *= factor
+        total = p.sum()
+        if math.isfinite(total) and total > 0.0:
+            p /= total
+            return
+        p[where] = saved
+        del saved
+    with np.errstate(divide="ignore"):
+        logp = np.log(p)
+    mask = np.zeros(p.shape, dtype=bool)
+    mask[where] = True
+    if x > 0.0:  # the other cells shrink by exp(-x)
+        logp[~mask] -= x
+    else:  # the query's cells shrink by exp(x)
+        logp[mask] += x
+    logp -= logp.max()
+    np.exp(logp, out=p)
+    p /= p.sum()
+
+
 def check_mwem_domain(shape: tuple[int, ...]) -> None:
     """Refuse a domain MWEM cannot hold (public: the domain's shape only).
 
@@ -336,8 +382,7 @@ def mwem(
         idx: list[slice | int] = [slice(None)] * len(domain)
         for a, c in workload.literals(j):
             idx[a] = c
-        p[tuple(idx)] *= math.exp((m - est[j]) / 2.0)
-        p /= p.sum()
+        _mw_update(p, tuple(idx), (m - est[j]) / 2.0)
         selected.append(j)
         measured.append(m)
         if avg is not None:
