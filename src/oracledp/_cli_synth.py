@@ -339,8 +339,11 @@ def synth_sample(
         _fail(f"cannot sample from {model_dir}: not enough memory"
               + ("" if out is None else f"; {out} was not written"))
     if out is not None:
+        k = syn.table_domain_.schema.records_per_person
+        said = (f"per person (up to {k} records, group privacy): {syn.guarantee_per_person_}; "
+                f"per record: {syn.guarantee_}" if k > 1 else str(syn.guarantee_))
         typer.echo(f"wrote {rows:,} synthetic records to {out}; guarantee of the model: "
-                   f"{syn.guarantee_}", err=True)
+                   f"{said}", err=True)
 
 
 

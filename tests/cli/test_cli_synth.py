@@ -178,6 +178,14 @@ def test_records_per_person_in_the_guarantee_and_the_budget(runner, files, tmp_p
     assert "-zCDP (k^2 rho" in res.stdout and "NOT private" in res.stdout
     spend = json.loads(budget.read_text())["spends"][0]
     assert spend["epsilon"] == pytest.approx(3.0) and spend["records_per_person"] == 3
+    # sampling states the per-person guarantee first, not the per-record one alone
+    csv = tmp_path / "panel-sample.csv"
+    res = runner.invoke(app, ["synth", "sample", str(tmp_path / "m"), "--rows", "5", "--seed",
+                              "1", "--out", str(csv)], env=ENV)
+    assert res.exit_code == 0, res.output
+    assert "guarantee of the model: per person (up to 3 records, group privacy): (3," in (
+        res.stderr), res.stderr
+    assert "; per record: (1, 1e-07)-DP" in res.stderr
     with monkeypatch.context() as m:  # vacuous per person: refused before reading
         _fail_noise(m)
         res = runner.invoke(app, _fit_args(files, tmp_path, "--delta", "1e-3", "--epsilon",
