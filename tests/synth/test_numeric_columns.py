@@ -696,14 +696,14 @@ def test_afford_states_each_columns_noise_when_the_budget_is_shared() -> None:
     # rho at which the shared figure is exactly the threshold: 2 * 5 * per_cell / sqrt(rho)
     rho_at = (2 * 5 * per_cell / SHARED_NOISE_NOTE) ** 2
     for rho, noted in ((rho_at * 1.01, False), (rho_at / 1.01, True)):
-        a = afford(n, rho, shape, 2, columns=0)
+        a = afford(n, shape, 2, columns=0, rho=rho)
         assert a["one_way_noise_tv"] == pytest.approx(2 * per_cell / math.sqrt(rho))
         assert a["shared_one_way_noise_tv"] == pytest.approx(5 * a["one_way_noise_tv"])
         assert (a["shared_one_way_noise_tv"] >= SHARED_NOISE_NOTE) is noted
         assert (note in a["summary"]) is noted and only not in a["summary"]
         assert "25 attributes" in a["summary"] and not a["one_way_only"]
         assert "coarse bins" not in a["summary"]  # no column's bins are the budget's choice
-    tiny = afford(12, 0.04, (2, 2, 3), 2, columns=1)  # pairs unaffordable: that statement, not the note
+    tiny = afford(12, (2, 2, 3), 2, columns=1, rho=0.04)  # pairs unaffordable: that statement, not the note
     assert tiny["pair_noise_tv"] > PAIR_NOISE_LIMIT and tiny["one_way_only"]
     assert only in tiny["summary"] and note not in tiny["summary"]
     assert "a numeric column gets 2 coarse bins" in tiny["summary"]
@@ -716,3 +716,50 @@ def test_afford_states_each_columns_noise_when_the_budget_is_shared() -> None:
     kids = TableSynthesizer("independent", epsilon=1.0, random_state=0, bins=4).fit(
         _table(300, kids=True), _schema(KIDS))  # bins given: the rule chose none
     assert "coarse bins" not in kids.plan_["summary"]
+
+
+def _fail_on_noise(monkeypatch: pytest.MonkeyPatch) -> None:
+    def boom(*a: Any, **k: Any) -> None:
+        raise AssertionError("noise drawn before the input was refused")
+
+    for name in ("gaussian", "laplace", "exponential_mechanism"):
+        monkeypatch.setattr(noise_mod, name, boom)
+    monkeypatch.setattr(tsm, "check_rng", boom)  # randomness starts there, after every check
+
+
+def test_afford_uses_laplace_noise_for_the_pure_methods_and_refuses_an_underflow(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pure methods (Laplace, scale 2 / epsilon: expected |noise| 2 / epsilon a cell, and d
+    tables sharing epsilon each get epsilon / d) are not described by the Gaussian figures of
+    rho = epsilon^2 / 2, which understated their noise about 6-fold on a wide table; a budget
+    that underflows is one ValueError before any noise, not a ZeroDivisionError; epsilon
+    1e-20 fits (it divided by zero), below 1e-100 is refused before anything is read."""
+    from oracledp.synth._table_budget import afford
+
+    n, shape, eps = 300, (5,) * 41, 0.9
+    a = afford(n, shape, 2, columns=0, epsilon=eps)
+    assert a["one_way_noise_tv"] == pytest.approx(5 * (2 / eps) / (2 * n))
+    assert a["shared_one_way_noise_tv"] == pytest.approx(41 * a["one_way_noise_tv"])
+    g = afford(n, shape, 2, columns=0, rho=eps**2 / 2)
+    assert a["shared_one_way_noise_tv"] > 5 * g["shared_one_way_noise_tv"]
+    assert "1 or more (noise only)" in afford(10, shape, 2, columns=0, epsilon=eps)["summary"]
+    for kw in ({"rho": 0.0}, {"epsilon": 0.0}, {"rho": -1.0}, {"epsilon": float("nan")}):
+        with pytest.raises(ValueError, match="too small to compute with"):
+            afford(n, shape, 2, columns=0, **kw)
+    with pytest.raises(ValueError, match="exactly one"):
+        afford(n, shape, 2, columns=0, rho=1.0, epsilon=1.0)
+    only = afford(12, (2, 2, 3), 2, columns=0, epsilon=0.1, fallback=False)
+    assert only["one_way_only"] and "this method measures" not in only["summary"]
+    # through a fit: the pure method's plan is Laplace's; a vanishing epsilon is refused
+    ts = TableSynthesizer("independent", epsilon=1.0, random_state=0).fit(_table(300),
+                                                                          _schema())
+    m = ts.numeric_["method_epsilon"]
+    assert ts.plan_["one_way_noise_tv"] == pytest.approx(2 * (2 / m) / 600)  # median: 2 cells
+    for method in ("oracle-query-pgm", "independent", "mst"):  # tiny, but computable
+        tiny = TableSynthesizer(method, epsilon=1e-20, random_state=0).fit(_table(300),
+                                                                          _schema())
+        assert tiny.sample(5, random_state=0).shape == (5, 3)
+    _fail_on_noise(monkeypatch)
+    for method in ("oracle-query-pgm", "independent", "mst"):
+        with pytest.raises(ValueError, match="too small to compute with"):
+            TableSynthesizer(method, epsilon=1e-101, random_state=0).fit(_table(300), _schema())

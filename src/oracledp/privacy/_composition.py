@@ -117,8 +117,19 @@ def zcdp_rho(epsilon: float, delta: float) -> float:
     delta = check_delta(delta)
     L = math.log(1.0 / delta)
     rho = (math.sqrt(L + epsilon) - math.sqrt(L)) ** 2
-    while zcdp_epsilon(rho, delta) > epsilon:  # floating-point safety: never overshoot
+    for _ in range(1000):  # floating-point safety: never overshoot
+        if rho > 0.0 and zcdp_epsilon(rho, delta) <= epsilon:
+            return rho
         rho *= 1.0 - 1e-12
+    # Only a tiny epsilon gets here: the difference of square roots cancels (at 1e-15 its
+    # relative error is about 1e-1, which steps of 1e-12 did not undo in any reasonable
+    # time).  The same value without cancellation, eps / (sqrt(L + eps) + sqrt(L)), then
+    # shrunk by steps that double.
+    rho = (epsilon / (math.sqrt(L + epsilon) + math.sqrt(L))) ** 2
+    step = 1e-12
+    while zcdp_epsilon(rho, delta) > epsilon:
+        rho *= 1.0 - step
+        step = min(2.0 * step, 0.5)
     return rho
 
 

@@ -73,6 +73,8 @@ def project_simplex(v: NDArray[np.float64], total: float) -> NDArray[np.float64]
 
     >>> project_simplex(np.array([3.0, -1.0, 1.0]), 2.0).tolist()
     [2.0, 0.0, 0.0]
+    >>> project_simplex(np.array([1e22, -3e21, 5e21]), 300.0).tolist()
+    [300.0, 0.0, 0.0]
     """
     if total <= 0:
         return np.zeros_like(v)
@@ -80,7 +82,14 @@ def project_simplex(v: NDArray[np.float64], total: float) -> NDArray[np.float64]
     css = np.cumsum(u) - total
     k = np.arange(1, len(u) + 1)
     ok = u - css / k > 0
-    r = int(np.flatnonzero(ok)[-1])
+    idx = np.flatnonzero(ok)
+    if not idx.size:  # k = 1 always qualifies in exact arithmetic; it is lost only when the
+        # largest value swamps total (noise of 1e20 against counts of 300): the projection
+        # is then total on the largest value
+        out = np.zeros_like(v, dtype=np.float64)
+        out[int(np.argmax(v))] = total
+        return out
+    r = int(idx[-1])
     tau = css[r] / (r + 1)
     return np.maximum(v - tau, 0.0)
 

@@ -144,62 +144,86 @@ PAIR_NOISE_LIMIT = 0.5
 SHARED_NOISE_NOTE = 0.01
 
 
-def afford(n: int, rho: float, shape: Sequence[int], bins: int, *, columns: int
-           ) -> dict[str, Any]:
-    """What a budget affords, from public facts only (``n``, the method's zCDP ``rho``, an
-    upper bound of the model domain's ``shape``, one entry per attribute, and the coarse
-    ``bins`` chosen for the ``columns`` numeric columns whose count is the budget's choice;
-    the summary names the bins only where there are such columns).
+def afford(n: int, shape: Sequence[int], bins: int, *, columns: int, rho: float | None = None,
+           epsilon: float | None = None, fallback: bool = True) -> dict[str, Any]:
+    """What a budget affords, from public facts only: ``n``, the method's budget (``rho`` for
+    a zCDP method, Gaussian noise; ``epsilon`` for a pure one, Laplace noise: exactly one of
+    them), an upper bound of the model domain's ``shape`` (one entry per attribute) and the
+    coarse ``bins`` chosen for the ``columns`` numeric columns whose count is the budget's
+    choice (the summary names the bins only where there are such columns).  ``fallback``:
+    the method measures 1-way tables only when pairs are not worth measuring (the default
+    method does).
 
-    Three figures of expected total-variation noise, each a lower bound for what a release
-    carries, since a method measures more tables than these:
+    Three figures of the expected total-variation noise of a raw measured table (half its
+    expected l1 noise over n):
 
     * ``one_way_noise_tv``: one 1-way table of the median column, measured with the whole
       budget;
     * ``pair_noise_tv``: the same for one pair table of the median size; pairs are worth
       measuring only while it is at most :data:`PAIR_NOISE_LIMIT` (else ``one_way_only``);
     * ``shared_one_way_noise_tv``: each median column's 1-way table when the budget is shared
-      by the d attributes' 1-way tables alone (sqrt(d) times the first), the least any model
-      of every column must measure.  From :data:`SHARED_NOISE_NOTE` up the summary says that
-      dependence between columns weaker than this cannot be reproduced, and that exact
-      independent marginals of the real rows (not private) may come closer than any release.
-      On nhefs (40 attributes, 1,629 records) it is 0.052, 0.026 and 0.013 at epsilon 0.5, 1
-      and 2, where the default's native 2-way TV was 0.112, 0.070 and 0.041 against 0.028 for
-      those marginals (seeds 103-105, docs/results/synth-numeric-share).  On the five bundled
-      tables at epsilon 0.1, 0.5, 1 and 2, every cell where the default's 2-way TV was above
-      the exact independent marginals' (docs/results/synth-rounded) gets this note or the
-      1-way-only one (biopsy at 0.1 and 0.5), and so do biopsy at 1 and 2 and titanic at 0.5,
-      where it was below.
+      equally by the d attributes' 1-way tables alone, the least any model of every column
+      must measure: sqrt(d) times the first for Gaussian noise (zCDP composes by sum of rho),
+      d times for Laplace noise (epsilon composes by sum).  From :data:`SHARED_NOISE_NOTE`
+      up the summary says that dependence between columns weaker than this cannot be
+      reproduced, and that exact independent marginals of the real rows (not private) may
+      come closer than any release.  On nhefs (40 attributes, 1,629 records) it is 0.052,
+      0.026 and 0.013 at epsilon 0.5, 1 and 2 for the default method, where its native
+      2-way TV was 0.112, 0.070 and 0.041 against 0.028 for those marginals (seeds 103-105,
+      docs/results/synth-numeric-share).  On the five bundled tables at epsilon 0.1, 0.5, 1
+      and 2, every cell where the default's 2-way TV was above the exact independent
+      marginals' (docs/results/synth-rounded) gets this note or the 1-way-only one (biopsy
+      at 0.1 and 0.5), and so do biopsy at 1 and 2 and titanic at 0.5, where it was below.
 
-    A table of c cells with Gaussian noise sigma per cell (sigma = 1 / sqrt(rho): squared
-    sensitivity 2) has expected l1 noise ``c sigma sqrt(2 / pi)``; its TV noise is half of that
-    over n.
+    A release measures more tables than these, which raises its noise; its fitting keeps
+    counts nonnegative and sums to n, which trims noise larger than the counts: the figures
+    are guides, not bounds.  Gaussian noise with sigma per cell (sigma = 1 / sqrt(rho):
+    squared sensitivity 2) has expected absolute value ``sigma sqrt(2 / pi)``, Laplace noise
+    of scale b (b = 2 / epsilon: l1 sensitivity 2) has ``b``.  A budget so small that it
+    underflows (rho or epsilon not above 0 in floating point, or noise that overflows) is
+    refused (ValueError) before any noise.
 
-    >>> [afford(n, rho, (2, 2, 3), 2, columns=0)["one_way_only"]
+    >>> [afford(n, (2, 2, 3), 2, columns=0, rho=rho)["one_way_only"]
     ...  for n, rho in ((12, 0.04), (20_000, 0.01))]
     [True, False]
-    >>> round(afford(1_629, 0.0165, (2,) * 40, 2, columns=2)["shared_one_way_noise_tv"], 3)
+    >>> round(afford(1_629, (2,) * 40, 2, columns=2, rho=0.0165)["shared_one_way_noise_tv"], 3)
     0.024
+    >>> round(afford(300, (5,) * 41, 2, columns=0, epsilon=0.9)["shared_one_way_noise_tv"], 2)
+    0.76
     """
-    sigma = 1.0 / math.sqrt(rho)
-    per_cell = sigma * math.sqrt(2.0 / math.pi) / (2.0 * max(n, 1))
+    if (rho is None) == (epsilon is None):
+        raise ValueError("afford needs exactly one of rho (zCDP) and epsilon (pure)")
+    budget = float(rho if rho is not None else epsilon)  # type: ignore[arg-type]
+    if rho is not None:
+        per_cell = math.sqrt(2.0 / math.pi) / math.sqrt(budget) if budget > 0 else math.inf
+    else:
+        per_cell = 2.0 / budget if budget > 0 else math.inf
+    per_cell /= 2.0 * max(n, 1)
+    if not math.isfinite(per_cell):
+        raise ValueError(
+            f"the budget is too small to compute with: the method's "
+            f"{'zCDP rho' if rho is not None else 'epsilon'} ({budget:.3g}) leaves noise "
+            "beyond floating-point range; raise epsilon. Nothing was fitted")
     cols = sorted(int(s) for s in shape)
     pairs = sorted(a * b for i, a in enumerate(cols) for b in cols[i + 1:]) or [cols[0]]
     one = cols[len(cols) // 2] * per_cell
     pair = pairs[len(pairs) // 2] * per_cell
-    shared = one * math.sqrt(len(cols))
+    shared = one * (math.sqrt(len(cols)) if rho is not None else len(cols))
     only = pair > PAIR_NOISE_LIMIT
+
+    def tv(x: float) -> str:
+        return f"about {x:.2g}" if x < 1.0 else "1 or more (noise only)"
+
     cut = (f"{'a numeric column gets' if columns == 1 else f'{columns} numeric columns get'} "
            f"{bins} coarse bins; " if columns else "")
-    said = (f"n = {n:,} records: {cut}with the whole "
-            f"budget on it, one 1-way table would carry noise of about {one:.2g} in total "
-            f"variation and one pair table about {pair:.2g}; with the budget shared by the "
-            f"{len(cols)} attributes' 1-way tables alone, each would carry about {shared:.2g} "
-            "(lower bounds: a release measures more)")
+    said = (f"n = {n:,} records: {cut}with the whole budget on it, one 1-way table would "
+            f"carry noise of {tv(one)} in total variation and one pair table {tv(pair)}; "
+            f"with the budget shared by the {len(cols)} attributes' 1-way tables alone, each "
+            f"would carry {tv(shared)} (a release measures more tables)")
     if only:
-        said += ("; pairs cannot be measured usefully at this budget: the default method "
-                 "measures 1-way tables only, and no method can be expected to beat "
-                 "independent marginals")
+        said += ("; pairs cannot be measured usefully at this budget"
+                 + (": this method measures 1-way tables only" if fallback else "")
+                 + ", and no method can be expected to beat independent marginals")
     elif shared >= SHARED_NOISE_NOTE:
         said += ("; columns that depend on each other less than that cannot be reproduced at "
                  "this budget: exact independent marginals of the real rows (not private; "

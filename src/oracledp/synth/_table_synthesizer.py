@@ -95,6 +95,11 @@ def _load_schema(schema: Any) -> Any:
                     f"{type(schema).__name__}")
 
 
+#: TableSynthesizer refuses a smaller epsilon before anything is read: its noise scales
+#: (Laplace 2 d / epsilon, Gaussian sigma of rho ~ epsilon^2) leave floating-point range.
+MIN_EPSILON = 1e-100
+
+
 class TableSynthesizer:
     """Private synthetic data from a table and its public schema (module docstring).
 
@@ -161,7 +166,10 @@ class TableSynthesizer:
         from oracledp._validation import check_delta
 
         method = check_choice(self.method, "method", METHODS)
-        check_epsilon(self.epsilon)
+        if check_epsilon(self.epsilon) < MIN_EPSILON:
+            raise ValueError(f"epsilon {float(self.epsilon):g} is too small to compute with: "
+                             f"below {MIN_EPSILON:g} the noise leaves floating-point range; "
+                             "raise epsilon. Nothing was fitted")
         path, needs_delta = METHODS[method]
         if self.delta is not None:
             if not needs_delta:
@@ -277,6 +285,10 @@ class TableSynthesizer:
                  ) if needs_delta else 0.0
         epsilon = float(self.epsilon)
         rho = zcdp_rho(epsilon, delta) if needs_delta else None
+        if rho is not None and not rho > 0.0:
+            raise ValueError(f"epsilon {epsilon:g} is too small to compute with: its zCDP rho "
+                             "underflows to 0 in floating point; raise epsilon. Nothing was "
+                             "fitted")
         chosen = auto_bins(n, rho if rho is not None else epsilon**2 / 2.0)
         refined: dict[str, Any] = {}  # name -> its coarse bins: a count or cut points
         by_rule = 0  # refined columns whose count is the budget's choice
@@ -303,9 +315,10 @@ class TableSynthesizer:
                     if self.numeric_fraction == "auto" else float(self.numeric_fraction))
         plan = _split_budget(epsilon, delta, rho, fraction, len(refined))
         shape = _coarse_shape(fine_dom, refined)  # an upper bound of the model's domain
-        method_rho = (zcdp_rho(plan.method_epsilon, delta) if needs_delta
-                      else plan.method_epsilon**2 / 2.0)
-        self.plan_ = afford(n, method_rho, shape, chosen, columns=by_rule)
+        budget = ({"rho": zcdp_rho(plan.method_epsilon, delta)} if needs_delta
+                  else {"epsilon": plan.method_epsilon})  # Gaussian or Laplace noise
+        self.plan_ = afford(n, shape, chosen, columns=by_rule,
+                            fallback=self.method == "oracle-query-pgm", **budget)
         extra: dict[str, Any] = {}
         if (self.plan_["one_way_only"] and self.method == "oracle-query-pgm"
                 and not (self.options or {}).get("orders")):
