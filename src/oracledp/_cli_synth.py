@@ -481,6 +481,10 @@ def _echo_data_resolution(r: dict[str, Any]) -> None:
                    f"  ({which})")
     typer.echo("  (independent: exact independent marginals of the real table; resample: "
                "the real rows drawn again with replacement)")
+    if two.get("sets") and two["mean_tv"] > ind["two_way"]["mean_tv"]:
+        typer.echo("  the 2-way TV is above that of exact independent marginals: at this "
+                   "resolution this table has learned nothing about how the columns go "
+                   "together that the columns' own distributions would not give")
     for col in r["columns"]:
         w1 = col.get("w1_over_range")
         extra = "" if w1 is None else f", Wasserstein-1 / range {w1:.4f}"

@@ -420,3 +420,27 @@ def test_a_bad_time_limit_is_one_error_before_reading(runner, files, tmp_path, b
     res = runner.invoke(app, _fit_args(files, tmp_path, "--time-limit", bad), env=ENV)
     assert res.exit_code == 2 and res.stderr == ("error: --time-limit must be a finite number "
                                                  "of seconds > 0\n"), res.output
+
+
+def test_evaluate_says_when_the_table_is_worse_than_independent_marginals(runner, files,
+                                                                           tmp_path):
+    real = pd.read_csv(files["data"], dtype=str, keep_default_na=False)
+    said = "has learned nothing about how the columns go together"
+    for name, fake, worse in (("copy", real, False),
+                              ("one-row", real.iloc[[0] * len(real)], True)):
+        path = tmp_path / f"{name}.csv"
+        fake.to_csv(path, index=False)
+        res = runner.invoke(app, ["synth", "evaluate", str(path), str(files["data"]),
+                                  "--schema", str(files["schema"])], env=ENV)
+        assert res.exit_code == 0, res.output
+        assert (said in res.stdout) is worse, (name, res.stdout)
+
+
+def test_evaluate_names_the_synthetic_file_that_does_not_fit(runner, files, tmp_path):
+    real = pd.read_csv(files["data"], dtype=str, keep_default_na=False)
+    bad = tmp_path / "made-up.csv"
+    real.drop(columns=["sex"]).to_csv(bad, index=False)
+    res = runner.invoke(app, ["synth", "evaluate", str(bad), str(files["data"]),
+                              "--schema", str(files["schema"])], env=ENV)
+    assert res.exit_code == 2 and "the synthetic table made-up.csv: " in res.stderr, res.output
+    assert res.stderr.count("error:") == 1

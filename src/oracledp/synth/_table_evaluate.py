@@ -57,6 +57,7 @@ NON_PRIVATE_NOTE = ("NOT private: this evaluation reads the real table directly;
 
 
 def _read(data: Any, schema: Any, sep: str, what: str) -> pd.DataFrame:
+    from oracledp._errors import OracleDPError
     from oracledp.tabular import read_csv
 
     if isinstance(data, pd.DataFrame):
@@ -65,7 +66,14 @@ def _read(data: Any, schema: Any, sep: str, what: str) -> pd.DataFrame:
         schema.check(data, with_target=True)
         return data
     if isinstance(data, (str, Path)):
-        return read_csv(data, schema, sep=sep, with_target=True)
+        try:
+            return read_csv(data, schema, sep=sep, with_target=True)
+        except (OracleDPError, ValueError) as exc:  # say which of the two files it was
+            name = Path(data).name
+            if name in str(exc) or not (type(exc) is ValueError
+                                        or isinstance(exc, OracleDPError)):
+                raise  # named already, or an exception type of another signature
+            raise type(exc)(f"the {what} table {name}: {exc}") from None
     raise TypeError(f"the {what} table must be a DataFrame or a CSV path, got "
                     f"{type(data).__name__}")
 
