@@ -85,11 +85,12 @@ def _bins_option(value: str | None) -> Any:
                                  f"entries separated by commas, got {value!r}") from None
 
 
-_BINS = typer.Option("--bins", help="Coarse bins of gridded numeric columns: a count for those "
-                                    "whose schema entry has no \"synth_bins\" (fit's default: "
-                                    "chosen from n and the budget; evaluate's: 10), "
-                                    "or COL=COUNT / COL=C1:C2:... (cut points; overrides "
-                                    "synth_bins), comma separated. evaluate: as given to fit.")
+_BINS_SPEC = ("a count for those whose schema entry has no \"synth_bins\", or COL=COUNT / "
+              "COL=C1:C2:... (cut points; overrides synth_bins), comma separated.")
+_BINS = typer.Option("--bins", help="Coarse bins of gridded numeric columns: " + _BINS_SPEC
+                     + " Default: a count chosen from n and the budget.")
+_BINS_EVAL = typer.Option("--bins", help="The bins the fit used, as given to `synth fit` "
+                          "(or take them from --model): " + _BINS_SPEC + " Default: 10.")
 
 
 def synth_fit(
@@ -403,7 +404,7 @@ def synth_evaluate(
         "--model", file_okay=False,
         help="Directory written by `synth fit`: its schema and bins (instead of --schema "
              "and --bins).")] = None,
-    bins: Annotated[str | None, _BINS] = None,
+    bins: Annotated[str | None, _BINS_EVAL] = None,
     max_sets: Annotated[int, typer.Option(
         "--max-sets", min=1, help="Most column sets per order (a random subset above).")] = 200,
     seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of the subset and the "
