@@ -547,6 +547,9 @@ class TableSynthesizer:
     @classmethod
     def load(cls, directory: str | Path) -> TableSynthesizer:
         """A saved model (:meth:`save`), ready to :meth:`sample` with a ``random_state``."""
+        import zipfile
+        import zlib
+
         from oracledp import _jsonfile
         from oracledp._errors import ModelFileError
         from oracledp.privacy import PrivacyGuarantee, group_privacy
@@ -571,12 +574,19 @@ class TableSynthesizer:
             names = d["release"].get("within", [])
             if not isinstance(names, list) or not all(isinstance(c, str) for c in names):
                 raise ValueError("'within' must be a list of column names")
-            with np.load(path / RELEASE_FILE, allow_pickle=False) as npz:
-                tables = [np.asarray(npz[f"factor_{i}"], dtype=np.float64)
-                          for i in range(len(d["release"]["cliques"]))]
-                within = {c: (np.asarray(npz[f"within_starts_{i}"]),
-                              np.asarray(npz[f"within_p_{i}"], dtype=np.float64))
-                          for i, c in enumerate(names)}
+            try:
+                # our own handle: np.load leaves its file open when the archive is refused
+                with (open(path / RELEASE_FILE, "rb") as fh,
+                      np.load(fh, allow_pickle=False) as npz):
+                    tables = [np.asarray(npz[f"factor_{i}"], dtype=np.float64)
+                              for i in range(len(d["release"]["cliques"]))]
+                    within = {c: (np.asarray(npz[f"within_starts_{i}"]),
+                                  np.asarray(npz[f"within_p_{i}"], dtype=np.float64))
+                              for i, c in enumerate(names)}
+            except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError) as exc:
+                # truncated or corrupt: not a zip, bad CRC, cut short, a mangled header
+                raise ValueError(f"{RELEASE_FILE} is truncated or corrupt: "
+                                 f"{exc or type(exc).__name__}") from None
             tdom = TableDomain(schema, bins, within=within)
             if [list(map(str, lv)) for lv in tdom.domain.levels] != d["domain"]["levels"]:
                 raise ValueError("the saved domain does not match its schema and bins")
