@@ -28,6 +28,7 @@ from oracledp.baselines._dpsgd import (
 )
 from oracledp.datasets import load_adult
 from oracledp.privacy._guarantees import GuaranteeKind
+from oracledp.privacy._rdp import _MAX_SIGMA
 
 ADULT_N = 15_682
 ADULT_DELTA = 1.0 / ADULT_N**2
@@ -54,6 +55,17 @@ def test_calibrated_sigma_never_exceeds_target(eps, n, batch, epochs):
     assert dpsgd_epsilon(sigma, q, steps, delta) <= eps  # one-sided: never above the target
     # ... and not wastefully large: 1% less noise already exceeds the target.
     assert dpsgd_epsilon(0.99 * sigma, q, steps, delta) > eps
+
+
+def test_a_tiny_epsilon_calibrates_without_overflow():
+    """The Gaussian-approximation start was 1e200 at epsilon 1e-200, and dp_accounting's
+    sigma**2 overflowed (a traceback from `oracledp fit --model dpsgd`): the start is capped
+    at the largest sigma searched, and whatever is returned is certified by the accountant."""
+    q, steps, delta = 0.01, 100, 1e-6
+    for eps in (1e-200, 1e-30):
+        sigma = calibrate_noise_multiplier(eps, delta, q, steps)
+        assert math.isfinite(sigma) and sigma <= _MAX_SIGMA
+        assert dpsgd_epsilon(sigma, q, steps, delta) <= eps
 
 
 def test_accountant_certifies_eps_001_at_adult_delta():

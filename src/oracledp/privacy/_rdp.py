@@ -255,6 +255,7 @@ def calibrate_noise_multiplier(
     # Initial guess from the Gaussian approximation (sensitivity 2 for replace-one).
     sens = 2.0 if rel == REPLACE_ONE else 1.0
     guess = max(0.3, sens * qq * math.sqrt(2.0 * t * math.log(1.0 / d)) / eps)
+    guess = min(guess, _MAX_SIGMA)  # a tiny epsilon: the accountant overflows far above it
     if ok(guess):
         hi = guess
         lo = guess / 2.0
