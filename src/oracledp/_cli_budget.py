@@ -41,6 +41,21 @@ def _per_person_or_fail(epsilon: float, delta: float, k: int) -> tuple[float, fl
               "was read or fitted")
 
 
+def _delta_note(delta: float, n: int | None, k: int) -> str | None:
+    """A caution when the per-person delta is not below 1 / (number of people): a mechanism
+    may then expose someone's records outright with that probability (the usual choice is a
+    delta far below it).  ``None`` when it is, or when ``n`` is not known."""
+    if not n or not delta:
+        return None
+    people = n / k
+    if delta < 1.0 / people:
+        return None
+    who = "record" if k == 1 else "person"
+    return (f"delta {delta:.3g} per {who} is not below 1 / the number of {who}s: with that "
+            f"probability a mechanism may reveal some {who}'s data outright; the usual choice "
+            f"is a delta far below it (e.g. 1 / the square of the number of {who}s)")
+
+
 def _read_budget(budget: Path) -> Any:
     from oracledp.privacy._budget_file import BudgetFileError, read_budget_file
 

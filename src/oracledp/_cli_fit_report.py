@@ -141,6 +141,11 @@ def _print_fit(console: Console, model: str, schema: Any, est: Any, n_rows: int,
     console.print(f"  in plain words: {person.in_plain_words()}", markup=False,
                   highlight=False)
     console.print(f"  guarantee: {g.describe()}", markup=False, highlight=False)
+    from oracledp._cli_budget import _delta_note
+
+    caution = _delta_note(person.delta, n_rows, k)
+    if caution:
+        console.print(f"  note: {caution}", markup=False, highlight=False)
     if schema.clipping_note():
         console.print(f"  note: {schema.clipping_note()}", markup=False, highlight=False)
     if k > 1:

@@ -20,6 +20,7 @@ from typing import Annotated, Any
 import typer
 
 from oracledp._cli_budget import (
+    _delta_note,
     _per_person_or_fail,
     _print_budget,
     _read_budget,
@@ -222,6 +223,10 @@ def synth_fit(
     for line in syn.guarantee_lines():
         typer.echo(f"  {line}")
     typer.echo(f"in plain words: {syn.guarantee_in_plain_words()}")
+    who = syn.guarantee_per_person_ if k > 1 else syn.guarantee_
+    caution = _delta_note(who.delta, syn.n_, k)
+    if caution:
+        typer.echo(f"note: {caution}")
     if schema.clipping_note():
         typer.echo(f"note: {schema.clipping_note()}")
     typer.echo(f"wrote {path} and {out / RELEASE_FILE} (the released model only: no record)")

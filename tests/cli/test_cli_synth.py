@@ -444,3 +444,24 @@ def test_evaluate_names_the_synthetic_file_that_does_not_fit(runner, files, tmp_
                               "--schema", str(files["schema"])], env=ENV)
     assert res.exit_code == 2 and "the synthetic table made-up.csv: " in res.stderr, res.output
     assert res.stderr.count("error:") == 1
+
+
+def test_a_delta_not_below_one_over_n_gets_a_note(runner, files, tmp_path):
+    """titanic has 1,316 records: delta 0.01 is above 1/n and gets the caution, 1e-4 is below
+    it and does not; per person the count of people (n / k) is what delta is compared with."""
+    from oracledp._cli_budget import _delta_note
+
+    said = "is not below 1 / the number of"
+    for delta, noted in (("0.01", True), ("1e-4", False)):
+        res = runner.invoke(app, _fit_args(files, tmp_path, "--delta", delta,
+                                           out=f"m-{delta}"), env=ENV)
+        assert res.exit_code == 0, res.output
+        assert (said in res.stdout) is noted, res.stdout
+    res = runner.invoke(app, ["fit", str(files["data"]), "--schema", str(files["schema"]),
+                              "--model", "dpsgd", "--epsilon", "1", "--delta", "0.01",
+                              "--seed", "0", "--out", str(tmp_path / "c")], env=ENV)
+    assert res.exit_code == 0 and said in res.stdout, res.output
+    assert _delta_note(0.01, 1000, 1) is not None and _delta_note(0.0009, 1000, 1) is None
+    assert _delta_note(0.0009, 1000, 4) is None and _delta_note(0.004, 1000, 4) is not None
+    assert "per person" in _delta_note(0.004, 1000, 4)
+    assert _delta_note(0.5, None, 1) is None and _delta_note(0.0, 10, 1) is None
