@@ -162,6 +162,9 @@ def evaluate_table(
     console = Console()
     console.print(f"accuracy {acc:.4f}{'' if auc is None else f', ROC AUC {auc:.4f}'} on "
                   f"{len(y):,} records of {data}", markup=False)
+    majority = float(max((y == c).mean() for c in saved.classes))
+    console.print(f"  majority label rate: {majority:.4f} (what always predicting the more "
+                  "common label scores)", markup=False)
     if auc is None:
         console.print(f"  ROC AUC: not defined, every record of {data} has the same label (it "
                       "needs records of both labels)", markup=False)

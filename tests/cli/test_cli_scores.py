@@ -99,6 +99,8 @@ def test_evaluate_prints_the_roc_auc_of_the_scores(fitted, model):
     if len(np.unique(column)) == len(np.unique(decision)):  # no probability rounded to 1
         assert found[2] == f"{roc_auc_score(y == 'yes', column):.4f}"  # same ranking
     assert "the accuracy and the AUC are computed exactly" in " ".join(res.stdout.split())
+    majority = max(np.mean(y == "yes"), np.mean(y != "yes"))  # beside the accuracy
+    assert f"majority label rate: {majority:.4f}" in res.stdout
 
 
 def test_evaluate_on_one_class_says_the_auc_is_not_defined(fitted):
@@ -110,4 +112,5 @@ def test_evaluate_on_one_class_says_the_auc_is_not_defined(fitted):
     assert "ROC AUC: not defined, every record of" in out and "same label" in out
     assert "ROC AUC 0" not in out and "ROC AUC 1" not in out
     assert "the accuracy is computed exactly" in out
+    assert "majority label rate: 1.0000" in out
     assert res.stderr == ""
