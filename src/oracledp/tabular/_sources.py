@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import glob as globlib
 import os
+import re
 import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -135,17 +136,28 @@ def _format_of(files: list[str], label: str) -> str:
     return kinds.pop()
 
 
+#: DuckDB's words for bytes that are not UTF-8 ("Invalid unicode (byte sequence mismatch)
+#: detected. This file is not utf-8 encoded.", "Invalid UTF8 found in string", ...).  Not a
+#: bare "utf-8", which a row quoted in the message may hold.
+_NOT_UTF8 = re.compile(r"invalid unicode|invalid utf|not (?:valid )?utf-?8|"
+                       r"utf-?8 (?:sequence|string is|data)|invalid (?:lead byte|code point)")
+
+
 def _fail(label: str, kind: str, sep: str, exc: Exception) -> TableInputError:
     """A DuckDB error as one line that quotes nothing of the file."""
     text = str(exc).lower()
     if kind == "parquet":
         return TableInputError(f"{label}: not a readable Parquet file (or the files' columns "
                                "differ)")
-    if "unicode" in text or "utf-8" in text or "utf8" in text or "utf 8" in text:
+    # No dialect fits the rows (delimiter and quote are set: an unclosed quote): the sniffer's
+    # message lists its search space ("Encoding: utf-8") and hints at the encoding and the
+    # compression, which are not the fault.
+    sniffed = "error when sniffing file" in text
+    if not sniffed and _NOT_UTF8.search(text):
         return TableInputError(f"{label}: the file is not UTF-8 text; re-save it as UTF-8 "
                                "(e.g. from a spreadsheet: CSV UTF-8)")
-    if kind != "csv:none" and ("gzip" in text or "zstd" in text or "compress" in text
-                               or "decompress" in text):
+    if kind != "csv:none" and not sniffed and ("gzip" in text or "zstd" in text
+                                               or "compress" in text):
         return TableInputError(f"{label}: not a readable {kind[4:]} file")
     return TableInputError(f"{label}: cannot parse as CSV with delimiter {sep!r} (a row with "
                            "more fields than the header, or a quote that is not closed)")
