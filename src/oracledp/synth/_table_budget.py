@@ -191,13 +191,14 @@ def afford(n: int, shape: Sequence[int], bins: int, *, columns: int, rho: float 
     >>> round(afford(300, (5,) * 41, 2, columns=0, epsilon=0.9)["shared_one_way_noise_tv"], 2)
     0.76
     """
-    if (rho is None) == (epsilon is None):
-        raise ValueError("afford needs exactly one of rho (zCDP) and epsilon (pure)")
-    budget = float(rho if rho is not None else epsilon)  # type: ignore[arg-type]
-    if rho is not None:
+    if rho is not None and epsilon is None:
+        budget = float(rho)
         per_cell = math.sqrt(2.0 / math.pi) / math.sqrt(budget) if budget > 0 else math.inf
-    else:
+    elif epsilon is not None and rho is None:
+        budget = float(epsilon)
         per_cell = 2.0 / budget if budget > 0 else math.inf
+    else:
+        raise ValueError("afford needs exactly one of rho (zCDP) and epsilon (pure)")
     per_cell /= 2.0 * max(n, 1)
     if not math.isfinite(per_cell):
         raise ValueError(
