@@ -10,7 +10,6 @@ n is the only fact taken from DATA, public here as in ``oracledp fit`` (delta de
 
 from __future__ import annotations
 
-import math
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -76,11 +75,11 @@ def advice_lines(advice: ModelAdvice, schema_name: str, data_name: str | None) -
     else:
         if a.delta is None:
             delta = ""
-        elif math.isclose(a.delta, 1.0 / a.n**2, rel_tol=1e-12):
+        elif a.delta_given:
+            delta = f"; delta {a.delta:.3g} (--delta)"
+        else:
             delta = (f"; delta defaults to 1/n^2 = {a.delta:.3g} (pass it as --delta under "
                      "--budget)")
-        else:
-            delta = f"; delta {a.delta:.3g} (--delta)"
         lines += _wrapped(f"n = {a.n:,} records in {data_name} (public, as in `oracledp fit`), "
                           f"{a.n / a.d:.1f} per encoded feature{delta}", "  ")
     sizes = dict(a.space_sizes)

@@ -227,7 +227,7 @@ class ModelAdvice:
     certify releases nothing).  ``space_sizes`` are |W| of the default ``--space auto`` for
     opdisc and for rspm / gaussian-rspm, as the estimators size it (from d and, with a schema,
     its columns not declared 0/1); ``delta`` the one given, else the default 1/n^2 when n is
-    given.
+    given (``delta_given`` says which).
     ``reasons`` and ``warnings`` state the measured evidence in words.
     """
 
@@ -241,6 +241,7 @@ class ModelAdvice:
     certify: tuple[tuple[str, str], ...]
     reasons: tuple[str, ...]
     warnings: tuple[str, ...]
+    delta_given: bool = False
 
     def certifies(self, model: str) -> str:
         """``"likely"``, ``"uncertain"`` or ``"unlikely"`` for an exact model."""
@@ -419,11 +420,12 @@ def advise_model(schema: Any, epsilon: float, n: int | None = None, *,
     if eps > EPSILON_CAP:
         warnings.append(f"oracledp fit refuses --epsilon above {EPSILON_CAP:g} unless "
                         "--allow-large-epsilon")
+    given = delta is not None
     if delta is None and n is not None and n > 1:
         delta = 1.0 / n**2
     return ModelAdvice(model=model, exact_model=exact, epsilon=eps, d=d, n=n, delta=delta,
                        space_sizes=(("opdisc", w_opdisc), ("rspm", w_rspm)), certify=certify,
-                       reasons=tuple(reasons), warnings=tuple(warnings))
+                       reasons=tuple(reasons), warnings=tuple(warnings), delta_given=given)
 
 
 def _advice_schema(schema: Any) -> tuple[int, Any]:

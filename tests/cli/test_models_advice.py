@@ -115,6 +115,12 @@ def test_an_explicit_delta_is_the_one_the_advice_sizes_w_at(files) -> None:
     want = dict(advise_model(TableSchema.from_dict(json.loads(files["schema"].read_text())),
                              2.0, n=40, delta=0.01).space_sizes)["opdisc"]
     assert f"opdisc |W| = {want:,}" in out
+    # a --delta that happens to equal 1/n^2 is still the one given, not "the default"
+    res = _models(files["data"], "--schema", files["schema"], "--epsilon", "2", "--delta",
+                  "0.000625")  # 1 / 40^2
+    assert res.exit_code == 0, res.output
+    out = _flat(res.stdout)
+    assert "delta 0.000625 (--delta)" in out and "defaults to" not in out
 
 
 def test_a_wide_schema_warns_that_refused_fits_are_charged(files) -> None:
