@@ -241,7 +241,12 @@ def test_zcdp_rho_of_a_tiny_epsilon_terminates_without_cancellation() -> None:
             assert rho > 0 and zcdp_epsilon(rho, delta) <= eps
             assert rho == pytest.approx(exact, rel=1e-9)
     assert zcdp_rho(5e-324, 1e-6) == 0.0  # the square underflows: callers refuse it
-    assert zcdp_rho(1.0, 1e-6) == 0.017468904769105963  # as before this change
+    for eps, delta in ((1.0, 1e-6), (0.1, 1e-9), (1e-5, 4e-10)):  # as the former rule gives
+        L = math.log(1.0 / delta)
+        former = (math.sqrt(L + eps) - math.sqrt(L)) ** 2
+        while zcdp_epsilon(former, delta) > eps:
+            former *= 1.0 - 1e-12
+        assert zcdp_rho(eps, delta) == former
 
 
 def test_one_conversion_of_each_direction() -> None:
