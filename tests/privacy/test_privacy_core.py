@@ -37,6 +37,7 @@ from oracledp.privacy import (
     zcdp_rho,
 )
 from oracledp.privacy import _noise as noise
+from oracledp.privacy._composition import MIN_ZCDP_EPSILON
 
 ALPHA = 1e-4  # false-alarm rate of each distribution test
 N = 20_000
@@ -235,18 +236,39 @@ def test_zcdp_rho_of_a_tiny_epsilon_terminates_without_cancellation() -> None:
     never overshooting, in well under a second; the usual budgets are unchanged."""
     for delta in (1e-6, 1e-9):
         L = math.log(1.0 / delta)
-        for eps in (1e-15, 1e-18, 1e-20, 1e-100):
+        for eps in (1e-15, 1e-18, 1e-20, MIN_ZCDP_EPSILON):
             rho = zcdp_rho(eps, delta)
             exact = (eps / (math.sqrt(L + eps) + math.sqrt(L))) ** 2
             assert rho > 0 and zcdp_epsilon(rho, delta) <= eps
             assert rho == pytest.approx(exact, rel=1e-9)
-    assert zcdp_rho(5e-324, 1e-6) == 0.0  # the square underflows: callers refuse it
+    for eps in (9e-101, 1e-170, 5e-324):  # below the floor (the square underflows near
+        with pytest.raises(ValueError, match="too small to compute with"):  # 1e-160)
+            zcdp_rho(eps, 1e-6)
     for eps, delta in ((1.0, 1e-6), (0.1, 1e-9), (1e-5, 4e-10)):  # as the former rule gives
         L = math.log(1.0 / delta)
         former = (math.sqrt(L + eps) - math.sqrt(L)) ** 2
         while zcdp_epsilon(former, delta) > eps:
             former *= 1.0 - 1e-12
         assert zcdp_rho(eps, delta) == former
+
+
+def test_every_zcdp_synthesizer_refuses_an_epsilon_below_the_floor_before_any_draw() -> None:
+    """Called directly (not through TableSynthesizer, which had the only floor), OracleQueryPGM,
+    MST and AIM at epsilon 1e-170 raised ZeroDivisionError: rho underflowed to 0.  The floor
+    is zcdp_rho's, so each refuses with one ValueError, its generator untouched; at the floor
+    itself each fits."""
+    from oracledp.synth import AIMSynthesizer, Domain, MSTSynthesizer, OracleQueryPGM
+
+    domain = Domain(("a", "b", "c"), ((0, 1), (0, 1), (0, 1, 2)))
+    codes = np.array([[0, 0, 0], [0, 1, 1], [1, 1, 2], [1, 0, 2], [1, 1, 1]] * 20)
+    for cls in (OracleQueryPGM, MSTSynthesizer, AIMSynthesizer):
+        rng = np.random.default_rng(0)
+        state = rng.bit_generator.state
+        with pytest.raises(ValueError, match="too small to compute with"):
+            cls(1e-170, 1e-6, random_state=rng).fit(codes, domain)
+        assert rng.bit_generator.state == state
+        fitted = cls(MIN_ZCDP_EPSILON, 1e-6, random_state=0).fit(codes, domain)
+        assert fitted.sample_codes(4).shape == (4, 3)
 
 
 def test_one_conversion_of_each_direction() -> None:

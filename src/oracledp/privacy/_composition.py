@@ -28,6 +28,7 @@ from collections.abc import Iterable
 from oracledp._validation import check_delta, check_epsilon
 
 __all__ = [
+    "MIN_ZCDP_EPSILON",
     "advanced_composition",
     "advanced_composition_k",
     "basic_composition",
@@ -101,6 +102,12 @@ def zcdp_epsilon(rho: float, delta: float) -> float:
     return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
 
 
+#: :func:`zcdp_rho` refuses a smaller epsilon: its rho (about ``epsilon^2 / (4 ln(1/delta))``)
+#: underflows near 1e-160, and the mechanisms divide it further among their steps and take
+#: ``1 / rho`` for their noise, which then leaves floating-point range.
+MIN_ZCDP_EPSILON = 1e-100
+
+
 def zcdp_rho(epsilon: float, delta: float) -> float:
     """The zCDP budget of a target ``(epsilon, delta)``: the largest ``rho`` with
     ``zcdp_epsilon(rho, delta) <= epsilon``.
@@ -108,13 +115,17 @@ def zcdp_rho(epsilon: float, delta: float) -> float:
     Solving Prop. 1.3 of Bun-Steinke 2016 for ``rho`` gives
     ``sqrt(rho) = sqrt(L + eps) - sqrt(L)``, ``L = ln(1/delta)``; the closed form is shrunk
     if floating point would make the recomputed epsilon exceed the target.  ``epsilon`` must
-    be finite and > 0, ``delta`` in (0, 1).
+    be finite and at least :data:`MIN_ZCDP_EPSILON` (1e-100), ``delta`` in (0, 1).
 
     >>> zcdp_epsilon(zcdp_rho(1.0, 1e-6), 1e-6) <= 1.0
     True
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
+    if epsilon < MIN_ZCDP_EPSILON:
+        raise ValueError(f"epsilon {epsilon:g} is too small to compute with: below "
+                         f"{MIN_ZCDP_EPSILON:g} a zCDP mechanism's noise leaves floating-point "
+                         "range; raise epsilon")
     L = math.log(1.0 / delta)
     rho = (math.sqrt(L + epsilon) - math.sqrt(L)) ** 2
     for _ in range(1000):  # floating-point safety: never overshoot

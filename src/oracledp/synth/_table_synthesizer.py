@@ -45,6 +45,7 @@ from numpy.typing import NDArray
 from oracledp._params import store_init_arguments
 from oracledp._validation import RandomLike, check_choice, check_epsilon, check_rng
 from oracledp.privacy._accountant import accounted_fit
+from oracledp.privacy._composition import MIN_ZCDP_EPSILON
 from oracledp.synth._release import _Release
 from oracledp.synth._table import DEFAULT_BINS, BinsLike, TableDomain
 from oracledp.synth._table_budget import (
@@ -95,9 +96,9 @@ def _load_schema(schema: Any) -> Any:
                     f"{type(schema).__name__}")
 
 
-#: TableSynthesizer refuses a smaller epsilon before anything is read: its noise scales
-#: (Laplace 2 d / epsilon, Gaussian sigma of rho ~ epsilon^2) leave floating-point range.
-MIN_EPSILON = 1e-100
+#: TableSynthesizer refuses a smaller epsilon before anything is read, for the pure methods
+#: too (Laplace scales 2 d / epsilon): the zCDP methods' floor, :func:`zcdp_rho`'s.
+MIN_EPSILON = MIN_ZCDP_EPSILON
 
 
 class TableSynthesizer:
