@@ -70,9 +70,15 @@ METHODS: dict[str, tuple[str, bool]] = {
 }
 
 MODEL_FORMAT = "oracledp.synth_model"
-MODEL_VERSION = 1
+MODEL_VERSION = 2
+"""The ``format_version`` that :meth:`TableSynthesizer.save` writes and
+:meth:`TableSynthesizer.load` reads (2: ``"release": {"npz_sha256": ...}`` records the
+SHA-256 of ``release.npz``); a file with another version is refused."""
 MODEL_FILE = "synth-model.json"
 RELEASE_FILE = "release.npz"
+#: The key of ``synth-model.json``'s ``"release"`` that holds the SHA-256 (hex) of the bytes of
+#: ``release.npz``; :meth:`TableSynthesizer.load` refuses a file whose bytes hash otherwise.
+RELEASE_SHA256 = "npz_sha256"
 
 _SYNTHETIC_NOTE = (
     "Every synthetic dataset sampled from this model, of any size and any number of times, "
@@ -532,22 +538,38 @@ class TableSynthesizer:
 
         Only the release: the estimated distribution (or model factors), the schema, bins,
         public parameters and the guarantee; no record, no seed, no diagnostics.
+        ``synth-model.json``, written last, records the SHA-256 of the bytes of
+        ``release.npz`` (:data:`RELEASE_SHA256` of its ``"release"``), which :meth:`load`
+        checks.
         """
+        import hashlib
+        import io
+
         self._check_fitted()
         out = Path(directory)
         out.mkdir(parents=True, exist_ok=True)
+        buf = io.BytesIO()
+        within = self.table_domain_.within
+        np.savez(buf, **{f"factor_{i}": t for i, (_, t) in enumerate(self._release.factors)},
+                 **{f"within_starts_{i}": within[c][0] for i, c in enumerate(within)},
+                 **{f"within_p_{i}": within[c][1] for i, c in enumerate(within)})
+        d = self.to_dict()
+        d["release"][RELEASE_SHA256] = hashlib.sha256(buf.getbuffer()).hexdigest()
+        (out / RELEASE_FILE).write_bytes(buf.getbuffer())
         model = out / MODEL_FILE
-        model.write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
-        with open(out / RELEASE_FILE, "wb") as fh:
-            within = self.table_domain_.within
-            np.savez(fh, **{f"factor_{i}": t for i, (_, t) in enumerate(self._release.factors)},
-                     **{f"within_starts_{i}": within[c][0] for i, c in enumerate(within)},
-                     **{f"within_p_{i}": within[c][1] for i, c in enumerate(within)})
+        model.write_text(json.dumps(d, indent=2) + "\n", encoding="utf-8")
         return model
 
     @classmethod
     def load(cls, directory: str | Path) -> TableSynthesizer:
-        """A saved model (:meth:`save`), ready to :meth:`sample` with a ``random_state``."""
+        """A saved model (:meth:`save`), ready to :meth:`sample` with a ``random_state``.
+
+        A model of another ``format_version`` is refused, and so is a damaged one
+        (:class:`~oracledp._errors.ModelFileError`): among others, a ``release.npz`` whose
+        SHA-256 is not the one ``synth-model.json`` records (truncated, corrupt or changed
+        after saving; checked before any array is read).
+        """
+        import hashlib
         import zipfile
         import zlib
 
@@ -566,28 +588,40 @@ class TableSynthesizer:
             raise ModelFileError(f"{path / MODEL_FILE}: not a valid model file ({exc})") from None
         if not isinstance(d, dict) or d.get("format") != MODEL_FORMAT:
             raise ModelFileError(f"{path / MODEL_FILE}: not an oracledp synthetic-data model")
-        if d.get("format_version") != MODEL_VERSION:
+        if type(d.get("format_version")) is not int or d["format_version"] != MODEL_VERSION:
             raise ModelFileError(f"{path / MODEL_FILE}: unsupported format_version "
-                                 f"{d.get('format_version')!r}")
+                                 f"{d.get('format_version')!r} (this oracledp reads version "
+                                 f"{MODEL_VERSION}; fit the model again)")
         try:
             schema = TableSchema.from_dict(d["schema"])
             bins = TableDomain.bins_from_spec(d["params"]["bins"])
+            if not isinstance(d["release"], dict):
+                raise ValueError("'release' must be a JSON object")
             names = d["release"].get("within", [])
             if not isinstance(names, list) or not all(isinstance(c, str) for c in names):
                 raise ValueError("'within' must be a list of column names")
-            try:
-                # our own handle: np.load leaves its file open when the archive is refused
-                with (open(path / RELEASE_FILE, "rb") as fh,
-                      np.load(fh, allow_pickle=False) as npz):
-                    tables = [np.asarray(npz[f"factor_{i}"], dtype=np.float64)
-                              for i in range(len(d["release"]["cliques"]))]
-                    within = {c: (np.asarray(npz[f"within_starts_{i}"]),
-                                  np.asarray(npz[f"within_p_{i}"], dtype=np.float64))
-                              for i, c in enumerate(names)}
-            except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError) as exc:
-                # truncated or corrupt: not a zip, bad CRC, cut short, a mangled header
-                raise ValueError(f"{RELEASE_FILE} is truncated or corrupt: "
-                                 f"{exc or type(exc).__name__}") from None
+            digest = d["release"].get(RELEASE_SHA256)
+            if not isinstance(digest, str):
+                raise ValueError(f"{MODEL_FILE} records no SHA-256 of {RELEASE_FILE}")
+            # our own handle: np.load leaves its file open when the archive is refused
+            with open(path / RELEASE_FILE, "rb") as fh:
+                if hashlib.file_digest(fh, "sha256").hexdigest() != digest:
+                    raise ValueError(f"{RELEASE_FILE} is truncated or corrupt, or was changed "
+                                     f"after saving: its SHA-256 is not the one {MODEL_FILE} "
+                                     "records")
+                fh.seek(0)
+                try:
+                    with np.load(fh, allow_pickle=False) as npz:
+                        tables = [np.asarray(npz[f"factor_{i}"], dtype=np.float64)
+                                  for i in range(len(d["release"]["cliques"]))]
+                        within = {c: (np.asarray(npz[f"within_starts_{i}"]),
+                                      np.asarray(npz[f"within_p_{i}"], dtype=np.float64))
+                                  for i, c in enumerate(names)}
+                except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError) as exc:
+                    # the recorded bytes but not a readable archive (cannot happen with a
+                    # file save wrote): not a zip, bad CRC, cut short, a mangled header
+                    raise ValueError(f"{RELEASE_FILE} is truncated or corrupt: "
+                                     f"{exc or type(exc).__name__}") from None
             tdom = TableDomain(schema, bins, within=within)
             if [list(map(str, lv)) for lv in tdom.domain.levels] != d["domain"]["levels"]:
                 raise ValueError("the saved domain does not match its schema and bins")
