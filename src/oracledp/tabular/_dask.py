@@ -29,6 +29,7 @@ quote a line of the file) are never passed on.
 from __future__ import annotations
 
 import os
+import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -153,6 +154,9 @@ def _reading_error(exc: BaseException, label: str, kind: str, sep: str) -> Table
     if isinstance(exc, UnicodeDecodeError):
         return TableInputError(f"{label}: the file is not UTF-8 text; re-save it as UTF-8 "
                                "(e.g. from a spreadsheet: CSV UTF-8)")
+    if kind.startswith("csv:gzip") and isinstance(exc, (EOFError, zlib.error)):
+        # cut short (past what the client's header read decompressed) or a damaged stream
+        return TableInputError(f"{label}: not a readable gzip file")
     if isinstance(exc, (pd.errors.ParserError, pd.errors.EmptyDataError, duckdb.Error,
                         pa.ArrowException, EOFError)) or (
             isinstance(exc, ValueError) and kind != "frame"):

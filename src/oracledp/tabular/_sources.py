@@ -31,6 +31,8 @@ from oracledp._errors import TableInputError
 MEMORY_LIMIT = "1GB"
 
 _GZIP, _ZSTD, _PARQUET = b"\x1f\x8b", b"\x28\xb5\x2f\xfd", b"PAR1"
+_ZSTD_SKIPPABLE = range(0x184D2A50, 0x184D2A60)  # magic numbers of skippable frames
+_ZSTD_BLOCK_MAX = 128 * 1024  # the largest raw or compressed block (RFC 8878, 3.1.1.2)
 _HEAD_LINES = 1000  # lines read to find the header (blank lines before it are skipped)
 _FLOAT_TYPES = ("FLOAT", "DOUBLE")
 
@@ -136,6 +138,67 @@ def _format_of(files: list[str], label: str) -> str:
     return kinds.pop()
 
 
+def _zstd_damage(path: str) -> str | None:
+    """Why the zstd file at ``path`` is not whole zstd frames (RFC 8878): ``"truncated"`` (it
+    ends inside a frame) or ``"damaged"`` (a frame or block header that is not zstd's); None
+    if every frame is whole.  Only the headers are read, a seek past each block (a few bytes
+    per 128 KiB).  DuckDB reads a zstd file cut short as if it ended there (the rows before
+    the cut, or none), so this runs before it; damage inside a block is the decoder's to find
+    (an IO error, :func:`_fail`)."""
+    with open(path, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        pos = 0
+
+        def at(n: int) -> bytes:
+            fh.seek(pos)
+            return fh.read(n)
+
+        while pos < size:
+            head = at(18)  # magic, descriptor, window, dictionary id, content size: <= 18
+            if len(head) < 5:
+                return "truncated"
+            magic = int.from_bytes(head[:4], "little")
+            if magic in _ZSTD_SKIPPABLE:  # its size, then that many bytes of user data
+                if len(head) < 8:
+                    return "truncated"
+                pos += 8 + int.from_bytes(head[4:8], "little")
+                continue
+            if head[:4] != _ZSTD:
+                return "damaged"
+            desc = head[4]
+            if desc & 0x08:  # the reserved bit
+                return "damaged"
+            single = bool(desc & 0x20)
+            pos += (5 + (not single) + (0, 1, 2, 4)[desc & 0x03]
+                    + (int(single), 2, 4, 8)[desc >> 6])
+            last = False
+            while not last:
+                block = at(3)
+                if len(block) < 3:
+                    return "truncated"
+                header = int.from_bytes(block, "little")
+                last, kind, n = bool(header & 1), (header >> 1) & 3, header >> 3
+                if kind == 3 or (kind != 1 and n > _ZSTD_BLOCK_MAX):
+                    return "damaged"
+                pos += 3 + (1 if kind == 1 else n)  # an RLE block holds one byte
+            pos += 4 if desc & 0x04 else 0  # the content checksum
+        return "truncated" if pos > size else None
+
+
+def _check_zstd(files: list[str]) -> None:
+    """Refuse, naming it, a zstd file that is truncated or has a damaged header
+    (:func:`_zstd_damage`): "not a readable zstd file", as a damaged block is (:func:`_fail`),
+    with "(truncated)" when it is cut short."""
+    for f in files:
+        try:
+            damage = _zstd_damage(f)
+        except OSError as exc:
+            raise TableInputError(f"{f}: cannot read the file ({exc.strerror})") from None
+        if damage is not None:
+            cut = " (truncated)" if damage == "truncated" else ""
+            raise TableInputError(f"{f}: not a readable zstd file{cut}")
+
+
 #: DuckDB's words for bytes that are not UTF-8 ("Invalid unicode (byte sequence mismatch)
 #: detected. This file is not utf-8 encoded.", "Invalid UTF8 found in string", ...).  Not a
 #: bare "utf-8", which a row quoted in the message may hold.
@@ -156,8 +219,10 @@ def _fail(label: str, kind: str, sep: str, exc: Exception) -> TableInputError:
     if not sniffed and _NOT_UTF8.search(text):
         return TableInputError(f"{label}: the file is not UTF-8 text; re-save it as UTF-8 "
                                "(e.g. from a spreadsheet: CSV UTF-8)")
-    if kind != "csv:none" and not sniffed and ("gzip" in text or "zstd" in text
-                                               or "compress" in text):
+    # An IO error while DuckDB decompresses ("Data corruption detected", "Restored data
+    # doesn't match checksum", "Unexpected end of GZIP stream"): the archive is damaged.
+    if kind != "csv:none" and not sniffed and (text.startswith("io error") or "gzip" in text
+                                               or "zstd" in text or "compress" in text):
         return TableInputError(f"{label}: not a readable {kind[4:]} file")
     return TableInputError(f"{label}: cannot parse as CSV with delimiter {sep!r} (a row with "
                            "more fields than the header, or a quote that is not closed)")
@@ -234,6 +299,8 @@ def _open(con: Any, data: Any, sep: str) -> _Source:
         if size == 0:
             raise TableInputError(f"{label}: the file is empty (expected a header line and "
                                   "rows)")
+        if compression == "zstd":
+            _check_zstd(files)
         header, skip = _csv_header(con, files[0], sep, compression, label, kind)
         names = [f"c{j}" for j in range(len(header))]
         rel = _csv_options(files, sep, compression, True, names, skip)
