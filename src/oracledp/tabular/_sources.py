@@ -230,9 +230,14 @@ def _fail(label: str, kind: str, sep: str, exc: Exception) -> TableInputError:
 
 def _csv_options(files: list[str], sep: str, compression: str, header: bool,
                  names: Sequence[str] | None = None, skip: int = 0) -> str:
+    """DuckDB's ``read_csv`` of the files with every dialect option fixed, as the pandas
+    reader reads them: the sniffer only checks the rows (and their width), it chooses
+    nothing.  ``comment = ''``: no comment character; left to the sniffer, a line starting
+    with ``#`` (a record whose first cell is ``#1``, or a note such as ``# exported``) made it
+    choose ``#`` and drop every such line without a word."""
     opts = [f"[{', '.join(_quote(f) for f in files)}]", f"header = {str(header).lower()}",
             "all_varchar = true", f"delim = {_quote(sep)}", "quote = '\"'", "escape = '\"'",
-            f"compression = {_quote(compression)}", "null_padding = true",
+            "comment = ''", f"compression = {_quote(compression)}", "null_padding = true",
             "auto_detect = true"]
     if names is not None:
         opts.append(f"names = [{', '.join(_quote(n) for n in names)}]")
