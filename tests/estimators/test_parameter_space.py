@@ -439,3 +439,29 @@ def test_opdisc_on_the_compact_w_is_the_exact_argmin():
             res = opdisc(problem, 1.0, 1e-6, oracle=oracle, eta=eta)
             assert res.certified and np.array_equal(res.w, want), (trial, oracle)
     assert isinstance(Perturbation.from_eta(space, np.zeros(7)), Perturbation)
+
+
+def test_a_huge_norm2_is_refused_before_the_data_are_read(tmp_path):
+    """``--space norm2=1e12`` ran out of memory sizing W and blamed the table's distinct rows;
+    1e9 hung, 1e4 ran past two minutes on a two-column table.  R above MAX_NORM2 is refused
+    with the other options: one error line, exit 2, even when the data file does not exist."""
+    import json as _json
+
+    from typer.testing import CliRunner
+
+    from oracledp._cli import app
+    from oracledp.estimators._space_spec import MAX_NORM2
+
+    assert check_space(f"norm2={MAX_NORM2}").norm2 == MAX_NORM2
+    for spec in (f"norm2={MAX_NORM2 + 1}", "norm2=1e12", {"norm2": 1e9, "bound": 1}):
+        with pytest.raises(ValueError, match=f"at most {MAX_NORM2}"):
+            check_space(spec)
+    schema = tmp_path / "s.json"
+    schema.write_text(_json.dumps({"target": {"name": "y", "labels": ["no", "yes"]}, "columns": [
+        {"name": "a", "type": "numeric", "lower": 0, "upper": 9, "step": 1}]}))
+    for model in ("opdisc", "rspm"):
+        res = CliRunner().invoke(app, ["fit", str(tmp_path / "absent.csv"), "--schema",
+                                       str(schema), "--model", model, "--epsilon", "1",
+                                       "--out", str(tmp_path / "m"), "--space", "norm2=1e12"])
+        assert res.exit_code == 2, res.output
+        assert f"at most {MAX_NORM2}" in res.output and "absent.csv" not in res.output

@@ -14,7 +14,8 @@
 * ``"paper"``: the space of the ICML 2020 experiment (OPDisc: ``|k_j| <= floor(sqrt d)``,
   ``||k||_2 <= sqrt d``; RSPM: ``{-1, 0, 1}^d``), which the reproductions use;
 * ``"norm2=R"`` or ``"norm2=R,bound=B"`` (or the dict ``{"norm2": R, "bound": B}``): the
-  integer points with ``||w||_2^2 <= R`` (and ``|w_j| <= B``).  RSPM's W is always a subset
+  integer points with ``||w||_2^2 <= R`` (and ``|w_j| <= B``), R at most :data:`MAX_NORM2`
+  (1000).  RSPM's W is always a subset
   of ``{-1, 0, 1}^d``, so its ``bound`` can only be 1.
 
 Why the rule is small (measured on the bundled wide tables health_insurance and
@@ -40,12 +41,17 @@ from oracledp.oracles._space import IntegerBall
 from oracledp.oracles._structured_tables import count_ball
 
 __all__ = ["AUTO_GROW_MAX", "AUTO_GROW_NOISE", "AUTO_NORM2", "AUTO_SHRINK_NOISE", "BRANCH_W_MAX",
-           "RSPM_BOX_MAX_SIZE", "SPACE_MODELS", "auto_norm2", "check_space", "describe_space",
+           "MAX_NORM2", "RSPM_BOX_MAX_SIZE", "SPACE_MODELS", "auto_norm2", "check_space", "describe_space",
            "noise_share", "parameter_space", "records_space", "space_label", "space_spec",
            "with_space_note"]
 
 #: The cap R of the ``"auto"`` rule ``||k||^2 <= min(d, R)``, per model.
 AUTO_NORM2: dict[str, int] = {"opdisc": 4, "rspm": 4}
+
+#: The largest R a ``"norm2=R"`` space may ask for: the exact computations over W (its largest
+#: norm, its size, OPDisc's calibration) grow with R, so R = 10**4 ran past two minutes on a
+#: two-column table and 10**12 exhausted memory.  ``"auto"`` asks for at most 12.
+MAX_NORM2 = 1000
 
 #: RSPM's ``"auto"`` keeps the whole box {-1, 0, 1}^d while it has at most this many points.
 RSPM_BOX_MAX_SIZE = 10**6
@@ -150,6 +156,9 @@ def check_space(space: object, model: str = "opdisc") -> SpaceSpec:
     if "norm2" not in items:
         raise ValueError(f"{_SPACE_HELP}: norm2 is required, got {space!r}")
     norm2 = _number(items["norm2"], "norm2")
+    if norm2 > MAX_NORM2:
+        raise ValueError(f"space: norm2 must be at most {MAX_NORM2} (the exact computations "
+                         f"over W grow with it; 'auto' uses at most 12), got {norm2:g}")
     bound = None if items.get("bound") is None else _number(items["bound"], "bound")
     if model == "rspm" and bound is not None and bound != 1:
         raise ValueError(f"rspm's parameter space is a subset of {{-1, 0, 1}}^d: its bound can "
