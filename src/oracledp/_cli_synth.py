@@ -33,6 +33,7 @@ from oracledp._cli_table import (
     _SCHEDULER,
     _SEP,
     _check_option,
+    _check_out_writable,
     _clipping_on_stderr,
     _fail,
     _interrupted,
@@ -159,8 +160,7 @@ def synth_fit(
         _, needs_delta = syn._check_params()
     except (ValueError, TypeError) as exc:
         _fail(str(exc))
-    if out.exists() and not out.is_dir():
-        _fail(f"--out {out} exists and is not a directory")
+    _check_out_writable(out)  # before the data are read: a refused --out spends no budget
     present = [f for f in (MODEL_FILE, RELEASE_FILE) if (out / f).exists()]
     if present and not force:
         _fail(f"--out {out} already holds {' and '.join(present)}; nothing was fitted. Choose "

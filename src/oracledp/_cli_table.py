@@ -214,10 +214,35 @@ _SCHEDULER = typer.Option("--scheduler", metavar="ADDRESS",
 _OUT_FILES = ("model.json", "coefficients.png")
 
 
-def _check_out(out: Path, force: bool) -> None:
-    """Refuse (exit 2) an --out that already holds a saved model, unless --force."""
+def _check_out_writable(out: Path) -> None:
+    """Refuse (exit 2) an --out directory that cannot be created or written, before any data
+    are read: a path component that is a file, or a nearest existing directory in which no
+    entry can be made (checked by making and removing an empty directory there, so the
+    check holds for root and read-only file systems too; nothing is left behind)."""
+    import os
+    import tempfile
+
     if out.exists() and not out.is_dir():
         _fail(f"--out {out} exists and is not a directory")
+    existing = Path(os.path.abspath(out))
+    while not (existing.exists() or existing.is_symlink()):  # the nearest existing ancestor
+        existing = existing.parent
+    if not existing.is_dir():
+        _fail(f"--out {out}: {existing} is not a directory, so --out cannot be created; "
+              "nothing was read or fitted")
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".oracledp-out-check-", dir=existing))
+    except OSError as exc:
+        where = "write in it" if existing == Path(os.path.abspath(out)) else (
+            f"create it in {existing}")
+        _fail(f"--out {out}: cannot {where} ({exc.strerror or exc}); nothing was read or "
+              "fitted")
+
+
+def _check_out(out: Path, force: bool) -> None:
+    """Refuse (exit 2) an --out that cannot be created or written, or that already holds a
+    saved model (unless --force)."""
+    _check_out_writable(out)
     present = [name for name in _OUT_FILES if (out / name).exists()]
     if present and not force:
         _fail(f"--out {out} already holds {' and '.join(present)}; nothing was fitted. Choose "
@@ -505,6 +530,16 @@ def _fit(data: Path, schema_path: Path, out: Path, model: str, epsilon: float | 
 
 
 
+def _too_small(data: Path, model: str, n_rows: int, default_delta: bool) -> str:
+    """The refusal of a table of fewer than 2 records, saying what refuses it."""
+    why = (f"the default --delta 1/n^2 is 1 at n = {n_rows}, not a valid delta; give --delta "
+           "below 1, or fit on a larger table" if default_delta else
+           f"--model {model}{' (which takes no delta)' if model == 'rspm' else ''} needs at "
+           "least 2 records; fit on a larger table")
+    return (f"{data} has {n_rows} record(s), too small for --model {model}: {why}; nothing "
+            "was fitted or released")
+
+
 def _fits_counted_rows(est: Any) -> bool:
     """Whether ``est.fit`` takes :class:`~oracledp.oracles._row_blocks.CountedRows` (the
     exact classifiers: the same problem as from the weighted rows, no float matrix)."""
@@ -548,6 +583,8 @@ def _fit_and_save(est: Any, data: Path, schema: Any, out: Path, model: str, sep:
             _fail(_out_of_memory(data, model))
         n_rows = X.shape[0]
     run["n_rows"], run["n_features"] = n_rows, schema.n_features
+    if n_rows < 2:  # before any noise: the default delta 1/n^2 is 1 at n = 1
+        _fail(_too_small(data, model, n_rows, declared[1] is None))
     if declared[1] is None and schema.records_per_person > 1:  # delta = 1/n^2, n now known
         _per_person_or_fail(declared[0], 1.0 / n_rows**2 if n_rows > 1 else 0.5,
                             schema.records_per_person)
