@@ -11,8 +11,10 @@ engine (DuckDB: out of core, multi-threaded) over the file, whatever its size:
   declared level exactly, a numeric cell that writes a plain decimal (``-?digits[.digits]``,
   at most 15 digits, which every correctly rounded parser reads as the same double, DuckDB's
   and pandas' alike) or is a number of a typed column, inside its bounds (or clipped to them
-  where the schema declares ``"out_of_bounds": "clip"``).  Every other cell is kept as its
-  text, and the query groups by the codes and those texts: ``SELECT codes, texts, count(*)
+  where the schema declares ``"out_of_bounds": "clip"``) and does not write one of the
+  schema's ``missing_values`` (such a cell is missing, whatever number it writes).  Every
+  other cell is kept as its text, and the query groups by the codes and those texts:
+  ``SELECT codes, texts, count(*)
   ... GROUP BY ALL``.
 * **The rules are the schema's, by construction.** Each rule of :meth:`TableSchema.check
   <oracledp.tabular.TableSchema.check>` reads one cell at a time, so the problems of a column
@@ -53,6 +55,7 @@ from oracledp.tabular._sources import (
     _text_of,
     bytes_as_file,
     connect,
+    with_quoted_breaks,
 )
 
 if TYPE_CHECKING:
@@ -98,9 +101,14 @@ def _column_sql(schema: TableSchema, i: int, col: str, dtype: str
         return [f"{_text_of(col, dtype)} AS t{i}"], [f"t{i}"], None
     if dtype in _NUMERIC_TYPES:
         x = f"CASE WHEN isfinite(CAST({col} AS DOUBLE)) THEN CAST({col} AS DOUBLE) END"
-    else:  # text: at most 15 characters among the digits, '-' and '.' (see _PLAIN)
+    else:  # text: at most 15 characters among the digits, '-' and '.' (see _PLAIN), and
+        # not one of the schema's missing values (a cell that writes one is missing whatever
+        # number it writes: the schema's code reads it, as in predict)
+        tokens = sorted(set(schema.missing_values) - set(c.levels or ()))
+        token = (f" AND {col} NOT IN ({', '.join(_quote(t) for t in tokens)})"
+                 if tokens else "")
         x = (f"TRY_CAST(CASE WHEN length({col}) <= 15 AND NOT regexp_matches({col}, "
-             f"{_quote(_NOT_PLAIN)}) THEN {col} END AS DOUBLE)")
+             f"{_quote(_NOT_PLAIN)}){token} THEN {col} END AS DOUBLE)")
     prepared = [f"{x} AS x{i}", f"{col} AS v{i}"]
     lo, hi = _double(c.lower), _double(c.upper)
     xi = f"x{i}"
@@ -303,7 +311,8 @@ def scan_table(data: Any, schema: TableSchema, *, sep: str = ",", with_target: b
     src: _Source | None = None
     try:
         src = _open(con, data, sep)
-        return _scan_source(con, src, schema, sep, with_target, ignore_extra, codes, report)
+        return with_quoted_breaks(src, lambda s: _scan_source(
+            con, s, schema, sep, with_target, ignore_extra, codes, report))
     except duckdb.Error as exc:
         label, kind = (src.label, src.kind) if src is not None else (str(data), "csv:none")
         raise _fail(label, kind, sep, exc) from None
