@@ -99,3 +99,24 @@ def test_a_one_record_table_is_refused_saying_why(files, model, says):
     assert says in line and "1 record(s)" in line and "open interval" not in line
     assert not (files["dir"] / "m").exists()
 
+
+@pytest.mark.parametrize("epsilon", [700.0, 1e6])
+def test_plain_words_at_a_huge_epsilon_name_no_infinite_factor(epsilon):
+    from oracledp.privacy import PrivacyGuarantee
+
+    text = PrivacyGuarantee.pure(epsilon, source="s").in_plain_words()
+    assert "inf" not in text and "astronomically large" in text
+    assert f"epsilon = {epsilon:.3g}" in text
+    assert "10^434,294" in text if epsilon == 1e6 else "10^304" in text
+    assert "factor of 2.72 (e^epsilon, epsilon = 1)" in PrivacyGuarantee.pure(
+        1.0, source="s").in_plain_words()
+
+
+def test_fit_at_a_huge_epsilon_prints_a_true_sentence(files):
+    res = CliRunner().invoke(app, ["fit", str(files["data"]), "--schema", str(files["schema"]),
+                                   "--model", "rspm", "--epsilon", "1e6",
+                                   "--allow-large-epsilon", "--seed", "0", "--out",
+                                   str(files["dir"] / "m")], env=ENV)
+    assert res.exit_code == 0, res.output
+    words = " ".join(res.stdout.split())
+    assert "a factor of inf" not in words and "astronomically large" in words

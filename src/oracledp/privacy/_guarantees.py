@@ -245,16 +245,21 @@ class PrivacyGuarantee:
                     "not publish it.")
         if math.isinf(self.epsilon):
             return "No privacy promise: the privacy loss of this output is unbounded."
-        factor = math.exp(self.epsilon) if self.epsilon < 700 else math.inf
-        shown = (f"{factor:,.0f}" if 100 <= factor < 1e9 else f"{factor:.3g}")
+        if self.epsilon < 700:
+            factor = math.exp(self.epsilon)
+            shown = (f"{factor:,.0f}" if 100 <= factor < 1e9 else f"{factor:.3g}")
+            shown += f" (e^epsilon, epsilon = {self.epsilon:.3g})"
+        else:  # e^epsilon beyond (or near) what a float holds: its power of ten instead
+            shown = (f"e^epsilon (epsilon = {self.epsilon:.3g}), about "
+                     f"10^{self.epsilon / math.log(10):,.0f}: astronomically large, so in "
+                     "practice no protection at all")
         k = group_size(self.neighbouring)
         who = ("whether any one person's record was in the training data (or replaced by "
                "another)" if k == 1 else
                f"whether any one person's records (up to {k} of them) were in the training "
                "data (or replaced by others)")
         core = (f"Whatever anyone does with this output, it changes the odds of any "
-                f"conclusion about {who} by at most a factor of {shown} "
-                f"(e^epsilon, epsilon = {self.epsilon:.3g})")
+                f"conclusion about {who} by at most a factor of {shown}")
         if self.kind is GuaranteeKind.APPROXIMATE or self.delta:
             core += f", except with probability at most delta = {self.delta:.2g}"
         if self.kind is GuaranteeKind.EX_POST:
