@@ -169,6 +169,12 @@ class Column:
                                  f"in order, got a {_json_type(self.levels)}")
             if self.levels is None or len(self.levels) == 0:
                 raise ValueError(f"{where}: a categorical column needs a non-empty 'levels' list")
+            bad = [v for v in self.levels if not _is_level(v)]
+            if bad:
+                raise ValueError(f"{where}: each level must be a string or a finite number "
+                                 f"(a level is written as the cells write it, e.g. "
+                                 f"[\"no\", \"yes\"] or [0, 1]), got a "
+                                 f"{_json_type(bad[0], item=True)} among the 'levels'")
             levels = tuple(str(v) for v in self.levels)
             if len(set(levels)) != len(levels):
                 raise ValueError(f"{where}: 'levels' must be distinct")
@@ -341,13 +347,37 @@ class Column:
                    synth_bins=_synth_bins_json(d.get("synth_bins"), d["name"]))
 
 
-def _json_type(v: Any) -> str:
-    """The JSON name of ``v``'s type, for messages (a declaration's type, never data)."""
+def _json_type(v: Any, item: bool = False) -> str:
+    """The JSON name of ``v``'s type, for messages (a declaration's type, never data);
+    ``item``: also null, true/false, a list and a non-finite number by their JSON names."""
     if isinstance(v, dict):
         return "JSON object"
     if isinstance(v, str):
         return "string"
+    if item:
+        if v is None:
+            return "null"
+        if isinstance(v, (bool, np.bool_)):
+            return "boolean (true/false)"
+        if isinstance(v, (list, tuple)):
+            return "list"
+        if isinstance(v, (int, float, np.integer, np.floating)):
+            return "non-finite number"
     return "set" if isinstance(v, (set, frozenset)) else type(v).__name__
+
+
+def _is_level(v: Any) -> bool:
+    """A declared level: a string or a finite number (not true/false, null, a list or an
+    object, whose text would be Python's rendering of it, e.g. 'None' or "{'a': 1}")."""
+    if isinstance(v, str):
+        return True
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer,
+                                                                np.floating)):
+        return False
+    try:
+        return math.isfinite(float(v))
+    except OverflowError:  # an integer beyond any double
+        return False
 
 
 def _json_list(v: Any, key: str, name: Any) -> Any:
