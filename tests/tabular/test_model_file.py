@@ -72,8 +72,17 @@ class _Fitted:
             self.space_ = parameter_space("auto", self.coef_.size, model=model)
             self.guarantee_ = _exact_guarantee(model, self.coef_.size)
 
+        self.model = model
+
     def get_params(self, deep: bool = False) -> dict[str, Any]:
-        return {"epsilon": 1.0, "delta": None, "oracle": "highs", "random_state": 3}
+        import importlib
+
+        from oracledp.tabular._model_file import _PARAM_CLASSES
+
+        module, name = _PARAM_CLASSES[self.model]  # the names the model's estimator takes
+        takes = getattr(importlib.import_module(module), name)._get_param_names()
+        return {k: v for k, v in {"epsilon": 1.0, "delta": None, "oracle": "highs",
+                                  "random_state": 3}.items() if k in takes}
 
 
 @pytest.fixture
@@ -173,6 +182,7 @@ TAMPERED: dict[str, Callable[[dict[str, Any]], None]] = {
     "params not an object": _set("params", [1.0]),
     "params with a nested value": _set("params", {"epsilon": {"value": 1.0}}),
     "params with NaN": _set("params", {"epsilon": NAN}),
+    "params with a field the model does not take": _set("params.foo", 1),
     "space missing": _drop("params.space"),
     "space not resolved": _set("params.space", "auto"),
     "space not finite": _set("params.space", "norm2=1e400"),
@@ -290,7 +300,11 @@ def test_save_model_never_writes_a_file_load_model_refuses(tmp_path):
         with pytest.raises(ValueError):
             save_model(tmp_path / "m", model_type=model, schema=SCHEMA, estimator=est)
         assert not (tmp_path / "m" / "model.json").exists(), case
+    approximate = _Fitted()  # opdisc's approximate guarantee, rspm's parameter names
+    approximate.model = "rspm"
     with pytest.raises(ValueError, match="guarantee does not match"):  # rspm is pure
+        save_model(tmp_path / "m", model_type="rspm", schema=SCHEMA, estimator=approximate)
+    with pytest.raises(ValueError, match="does not take"):  # opdisc's delta: not rspm's
         save_model(tmp_path / "m", model_type="rspm", schema=SCHEMA, estimator=_Fitted())
     save_model(tmp_path / "m", model_type="opdisc", schema=SCHEMA, estimator=_Fitted())
     with pytest.raises(FileExistsError):

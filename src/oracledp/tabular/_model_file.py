@@ -86,6 +86,33 @@ def _check_params(params: Any) -> dict[str, Any]:
     return dict(params)
 
 
+#: The estimator class of each model type, whose ``__init__`` parameters are the names a
+#: saved ``params`` may hold (with ``space`` for the exact models).
+_PARAM_CLASSES: dict[str, tuple[str, str]] = {
+    "opdisc": ("oracledp.estimators", "OPDiscClassifier"),
+    "rspm": ("oracledp.estimators", "RSPMClassifier"),
+    "gaussian-rspm": ("oracledp.estimators", "GaussianRSPMClassifier"),
+    "opsamp": ("oracledp.estimators", "OPSampClassifier"),
+    "dpsgd": ("oracledp.baselines", "DPSGDLogisticRegression"),
+    "accuracy-first": ("oracledp.estimators", "AccuracyFirstLogisticRegression"),
+    "auto": ("oracledp.estimators", "AutoClassifier"),
+}
+
+
+def _check_param_names(model_type: str, params: dict[str, Any], what: str = "params") -> None:
+    """Refuse a saved parameter that ``model_type``'s estimator does not take (a hand edit or
+    another program's file: it would be shown as the fit's, and never was)."""
+    import importlib
+
+    module, name = _PARAM_CLASSES[model_type]
+    cls = getattr(importlib.import_module(module), name)
+    known = set(cls._get_param_names()) | ({"space"} if model_type in _SPACE_RULE else set())
+    unknown = sorted(set(params) - known)
+    if unknown:
+        raise ValueError(f"{what} has fields that model {model_type!r} does not take: "
+                         f"{unknown}")
+
+
 #: The parameter-space rule of each exact model (:mod:`oracledp.estimators._space_spec`):
 #: Gaussian RSPM declares W as RSPM does.
 _SPACE_RULE = {"opdisc": "opdisc", "rspm": "rspm", "gaussian-rspm": "rspm"}
@@ -190,6 +217,7 @@ def _model_from_doc(doc: Any) -> SavedModel:
     coef = np.array([_real(c, "every coefficient") for c in coef_raw], dtype=np.float64)
     intercept = _real(doc["intercept"], "'intercept'")
     params = _check_params(doc["params"])
+    _check_param_names(model_type, params)
     classes = doc["classes"]
     if (not isinstance(classes, list) or len(classes) != 2
             or not all(isinstance(c, str) for c in classes)
@@ -311,6 +339,7 @@ def _parse_selection(doc: Any, guarantee: Any, params: dict[str, Any],
             and math.isclose(own.delta, trial["delta"], rel_tol=1e-12, abs_tol=0.0)):
         raise ValueError("the selected model's own guarantee must be its trial's fit budget")
     own_params = _check_params(chosen["params"])
+    _check_param_names(trial["model"], own_params, "'selection' 'selected_model' 'params'")
     try:
         _check_released(trial["model"], own, own_params, coef, intercept)
     except ValueError as exc:
