@@ -20,11 +20,11 @@ import pandas as pd
 import pytest
 
 from oracledp._cli import app
-from oracledp._errors import BoundsViolation
+from oracledp._errors import BoundsViolation, TableInputError
 from oracledp.tabular import TableSchema, read_csv
 from oracledp.tabular._chunks import read_chunks
 from oracledp.tabular._engine import scan_table
-from oracledp.tabular._sources import read_frame
+from oracledp.tabular._sources import read_frame, read_frames
 
 ENV = {"COLUMNS": "200"}
 LEVELS = ["#1", "#2", "x"]
@@ -105,3 +105,63 @@ def test_fit_reads_every_hash_record(runner, files: dict[str, Path]) -> None:
                         env=ENV)
     assert res.exit_code == 0, res.output
     assert "400, " in res.output
+
+
+def _with_break(tmp_path: Path, tail: str = "") -> tuple[Path, Path]:
+    text = _frame().to_csv(index=False)
+    path = tmp_path / "break.csv"
+    path.write_text(text + '"x\nz",3,no\n' + tail)
+    sch = tmp_path / "break.schema.json"
+    sch.write_text(json.dumps(_schema([*LEVELS, "x\nz"])))
+    return path, sch
+
+
+def test_a_quoted_line_break_is_read_by_every_reader(tmp_path: Path) -> None:
+    path, sch = _with_break(tmp_path)
+    schema = TableSchema.from_json(sch.read_text())
+    whole = read_csv(path, with_target=True, check=False)
+    assert len(whole) == 401 and whole["tag"].iloc[-1] == "x\nz"
+    frame = read_frame(path)
+    assert frame.equals(whole.astype(object))
+    streamed = pd.concat(list(read_frames(path, vectors=1)), ignore_index=True)
+    assert streamed.equals(frame)
+    scan = scan_table(path, schema)
+    assert not scan.found and scan.counts is not None and scan.counts.sum() == 401
+
+
+def test_a_quoted_line_break_past_the_first_chunks(tmp_path: Path) -> None:
+    """The engine meets the line break after it has given chunks: the rest, read again, follows
+    them (no row twice, none missing)."""
+    text = _frame(10_000).to_csv(index=False)
+    path = tmp_path / "late.csv"
+    path.write_text(text + '"x\nz",3,no\n' + text.split("\n", 1)[1])
+    whole = read_csv(path, with_target=True, check=False)
+    streamed = pd.concat(list(read_frames(path, vectors=1)), ignore_index=True)
+    assert len(whole) == 20_001 and streamed.equals(whole.astype(object))
+
+
+@pytest.mark.parametrize("tail", [
+    "#1,3\n", '"#1,3,no\n#2,3,no\n', "#1,3,no,4\n"])
+def test_a_quoted_line_break_keeps_the_refusals(tmp_path: Path, tail: str) -> None:
+    """Read without padding, a short row is refused; a quote that is not closed is refused,
+    never its rows dropped (DuckDB's parallel = false drops them)."""
+    path, sch = _with_break(tmp_path, tail)
+    schema = TableSchema.from_json(sch.read_text())
+    for read in (lambda p: scan_table(p, schema), read_frame,
+                 lambda p: list(read_frames(p, vectors=1))):
+        with pytest.raises(TableInputError, match="cannot parse as CSV") as info:
+            read(path)
+        assert "quote that is not closed" in str(info.value) and "#" not in str(info.value)
+
+
+@pytest.mark.parametrize("command", [
+    ["schema", "check", "{data}", "--schema", "{schema}"],
+    ["fit", "{data}", "--schema", "{schema}", "--model", "dpsgd", "--epsilon", "1",
+     "--out", "{out}", "--seed", "0"],
+], ids=["schema-check", "fit"])
+def test_the_commands_read_a_quoted_line_break(runner, tmp_path: Path,
+                                              command: list[str]) -> None:
+    path, sch = _with_break(tmp_path)
+    args = [a.format(data=path, schema=sch, out=tmp_path / "m") for a in command]
+    res = runner.invoke(app, args, env=ENV)
+    assert res.exit_code == 0, res.output

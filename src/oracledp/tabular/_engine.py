@@ -312,7 +312,7 @@ def scan_table(data: Any, schema: TableSchema, *, sep: str = ",", with_target: b
     try:
         src = _open(con, data, sep)
         return with_quoted_breaks(src, lambda s: _scan_source(
-            con, s, schema, sep, with_target, ignore_extra, codes, report))
+            con, s, schema, sep, with_target, ignore_extra, codes, report), sep)
     except duckdb.Error as exc:
         label, kind = (src.label, src.kind) if src is not None else (str(data), "csv:none")
         raise _fail(label, kind, sep, exc) from None

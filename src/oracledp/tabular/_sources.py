@@ -18,14 +18,16 @@ import glob as globlib
 import os
 import re
 import tempfile
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pandas as pd
 
 from oracledp._errors import TableInputError
+
+_T = TypeVar("_T")
 
 #: DuckDB's memory limit for one pass: what it needs beyond goes to temporary files.
 MEMORY_LIMIT = "1GB"
@@ -52,6 +54,8 @@ class _Source:
     size: int | None
     label: str
     kind: str
+    #: a CSV's relation without ``null_padding`` (see :func:`with_quoted_breaks`)
+    unpadded: str | None = None
 
 
 def _quote(text: str) -> str:
@@ -228,17 +232,59 @@ def _fail(label: str, kind: str, sep: str, exc: Exception) -> TableInputError:
                            "more fields than the header, or a quote that is not closed)")
 
 
+def _quoted_breaks(exc: Exception) -> bool:
+    """Whether DuckDB stopped at a quoted field holding a line break: its parallel CSV reader
+    does not read one with ``null_padding`` ("does not support null_padding in conjunction
+    with quoted new lines")."""
+    return "quoted new lines" in str(exc).lower()
+
+
+def _unpadded_error(src: _Source, sep: str, exc: Exception) -> Exception:
+    """The refusal of a CSV read again without ``null_padding`` (:func:`with_quoted_breaks`):
+    a row of another width or a quote that is not closed, as one line; other errors (not
+    UTF-8, a damaged archive) as they are, for :func:`_fail`."""
+    text = str(exc).lower()
+    if "sniffing" in text or "expected number of columns" in text or "quote" in text:
+        return TableInputError(f"{src.label}: cannot parse as CSV with delimiter {sep!r} (its "
+                               "quoted fields hold line breaks, read only if every row has "
+                               "all the header's fields: a row with fewer or more fields "
+                               "than the header, or a quote that is not closed)")
+    return exc
+
+
+def with_quoted_breaks(src: _Source, run: Callable[[_Source], _T], sep: str = ",") -> _T:
+    """``run(src)``; if DuckDB's reader meets a quoted field holding a line break (RFC 4180,
+    read by the pandas reader too), ``run`` again over the same files read without
+    ``null_padding`` (the parallel reader reads such fields then): every row must have all the
+    header's fields, a shorter one is refused (:func:`_fail`).  Not ``parallel = false``,
+    which pads short rows but silently drops the rows after a quote that is not closed.
+    ``run`` must start its work afresh (it is called at most twice)."""
+    import duckdb
+
+    try:
+        return run(src)
+    except duckdb.Error as exc:
+        if src.unpadded is None or not _quoted_breaks(exc):
+            raise
+    try:
+        return run(replace(src, relation=src.unpadded, unpadded=None))
+    except duckdb.Error as exc:
+        raise _unpadded_error(src, sep, exc) from None
+
+
 def _csv_options(files: list[str], sep: str, compression: str, header: bool,
-                 names: Sequence[str] | None = None, skip: int = 0) -> str:
+                 names: Sequence[str] | None = None, skip: int = 0, pad: bool = True) -> str:
     """DuckDB's ``read_csv`` of the files with every dialect option fixed, as the pandas
     reader reads them: the sniffer only checks the rows (and their width), it chooses
     nothing.  ``comment = ''``: no comment character; left to the sniffer, a line starting
     with ``#`` (a record whose first cell is ``#1``, or a note such as ``# exported``) made it
-    choose ``#`` and drop every such line without a word."""
+    choose ``#`` and drop every such line without a word.  ``pad``: a row with fewer fields
+    than the header has NULL (empty) cells, as pandas reads it; without, it is refused
+    (:func:`with_quoted_breaks`)."""
     opts = [f"[{', '.join(_quote(f) for f in files)}]", f"header = {str(header).lower()}",
             "all_varchar = true", f"delim = {_quote(sep)}", "quote = '\"'", "escape = '\"'",
-            "comment = ''", f"compression = {_quote(compression)}", "null_padding = true",
-            "auto_detect = true"]
+            "comment = ''", f"compression = {_quote(compression)}",
+            f"null_padding = {str(pad).lower()}", "auto_detect = true"]
     if names is not None:
         opts.append(f"names = [{', '.join(_quote(n) for n in names)}]")
     if skip:
@@ -317,7 +363,8 @@ def _open(con: Any, data: Any, sep: str) -> _Source:
             raise TableInputError(f"{label}: cannot parse as CSV with delimiter {sep!r} (a row "
                                   "with more fields than the header, or a quote that is not "
                                   "closed)")
-        return _Source(rel, header, ["VARCHAR"] * len(header), size, label, kind)
+        return _Source(rel, header, ["VARCHAR"] * len(header), size, label, kind,
+                       _csv_options(files, sep, compression, True, names, skip, pad=False))
     # an Arrow table or a Polars DataFrame (anything DuckDB scans through Arrow)
     module = type(data).__module__.split(".")[0]
     if module not in ("pyarrow", "polars"):
@@ -367,7 +414,8 @@ def read_frame(data: Any, sep: str = ",") -> pd.DataFrame:
         src = _open(con, data, sep)
         cols = ", ".join(f"{_text_of(f'c{j}', t)} AS {_ident(f'c{j}')}"
                          for j, t in enumerate(src.types))
-        frame = con.execute(f"SELECT {cols} FROM {src.relation}").df()
+        frame = with_quoted_breaks(
+            src, lambda s: con.execute(f"SELECT {cols} FROM {s.relation}").df(), sep)
     except duckdb.Error as exc:
         label, kind = (src.label, src.kind) if src is not None else (str(data), "csv:none")
         raise _fail(label, kind, sep, exc) from None
@@ -397,12 +445,22 @@ def read_frames(data: Any, sep: str = ",", vectors: int = 32) -> Iterator[pd.Dat
             src = _open(con, data, sep)
             cols = ", ".join(f"{_text_of(f'c{j}', t)} AS {_ident(f'c{j}')}"
                              for j, t in enumerate(src.types))
-            result = con.execute(f"SELECT {cols} FROM {src.relation}")
-            while len(frame := result.fetch_df_chunk(vectors)):
-                frame = frame.astype(object)
-                frame.columns = src.header
-                rows += len(frame)
-                yield frame
+            try:
+                for frame in _chunks_of(con, f"SELECT {cols} FROM {src.relation}", vectors):
+                    frame.columns = src.header
+                    rows += len(frame)
+                    yield frame
+            except duckdb.Error as exc:  # a quoted line break: read again, after the rows given
+                if src.unpadded is None or not _quoted_breaks(exc):
+                    raise
+                sql = f"SELECT {cols} FROM {src.unpadded} OFFSET {rows}"
+                try:
+                    for frame in _chunks_of(con, sql, vectors):
+                        frame.columns = src.header
+                        rows += len(frame)
+                        yield frame
+                except duckdb.Error as again:
+                    raise _unpadded_error(src, sep, again) from None
         except duckdb.Error as exc:
             label, kind = (src.label, src.kind) if src is not None else (str(data), "csv:none")
             raise _fail(label, kind, sep, exc) from None
@@ -411,6 +469,12 @@ def read_frames(data: Any, sep: str = ",", vectors: int = 32) -> Iterator[pd.Dat
             raise TableInputError(f"{src.label}: the table has no rows")
     finally:
         con.close()
+
+
+def _chunks_of(con: Any, sql: str, vectors: int) -> Iterator[pd.DataFrame]:
+    result = con.execute(sql)
+    while len(frame := result.fetch_df_chunk(vectors)):
+        yield frame.astype(object)
 
 
 def _text_of(col: str, dtype: str) -> str:
