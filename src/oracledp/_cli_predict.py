@@ -26,6 +26,10 @@ from oracledp._cli_table import (
 )
 from oracledp._errors import OracleDPError
 
+#: ``oracledp.synth._table_synthesizer.MODEL_FILE`` (the file `synth fit` writes), spelt here
+#: so that predict does not import the synthesizer.
+SYNTH_MODEL_FILE = "synth-model.json"
+
 
 def _saved_model_and_table(model_dir: Path, data: Path, sep: str,
                            with_target: bool) -> tuple[Any, Any]:
@@ -39,6 +43,12 @@ def _saved_model(model_dir: Path) -> Any:
     """The model saved by `oracledp fit` (exit 2 if it cannot be loaded)."""
     from oracledp.tabular import load_model
 
+    if (model_dir.is_dir() and not (model_dir / "model.json").exists()
+            and (model_dir / SYNTH_MODEL_FILE).exists()):
+        _fail(f"{model_dir} holds {SYNTH_MODEL_FILE}, a synthetic-data model written by "
+              "`oracledp synth fit`, not a classifier: `oracledp synth sample "
+              f"{model_dir} --rows N` draws records from it (predict and evaluate take a "
+              "directory written by `oracledp fit`)")
     try:
         return load_model(model_dir)
     except (OracleDPError, ValueError) as exc:
@@ -87,7 +97,9 @@ def _roc_auc(y: Any, decision: Any, positive: str) -> float | None:
 
 _STRICT = typer.Option("--strict", help="Refuse rows with values outside the training schema "
                                         "instead of clipping numbers to its bounds and "
-                                        "encoding unknown levels as all zeros.")
+                                        "encoding unknown levels as all zeros (columns the "
+                                        "schema declares \"out_of_bounds\": \"clip\" are "
+                                        "still clipped, as in the fit).")
 
 
 def predict_table(
@@ -108,7 +120,7 @@ def predict_table(
 
     Streamed in bounded memory: a first pass reads and checks every row and writes nothing
     (a refused table prints nothing on stdout); a second pass encodes, scores and writes the
-    rows a chunk at a time (:mod:`oracledp.tabular._chunks`)."""
+    rows a chunk at a time."""
     import pandas as pd
 
     from oracledp.tabular import describe_adjusted

@@ -11,9 +11,10 @@ from typing import Annotated
 import typer
 
 from oracledp._cli_table import (
-    _ENGINE,
+    _ENGINE_CHECK,
     _SCHEDULER,
     _SEP,
+    _check_scheduler,
     _clipping_on_stderr,
     _fail,
     _load_schema,
@@ -43,12 +44,18 @@ def schema_infer(
 ) -> None:
     """Propose a schema from DATA (NOT private): JSON on stdout, to be confirmed by hand."""
     from oracledp.tabular import TableSchema, read_csv
+    from oracledp.tabular._csv import delimiter_hint
 
     if not target.strip():
         _fail("--target must name the label column, got an empty name")
     try:
         with _reading(data) as report:
             df = read_csv(data, sep=sep, verbose=report)
+        names = list(map(str, df.columns))
+        hint = delimiter_hint(names, sep) if target not in names else ""
+        if hint:  # one column: the delimiter is likely wrong
+            _fail(f"{data}: the file parsed into a single column with delimiter {sep!r}, so "
+                  f"the target column {target!r} is not in it; is the delimiter right?{hint}")
         schema, warnings = TableSchema.infer(df, target=target, max_levels=max_levels,
                                              categorical=categorical or ())
     except (OracleDPError, ValueError) as exc:
@@ -73,12 +80,13 @@ def schema_check(
         bool, typer.Option("--ignore-extra", help="Leave out data columns the schema does "
                                                   "not mention (a problem otherwise).")
     ] = False,
-    engine: Annotated[str, _ENGINE] = "duckdb",
+    engine: Annotated[str, _ENGINE_CHECK] = "duckdb",
     scheduler: Annotated[str | None, _SCHEDULER] = None,
 ) -> None:
     """Check DATA against a schema without fitting: every problem, one line each (exit 2)."""
     from oracledp.tabular import check_table
 
+    _check_scheduler(engine, scheduler)
     schema = _load_schema(schema_path)
     try:
         with _clipping_on_stderr():

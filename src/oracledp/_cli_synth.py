@@ -34,6 +34,7 @@ from oracledp._cli_table import (
     _SEP,
     _check_option,
     _check_out_writable,
+    _check_scheduler,
     _clipping_on_stderr,
     _fail,
     _interrupted,
@@ -142,6 +143,7 @@ def synth_fit(
     from oracledp.synth._table_synthesizer import MODEL_FILE, RELEASE_FILE
 
     _check_option(check_epsilon, epsilon, "--epsilon")  # the option named, as by `fit`
+    _check_scheduler(engine, scheduler)
     if time_limit is not None and not (math.isfinite(time_limit) and time_limit > 0):
         _fail("--time-limit must be a finite number of seconds > 0")
     message = check_epsilon_cap(epsilon, "--epsilon", allow_large_epsilon)

@@ -204,9 +204,22 @@ _ENGINE = typer.Option("--engine", callback=_engine,
                        help="Data engine of the reading pass: duckdb (default, this machine) "
                             "or dask (a Dask cluster: docs/cluster.md); the same counts and "
                             "the same release either way.")
+_ENGINE_CHECK = typer.Option("--engine", callback=_engine,
+                             help="Data engine of the checking pass: duckdb (default, this "
+                                  "machine) or dask (a Dask cluster: docs/cluster.md); the "
+                                  "same problems found either way.")
 _SCHEDULER = typer.Option("--scheduler", metavar="ADDRESS",
-                          help="With --engine dask: the address of a running Dask scheduler "
-                               "(e.g. tcp://host:8786); default a local cluster.")
+                          help="With --engine dask only (refused otherwise): the address of a "
+                               "running Dask scheduler (e.g. tcp://host:8786); default a local "
+                               "cluster.")
+
+
+def _check_scheduler(engine: str, scheduler: str | None) -> None:
+    """Refuse (exit 2) --scheduler without --engine dask (it would be ignored)."""
+    if scheduler is not None and engine != "dask":
+        _fail(f"--scheduler applies to --engine dask only (the address of its Dask "
+              f"scheduler), and the engine is {engine}: add --engine dask, or leave "
+              "--scheduler out")
 
 
 
@@ -362,6 +375,11 @@ def _check_fit_options(model: str, epsilon: float | None, delta: float | None, a
             check_solver_name(solver)
         except (TypeError, ValueError) as exc:
             _fail(f"--solver: {exc}")
+        from oracledp.learners._certify import _UNWEIGHTED_BACKENDS
+
+        if model in ("rspm", "gaussian-rspm") and solver in _UNWEIGHTED_BACKENDS:
+            _fail(f"--solver {solver} works for --model opdisc only: --model {model} needs a "
+                  "weighted oracle (--solver highs or brute)")
         if time_limit is not None:
             _check_option(check_positive, time_limit, "--time-limit")
         from oracledp.estimators._space_spec import parameter_space
@@ -394,7 +412,8 @@ def fit_table(
     ] = None,
     delta: Annotated[
         float | None,
-        typer.Option("--delta", help="delta for opdisc/gaussian-rspm/opsamp/dpsgd (default 1/n^2, n public)."),
+        typer.Option("--delta", help="delta for opdisc/gaussian-rspm/opsamp/dpsgd/auto (default 1/n^2, n "
+                                     "public)."),
     ] = None,
     alpha: Annotated[
         float, typer.Option("--alpha", help="accuracy-first: target excess logistic risk (see "
@@ -403,7 +422,7 @@ def fit_table(
     max_epsilon: Annotated[
         float | None, typer.Option(
             "--max-epsilon", help=f"accuracy-first: cap on the ex-post privacy loss; its grid "
-                                  f"of levels ends there [default: {EPSILON_CAP:g}].")
+                                  f"of levels ends there (default: {EPSILON_CAP:g}).")
     ] = None,
     allow_large_epsilon: Annotated[
         bool, typer.Option("--allow-large-epsilon",
@@ -414,11 +433,15 @@ def fit_table(
         int | None, typer.Option("--seed", min=0, help="Seed of the noise (not saved).")
     ] = None,
     solver: Annotated[str, typer.Option(
-        "--solver", help="Oracle of opdisc/rspm/gaussian-rspm: the estimator's oracle= (see `oracledp solvers`)."
+        "--solver", help="Oracle of opdisc/rspm/gaussian-rspm/auto: the estimator's oracle= (see "
+                         "`oracledp solvers`). highs (default) and brute work for every one of "
+                         "them; highs-monolithic and cpsat for opdisc only (rspm and "
+                         "gaussian-rspm refuse them, and so does auto when the exact model it "
+                         "tries is not opdisc)."
     )] = "highs",
     time_limit: Annotated[
         float | None, typer.Option(
-            "--time-limit", help="Seconds per oracle call (opdisc/rspm/gaussian-rspm); given "
+            "--time-limit", help="Seconds per oracle call (opdisc/rspm/gaussian-rspm/auto); given "
                                  "alone it replaces the default work limit, so whether a fit "
                                  "certifies then depends on the machine and its load.")
     ] = None,
@@ -432,7 +455,8 @@ def fit_table(
                         "docs/choosing-a-model.md).")] = "auto",
     work_limit: Annotated[
         int | None, typer.Option(
-            "--work-limit", help="Deterministic work per oracle call (opdisc/rspm/gaussian-rspm; "
+            "--work-limit", help="Deterministic work per oracle call (opdisc/rspm/gaussian-rspm/"
+                                 "auto; "
                                  "LPs + MIP nodes): whether a fit certifies is the same on "
                                  "every machine. Default (neither limit given): the oracle's "
                                  "own, about 1.5 minutes of a quiet 2-core machine. See "
@@ -459,6 +483,7 @@ def fit_table(
 ) -> None:
     """Fit a private linear classifier on DATA with a confirmed schema; save model.json."""
     _check_model_options(ctx, model)
+    _check_scheduler(engine, scheduler)
     if engine == "dask" and model not in _READ_AGGREGATED:
         _fail(f"--engine dask counts the table for the models fitted from its distinct rows "
               f"({', '.join(sorted(_READ_AGGREGATED))}); --model {model} reads every record")

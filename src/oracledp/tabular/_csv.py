@@ -166,6 +166,15 @@ def _parse_error(label: str, sep: str, exc: Exception) -> TableInputError:
                            f"({first.split(':')[0]})")
 
 
+def delimiter_hint(columns: list[str], sep: str) -> str:
+    """For a header that parsed into one column: ``" (the header contains ';': try --sep
+    ';')"`` when it holds another usual delimiter, else ``""``."""
+    if len(columns) != 1:
+        return ""
+    guess = next((d for d in (";", "\t", "|", ",") if d != sep and d in columns[0]), None)
+    return f" (the header contains {guess!r}: try --sep {guess!r})" if guess else ""
+
+
 def _check_header(columns: list[str], schema: TableSchema | None, with_target: bool,
                   sep: str, label: str) -> None:
     """A header that parsed into one column where the schema expects more: wrong delimiter."""
@@ -173,8 +182,7 @@ def _check_header(columns: list[str], schema: TableSchema | None, with_target: b
         return
     expected = len(schema.columns) + (1 if with_target else 0)
     if len(columns) == 1 and expected > 1:
-        guess = next((d for d in (";", "\t", "|", ",") if d != sep and d in columns[0]), None)
-        hint = f" (the header contains {guess!r}: try --sep {guess!r})" if guess else ""
+        hint = delimiter_hint(columns, sep)
         raise TableInputError(
             f"{label}: the file parsed into a single column with delimiter {sep!r}, but the "
             f"schema expects {expected} columns; is the delimiter right?{hint}")
