@@ -307,10 +307,11 @@ def _csv_header(con: Any, path: str, sep: str, compression: str, label: str,
            "columns = {'line': 'VARCHAR'}, delim = chr(1), quote = '', escape = '', "
            f"auto_detect = false, strict_mode = false, compression = {_quote(compression)}) "
            f"LIMIT {_HEAD_LINES}")
-    try:
+    try:  # in file order; then the caller's setting again (read_frame keeps the order)
+        kept = con.execute("SELECT current_setting('preserve_insertion_order')").fetchone()[0]
         con.execute("SET preserve_insertion_order = true")
         lines = [r[0] for r in con.execute(sql).fetchall()]
-        con.execute("SET preserve_insertion_order = false")
+        con.execute(f"SET preserve_insertion_order = {str(bool(kept)).lower()}")
     except duckdb.Error as exc:
         raise _fail(label, kind, sep, exc) from None
     blank = [v is None or not str(v).strip() for v in lines]
