@@ -187,3 +187,54 @@ def test_the_engine_gives_a_csvs_rows_in_file_order(tmp_path: Path) -> None:
         assert streamed["i"].tolist() == want
     chunks = pd.concat(list(read_chunks(packed, None, rows=50_000)), ignore_index=True)
     assert chunks["i"].tolist() == want
+
+
+MIXED = "the lines do not all end alike"
+
+
+def _mixed(tmp_path: Path) -> tuple[Path, Path]:
+    d = _frame()
+    path = tmp_path / "crlf_app.csv"
+    with open(path, "w", newline="") as fh:
+        fh.write(d.to_csv(index=False, lineterminator="\r\n") + "x,5,yes\n#1,3,no\n")
+    sch = tmp_path / "schema.json"
+    sch.write_text(json.dumps(_schema()))
+    return path, sch
+
+
+def test_mixed_line_endings_are_refused_by_every_reader(tmp_path: Path) -> None:
+    """DuckDB reads them only with strict_mode = false (which drops the rows after an unclosed
+    quote): every reader refuses them alike, naming the cause, not a parse error."""
+    path, sch = _mixed(tmp_path)
+    schema = TableSchema.from_json(sch.read_text())
+    for read in (lambda p: scan_table(p, schema), read_frame, read_csv,
+                 lambda p: list(read_frames(p)), lambda p: list(read_chunks(p, schema))):
+        with pytest.raises(TableInputError, match=MIXED):
+            read(path)
+
+
+@pytest.mark.parametrize("command", [
+    ["schema", "check", "{data}", "--schema", "{schema}"],
+    ["fit", "{data}", "--schema", "{schema}", "--model", "dpsgd", "--epsilon", "1",
+     "--out", "{out}", "--seed", "0"],
+    ["schema", "infer", "{data}", "--target", "y"],
+], ids=["schema-check", "fit", "schema-infer"])
+def test_the_commands_refuse_mixed_line_endings(runner, tmp_path: Path,
+                                               command: list[str]) -> None:
+    path, sch = _mixed(tmp_path)
+    args = [a.format(data=path, schema=sch, out=tmp_path / "m") for a in command]
+    res = runner.invoke(app, args, env=ENV)
+    assert res.exit_code == 2, res.output
+    assert res.stderr.startswith("error: ") and res.stderr.count("\n") == 1, res.stderr
+    assert MIXED in res.stderr and "Traceback" not in res.output
+
+
+def test_crlf_rows_with_lf_inside_quotes_are_read(tmp_path: Path) -> None:
+    """A spreadsheet's CSV: CRLF rows, LF inside a quoted cell; and a quote inside an
+    unquoted cell (literal).  One kind of line ending outside the quotes: read by all."""
+    path = tmp_path / "excel.csv"
+    with open(path, "w", newline="") as fh:
+        fh.write('tag,a,y\r\n"x\nz",3,no\r\n"#1""\n",4,yes\r\nx"q,5,yes\r\n')
+    whole = read_csv(path, with_target=True, check=False)
+    assert whole["tag"].tolist() == ["x\nz", '#1"\n', 'x"q']
+    assert read_frame(path).equals(whole.astype(object))

@@ -75,7 +75,7 @@ def read_chunks(source: str | Path, schema: TableSchema | None, *, sep: str = ",
         return
     label = _source_label(source)
     report = _reporter(verbose, label)
-    _prescan(source, label, report)
+    _prescan(source, label, report, sep)
     header = _header(source, sep, label)
     deferred = None
     names: list[str] | None = None

@@ -147,17 +147,28 @@ def _text_stream(source: str | Path | bytes, label: str, report: Progress | None
             raise
 
 
-def _prescan(source: str | Path | bytes, label: str, report: Progress | None = None) -> None:
+def _prescan(source: str | Path | bytes, label: str, report: Progress | None = None,
+             sep: str = ",") -> None:
     """The file-level checks, in one streaming pass: readable (and gunzippable), UTF-8 from
-    start to end, not blank.  Run before parsing, so these refusals do not depend on where
-    in the file the problem is."""
+    start to end, not blank, lines that all end alike (CRLF, LF or CR outside quoted fields:
+    the engine refuses a file that mixes them, so pandas must too; the rare file that holds
+    more than one kind anywhere is read a second time to look at its quotes).  Run before
+    parsing, so these refusals do not depend on where in the file the problem is."""
+    from oracledp.tabular._sources import MIXED_LINE_ENDS, LineEnds
+
     blank = True
+    ends = LineEnds()
     with _text_stream(source, label, report, "checking") as fh:
         while block := fh.read(_BLOCK):
+            ends.feed(block)
             if blank and block.strip():
                 blank = False
     if blank:
         raise TableInputError(f"{label}: the file is empty (expected a header line and rows)")
+    if ends.suspect:
+        with _text_stream(source, label) as fh:
+            if LineEnds.walk(iter(lambda: fh.read(_BLOCK), ""), sep):
+                raise TableInputError(f"{label}: {MIXED_LINE_ENDS}")
 
 
 def _parse_error(label: str, sep: str, exc: Exception) -> TableInputError:
@@ -248,7 +259,7 @@ def read_csv(source: str | Path | bytes, schema: TableSchema | None = None, *,
         return df
     label = _source_label(source)
     report = _reporter(verbose, label)
-    _prescan(source, label, report)
+    _prescan(source, label, report, sep)
     with _text_stream(source, label, report) as fh:
         try:
             df = pd.read_csv(fh, sep=sep, **_PARSE)

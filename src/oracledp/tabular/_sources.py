@@ -228,8 +228,104 @@ def _fail(label: str, kind: str, sep: str, exc: Exception) -> TableInputError:
     if kind != "csv:none" and not sniffed and (text.startswith("io error") or "gzip" in text
                                                or "zstd" in text or "compress" in text):
         return TableInputError(f"{label}: not a readable {kind[4:]} file")
+    if _mixed(label, kind, sep):
+        return TableInputError(f"{label}: {MIXED_LINE_ENDS}")
     return TableInputError(f"{label}: cannot parse as CSV with delimiter {sep!r} (a row with "
                            "more fields than the header, or a quote that is not closed)")
+
+
+def _mixed(label: str, kind: str, sep: str) -> bool:
+    """Whether the plain or gzip CSV file(s) ``label`` names have lines that end in more
+    than one way (:class:`LineEnds`): read once more, only after DuckDB refused the file.
+    False for what cannot be read here (a zstd file, a file gone)."""
+    from oracledp.tabular._csv import _BLOCK, _text_stream
+
+    if kind not in ("csv:none", "csv:gzip"):
+        return False
+    try:
+        for f in _files(label, label):
+            with _text_stream(f, label) as fh:
+                ends = LineEnds()
+                for block in iter(lambda fh=fh: fh.read(_BLOCK), ""):
+                    ends.feed(block)
+            if ends.suspect:
+                with _text_stream(f, label) as fh:
+                    if LineEnds.walk(iter(lambda fh=fh: fh.read(_BLOCK), ""), sep):
+                        return True
+    except (TableInputError, OSError, UnicodeDecodeError):
+        return False
+    return False
+
+
+#: The refusal of a CSV whose lines do not all end alike (after the label).
+MIXED_LINE_ENDS = ("the lines do not all end alike (some with CRLF, some with LF or CR "
+                   "alone); re-save the file with one kind of line ending")
+
+
+def _kinds(block: str) -> set[str]:
+    crlf, cr, lf = block.count("\r\n"), block.count("\r"), block.count("\n")
+    return {k for k, n in (("\r\n", crlf), ("\r", cr - crlf), ("\n", lf - crlf)) if n}
+
+
+class LineEnds:
+    """Whether a CSV's lines end in more than one way (CRLF, LF, CR alone) outside quoted
+    fields, for the readers to refuse it alike: DuckDB's reader refuses such a file (it
+    reads it only with ``strict_mode = false``, which also drops the rows after a quote that
+    is not closed).  :meth:`feed` the text (read with ``newline=""``) block by block: the
+    kinds are counted at C speed, which settles the usual file; if the file holds more than
+    one kind anywhere (a CRLF file with LF inside quoted fields, say), :attr:`suspect` is
+    set and :meth:`walk` decides over the text read again from its start, token by token,
+    a quote opening a field only at its start, as DuckDB and pandas read it."""
+
+    def __init__(self) -> None:
+        self._seen: set[str] = set()
+        self._carry = ""  # a block's last CR, whose LF may open the next block
+
+    def feed(self, block: str) -> None:
+        block, self._carry = self._carry + block, ""
+        if block.endswith("\r"):
+            block, self._carry = block[:-1], "\r"
+        self._seen |= _kinds(block)
+
+    @property
+    def suspect(self) -> bool:
+        return len(self._seen | _kinds(self._carry)) > 1
+
+    @staticmethod
+    def walk(blocks: Iterator[str], sep: str) -> bool:
+        """Whether the lines outside quoted fields end in more than one way."""
+        tokens = re.compile("\"|\r\n|\r|\n|" + re.escape(sep))
+        kinds: set[str] = set()
+        quoted, start, carry = False, True, ""  # start: nothing of the field read yet
+        closed = -1  # where the last quoted stretch closed (in this block)
+        for raw in (*blocks, None):
+            if raw is None:
+                block, carry = carry, ""
+            else:
+                block, carry = carry + raw, ""
+                if block.endswith("\r"):
+                    block, carry = block[:-1], "\r"
+            last = 0
+            for m in tokens.finditer(block):
+                tok = m.group()
+                if m.start() > last and not quoted:
+                    start = False  # text of an unquoted field
+                last = m.end()
+                if quoted:
+                    if tok == '"':
+                        quoted, closed = False, m.end()
+                elif tok == '"':  # opens at a field's start or as a doubled quote
+                    quoted, start = start or m.start() == closed, False
+                else:
+                    if tok != sep:
+                        kinds.add(tok)
+                    start = True
+            if last < len(block) and not quoted:
+                start = False
+            closed = 0 if closed == len(block) else -1  # a quote closed at the block's end
+            if len(kinds) > 1:
+                return True
+        return False
 
 
 def _quoted_breaks(exc: Exception) -> bool:
@@ -245,6 +341,8 @@ def _unpadded_error(src: _Source, sep: str, exc: Exception) -> Exception:
     UTF-8, a damaged archive) as they are, for :func:`_fail`."""
     text = str(exc).lower()
     if "sniffing" in text or "expected number of columns" in text or "quote" in text:
+        if _mixed(src.label, src.kind, sep):
+            return TableInputError(f"{src.label}: {MIXED_LINE_ENDS}")
         return TableInputError(f"{src.label}: cannot parse as CSV with delimiter {sep!r} (its "
                                "quoted fields hold line breaks, read only if every row has "
                                "all the header's fields: a row with fewer or more fields "
