@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import math
 
 import dp_accounting as dpa
@@ -28,7 +29,7 @@ from oracledp.baselines._dpsgd import (
 )
 from oracledp.datasets import load_adult
 from oracledp.privacy._guarantees import GuaranteeKind
-from oracledp.privacy._rdp import _MAX_SIGMA
+from oracledp.privacy._rdp import _MAX_SIGMA, certifiable_epsilon_floor
 
 ADULT_N = 15_682
 ADULT_DELTA = 1.0 / ADULT_N**2
@@ -60,12 +61,149 @@ def test_calibrated_sigma_never_exceeds_target(eps, n, batch, epochs):
 def test_a_tiny_epsilon_calibrates_without_overflow():
     """The Gaussian-approximation start was 1e200 at epsilon 1e-200, and dp_accounting's
     sigma**2 overflowed (a traceback from `oracledp fit --model dpsgd`): the start is capped
-    at the largest sigma searched, and whatever is returned is certified by the accountant."""
+    at the largest sigma searched.  At delta 1e-6 such a sigma is genuinely (0, delta)-DP (the
+    KL branch: TV <= sqrt(KL)), but only the exact unsubsampled Gaussian RDP may certify it, not
+    the subsampled RDP lost to rounding (which answered 0 before)."""
     q, steps, delta = 0.01, 100, 1e-6
     for eps in (1e-200, 1e-30):
         sigma = calibrate_noise_multiplier(eps, delta, q, steps)
-        assert math.isfinite(sigma) and sigma <= _MAX_SIGMA
+        assert math.isfinite(sigma) and sigma <= 2 * _MAX_SIGMA
         assert dpsgd_epsilon(sigma, q, steps, delta) <= eps
+        assert dpsgd_epsilon(sigma, 1.0, steps, delta) <= eps
+
+
+# The reviewer's case: `oracledp fit` on 1000 rows with --epsilon 1e-9 --delta 1e-12 was
+# "certified" at sigma ~ 4e7 by an accountant epsilon of 0 (negative RDP from rounding), while
+# one step at that sigma alone has delta >= 4.6e-9 at e^(1e-9).
+_TINY_Q, _TINY_T = 256 / 1000, 79
+
+
+def test_underflowed_accountant_answers_are_not_certificates(caplog):
+    """Old code: 0.0 (dp_accounting's "negative Renyi divergence" fallback, or RDP rounded to
+    0).  Now the unsubsampled Gaussian's exact RDP bound answers instead: positive, above the
+    floor, and with no absl warnings."""
+    caplog.set_level(logging.DEBUG)
+    for rel in ("replace-one", "add-remove"):
+        eps = dpsgd_epsilon(_MAX_SIGMA, _TINY_Q, _TINY_T, 1e-12, neighbouring=rel)
+        assert eps == dpsgd_epsilon(_MAX_SIGMA, 1.0, _TINY_T, 1e-12, neighbouring=rel)
+        assert eps > certifiable_epsilon_floor(1e-12, neighbouring=rel) > 0
+        # At delta 1e-6 sigma 1e7 the Gaussian's KL bound (TV <= sqrt(KL) ~ 1e-6) answers.
+        assert dpsgd_epsilon(1e7, _TINY_Q, _TINY_T, 1e-6, neighbouring=rel) == dpsgd_epsilon(
+            1e7, 1.0, _TINY_T, 1e-6, neighbouring=rel
+        )
+    assert not [r for r in caplog.records if r.name == "absl"]
+    # Without subsampling an epsilon of 0 at a large delta is a valid certificate (kept).
+    assert dpsgd_epsilon(1e4, 1.0, 3, 0.01) == 0.0
+
+
+def test_certifiable_floor_is_the_conversion_at_zero_rdp():
+    for delta in (1e-12, 1e-6):
+        ar = certifiable_epsilon_floor(delta, neighbouring="add-remove")
+        a = 2**17  # the largest order: the best one for these deltas
+        assert ar == pytest.approx(math.log1p(-1 / a) - math.log(delta * a) / (a - 1), rel=1e-12)
+        assert certifiable_epsilon_floor(delta) == 2 * certifiable_epsilon_floor(
+            delta / 2, neighbouring="add-remove"
+        )
+    # The largest trusted sigmas approach it from above (replace-one, q = 0.256, T = 79).
+    floor = certifiable_epsilon_floor(1e-6)
+    assert floor < dpsgd_epsilon(3e6, _TINY_Q, _TINY_T, 1e-6) < 1.01 * floor
+
+
+@pytest.mark.parametrize("eps", [1e-4, 1e-6, 1e-9])
+def test_tiny_epsilon_refused_with_one_message_and_no_absl_noise(eps, caplog):
+    caplog.set_level(logging.DEBUG)
+    with pytest.raises(ValueError) as info:
+        calibrate_noise_multiplier(eps, 1e-12, _TINY_Q, _TINY_T)
+    msg = str(info.value)
+    assert "below what the DP-SGD RDP accountant can certify in floating point" in msg
+    assert "larger epsilon or delta" in msg
+    assert "1000" not in msg and "79" not in msg  # no counts (n, steps) in the message
+    assert not [r for r in caplog.records if r.name == "absl"]
+
+
+def test_normal_calibration_unchanged_and_accepted_answers_positive():
+    # Values of the code before untrusted answers were refused: not loosened, not tightened.
+    assert calibrate_noise_multiplier(1.0, 1e-6, _TINY_Q, _TINY_T) == 20.864073488864
+    assert calibrate_noise_multiplier(1.0, 1e-6, 0.01, 100) == 1.6908249038435559
+    sigma = calibrate_noise_multiplier(0.01, 1e-6, _TINY_Q, _TINY_T)
+    assert 0 < dpsgd_epsilon(sigma, _TINY_Q, _TINY_T, 1e-6) <= 0.01
+
+
+def _one_step_replace_delta(eps: float, sigma: float, q: float) -> float:
+    """Exact hockey-stick divergence of ONE Poisson-subsampled Gaussian step (replace-one pair:
+    the replaced record's clipped gradient +C vs -C), in high precision.  The full mechanism
+    releases this step, so its delta at eps is at least this (a valid lower bound)."""
+    mp = pytest.importorskip("mpmath")
+    with mp.workdps(60):
+        s, qq, big_e = mp.mpf(sigma), mp.mpf(q), mp.e ** mp.mpf(eps)
+
+        def sf(x):
+            return mp.erfc(x / mp.sqrt(2)) / 2
+
+        def ratio(x):
+            return ((1 - qq) + qq * mp.e ** ((2 * x - 1) / (2 * s * s))) / (
+                (1 - qq) + qq * mp.e ** ((-2 * x - 1) / (2 * s * s))
+            )
+
+        lo, hi = mp.mpf(0), mp.mpf(1)
+        while ratio(hi) < big_e:
+            hi *= 2
+        for _ in range(200):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if ratio(mid) < big_e else (lo, mid)
+        p = (1 - qq) * sf(hi / s) + qq * sf((hi - 1) / s)
+        r = (1 - qq) * sf(hi / s) + qq * sf((hi + 1) / s)
+        return float(p - big_e * r)
+
+
+def test_one_step_lower_bound_refutes_the_old_answer_and_not_accepted_ones():
+    # Old answer: sigma ~ 4.0e7 "certified" (1e-9, 1e-12); one step alone violates it.
+    assert _one_step_replace_delta(1e-9, 4.0e7, _TINY_Q) > 1e-12
+    # Accepted answers near the boundary (replace-one, delta 1e-12: floor ~ 2.37e-4).
+    for sigma in (1e4, 1e5):
+        eps = dpsgd_epsilon(sigma, _TINY_Q, _TINY_T, 1e-12)
+        assert 0 < eps < 0.01
+        assert _one_step_replace_delta(eps, sigma, _TINY_Q) <= 1e-12
+
+
+def test_refusal_before_any_randomness():
+    X, y = _toy()
+    gen = np.random.default_rng(0)
+    before = gen.bit_generator.state
+    with pytest.raises(ValueError, match="below what the DP-SGD RDP accountant can certify"):
+        dpsgd_logistic(X, y, 1e-9, 1e-12, random_state=gen)
+    with pytest.raises(ValueError, match="below what the DP-SGD RDP accountant can certify"):
+        DPSGDLogisticRegression(epsilon=1e-9, delta=1e-12, random_state=gen).fit(X, y)
+    assert gen.bit_generator.state == before
+
+
+def test_cli_refuses_a_tiny_epsilon(tmp_path, runner):
+    import json
+
+    import pandas as pd
+
+    from oracledp._cli import app
+
+    r = np.random.default_rng(0)
+    a = r.integers(0, 10, 1000)
+    yy = a + r.normal(0, 2, 1000) > 5
+    data = tmp_path / "t.csv"
+    pd.DataFrame({"a": a, "y": np.where(yy, "yes", "no")}).to_csv(data, index=False)
+    schema = tmp_path / "t.schema.json"
+    schema.write_text(json.dumps({
+        "target": {"name": "y", "labels": ["no", "yes"]},
+        "columns": [{"name": "a", "type": "numeric", "lower": 0, "upper": 9, "step": 1}],
+    }))
+    out = tmp_path / "m1"
+    res = runner.invoke(app, ["fit", str(data), "--schema", str(schema), "--model", "dpsgd",
+                              "--epsilon", "1e-9", "--delta", "1e-12", "--out", str(out),
+                              "--seed", "0"], env={"COLUMNS": "200"})
+    assert res.exit_code == 2, res.output
+    lines = [ln for ln in res.output.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error:"), res.output
+    assert "below what the DP-SGD RDP accountant can certify" in lines[0]
+    assert "absl" not in res.output and "Negative Renyi" not in res.output
+    assert not out.exists()
 
 
 def test_accountant_certifies_eps_001_at_adult_delta():

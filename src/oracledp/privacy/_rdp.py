@@ -47,6 +47,23 @@ Any set of orders gives a valid bound; extending only tightens it.
 :func:`calibrate_noise_multiplier` inverts :func:`dpsgd_epsilon`: the smallest noise
 multiplier (within ``1 + rtol``) whose certified epsilon is never above the target.
 
+Numerically meaningless answers are never certificates.  At a very large noise multiplier
+the per-order RDP (about ``q^2 a / sigma^2`` per step) falls below double precision, the
+computed value is rounding noise (zero or negative), and ``dp_accounting`` logs "Negative
+Renyi divergence ... Returning an epsilon of zero" and answers ``0`` (or ``0`` through its
+KL branch).  So with Poisson subsampling an accountant epsilon ``<= 0`` (and, always, a
+``nan`` or the negative-RDP fallback) is *untrusted*: the answer is replaced by that of the
+unsubsampled Gaussian (``q = 1``: RDP ``a / (2 sigma^2)`` per step, computed to full relative
+precision and never below the subsampled RDP), and if that is untrusted too,
+:func:`dpsgd_epsilon` returns ``inf`` and the calibration target is not met.  Without
+subsampling an epsilon of 0 from the conversion (large ``delta``) is a valid certificate.  With
+``r >= 0`` the conversion gives ``epsilon >= min_a [log(1 - 1/a) - log(delta a) / (a - 1)]``
+over the orders used, whatever sigma is: :func:`certifiable_epsilon_floor` (doubled at
+``delta / 2`` for replace-one, since ``c >= 0`` in the group-privacy step).  A target below
+that floor, or one only reachable where the accountant's answers become untrusted, is
+refused with one ValueError before any noise is drawn.  ``dp_accounting``'s absl warnings
+are filtered out while it runs (a scoped :class:`logging.Filter` on the ``absl`` logger).
+
 References
 ----------
 M. Abadi et al. "Deep Learning with Differential Privacy". CCS 2016.
@@ -56,7 +73,10 @@ Gaussian Mechanism". arXiv:1908.10530, 2019.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import math
+from collections.abc import Iterator
 
 import dp_accounting
 from dp_accounting.rdp import RdpAccountant
@@ -64,7 +84,7 @@ from dp_accounting.rdp import RdpAccountant
 from oracledp._validation import check_delta, check_epsilon, check_positive
 from oracledp.privacy._guarantees import ADD_REMOVE, REPLACE_ONE
 
-__all__ = ["calibrate_noise_multiplier", "dpsgd_epsilon"]
+__all__ = ["calibrate_noise_multiplier", "certifiable_epsilon_floor", "dpsgd_epsilon"]
 
 _NEIGHBOURING = (REPLACE_ONE, ADD_REMOVE)
 
@@ -86,6 +106,59 @@ def _extension_orders() -> list[int]:
 
 
 _EXTENSION_ORDERS: tuple[int, ...] = tuple(_extension_orders())
+_ALL_ORDERS: tuple[int, ...] = _BASE_ORDERS + _EXTENSION_ORDERS
+
+
+class _AccountantWarnings(logging.Filter):
+    """Drops dp_accounting's absl warnings; notes the "negative Renyi divergence" fallback."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.negative_rdp = False
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        path = str(getattr(record, "pathname", "")).replace("\\", "/")
+        try:
+            msg = record.getMessage()
+        except Exception:  # pragma: no cover - a malformed record: keep it
+            return True
+        if "Negative Renyi divergence" in msg:
+            self.negative_rdp = True
+            return False
+        return "dp_accounting" not in path and "Renyi" not in msg and "_compute_log_a" not in msg
+
+
+@contextlib.contextmanager
+def _quiet_accountant() -> Iterator[_AccountantWarnings]:
+    """Scoped: dp_accounting's absl warnings are filtered (and recorded) inside the block."""
+    flt = _AccountantWarnings()
+    logger = logging.getLogger("absl")
+    logger.addFilter(flt)
+    try:
+        yield flt
+    finally:
+        logger.removeFilter(flt)
+
+
+def certifiable_epsilon_floor(delta: float, *, neighbouring: str = REPLACE_ONE) -> float:
+    """The smallest epsilon this accountant can certify at ``delta``, for any sigma, q, T.
+
+    The conversion of RDP ``r >= 0`` at order ``a`` is ``r + log(1 - 1/a) - log(delta a) /
+    (a - 1)`` (``dp_accounting``), at least the same expression with ``r = 0``; its minimum over
+    the orders used is a floor no noise multiplier goes below, except through the conversion's
+    KL branch (epsilon 0 when ``r < -log(1 - delta^2)``, which :func:`calibrate_noise_multiplier`
+    checks is out of reach before refusing); other answers below it come only from
+    numerically meaningless RDP values, which are not certificates.  For replace-one the
+    group-privacy step certifies ``2 e0`` with ``e0`` at ``delta / (1 + e^c)``, ``c >= 0``,
+    hence the floor is twice the add/remove floor at ``delta / 2``.
+    """
+    d = check_delta(delta)
+    rel = _check_neighbouring(neighbouring)
+    if rel == REPLACE_ONE:
+        return 2.0 * certifiable_epsilon_floor(d / 2.0, neighbouring=ADD_REMOVE)
+    return min(
+        math.log1p(-1.0 / a) - math.log(d * a) / (a - 1.0) for a in _ALL_ORDERS
+    )
 
 
 class _AddRemoveRdp:
@@ -102,9 +175,14 @@ class _AddRemoveRdp:
         else:
             step = dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(sigma))
         self._event = dp_accounting.SelfComposedDpEvent(step, steps)
+        self._sigma, self._q, self._steps = sigma, q, steps
+        self._fallback: _AddRemoveRdp | None = None
         self._accountants: list[RdpAccountant] = []
         self._top = 0.0
         self._next = 0
+        # Set once any answer was numerically meaningless (epsilon <= 0 or nan, or the
+        # "negative Renyi divergence" fallback): such answers are reported as inf.
+        self.untrusted = False
         self._add(list(_BASE_ORDERS))
 
     def _add(self, orders: list[int]) -> None:
@@ -112,20 +190,55 @@ class _AddRemoveRdp:
             orders=[float(a) for a in orders],
             neighboring_relation=dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE,
         )
-        acc.compose(self._event)
+        with _quiet_accountant() as flt:
+            acc.compose(self._event)
+        if flt.negative_rdp:
+            self.untrusted = True
         self._accountants.append(acc)
         self._top = float(max(orders))
+
+    def _fallback_epsilon(self, delta: float) -> tuple[float, float]:
+        """The answer for untrusted subsampled RDP: the unsubsampled Gaussian's, else inf.
+
+        Poisson subsampling never increases the add/remove Renyi divergence (joint
+        quasi-convexity: both neighbours' outputs are mixtures with the same weights of
+        Gaussians whose divergence is at most that of ``N(C, .)`` vs ``N(0, .)``), so the
+        ``q = 1`` accountant is a valid, numerically exact, more conservative bound.  If it is
+        untrusted too, nothing is certified (``inf``, and ``untrusted`` stays set).
+        """
+        if self._q >= 1.0:
+            return math.inf, math.nan
+        if self._fallback is None:
+            self._fallback = _AddRemoveRdp(self._sigma, 1.0, self._steps)
+        eps, order = self._fallback.epsilon(delta)
+        if self._fallback.untrusted:
+            return math.inf, math.nan
+        self.untrusted = False
+        return eps, order
+
+    def _block_epsilon(self, acc: RdpAccountant, delta: float) -> tuple[float, float]:
+        with _quiet_accountant() as flt:
+            eps, order = acc.get_epsilon_and_optimal_order(delta)
+        eps, order = float(eps), float(order)
+        # nan, or the negative-RDP fallback, is never a certificate.  With subsampling (q < 1)
+        # an epsilon <= 0 comes from RDP values lost to rounding (log of 1 + tiny): not one
+        # either.  Without subsampling the RDP a / (2 sigma^2) is computed to full relative
+        # precision, and 0 from the conversion (large delta) is a valid certificate.
+        if flt.negative_rdp or math.isnan(eps) or (eps <= 0.0 and self._q < 1.0):
+            self.untrusted = True
+        return eps, order
 
     def epsilon(self, delta: float) -> tuple[float, float]:
         """(epsilon, best order) for add/remove at ``delta``."""
         if not delta > 0:
             return math.inf, math.nan
         while True:
-            best = min(
-                (acc.get_epsilon_and_optimal_order(delta) for acc in self._accountants),
-                key=lambda eo: eo[0],
-            )
-            eps, order = float(best[0]), float(best[1])
+            if self.untrusted:
+                return self._fallback_epsilon(delta)
+            answers = [self._block_epsilon(acc, delta) for acc in self._accountants]
+            if self.untrusted:
+                return self._fallback_epsilon(delta)
+            eps, order = min(answers, key=lambda eo: eo[0])
             if order < self._top or self._next >= len(_EXTENSION_ORDERS) or not math.isfinite(eps):
                 return eps, order
             self._add([_EXTENSION_ORDERS[self._next]])
@@ -202,7 +315,8 @@ def dpsgd_epsilon(
     -------
     float
         An epsilon for which the mechanism is (epsilon, delta)-DP (``inf`` if none can be
-        certified).
+        certified, including when the accountant's answer is numerically meaningless: an
+        epsilon ``<= 0`` or ``nan`` for this finite noise, see the module docstring).
     """
     s = check_positive(sigma, "sigma")
     qq = _check_q(q)
@@ -213,6 +327,14 @@ def dpsgd_epsilon(
     if rel == ADD_REMOVE:
         return curve.epsilon(d)[0]
     return _replace_one_epsilon(curve, d)[0]
+
+
+def _below_certifiable(eps: float, delta: float) -> ValueError:
+    return ValueError(
+        f"the requested (epsilon={eps:g}, delta={delta:g}) is below what the DP-SGD RDP "
+        "accountant can certify in floating point (at such noise its Renyi divergences are "
+        "lost to rounding); use a larger epsilon or delta"
+    )
 
 
 def calibrate_noise_multiplier(
@@ -227,16 +349,19 @@ def calibrate_noise_multiplier(
     """The (nearly) smallest noise multiplier ``sigma`` with ``dpsgd_epsilon(sigma, ...) <= epsilon``.
 
     Bisection on ``log sigma`` with a one-sided invariant: the upper end ``hi`` is only ever
-    set to a value whose epsilon was computed and found ``<= epsilon``, and ``hi`` is what is
-    returned, so the result is *never* above the target (no tolerance on the privacy side,
-    unlike a bisection that returns a midpoint within a tolerance of the target).  The
-    returned sigma is within a factor ``1 + rtol`` of the smallest sigma the accountant
-    certifies.
+    set to a value whose epsilon was computed, trusted (positive and finite: see the module
+    docstring) and found ``<= epsilon``, and ``hi`` is what is returned, so the result is
+    *never* above the target (no tolerance on the privacy side, unlike a bisection that
+    returns a midpoint within a tolerance of the target).  The returned sigma is within a
+    factor ``1 + rtol`` of the smallest sigma the accountant certifies.
 
     Raises
     ------
     ValueError
-        For invalid parameters, or if no sigma <= 1e8 reaches the target.
+        For invalid parameters, or if no sigma <= 1e8 reaches the target with a trusted
+        accountant answer: a target below :func:`certifiable_epsilon_floor` is refused at
+        once, and so is one the search can only reach where the accountant's answers have
+        become numerically meaningless.  Deterministic and public: nothing random is drawn.
     """
     eps = check_epsilon(epsilon)
     d = check_delta(delta)
@@ -244,19 +369,35 @@ def calibrate_noise_multiplier(
     t = _check_steps(steps)
     rel = _check_neighbouring(neighbouring)
     tol = check_positive(rtol, "rtol")
+    # The floor holds unless the conversion's KL branch (epsilon 0 once the RDP is below
+    # -log(1 - delta'^2)) can be reached by the exact Gaussian bound T a / (2 sigma^2) at some
+    # sigma searched (<= 2 * _MAX_SIGMA, order 2; delta' <= delta / 2 for replace-one).
+    d_ar = d / 2.0 if rel == REPLACE_ONE else d
+    kl_reachable = d_ar * d_ar + math.expm1(-t / (2.0 * _MAX_SIGMA) ** 2) > 0
+    if not kl_reachable and eps < certifiable_epsilon_floor(d, neighbouring=rel):
+        raise _below_certifiable(eps, d)
 
-    def eps_of(s: float) -> float:
+    def eps_of(s: float) -> tuple[float, bool]:
+        """(epsilon, trusted) at noise multiplier s."""
         curve = _AddRemoveRdp(s, qq, t)
-        return curve.epsilon(d)[0] if rel == ADD_REMOVE else _replace_one_epsilon(curve, d)[0]
+        e = curve.epsilon(d)[0] if rel == ADD_REMOVE else _replace_one_epsilon(curve, d)[0]
+        return e, not curve.untrusted
 
     def ok(s: float) -> bool:
-        return eps_of(s) <= eps
+        e, trusted = eps_of(s)
+        return trusted and e <= eps
 
     # Initial guess from the Gaussian approximation (sensitivity 2 for replace-one).
     sens = 2.0 if rel == REPLACE_ONE else 1.0
     guess = max(0.3, sens * qq * math.sqrt(2.0 * t * math.log(1.0 / d)) / eps)
     guess = min(guess, _MAX_SIGMA)  # a tiny epsilon: the accountant overflows far above it
-    if ok(guess):
+    e_guess, trusted = eps_of(guess)
+    while not trusted:  # beyond floating point: come down to where the accountant means something
+        guess /= 4.0
+        if guess < 0.3:  # pragma: no cover - small sigmas have large, meaningful RDP
+            raise _below_certifiable(eps, d)
+        e_guess, trusted = eps_of(guess)
+    if e_guess <= eps:
         hi = guess
         lo = guess / 2.0
         while ok(lo):
@@ -267,14 +408,16 @@ def calibrate_noise_multiplier(
     else:
         lo = guess
         hi = guess * 2.0
-        while not ok(hi):
+        while True:
+            e_hi, trusted = eps_of(hi)
+            if not trusted:  # more noise only makes the answers more meaningless
+                raise _below_certifiable(eps, d)
+            if e_hi <= eps:
+                break
             lo = hi
             hi *= 2.0
             if hi > _MAX_SIGMA:
-                raise ValueError(
-                    f"no noise multiplier <= {_MAX_SIGMA:g} achieves epsilon={eps} at "
-                    f"delta={d} with q={qq}, steps={t}"
-                )
+                raise _below_certifiable(eps, d)
     while hi / lo > 1.0 + tol:
         mid = math.sqrt(lo * hi)
         if ok(mid):
