@@ -154,16 +154,22 @@ def test_a_quoted_line_break_keeps_the_refusals(tmp_path: Path, tail: str) -> No
         assert "quote that is not closed" in str(info.value) and "#" not in str(info.value)
 
 
-@pytest.mark.parametrize("command", [
+_CHECK_AND_FIT = [
     ["schema", "check", "{data}", "--schema", "{schema}"],
     ["fit", "{data}", "--schema", "{schema}", "--model", "dpsgd", "--epsilon", "1",
      "--out", "{out}", "--seed", "0"],
-], ids=["schema-check", "fit"])
+]
+
+
+def _run(runner, command: list[str], path: Path, sch: Path, tmp_path: Path):
+    args = [a.format(data=path, schema=sch, out=tmp_path / "m") for a in command]
+    return runner.invoke(app, args, env=ENV)
+
+
+@pytest.mark.parametrize("command", _CHECK_AND_FIT, ids=["schema-check", "fit"])
 def test_the_commands_read_a_quoted_line_break(runner, tmp_path: Path,
                                               command: list[str]) -> None:
-    path, sch = _with_break(tmp_path)
-    args = [a.format(data=path, schema=sch, out=tmp_path / "m") for a in command]
-    res = runner.invoke(app, args, env=ENV)
+    res = _run(runner, command, *_with_break(tmp_path), tmp_path)
     assert res.exit_code == 0, res.output
 
 
@@ -213,17 +219,11 @@ def test_mixed_line_endings_are_refused_by_every_reader(tmp_path: Path) -> None:
             read(path)
 
 
-@pytest.mark.parametrize("command", [
-    ["schema", "check", "{data}", "--schema", "{schema}"],
-    ["fit", "{data}", "--schema", "{schema}", "--model", "dpsgd", "--epsilon", "1",
-     "--out", "{out}", "--seed", "0"],
-    ["schema", "infer", "{data}", "--target", "y"],
-], ids=["schema-check", "fit", "schema-infer"])
+@pytest.mark.parametrize("command", [*_CHECK_AND_FIT, ["schema", "infer", "{data}", "--target", "y"]],
+                         ids=["schema-check", "fit", "schema-infer"])
 def test_the_commands_refuse_mixed_line_endings(runner, tmp_path: Path,
                                                command: list[str]) -> None:
-    path, sch = _mixed(tmp_path)
-    args = [a.format(data=path, schema=sch, out=tmp_path / "m") for a in command]
-    res = runner.invoke(app, args, env=ENV)
+    res = _run(runner, command, *_mixed(tmp_path), tmp_path)
     assert res.exit_code == 2, res.output
     assert res.stderr.startswith("error: ") and res.stderr.count("\n") == 1, res.stderr
     assert MIXED in res.stderr and "Traceback" not in res.output
