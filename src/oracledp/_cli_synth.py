@@ -11,8 +11,6 @@ from __future__ import annotations
 import contextlib
 import math
 import sys
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
@@ -29,6 +27,7 @@ from oracledp._cli_budget import (
 )
 from oracledp._cli_table import (
     _ENGINE,
+    _HEARTBEAT_SECONDS,
     _IGNORE_EXTRA,
     _SCHEDULER,
     _SEP,
@@ -37,6 +36,7 @@ from oracledp._cli_table import (
     _check_scheduler,
     _clipping_on_stderr,
     _fail,
+    _heartbeat_lines,
     _interrupted,
     _load_schema,
     _naming,
@@ -56,10 +56,6 @@ _MAX_ROWS = 10**9
 _SAMPLE_CHUNK = 100_000
 
 _METHOD_HELP = ("oracle-query-pgm (default), mst, aim, mwem or independent (pure epsilon-DP).")
-
-#: Seconds between the progress lines ``synth fit`` prints when stderr is not a terminal.
-_HEARTBEAT_SECONDS = 30.0
-
 
 class _TimeLimit(BaseException):
     """``synth fit --time-limit`` expired (a BaseException, like Ctrl-C: no library code may
@@ -256,20 +252,8 @@ def _heartbeat(what: str) -> Iterator[None]:
         with console.status(what):
             yield
         return
-    stop = threading.Event()
-    start = time.monotonic()
-
-    def beat() -> None:  # no line for a fit that ends (or is refused) within the interval
-        while not stop.wait(_HEARTBEAT_SECONDS):
-            typer.echo(f"{what}: {time.monotonic() - start:.0f} s elapsed", err=True)
-
-    thread = threading.Thread(target=beat, daemon=True)
-    thread.start()
-    try:
+    with _heartbeat_lines(what, _HEARTBEAT_SECONDS):
         yield
-    finally:
-        stop.set()
-        thread.join()
 
 
 def _fit(syn: Any, data: Path, schema: Any, tdom: Any, accountant: Any,

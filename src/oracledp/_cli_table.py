@@ -268,6 +268,33 @@ def _interrupted() -> NoReturn:
     raise typer.Exit(EXIT_INTERRUPTED)
 
 
+#: Seconds between the progress lines ``fit`` and ``synth fit`` print when stderr is not a
+#: terminal (on a terminal: a live status).
+_HEARTBEAT_SECONDS = 30.0
+
+
+@contextmanager
+def _heartbeat_lines(what: str, every: float) -> Iterator[None]:
+    """While the block runs, the line ``what: N s elapsed`` on stderr every ``every`` seconds,
+    for a stderr that is not a terminal: a log shows the fit is alive (wall time only, never
+    saved or released; a fit that ends, or is refused, within the first interval prints
+    none, so a refusal stays one ``error:`` line)."""
+    stop = threading.Event()
+    start = time.monotonic()
+
+    def beat() -> None:
+        while not stop.wait(every):
+            typer.echo(f"{what}: {time.monotonic() - start:.0f} s elapsed", err=True)
+
+    thread = threading.Thread(target=beat, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
 def _run_interruptibly(work: Any) -> Any:
     """``work()`` in a worker thread, waited for in the main thread, so that Ctrl-C (which
     Python delivers to the main thread) stops the wait at once even while a solver runs in
@@ -629,7 +656,9 @@ def _fit_and_save(est: Any, data: Path, schema: Any, out: Path, model: str, sep:
                       disable=not err_console.is_terminal) as progress:
             progress.add_task(f"{limit.strip()} fitting {model}; Ctrl-C stops, writes nothing",
                               total=None)
-            with accountant if accountant is not None else contextlib.nullcontext():
+            lines = (contextlib.nullcontext() if err_console.is_terminal else
+                     _heartbeat_lines(f"fit --model {model}: fitting", _HEARTBEAT_SECONDS))
+            with lines, accountant if accountant is not None else contextlib.nullcontext():
                 run["fitting"] = True
                 # the fit takes the matrix over (no reference stays here), so the exact
                 # learners free it once they have encoded it
