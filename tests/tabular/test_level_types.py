@@ -45,3 +45,14 @@ def test_fit_refuses_the_schema_in_one_line(tmp_path):
     assert r.exit_code != 0
     assert "column 'c': each level must be a string or a finite number" in r.output
     assert not (tmp_path / "m" / "model.json").exists()
+
+
+@pytest.mark.parametrize("label", [None, ["a"], {"a": 1}, float("nan"), float("inf")])
+def test_a_target_label_that_is_not_a_string_or_a_finite_number_is_refused(label):
+    """The target's labels went through str() like the levels did: null became the label
+    'None' (a default missing value), a list "['a']"."""
+    from oracledp.tabular import TableSchema
+
+    with pytest.raises(ValueError, match="each label must be a string or a finite number"):
+        TableSchema.from_dict({"target": {"name": "y", "labels": [label, "x"]}, "columns": [
+            {"name": "a", "type": "numeric", "lower": 0, "upper": 9, "step": 1}]})

@@ -35,6 +35,7 @@ from oracledp.tabular._columns import (
     SPACES_RULE,
     Column,
     _flag,
+    _is_level,
     _json_type,
     has_spaces,
     same_numbers,
@@ -121,6 +122,12 @@ class TableSchema:
             raise ValueError(f"target {self.target!r}: the name has {SPACES_RULE}")
         if self.target in names:
             raise ValueError(f"the target {self.target!r} is also listed as a feature column")
+        bad = [v for v in self.labels
+               if not (_is_level(v) or isinstance(v, (bool, np.bool_)))]
+        if bad:  # str() would make null the label 'None', a list "['x']"
+            raise ValueError(f"target {self.target!r}: each label must be a string or a finite "
+                             f"number (as the cells write it, e.g. [\"no\", \"yes\"] or [0, 1]), "
+                             f"got a {_json_type(bad[0], item=True)}")
         labels = tuple(str(v) for v in self.labels)
         if len(labels) != 2 or labels[0] == labels[1]:
             raise ValueError("the target needs exactly two distinct 'labels'")
