@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 
 import pytest
+from _heartbeat import beats, slow_fit_with_fast_beats
 from _small_table import ROWS, SCHEMA
 from typer.testing import CliRunner
 
@@ -231,22 +232,11 @@ def test_fit_prints_progress_lines_when_stderr_is_not_a_terminal(files, monkeypa
     """A fit whose stderr went to a log printed nothing until it ended (a reviewer's 64-column
     fit: 50 s of silence); synth fit printed a line every 30 s.  Both share the heartbeat now:
     here every 0.1 s of a fit slowed to 0.5 s, and the model is still saved."""
-    import time
-
     import oracledp._cli_table as cli_table
     from oracledp.baselines import DPSGDLogisticRegression
 
-    real_fit = DPSGDLogisticRegression.fit
-
-    def slow(self, *a, **k):
-        time.sleep(0.5)
-        return real_fit(self, *a, **k)
-
-    monkeypatch.setattr(cli_table, "_HEARTBEAT_SECONDS", 0.1)
-    monkeypatch.setattr(DPSGDLogisticRegression, "fit", slow)
+    slow_fit_with_fast_beats(monkeypatch, cli_table, DPSGDLogisticRegression)
     res = _fit(files)
     assert res.exit_code == 0, res.output
-    beats = [ln for ln in res.stderr.splitlines() if ln.endswith(" s elapsed")]
-    assert len(beats) >= 3 and all(ln.startswith("fit --model dpsgd: fitting: ")
-                                   for ln in beats), res.stderr
+    assert len(beats(res.stderr, "fit --model dpsgd: fitting: ")) >= 3
     assert (files["out"] / "model.json").exists()

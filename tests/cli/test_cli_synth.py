@@ -7,6 +7,7 @@ import json
 
 import pandas as pd
 import pytest
+from _heartbeat import beats, slow_fit_with_fast_beats
 
 import oracledp.privacy._noise as noise_mod
 from oracledp._cli import app
@@ -346,24 +347,14 @@ def test_evaluate_takes_schema_and_bins_from_the_model(runner, files, tmp_path):
 
 
 def test_progress_lines_when_stderr_is_not_a_terminal(runner, files, tmp_path, monkeypatch):
-    import time
-
     import oracledp._cli_synth as cli_synth
     from oracledp.synth import TableSynthesizer
 
-    real_fit = TableSynthesizer.fit
-
-    def slow(self, *a, **k):
-        time.sleep(0.5)
-        return real_fit(self, *a, **k)
-
-    monkeypatch.setattr(cli_synth, "_HEARTBEAT_SECONDS", 0.1)
-    monkeypatch.setattr(TableSynthesizer, "fit", slow)
+    slow_fit_with_fast_beats(monkeypatch, cli_synth, TableSynthesizer)
     res = runner.invoke(app, _fit_args(files, tmp_path), env=ENV)
     assert res.exit_code == 0, res.output
-    beats = [ln for ln in res.stderr.splitlines() if ln.endswith(" s elapsed")]
-    assert len(beats) >= 3 and all(ln.startswith(
-        "synth fit --method oracle-query-pgm: reading titanic.csv and fitting: ") for ln in beats)
+    assert len(beats(res.stderr, "synth fit --method oracle-query-pgm: reading titanic.csv "
+                                 "and fitting: ")) >= 3
 
 
 def test_time_limit_stops_the_fit_and_keeps_a_started_fit_charged(runner, files, tmp_path,
