@@ -16,13 +16,33 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["MODELS", "make_estimator", "model_schema"]
+__all__ = ["MODELS", "estimator_class", "make_estimator", "model_schema"]
 
 #: Every single model :func:`make_estimator` knows (``oracledp models`` explains them).
 MODELS = ("opdisc", "rspm", "opsamp", "dpsgd", "accuracy-first", "gaussian-rspm")
 #: The private selection among opdisc, rspm, gaussian-rspm and dpsgd
 #: (:class:`~oracledp.estimators.AutoClassifier`): a name :func:`make_estimator` also takes.
 AUTO = "auto"
+
+#: The estimator class of each name (module, class), imported only when asked for.
+_CLASSES: dict[str, tuple[str, str]] = {
+    "opdisc": ("oracledp.estimators", "OPDiscClassifier"),
+    "rspm": ("oracledp.estimators", "RSPMClassifier"),
+    "gaussian-rspm": ("oracledp.estimators", "GaussianRSPMClassifier"),
+    "opsamp": ("oracledp.estimators", "OPSampClassifier"),
+    "dpsgd": ("oracledp.baselines", "DPSGDLogisticRegression"),
+    "accuracy-first": ("oracledp.estimators", "AccuracyFirstLogisticRegression"),
+    AUTO: ("oracledp.estimators", "AutoClassifier"),
+}
+
+
+def estimator_class(name: str) -> Any:
+    """The estimator class :func:`make_estimator` builds for model ``name`` (its
+    ``_get_param_names()`` are the parameters a saved model may record)."""
+    import importlib
+
+    module, cls = _CLASSES[check_model_name(name)]
+    return getattr(importlib.import_module(module), cls)
 
 
 def check_model_name(name: object, param: str = "name") -> str:
@@ -153,9 +173,7 @@ def make_estimator(name: str, schema: Any, epsilon: float | None = None,
     schema.check_confirmed()  # the schema's one confirmation check, for Python and the CLI
     labels = list(schema.labels)
     if name == AUTO:
-        from oracledp.estimators import AutoClassifier
-
-        return AutoClassifier(
+        return estimator_class(AUTO)(
             epsilon, delta, schema=schema.feature_schema(), classes=labels,
             random_state=random_state, fit_intercept=not schema.intercept,
             n_features=schema.n_features,
@@ -165,36 +183,26 @@ def make_estimator(name: str, schema: Any, epsilon: float | None = None,
             time_limit=None if time_limit is _UNSET else time_limit,
             work_limit=None if work_limit is _UNSET else work_limit)
     if name in EXACT_MODELS:
-        from oracledp.estimators import GaussianRSPMClassifier, OPDiscClassifier, RSPMClassifier
-
         common = {"schema": schema.feature_schema(), "classes": labels,
                   "random_state": random_state,
                   "oracle": "highs" if oracle is _UNSET else oracle,
                   "time_limit": None if time_limit is _UNSET else time_limit,
                   "work_limit": None if work_limit is _UNSET else work_limit,
                   **({} if space is _UNSET or space is None else {"space": space})}
-        if name == "rspm":
-            return RSPMClassifier(epsilon, **common)
-        if name == "gaussian-rspm":
-            return GaussianRSPMClassifier(epsilon, delta, **common)
-        return OPDiscClassifier(epsilon, delta, **common)
+        if name == "rspm":  # pure: no delta
+            return estimator_class(name)(epsilon, **common)
+        return estimator_class(name)(epsilon, delta, **common)
     if name == "opsamp":
-        from oracledp.estimators import OPSampClassifier
-
         nb = schema.norm_bounds()
-        return OPSampClassifier(epsilon, delta, feature_bound=nb["linf"],
+        return estimator_class(name)(epsilon, delta, feature_bound=nb["linf"],
                                 feature_l1_bound=nb["l1"], classes=labels,
                                 n_features=schema.n_features, random_state=random_state)
     if name == "dpsgd":
-        from oracledp.baselines import DPSGDLogisticRegression
-
         # the schema's intercept feature plays the intercept's role: no second constant
-        return DPSGDLogisticRegression(epsilon, delta, classes=labels, random_state=random_state,
+        return estimator_class(name)(epsilon, delta, classes=labels, random_state=random_state,
                                        fit_intercept=not schema.intercept,
                                        n_features=schema.n_features)
-    from oracledp.estimators import AccuracyFirstLogisticRegression
-
-    return AccuracyFirstLogisticRegression(0.1 if alpha is _UNSET else alpha, classes=labels,
+    return estimator_class(name)(0.1 if alpha is _UNSET else alpha, classes=labels,
                                            random_state=random_state,
                                            max_epsilon=None if max_epsilon is _UNSET
                                            else max_epsilon,

@@ -75,12 +75,9 @@ class _Fitted:
         self.model = model
 
     def get_params(self, deep: bool = False) -> dict[str, Any]:
-        import importlib
+        from oracledp._registry import estimator_class
 
-        from oracledp.tabular._model_file import _PARAM_CLASSES
-
-        module, name = _PARAM_CLASSES[self.model]  # the names the model's estimator takes
-        takes = getattr(importlib.import_module(module), name)._get_param_names()
+        takes = estimator_class(self.model)._get_param_names()  # the names its estimator takes
         return {k: v for k, v in {"epsilon": 1.0, "delta": None, "oracle": "highs",
                                   "random_state": 3}.items() if k in takes}
 

@@ -86,27 +86,12 @@ def _check_params(params: Any) -> dict[str, Any]:
     return dict(params)
 
 
-#: The estimator class of each model type, whose ``__init__`` parameters are the names a
-#: saved ``params`` may hold (with ``space`` for the exact models).
-_PARAM_CLASSES: dict[str, tuple[str, str]] = {
-    "opdisc": ("oracledp.estimators", "OPDiscClassifier"),
-    "rspm": ("oracledp.estimators", "RSPMClassifier"),
-    "gaussian-rspm": ("oracledp.estimators", "GaussianRSPMClassifier"),
-    "opsamp": ("oracledp.estimators", "OPSampClassifier"),
-    "dpsgd": ("oracledp.baselines", "DPSGDLogisticRegression"),
-    "accuracy-first": ("oracledp.estimators", "AccuracyFirstLogisticRegression"),
-    "auto": ("oracledp.estimators", "AutoClassifier"),
-}
-
-
 def _check_param_names(model_type: str, params: dict[str, Any], what: str = "params") -> None:
     """Refuse a saved parameter that ``model_type``'s estimator does not take (a hand edit or
     another program's file: it would be shown as the fit's, and never was)."""
-    import importlib
+    from oracledp._registry import estimator_class
 
-    module, name = _PARAM_CLASSES[model_type]
-    cls = getattr(importlib.import_module(module), name)
-    known = set(cls._get_param_names()) | ({"space"} if model_type in _SPACE_RULE else set())
+    known = set(estimator_class(model_type)._get_param_names()) | ({"space"} if model_type in _SPACE_RULE else set())
     unknown = sorted(set(params) - known)
     if unknown:
         raise ValueError(f"{what} has fields that model {model_type!r} does not take: "
