@@ -291,11 +291,7 @@ class TableSynthesizer:
         delta = (self.delta if self.delta is not None else 1.0 / max(n, 2) ** 2
                  ) if needs_delta else 0.0
         epsilon = float(self.epsilon)
-        rho = zcdp_rho(epsilon, delta) if needs_delta else None
-        if rho is not None and not rho > 0.0:
-            raise ValueError(f"epsilon {epsilon:g} is too small to compute with: its zCDP rho "
-                             "underflows to 0 in floating point; raise epsilon. Nothing was "
-                             "fitted")
+        rho = zcdp_rho(epsilon, delta) if needs_delta else None  # > 0: epsilon >= the floor
         chosen = auto_bins(n, rho if rho is not None else epsilon**2 / 2.0)
         refined: dict[str, Any] = {}  # name -> its coarse bins: a count or cut points
         by_rule = 0  # refined columns whose count is the budget's choice
