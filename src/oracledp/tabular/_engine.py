@@ -104,7 +104,7 @@ def _column_sql(schema: TableSchema, i: int, col: str, dtype: str
     else:  # text: at most 15 characters among the digits, '-' and '.' (see _PLAIN), and
         # not one of the schema's missing values (a cell that writes one is missing whatever
         # number it writes: the schema's code reads it, as in predict)
-        tokens = sorted(set(schema.missing_values) - set(c.levels or ()))
+        tokens = schema._missing_tokens(c.levels)
         token = (f" AND {col} NOT IN ({', '.join(_quote(t) for t in tokens)})"
                  if tokens else "")
         x = (f"TRY_CAST(CASE WHEN length({col}) <= 15 AND NOT regexp_matches({col}, "

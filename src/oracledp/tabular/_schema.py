@@ -487,12 +487,18 @@ class TableSchema:
             return found, None, None
         return found, out, y_idx
 
+    def _missing_tokens(self, levels: Any) -> list[str]:
+        """The cell texts read as missing in a column with these ``levels`` (labels, for the
+        target): the schema's ``missing_values`` less the declared ones, which win.  The one
+        rule of every reader (the pandas scan and the DuckDB engine alike)."""
+        return sorted(set(self.missing_values) - set(levels or ()))
+
     def _value_cells(self, c: Column, cells: _Cells
                      ) -> tuple[NDArray[np.bool_], NDArray[np.bool_], NDArray[np.bool_]]:
         """Column ``c``'s cells with spaces, its missing cells (the schema's missing values
         that are not among its levels), and the rest: the cells read as values."""
         spaced = cells.spaced()
-        miss = cells.missing(sorted(set(self.missing_values) - set(c.levels or ())))
+        miss = cells.missing(self._missing_tokens(c.levels))
         return spaced, miss, ~miss & ~spaced
 
     def _scan_cells(self, i: int, s: pd.Series, *,
@@ -686,7 +692,7 @@ class TableSchema:
         """The refusal of a target column: values with spaces around them, undeclared labels
         and/or missing cells (which rule, never a value or a count)."""
         spaced = cells.spaced()
-        miss = cells.missing(sorted(set(self.missing_values) - set(self.labels))) & (lab < 0)
+        miss = cells.missing(self._missing_tokens(self.labels)) & (lab < 0)
         other = ~miss & ~spaced & (lab < 0)
         parts = [f"some values have {SPACES_RULE}"] if spaced.any() else []
         if miss.any() or other.any():
