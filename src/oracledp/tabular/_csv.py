@@ -165,10 +165,8 @@ def _prescan(source: str | Path | bytes, label: str, report: Progress | None = N
                 blank = False
     if blank:
         raise TableInputError(f"{label}: the file is empty (expected a header line and rows)")
-    if ends.suspect:
-        with _text_stream(source, label) as fh:
-            if LineEnds.walk(iter(lambda: fh.read(_BLOCK), ""), sep):
-                raise TableInputError(f"{label}: {MIXED_LINE_ENDS}")
+    if ends.mixed(lambda: _text_stream(source, label), sep):
+        raise TableInputError(f"{label}: {MIXED_LINE_ENDS}")
 
 
 def _parse_error(label: str, sep: str, exc: Exception) -> TableInputError:

@@ -19,9 +19,10 @@ import os
 import re
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import IO, Any, TypeVar
 
 import pandas as pd
 
@@ -244,14 +245,12 @@ def _mixed(label: str, kind: str, sep: str) -> bool:
         return False
     try:
         for f in _files(label, label):
+            ends = LineEnds()
             with _text_stream(f, label) as fh:
-                ends = LineEnds()
                 for block in iter(lambda fh=fh: fh.read(_BLOCK), ""):
                     ends.feed(block)
-            if ends.suspect:
-                with _text_stream(f, label) as fh:
-                    if LineEnds.walk(iter(lambda fh=fh: fh.read(_BLOCK), ""), sep):
-                        return True
+            if ends.mixed(lambda f=f: _text_stream(f, label), sep):
+                return True
     except (TableInputError, OSError, UnicodeDecodeError):
         return False
     return False
@@ -290,6 +289,16 @@ class LineEnds:
     @property
     def suspect(self) -> bool:
         return len(self._seen | _kinds(self._carry)) > 1
+
+    def mixed(self, reopen: Callable[[], AbstractContextManager[IO[str]]], sep: str) -> bool:
+        """After every block was fed: whether the lines end in more than one way, the text
+        read again from ``reopen()`` and walked (:meth:`walk`) only if :attr:`suspect`."""
+        from oracledp.tabular._csv import _BLOCK
+
+        if not self.suspect:
+            return False
+        with reopen() as fh:
+            return self.walk(iter(lambda: fh.read(_BLOCK), ""), sep)
 
     @staticmethod
     def walk(blocks: Iterator[str], sep: str) -> bool:
