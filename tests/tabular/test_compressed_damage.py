@@ -168,6 +168,18 @@ def test_the_mapping_of_decompression_errors() -> None:
         "x.csv.gz: not a readable gzip file")
 
 
+@pytest.mark.parametrize("kind", ["csv:zstd", "csv:gzip", "csv:none"])
+@pytest.mark.parametrize("text", [
+    "IO Error: Could not write file \"/tmp/duckdb_temp_storage-0.tmp\": No space left on device",
+    "Out of Memory Error: could not allocate block of size 256.0 KiB",
+])
+def test_a_full_disk_or_memory_is_not_blamed_on_the_file(kind: str, text: str) -> None:
+    # Before: an IO error on a compressed file always read "not a readable zstd file".
+    msg = str(_fail("x.csv.zst", kind, ",", Exception(text)))
+    assert "ran out of disk space or memory" in msg and "not a readable" not in msg
+    assert "/tmp" not in msg and "256" not in msg
+
+
 @pytest.mark.parametrize("command", [
     ["schema", "check", "{data}", "--schema", "{schema}"],
     ["fit", "{data}", "--schema", "{schema}", "--model", "rspm", "--epsilon", "1",

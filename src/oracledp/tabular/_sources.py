@@ -224,6 +224,12 @@ def _fail(label: str, kind: str, sep: str, exc: Exception) -> TableInputError:
     if not sniffed and _NOT_UTF8.search(text):
         return TableInputError(f"{label}: the file is not UTF-8 text; re-save it as UTF-8 "
                                "(e.g. from a spreadsheet: CSV UTF-8)")
+    # The machine, not the file: a full disk (DuckDB spills to a temporary directory) or no
+    # memory left.  Said as such, whatever the file's format.
+    if "no space left" in text or "could not write" in text or "out of memory" in text:
+        return TableInputError(f"{label}: the reading stopped because this machine ran out of "
+                               "disk space or memory (not a fault of the file); free some and "
+                               "run again")
     # An IO error while DuckDB decompresses ("Data corruption detected", "Restored data
     # doesn't match checksum", "Unexpected end of GZIP stream"): the archive is damaged.
     if kind != "csv:none" and not sniffed and (text.startswith("io error") or "gzip" in text
