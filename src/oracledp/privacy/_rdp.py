@@ -10,9 +10,14 @@ DP facts implemented here (for :mod:`oracledp.baselines._dpsgd`, the only user):
   ``q = 1``; Mironov, Talwar, Zhang 2019; the moments accountant of Abadi et al. 2016).
   That analysis is for **add/remove-one** neighbours (``dp_accounting`` refuses Poisson
   sampling under ``REPLACE_ONE`` in its RDP accountant).
-* **Conversion to (epsilon, delta).**  ``dp_accounting``'s
-  ``get_epsilon_and_optimal_order(delta)``, a minimum over the RDP orders evaluated: any set
-  of orders gives a valid bound; adding orders only tightens it.
+* **Conversion to (epsilon, delta).**  Done here, per order, with the formula of
+  ``dp_accounting``'s ``compute_epsilon``: at order ``a`` with total RDP at most ``r``,
+  ``epsilon_a = 0`` if ``delta^2 + expm1(-r) > 0`` (the KL branch: the RDP bounds the KL
+  divergence, and total variation ``<= sqrt(1 - e^-KL)``), else ``r + log(1 - 1/a) -
+  log(delta a) / (a - 1)`` (Balle et al. 2020, Prop. 12; Canonne, Kamath, Steinke 2020);
+  epsilon is the minimum over the orders evaluated.  Any set of orders gives a valid bound;
+  adding orders only tightens it.  It is applied to a per-order *upper bound* of the RDP,
+  not to the value as computed (next point).
 * **Replace-one by group privacy of size 2.**  If ``D'`` is ``D`` with record ``x``
   replaced by ``x'``, then ``D0 = D \\ {x}`` is an add/remove neighbour of both.  If the
   mechanism is ``(e0, d0)``-DP for add/remove, then for every event S
@@ -47,28 +52,61 @@ Any set of orders gives a valid bound; extending only tightens it.
 :func:`calibrate_noise_multiplier` inverts :func:`dpsgd_epsilon`: the smallest noise
 multiplier (within ``1 + rtol``) whose certified epsilon is never above the target.
 
-Numerically meaningless answers are never certificates.  At a very large noise multiplier
-the per-order RDP (about ``q^2 a / sigma^2`` per step) falls below double precision, the
-computed value is rounding noise (zero or negative), and ``dp_accounting`` logs "Negative
-Renyi divergence ... Returning an epsilon of zero" and answers ``0`` (or ``0`` through its
-KL branch).  So with Poisson subsampling an accountant epsilon ``<= 0`` (and, always, a
-``nan`` or the negative-RDP fallback) is *untrusted*: the answer is replaced by that of the
-unsubsampled Gaussian (``q = 1``: RDP ``a / (2 sigma^2)`` per step, computed to full relative
-precision and never below the subsampled RDP), and if that is untrusted too,
-:func:`dpsgd_epsilon` returns ``inf`` and the calibration target is not met.  Without
-subsampling an epsilon of 0 from the conversion (large ``delta``) is a valid certificate.  With
-``r >= 0`` the conversion gives ``epsilon >= min_a [log(1 - 1/a) - log(delta a) / (a - 1)]``
-over the orders used, whatever sigma is: :func:`certifiable_epsilon_floor` (doubled at
-``delta / 2`` for replace-one, since ``c >= 0`` in the group-privacy step).  A target below
-that floor, or one only reachable where the accountant's answers become untrusted, is
-refused with one ValueError before any noise is drawn.  ``dp_accounting``'s absl warnings
-are filtered out while it runs (a scoped :class:`logging.Filter` on the ``absl`` logger).
+Rounding.  The RDP ``dp_accounting`` computes for ``q < 1`` is not exact: at a very large noise
+multiplier the per-order value (about ``q^2 a / sigma^2`` per step) falls below double
+precision and what is computed is rounding noise (zero or negative, where the old conversion
+answered ``0``).  So each order's computed total ``r`` is used through a stated bound
+``err(a)`` on its absolute rounding error (:func:`_rounding_bound`).  With ``u = 2.2e-16``
+(machine epsilon) and ``L = log(1/(1 - q))``: ``dp_accounting``'s ``_compute_log_a_int`` is a
+left-to-right log-sum-exp of the ``a + 1`` terms ``s_i = log C(a, i) + i log q + (a - i) log(1 -
+q) + (i^2 - i) / (2 sigma^2)``.  Each term is a few operations (three ``lgamma`` among them) on
+quantities of size at most ``M = 2 lgamma(a + 1) + a (|log q| + L) + a (a - 1) / (2 sigma^2)``,
+so its absolute error is taken as at most ``16 u M``; log-sum-exp is 1-Lipschitz in its terms,
+so that passes to the sum unamplified.  Each of the ``a + 1`` accumulation steps
+``log1p(exp(x - y)) + y`` adds at most ``4 u`` from ``exp``/``log1p`` (their result is in
+``[0, log 2]``, and an error in ``x - y`` is damped by ``exp(x - y)``) and ``u |y|`` from the
+final addition, where the partial sums ``y`` lie between the first term ``-a L`` and the total
+``log A_a <= a (a - 1) / (2 sigma^2)``, hence ``|y| <= B = a L + a (a - 1) / (2 sigma^2) +
+log(a + 1)``.  Then ``|log A_a error| <= u (16 M + (a + 1) (4 + B))``; the step RDP is ``log
+A_a / (a - 1)`` (one more rounding) and the total is ``T`` times it (one more), so ``err(a) = 4
+[T u (16 M + (a + 1)(4 + B)) / (a - 1) + 2 u |r|]``, with a safety factor 4 over this
+worst-case, linearly accumulated estimate.  (At ordinary calibrations ``err`` is thousands of
+times below ``r``: Adult schedule, sigma 530 (epsilon 0.01), order 2: ``r = 1.2e-6``, ``err =
+1.8e-10``; the calibrated sigmas of ordinary targets are unchanged to all digits.)
+
+The per-order bound used is: if ``r >= 4 err(a)`` (the order is *resolved*: the value is far
+above its rounding), ``min(r + err(a), R_a)``; otherwise (including ``nan`` and negative
+``r``) ``R_a = T a / (2 sigma^2)``, the RDP of the unsubsampled Gaussian (``q = 1``), computed
+to full relative precision (rounded up by ``8 u``) and never below the subsampled RDP (module
+proof: ``docs/proofs/dpsgd-replace-one.md``).  Either is a valid upper bound of the true RDP at
+that order, so the conversion's answer is a valid certificate, a KL-branch ``0`` included: it
+is accepted exactly when it holds for the rounded-up RDP (at ``delta = 0.4`` a well-resolved
+subsampled RDP gives ``0`` at sigma around 0.5, which the former test "subsampled epsilon
+``<= 0`` is untrusted" rejected, making epsilon(sigma) jump up to the loose ``q = 1`` curve
+and the calibration's bisection miss the smallest sigma by a factor 27), while a zero that
+only came from RDP lost to rounding is not (that order falls back to ``R_a``).  For ``q = 1``
+the bound is ``R_a`` at every order.  Orders that cannot be resolved (``R_a`` below three
+rounding bounds) are not computed at all.  The per-order switch to ``R_a`` can make epsilon
+rise very slightly where resolution is lost (sigma of order 1e6 for ``q = 0.256``, epsilon
+within 1e-5 of the floor): there the calibration may lose near-minimality, never validity.
+
+With every per-order bound ``>= 0`` the conversion gives ``epsilon >= min_a [log(1 - 1/a) -
+log(delta a) / (a - 1)]`` over the orders used, whatever sigma is:
+:func:`certifiable_epsilon_floor` (doubled at ``delta / 2`` for replace-one, since ``c >= 0`` in
+the group-privacy step).  A target below that floor is refused with one ValueError before any
+noise is drawn (unless the KL branch is reachable in the sigmas searched).
+``dp_accounting``'s absl log records are dropped while it runs (a scoped
+:class:`logging.Filter` on the ``absl`` logger).
 
 References
 ----------
 M. Abadi et al. "Deep Learning with Differential Privacy". CCS 2016.
 I. Mironov, K. Talwar, L. Zhang. "Renyi Differential Privacy of the Sampled
 Gaussian Mechanism". arXiv:1908.10530, 2019.
+B. Balle, G. Barthe, M. Gaboardi, J. Hsu, T. Sato. "Hypothesis Testing Interpretations and
+Renyi Differential Privacy". AISTATS 2020.
+C. Canonne, G. Kamath, T. Steinke. "The Discrete Gaussian for Differential Privacy".
+NeurIPS 2020.
 """
 
 from __future__ import annotations
@@ -109,35 +147,59 @@ _EXTENSION_ORDERS: tuple[int, ...] = tuple(_extension_orders())
 _ALL_ORDERS: tuple[int, ...] = _BASE_ORDERS + _EXTENSION_ORDERS
 
 
-class _AccountantWarnings(logging.Filter):
-    """Drops dp_accounting's absl warnings; notes the "negative Renyi divergence" fallback."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.negative_rdp = False
+class _DropAccountantRecords(logging.Filter):
+    """Drops the absl log records emitted from inside ``dp_accounting``."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         path = str(getattr(record, "pathname", "")).replace("\\", "/")
-        try:
-            msg = record.getMessage()
-        except Exception:  # pragma: no cover - a malformed record: keep it
-            return True
-        if "Negative Renyi divergence" in msg:
-            self.negative_rdp = True
-            return False
-        return "dp_accounting" not in path and "Renyi" not in msg and "_compute_log_a" not in msg
+        return "/dp_accounting/" not in path
 
 
 @contextlib.contextmanager
-def _quiet_accountant() -> Iterator[_AccountantWarnings]:
-    """Scoped: dp_accounting's absl warnings are filtered (and recorded) inside the block."""
-    flt = _AccountantWarnings()
+def _quiet_accountant() -> Iterator[None]:
+    """Scoped: dp_accounting's absl log records are dropped inside the block."""
+    flt = _DropAccountantRecords()
     logger = logging.getLogger("absl")
     logger.addFilter(flt)
     try:
-        yield flt
+        yield
     finally:
         logger.removeFilter(flt)
+
+
+_U = 2.2e-16  # machine epsilon of double precision (rounded up)
+_ROUNDING_SAFETY = 4.0  # factor over the worst-case rounding estimate (module docstring)
+_RESOLVED = 4.0  # a computed RDP is used when at least this many times its rounding bound
+
+
+def _rounding_bound(a: int, sigma: float, q: float, steps: int, r: float) -> float:
+    """Bound on the absolute rounding error of dp_accounting's total RDP ``r`` at integer order
+    ``a`` (``T`` Poisson-subsampled Gaussian steps, ``q < 1``); derivation in the module docstring."""
+    v = 1.0 / (2.0 * sigma * sigma)
+    big_l = -math.log1p(-q)
+    m = 2.0 * math.lgamma(a + 1.0) + a * (-math.log(q) + big_l) + a * (a - 1.0) * v
+    b = a * big_l + a * (a - 1.0) * v + math.log(a + 1.0)
+    log_a_err = _U * (16.0 * m + (a + 1.0) * (4.0 + b))
+    return _ROUNDING_SAFETY * (steps * log_a_err / (a - 1.0) + 2.0 * _U * abs(r))
+
+
+def _gaussian_rdp(a: int, sigma: float, steps: int) -> float:
+    """``T a / (2 sigma^2)``, the RDP of T unsubsampled Gaussian steps, rounded up."""
+    return steps * a / (2.0 * sigma * sigma) * (1.0 + 8.0 * _U)
+
+
+def _rdp_to_epsilon(orders: list[int], rdp: list[float], delta: float) -> tuple[float, float]:
+    """(epsilon, best order): the conversion of upper bounds ``rdp`` of the RDP at ``orders``
+    (the per-order formula of ``dp_accounting``'s ``compute_epsilon``; module docstring)."""
+    best, best_order = math.inf, math.nan
+    for a, r in zip(orders, rdp, strict=True):
+        if delta * delta + math.expm1(-r) > 0:
+            e = 0.0  # the KL branch: total variation <= sqrt(1 - e^-r) < delta
+        else:
+            e = r + math.log1p(-1.0 / a) - math.log(delta * a) / (a - 1.0)
+        if e < best:
+            best, best_order = e, float(a)
+    return max(0.0, best), best_order
 
 
 def certifiable_epsilon_floor(delta: float, *, neighbouring: str = REPLACE_ONE) -> float:
@@ -156,90 +218,66 @@ def certifiable_epsilon_floor(delta: float, *, neighbouring: str = REPLACE_ONE) 
     rel = _check_neighbouring(neighbouring)
     if rel == REPLACE_ONE:
         return 2.0 * certifiable_epsilon_floor(d / 2.0, neighbouring=ADD_REMOVE)
-    return min(
-        math.log1p(-1.0 / a) - math.log(d * a) / (a - 1.0) for a in _ALL_ORDERS
-    )
+    return min(math.log1p(-1.0 / a) - math.log(d * a) / (a - 1.0) for a in _ALL_ORDERS)
 
 
 class _AddRemoveRdp:
-    """RDP of T Poisson-subsampled Gaussian steps (add/remove), orders extended on demand.
+    """Upper bounds of the RDP of T Poisson-subsampled Gaussian steps (add/remove), per order,
+    with the orders extended on demand.
 
-    Each block of orders is its own composed ``dp_accounting`` RdpAccountant; epsilon is the
-    minimum over blocks of ``get_epsilon_and_optimal_order`` (the conversion is a minimum over
-    orders, so a minimum over blocks is the same bound).
+    Each block of orders added is composed by its own ``dp_accounting`` RdpAccountant; every
+    order's computed total RDP then becomes a valid upper bound (resolved value plus its
+    rounding bound, else the unsubsampled Gaussian's, see the module docstring), and epsilon
+    is the conversion of those bounds, a minimum over all the orders evaluated.
     """
 
     def __init__(self, sigma: float, q: float, steps: int) -> None:
-        if q >= 1.0:
-            step: dp_accounting.DpEvent = dp_accounting.GaussianDpEvent(sigma)
-        else:
-            step = dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(sigma))
-        self._event = dp_accounting.SelfComposedDpEvent(step, steps)
         self._sigma, self._q, self._steps = sigma, q, steps
-        self._fallback: _AddRemoveRdp | None = None
-        self._accountants: list[RdpAccountant] = []
-        self._top = 0.0
+        self._orders: list[int] = []
+        self._bounds: list[float] = []
         self._next = 0
-        # Set once any answer was numerically meaningless (epsilon <= 0 or nan, or the
-        # "negative Renyi divergence" fallback): such answers are reported as inf.
-        self.untrusted = False
         self._add(list(_BASE_ORDERS))
 
     def _add(self, orders: list[int]) -> None:
-        acc = RdpAccountant(
-            orders=[float(a) for a in orders],
-            neighboring_relation=dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE,
-        )
-        with _quiet_accountant() as flt:
-            acc.compose(self._event)
-        if flt.negative_rdp:
-            self.untrusted = True
-        self._accountants.append(acc)
-        self._top = float(max(orders))
-
-    def _fallback_epsilon(self, delta: float) -> tuple[float, float]:
-        """The answer for untrusted subsampled RDP: the unsubsampled Gaussian's, else inf.
-
-        Poisson subsampling never increases the add/remove Renyi divergence (joint
-        quasi-convexity: both neighbours' outputs are mixtures with the same weights of
-        Gaussians whose divergence is at most that of ``N(C, .)`` vs ``N(0, .)``), so the
-        ``q = 1`` accountant is a valid, numerically exact, more conservative bound.  If it is
-        untrusted too, nothing is certified (``inf``, and ``untrusted`` stays set).
-        """
-        if self._q >= 1.0:
-            return math.inf, math.nan
-        if self._fallback is None:
-            self._fallback = _AddRemoveRdp(self._sigma, 1.0, self._steps)
-        eps, order = self._fallback.epsilon(delta)
-        if self._fallback.untrusted:
-            return math.inf, math.nan
-        self.untrusted = False
-        return eps, order
-
-    def _block_epsilon(self, acc: RdpAccountant, delta: float) -> tuple[float, float]:
-        with _quiet_accountant() as flt:
-            eps, order = acc.get_epsilon_and_optimal_order(delta)
-        eps, order = float(eps), float(order)
-        # nan, or the negative-RDP fallback, is never a certificate.  With subsampling (q < 1)
-        # an epsilon <= 0 comes from RDP values lost to rounding (log of 1 + tiny): not one
-        # either.  Without subsampling the RDP a / (2 sigma^2) is computed to full relative
-        # precision, and 0 from the conversion (large delta) is a valid certificate.
-        if flt.negative_rdp or math.isnan(eps) or (eps <= 0.0 and self._q < 1.0):
-            self.untrusted = True
-        return eps, order
+        sigma, q, steps = self._sigma, self._q, self._steps
+        gauss = {a: _gaussian_rdp(a, sigma, steps) for a in orders}
+        bounds = dict(gauss)
+        # Orders whose subsampled RDP cannot be resolved (it is at most the Gaussian's, and
+        # would need to be (_RESOLVED - 1) rounding bounds or more) are not computed at all:
+        # at a huge sigma the large orders cost seconds and would only give way to gauss.
+        todo = [
+            a
+            for a in orders
+            if q < 1.0 and gauss[a] >= (_RESOLVED - 1.0) * _rounding_bound(a, sigma, q, steps, 0.0)
+        ]
+        if todo:
+            acc = RdpAccountant(
+                orders=[float(a) for a in todo],
+                neighboring_relation=dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE,
+            )
+            step = dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(sigma))
+            with _quiet_accountant():
+                acc.compose(dp_accounting.SelfComposedDpEvent(step, steps))
+            for a, r in zip(todo, acc.rdp.tolist(), strict=True):
+                err = _rounding_bound(a, sigma, q, steps, r)
+                # nan, and r not far above its rounding bound (zero or negative included),
+                # fail this test: the exact q = 1 bound stands in.
+                if r >= _RESOLVED * err:
+                    bounds[a] = min(r + err, gauss[a])
+        self._orders.extend(orders)
+        self._bounds.extend(bounds[a] for a in orders)
 
     def epsilon(self, delta: float) -> tuple[float, float]:
         """(epsilon, best order) for add/remove at ``delta``."""
         if not delta > 0:
             return math.inf, math.nan
         while True:
-            if self.untrusted:
-                return self._fallback_epsilon(delta)
-            answers = [self._block_epsilon(acc, delta) for acc in self._accountants]
-            if self.untrusted:
-                return self._fallback_epsilon(delta)
-            eps, order = min(answers, key=lambda eo: eo[0])
-            if order < self._top or self._next >= len(_EXTENSION_ORDERS) or not math.isfinite(eps):
+            eps, order = _rdp_to_epsilon(self._orders, self._bounds, delta)
+            if (
+                order < self._orders[-1]
+                or self._next >= len(_EXTENSION_ORDERS)
+                or not math.isfinite(eps)
+            ):
                 return eps, order
             self._add([_EXTENSION_ORDERS[self._next]])
             self._next += 1
@@ -273,6 +311,7 @@ def _replace_one_epsilon(curve: _AddRemoveRdp, delta: float) -> tuple[float, flo
         return curve.epsilon(delta / (1.0 + math.exp(c)))[0]
 
     e = f(0.0)  # a lower bound of the least fixed point
+    lo = 0.0
     for _ in range(200):
         if not math.isfinite(e):
             return math.inf, math.inf
@@ -281,8 +320,21 @@ def _replace_one_epsilon(curve: _AddRemoveRdp, delta: float) -> tuple[float, flo
         # Certificate: add/remove (fc, delta / (1 + e^cand)) with fc <= cand => replace (2 fc, delta).
         if fc <= cand:
             return 2.0 * fc, cand
-        e = fc
-    return math.inf, math.inf  # no certificate found: refuse to claim anything
+        lo, e = cand, fc
+    # The iteration creeps (f has slope near 1 at order 2 for a small delta / (1 + e^c)):
+    # bracket a certificate (f(hi) <= hi, f(lo) > lo) by doubling, then bisect.
+    hi = 2.0 * lo + 1.0
+    while f(hi) > hi:
+        lo, hi = hi, 2.0 * hi
+        if hi > 700:
+            return math.inf, math.inf  # no certificate found: refuse to claim anything
+    while hi - lo > 1e-9 * hi + 1e-15:
+        mid = 0.5 * (lo + hi)
+        if f(mid) <= mid:
+            hi = mid
+        else:
+            lo = mid
+    return 2.0 * f(hi), hi
 
 
 def dpsgd_epsilon(
@@ -315,8 +367,8 @@ def dpsgd_epsilon(
     -------
     float
         An epsilon for which the mechanism is (epsilon, delta)-DP (``inf`` if none can be
-        certified, including when the accountant's answer is numerically meaningless: an
-        epsilon ``<= 0`` or ``nan`` for this finite noise, see the module docstring).
+        certified).  RDP values lost to rounding are never used as they are (module
+        docstring).
     """
     s = check_positive(sigma, "sigma")
     qq = _check_q(q)
@@ -349,19 +401,19 @@ def calibrate_noise_multiplier(
     """The (nearly) smallest noise multiplier ``sigma`` with ``dpsgd_epsilon(sigma, ...) <= epsilon``.
 
     Bisection on ``log sigma`` with a one-sided invariant: the upper end ``hi`` is only ever
-    set to a value whose epsilon was computed, trusted (positive and finite: see the module
-    docstring) and found ``<= epsilon``, and ``hi`` is what is returned, so the result is
-    *never* above the target (no tolerance on the privacy side, unlike a bisection that
-    returns a midpoint within a tolerance of the target).  The returned sigma is within a
-    factor ``1 + rtol`` of the smallest sigma the accountant certifies.
+    set to a value whose epsilon was computed and found ``<= epsilon``, and ``hi`` is what is
+    returned, so the result is *never* above the target (no tolerance on the privacy side,
+    unlike a bisection that returns a midpoint within a tolerance of the target).  The returned
+    sigma is within a factor ``1 + rtol`` of the smallest sigma the accountant certifies, as
+    epsilon is non-increasing in sigma (except for slight rises near the floor, where the
+    subsampled RDP stops being resolved: module docstring).
 
     Raises
     ------
     ValueError
-        For invalid parameters, or if no sigma <= 1e8 reaches the target with a trusted
-        accountant answer: a target below :func:`certifiable_epsilon_floor` is refused at
-        once, and so is one the search can only reach where the accountant's answers have
-        become numerically meaningless.  Deterministic and public: nothing random is drawn.
+        For invalid parameters, or if no sigma <= 1e8 reaches the target: a target below
+        :func:`certifiable_epsilon_floor` is refused at once.  Deterministic and public:
+        nothing random is drawn.
     """
     eps = check_epsilon(epsilon)
     d = check_delta(delta)
@@ -377,27 +429,18 @@ def calibrate_noise_multiplier(
     if not kl_reachable and eps < certifiable_epsilon_floor(d, neighbouring=rel):
         raise _below_certifiable(eps, d)
 
-    def eps_of(s: float) -> tuple[float, bool]:
-        """(epsilon, trusted) at noise multiplier s."""
+    def eps_of(s: float) -> float:
         curve = _AddRemoveRdp(s, qq, t)
-        e = curve.epsilon(d)[0] if rel == ADD_REMOVE else _replace_one_epsilon(curve, d)[0]
-        return e, not curve.untrusted
+        return curve.epsilon(d)[0] if rel == ADD_REMOVE else _replace_one_epsilon(curve, d)[0]
 
     def ok(s: float) -> bool:
-        e, trusted = eps_of(s)
-        return trusted and e <= eps
+        return eps_of(s) <= eps
 
     # Initial guess from the Gaussian approximation (sensitivity 2 for replace-one).
     sens = 2.0 if rel == REPLACE_ONE else 1.0
     guess = max(0.3, sens * qq * math.sqrt(2.0 * t * math.log(1.0 / d)) / eps)
     guess = min(guess, _MAX_SIGMA)  # a tiny epsilon: the accountant overflows far above it
-    e_guess, trusted = eps_of(guess)
-    while not trusted:  # beyond floating point: come down to where the accountant means something
-        guess /= 4.0
-        if guess < 0.3:  # pragma: no cover - small sigmas have large, meaningful RDP
-            raise _below_certifiable(eps, d)
-        e_guess, trusted = eps_of(guess)
-    if e_guess <= eps:
+    if ok(guess):
         hi = guess
         lo = guess / 2.0
         while ok(lo):
@@ -408,12 +451,7 @@ def calibrate_noise_multiplier(
     else:
         lo = guess
         hi = guess * 2.0
-        while True:
-            e_hi, trusted = eps_of(hi)
-            if not trusted:  # more noise only makes the answers more meaningless
-                raise _below_certifiable(eps, d)
-            if e_hi <= eps:
-                break
+        while not ok(hi):
             lo = hi
             hi *= 2.0
             if hi > _MAX_SIGMA:
