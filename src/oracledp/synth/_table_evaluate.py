@@ -15,11 +15,17 @@ Both tables are checked against the schema and mapped to its public domain
   table's majority-label rate.
 
 * **errors at the data's own resolution** (``"data_resolution"``), which no choice of the
-  synthesizer's bins can hide: every numeric column (a gridded one with its values put on
-  its declared grid, the finest resolution any fit sees) cut at the *real* table's quantiles
-  (octiles by default; tied cut points merge, so a column that is 0 in 91 % of the rows keeps
-  a bin of its own for 0) and every categorical column at its levels (a missing cell is a
-  bin of its own).  Reported: each column's 1-way TV at those bins, each numeric column's
+  synthesizer's bins can hide.  Both tables are read through the schema exactly as a fit
+  reads them (declared levels, number-like levels compared by value so that a cell ``01``
+  is the level ``1``, missing cells as declared: a bin of their own with
+  ``"missing": "level"``, the fill value with ``{"fill": ...}``; numbers clipped where the
+  column declares it), so a real table compared with itself scores 0.  Every numeric column
+  (a gridded one with its values put on its declared grid, the finest resolution any fit
+  sees) is cut at the *real* table's quantiles (octiles by default; tied cut points merge,
+  so a column that is 0 in 91 % of the rows keeps a bin of its own for 0; no bin above a
+  cut at the declared upper bound, which no value can exceed) and every categorical column
+  at its declared levels.  A column's ``bins`` counts these bins, plus one for missing
+  cells only where the schema declares ``"missing": "level"``.  Reported: each column's 1-way TV at those bins, each numeric column's
   Wasserstein-1 distance divided by its declared range (0: same distribution, 1: all mass
   moved across the whole range), and the mean and max 2-way TV at the same bins; beside two
   plain references computed from the real table: **exact independent marginals** (the 2-way
@@ -86,42 +92,87 @@ def _marginal(codes: NDArray[np.int64], counts: NDArray[np.int64], axes: tuple[i
     return m / m.sum()
 
 
+def _schema_codes(schema: Any, df: pd.DataFrame
+                  ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """The cells of ``df`` read as a fit reads them (:meth:`TableSchema._scan`, also what
+    :class:`TableDomain` counts): per schema column the level index of a categorical cell
+    (declared levels, number-like ones by value), the grid index of a gridded number or the
+    bin of a thermometer one, a missing cell as declared (``n_values`` with
+    ``"missing": "level"``, the fill value's code with ``{"fill": ...}``); and the index of
+    every label."""
+    found, codes, y_idx = schema._scan(df, with_target=True, codes=True, clipped=set())
+    if found or codes is None or y_idx is None:  # _read checked the table: not reached
+        from oracledp.tabular._cells import _table_violation
+
+        raise _table_violation([m for _, m in sorted(found)] or ["the table was not read"])
+    return codes, y_idx.astype(np.int64)
+
+
+def _numbers(schema: Any, c: Any, s: pd.Series, code: NDArray[np.int64]
+             ) -> NDArray[np.float64]:
+    """The numbers a fit reads in the numeric column ``c`` (cells ``s``, schema codes
+    ``code``), NaN for a missing cell of a column with ``"missing": "level"``: a gridded
+    column's values on its grid (``lower + code step``: clipped, filled and rounded as
+    every fit encodes them), a thermometer column's numbers as written (the fill value for a
+    missing cell, clipped to the bounds where the column declares it)."""
+    from oracledp.tabular._cells import _Cells
+
+    present = code < c.n_values
+    if c.step is not None:
+        return np.where(present, c.lower + code * c.step, np.nan)
+    cells = _Cells(s)
+    _, miss, ok = schema._value_cells(c, cells)
+    num = cells.per_row(pd.to_numeric(cells.raw, errors="coerce").to_numpy(
+        dtype=float, na_value=np.nan))
+    x = np.where(ok, num, np.nan)
+    if c.missing == "fill":
+        x = np.where(miss, float(c.fill), x)
+    if c.lower is not None and c.upper is not None:
+        x = np.clip(x, c.lower, c.upper)  # only a column declared "clip" has numbers outside
+    return np.where(present, x, np.nan)
+
+
 def _column_codes(schema: Any, real: pd.DataFrame, syn: pd.DataFrame, quantiles: int
                   ) -> list[tuple[str, str, NDArray[np.int64], NDArray[np.int64], int,
                                   float | None]]:
     """Each column (features, then the target) as bin codes of the real and the synthetic
     rows at the data's resolution: ``(name, kind, real codes, synthetic codes, bins,
-    normalized W1 or None)``."""
+    normalized W1 or None)``.
+
+    Both tables are read through the schema as a fit reads them (:func:`_schema_codes`), so
+    a table compared with itself scores 0.  ``bins`` counts the bins a value allowed by the
+    schema can fall in: a categorical column's declared levels, a numeric column's bins cut
+    at the real quantiles (tied cuts merged, no bin above a cut at the declared upper bound),
+    plus one for missing cells only where the schema declares ``"missing": "level"``; the
+    target's two labels."""
     from scipy.stats import wasserstein_distance
 
+    r_codes, r_y = _schema_codes(schema, real)
+    s_codes, s_y = _schema_codes(schema, syn)
     out = []
-    for c in (*schema.columns, None):
-        name = schema.target if c is None else c.name
-        r, y = real[name], syn[name]
-        if c is not None and c.kind == "numeric":
-            rv = pd.to_numeric(r, errors="coerce").to_numpy(dtype=float)
-            yv = pd.to_numeric(y, errors="coerce").to_numpy(dtype=float)
-            if c.step is not None:  # on the declared grid, as every fit encodes the values
-                rv = c.lower + np.rint((rv - c.lower) / c.step) * c.step
-                yv = c.lower + np.rint((yv - c.lower) / c.step) * c.step
-            ok_r, ok_y = ~np.isnan(rv), ~np.isnan(yv)
-            cuts = (np.unique(np.quantile(rv[ok_r], np.arange(1, quantiles) / quantiles,
-                                          method="inverted_cdf"))
-                    if ok_r.any() else np.empty(0))
-            k = len(cuts) + 1  # (-inf, c_1], (c_1, c_2], ..., (c_last, inf); missing: k
-            rc = np.where(ok_r, np.searchsorted(cuts, np.where(ok_r, rv, 0.0)), k)
-            yc = np.where(ok_y, np.searchsorted(cuts, np.where(ok_y, yv, 0.0)), k)
-            w1 = None
-            span = (c.upper - c.lower) if c.lower is not None and c.upper is not None else 0.0
-            if ok_r.any() and ok_y.any() and span > 0:
-                w1 = float(wasserstein_distance(rv[ok_r], yv[ok_y]) / span)
-            out.append((name, "numeric", rc.astype(np.int64), yc.astype(np.int64), k + 1, w1))
-        else:
-            values = pd.Index(pd.concat([r, y]).astype(str).unique())
-            rc = values.get_indexer(r.astype(str)).astype(np.int64)
-            yc = values.get_indexer(y.astype(str)).astype(np.int64)
-            out.append((name, "categorical" if c is not None else "target", rc, yc,
-                        len(values), None))
+    for i, c in enumerate(schema.columns):
+        rc, yc = r_codes[:, i], s_codes[:, i]
+        if c.kind != "numeric":  # categorical: the declared levels, then (missing)
+            out.append((c.name, "categorical", rc, yc, c.n_values + c.missing_level, None))
+            continue
+        rv = _numbers(schema, c, real[c.name], rc)
+        yv = _numbers(schema, c, syn[c.name], yc)
+        ok_r, ok_y = ~np.isnan(rv), ~np.isnan(yv)
+        cuts = (np.unique(np.quantile(rv[ok_r], np.arange(1, quantiles) / quantiles,
+                                      method="inverted_cdf"))
+                if ok_r.any() else np.empty(0))
+        if c.upper is not None:  # nothing lies above the upper bound: no bin there
+            cuts = cuts[cuts < c.upper]
+        k = len(cuts) + 1  # (-inf, c_1], (c_1, c_2], ..., (c_last, inf); missing: k
+        rb = np.where(ok_r, np.searchsorted(cuts, np.where(ok_r, rv, 0.0)), k)
+        yb = np.where(ok_y, np.searchsorted(cuts, np.where(ok_y, yv, 0.0)), k)
+        w1 = None
+        span = (c.upper - c.lower) if c.lower is not None and c.upper is not None else 0.0
+        if ok_r.any() and ok_y.any() and span > 0:
+            w1 = float(wasserstein_distance(rv[ok_r], yv[ok_y]) / span)
+        out.append((c.name, "numeric", rb.astype(np.int64), yb.astype(np.int64),
+                    k + c.missing_level, w1))
+    out.append((schema.target, "target", r_y, s_y, len(schema.labels), None))
     return out
 
 
