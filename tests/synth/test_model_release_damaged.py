@@ -30,10 +30,12 @@ from oracledp._errors import ModelFileError
 from oracledp.datasets import table_schema
 from oracledp.synth import TableSynthesizer
 from oracledp.synth._table_synthesizer import (
+    JSON_SHA256,
     MODEL_FILE,
     MODEL_VERSION,
     RELEASE_FILE,
     RELEASE_SHA256,
+    _json_digest,
 )
 
 ROWS = [("1st class", "adults", "man", "yes"), ("2nd class", "adults", "women", "no"),
@@ -58,9 +60,11 @@ def _copy_with(saved: Path, tmp_path: Path, release: bytes) -> Path:
 
 
 def _record_checksum(out: Path) -> None:
-    """Record the SHA-256 of ``out``'s release.npz in its synth-model.json, as save does."""
+    """Record the SHA-256 of ``out``'s release.npz in its synth-model.json, and the JSON's
+    own, as save does."""
     d = json.loads((out / MODEL_FILE).read_text())
     d["release"][RELEASE_SHA256] = hashlib.sha256((out / RELEASE_FILE).read_bytes()).hexdigest()
+    d[JSON_SHA256] = _json_digest(d)
     (out / MODEL_FILE).write_text(json.dumps(d, indent=2) + "\n")
 
 
@@ -162,7 +166,8 @@ def test_every_flipped_bit_of_the_release_is_refused(saved: Path, tmp_path: Path
 
 def test_the_checksum_is_recorded_and_required(saved: Path, tmp_path: Path) -> None:
     d = json.loads((saved / MODEL_FILE).read_text())
-    assert d["format_version"] == MODEL_VERSION == 2
+    assert d["format_version"] == MODEL_VERSION == 3
+    assert d[JSON_SHA256] == _json_digest(d)
     assert (d["release"][RELEASE_SHA256]
             == hashlib.sha256((saved / RELEASE_FILE).read_bytes()).hexdigest())
     for edit, says in ((lambda d: d["release"].pop(RELEASE_SHA256),
@@ -171,16 +176,43 @@ def test_the_checksum_is_recorded_and_required(saved: Path, tmp_path: Path) -> N
                         "damaged (synth-model.json records no SHA-256 of release.npz)"),
                        (lambda d: d["release"].update({RELEASE_SHA256: "0" * 64}), "damaged"),
                        (lambda d: d.update(format_version=1),  # before the checksum
-                        "unsupported format_version 1 (this oracledp reads version 2; "
+                        "unsupported format_version 1 (this oracledp reads version 3; "
                         "fit the model again)")):
         where = tmp_path / f"case{len(list(tmp_path.iterdir()))}"
         where.mkdir()
         out = _copy_with(saved, where, (saved / RELEASE_FILE).read_bytes())
         doc = json.loads((out / MODEL_FILE).read_text())
         edit(doc)
+        doc[JSON_SHA256] = _json_digest(doc)  # the JSON's own digest made to match the edit
         (out / MODEL_FILE).write_text(json.dumps(doc))
         with pytest.raises(ModelFileError, match=re.escape(says)):
             TableSynthesizer.load(out)
+
+
+@pytest.mark.parametrize("edit", [
+    lambda d: d["guarantee"].update(epsilon=0.01),  # a stronger guarantee than was fitted
+    lambda d: d["guarantee"].update(holds=False),
+    lambda d: d.update(method="mwem"),
+    lambda d: d.update(zcdp_rho=1e-9),
+    lambda d: d.update(n=5),
+    lambda d: d.pop(JSON_SHA256),
+])
+def test_a_hand_edited_model_file_is_refused(saved: Path, tmp_path: Path, edit) -> None:
+    # Before format 3 each of these loaded, and `synth sample` printed the edited guarantee.
+    out = _copy_with(saved, tmp_path, (saved / RELEASE_FILE).read_bytes())
+    doc = json.loads((out / MODEL_FILE).read_text())
+    edit(doc)
+    (out / MODEL_FILE).write_text(json.dumps(doc, indent=1))
+    with pytest.raises(ModelFileError, match="was changed after it was saved"):
+        TableSynthesizer.load(out)
+
+
+def test_the_json_digest_ignores_layout_only(saved: Path, tmp_path: Path) -> None:
+    # Re-indented or re-ordered, the same entries still load (the digest is of the content).
+    out = _copy_with(saved, tmp_path, (saved / RELEASE_FILE).read_bytes())
+    doc = json.loads((out / MODEL_FILE).read_text())
+    (out / MODEL_FILE).write_text(json.dumps(dict(reversed(list(doc.items())))))
+    assert TableSynthesizer.load(out).guarantee_ == TableSynthesizer.load(saved).guarantee_
 
 
 @pytest.mark.parametrize("command", ["sample", "evaluate"])

@@ -70,15 +70,31 @@ METHODS: dict[str, tuple[str, bool]] = {
 }
 
 MODEL_FORMAT = "oracledp.synth_model"
-MODEL_VERSION = 2
+MODEL_VERSION = 3
 """The ``format_version`` that :meth:`TableSynthesizer.save` writes and
 :meth:`TableSynthesizer.load` reads (2: ``"release": {"npz_sha256": ...}`` records the
-SHA-256 of ``release.npz``); a file with another version is refused."""
+SHA-256 of ``release.npz``; 3: ``"json_sha256"`` records the SHA-256 of the rest of the JSON,
+:func:`_json_digest`); a file with another version is refused."""
 MODEL_FILE = "synth-model.json"
 RELEASE_FILE = "release.npz"
 #: The key of ``synth-model.json``'s ``"release"`` that holds the SHA-256 (hex) of the bytes of
 #: ``release.npz``; :meth:`TableSynthesizer.load` refuses a file whose bytes hash otherwise.
 RELEASE_SHA256 = "npz_sha256"
+#: The key of ``synth-model.json`` that holds the SHA-256 of the rest of the file's JSON.
+JSON_SHA256 = "json_sha256"
+
+
+def _json_digest(d: dict[str, Any]) -> str:
+    """The SHA-256 (hex) of a model's JSON without its :data:`JSON_SHA256` entry, in one
+    canonical form (sorted keys, no spaces, ASCII): a value changed by hand (the guarantee's
+    epsilon, the method) no longer matches it.  Not a signature: it catches edits and
+    damage, not a forger who recomputes it."""
+    import hashlib
+
+    body = {k: v for k, v in d.items() if k != JSON_SHA256}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
+                      allow_nan=False)
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
 
 _SYNTHETIC_NOTE = (
     "Every synthetic dataset sampled from this model, of any size and any number of times, "
@@ -535,8 +551,8 @@ class TableSynthesizer:
         Only the release: the estimated distribution (or model factors), the schema, bins,
         public parameters and the guarantee; no record, no seed, no diagnostics.
         ``synth-model.json``, written last, records the SHA-256 of the bytes of
-        ``release.npz`` (:data:`RELEASE_SHA256` of its ``"release"``), which :meth:`load`
-        checks.
+        ``release.npz`` (:data:`RELEASE_SHA256` of its ``"release"``) and of its own other
+        entries (:data:`JSON_SHA256`), which :meth:`load` checks.
         """
         import hashlib
         import io
@@ -551,6 +567,7 @@ class TableSynthesizer:
                  **{f"within_p_{i}": within[c][1] for i, c in enumerate(within)})
         d = self.to_dict()
         d["release"][RELEASE_SHA256] = hashlib.sha256(buf.getbuffer()).hexdigest()
+        d[JSON_SHA256] = _json_digest(d)
         (out / RELEASE_FILE).write_bytes(buf.getbuffer())
         model = out / MODEL_FILE
         model.write_text(json.dumps(d, indent=2) + "\n", encoding="utf-8")
@@ -560,10 +577,11 @@ class TableSynthesizer:
     def load(cls, directory: str | Path) -> TableSynthesizer:
         """A saved model (:meth:`save`), ready to :meth:`sample` with a ``random_state``.
 
-        A model of another ``format_version`` is refused, and so is a damaged one
-        (:class:`~oracledp._errors.ModelFileError`): among others, a ``release.npz`` whose
-        SHA-256 is not the one ``synth-model.json`` records (truncated, corrupt or changed
-        after saving; checked before any array is read).
+        A model of another ``format_version`` is refused, and so is a damaged or edited one
+        (:class:`~oracledp._errors.ModelFileError`): among others, a ``synth-model.json``
+        whose entries do not hash to the SHA-256 it records (a guarantee edited by hand), a
+        ``release.npz`` whose SHA-256 is not the one ``synth-model.json`` records (truncated,
+        corrupt or changed after saving; checked before any array is read).
         """
         import hashlib
         import zipfile
@@ -588,6 +606,11 @@ class TableSynthesizer:
             raise ModelFileError(f"{path / MODEL_FILE}: unsupported format_version "
                                  f"{d.get('format_version')!r} (this oracledp reads version "
                                  f"{MODEL_VERSION}; fit the model again)")
+        if d.get(JSON_SHA256) != _json_digest(d):
+            raise ModelFileError(f"{path / MODEL_FILE}: the file was changed after it was "
+                                 "saved (its SHA-256 is not the one it records); a model's "
+                                 "guarantee, parameters and domain cannot be edited: fit the "
+                                 "model again")
         try:
             schema = TableSchema.from_dict(d["schema"])
             bins = TableDomain.bins_from_spec(d["params"]["bins"])
