@@ -98,8 +98,7 @@ def synth_fit(
     epsilon: Annotated[float, typer.Option("--epsilon", help=f"Privacy budget; at most "
                                                              f"{EPSILON_CAP:g} unless "
                                                              "--allow-large-epsilon.")],
-    out: Annotated[Path, typer.Option("--out", file_okay=False,
-                                      help="Directory for the released model.")],
+    out_text: Annotated[str, typer.Option("--out", help="Directory for the released model.")],
     delta: Annotated[float | None, typer.Option(
         "--delta", help="delta (default 1/n^2, n public) for methods that need one.")] = None,
     method: Annotated[str, typer.Option("--method", help=_METHOD_HELP)] = "oracle-query-pgm",
@@ -158,11 +157,11 @@ def synth_fit(
         _, needs_delta = syn._check_params()
     except (ValueError, TypeError) as exc:
         _fail(str(exc))
+    out = _out_path(out_text, "a directory for the model", "nothing was fitted")
     _check_out_writable(out)  # before the data are read: a refused --out spends no budget
     present = [f for f in (MODEL_FILE, RELEASE_FILE) if (out / f).exists()]
-    if present and not force:
-        _fail(f"--out {out} already holds {' and '.join(present)}; nothing was fitted. Choose "
-              "another --out directory, or pass --force to overwrite it.")
+    _refuse_overwrite(f"--out {out} already holds {' and '.join(present)}", bool(present),
+                      force, "nothing was fitted", "another --out directory")
     if budget is not None:
         _read_budget(budget)  # a malformed ledger is refused before anything else is read
     schema = _load_schema(schema_path)
@@ -215,14 +214,15 @@ def synth_fit(
                  else f"epsilon {numeric['epsilon_each']:.4g} each")
         typer.echo(f"numeric columns at fine resolution: {', '.join(numeric['columns'])} "
                    f"(private histograms, {share}; the method ran at epsilon "
-                   f"{numeric['method_epsilon']:.4g}); coarse bins chosen for n and the "
-                   f"budget: {numeric['auto_bins']} (used where --bins/synth_bins say nothing)")
+                   f"{numeric['method_epsilon']:.4g}); coarse bins: "
+                   + _bins_sources(syn, schema, bins_spec, numeric["columns"]))
     typer.echo("guarantee of the released model:")
     for line in syn.guarantee_lines():
         typer.echo(f"  {line}")
     typer.echo(f"in plain words: {syn.guarantee_in_plain_words()}")
     who = syn.guarantee_per_person_ if k > 1 else syn.guarantee_
-    caution = _delta_note(who.delta, syn.n_, k)
+    caution = (_default_delta_note(who.delta, syn.n_, k) if needs_delta and delta is None
+               else None) or _delta_note(who.delta, syn.n_, k)
     if caution:
         typer.echo(f"note: {caution}")
     if schema.clipping_note():
@@ -230,6 +230,99 @@ def synth_fit(
     typer.echo(f"wrote {path} and {out / RELEASE_FILE} (the released model only: no record)")
     if budget is not None:
         _print_budget(budget, ledger, local, k)
+
+
+def _out_path(text: str, what: str, nothing: str) -> Path:
+    """``--out`` as given: an empty path is refused (it would name the current directory)."""
+    if not text:
+        _fail(f"--out is empty: give {what}; {nothing}")
+    return Path(text)
+
+
+def _refuse_overwrite(said: str, exists: bool, force: bool, nothing: str, other: str) -> None:
+    """Refuse (exit 2) to overwrite what ``said`` describes unless ``--force``: the check
+    `synth fit` and `synth sample` share."""
+    if exists and not force:
+        _fail(f"{said}; {nothing}. Choose {other}, or pass --force to overwrite it.")
+
+
+def _sample_target(out: Path, force: bool, model_dir: Path) -> tuple[Path, bool]:
+    """Where ``synth sample --out`` writes, checked before any randomness: ``(path,
+    direct)``.  ``direct``: ``out`` is (or links to) a FIFO, a character device, a socket or
+    another node that is not a regular file, written through as the shell's ``>`` would,
+    never unlinked or replaced.  Else the records go to a temporary file renamed over
+    ``path`` (``out``, or the file a symlink ``out`` points to: the link is kept), which must
+    not exist unless ``--force``.  Refused even with ``--force``: a directory, a path in the
+    model directory being sampled, and a file that is one of the model's (a hard link or a
+    symlink to it): the model would be destroyed."""
+    import os
+    import stat
+
+    from oracledp.synth._table_synthesizer import MODEL_FILE, RELEASE_FILE
+
+    never = "; nothing was sampled (--force does not apply)"
+    try:
+        st = os.stat(out)  # follows a symlink: what a write would reach
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        _fail(f"--out {out}: {exc.strerror or exc}; nothing was sampled")
+    if os.path.dirname(os.path.realpath(out)) == os.path.realpath(model_dir):
+        _fail(f"--out {out} is a file of the model directory {model_dir} being sampled: write "
+              f"the sample outside it{never}")
+    if st is not None:
+        if stat.S_ISDIR(st.st_mode):
+            _fail(f"--out {out} is a directory: give a file path{never}")
+        inputs = [model_dir / MODEL_FILE, model_dir / RELEASE_FILE]
+        for inp in inputs:
+            with contextlib.suppress(OSError):
+                if os.path.samefile(out, inp):
+                    _fail(f"--out {out} is the file {inp.name} of the model {model_dir} being "
+                          f"sampled{never}")
+        if not stat.S_ISREG(st.st_mode):
+            return out, True
+    target = Path(os.path.realpath(out)) if out.is_symlink() else out
+    _refuse_overwrite(f"--out {out} already exists", st is not None, force,
+                      "nothing was sampled", "another --out file")
+    return target, False
+
+
+def _bins_sources(syn: Any, schema: Any, bins_spec: Any, columns: list[str]) -> str:
+    """The coarse bins of the numeric columns measured at fine resolution, each said with
+    where its count came from: --bins, the schema's synth_bins, or chosen from n and the
+    budget (only where --bins and synth_bins say nothing)."""
+    counts = {a.name: len(a.labels) for a in syn.table_domain_.attrs}
+    declared = {c.name: c.synth_bins for c in schema.columns}
+    groups: dict[str, list[str]] = {}
+    for name in columns:
+        if isinstance(bins_spec, dict) and name in bins_spec:
+            source = "as declared by --bins"
+        elif declared.get(name) is not None:
+            source = "as declared by the schema's synth_bins"
+        elif isinstance(bins_spec, int):
+            source = "as declared by --bins"
+        else:
+            source = "chosen for n and the budget"
+        groups.setdefault(source, []).append(f"{name} {counts[name]}")
+    return "; ".join(f"{', '.join(names)} ({source})" for source, names in groups.items())
+
+
+#: A default delta (1/n^2) is said to be weak when it is not far below 1 / the number of
+#: records (or people): at least this share of it, i.e. on 10 records or fewer.
+_WEAK_DEFAULT_DELTA = 0.1
+
+
+def _default_delta_note(delta: float, n: int | None, k: int) -> str | None:
+    """The caution :func:`_delta_note` gives an explicit --delta, for the default 1/n^2 on a
+    table so small that it is not far below 1 / the number of records (people): ``None``
+    otherwise."""
+    if not n or not delta or delta < _WEAK_DEFAULT_DELTA * k / n:
+        return None
+    who = "record" if k == 1 else "person"
+    return (f"delta {delta:.3g} per {who} comes from the default 1/n^2 (n the number of "
+            f"records, at least 2), which is weak on so few records: with that probability a mechanism may "
+            f"reveal some {who}'s data outright; pass a smaller --delta (e.g. 1e-6: it adds "
+            "noise, but a delta far below 1 / the number of records is the usual choice)")
 
 
 def _time_limit(seconds: float | None) -> contextlib.AbstractContextManager[None]:
@@ -291,12 +384,15 @@ def synth_sample(
     seed: Annotated[int | None, typer.Option("--seed", min=0,
                                              help="Seed of the sampling (default: fresh "
                                                   "randomness).")] = None,
-    out: Annotated[Path | None, typer.Option("--out", dir_okay=False,
-                                             help="CSV file (default: stdout).")] = None,
+    out_text: Annotated[str | None, typer.Option(
+        "--out", help="CSV file (default: stdout); an existing file only with --force. A FIFO "
+                      "or device (e.g. /dev/stdout) is written through.")] = None,
     sampler: Annotated[str, typer.Option(
         "--sampler", help="rounded (default: every record has the model's law, and the "
         "table's counts stay within one of the model's expected counts in each group, "
         "chunk by chunk) or iid (independent records).")] = "rounded",
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing --out "
+                                                        "file.")] = False,
 ) -> None:
     """Write ROWS synthetic records as CSV (the schema's columns, target last)."""
     import numpy as np
@@ -304,18 +400,27 @@ def synth_sample(
     from oracledp.synth import TableSynthesizer
     from oracledp.synth._sampling import check_sampler
 
+    out = None if out_text is None else _out_path(
+        out_text, "a file path (or leave --out out to write to stdout)", "nothing was sampled")
     try:
         check_sampler(sampler)
+    except ValueError as exc:
+        _fail(str(exc))
+    target, direct = (None, False) if out is None else _sample_target(out, force, model_dir)
+    try:
         syn = TableSynthesizer.load(model_dir)
     except (OracleDPError, ValueError) as exc:
         _fail(str(exc))
     rng = np.random.default_rng(seed)  # None: fresh randomness from the OS
     try:
-        if out is None:
+        if target is None:
             _write_samples(syn, rows, rng, sys.stdout, sampler)
             sys.stdout.flush()
+        elif direct:  # a FIFO or device: written through, never replaced
+            with open(target, "w", encoding="utf-8", newline="") as fh:
+                _write_samples(syn, rows, rng, fh, sampler)
         else:
-            _write_samples_to(syn, rows, rng, out, sampler)
+            _write_samples_to(syn, rows, rng, target, sampler)
     except BrokenPipeError:  # e.g. `| head`: the reader has what it wanted
         import os
 
@@ -323,7 +428,7 @@ def synth_sample(
         os.dup2(devnull, sys.stdout.fileno())
         raise typer.Exit(0) from None
     except OSError as exc:
-        _fail(f"cannot write {out}: {exc.strerror or exc}")
+        _fail(f"cannot write {'stdout' if out is None else out}: {exc.strerror or exc}")
     except (OracleDPError, ValueError, FloatingPointError) as exc:
         _fail(f"cannot sample from {model_dir}: {exc}"
               + ("" if out is None else f"; {out} was not written"))
@@ -413,7 +518,10 @@ def synth_evaluate(
     from oracledp.synth import evaluate_synthetic
 
     bins_spec = _bins_option(bins)
-    if (schema_path is None) == (model_dir is None):
+    if schema_path is None and model_dir is None:
+        _fail("give --schema (and --bins as given to `synth fit`) or --model (the directory "
+              "`synth fit` wrote): the columns of SYNTHETIC and REAL are read by one of them")
+    if schema_path is not None and model_dir is not None:
         _fail("give --schema (and --bins as given to `synth fit`) or --model (the directory "
               "`synth fit` wrote), not both")
     if model_dir is not None:
@@ -430,10 +538,11 @@ def synth_evaluate(
         assert schema_path is not None
         schema = _load_schema(schema_path)
     try:
-        res = evaluate_synthetic(synthetic, real, schema,
-                                 bins=10 if bins_spec is None else bins_spec,
-                                 max_sets=max_sets, random_state=seed, sep=sep,
-                                 synthetic_sep=synthetic_sep)
+        with _clipping_on_stderr(prefix="note"):
+            res = evaluate_synthetic(synthetic, real, schema,
+                                     bins=10 if bins_spec is None else bins_spec,
+                                     max_sets=max_sets, random_state=seed, sep=sep,
+                                     synthetic_sep=synthetic_sep)
     except (OracleDPError, ValueError, TypeError) as exc:
         _fail(str(exc))
     typer.echo(res["non_private"])

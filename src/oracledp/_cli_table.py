@@ -64,12 +64,14 @@ def _warn(message: str) -> None:
 
 
 @contextlib.contextmanager
-def _clipping_on_stderr() -> Iterator[None]:
+def _clipping_on_stderr(prefix: str = "warning") -> Iterator[None]:
     """The library's ClippedValuesWarning (columns clipped as the schema declares) as one
-    ``warning:`` line on stderr, printed once the block is done (even if it fails)."""
+    ``warning:`` (or ``prefix:``) line on stderr, printed once the block is done (even if it
+    fails); the same message issued again (e.g. by a second read) is printed once."""
     from oracledp._errors import ClippedValuesWarning
 
     others: list[Any] = []
+    said: set[str] = set()
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ClippedValuesWarning)
@@ -78,7 +80,10 @@ def _clipping_on_stderr() -> Iterator[None]:
             finally:
                 for w in caught:
                     if issubclass(w.category, ClippedValuesWarning):
-                        _warn(str(w.message))
+                        if str(w.message) not in said:
+                            said.add(str(w.message))
+                            typer.echo(f"{prefix}: {' '.join(str(w.message).split())}",
+                                       err=True)
                     else:
                         others.append(w)
     finally:  # not ours to print: shown as it would have been, once recording has stopped

@@ -1,0 +1,194 @@
+"""``oracledp synth sample --out`` (existing files, symlinks, FIFOs, the model's own files),
+and the wording of ``synth fit`` / ``synth evaluate`` messages a new user reads."""
+
+from __future__ import annotations
+
+import errno
+import io
+import json
+import os
+import stat
+import threading
+
+import pandas as pd
+import pytest
+
+import oracledp._cli_synth as cli_synth
+from oracledp._cli import app
+
+ENV = {"COLUMNS": "200"}
+
+SCHEMA = {"format": "oracledp.table_schema", "version": 1,
+          "target": {"name": "y", "labels": ["no", "yes"]},
+          "columns": [{"name": "x", "type": "categorical", "levels": ["a", "b"]},
+                      {"name": "v", "type": "numeric", "lower": 0, "upper": 99, "step": 1,
+                       "out_of_bounds": "clip"}],
+          "row_divisor": 1, "intercept": True}
+
+
+def _table(path, n, *, outside=False):
+    rows = [("a" if i % 3 else "b", (i * 37) % 100, "yes" if i % 2 else "no") for i in range(n)]
+    if outside:
+        rows[0] = ("a", 150, "no")
+    pd.DataFrame(rows, columns=["x", "v", "y"]).to_csv(path, index=False)
+    return path
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory):
+    from typer.testing import CliRunner
+
+    d = tmp_path_factory.mktemp("synth-out")
+    schema = d / "s.json"
+    schema.write_text(json.dumps(SCHEMA))
+    data = _table(d / "data.csv", 200, outside=True)
+    res = CliRunner().invoke(app, ["synth", "fit", str(data), "--schema", str(schema),
+                                   "--epsilon", "1", "--seed", "0", "--out", str(d / "m")],
+                             env=ENV)
+    assert res.exit_code == 0, res.output
+    return {"dir": d, "model": d / "m", "schema": schema, "data": data, "fit": res}
+
+
+def _sample(runner, model, *more):
+    return runner.invoke(app, ["synth", "sample", str(model["model"]), "--rows", "5",
+                               "--seed", "1", *more], env=ENV)
+
+
+def _refused(res, *words):
+    assert res.exit_code == 2, res.output
+    assert res.stderr.startswith("error: ") and res.stderr.count("\n") == 1, res.stderr
+    assert "Traceback" not in res.output
+    for w in words:
+        assert w in res.stderr, res.stderr
+
+
+def test_an_existing_out_file_needs_force(runner, model, tmp_path):
+    real = tmp_path / "real.csv"
+    real.write_text("the real data\n")
+    _refused(_sample(runner, model, "--out", str(real)), "already exists", "--force")
+    assert real.read_text() == "the real data\n"
+    res = _sample(runner, model, "--out", str(real), "--force")
+    assert res.exit_code == 0, res.output
+    assert list(pd.read_csv(real).columns) == ["x", "v", "y"]
+    fresh = tmp_path / "new.csv"
+    assert _sample(runner, model, "--out", str(fresh)).exit_code == 0 and fresh.exists()
+
+
+def test_a_symlink_out_is_kept_and_its_target_written(runner, model, tmp_path):
+    target = tmp_path / "target.csv"
+    target.write_text("old\n")
+    link = tmp_path / "link.csv"
+    link.symlink_to(target)
+    _refused(_sample(runner, model, "--out", str(link)), "already exists")
+    res = _sample(runner, model, "--out", str(link), "--force")
+    assert res.exit_code == 0, res.output
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert len(pd.read_csv(target)) == 5
+    dangling = tmp_path / "dangling.csv"
+    dangling.symlink_to(tmp_path / "made.csv")
+    assert _sample(runner, model, "--out", str(dangling)).exit_code == 0
+    assert dangling.is_symlink() and len(pd.read_csv(tmp_path / "made.csv")) == 5
+
+
+def test_the_models_own_files_are_refused_even_with_force(runner, model, tmp_path):
+    m = model["model"]
+    before = {p.name: p.read_bytes() for p in m.iterdir()}
+    hard = tmp_path / "hard.npz"
+    os.link(m / "release.npz", hard)
+    soft = tmp_path / "soft.json"
+    soft.symlink_to(m / "synth-model.json")
+    for out in (m / "synth-model.json", m / "release.npz", m / "new.csv", hard, soft):
+        _refused(_sample(runner, model, "--out", str(out), "--force"), "model",
+                 "--force does not apply")
+    _refused(_sample(runner, model, "--out", str(m), "--force"), "is a directory")
+    assert {p.name: p.read_bytes() for p in m.iterdir()} == before
+    assert soft.is_symlink()
+
+
+def test_a_fifo_and_dev_null_are_written_through(runner, model, tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+
+    def read() -> None:
+        with open(fifo, "rb") as fh:
+            got.append(fh.read())
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    res = _sample(runner, model, "--out", str(fifo))
+    reader.join(timeout=30)
+    assert res.exit_code == 0, res.output
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert len(pd.read_csv(io.BytesIO(got[0]))) == 5
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fifo"]  # no temporary file left
+    res = _sample(runner, model, "--out", os.devnull)
+    assert res.exit_code == 0, res.output
+    assert stat.S_ISCHR(os.lstat(os.devnull).st_mode)
+
+
+def test_an_empty_out_is_refused_by_fit_and_sample(runner, model, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _refused(_sample(runner, model, "--out", ""), "--out is empty")
+    res = runner.invoke(app, ["synth", "fit", str(model["data"]), "--schema",
+                              str(model["schema"]), "--epsilon", "1", "--out", ""], env=ENV)
+    _refused(res, "--out is empty")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_failed_write_to_stdout_names_stdout(runner, model, monkeypatch):
+    def full(*a, **k):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(cli_synth, "_write_samples", full)
+    _refused(_sample(runner, model), "cannot write stdout: No space left on device")
+    assert "None" not in _sample(runner, model).stderr
+
+
+def test_the_bins_line_says_where_the_bins_came_from(runner, model, tmp_path):
+    assert "(chosen for n and the budget)" in model["fit"].stdout
+    for bins in ("5", "1"):
+        res = runner.invoke(app, ["synth", "fit", str(model["data"]), "--schema",
+                                  str(model["schema"]), "--epsilon", "1", "--seed", "0",
+                                  "--bins", bins, "--out", str(tmp_path / bins)], env=ENV)
+        assert res.exit_code == 0, res.output
+        assert f"coarse bins: v {bins} (as declared by --bins)" in res.stdout, res.stdout
+        assert "chosen for n and the budget" not in res.stdout
+
+
+def test_evaluate_says_clipping_once_as_a_note(runner, model, tmp_path):
+    synth = tmp_path / "s.csv"
+    assert _sample(runner, model, "--out", str(synth)).exit_code == 0
+    res = runner.invoke(app, ["synth", "evaluate", str(synth), str(model["data"]),
+                              "--model", str(model["model"])], env=ENV)
+    assert res.exit_code == 0, res.output
+    notes = [line for line in res.stderr.splitlines() if line.startswith("note: ")]
+    assert len(notes) == 1 and "clipped" in notes[0], res.stderr
+    assert "ClippedValuesWarning" not in res.output and ".py:" not in res.stderr
+
+
+def test_evaluate_says_which_of_schema_and_model_is_wrong(runner, model, tmp_path):
+    args = ["synth", "evaluate", str(model["data"]), str(model["data"])]
+    res = runner.invoke(app, args, env=ENV)
+    _refused(res, "--schema", "--model")
+    assert "not both" not in res.stderr
+    res = runner.invoke(app, [*args, "--schema", str(model["schema"]), "--model",
+                              str(model["model"])], env=ENV)
+    _refused(res, "not both")
+
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_the_default_delta_on_a_tiny_table_gets_a_caution(runner, model, tmp_path, n):
+    data = _table(tmp_path / "tiny.csv", n)
+    args = ["synth", "fit", str(data), "--schema", str(model["schema"]), "--epsilon", "1",
+            "--seed", "0", "--bins", "2"]
+    res = runner.invoke(app, [*args, "--out", str(tmp_path / "d")], env=ENV)
+    assert res.exit_code == 0, res.output
+    assert "(1, 0.25)-DP" in res.stdout
+    notes = [line for line in res.stdout.splitlines() if "default 1/n^2" in line]
+    assert len(notes) == 1 and notes[0].startswith("note: delta 0.25 per record"), res.stdout
+    assert "--delta" in notes[0]
+    res = runner.invoke(app, [*args, "--delta", "1e-6", "--out", str(tmp_path / "e")], env=ENV)
+    assert res.exit_code == 0 and "default 1/n^2" not in res.stdout, res.output
+    assert not cli_synth._default_delta_note(1 / 11**2, 11, 1)
+    assert cli_synth._default_delta_note(1 / 10**2, 10, 1)
