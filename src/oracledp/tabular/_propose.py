@@ -10,7 +10,11 @@ that rounds the values; whole numbers (``7`` or ``7.0``) get step 1, so integer 
 value seen.  A column the user names categorical whose values are whole numbers gets every
 integer of that range as a level (:func:`_integer_levels`), not only the values seen.  A
 column whose values are all or nearly all distinct (whole numbers or text) looks like an
-identifier (:func:`_looks_like_identifier`): it is proposed ``"unresolved"``.  Every entry is
+identifier (:func:`_looks_like_identifier`): it is proposed ``"unresolved"``.  Numbers
+written with leading zeros (codes such as ZIP or ICD codes) are categorical with their texts
+as levels (:func:`_zero_padded`).  A person's identifier whose values repeat (a panel) is
+proposed as its values say, with a warning that points to ``"records_per_person"``
+(:func:`_repeated_id`).  Every entry is
 marked ``"from_data": true``.  The warnings are one line per rule (:class:`_Rules`), naming
 the columns, never a value.
 """
@@ -18,6 +22,7 @@ the columns, never a value.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
@@ -34,6 +39,7 @@ from oracledp.tabular._columns import (
     SPACES_RULE,
     Column,
     has_spaces,
+    same_numbers,
 )
 from oracledp.tabular._csv import read_csv
 
@@ -55,6 +61,54 @@ def _identifier(name: str) -> Column:
     """The unresolved entry of a column that looks like an identifier (rule "identifier")."""
     return Column(name, "unresolved", from_data=True,
                   note="looks like an identifier: all or nearly all values are distinct")
+
+
+#: A number written with a leading zero (``01``, ``-007``, ``00.5``; not ``0`` or ``0.5``).
+_LEADING_ZERO = re.compile(r"[+-]?0[0-9]")
+
+#: A column name that says "identifier" (``id``, ``person_id``, ``PatientID``, ``pid``).
+_ID_NAME = re.compile(r"(?:^|[^a-z])[pus]?id(?:$|[^a-z])|^(?:person|patient|subject|"
+                      r"participant|respondent|household|member)s?$", re.IGNORECASE)
+_ID_CAMEL = re.compile(r"[a-z0-9](?:ID|Id)$")  # PatientID, personId (case counts)
+
+
+def _leading_zeros(texts: pd.Series) -> bool:
+    """Some number is written with a leading zero (a code such as a ZIP or ICD code)."""
+    return bool(pd.Series(pd.unique(texts), dtype=object).astype(str).str.match(
+        _LEADING_ZERO).any())
+
+
+def _zero_padded(name: str, texts: pd.Series, num: pd.Series, missing: str, max_levels: int,
+                 ) -> tuple[Column, str]:
+    """A column of numbers some written with leading zeros: categorical with the texts seen
+    as its levels (in the order of their numbers; a numeric column would drop the zeros),
+    or "unresolved" when two texts write the same number (``01`` beside ``1``: levels are
+    compared by value, so no schema keeps them apart) or when there are more than
+    ``max_levels`` of them."""
+    levels = tuple(sorted(pd.unique(texts).tolist(), key=lambda t: (float(t), t)))
+    if same_numbers(levels) is not None:
+        return (Column(name, "unresolved", from_data=True,
+                       note="numbers written with leading zeros, some the same number as "
+                            "another value (01 beside 1): declare it"), "zeros_same")
+    if len(levels) > max_levels:
+        return (Column(name, "unresolved", from_data=True,
+                       note=f"more than {max_levels} codes written with leading zeros: "
+                            "declare the public levels"), "zeros_many")
+    return Column(name, "categorical", levels=levels, from_data=True,
+                  missing=missing), "zeros"
+
+
+def _repeated_id(name: str, values: pd.Series, max_levels: int) -> bool:
+    """The column looks like a person's identifier whose values repeat (a panel: several
+    rows per person): named like one (``id``, ``person_id``, ``PatientID``) with at least 20
+    distinct values, some seen more than once, or more than ``max_levels`` values each seen equally often, twice or
+    more."""
+    counts = values.value_counts()
+    if len(counts) < 2 or counts.max() < 2:
+        return False
+    if (_ID_NAME.search(name) or _ID_CAMEL.search(name)) and len(counts) >= _ID_MIN_VALUES:
+        return True  # (not a code of a few values, such as a region_id)
+    return len(counts) > max_levels and counts.min() == counts.max()
 
 
 def _whole(num: pd.Series) -> bool:
@@ -117,6 +171,31 @@ class _Rules:
                      "better declared categorical: propose it so with --categorical NAME "
                      "(categorical=[...] in Python), which lists every integer of its range "
                      "as a level",
+            "zeros": "numbers written with LEADING ZEROS (codes such as ZIP or ICD codes): "
+                     "proposed categorical with the texts seen as its levels (as a number "
+                     "the zeros would be lost and 01 written 1), read from the data: confirm, "
+                     "or replace with the codebook's levels. Levels that write numbers are "
+                     "matched by value, so a cell 1 or 1.0 is read as the level 01",
+            "zeros_same": "numbers written with LEADING ZEROS, and some write the same number "
+                          "as another value (such as 01 beside 1; marked \"unresolved\"). "
+                          "Levels that write numbers are compared by value, so no schema "
+                          "keeps such values apart: declared numeric or categorical, 01 and "
+                          "1 are one value (the zeros are lost). To keep them apart, rewrite "
+                          "the column as text that is not a number (such as a letter before "
+                          "each code) and infer again",
+            "zeros_many": f"numbers written with LEADING ZEROS (codes such as ZIP or ICD "
+                          f"codes), more than {m} distinct values (marked \"unresolved\"): "
+                          "declare the public levels as text with their zeros, or numeric "
+                          "if the zeros mean nothing (they are then lost: 01 is read and "
+                          "written 1)",
+            "repeated_id": "looks like a PERSON IDENTIFIER whose values repeat: the same "
+                           "value on several rows means several records per person (a "
+                           "panel, repeated visits), and a guarantee per record does not "
+                           "protect a person. Declare in the schema \"records_per_person\": "
+                           "the most rows one person may have (every guarantee is then "
+                           "stated and charged per person), and delete this column from the "
+                           "data, or its entry and fit with --ignore-extra (an identifier is "
+                           "not a feature). If it is not an identifier, ignore this",
             "categorical": "named categorical and written as whole numbers: proposed "
                            "categorical with every integer from the smallest to the largest "
                            "value seen as a level (read from the data: confirm, or replace "
@@ -253,6 +332,9 @@ def propose_columns(data: pd.DataFrame | str | Path, target: str, max_levels: in
             rules.add("missing", name)
         if rule:
             rules.add(rule, name, detail)
+        if rule != "identifier" and _repeated_id(name, df[name][~df[name].isin(tokens)],
+                                                 max_levels):
+            rules.add("repeated_id", name)
     return tuple(cols), (labels[0], labels[1]), rules.lines()
 
 
@@ -270,6 +352,9 @@ def _propose_column(name: str, s: pd.Series, tokens: set[str], max_levels: int,
     isnum = num.notna() & np.isfinite(num.to_numpy(dtype=float, na_value=np.nan))
     if isnum.all():
         whole = _whole(num)
+        if _leading_zeros(s) and (categorical or not (
+                whole and _looks_like_identifier(len(num), num.nunique()))):
+            return (*_zero_padded(name, s, num, missing, max_levels), "")
         if categorical and whole:
             return (*_integer_levels(name, num, missing, max_levels), "")
         if categorical:

@@ -385,7 +385,15 @@ class TableSchema:
         categorical instead, its levels every integer from its smallest to its largest value
         when it holds whole numbers (not only the values seen).  A column of whole numbers or
         texts whose values are all or nearly all distinct (at least 20 values, 95% distinct)
-        looks like an identifier and is proposed ``"unresolved"``.
+        looks like an identifier and is proposed ``"unresolved"``.  A column of numbers some
+        written with leading zeros (``01``, ``007``: ZIP or ICD codes) is proposed
+        categorical with the texts seen as its levels, so that no zero is lost, or
+        ``"unresolved"`` when two of its texts write the same number (``01`` beside ``1``:
+        levels are compared by value, so no schema keeps them apart) or when they are more
+        than ``max_levels``.  A column that looks like a person's identifier whose values
+        repeat (named like one, or many values each seen equally often: several rows per
+        person) is proposed as its values say, with a warning pointing to the schema's
+        ``"records_per_person"``.
 
         The warnings are one line per rule, naming its columns (never a value).  A table
         with spaces before or after a header name or a value is refused

@@ -1,0 +1,100 @@
+"""`schema infer` on codes written with leading zeros and on a panel table.
+
+* numbers written with leading zeros (ZIP, ICD codes) are proposed categorical with the
+  texts seen as levels (not ``numeric 1..10``, which loses the zeros); when two texts write
+  the same number (``01`` beside ``1``) the column is "unresolved" and the warning says no
+  schema keeps them apart; too many such codes: "unresolved";
+* a person identifier whose values repeat (300 ids x 5 years) is flagged, pointing to
+  ``records_per_person``; a unique identifier keeps its own rule, and a code of a few values
+  named ``region_id`` or an ordinary measurement is not flagged.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from typer.testing import CliRunner
+
+from oracledp._cli import app
+from oracledp.synth import TableSynthesizer
+from oracledp.tabular import TableSchema
+
+ENV = {"COLUMNS": "200"}
+
+
+def _zeros(n: int = 600, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({"code": rng.choice(["01", "02", "10"], n),
+                         "dup": rng.choice(["01", "1", "10"], n),
+                         "icd": rng.choice([f"{v:03d}" for v in range(60)], n),
+                         "plain": rng.choice(["0", "1", "10"], n),
+                         "y": rng.choice(["no", "yes"], n)})
+
+
+def test_leading_zeros_make_text_levels(tmp_path: Path) -> None:
+    df = _zeros()
+    df.to_csv(tmp_path / "z.csv", index=False)
+    res = CliRunner().invoke(app, ["schema", "infer", str(tmp_path / "z.csv"), "--target",
+                                   "y"], env=ENV)
+    assert res.exit_code == 0, res.output
+    cols = {c["name"]: c for c in json.loads(res.stdout)["columns"]}
+    assert cols["code"]["type"] == "categorical"
+    assert cols["code"]["levels"] == ["01", "02", "10"]
+    assert cols["dup"]["type"] == "unresolved" and cols["icd"]["type"] == "unresolved"
+    assert cols["plain"]["type"] == "numeric"  # "0" is no leading zero
+    lines = res.stderr.splitlines()
+    zeros = next(ln for ln in lines if "'code'" in ln)
+    assert "LEADING ZEROS" in zeros and "categorical" in zeros
+    same = next(ln for ln in lines if "'dup'" in ln)
+    assert "same number" in same and "no schema keeps such values apart" in same
+    many = next(ln for ln in lines if "'icd'" in ln)
+    assert "LEADING ZEROS" in many and "more than 50" in many
+    for values in (df["code"], df["dup"], df["icd"]):  # never a value in a warning
+        assert not any(f"'{v}'" in res.stderr or f'"{v}"' in res.stderr
+                       for v in set(values))
+
+
+def test_the_proposed_levels_keep_their_zeros_through_a_fit() -> None:
+    df = _zeros()[["code", "y"]]
+    schema, _ = TableSchema.infer(df, "y")
+    schema = TableSchema.from_dict({**schema.to_dict(), "target": {
+        "name": "y", "labels": ["no", "yes"]}, "columns": [
+        {k: v for k, v in c.items() if k != "from_data"}
+        for c in schema.to_dict()["columns"]]})
+    syn = TableSynthesizer("independent", epsilon=5.0, random_state=0).fit(df, schema)
+    assert set(syn.sample(200, random_state=1)["code"]) <= {"01", "02", "10"}
+
+
+def test_a_named_categorical_with_leading_zeros_keeps_its_texts() -> None:
+    df = _zeros()[["code", "y"]]
+    schema, _ = TableSchema.infer(df, "y", categorical=["code"])
+    assert schema.columns[0].levels == ("01", "02", "10")
+
+
+def _panel(ids: int = 300, years: int = 5, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    n = ids * years
+    return pd.DataFrame({"id": np.repeat(np.arange(ids), years),
+                         "year": np.tile(np.arange(2015, 2015 + years), ids),
+                         "region_id": rng.integers(0, 8, n),
+                         "income": rng.integers(0, 400, n),
+                         "y": rng.choice(["no", "yes"], n)})
+
+
+def test_a_repeated_identifier_points_to_records_per_person() -> None:
+    _, warnings = TableSchema.infer(_panel(), "y")
+    flagged = [w for w in warnings if "PERSON IDENTIFIER" in w]
+    assert len(flagged) == 1 and flagged[0].startswith("column 'id':")
+    assert "records_per_person" in flagged[0]
+    # a person number named otherwise: many values, each seen equally often
+    _, warnings = TableSchema.infer(_panel().rename(columns={"id": "who"}), "y")
+    assert any(w.startswith("column 'who':") and "PERSON IDENTIFIER" in w for w in warnings)
+
+
+def test_a_unique_identifier_keeps_its_own_rule() -> None:
+    schema, warnings = TableSchema.infer(_panel(years=1), "y")
+    assert schema.columns[0].kind == "unresolved"
+    assert not any("PERSON IDENTIFIER" in w for w in warnings)
