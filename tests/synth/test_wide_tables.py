@@ -191,14 +191,14 @@ def test_cli_sample_failure_leaves_no_file(runner, tmp_path, monkeypatch):
     assert len(lines) == 1 and lines[0].startswith("error: cannot sample from "), res.output
     assert "was not written" in lines[0] and "Traceback" not in res.output
     assert not out.exists() and list(tmp_path.glob("*.part")) == []
-    out.write_text("kept\n")  # a file already there stays as it was
+    out.write_text("kept\n")  # a file already there (overwritten with --force) stays as it was
     calls.clear()
     res = runner.invoke(app, ["synth", "sample", str(model), "--rows", "20", "--seed", "1",
-                              "--out", str(out)])
+                              "--out", str(out), "--force"])
     assert res.exit_code == 2 and out.read_text() == "kept\n"
     monkeypatch.setattr(ts._Release, "sample_codes", real)
     res = runner.invoke(app, ["synth", "sample", str(model), "--rows", "20", "--seed", "1",
-                              "--out", str(out)])
+                              "--out", str(out), "--force"])
     assert res.exit_code == 0, res.output
     assert len(pd.read_csv(out)) == 20 and list(tmp_path.glob("*.part")) == []
 
