@@ -159,10 +159,14 @@ def main(argv: list[str] | None = None) -> int:
                     help="coarse bins of the numeric columns (default: the budget's choice)")
     ap.add_argument("--quantiles", type=int, nargs="*", default=[],
                     help="also score at these quantile cuts of the numeric columns")
+    ap.add_argument("--set", nargs="+", default=[], metavar="KEY=JSON",
+                    help="options of the method for every fit, e.g. "
+                    "'pair_resolution=\"select\"' (values are JSON)")
     ap.add_argument("--out", type=Path, default=Path("docs/results/synth-health-panel"))
     args = ap.parse_args(argv)
     real = table(args.rows)
     schema = TableSchema.from_dict(SCHEMA)
+    options = {k: json.loads(v) for k, _, v in (x.partition("=") for x in args.set)} or None
     rows = []
     meta = _meta()
     print(" ".join(f"{k} {v}" for k, v in meta.items()))
@@ -173,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
         for eps in args.epsilon:
             for seed in range(args.first_seed, args.first_seed + args.seeds):
                 r = run(method, eps, seed, real, schema, bins=args.bins,
-                        quantiles=tuple(args.quantiles))
+                        quantiles=tuple(args.quantiles), options=options)
                 rows.append(r)
                 worst = max(r["numeric_1way_tv"], key=r["numeric_1way_tv"].get)
                 print(f"{method:18} {eps:5g} {seed:4d} {r['fit_s']:6.1f} "

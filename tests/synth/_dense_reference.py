@@ -18,8 +18,10 @@ from numpy.typing import NDArray
 
 from oracledp.synth._estimation import (
     MarginalMeasurement,
+    expand,
     loss_terms,
     mirror_descent_step,
+    project,
 )
 from oracledp.synth._graphical import _MarginalOperator
 
@@ -40,7 +42,10 @@ def estimate_distribution(
     ``n`` is the public number of records (the measurements are counts); ``p0`` a warm
     start (default uniform).  Returns a distribution of shape ``shape``.
     """
-    cliques, targets, weights = loss_terms(shape, measurements, n)
+    terms = loss_terms(shape, measurements, n)
+    cliques = [m.axes for m in terms]
+    targets = [m.values / n for m in terms]
+    weights = [(n / m.sigma) ** 2 for m in terms]
     smooth = float(sum(weights))
     if p0 is None:
         p = np.full(shape, 1.0 / math.prod(shape))
@@ -51,13 +56,15 @@ def estimate_distribution(
     op = _MarginalOperator(tuple(shape), cliques)
 
     def loss_and_residuals(q: NDArray[np.float64]) -> tuple[float, list[NDArray[np.float64]]]:
-        res = [mt - t for mt, t in zip(op.marginals(q), targets, strict=True)]
+        res = [project(mt, m.maps) - t
+               for mt, m, t in zip(op.marginals(q), terms, targets, strict=True)]
         return 0.5 * sum(w * float(np.vdot(r, r)) for w, r in zip(weights, res, strict=True)), res
 
     f, res = loss_and_residuals(p)
     eta = 1.0 / smooth
     for _ in range(iterations):
-        grad = op.adjoint([w * r for w, r in zip(weights, res, strict=True)])
+        grad = op.adjoint([expand(w * r, m.maps)
+                           for m, w, r in zip(terms, weights, res, strict=True)])
 
         def attempt(eta: float, p: NDArray[np.float64] = p, f: float = f,
                     grad: NDArray[np.float64] = grad

@@ -9,7 +9,11 @@ distribution ``p`` over the full domain minimizing
     L(p) = 1/2 sum_r w_r || M_r p - y_r / n ||_2^2,     w_r = (n / sigma_r)^2,
 
 where ``M_r p`` is the marginal of ``p`` on ``C_r``.  This is post-processing of the
-measurements (it never reads the data), so it costs no privacy.
+measurements (it never reads the data), so it costs no privacy.  A table counted on public
+coarser codes of its attributes (:attr:`MarginalMeasurement.maps`) enters as
+``|| P_r M_r p - y_r / n ||^2`` with ``P_r`` the sum of the cells onto the coarse cells
+(:func:`project`; its adjoint :func:`expand` in the gradient); the step rule's bound below
+still holds, since a sum of cells never increases an l1 norm.
 
 The one estimator is :func:`oracledp.synth._graphical.estimate_model`: entropic mirror
 descent on the simplex (the update ``p <- p exp(-eta grad L(p)) / Z``, started from the
@@ -29,14 +33,15 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
 
 T = TypeVar("T")
 
-__all__ = ["MarginalMeasurement", "combine_measurements", "loss_terms", "mirror_descent_step"]
+__all__ = ["MarginalMeasurement", "combine_measurements", "expand", "loss_terms",
+           "mirror_descent_step", "project"]
 
 #: The step size never exceeds ``1 / smooth`` times this (:func:`mirror_descent_step`).
 MAX_STEP_GROWTH = 2.0**30
@@ -54,6 +59,10 @@ class MarginalMeasurement:
     axes: tuple[int, ...]
     values: NDArray[np.float64] = field(repr=False, compare=False)
     sigma: float
+    #: The public projection the table was counted on: for each axis, None (the attribute's
+    #: own codes) or a tuple mapping each of its codes to a coarser code (a cell of the
+    #: measured table is a union of the attribute's codes).  None: no axis is coarsened.
+    maps: tuple[tuple[int, ...] | None, ...] | None = None
 
     def __post_init__(self) -> None:
         if tuple(sorted(set(self.axes))) != tuple(self.axes) or not self.axes:
@@ -62,27 +71,68 @@ class MarginalMeasurement:
             raise ValueError(f"sigma must be finite and > 0, got {self.sigma!r}")
         if not np.all(np.isfinite(self.values)):
             raise ValueError("measurement values must be finite")
+        if self.maps is not None:
+            if len(self.maps) != len(self.axes):
+                raise ValueError("maps must have one entry per axis")
+            if all(m is None for m in self.maps):
+                object.__setattr__(self, "maps", None)
+
+    def shape_on(self, shape: Sequence[int]) -> tuple[int, ...]:
+        """The measured table's shape over a domain of ``shape``."""
+        if self.maps is None:
+            return tuple(shape[a] for a in self.axes)
+        return tuple(shape[a] if m is None else max(m) + 1
+                     for a, m in zip(self.axes, self.maps, strict=True))
+
+
+def project(table: NDArray[np.float64], maps: tuple[tuple[int, ...] | None, ...] | None
+            ) -> NDArray[np.float64]:
+    """A table over its attributes' codes summed onto the coarser codes of ``maps``."""
+    if maps is None:
+        return table
+    out = table
+    for i, m in enumerate(maps):
+        if m is not None:
+            idx = np.asarray(m, dtype=np.intp)
+            agg = np.zeros((int(idx.max()) + 1, len(idx)))
+            agg[idx, np.arange(len(idx))] = 1.0
+            out = np.moveaxis(np.tensordot(agg, out, axes=([1], [i])), 0, i)
+    return out
+
+
+def expand(table: NDArray[np.float64], maps: tuple[tuple[int, ...] | None, ...] | None
+           ) -> NDArray[np.float64]:
+    """The adjoint of :func:`project`: each coarse cell's value on every code it holds."""
+    if maps is None:
+        return table
+    index = tuple(slice(None) if m is None else np.asarray(m, dtype=np.intp) for m in maps)
+    out = table
+    for i, ix in enumerate(index):
+        if not isinstance(ix, slice):
+            out = np.take(out, ix, axis=i)
+    return out
 
 
 def combine_measurements(
     measurements: Iterable[MarginalMeasurement],
 ) -> list[MarginalMeasurement]:
     """One measurement per attribute set: the inverse-variance weighted mean of its repeats."""
-    groups: dict[tuple[int, ...], list[MarginalMeasurement]] = {}
+    groups: dict[tuple[Any, ...], list[MarginalMeasurement]] = {}
     for m in measurements:
-        groups.setdefault(m.axes, []).append(m)
+        groups.setdefault((m.axes, m.maps), []).append(m)
     out = []
-    for axes, ms in groups.items():
+    for (axes, maps), ms in groups.items():
         prec = np.array([1.0 / m.sigma**2 for m in ms])
         vals = sum(w * m.values for w, m in zip(prec, ms, strict=True)) / prec.sum()
         out.append(MarginalMeasurement(axes, np.asarray(vals, dtype=np.float64),
-                                       float(1.0 / math.sqrt(prec.sum()))))
+                                       float(1.0 / math.sqrt(prec.sum())), maps))
     return out
 
 
 def loss_terms(shape: Sequence[int], measurements: Iterable[MarginalMeasurement], n: int
-               ) -> tuple[list[tuple[int, ...]], list[NDArray[np.float64]], list[float]]:
-    """The terms of ``L(p)`` (module docstring): ``(C_r, y_r / n, w_r)`` for each attribute set.
+               ) -> list[MarginalMeasurement]:
+    """The terms of ``L(p)`` (module docstring): one measurement per attribute set and
+    projection, ``C_r`` its ``axes``, ``y_r`` its values, ``w_r = (n / sigma_r)^2``.
 
     Repeats are combined (:func:`combine_measurements`); ValueError when ``n < 1``, when there
     is no measurement or when one does not match the domain's ``shape``.
@@ -93,10 +143,12 @@ def loss_terms(shape: Sequence[int], measurements: Iterable[MarginalMeasurement]
     if not ms:
         raise ValueError("at least one measurement is needed")
     for m in ms:
-        if m.axes[-1] >= len(shape) or m.values.shape != tuple(shape[a] for a in m.axes):
+        if m.axes[-1] >= len(shape) or (m.maps is not None and any(
+                mp is not None and len(mp) != shape[a]
+                for a, mp in zip(m.axes, m.maps, strict=True))) or (
+                m.values.shape != m.shape_on(shape)):
             raise ValueError(f"measurement over axes {m.axes} does not match the domain")
-    return ([m.axes for m in ms], [m.values / n for m in ms],
-            [(n / m.sigma) ** 2 for m in ms])
+    return ms
 
 
 def mirror_descent_step(eta: float, smooth: float,

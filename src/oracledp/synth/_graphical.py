@@ -50,8 +50,10 @@ from numpy.typing import NDArray
 from oracledp._validation import RandomLike, check_rng, check_sample_size
 from oracledp.synth._estimation import (
     MarginalMeasurement,
+    expand,
     loss_terms,
     mirror_descent_step,
+    project,
 )
 from oracledp.synth._junction_tree import JunctionTree
 from oracledp.synth._workload import cells_text
@@ -604,8 +606,12 @@ def estimate_model(
     up to floating point.  Post-processing only.
     """
     shape = tuple(int(s) for s in shape)
-    cliques, targets, weights = loss_terms(shape, measurements, n)
-    smooth = float(sum(weights))
+    terms = loss_terms(shape, measurements, n)
+    targets = [m.values / n for m in terms]
+    weights = [(n / m.sigma) ** 2 for m in terms]
+    cliques = list(dict.fromkeys(m.axes for m in terms))  # one potential per attribute set
+    slot = [cliques.index(m.axes) for m in terms]
+    smooth = float(sum(weights))  # a projection never increases an l1 norm: still a bound
     old = warm.potentials if warm is not None else {}
     phi = {c: (old[c].copy() if c in old else np.zeros(tuple(shape[a] for a in c)))
            for c in cliques}
@@ -618,14 +624,21 @@ def estimate_model(
     def loss_res(mod: GraphicalModel) -> tuple[float, list[NDArray[np.float64]], list[Any]]:
         got = mod.measured_marginals()
         margs = [got[c] for c in cliques]
-        res = [mt - t for mt, t in zip(margs, targets, strict=True)]
+        res = [project(margs[i], m.maps) - t
+               for i, m, t in zip(slot, terms, targets, strict=True)]
         f = 0.5 * sum(w * float(np.vdot(r, r)) for w, r in zip(weights, res, strict=True))
         return f, res, margs
+
+    def gradient(res: list[NDArray[np.float64]]) -> list[NDArray[np.float64]]:
+        g: list[Any] = [0.0] * len(cliques)
+        for i, m, w, r in zip(slot, terms, weights, res, strict=True):
+            g[i] = g[i] + expand(w * r, m.maps)
+        return g
 
     f, res, margs = loss_res(model)
     eta = 1.0 / smooth
     for _ in range(iterations):
-        g = [w * r for w, r in zip(weights, res, strict=True)]
+        g = gradient(res)
         # the gradient summed into the tree's cliques once: a step moves theta by -eta of it
         grad = model.clique_potentials(dict(zip(cliques, g, strict=True)))
 

@@ -33,7 +33,10 @@ of those measurements:
    or 8-column Adult from eps = 0.5, whose model is one clique).  Either way the oracle is
    enumeration of the explicit workload, so it is exact (no certification question
    arises).  The selected marginal table is measured with Gaussian noise and the
-   estimate is refitted (warm start).
+   estimate is refitted (warm start).  With public coarser codes of some attributes
+   (``fit``'s ``coarse``; ``pair_resolution="select"``, the default) a table holding such an
+   attribute is a candidate on its cells and on the coarser cells, and is measured on the
+   cells selected (the estimate fits a coarse table through the public sum onto its cells).
 3. **Release**: the final estimate, refitted with more iterations; ``sample`` draws
    records from it.
 
@@ -84,6 +87,8 @@ from __future__ import annotations
 import itertools
 import math
 import time
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -107,7 +112,7 @@ from oracledp.privacy import _noise as noise
 from oracledp.privacy._accountant import begin_release
 from oracledp.synth._base import Synthesizer
 from oracledp.synth._domain import Domain
-from oracledp.synth._estimation import MarginalMeasurement
+from oracledp.synth._estimation import MarginalMeasurement, project
 from oracledp.synth._graphical import GraphicalModel, estimate_model
 from oracledp.synth._junction_tree import JunctionTree, junction_tree_cells
 from oracledp.synth._workload import (
@@ -117,7 +122,7 @@ from oracledp.synth._workload import (
     kway_marginal_workload,
 )
 
-__all__ = ["OracleQueryPGM", "cover_rounds", "default_model_cells", "default_rounds",
+__all__ = ["DEFAULT_PAIR_RESOLUTION", "OracleQueryPGM", "cover_rounds", "default_model_cells", "default_rounds",
            "measures_all"]
 
 #: Above this many candidate tables, the junction-tree estimator tests a table's effect on
@@ -128,6 +133,9 @@ _LAZY_BLOCKS = 300
 #: ``estimator="auto"`` holds the model on one clique over every attribute (the product
 #: domain) up to this many cells (Adult: 1.3 M), and on a capped junction tree above it.
 _ONE_CLIQUE_CELLS = 2_000_000
+#: OracleQueryPGM's default ``pair_resolution``: a table may also be measured on the public
+#: coarser codes ``fit`` is given (``coarse``).
+DEFAULT_PAIR_RESOLUTION = "select"
 
 
 def default_rounds(n: int, epsilon: float, delta: float, d: int, *,
@@ -254,6 +262,17 @@ class OracleQueryPGM(Synthesizer):
         selections; proof: ``docs/proofs/oracle-query-pgm-selection.md``, Lemma C').
         ``None`` (default): :func:`default_model_cells` (100,000; 500,000 when the budget
         asks for more rounds than T's cap of 100; from public n, epsilon, delta only).
+    pair_resolution:
+        ``"select"`` (default): when :meth:`fit` is given public coarser codes of some
+        attributes (``coarse``; :class:`~oracledp.synth.TableSynthesizer` gives the budget's
+        bins of numeric columns held on :data:`~oracledp.synth._table_budget.MODEL_BINS`),
+        each table of two or more attributes that include such an attribute is a candidate
+        twice, on the model's codes and on the coarser ones, with the same scores computed on
+        its cells (fewer, larger cells; the L1 score's noise term counts them), and the table
+        selected is measured on its own cells: the selection pays for the finer table only
+        where it measures better.  ``"model"``: every table on the model's codes (``coarse``
+        is ignored).  Without ``coarse`` the two are the same.  No effect with
+        ``selection="query"`` or ``"all"``.
     random_state:
         Seed or Generator for all randomness.
     keep_diagnostics:
@@ -307,6 +326,7 @@ class OracleQueryPGM(Synthesizer):
         final_iterations: int = 150,
         estimator: str = "auto",
         max_model_cells: int | None = None,
+        pair_resolution: str = DEFAULT_PAIR_RESOLUTION,
         random_state: RandomLike = None,
         keep_diagnostics: bool = False,
     ) -> None:
@@ -343,6 +363,8 @@ class OracleQueryPGM(Synthesizer):
             raise ValueError(f"max_model_cells must be None or an integer >= 1, "
                              f"got {max_model_cells!r}")
         self.max_model_cells = None if max_model_cells is None else int(max_model_cells)
+        self.pair_resolution = check_choice(pair_resolution, "pair_resolution",
+                                            ("model", "select"))
         self.random_state = random_state
         self.keep_diagnostics = check_diagnostics_flag(keep_diagnostics, "keep_diagnostics")
 
@@ -391,11 +413,15 @@ class OracleQueryPGM(Synthesizer):
                                  f"{cap:,}: raise max_model_cells or select")
 
     def fit(self, data: pd.DataFrame | NDArray[np.integer], domain: Domain, *,
-            sample_weight: object = None) -> OracleQueryPGM:
+            sample_weight: object = None,
+            coarse: dict[int, tuple[int, ...]] | None = None) -> OracleQueryPGM:
         """Run the rounds on ``data`` over the public ``domain`` (never inferred).
 
         ``sample_weight``: record counts of distinct rows; the release equals that of the
-        expanded records (each record counts once in the privacy analysis).
+        expanded records (each record counts once in the privacy analysis).  ``coarse``:
+        public coarser codes of some attributes (position -> the coarse code of each of its
+        codes), used by ``pair_resolution="select"``; they must not be read from the data
+        (unless through a released measurement).
         """
         for name in ("model_", "guarantee_"):
             self.__dict__.pop(name, None)
@@ -404,6 +430,7 @@ class OracleQueryPGM(Synthesizer):
         d = len(domain)
         n = int(codes.shape[0]) if w is None else int(w.sum())
         self.check_domain(domain.shape, n)
+        coarse_maps = _check_coarse(coarse, domain.shape)
         whole = self.one_clique(domain.size)
         start = time.perf_counter()
         shape = domain.shape
@@ -453,10 +480,29 @@ class OracleQueryPGM(Synthesizer):
         block_of = np.concatenate([np.repeat(np.arange(len(w.blocks)), np.diff(w.offsets))
                                    + sum(len(v.blocks) for v in plays[:i])
                                    for i, w in enumerate(plays)])
-        block_cells = np.array([math.prod(shape[a] for a in b) for b in blocks], dtype=float)
+        # candidates: (block, maps); a table may be measured on public coarser codes
+        cands = _candidates(blocks, coarse_maps if rule != "query"
+                            and self.pair_resolution == "select" else {})
+        offsets = np.concatenate([[0], np.cumsum([math.prod(shape[a] for a in b)
+                                                  for b in blocks])]).astype(int)
+        cand_block = np.array([b for b, _ in cands], dtype=np.intp)
+        cand_shape = [MarginalMeasurement(blocks[b], np.zeros(1), 1.0, mp).shape_on(shape)
+                      for b, mp in cands]
+        cand_cells = np.array([math.prod(sh) for sh in cand_shape], dtype=float)
+        cand_of = np.repeat(np.arange(len(cands)), cand_cells.astype(int))
+        plain = all(mp is None for _, mp in cands) and len(cands) == len(blocks)
+
+        def cand_diff(diff: NDArray[np.float64]) -> NDArray[np.float64]:
+            if plain:
+                return diff
+            return np.concatenate([
+                diff[offsets[b]:offsets[b + 1]] if mp is None else project(
+                    diff[offsets[b]:offsets[b + 1]].reshape(
+                        tuple(shape[a] for a in blocks[b])), mp).ravel()
+                for b, mp in cands])
         cover = cover_rounds(T, d)
 
-        def select(t_round: int) -> tuple[int, ...]:
+        def select(t_round: int) -> tuple[tuple[int, ...], Any]:
             """Round t's table by the exponential mechanism; its spend goes on the ledger."""
             lazy: _LazyAllowed | None = None
             ok: NDArray[np.bool_] | None = None
@@ -480,28 +526,30 @@ class OracleQueryPGM(Synthesizer):
                     cand = np.flatnonzero(np.tile(ok[block_of], 2))
                     j = int(cand[noise.exponential_mechanism(rng, scores[cand], eps_sel, 1.0)])
                 name = "exponential mechanism over Q ∪ ¬Q"
-                axes = blocks[int(block_of[j % nq])]
+                axes, maps = blocks[int(block_of[j % nq])], None
             else:
                 step = rule
                 if step == "auto":  # cover, then refine (public: t and d only)
                     step = "l1" if t_round <= cover else "table"
-                bscores, sens, name = table_scores(diff, block_of, block_cells, step, sigma)
+                bscores, sens, name = table_scores(cand_diff(diff), cand_of, cand_cells, step,
+                                                   sigma)
                 if lazy is not None:
-                    j = lazy.select(rng, bscores, eps_sel, sens, np.arange(len(blocks)))
+                    j = lazy.select(rng, bscores, eps_sel, sens, cand_block)
                 elif ok is None:
                     j = noise.exponential_mechanism(rng, bscores, eps_sel, sens)
                 else:
-                    cand = np.flatnonzero(ok)
+                    cand = np.flatnonzero(ok[cand_block])
                     j = int(cand[noise.exponential_mechanism(rng, bscores[cand], eps_sel, sens)])
-                axes = blocks[j]
+                axes, maps = blocks[int(cand_block[j])], cands[j][1]
             ledger.append(Spend(name, zcdp=exponential_mechanism_rho(eps_sel), round=t_round))
-            return axes
+            return axes, maps
 
         for t_round in range(1, T + 1):
-            # "all": no selection, the next candidate in the workload's order
-            axes = blocks[t_round - 1] if rule == "all" else select(t_round)
-            tab = table(axes)
-            meas.append(MarginalMeasurement(axes, tab + noise.gaussian(rng, sigma, tab.shape), sigma))
+            # "all": no selection, the next candidate table in the workload's order
+            axes, maps = (blocks[t_round - 1], None) if rule == "all" else select(t_round)
+            tab = project(table(axes), maps)
+            meas.append(MarginalMeasurement(axes, tab + noise.gaussian(rng, sigma, tab.shape),
+                                            sigma, maps))
             ledger.append(Spend("Gaussian mechanism (marginal table)",
                                 zcdp=gaussian_rho(sigma, sensitivity_sq=2.0), round=t_round,
                                 released=axes))
@@ -563,6 +611,38 @@ class OracleQueryPGM(Synthesizer):
     def __repr__(self) -> str:
         return (f"OracleQueryPGM(epsilon={self.epsilon!r}, delta={self.delta!r}, k={self.k}, "
                 f"rounds={self.rounds})")
+
+
+def _check_coarse(coarse: Mapping[int, Sequence[int]] | None, shape: tuple[int, ...]
+                  ) -> dict[int, tuple[int, ...]]:
+    """The public coarser codes of ``fit``'s ``coarse`` (ValueError if malformed): attribute
+    -> a map of each of its codes onto codes ``0..m-1``, every one of them used, ``m`` smaller
+    than the attribute's size."""
+    out: dict[int, tuple[int, ...]] = {}
+    for a, m in (coarse or {}).items():
+        if isinstance(a, bool) or not isinstance(a, int | np.integer) or not 0 <= a < len(shape):
+            raise ValueError(f"coarse: {a!r} is not an attribute position")
+        codes = tuple(int(v) for v in m)
+        if len(codes) != shape[a] or set(codes) != set(range(max(codes, default=-1) + 1)) \
+                or len(set(codes)) >= shape[a]:
+            raise ValueError(f"coarse: the map of attribute {a} must send its {shape[a]} codes "
+                             "onto fewer codes 0..m-1, each used")
+        out[int(a)] = codes
+    return out
+
+
+def _candidates(blocks: list[tuple[int, ...]], coarse: dict[int, tuple[int, ...]]
+                ) -> list[tuple[int, Any]]:
+    """The candidate measurements ``(block, maps)``, public (the blocks and the maps): every
+    table on its attributes' codes, and a table of two or more attributes of which some have
+    coarser codes (``coarse``) also on those (``maps``: the map of each attribute, or None)."""
+    out: list[tuple[int, Any]] = []
+    for b, blk in enumerate(blocks):
+        out.append((b, None))
+        maps = tuple(coarse.get(a) for a in blk)
+        if len(blk) >= 2 and any(m is not None for m in maps):
+            out.append((b, maps))
+    return out
 
 
 def table_scores(diff: NDArray[np.float64], block_of: NDArray[np.integer],

@@ -17,7 +17,7 @@ from typing import Any
 
 from oracledp.synth._table import DEFAULT_BINS
 
-__all__ = ["AUTO_BINS_SCALE", "NUMERIC_SHARE_RATIO", "PAIR_NOISE_LIMIT", "SHARED_NOISE_NOTE",
+__all__ = ["AUTO_BINS_SCALE", "MODEL_BINS", "NUMERIC_SHARE_RATIO", "PAIR_NOISE_LIMIT", "SHARED_NOISE_NOTE",
            "afford", "auto_bins", "auto_fraction"]
 
 
@@ -81,6 +81,19 @@ def auto_bins(n: int, rho: float) -> int:
     b = math.floor(math.sqrt(AUTO_BINS_SCALE * n * math.sqrt(max(rho, 0.0))))
     return max(2, min(DEFAULT_BINS, b))
 
+
+#: The coarse bins the default method's model holds for a numeric column whose count is the
+#: budget's choice (:func:`auto_bins`) when that choice is smaller: its tables are then
+#: candidates both on these bins and on the budget's, which are unions of them (OracleQueryPGM's
+#: ``pair_resolution="select"``), so the selection pays for the finer table only where it
+#: measures better.  Chosen with tuning seeds 100-102 (docs/results/synth-pair-resolution):
+#: mean native 2-way TV on doctor_visits 0.0575 -> 0.0509 at epsilon 0.5 and 0.0394 -> 0.0326 at
+#: 1 (16 bins: 0.0525 and 0.0354), health_insurance unchanged within noise (0.0327 -> 0.0322,
+#: 0.0193 -> 0.0197), the health-panel stand-in at epsilon 1 (seeds 100-105) 0.0242 -> 0.0248
+#: at the octiles and 0.0197 / 0.0269 / 0.0354 -> 0.0191 / 0.0252 / 0.0352 at 5 / 10 / 16
+#: quantiles; the same 10 bins held *and measured* (``bins=10``) had cost the panel at every
+#: resolution (docs/results/synth-bins-tried).
+MODEL_BINS = DEFAULT_BINS
 
 #: auto_fraction: where fewer than one attribute in NUMERIC_SHARE_RATIO is a refined numeric
 #: column, the numeric histograms' share shrinks in proportion.

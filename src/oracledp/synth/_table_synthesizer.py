@@ -46,9 +46,11 @@ from oracledp._params import store_init_arguments
 from oracledp._validation import RandomLike, check_choice, check_epsilon, check_rng
 from oracledp.privacy._accountant import accounted_fit
 from oracledp.privacy._composition import MIN_ZCDP_EPSILON
+from oracledp.synth._oracle_query_pgm import DEFAULT_PAIR_RESOLUTION
 from oracledp.synth._release import _Release
 from oracledp.synth._table import DEFAULT_BINS, BinsLike, TableDomain
 from oracledp.synth._table_budget import (
+    MODEL_BINS,
     _level_scale,
     _level_sigma,
     _Plan,
@@ -311,11 +313,20 @@ class TableSynthesizer:
         chosen = auto_bins(n, rho if rho is not None else epsilon**2 / 2.0)
         refined: dict[str, Any] = {}  # name -> its coarse bins: a count or cut points
         by_rule = 0  # refined columns whose count is the budget's choice
+        # the default method may hold the budget's numeric columns on MODEL_BINS bins and
+        # count their tables on the budget's coarser ones too (pair_resolution="select")
+        two = (self.method == "oracle-query-pgm" and (self.options or {}).get(
+            "pair_resolution", DEFAULT_PAIR_RESOLUTION) == "select")
+        pair_bins = max(chosen, MODEL_BINS) if two else chosen
+        grouped: dict[str, int] = {}  # name -> the coarser bins its tables may be counted on
         for c in schema.columns:
             spec = specs.get(c.name)
             if spec == "auto":  # a grid of at most DEFAULT_BINS points keeps one bin a point
                 spec = chosen if c.K + 1 > DEFAULT_BINS else c.K + 1
                 by_rule += c.K + 1 > DEFAULT_BINS
+                if c.K + 1 > DEFAULT_BINS and pair_bins > chosen:
+                    spec = min(pair_bins, c.K + 1)
+                    grouped[c.name] = chosen
             if spec is None or (isinstance(spec, int) and c.K + 1 <= spec):
                 continue  # not gridded, or every grid point a bin of its own: no histogram
             refined[c.name] = spec
@@ -336,7 +347,9 @@ class TableSynthesizer:
         shape = _coarse_shape(fine_dom, refined)  # an upper bound of the model's domain
         budget = ({"rho": zcdp_rho(plan.method_epsilon, delta)} if needs_delta
                   else {"epsilon": plan.method_epsilon})  # Gaussian or Laplace noise
-        self.plan_ = afford(n, shape, chosen, columns=by_rule,
+        # what the budget affords is judged on the tables at the budget's bins
+        self.plan_ = afford(n, _coarse_shape(fine_dom, {**refined, **grouped}), chosen,
+                            columns=by_rule,
                             fallback=self.method == "oracle-query-pgm", **budget)
         extra: dict[str, Any] = {}
         if (self.plan_["one_way_only"] and self.method == "oracle-query-pgm"
@@ -354,13 +367,18 @@ class TableSynthesizer:
             print(f"oracledp: fitting {self.method}", file=sys.stderr, flush=True)
         rng = check_rng(self.random_state)  # every check is done: randomness starts here
         begin_release(self, epsilon, delta, rng=rng, rho=rho, covers_inner=True)
-        within, coarse_bins = self._measure_numeric(schema, fine_dom, rows, counts, refined,
-                                                    fine_bins, plan, rng)
+        within, coarse_bins, maps = self._measure_numeric(schema, fine_dom, rows, counts,
+                                                          refined, fine_bins, plan, rng, grouped)
         tdom = TableDomain(schema, coarse_bins, within=within)
         rows, counts = _coarsen(fine_dom, tdom, rows, counts)
         synth = self._make(cls, needs_delta, len(tdom.domain), plan.method_epsilon, delta, rng,
                            extra)
-        synth.fit(rows, tdom.domain, sample_weight=counts)  # distinct rows, record counts
+        if maps:  # some columns held on more bins than the budget's (public, released)
+            names = [a.name for a in tdom.attrs]
+            synth.fit(rows, tdom.domain, sample_weight=counts,
+                      coarse={names.index(k): v for k, v in maps.items()})
+        else:
+            synth.fit(rows, tdom.domain, sample_weight=counts)  # distinct rows, record counts
         del rows, counts
         self._release = _Release.of(synth, tdom.domain)
         self.synthesizer_ = synth
@@ -370,6 +388,8 @@ class TableSynthesizer:
         self.rho_ = None if inner_rho is None else inner_rho + plan.numeric_rho
         self.numeric_ = plan.describe(list(refined))
         self.numeric_["auto_bins"] = chosen
+        if maps:  # held on more bins than the budget's: tables counted on either (public)
+            self.numeric_["model_bins"] = pair_bins
         self.numeric_["fraction"] = fraction
         self.guarantee_ = schema.annotate_guarantee(plan.guarantee(synth.guarantee_, epsilon,
                                                                    list(refined)))
@@ -380,14 +400,15 @@ class TableSynthesizer:
     def _measure_numeric(self, schema: Any, fine_dom: TableDomain, rows: NDArray[np.int64],
                          counts: NDArray[np.int64], refined: dict[str, Any],
                          fine_bins: dict[str, NDArray[np.int64]], plan: _Plan,
-                         rng: np.random.Generator
-                         ) -> tuple[dict[str, Any], Any]:
+                         rng: np.random.Generator, grouped: dict[str, int] | None = None,
+                         ) -> tuple[dict[str, Any], Any, dict[str, tuple[int, ...]]]:
         """The fine histograms of the refined columns (noise drawn here) and the coarse bins
         (``bins`` with each refined column's cut points)."""
         from oracledp.synth._numeric import quantile_starts, tree_histogram, tree_levels
 
         within: dict[str, Any] = {}
         coarse: dict[str, Any] = {}
+        maps: dict[str, tuple[int, ...]] = {}
         names = [a.name for a in fine_dom.attrs]
         for c in schema.columns:
             if c.name not in refined:
@@ -417,10 +438,17 @@ class TableSynthesizer:
             else:
                 q = quantile_starts(est, int(spec))
                 coarse[c.name] = tuple(float(c.lower + starts[i] * c.step) for i in q[1:]) or 1
+                if grouped and c.name in grouped and len(q) > grouped[c.name]:
+                    mass = np.add.reduceat(est, q)
+                    lo = quantile_starts(mass, grouped[c.name])
+                    code = (np.searchsorted(lo, np.arange(len(q)), side="right") - 1).tolist()
+                    if a.missing:
+                        code.append(max(code) + 1)
+                    maps[c.name] = tuple(int(v) for v in code)
         for c in schema.columns:  # the other gridded columns: one bin per grid point
             if c.kind == "numeric" and c.step is not None and c.name not in coarse:
                 coarse[c.name] = c.K + 1
-        return within, coarse
+        return within, coarse, maps
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "_release"):
