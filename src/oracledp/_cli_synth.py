@@ -301,6 +301,10 @@ def _bins_sources(syn: Any, schema: Any, bins_spec: Any, columns: list[str]) -> 
             source = "as declared by the schema's synth_bins"
         elif isinstance(bins_spec, int):
             source = "as declared by --bins"
+        elif (syn.numeric_ or {}).get("model_bins"):
+            source = (f"held on up to {syn.numeric_['model_bins']} bins; each table with them "
+                      f"counted on these or on the {syn.numeric_['auto_bins']} bins chosen for "
+                      "n and the budget, as the selection chose")
         else:
             source = "chosen for n and the budget"
         groups.setdefault(source, []).append(f"{name} {counts[name]}")
