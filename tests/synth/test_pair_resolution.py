@@ -211,3 +211,7 @@ def test_table_synthesizer_holds_model_bins_and_counts_on_nested_budget_bins() -
     assert "model_bins" not in plain.numeric_
     assert all(m.maps is None for m in plain.synthesizer_.measurements_)
     assert max(plain.table_domain_.domain.shape[:2]) == syn.numeric_["auto_bins"]
+    # equal-width bins are not cut from the histogram: held and measured as the budget chose
+    equal = TableSynthesizer(epsilon=1.0, random_state=0, bin_edges="equal-width").fit(df, schema)
+    assert "model_bins" not in equal.numeric_
+    assert max(equal.table_domain_.domain.shape[:2]) == syn.numeric_["auto_bins"]

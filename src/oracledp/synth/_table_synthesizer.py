@@ -315,8 +315,9 @@ class TableSynthesizer:
         by_rule = 0  # refined columns whose count is the budget's choice
         # the default method may hold the budget's numeric columns on MODEL_BINS bins and
         # count their tables on the budget's coarser ones too (pair_resolution="select")
-        two = (self.method == "oracle-query-pgm" and (self.options or {}).get(
-            "pair_resolution", DEFAULT_PAIR_RESOLUTION) == "select")
+        two = (self.method == "oracle-query-pgm" and self.bin_edges == "quantiles"
+               and (self.options or {}).get("pair_resolution",
+                                             DEFAULT_PAIR_RESOLUTION) == "select")
         pair_bins = max(chosen, MODEL_BINS) if two else chosen
         grouped: dict[str, int] = {}  # name -> the coarser bins its tables may be counted on
         for c in schema.columns:
