@@ -271,8 +271,9 @@ class OracleQueryPGM(Synthesizer):
         its cells (fewer, larger cells; the L1 score's noise term counts them), and the table
         selected is measured on its own cells: the selection pays for the finer table only
         where it measures better.  ``"model"``: every table on the model's codes (``coarse``
-        is ignored).  Without ``coarse`` the two are the same.  No effect with
-        ``selection="query"`` or ``"all"``.
+        is ignored).  Without ``coarse`` the two are the same.  With ``selection="all"``
+        (every table measured once, no selection) a table is measured on its coarser codes
+        where it has them; no effect with ``selection="query"``.
     random_state:
         Seed or Generator for all randomness.
     keep_diagnostics:
@@ -483,8 +484,10 @@ class OracleQueryPGM(Synthesizer):
         # candidates: (block, maps); a table may be measured on public coarser codes
         cands = _candidates(blocks, coarse_maps if rule != "query"
                             and self.pair_resolution == "select" else {})
+        # ("all" measures each table once, on its coarser codes where it has them)
         offsets = np.concatenate([[0], np.cumsum([math.prod(shape[a] for a in b)
                                                   for b in blocks])]).astype(int)
+        coarsest = {b: mp for b, mp in cands if mp is not None}
         cand_block = np.array([b for b, _ in cands], dtype=np.intp)
         cand_shape = [MarginalMeasurement(blocks[b], np.zeros(1), 1.0, mp).shape_on(shape)
                       for b, mp in cands]
@@ -545,8 +548,10 @@ class OracleQueryPGM(Synthesizer):
             return axes, maps
 
         for t_round in range(1, T + 1):
-            # "all": no selection, the next candidate table in the workload's order
-            axes, maps = (blocks[t_round - 1], None) if rule == "all" else select(t_round)
+            # "all": no selection, the next table in the workload's order, on its coarser
+            # codes where it has them (every table measured: the fewer cells, the less noise)
+            axes, maps = ((blocks[t_round - 1], coarsest.get(t_round - 1)) if rule == "all"
+                          else select(t_round))
             tab = project(table(axes), maps)
             meas.append(MarginalMeasurement(axes, tab + noise.gaussian(rng, sigma, tab.shape),
                                             sigma, maps))
