@@ -231,3 +231,43 @@ def test_table_synthesizer_holds_model_bins_and_counts_on_nested_budget_bins() -
     equal = TableSynthesizer(epsilon=1.0, random_state=0, bin_edges="equal-width").fit(df, schema)
     assert "model_bins" not in equal.numeric_
     assert max(equal.table_domain_.domain.shape[:2]) == syn.numeric_["auto_bins"]
+
+
+def test_released_tables_are_fitted_at_no_cost_and_checked_first() -> None:
+    codes, dom = _numeric()
+    x_counts = np.bincount(codes[:, 0], minlength=8).astype(float)
+    known = [MarginalMeasurement((0,), x_counts + 0.5, 2.0)]
+    a = OracleQueryPGM(1.0, 1e-6, k=2, rounds=6, selection="l1", random_state=0).fit(
+        codes, dom, coarse=_COARSE, released=known)
+    b = OracleQueryPGM(1.0, 1e-6, k=2, rounds=6, selection="l1", random_state=0).fit(
+        codes, dom, coarse=_COARSE)
+    assert known[0] in a.measurements_ and known[0] not in b.measurements_
+    assert [s.rho for s in a.ledger_] == [s.rho for s in b.ledger_]  # nothing charged
+    rng = np.random.default_rng(0)
+    state = rng.bit_generator.state
+    for bad in ([MarginalMeasurement((0,), np.zeros(7), 1.0)], [np.zeros(8)]):
+        with pytest.raises(ValueError, match="released"):
+            OracleQueryPGM(1.0, 1e-6, k=2, random_state=rng).fit(codes, dom, released=bad)
+    assert rng.bit_generator.state == state
+
+
+def test_a_range_of_the_tree_histogram_has_at_most_the_stated_noise() -> None:
+    """The sigma TableSynthesizer gives the fine histogram summed onto the model's bins,
+    sigma_level sqrt(range_nodes), bounds the spread of those sums (600 draws; counts far from
+    0, so the nonnegativity step does not act): the empirical sd is below it, with the slack
+    of an F-test at false-alarm rate 1e-3."""
+    from oracledp.synth._numeric import range_nodes, tree_histogram
+
+    rng = np.random.default_rng(2)
+    counts = rng.integers(200, 400, 37).astype(float)
+    sigma = 3.0
+    cuts = [0, 5, 11, 12, 30, 37]
+    sums = np.array([np.add.reduceat(tree_histogram(counts, rng, sigma=sigma), cuts[:-1])
+                     for _ in range(600)])
+    for i, (lo, hi) in enumerate(itertools.pairwise(cuts)):
+        stated = sigma * math.sqrt(range_nodes(lo, hi, 37))
+        var = float(np.var(sums[:, i] - counts[lo:hi].sum(), ddof=0))
+        assert var <= stated**2 * stats.chi2.ppf(1 - 1e-3, 600) / 600
+    # a mutant using one node's sigma for every range is caught on the widest ranges
+    widest = float(np.var(sums[:, 3] - counts[12:30].sum()))
+    assert widest > sigma**2 * stats.chi2.ppf(1 - 1e-3, 600) / 600

@@ -43,7 +43,7 @@ from numpy.typing import NDArray
 from oracledp.privacy import _noise as noise
 
 __all__ = ["BRANCHING", "FINE_BINS", "fine_bin_count", "fine_starts", "project_simplex",
-           "quantile_starts", "tree_histogram", "tree_levels"]
+           "quantile_starts", "range_nodes", "tree_histogram", "tree_levels"]
 
 #: At most this many fine bins per numeric column (more grid points: equal shares of them).
 FINE_BINS = 1024
@@ -66,6 +66,31 @@ def tree_levels(m: int, branching: int = BRANCHING) -> int:
 def _level_blocks(m: int, L: int, branching: int) -> list[int]:
     """Leaves per node at levels 1..L (level L: 1 leaf per node)."""
     return [branching ** (L - level) for level in range(1, L + 1)]
+
+
+def range_nodes(a: int, b: int, m: int, branching: int = BRANCHING) -> int:
+    """How many measured nodes of the tree over ``m`` leaves (:func:`tree_histogram`'s
+    levels; the root, the public n, is not one) a sum must use to count the leaves ``a .. b -
+    1``: the fewest aligned nodes covering the range, or its complement (n minus them).  The
+    least-squares estimate of that range (the best linear unbiased one) has at most that many
+    nodes' noise variance.
+
+    >>> range_nodes(0, 16, 16), range_nodes(1, 16, 16), range_nodes(1, 15, 16)
+    (0, 1, 2)
+    """
+    if not 0 <= a < b <= m:
+        raise ValueError("need 0 <= a < b <= m")
+    L = tree_levels(m, branching)
+    blocks = _level_blocks(m, L, branching)  # leaves per node, largest first
+
+    def cover(lo: int, hi: int) -> int:
+        nodes, p = 0, lo
+        while p < hi:
+            p = min(p + next(s for s in blocks if p % s == 0 and min(p + s, m) <= hi), m)
+            nodes += 1
+        return nodes
+
+    return min(cover(a, b), cover(0, a) + cover(b, m))
 
 
 def project_simplex(v: NDArray[np.float64], total: float) -> NDArray[np.float64]:

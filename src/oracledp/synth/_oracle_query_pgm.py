@@ -415,14 +415,19 @@ class OracleQueryPGM(Synthesizer):
 
     def fit(self, data: pd.DataFrame | NDArray[np.integer], domain: Domain, *,
             sample_weight: object = None,
-            coarse: dict[int, tuple[int, ...]] | None = None) -> OracleQueryPGM:
+            coarse: dict[int, tuple[int, ...]] | None = None,
+            released: Sequence[MarginalMeasurement] = ()) -> OracleQueryPGM:
         """Run the rounds on ``data`` over the public ``domain`` (never inferred).
 
         ``sample_weight``: record counts of distinct rows; the release equals that of the
         expanded records (each record counts once in the privacy analysis).  ``coarse``:
         public coarser codes of some attributes (position -> the coarse code of each of its
         codes), used by ``pair_resolution="select"``; they must not be read from the data
-        (unless through a released measurement).
+        (unless through a released measurement).  ``released``: noisy tables of the data
+        **already released and accounted by the caller** (TableSynthesizer's fine
+        histograms summed onto the model's bins), fitted with the measurements at no cost
+        here (post-processing of their release); never pass tables computed from the data
+        without noise.
         """
         for name in ("model_", "guarantee_"):
             self.__dict__.pop(name, None)
@@ -432,6 +437,12 @@ class OracleQueryPGM(Synthesizer):
         n = int(codes.shape[0]) if w is None else int(w.sum())
         self.check_domain(domain.shape, n)
         coarse_maps = _check_coarse(coarse, domain.shape)
+        known = list(released)
+        for m in known:
+            if not isinstance(m, MarginalMeasurement) or m.axes[-1] >= d or (
+                    m.values.shape != m.shape_on(domain.shape)):
+                raise ValueError("released: each must be a MarginalMeasurement over the "
+                                 "domain's attributes, with a table of its shape")
         whole = self.one_clique(domain.size)
         start = time.perf_counter()
         shape = domain.shape
@@ -473,6 +484,7 @@ class OracleQueryPGM(Synthesizer):
             meas.append(MarginalMeasurement((a,), t + noise.gaussian(rng, sigma1, t.shape), sigma1))
             ledger.append(Spend("Gaussian mechanism (1-way table)",
                                 zcdp=gaussian_rho(sigma1, sensitivity_sq=2.0), released=(a,)))
+        meas.extend(known)  # released before this fit: no spend (post-processing)
         tree = JunctionTree(shape, [tuple(range(d))], nodes=True) if whole else None
         model = estimate_model(shape, meas, n, iterations=self.iterations * 3, tree=tree)
         # the selection's inputs ("all" selects nothing: the true answers are not read)

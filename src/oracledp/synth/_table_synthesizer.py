@@ -33,6 +33,7 @@ person is its group-privacy form (``guarantee_per_person_``).
 from __future__ import annotations
 
 import inspect
+import itertools
 import json
 import math
 from pathlib import Path
@@ -368,16 +369,22 @@ class TableSynthesizer:
             print(f"oracledp: fitting {self.method}", file=sys.stderr, flush=True)
         rng = check_rng(self.random_state)  # every check is done: randomness starts here
         begin_release(self, epsilon, delta, rng=rng, rho=rho, covers_inner=True)
-        within, coarse_bins, maps = self._measure_numeric(schema, fine_dom, rows, counts,
-                                                          refined, fine_bins, plan, rng, grouped)
+        within, coarse_bins, maps, hist = self._measure_numeric(
+            schema, fine_dom, rows, counts, refined, fine_bins, plan, rng, grouped)
         tdom = TableDomain(schema, coarse_bins, within=within)
         rows, counts = _coarsen(fine_dom, tdom, rows, counts)
         synth = self._make(cls, needs_delta, len(tdom.domain), plan.method_epsilon, delta, rng,
                            extra)
         if maps:  # some columns held on more bins than the budget's (public, released)
+            from oracledp.synth._estimation import MarginalMeasurement
+
             names = [a.name for a in tdom.attrs]
+            # the fine histograms (released) summed onto the model's bins: what they say of
+            # the columns' 1-way tables, at no further cost (post-processing)
+            known = [MarginalMeasurement((names.index(k),), v, sd)
+                     for k, (v, sd) in hist.items()]
             synth.fit(rows, tdom.domain, sample_weight=counts,
-                      coarse={names.index(k): v for k, v in maps.items()})
+                      coarse={names.index(k): v for k, v in maps.items()}, released=known)
         else:
             synth.fit(rows, tdom.domain, sample_weight=counts)  # distinct rows, record counts
         del rows, counts
@@ -402,14 +409,21 @@ class TableSynthesizer:
                          counts: NDArray[np.int64], refined: dict[str, Any],
                          fine_bins: dict[str, NDArray[np.int64]], plan: _Plan,
                          rng: np.random.Generator, grouped: dict[str, int] | None = None,
-                         ) -> tuple[dict[str, Any], Any, dict[str, tuple[int, ...]]]:
+                         ) -> tuple[dict[str, Any], Any, dict[str, tuple[int, ...]],
+                                    dict[str, tuple[NDArray[np.float64], float]]]:
         """The fine histograms of the refined columns (noise drawn here) and the coarse bins
         (``bins`` with each refined column's cut points)."""
-        from oracledp.synth._numeric import quantile_starts, tree_histogram, tree_levels
+        from oracledp.synth._numeric import (
+            quantile_starts,
+            range_nodes,
+            tree_histogram,
+            tree_levels,
+        )
 
         within: dict[str, Any] = {}
         coarse: dict[str, Any] = {}
         maps: dict[str, tuple[int, ...]] = {}
+        released: dict[str, tuple[NDArray[np.float64], float]] = {}
         names = [a.name for a in fine_dom.attrs]
         for c in schema.columns:
             if c.name not in refined:
@@ -427,11 +441,12 @@ class TableSynthesizer:
                                minlength=leaves)[:leaves]
             L = tree_levels(leaves)
             if plan.numeric_rho_each is not None:
-                est = tree_histogram(true, rng, sigma=_level_sigma(L, plan.numeric_rho_each))
+                est_all = tree_histogram(true, rng,
+                                         sigma=_level_sigma(L, plan.numeric_rho_each))
             else:
-                est = tree_histogram(true, rng,
-                                     laplace_scale=_level_scale(L, plan.numeric_eps_each))
-            est = est[:m]
+                est_all = tree_histogram(true, rng,
+                                         laplace_scale=_level_scale(L, plan.numeric_eps_each))
+            est = est_all[:m]
             within[c.name] = (starts, est / est.sum() if est.sum() > 0 else np.ones(m) / m)
             spec = refined[c.name]
             if isinstance(spec, tuple) or self.bin_edges == "equal-width":
@@ -446,10 +461,17 @@ class TableSynthesizer:
                     if a.missing:
                         code.append(max(code) + 1)
                     maps[c.name] = tuple(int(v) for v in code)
+                    if plan.numeric_rho_each is not None:  # Gaussian: the model's own bins
+                        edges = [*q.tolist(), m] + ([m + 1] if a.missing else [])
+                        nodes = max(range_nodes(lo_, hi_, leaves)
+                                    for lo_, hi_ in itertools.pairwise(edges))
+                        counts_ = np.add.reduceat(est_all, np.array(edges[:-1]))
+                        released[c.name] = (counts_, _level_sigma(L, plan.numeric_rho_each)
+                                            * math.sqrt(max(nodes, 1)))
         for c in schema.columns:  # the other gridded columns: one bin per grid point
             if c.kind == "numeric" and c.step is not None and c.name not in coarse:
                 coarse[c.name] = c.K + 1
-        return within, coarse, maps
+        return within, coarse, maps, released
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "_release"):
