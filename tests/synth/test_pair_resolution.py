@@ -271,3 +271,15 @@ def test_a_range_of_the_tree_histogram_has_at_most_the_stated_noise() -> None:
     # a mutant using one node's sigma for every range is caught on the widest ranges
     widest = float(np.var(sums[:, 3] - counts[12:30].sum()))
     assert widest > sigma**2 * stats.chi2.ppf(1 - 1e-3, 600) / 600
+
+
+def test_project_index_sends_each_cell_where_project_adds_it() -> None:
+    from oracledp.synth._estimation import project_index
+
+    rng = np.random.default_rng(4)
+    x = rng.random((4, 5, 3))
+    for maps in ((_MAP4, _MAP5, None), (None, _MAP5, None), (_MAP4, None, (0, 1, 1))):
+        want = project(x, maps)
+        got = np.bincount(project_index(x.shape, maps), weights=x.ravel(),
+                          minlength=want.size)
+        np.testing.assert_allclose(got, want.ravel(), rtol=1e-13)

@@ -41,7 +41,7 @@ from numpy.typing import NDArray
 T = TypeVar("T")
 
 __all__ = ["MarginalMeasurement", "combine_measurements", "expand", "loss_terms",
-           "mirror_descent_step", "project"]
+           "mirror_descent_step", "project", "project_index"]
 
 #: The step size never exceeds ``1 / smooth`` times this (:func:`mirror_descent_step`).
 MAX_STEP_GROWTH = 2.0**30
@@ -98,6 +98,17 @@ def project(table: NDArray[np.float64], maps: tuple[tuple[int, ...] | None, ...]
             agg[idx, np.arange(len(idx))] = 1.0
             out = np.moveaxis(np.tensordot(agg, out, axes=([1], [i])), 0, i)
     return out
+
+
+def project_index(shape: Sequence[int], maps: tuple[tuple[int, ...] | None, ...]
+                  ) -> NDArray[np.intp]:
+    """For each cell of a table of ``shape`` (row-major), the index (row-major) of the coarse
+    cell :func:`project` adds it to."""
+    idx = [np.arange(s) if m is None else np.asarray(m, dtype=np.intp)
+           for s, m in zip(shape, maps, strict=True)]
+    sizes = [len(i) if m is None else int(max(m)) + 1 for i, m in zip(idx, maps, strict=True)]
+    grids = np.meshgrid(*idx, indexing="ij")
+    return np.ravel_multi_index(tuple(g.ravel() for g in grids), tuple(sizes)).astype(np.intp)
 
 
 def expand(table: NDArray[np.float64], maps: tuple[tuple[int, ...] | None, ...] | None

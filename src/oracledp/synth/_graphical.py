@@ -50,10 +50,9 @@ from numpy.typing import NDArray
 from oracledp._validation import RandomLike, check_rng, check_sample_size
 from oracledp.synth._estimation import (
     MarginalMeasurement,
-    expand,
     loss_terms,
     mirror_descent_step,
-    project,
+    project_index,
 )
 from oracledp.synth._junction_tree import JunctionTree
 from oracledp.synth._workload import cells_text
@@ -225,6 +224,9 @@ class GraphicalModel:
         self.tree = tree if tree is not None else JunctionTree(self.shape, list(self.potentials))
         self.n = n
         self._assign = {c: self.tree.home(c) for c in self.potentials}
+        self._sets: dict[int, tuple[tuple[int, ...], ...]] = {}  # tree clique -> its sets
+        for c, i in self._assign.items():
+            self._sets[i] = (*self._sets.get(i, ()), c)
         self.calibrate(theta)
 
     @classmethod
@@ -252,7 +254,7 @@ class GraphicalModel:
         """The matrix-product marginals of tree clique ``i`` onto its measured sets, when it
         is big (more than ``_OPERATOR_CELLS`` cells and more than one set); cached on the tree."""
         jt = self.tree
-        sets = tuple(c for c in self.potentials if self._assign[c] == i)
+        sets = self._sets.get(i, ())
         if len(sets) < 2 or math.prod(jt.clique_shape(i)) <= _OPERATOR_CELLS:
             return None
         ops = jt.__dict__.setdefault("_operators", {})  # the last set list of each clique
@@ -273,7 +275,7 @@ class GraphicalModel:
         for i in range(len(jt.cliques)):
             op = self._operator(i)
             if op is not None:  # sets in the order of the potentials
-                theta[i] = op.adjoint([src[c] for c in self.potentials if self._assign[c] == i])
+                theta[i] = op.adjoint([src[c] for c in self._sets[i]])
         for c in self.potentials:
             i = self._assign[c]
             if self._operator(i) is None:
@@ -330,7 +332,7 @@ class GraphicalModel:
         for i in range(len(self.tree.cliques)):
             op = self._operator(i)
             if op is not None:
-                sets = [c for c in self.potentials if self._assign[c] == i]
+                sets = list(self._sets[i])
                 out.update(zip(sets, op.marginals(self.marginals_[i]), strict=True))
         for c in self.potentials:
             if c not in out:
@@ -621,18 +623,33 @@ def estimate_model(
     model = GraphicalModel(shape, phi, tree, n)
     theta = model.clique_potentials()
 
+    # a term on coarser codes: each cell of its attribute set's marginal adds to one coarse
+    # cell (project's sum as one bincount, its adjoint as one gather)
+    index = [None if m.maps is None else project_index(tuple(shape[a] for a in m.axes),
+                                                       m.maps) for m in terms]
+
+    def proj(marg: NDArray[np.float64], i: int) -> NDArray[np.float64]:
+        if index[i] is None:
+            return marg
+        t = targets[i]
+        return np.bincount(index[i], weights=marg.ravel(), minlength=t.size).reshape(t.shape)
+
+    def adj(r: NDArray[np.float64], i: int) -> NDArray[np.float64]:
+        if index[i] is None:
+            return r
+        return r.ravel()[index[i]].reshape(tuple(shape[a] for a in terms[i].axes))
+
     def loss_res(mod: GraphicalModel) -> tuple[float, list[NDArray[np.float64]], list[Any]]:
         got = mod.measured_marginals()
         margs = [got[c] for c in cliques]
-        res = [project(margs[i], m.maps) - t
-               for i, m, t in zip(slot, terms, targets, strict=True)]
+        res = [proj(margs[s], i) - targets[i] for i, s in enumerate(slot)]
         f = 0.5 * sum(w * float(np.vdot(r, r)) for w, r in zip(weights, res, strict=True))
         return f, res, margs
 
     def gradient(res: list[NDArray[np.float64]]) -> list[NDArray[np.float64]]:
         g: list[Any] = [0.0] * len(cliques)
-        for i, m, w, r in zip(slot, terms, weights, res, strict=True):
-            g[i] = g[i] + expand(w * r, m.maps)
+        for k, (i, w, r) in enumerate(zip(slot, weights, res, strict=True)):
+            g[i] = g[i] + adj(w * r, k)
         return g
 
     f, res, margs = loss_res(model)

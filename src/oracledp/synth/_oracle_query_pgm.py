@@ -112,7 +112,7 @@ from oracledp.privacy import _noise as noise
 from oracledp.privacy._accountant import begin_release
 from oracledp.synth._base import Synthesizer
 from oracledp.synth._domain import Domain
-from oracledp.synth._estimation import MarginalMeasurement, project
+from oracledp.synth._estimation import MarginalMeasurement, project, project_index
 from oracledp.synth._graphical import GraphicalModel, estimate_model
 from oracledp.synth._junction_tree import JunctionTree, junction_tree_cells
 from oracledp.synth._workload import (
@@ -506,15 +506,25 @@ class OracleQueryPGM(Synthesizer):
         cand_cells = np.array([math.prod(sh) for sh in cand_shape], dtype=float)
         cand_of = np.repeat(np.arange(len(cands)), cand_cells.astype(int))
         plain = all(mp is None for _, mp in cands) and len(cands) == len(blocks)
+        # each candidate's cells as sums of the workload's cells: cell i of the workload
+        # adds to cell dst[i] of the candidates' vector (once per candidate holding it)
+        src, dst = (np.empty(0, dtype=np.intp),) * 2
+        if not plain:
+            starts = np.concatenate([[0], np.cumsum(cand_cells.astype(int))])
+            parts_src, parts_dst = [], []
+            for c, (b, mp) in enumerate(cands):
+                cells = np.arange(offsets[b], offsets[b + 1])
+                here = (np.arange(len(cells)) if mp is None else project_index(
+                    tuple(shape[a] for a in blocks[b]), mp))
+                parts_src.append(cells)
+                parts_dst.append(starts[c] + here)
+            src, dst = np.concatenate(parts_src), np.concatenate(parts_dst)
+        total = int(cand_cells.sum())
 
         def cand_diff(diff: NDArray[np.float64]) -> NDArray[np.float64]:
             if plain:
                 return diff
-            return np.concatenate([
-                diff[offsets[b]:offsets[b + 1]] if mp is None else project(
-                    diff[offsets[b]:offsets[b + 1]].reshape(
-                        tuple(shape[a] for a in blocks[b])), mp).ravel()
-                for b, mp in cands])
+            return np.bincount(dst, weights=diff[src], minlength=total)
         cover = cover_rounds(T, d)
 
         def select(t_round: int) -> tuple[tuple[int, ...], Any]:
