@@ -9,7 +9,8 @@ timeout, and prints one line per method: the outcome (model, refused with its ``
 line, traceback, timeout), the fit and sample seconds and the peak RSS of each process.
 
     PYTHONPATH=src python benchmarks/synth_wide.py [--rows 4075] [--epsilon 1] [--seed 0]
-        [--methods oracle-query-pgm,mst,aim,mwem,independent] [--timeout 300] [--out DIR]
+        [--methods oracle-query-pgm,mst,aim,mwem,independent] [--timeout 300] [--spread 1]
+        [--out DIR]
 
 Writes DIR/results.json (and the table, schema, models and samples under DIR).  The seconds
 are wall-clock on whatever machine runs it (the issue's target: 120 s, 2 GB on 2 cores).
@@ -36,10 +37,12 @@ METHODS = ("oracle-query-pgm", "mst", "aim", "mwem", "independent")
 N_ORDINAL = 83
 
 
-def schema() -> dict[str, Any]:
-    """The public schema: 83 numeric 0-9 step 1, two categorical (41, 10 levels), target."""
+def schema(spread: int = 1) -> dict[str, Any]:
+    """The public schema: 83 numeric 0-9 step 1 (0 to 10 spread - 1 with ``--spread``), two
+    categorical (41, 10 levels), target."""
     cols: list[dict[str, Any]] = [{"name": f"q{i:02d}", "type": "numeric", "lower": 0,
-                                   "upper": 9, "step": 1} for i in range(N_ORDINAL)]
+                                   "upper": 10 * spread - 1, "step": 1}
+                                  for i in range(N_ORDINAL)]
     cols.append({"name": "region", "type": "categorical",
                  "levels": [f"r{j:02d}" for j in range(41)]})
     cols.append({"name": "sector", "type": "categorical",
@@ -47,9 +50,12 @@ def schema() -> dict[str, Any]:
     return {"target": {"name": "y", "labels": ["no", "yes"]}, "columns": cols}
 
 
-def table(n: int, seed: int = 0) -> pd.DataFrame:
+def table(n: int, seed: int = 0, spread: int = 1) -> pd.DataFrame:
     """n seeded rows: each ordinal column is its left neighbour plus -1/0/+1 (clipped to 0-9)
-    with probability 0.7, uniform otherwise; region and sector skewed; y from q00 and sector."""
+    with probability 0.7, uniform otherwise; region and sector skewed; y from q00 and sector.
+    ``spread`` > 1: each code c becomes a value in c spread .. c spread + spread - 1 (uniform),
+    so the columns have more grid points than coarse bins (fine histograms, and the default's
+    model bins)."""
     rng = np.random.default_rng(seed)
     q = np.empty((n, N_ORDINAL), dtype=np.int64)
     q[:, 0] = rng.binomial(9, 0.4, n)
@@ -61,6 +67,8 @@ def table(n: int, seed: int = 0) -> pd.DataFrame:
     sector = (region + rng.integers(0, 3, n)) % 10
     logit = 0.4 * (q[:, 0] - 4) + 0.3 * (sector < 3) - 0.5
     y = np.where(rng.random(n) < 1 / (1 + np.exp(-logit)), "yes", "no")
+    if spread > 1:
+        q = q * spread + np.random.default_rng(seed + 1).integers(0, spread, q.shape)
     df = pd.DataFrame(q, columns=[f"q{i:02d}" for i in range(N_ORDINAL)])
     df["region"] = [f"r{j:02d}" for j in region]
     df["sector"] = [f"s{j}" for j in sector]
@@ -146,12 +154,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--methods", default=",".join(METHODS))
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds per command")
+    ap.add_argument("--spread", type=int, default=1,
+                    help="declare the ordinal columns 0 to 10 spread - 1 and spread their "
+                         "values (default 1: codes 0-9)")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args(argv)
     out = args.out or Path(tempfile.mkdtemp(prefix="synth-wide-"))
     out.mkdir(parents=True, exist_ok=True)
-    table(args.rows, args.seed).to_csv(out / "real.csv", index=False)
-    (out / "schema.json").write_text(json.dumps(schema()))
+    table(args.rows, args.seed, args.spread).to_csv(out / "real.csv", index=False)
+    (out / "schema.json").write_text(json.dumps(schema(args.spread)))
     print(f"{args.rows} rows, {N_ORDINAL + 3} columns, epsilon {args.epsilon}, seed "
           f"{args.seed}, timeout {args.timeout:g} s per command ({out})")
     print(f"{'method':<18}{'outcome':<26}{'fit s':>8}{'sample s':>10}{'fit MB':>8}"
