@@ -26,7 +26,13 @@ annotated with the schema's declared clipping; every synthetic dataset sampled f
 release, of any size and any number of times, is post-processing and has the same guarantee.
 The levels and grids are public (the schema); the coarse bins are public when declared, or
 chosen from n and the budget (``bins="auto"``) and cut at the measured quantiles: then they
-are part of the release.  With the schema's ``records_per_person = k > 1`` the guarantee per
+are part of the release.  The default method then holds such a column on up to
+:data:`~oracledp.synth._table_budget.MODEL_BINS` bins cut the same way, the budget's bins
+being unions of them: each table with such a column is measured on the model's bins or on
+the budget's, as its selection chooses (``pair_resolution="select"``), and the fine histogram
+summed onto the model's bins is fitted as one more 1-way table (post-processing of the
+released histogram).  ``options={"pair_resolution": "model"}`` holds the budget's bins only.
+With the schema's ``records_per_person = k > 1`` the guarantee per
 person is its group-privacy form (``guarantee_per_person_``).
 """
 
