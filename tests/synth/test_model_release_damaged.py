@@ -193,15 +193,18 @@ def test_the_checksum_is_recorded_and_required(saved: Path, tmp_path: Path) -> N
     lambda d: d["guarantee"].update(epsilon=0.01),  # a stronger guarantee than was fitted
     lambda d: d["guarantee"].update(holds=False),
     lambda d: d.update(method="mwem"),
-    lambda d: d.update(zcdp_rho=1e-9),
+    lambda d: d["params"].update(epsilon=0.01),
     lambda d: d.update(n=5),
     lambda d: d.pop(JSON_SHA256),
 ])
 def test_a_hand_edited_model_file_is_refused(saved: Path, tmp_path: Path, edit) -> None:
-    # Before format 3 each of these loaded, and `synth sample` printed the edited guarantee.
+    # Before format 3 each of these loaded, and `synth sample` printed the edited guarantee
+    # (the fixture's method is pure: its file has no zcdp_rho to edit).
     out = _copy_with(saved, tmp_path, (saved / RELEASE_FILE).read_bytes())
     doc = json.loads((out / MODEL_FILE).read_text())
+    before = json.dumps(doc, sort_keys=True)
     edit(doc)
+    assert json.dumps(doc, sort_keys=True) != before  # an entry of the file changed
     (out / MODEL_FILE).write_text(json.dumps(doc, indent=1))
     with pytest.raises(ModelFileError, match="was changed after it was saved"):
         TableSynthesizer.load(out)

@@ -183,6 +183,7 @@ def test_a_projected_table_has_the_stated_noise() -> None:
 
 
 @pytest.mark.parametrize("coarse, match", [
+    ({0: (0, 0, 1, 1, 2, 2, 3, 3.5)}, "integer codes"),
     ({7: (0, 1)}, "not an attribute position"),
     ({0: (0, 1)}, "must send its 8 codes"),
     ({0: tuple(range(8))}, "onto fewer codes"),
@@ -218,6 +219,11 @@ def test_table_synthesizer_holds_model_bins_and_counts_on_nested_budget_bins() -
     assert syn.numeric_["auto_bins"] < syn.numeric_["model_bins"] == 10
     assert max(syn.table_domain_.domain.shape[:2]) <= 10
     coarse = [m for m in syn.synthesizer_.measurements_ if m.maps is not None]
+    assert coarse  # some tables were measured on the budget's bins
+    # the fine histograms summed onto the model's bins reached the fit (no ledger entry)
+    one_way = [m for m in syn.synthesizer_.measurements_ if m.axes == (0,)]
+    assert len(one_way) == 2 and one_way[1].values.sum() == pytest.approx(n, rel=1e-9)
+    assert sum(s.released == (0,) for s in syn.synthesizer_.ledger_) == 1
     for m in coarse:
         for mp in m.maps:
             if mp is not None:
@@ -245,7 +251,9 @@ def test_released_tables_are_fitted_at_no_cost_and_checked_first() -> None:
     assert [s.rho for s in a.ledger_] == [s.rho for s in b.ledger_]  # nothing charged
     rng = np.random.default_rng(0)
     state = rng.bit_generator.state
-    for bad in ([MarginalMeasurement((0,), np.zeros(7), 1.0)], [np.zeros(8)]):
+    wrong_map = MarginalMeasurement((0, 1), np.zeros((2, 3)), 1.0,
+                                    ((0, 0, 1, 1, 1, 1, 1, 1), (0, 1, 2, 2, 2, 2, 2)))
+    for bad in ([MarginalMeasurement((0,), np.zeros(7), 1.0)], [np.zeros(8)], [wrong_map]):
         with pytest.raises(ValueError, match="released"):
             OracleQueryPGM(1.0, 1e-6, k=2, random_state=rng).fit(codes, dom, released=bad)
     assert rng.bit_generator.state == state
@@ -283,3 +291,32 @@ def test_project_index_sends_each_cell_where_project_adds_it() -> None:
         got = np.bincount(project_index(x.shape, maps), weights=x.ravel(),
                           minlength=want.size)
         np.testing.assert_allclose(got, want.ravel(), rtol=1e-13)
+
+
+def test_fit_scores_every_candidate_on_its_own_cells(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Through fit's own bookkeeping (the candidates' cell sums): with the model's answers
+    set to 0, the differences the selection scores are, candidate by candidate, the true
+    table on its cells, projected where it has coarser codes (a wrong index would mix cells
+    of different tables or codes)."""
+    import oracledp.synth._oracle_query_pgm as oq
+
+    seen: list[np.ndarray] = []
+    real = oq.table_scores
+
+    def spy(diff, block_of, cells, step, sigma):  # type: ignore[no-untyped-def]
+        seen.append(np.array(diff))
+        return real(diff, block_of, cells, step, sigma)
+
+    monkeypatch.setattr(oq, "table_scores", spy)
+    monkeypatch.setattr(oq, "_model_answers",
+                        lambda model, wl: np.zeros(len(wl)))
+    codes, dom = _numeric()
+    OracleQueryPGM(1.0, 1e-6, k=2, rounds=2, selection="l1", random_state=0).fit(
+        codes, dom, coarse=_COARSE)
+    blocks = list(itertools.combinations(range(4), 2))
+    want = []
+    for b, mp in _candidates(blocks, _COARSE):
+        table = np.zeros(tuple(dom.shape[a] for a in blocks[b]))
+        np.add.at(table, tuple(codes[:, a] for a in blocks[b]), 1.0)
+        want.append(project(table, mp).ravel())
+    np.testing.assert_allclose(seen[0], np.concatenate(want), atol=1e-9)

@@ -72,8 +72,9 @@ def range_nodes(a: int, b: int, m: int, branching: int = BRANCHING) -> int:
     """How many measured nodes of the tree over ``m`` leaves (:func:`tree_histogram`'s
     levels; the root, the public n, is not one) a sum must use to count the leaves ``a .. b -
     1``: the fewest aligned nodes covering the range, or its complement (n minus them).  The
-    least-squares estimate of that range (the best linear unbiased one) has at most that many
-    nodes' noise variance.
+    least-squares estimate of that range (the best linear unbiased one, before
+    :func:`tree_histogram`'s nonnegativity step) has at most that many nodes' noise variance;
+    TableSynthesizer uses it as a fitting weight only (no privacy claim rests on it).
 
     >>> range_nodes(0, 16, 16), range_nodes(1, 16, 16), range_nodes(1, 15, 16)
     (0, 1, 2)

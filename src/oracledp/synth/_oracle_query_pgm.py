@@ -86,6 +86,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import operator
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -440,6 +441,9 @@ class OracleQueryPGM(Synthesizer):
         known = list(released)
         for m in known:
             if not isinstance(m, MarginalMeasurement) or m.axes[-1] >= d or (
+                    m.maps is not None and any(
+                        mp is not None and len(mp) != domain.shape[a]
+                        for a, mp in zip(m.axes, m.maps, strict=True))) or (
                     m.values.shape != m.shape_on(domain.shape)):
                 raise ValueError("released: each must be a MarginalMeasurement over the "
                                  "domain's attributes, with a table of its shape")
@@ -649,7 +653,11 @@ def _check_coarse(coarse: Mapping[int, Sequence[int]] | None, shape: tuple[int, 
     for a, m in (coarse or {}).items():
         if isinstance(a, bool) or not isinstance(a, int | np.integer) or not 0 <= a < len(shape):
             raise ValueError(f"coarse: {a!r} is not an attribute position")
-        codes = tuple(int(v) for v in m)
+        try:
+            codes = tuple(operator.index(v) for v in m)
+        except TypeError:
+            raise ValueError(f"coarse: the map of attribute {a} must hold integer codes"
+                             ) from None
         if len(codes) != shape[a] or set(codes) != set(range(max(codes, default=-1) + 1)) \
                 or len(set(codes)) >= shape[a]:
             raise ValueError(f"coarse: the map of attribute {a} must send its {shape[a]} codes "
