@@ -41,3 +41,13 @@ def test_adult_accuracy() -> None:
     clf.fit(train.X, train.y)
     assert clf.result_.certified and clf.guarantee_.holds
     assert clf.score(test.X, test.y) > 0.7
+
+
+def test_a_pure_model_on_one_record_computes_no_delta():
+    # Before: the default delta 1/n^2 was computed for RSPM too (pure, it takes none), and one
+    # record gave "delta must be in the open interval (0, 1), got 1.0".
+    X, y = np.array([[0.5, 1.0]]), np.array([1])
+    clf = RSPMClassifier(epsilon=1.0, feature_grid=0.5, classes=[0, 1], random_state=0)
+    clf.fit(X, y)
+    assert clf.guarantee_.delta == 0.0 and clf.guarantee_.epsilon == 1.0
+    assert clf.predict(X).shape == (1,)

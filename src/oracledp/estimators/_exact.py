@@ -322,11 +322,12 @@ class ExactHalfspaceClassifier(PrivateBinaryClassifier):
     def _fit_problem(self, params: dict[str, Any], n: int, d: int, classes: NDArray[Any],
                      build: Any) -> ExactHalfspaceClassifier:
         """Steps 3-4 of fit: the exact problem (``build(space, schema, grid)``), one release."""
-        delta = delta_for(self.delta, n)
+        # a pure model takes no delta (none is computed: 1/n^2 is 1 for one record)
+        delta = 0.0 if self._pure else delta_for(self.delta, n)
         grid = params["grid"]
 
         # 3. The exact problem over the public schema (refuses data that violate it).
-        space, how = self._make_space(d, params, n=n, delta=delta)
+        space, how = self._make_space(d, params, n=n, delta=None if self._pure else delta)
         description = describe_space(space, how)
         schema = public_schema(self.schema, grid, d, space.k_max, type(self).__name__)
         problem = build(space, schema, grid)
