@@ -40,8 +40,8 @@ from numpy.typing import NDArray
 
 T = TypeVar("T")
 
-__all__ = ["MarginalMeasurement", "combine_measurements", "expand", "loss_terms",
-           "mirror_descent_step", "project", "project_index"]
+__all__ = ["MarginalMeasurement", "coarse_shape", "combine_measurements", "expand",
+           "loss_terms", "mirror_descent_step", "project", "project_index"]
 
 #: The step size never exceeds ``1 / smooth`` times this (:func:`mirror_descent_step`).
 MAX_STEP_GROWTH = 2.0**30
@@ -79,49 +79,58 @@ class MarginalMeasurement:
 
     def shape_on(self, shape: Sequence[int]) -> tuple[int, ...]:
         """The measured table's shape over a domain of ``shape``."""
-        if self.maps is None:
-            return tuple(shape[a] for a in self.axes)
-        return tuple(shape[a] if m is None else max(m) + 1
-                     for a, m in zip(self.axes, self.maps, strict=True))
+        return coarse_shape(tuple(shape[a] for a in self.axes), self.maps)
+
+    def fits(self, shape: Sequence[int]) -> bool:
+        """Whether it is a table over attributes of a domain of ``shape``: its axes in range,
+        each map with one code per code of its attribute, its values of the measured shape."""
+        if self.axes[-1] >= len(shape):
+            return False
+        if self.maps is not None and any(m is not None and len(m) != shape[a]
+                                         for a, m in zip(self.axes, self.maps, strict=True)):
+            return False
+        return self.values.shape == self.shape_on(shape)
 
 
-def project(table: NDArray[np.float64], maps: tuple[tuple[int, ...] | None, ...] | None
-            ) -> NDArray[np.float64]:
-    """A table over its attributes' codes summed onto the coarser codes of ``maps``."""
+Maps = tuple[tuple[int, ...] | None, ...] | None
+
+
+def coarse_shape(shape: Sequence[int], maps: Maps) -> tuple[int, ...]:
+    """The shape of a table of ``shape`` summed onto the coarser codes of ``maps``."""
+    if maps is None:
+        return tuple(shape)
+    return tuple(s if m is None else max(m) + 1 for s, m in zip(shape, maps, strict=True))
+
+
+def project_index(shape: Sequence[int], maps: Maps) -> NDArray[np.intp]:
+    """For each cell of a table of ``shape`` (row-major), the index (row-major) of the coarse
+    cell it is summed into (:func:`project`)."""
+    idx = [np.arange(s) if m is None else np.asarray(m, dtype=np.intp)
+           for s, m in zip(shape, maps or (None,) * len(shape), strict=True)]
+    grids = np.meshgrid(*idx, indexing="ij")
+    return np.ravel_multi_index(tuple(g.ravel() for g in grids),
+                                coarse_shape(shape, maps)).astype(np.intp)
+
+
+def project(table: NDArray[np.float64], maps: Maps,
+            index: NDArray[np.intp] | None = None) -> NDArray[np.float64]:
+    """A table over its attributes' codes summed onto the coarser codes of ``maps``
+    (``index``: :func:`project_index` of its shape, when the caller keeps it)."""
     if maps is None:
         return table
-    out = table
-    for i, m in enumerate(maps):
-        if m is not None:
-            idx = np.asarray(m, dtype=np.intp)
-            agg = np.zeros((int(idx.max()) + 1, len(idx)))
-            agg[idx, np.arange(len(idx))] = 1.0
-            out = np.moveaxis(np.tensordot(agg, out, axes=([1], [i])), 0, i)
-    return out
+    idx = project_index(table.shape, maps) if index is None else index
+    out = coarse_shape(table.shape, maps)
+    return np.bincount(idx, weights=table.ravel(), minlength=math.prod(out)).reshape(out)
 
 
-def project_index(shape: Sequence[int], maps: tuple[tuple[int, ...] | None, ...]
-                  ) -> NDArray[np.intp]:
-    """For each cell of a table of ``shape`` (row-major), the index (row-major) of the coarse
-    cell :func:`project` adds it to."""
-    idx = [np.arange(s) if m is None else np.asarray(m, dtype=np.intp)
-           for s, m in zip(shape, maps, strict=True)]
-    sizes = [len(i) if m is None else int(max(m)) + 1 for i, m in zip(idx, maps, strict=True)]
-    grids = np.meshgrid(*idx, indexing="ij")
-    return np.ravel_multi_index(tuple(g.ravel() for g in grids), tuple(sizes)).astype(np.intp)
-
-
-def expand(table: NDArray[np.float64], maps: tuple[tuple[int, ...] | None, ...] | None
-           ) -> NDArray[np.float64]:
+def expand(table: NDArray[np.float64], maps: Maps,
+           index: NDArray[np.intp] | None = None) -> NDArray[np.float64]:
     """The adjoint of :func:`project`: each coarse cell's value on every code it holds."""
     if maps is None:
         return table
-    index = tuple(slice(None) if m is None else np.asarray(m, dtype=np.intp) for m in maps)
-    out = table
-    for i, ix in enumerate(index):
-        if not isinstance(ix, slice):
-            out = np.take(out, ix, axis=i)
-    return out
+    fine = tuple(s if m is None else len(m) for s, m in zip(table.shape, maps, strict=True))
+    idx = project_index(fine, maps) if index is None else index
+    return table.ravel()[idx].reshape(fine)
 
 
 def combine_measurements(
@@ -154,10 +163,7 @@ def loss_terms(shape: Sequence[int], measurements: Iterable[MarginalMeasurement]
     if not ms:
         raise ValueError("at least one measurement is needed")
     for m in ms:
-        if m.axes[-1] >= len(shape) or (m.maps is not None and any(
-                mp is not None and len(mp) != shape[a]
-                for a, mp in zip(m.axes, m.maps, strict=True))) or (
-                m.values.shape != m.shape_on(shape)):
+        if not m.fits(shape):
             raise ValueError(f"measurement over axes {m.axes} does not match the domain")
     return ms
 

@@ -50,8 +50,10 @@ from numpy.typing import NDArray
 from oracledp._validation import RandomLike, check_rng, check_sample_size
 from oracledp.synth._estimation import (
     MarginalMeasurement,
+    expand,
     loss_terms,
     mirror_descent_step,
+    project,
     project_index,
 )
 from oracledp.synth._junction_tree import JunctionTree
@@ -623,33 +625,23 @@ def estimate_model(
     model = GraphicalModel(shape, phi, tree, n)
     theta = model.clique_potentials()
 
-    # a term on coarser codes: each cell of its attribute set's marginal adds to one coarse
-    # cell (project's sum as one bincount, its adjoint as one gather)
+    # a term on coarser codes: where each cell of its attribute set's marginal is summed
+    # (kept: project and its adjoint run every iteration)
     index = [None if m.maps is None else project_index(tuple(shape[a] for a in m.axes),
                                                        m.maps) for m in terms]
-
-    def proj(marg: NDArray[np.float64], i: int) -> NDArray[np.float64]:
-        if index[i] is None:
-            return marg
-        t = targets[i]
-        return np.bincount(index[i], weights=marg.ravel(), minlength=t.size).reshape(t.shape)
-
-    def adj(r: NDArray[np.float64], i: int) -> NDArray[np.float64]:
-        if index[i] is None:
-            return r
-        return r.ravel()[index[i]].reshape(tuple(shape[a] for a in terms[i].axes))
 
     def loss_res(mod: GraphicalModel) -> tuple[float, list[NDArray[np.float64]], list[Any]]:
         got = mod.measured_marginals()
         margs = [got[c] for c in cliques]
-        res = [proj(margs[s], i) - targets[i] for i, s in enumerate(slot)]
+        res = [project(margs[s], terms[i].maps, index[i]) - targets[i]
+               for i, s in enumerate(slot)]
         f = 0.5 * sum(w * float(np.vdot(r, r)) for w, r in zip(weights, res, strict=True))
         return f, res, margs
 
     def gradient(res: list[NDArray[np.float64]]) -> list[NDArray[np.float64]]:
         g: list[Any] = [0.0] * len(cliques)
         for k, (i, w, r) in enumerate(zip(slot, weights, res, strict=True)):
-            g[i] = g[i] + adj(w * r, k)
+            g[i] = g[i] + expand(w * r, terms[k].maps, index[k])
         return g
 
     f, res, margs = loss_res(model)

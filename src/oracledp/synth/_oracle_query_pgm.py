@@ -113,7 +113,12 @@ from oracledp.privacy import _noise as noise
 from oracledp.privacy._accountant import begin_release
 from oracledp.synth._base import Synthesizer
 from oracledp.synth._domain import Domain
-from oracledp.synth._estimation import MarginalMeasurement, project, project_index
+from oracledp.synth._estimation import (
+    MarginalMeasurement,
+    coarse_shape,
+    project,
+    project_index,
+)
 from oracledp.synth._graphical import GraphicalModel, estimate_model
 from oracledp.synth._junction_tree import JunctionTree, junction_tree_cells
 from oracledp.synth._workload import (
@@ -123,8 +128,8 @@ from oracledp.synth._workload import (
     kway_marginal_workload,
 )
 
-__all__ = ["DEFAULT_PAIR_RESOLUTION", "OracleQueryPGM", "cover_rounds", "default_model_cells", "default_rounds",
-           "measures_all"]
+__all__ = ["DEFAULT_PAIR_RESOLUTION", "OracleQueryPGM", "cover_rounds", "default_model_cells",
+           "default_rounds", "measures_all"]
 
 #: Above this many candidate tables, the junction-tree estimator tests a table's effect on
 #: the model size only when the selection reaches it (:class:`_LazyAllowed`; same
@@ -440,11 +445,7 @@ class OracleQueryPGM(Synthesizer):
         coarse_maps = _check_coarse(coarse, domain.shape)
         known = list(released)
         for m in known:
-            if not isinstance(m, MarginalMeasurement) or m.axes[-1] >= d or (
-                    m.maps is not None and any(
-                        mp is not None and len(mp) != domain.shape[a]
-                        for a, mp in zip(m.axes, m.maps, strict=True))) or (
-                    m.values.shape != m.shape_on(domain.shape)):
+            if not isinstance(m, MarginalMeasurement) or not m.fits(domain.shape):
                 raise ValueError("released: each must be a MarginalMeasurement over the "
                                  "domain's attributes, with a table of its shape")
         whole = self.one_clique(domain.size)
@@ -505,9 +506,8 @@ class OracleQueryPGM(Synthesizer):
                                                   for b in blocks])]).astype(int)
         coarsest = {b: mp for b, mp in cands if mp is not None}
         cand_block = np.array([b for b, _ in cands], dtype=np.intp)
-        cand_shape = [MarginalMeasurement(blocks[b], np.zeros(1), 1.0, mp).shape_on(shape)
-                      for b, mp in cands]
-        cand_cells = np.array([math.prod(sh) for sh in cand_shape], dtype=float)
+        cand_cells = np.array([math.prod(coarse_shape(tuple(shape[a] for a in blocks[b]), mp))
+                               for b, mp in cands], dtype=float)
         cand_of = np.repeat(np.arange(len(cands)), cand_cells.astype(int))
         plain = all(mp is None for _, mp in cands) and len(cands) == len(blocks)
         # each candidate's cells as sums of the workload's cells: cell i of the workload
