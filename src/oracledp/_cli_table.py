@@ -643,8 +643,7 @@ def _fit_and_save(est: Any, data: Path, schema: Any, out: Path, model: str, sep:
     if n_rows < 2:  # before any noise: the default delta 1/n^2 is 1 at n = 1
         _fail(_too_small(data, model, n_rows, declared[1] is None))
     if declared[1] is None and schema.records_per_person > 1:  # delta = 1/n^2, n now known
-        _per_person_or_fail(declared[0], 1.0 / n_rows**2 if n_rows > 1 else 0.5,
-                            schema.records_per_person)
+        _per_person_or_fail(declared[0], 1.0 / n_rows**2, schema.records_per_person)
 
     from oracledp.tabular import save_model
 

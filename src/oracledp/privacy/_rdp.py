@@ -413,8 +413,8 @@ def calibrate_noise_multiplier(
     Raises
     ------
     ValueError
-        For invalid parameters, or if no sigma <= 1e8 reaches the target: a target below
-        :func:`certifiable_epsilon_floor` is refused at once.  Deterministic and public:
+        For invalid parameters, or if no sigma <= 2e8 (twice ``_MAX_SIGMA``) reaches the
+        target: a target below :func:`certifiable_epsilon_floor` is refused at once.  Deterministic and public:
         nothing random is drawn.
     """
     eps = check_epsilon(epsilon)

@@ -316,7 +316,7 @@ class TableSynthesizer:
         delta = (self.delta if self.delta is not None else 1.0 / max(n, 2) ** 2
                  ) if needs_delta else 0.0
         epsilon = float(self.epsilon)
-        rho = zcdp_rho(epsilon, delta) if needs_delta else None  # > 0: epsilon >= the floor
+        rho = zcdp_rho(epsilon, delta) if needs_delta else None  # 0 at a subnormal delta: afford refuses
         chosen = auto_bins(n, rho if rho is not None else epsilon**2 / 2.0)
         refined: dict[str, Any] = {}  # name -> its coarse bins: a count or cut points
         by_rule = 0  # refined columns whose count is the budget's choice
