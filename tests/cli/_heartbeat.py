@@ -2,19 +2,35 @@
 
 from __future__ import annotations
 
-import time
+import threading
 from typing import Any
+
+import typer
+
+#: The fit waits for this many progress lines before it runs (the tests assert at least it).
+BEATS = 3
 
 
 def slow_fit_with_fast_beats(monkeypatch: Any, module: Any, cls: Any) -> None:
-    """``cls.fit`` sleeps 0.5 s first, and ``module``'s heartbeat beats every 0.1 s."""
-    real_fit = cls.fit
+    """``module``'s heartbeat beats every 0.1 s, and ``cls.fit`` waits until it has printed
+    :data:`BEATS` progress lines (at most 60 s) before it runs: the outcome does not depend
+    on how fast a loaded machine runs the fit."""
+    real_fit, real_echo = cls.fit, typer.echo
+    seen, enough = [0], threading.Event()
+
+    def echo(message: Any = None, *a: Any, **k: Any) -> Any:
+        if isinstance(message, str) and message.endswith(" s elapsed"):
+            seen[0] += 1
+            if seen[0] >= BEATS:
+                enough.set()
+        return real_echo(message, *a, **k)
 
     def slow(self: Any, *a: Any, **k: Any) -> Any:
-        time.sleep(0.5)
+        enough.wait(60.0)
         return real_fit(self, *a, **k)
 
     monkeypatch.setattr(module, "_HEARTBEAT_SECONDS", 0.1)
+    monkeypatch.setattr(typer, "echo", echo)
     monkeypatch.setattr(cls, "fit", slow)
 
 
