@@ -91,7 +91,7 @@ def _check_param_names(model_type: str, params: dict[str, Any], what: str = "par
     another program's file: it would be shown as the fit's, and never was)."""
     from oracledp._registry import estimator_class
 
-    known = set(estimator_class(model_type)._get_param_names()) | ({"space"} if model_type in _SPACE_RULE else set())
+    known = set(estimator_class(model_type)._get_param_names())
     unknown = sorted(set(params) - known)
     if unknown:
         raise ValueError(f"{what} has fields that model {model_type!r} does not take: "
