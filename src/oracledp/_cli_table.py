@@ -589,11 +589,12 @@ def _fit(data: Path, schema_path: Path, out: Path, model: str, epsilon: float | 
 
 def _too_small(data: Path, model: str, n_rows: int, default_delta: bool) -> str:
     """The refusal of a table of fewer than 2 records, saying what refuses it."""
-    why = (f"the default --delta 1/n^2 is 1 at n = {n_rows}, not a valid delta; give --delta "
+    del n_rows  # the message names no count (below 2 says enough)
+    why = ("the default --delta 1/n^2 is then not below 1, not a valid delta; give --delta "
            "below 1, or fit on a larger table" if default_delta else
            f"--model {model}{' (which takes no delta)' if model == 'rspm' else ''} needs at "
            "least 2 records; fit on a larger table")
-    return (f"{data} has {n_rows} record(s), too small for --model {model}: {why}; nothing "
+    return (f"{data} has fewer than 2 records, too small for --model {model}: {why}; nothing "
             "was fitted or released")
 
 
