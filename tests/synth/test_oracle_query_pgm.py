@@ -17,6 +17,7 @@ from oracledp.synth import Domain, answer, errors, kway_marginal_workload
 from oracledp.synth._estimation import MarginalMeasurement, combine_measurements
 from oracledp.synth._graphical import _MarginalOperator, estimate_model
 from oracledp.synth._oracle_query_pgm import (
+    L1_SELECTION_EPS,
     OracleQueryPGM,
     cover_rounds,
     measures_all,
@@ -195,12 +196,22 @@ def test_table_scores_sensitivity_is_exact_by_brute_force(selection: str, stated
     assert l1 == pytest.approx([4 - math.sqrt(2 / math.pi) * 4, 2 - math.sqrt(2 / math.pi) * 2])
 
 
-@pytest.mark.parametrize("rounds", [3, 8])
+def test_cover_rounds_reads_only_public_quantities() -> None:
+    """L1 for up to 3 (d - 1) rounds from a selection budget of 0.01 per round; below it
+    min(d - 1, ceil(T / 2)) (the boundary is inclusive)."""
+    assert [cover_rounds(T, 7, 0.01) for T in (3, 18, 40)] == [3, 18, 18]
+    assert [cover_rounds(T, 7, 0.0099) for T in (3, 8, 40)] == [2, 4, 6]
+    assert cover_rounds(9, 10, 0.12) == 9 and cover_rounds(9, 10, 0.003) == 5
+
+
+@pytest.mark.parametrize("rounds, epsilon, cover", [(3, 1.0, 3), (8, 1.0, 8), (8, 0.05, 4),
+                                                     (10, 1.0, 10)])
 def test_fit_passes_each_rule_its_sensitivity(monkeypatch: pytest.MonkeyPatch,
-                                              rounds: int) -> None:
+                                              rounds: int, epsilon: float, cover: int) -> None:
     """The default ("auto") selection runs the L1 rule with Delta = 2 in the first
-    cover_rounds(T, d) rounds and the worst-query rule with Delta = 1 after (a mutant passing
-    Delta = 1 to the L1 rule would double its privacy loss)."""
+    cover_rounds(T, d, eps_sel) rounds and the worst-query rule with Delta = 1 after (a
+    mutant passing Delta = 1 to the L1 rule would double its privacy loss); at epsilon 0.05
+    the round's selection budget is below L1_SELECTION_EPS (the mixed rule), at 1 above."""
     from oracledp.privacy import _noise
 
     calls: list[tuple[np.ndarray, float, float]] = []
@@ -212,9 +223,10 @@ def test_fit_passes_each_rule_its_sensitivity(monkeypatch: pytest.MonkeyPatch,
 
     monkeypatch.setattr(_noise, "exponential_mechanism", spy)
     codes, dom = _wide(500)
-    syn = OracleQueryPGM(1.0, 1e-6, k=2, rounds=rounds, random_state=0).fit(codes, dom)
-    cover = cover_rounds(rounds, 7)
-    assert syn.selection == "auto" and len(calls) == rounds and cover == min(6, -(-rounds // 2))
+    syn = OracleQueryPGM(epsilon, 1e-6, k=2, rounds=rounds, random_state=0).fit(codes, dom)
+    assert (syn.eps_selection_ >= L1_SELECTION_EPS) == (epsilon == 1.0)
+    assert syn.selection == "auto" and len(calls) == rounds
+    assert cover_rounds(rounds, 7, syn.eps_selection_) == cover
     assert [sens for _, _, sens in calls] == [2.0] * cover + [1.0] * (rounds - cover)
     assert all(eps == syn.eps_selection_ for _, eps, _ in calls)
     assert all(len(sc) == math.comb(7, 2) for sc, _, _ in calls)  # the pair tables
