@@ -53,6 +53,17 @@ def test_a_target_label_that_is_not_a_string_or_a_finite_number_is_refused(label
     'None' (a default missing value), a list "['a']"."""
     from oracledp.tabular import TableSchema
 
-    with pytest.raises(ValueError, match="each label must be a string or a finite number"):
+    with pytest.raises(ValueError, match="each label must be a string, a finite number or "
+                                         "true/false"):
         TableSchema.from_dict({"target": {"name": "y", "labels": [label, "x"]}, "columns": [
             {"name": "a", "type": "numeric", "lower": 0, "upper": 9, "step": 1}]})
+
+
+def test_true_false_target_labels_are_accepted_as_the_message_says():
+    """The refusal names true/false among the accepted label types: they are (a boolean
+    target column's cells write them)."""
+    from oracledp.tabular import TableSchema
+
+    s = TableSchema.from_dict({"target": {"name": "y", "labels": [False, True]}, "columns": [
+        {"name": "a", "type": "numeric", "lower": 0, "upper": 9, "step": 1}]})
+    assert s.labels == ("False", "True")

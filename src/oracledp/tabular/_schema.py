@@ -125,9 +125,9 @@ class TableSchema:
         bad = [v for v in self.labels
                if not (_is_level(v) or isinstance(v, (bool, np.bool_)))]
         if bad:  # str() would make null the label 'None', a list "['x']"
-            raise ValueError(f"target {self.target!r}: each label must be a string or a finite "
-                             f"number (as the cells write it, e.g. [\"no\", \"yes\"] or [0, 1]), "
-                             f"got a {_json_type(bad[0], item=True)}")
+            raise ValueError(f"target {self.target!r}: each label must be a string, a finite "
+                             f"number or true/false (as the cells write it, e.g. [\"no\", \"yes\"] "
+                             f"or [0, 1]), got a {_json_type(bad[0], item=True)}")
         labels = tuple(str(v) for v in self.labels)
         if len(labels) != 2 or labels[0] == labels[1]:
             raise ValueError("the target needs exactly two distinct 'labels'")
