@@ -164,11 +164,16 @@ def test_oracle_query_pgm_one_clique_release_equals_the_junction_tree_release(
     assert a.guarantee_ == b.guarantee_
 
 
-def test_oracle_query_pgm_default_is_the_dense_estimators_release() -> None:
+def test_oracle_query_pgm_default_is_the_dense_estimators_release(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 38: the default on a small domain holds its model on one clique and releases what
     the dense estimator released before it left the package: the selections of the code
-    before (pinned, seed 4), and the estimate of the dense reference replayed on the released
-    measurements with the same warm-started schedule (within 1e-12 per cell)."""
+    before (pinned, seed 4; with that code's cover rule, min(d - 1, ceil(T / 2)) L1 rounds),
+    and the estimate of the dense reference replayed on the released measurements with the
+    same warm-started schedule (within 1e-12 per cell)."""
+    import oracledp.synth._oracle_query_pgm as mod
+
+    monkeypatch.setattr(mod, "cover_rounds", lambda T, d, eps_sel=0.0: min(d - 1, -(-T // 2)))
     codes = _codes(3000)
     syn = OracleQueryPGM(1.0, 1e-6, k=2, iterations=2, final_iterations=20,
                          random_state=4).fit(codes, DOM)
