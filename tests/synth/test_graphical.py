@@ -193,8 +193,11 @@ def test_oracle_query_pgm_default_is_the_dense_estimators_release(
                                                   0.02712764], atol=1e-8)
     assert syn.sample_codes(3, random_state=0, sampler="iid").tolist() == [
         [1, 3, 1, 0, 0, 1], [0, 2, 0, 1, 3, 1], [0, 0, 0, 0, 0, 1]]
+    monkeypatch.undo()  # today's cover rule (every round L1 here: eps_sel >= 0.01, T <= 3(d-1))
     default = OracleQueryPGM(1.0, 1e-6, k=2, random_state=4).fit(codes, DOM)
-    assert default.measured_axes_[d:] == ((0, 1), (3, 4), (2, 3), (4, 5), (1, 2))
+    assert default.measured_axes_[d:] == ((0, 1), (3, 4), (2, 3), (1, 2), (4, 5))
+    sel = [s.mechanism for s in default.ledger_ if not s.released]
+    assert len(sel) == 5 and all("L1" in m for m in sel)
 
 
 def test_model_cap_restricts_the_candidates() -> None:

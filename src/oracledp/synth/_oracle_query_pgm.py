@@ -589,7 +589,7 @@ class OracleQueryPGM(Synthesizer):
                 axes, maps = blocks[int(block_of[j % nq])], None
             else:
                 step = rule
-                if step == "auto":  # cover, then refine (public: t and d only)
+                if step == "auto":  # cover, then refine (public: t, T, d and eps_sel only)
                     step = "l1" if t_round <= cover else "table"
                 bscores, sens, name = table_scores(cand_diff(diff), cand_of, cand_cells, step,
                                                    sigma)
