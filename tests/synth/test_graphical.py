@@ -207,14 +207,17 @@ def test_model_cap_restricts_the_candidates() -> None:
     assert syn.model_.cells <= 60
 
 
-def test_default_model_cap_is_public_and_grows_when_the_rounds_saturate(
+def test_default_model_cap_is_public_and_grows_with_the_rounds_asked(
         monkeypatch: pytest.MonkeyPatch) -> None:
     import oracledp.synth._oracle_query_pgm as mod
     from oracledp.privacy import zcdp_rho
 
-    # the switch: round(n sqrt(rho) / 50) > 100, from public n, epsilon, delta only
+    # the switch: round(n sqrt(rho) / 50) > 50 (half of T's cap of 100), from public n,
+    # epsilon, delta only; 50 exactly stays at 100,000
     s = math.sqrt(zcdp_rho(2.0, 1e-6))
-    below, above = math.floor(100.5 * 50 / s) - 1, math.ceil(100.5 * 50 / s) + 1
+    below, above = math.floor(50.5 * 50 / s) - 1, math.ceil(50.5 * 50 / s) + 1
+    assert mod._wanted_rounds(below, 2.0, 1e-6, 50.0) == 50
+    assert mod._wanted_rounds(above, 2.0, 1e-6, 50.0) == 51
     assert mod.default_model_cells(below, 2.0, 1e-6) == 100_000
     assert mod.default_model_cells(above, 2.0, 1e-6) == 500_000
     caps: list[int] = []

@@ -173,18 +173,22 @@ def _wanted_rounds(n: int, epsilon: float, delta: float, divisor: float) -> int:
 
 def default_model_cells(n: int, epsilon: float, delta: float, *,
                         max_rounds: int = 100, divisor: float = 50.0) -> int:
-    """Default junction-tree cap: 100,000 cells, or 500,000 when the rounds saturate.
+    """Default junction-tree cap: 100,000 cells, or 500,000 when the budget asks for more
+    than half of T's cap in rounds.
 
-    The rounds saturate when :func:`default_rounds`'s formula ``round(n sqrt(rho) /
-    divisor)`` asks for more than ``max_rounds``: the budget then buys more precision per
-    round than the capped T uses, and a larger model can use it (tables that a 100,000-cell
-    tree excludes get measured).  Public: n, epsilon, delta only.  Chosen with tuning seeds 100-102 on Adult with all 12 columns at
-    eps = 2 (the one benchmark cell that saturates): mean 2-way TV error 0.0201 with 100,000
-    cells, 0.0188 with 300,000, 0.0175 with 500,000, 0.0170 with 1,000,000 (3.6x, 5.7x the
-    fit time of 100,000).  Where the rounds do not saturate a larger tree bought nothing
-    measurable (health_insurance at eps = 2: 0.0052 either way, at 5x the time).
+    That is when :func:`default_rounds`'s formula ``round(n sqrt(rho) / divisor)`` asks for
+    more than ``max_rounds / 2``: the budget then buys enough precision per table that a
+    larger model can use it (tables that a 100,000-cell tree excludes get measured).  Public:
+    n, epsilon, delta only.  First chosen with tuning seeds 100-102 on Adult with all 12
+    columns at eps = 2, whose rounds saturate (more than ``max_rounds``): mean 2-way TV error
+    0.0201 with 100,000 cells, 0.0188 with 300,000, 0.0175 with 500,000, 0.0170 with
+    1,000,000 (3.6x, 5.7x the fit time of 100,000).  The threshold was lowered from
+    ``max_rounds`` to half of it at the data's own resolution (tuning seeds 100-102,
+    ``docs/results/synth-cover/``): health_insurance at eps = 2 (87 rounds asked) 0.0125 ->
+    0.0119, doctor_visits at eps = 2 (79) level (0.0231 -> 0.0233); at eps = 1
+    health_insurance (44, below the threshold) would have gone 0.0186 -> 0.0181.
     """
-    return 500_000 if _wanted_rounds(n, epsilon, delta, divisor) > max_rounds else 100_000
+    return 500_000 if _wanted_rounds(n, epsilon, delta, divisor) > max_rounds / 2 else 100_000
 
 
 #: cover_rounds: from this selection budget per round (``eps_sel``) up, the L1 rule scores
@@ -298,7 +302,7 @@ class OracleQueryPGM(Synthesizer):
         keeps the junction tree at most this many cells (a public rule on the released
         selections; proof: ``docs/proofs/oracle-query-pgm-selection.md``, Lemma C').
         ``None`` (default): :func:`default_model_cells` (100,000; 500,000 when the budget
-        asks for more rounds than T's cap of 100; from public n, epsilon, delta only).
+        asks for more than 50 rounds, half of T's cap; from public n, epsilon, delta only).
     pair_resolution:
         ``"select"`` (default): when :meth:`fit` is given public coarser codes of some
         attributes (``coarse``; :class:`~oracledp.synth.TableSynthesizer` gives the budget's
