@@ -587,9 +587,8 @@ def _fit(data: Path, schema_path: Path, out: Path, model: str, epsilon: float | 
 
 
 
-def _too_small(data: Path, model: str, n_rows: int, default_delta: bool) -> str:
-    """The refusal of a table of fewer than 2 records, saying what refuses it."""
-    del n_rows  # the message names no count (below 2 says enough)
+def _too_small(data: Path, model: str, default_delta: bool) -> str:
+    """The refusal of a table of fewer than 2 records, saying what refuses it (no count)."""
     why = ("the default --delta 1/n^2 is then not below 1, not a valid delta; give --delta "
            "below 1, or fit on a larger table" if default_delta else
            f"--model {model}{' (which takes no delta)' if model == 'rspm' else ''} needs at "
@@ -642,7 +641,7 @@ def _fit_and_save(est: Any, data: Path, schema: Any, out: Path, model: str, sep:
         n_rows = X.shape[0]
     run["n_rows"], run["n_features"] = n_rows, schema.n_features
     if n_rows < 2:  # before any noise: the default delta 1/n^2 is 1 at n = 1
-        _fail(_too_small(data, model, n_rows, declared[1] is None))
+        _fail(_too_small(data, model, declared[1] is None))
     if declared[1] is None and schema.records_per_person > 1:  # delta = 1/n^2, n now known
         _per_person_or_fail(declared[0], 1.0 / n_rows**2, schema.records_per_person)
 

@@ -27,8 +27,8 @@ of those measurements:
    weight 1; sensitivity 2).  ``selection="auto"`` (the default) scores the first
    :func:`cover_rounds` rounds by L1 (cover: the tables with the most misfit mass net of
    noise; ``min(T, 3 (d - 1))`` where a round's selection budget is at least 0.01, else
-   ``min(d - 1, ceil(T / 2))``) and the later ones by the worst query (refine); but when the rounds would measure at
-   least half of the candidate tables and a model over all of them is allowed
+   ``min(d - 1, ceil(T / 2))``) and the later ones by the worst query (refine); but when
+   the rounds would measure at least half of the candidate tables and a model over all of them is allowed
    (:func:`measures_all`), it selects nothing and measures every candidate table once with
    the rounds' whole budget (``selection="all"``: small tables such as titanic's 4 columns,
    or 8-column Adult from eps = 0.5, whose model is one clique).  Either way the oracle is
