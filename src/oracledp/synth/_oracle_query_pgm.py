@@ -129,8 +129,9 @@ from oracledp.synth._workload import (
     kway_marginal_workload,
 )
 
-__all__ = ["COVER_SPAN", "DEFAULT_PAIR_RESOLUTION", "L1_SELECTION_EPS", "OracleQueryPGM",
-           "cover_rounds", "default_model_cells", "default_rounds", "measures_all"]
+__all__ = ["COVER_FLOOR_MAX", "COVER_SPAN", "DEFAULT_PAIR_RESOLUTION", "L1_SELECTION_EPS",
+           "OracleQueryPGM", "cover_rounds", "default_model_cells", "default_rounds",
+           "floor_rounds", "measures_all"]
 
 #: Above this many candidate tables, the junction-tree estimator tests a table's effect on
 #: the model size only when the selection reaches it (:class:`_LazyAllowed`; same
@@ -189,6 +190,33 @@ def default_model_cells(n: int, epsilon: float, delta: float, *,
     health_insurance (44, below the threshold) would have gone 0.0186 -> 0.0181.
     """
     return 500_000 if _wanted_rounds(n, epsilon, delta, divisor) > max_rounds / 2 else 100_000
+
+
+#: floor_rounds: at most this many rounds (half of :func:`default_rounds`' cap of 100).
+COVER_FLOOR_MAX = 50
+
+
+def floor_rounds(n: int, epsilon: float, delta: float, d: int, *, divisor: float = 50.0) -> int:
+    """The rounds ``selection="auto"`` raises T to where the budget asks for fewer than a
+    spanning tree's ``d - 1``: ``min(COVER_SPAN (d - 1), COVER_FLOOR_MAX)``, else 0 (no floor).
+
+    Public: n, epsilon, delta, d only.  :class:`OracleQueryPGM` applies it only when a
+    round's selection budget at that many rounds is still at least :data:`L1_SELECTION_EPS`
+    (so the L1 cover rule scores them all, :func:`cover_rounds`).  Where
+    :func:`default_rounds`' formula ``round(n sqrt(rho) / divisor)`` falls below ``d - 1``,
+    every table is measured with much noise, and T = d - 1 rounds left the L1 rule too few
+    tables to find the dependence worth measuring.  Chosen with tuning seeds 100-105
+    (``docs/results/synth-floor/``): biopsy (10 attributes, 699 records) 0.2270 -> 0.1992 at
+    eps = 1 and 0.1437 -> 0.1266 at 2; nhefs (40 attributes, 1,629 records) 0.1284 -> 0.1242,
+    0.0724 -> 0.0733, 0.0446 -> 0.0437 at 0.5, 1, 2 with the cap of 50 (117 rounds, 3 (d - 1),
+    cost 0.0070 at eps = 1).  Where the budget asks for d - 1 rounds or more it changes
+    nothing: raising T to 3 (d - 1) there helped health_insurance and doctor_visits at eps =
+    0.5 but cost the health-panel stand-in at eps = 1 (31 -> 33 rounds: mean 2-way TV 0.0233
+    -> 0.0245 at the octiles, seeds 100-105), so it was not kept.
+    """
+    if _wanted_rounds(n, epsilon, delta, divisor) >= d - 1:
+        return 0
+    return min(COVER_SPAN * (d - 1), COVER_FLOOR_MAX)
 
 
 #: cover_rounds: from this selection budget per round (``eps_sel``) up, the L1 rule scores
@@ -428,6 +456,19 @@ class OracleQueryPGM(Synthesizer):
         rho_meas = rho_round - rho_sel
         return rho, 1.0 / math.sqrt(rho_one), math.sqrt(8.0 * rho_sel), 1.0 / math.sqrt(rho_meas)
 
+    def default_T(self, n: int, d: int, whole: bool) -> int:
+        """T when ``rounds`` is None: :func:`default_rounds` (divisor 100 with the model on one
+        clique, ``whole``; 50 on a capped junction tree), raised to :func:`floor_rounds` with
+        ``selection="auto"`` where that is more and a round's selection budget at that many
+        rounds is still at least :data:`L1_SELECTION_EPS`.  Public: n, d, epsilon, delta and
+        the parameters only."""
+        divisor = 100.0 if whole else 50.0
+        T = default_rounds(n, self.epsilon, self.delta, d, divisor=divisor)
+        F = floor_rounds(n, self.epsilon, self.delta, d, divisor=divisor)
+        if self.selection == "auto" and F > T and self._plan(d, F)[2] >= L1_SELECTION_EPS:
+            return F
+        return T
+
     def one_clique(self, cells: int) -> bool:
         """Whether a fit over a domain of ``cells`` cells holds its model on one clique over
         every attribute (else on a capped junction tree); a public rule."""
@@ -491,8 +532,7 @@ class OracleQueryPGM(Synthesizer):
         plays = [kway_marginal_workload(domain, j) for j in self.orders_for(d)]
         blocks = [b for w in plays for b in w.blocks]
         nq = sum(len(w) for w in plays)
-        T = self.rounds if self.rounds is not None else default_rounds(
-            n, self.epsilon, self.delta, d, divisor=100.0 if whole else 50.0)
+        T = self.rounds if self.rounds is not None else self.default_T(n, d, whole)
         # the junction-tree cap: None with one clique over every attribute (every table fits)
         cap = None if whole else self.max_model_cells if self.max_model_cells is not None else (
             default_model_cells(n, self.epsilon, self.delta))
