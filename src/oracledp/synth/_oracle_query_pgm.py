@@ -44,7 +44,8 @@ of those measurements:
 The estimate is one :class:`~oracledp.synth._graphical.GraphicalModel` held on a junction
 tree.  With ``estimator="auto"`` (default) on a domain of at most 2,000,000 cells the tree
 is one clique over all attributes (the product domain: every table fits, so no candidate
-is excluded, and T uses :func:`default_rounds`'s divisor 100); above that, or with
+is excluded, and T uses :func:`default_rounds`'s divisor 100; where that asks for fewer
+rounds than ``d - 1``, ``"auto"`` raises T to :func:`floor_rounds`); above that, or with
 ``estimator="graphical"``, it is the triangulation of the measured sets, and each round's
 candidates are the tables that keep it within ``max_model_cells`` (divisor 50).
 
@@ -208,8 +209,8 @@ def floor_rounds(n: int, epsilon: float, delta: float, d: int, *, divisor: float
     tables to find the dependence worth measuring.  Chosen with tuning seeds 100-105
     (``docs/results/synth-floor/``): biopsy (10 attributes, 699 records) 0.2270 -> 0.1992 at
     eps = 1 and 0.1437 -> 0.1266 at 2; nhefs (40 attributes, 1,629 records) 0.1284 -> 0.1242,
-    0.0724 -> 0.0733, 0.0446 -> 0.0437 at 0.5, 1, 2 with the cap of 50 (117 rounds, 3 (d - 1),
-    cost 0.0070 at eps = 1).  Where the budget asks for d - 1 rounds or more it changes
+    0.0724 -> 0.0733, 0.0446 -> 0.0437 at 0.5, 1, 2 with the cap of 50 (100 rounds, T's own
+    cap below 3 (d - 1) = 117, cost 0.0070 at eps = 1).  Where the budget asks for d - 1 rounds or more it changes
     nothing: raising T to 3 (d - 1) there helped health_insurance and doctor_visits at eps =
     0.5 but cost the health-panel stand-in at eps = 1 (31 -> 33 rounds: mean 2-way TV 0.0233
     -> 0.0245 at the octiles, seeds 100-105), so it was not kept.
@@ -295,9 +296,12 @@ class OracleQueryPGM(Synthesizer):
     k:
         Literals per query (the workload is every k-way marginal cell).
     rounds:
-        T, the number of select-and-measure rounds.  ``None``: :func:`default_rounds`
-        (``max(d - 1, round(n sqrt(rho) / c))``, c = 100 with the one-clique model and
-        50 with the capped junction tree; from public n, d, epsilon, delta only).
+        T, the number of select-and-measure rounds.  ``None``: :meth:`default_T`:
+        :func:`default_rounds` (``max(d - 1, round(n sqrt(rho) / c))``, c = 100 with the
+        one-clique model and 50 with the capped junction tree), and with ``selection="auto"``
+        where ``round(n sqrt(rho) / c) < d - 1``, :func:`floor_rounds`'s ``min(3 (d - 1),
+        50)`` when each round's selection budget there is still at least 0.01; from public n,
+        d, epsilon, delta and the parameters only.
     orders:
         Marginal orders the query player selects among.  Default ``(2,)`` (``(1,)`` when
         k = 1): pairs, whose estimate (a pairwise graphical model) answers the k-way
