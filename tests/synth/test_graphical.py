@@ -168,13 +168,12 @@ def test_oracle_query_pgm_default_is_the_dense_estimators_release(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 38: the default on a small domain holds its model on one clique and releases what
     the dense estimator released before it left the package: the selections of the code
-    before (pinned, seed 4; with that code's cover rule, min(d - 1, ceil(T / 2)) L1 rounds,
-    and its T, without floor_rounds), and the estimate of the dense reference replayed on the
-    released measurements with the same warm-started schedule (within 1e-12 per cell)."""
+    before (pinned, seed 4; with that code's cover rule, min(d - 1, ceil(T / 2)) L1 rounds),
+    and the estimate of the dense reference replayed on the released measurements with the
+    same warm-started schedule (within 1e-12 per cell)."""
     import oracledp.synth._oracle_query_pgm as mod
 
     monkeypatch.setattr(mod, "cover_rounds", lambda T, d, eps_sel=0.0: min(d - 1, -(-T // 2)))
-    monkeypatch.setattr(mod, "floor_rounds", lambda *args, **kwargs: 0)
     codes = _codes(3000)
     syn = OracleQueryPGM(1.0, 1e-6, k=2, iterations=2, final_iterations=20,
                          random_state=4).fit(codes, DOM)
@@ -194,19 +193,14 @@ def test_oracle_query_pgm_default_is_the_dense_estimators_release(
                                                   0.02712764], atol=1e-8)
     assert syn.sample_codes(3, random_state=0, sampler="iid").tolist() == [
         [1, 3, 1, 0, 0, 1], [0, 2, 0, 1, 3, 1], [0, 0, 0, 0, 0, 1]]
-    # today's cover rule without the floor: every round L1 here (eps_sel >= 0.01, T <= 3(d-1))
+    # today's default (every round L1 here: eps_sel >= 0.01, T <= 3(d-1); one clique, so no
+    # floor_rounds)
     monkeypatch.undo()
-    monkeypatch.setattr(mod, "floor_rounds", lambda *args, **kwargs: 0)
     default = OracleQueryPGM(1.0, 1e-6, k=2, random_state=4).fit(codes, DOM)
+    assert default.rounds_ == 5
     assert default.measured_axes_[d:] == ((0, 1), (3, 4), (2, 3), (1, 2), (4, 5))
     sel = [s.mechanism for s in default.ledger_ if not s.released]
     assert len(sel) == 5 and all("L1" in m for m in sel)
-    monkeypatch.undo()  # today's default: n sqrt(rho) / 100 asks for 3 rounds, fewer than d - 1,
-    # so T is floor_rounds' 3 (d - 1) = 15, which measures every one of the 15 pairs (measures_all)
-    default = OracleQueryPGM(1.0, 1e-6, k=2, random_state=4).fit(codes, DOM)
-    assert default.rounds_ == 15 and default.eps_selection_ == 0.0
-    assert default.measured_axes_[d:] == tuple(itertools.combinations(range(d), 2))
-    assert not [s for s in default.ledger_ if not s.released]  # no selection was paid for
 
 
 def test_model_cap_restricts_the_candidates() -> None:

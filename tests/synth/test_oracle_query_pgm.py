@@ -17,7 +17,6 @@ from oracledp.synth import Domain, answer, errors, kway_marginal_workload
 from oracledp.synth._estimation import MarginalMeasurement, combine_measurements
 from oracledp.synth._graphical import _MarginalOperator, estimate_model
 from oracledp.synth._oracle_query_pgm import (
-    COVER_FLOOR_MAX,
     L1_SELECTION_EPS,
     OracleQueryPGM,
     _wanted_rounds,
@@ -209,35 +208,32 @@ def test_cover_rounds_reads_only_public_quantities() -> None:
 
 
 def test_floor_rounds_reads_only_public_quantities() -> None:
-    """3 (d - 1) rounds, at most 50, only where round(n sqrt(rho) / divisor) < d - 1."""
-    assert COVER_FLOOR_MAX == 50
-    for n, eps, d in [(699, 1.0, 10), (1629, 1.0, 40), (22_272, 0.5, 12), (13_781, 1.0, 12)]:
-        wanted = _wanted_rounds(n, eps, 1 / n**2, 50.0)
-        want = min(3 * (d - 1), 50) if wanted < d - 1 else 0
-        assert floor_rounds(n, eps, 1 / n**2, d) == want
-    assert floor_rounds(699, 1.0, 1 / 699**2, 10) == 27  # biopsy: 1 round asked, 9 pairs a tree
-    assert floor_rounds(1629, 1.0, 1 / 1629**2, 40) == 50  # nhefs: 3 (d - 1) = 117, capped
+    """3 (d - 1) rounds where round(n sqrt(rho) / 50) < d - 1 and 3 (d - 1) <= 50, else 0."""
+    assert floor_rounds(699, 1.0, 1 / 699**2, 10) == 27  # biopsy: 1 round asked, 9 a tree
+    assert floor_rounds(1629, 1.0, 1 / 1629**2, 40) == 0  # nhefs: 3 (d - 1) = 117 > 50
     assert floor_rounds(22_272, 0.5, 1 / 22_272**2, 12) == 0  # 22 rounds asked, d - 1 = 11
+    assert floor_rounds(100, 1.0, 1e-4, 17) == 48 and floor_rounds(100, 1.0, 1e-4, 18) == 0
     # the boundary: asking for exactly d - 1 rounds sets no floor, one fewer does
     n = next(m for m in range(1, 10_000) if _wanted_rounds(m, 1.0, 1e-6, 50.0) >= 9)
     assert _wanted_rounds(n - 1, 1.0, 1e-6, 50.0) == 8
     assert floor_rounds(n, 1.0, 1e-6, 10) == 0 and floor_rounds(n - 1, 1.0, 1e-6, 10) == 27
 
 
-@pytest.mark.parametrize("epsilon, floored", [(1.0, True), (0.1, False)])
+@pytest.mark.parametrize("epsilon, floored", [(1.0, True), (0.2, False), (0.1, False)])
 def test_default_rounds_rise_to_the_floor_only_where_the_l1_rule_can_pay(
         epsilon: float, floored: bool) -> None:
-    """T = floor_rounds where the round's selection budget there is at least 0.01 (then every
-    round is scored by L1), else default_rounds; the same T for two datasets of one n; with
-    selection other than "auto", or rounds given, no floor."""
+    """On a capped junction tree T = floor_rounds where a round's selection budget *at the
+    floor* is at least 0.01 (then every round is scored by L1), else default_rounds (at eps
+    0.2 the budget is above 0.01 at 6 rounds and below it at 18); the same T for two datasets
+    of one n; no floor with one clique, with selection other than "auto", or rounds given."""
     d = 7
     T0 = default_rounds(500, epsilon, 1e-6, d, divisor=50.0)
-    F = floor_rounds(500, epsilon, 1e-6, d, divisor=50.0)
+    F = floor_rounds(500, epsilon, 1e-6, d)
     assert T0 == d - 1 and F == 18  # round(500 sqrt(rho) / 50) < 6
     auto = OracleQueryPGM(epsilon, 1e-6, k=2)
-    assert auto.default_T(500, d, whole=False) == (F if floored else T0)
-    assert (auto._plan(d, F)[2] >= L1_SELECTION_EPS) == floored
-    assert OracleQueryPGM(epsilon, 1e-6, k=2, selection="table").default_T(500, d, False) == T0
+    assert auto._default_T(500, d, whole=False) == (F if floored else T0)
+    assert auto._default_T(500, d, whole=True) == default_rounds(500, epsilon, 1e-6, d)
+    assert OracleQueryPGM(epsilon, 1e-6, k=2, selection="table")._default_T(500, d, False) == T0
     # a capped tree that cannot hold every pair (else measures_all measures each once)
     kw = dict(k=2, estimator="graphical", max_model_cells=100, random_state=0)
     fits = [OracleQueryPGM(epsilon, 1e-6, **kw).fit(*_wide(500, seed)) for seed in (0, 1)]

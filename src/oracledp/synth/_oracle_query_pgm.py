@@ -44,10 +44,10 @@ of those measurements:
 The estimate is one :class:`~oracledp.synth._graphical.GraphicalModel` held on a junction
 tree.  With ``estimator="auto"`` (default) on a domain of at most 2,000,000 cells the tree
 is one clique over all attributes (the product domain: every table fits, so no candidate
-is excluded, and T uses :func:`default_rounds`'s divisor 100; where that asks for fewer
-rounds than ``d - 1``, ``"auto"`` raises T to :func:`floor_rounds`); above that, or with
+is excluded, and T uses :func:`default_rounds`'s divisor 100); above that, or with
 ``estimator="graphical"``, it is the triangulation of the measured sets, and each round's
-candidates are the tables that keep it within ``max_model_cells`` (divisor 50).
+candidates are the tables that keep it within ``max_model_cells`` (divisor 50; where that
+asks for fewer rounds than ``d - 1``, ``"auto"`` raises T to :func:`floor_rounds`).
 
 Privacy (replace-one neighbours, n public), accounted in zCDP (the full proof, including
 why the selection costs ``eps_sel^2 / 8`` and not the ``eps_sel^2 / 2`` of OracleQuery's
@@ -193,33 +193,39 @@ def default_model_cells(n: int, epsilon: float, delta: float, *,
     return 500_000 if _wanted_rounds(n, epsilon, delta, divisor) > max_rounds / 2 else 100_000
 
 
-#: floor_rounds: at most this many rounds (half of :func:`default_rounds`' cap of 100).
+#: floor_rounds: no floor where ``COVER_SPAN (d - 1)`` rounds would be more than this (half
+#: of :func:`default_rounds`' cap of 100).
 COVER_FLOOR_MAX = 50
 
 
-def floor_rounds(n: int, epsilon: float, delta: float, d: int, *, divisor: float = 50.0) -> int:
-    """The rounds ``selection="auto"`` raises T to where the budget asks for fewer than a
-    spanning tree's ``d - 1``: ``min(COVER_SPAN (d - 1), COVER_FLOOR_MAX)``, else 0 (no floor).
+def floor_rounds(n: int, epsilon: float, delta: float, d: int) -> int:
+    """The rounds ``selection="auto"`` on a capped junction tree raises T to where the budget
+    asks for fewer than a spanning tree's ``d - 1``: ``COVER_SPAN (d - 1)`` when that is at
+    most ``COVER_FLOOR_MAX`` (50), else 0 (no floor).
 
-    Public: n, epsilon, delta, d only.  :class:`OracleQueryPGM` applies it only when a
-    round's selection budget at that many rounds is still at least :data:`L1_SELECTION_EPS`
-    (so the L1 cover rule scores them all, :func:`cover_rounds`).  Where
-    :func:`default_rounds`' formula ``round(n sqrt(rho) / divisor)`` falls below ``d - 1``,
-    every table is measured with much noise, and T = d - 1 rounds left the L1 rule too few
-    tables to find the dependence worth measuring.  Chosen with tuning seeds 100-105
-    (``docs/results/synth-floor/``): biopsy (10 attributes, 699 records) 0.2270 -> 0.1992 at
-    eps = 1 and 0.1437 -> 0.1266 at 2 (0.2199 -> 0.1982 and 0.1390 -> 0.1314 over seeds
-    106-125, checked after the choice); nhefs (40 attributes, 1,629 records) 0.1284 -> 0.1242,
-    0.0724 -> 0.0733, 0.0446 -> 0.0437 at 0.5, 1, 2 with the cap of 50 (100 rounds, T's own
-    cap below 3 (d - 1) = 117, cost 0.0070 at eps = 1), level over 21 seeds (0.1329 -> 0.1348,
-    0.0744 -> 0.0753, 0.0450 -> 0.0443, about one standard error either way).  Where the budget asks for d - 1 rounds or more it changes
-    nothing: raising T to 3 (d - 1) there helped health_insurance and doctor_visits at eps =
-    0.5 but cost the health-panel stand-in at eps = 1 (31 -> 33 rounds: mean 2-way TV 0.0233
-    -> 0.0245 at the octiles, seeds 100-105), so it was not kept.
+    Public: n, epsilon, delta, d only.  :meth:`OracleQueryPGM._default_T` applies it only
+    on a capped junction tree (not with the model on one clique), and only when a round's
+    selection budget at that many rounds is still at least :data:`L1_SELECTION_EPS`, so the
+    L1 cover rule scores every round (:func:`cover_rounds`).  Where :func:`default_rounds`'
+    formula ``round(n sqrt(rho) / 50)`` falls below ``d - 1``, every table is measured with
+    much noise, and T = d - 1 rounds left the L1 rule too few tables to find the dependence
+    worth measuring.  Chosen with tuning seeds (``docs/results/synth-floor/``): biopsy (10
+    attributes with the class, 699 records) 0.2270 -> 0.1992 at eps = 1 and 0.1437 -> 0.1266
+    at 2 (seeds 100-105), 0.2199 -> 0.1982 and 0.1390 -> 0.1314 over seeds 106-125, checked
+    after the choice.  No floor past 50 rounds (d > 17): on nhefs (40 attributes, 1,629
+    records) 100 rounds cost 0.0070 at eps = 1 (seeds 100-105), and 50 rounds, level there,
+    were worse on the 15 seeds checked after the choice (+0.0041 +- 0.0025 at eps = 0.5,
+    +0.0009 +- 0.0017 at 1, -0.0006 +- 0.0007 at 2).  Where the budget asks for d - 1 rounds or
+    more it changes nothing: raising T to 3 (d - 1) there helped health_insurance and
+    doctor_visits at eps = 0.5 but cost the health-panel stand-in at eps = 1 (mean 2-way TV
+    0.0233 -> 0.0245 at the octiles, seeds 100-105), so it was not kept.  Not with one clique:
+    there a floored T would often reach half of the candidate tables and switch
+    ``measures_all`` on, a path no bundled table exercised.
     """
-    if _wanted_rounds(n, epsilon, delta, divisor) >= d - 1:
+    F = COVER_SPAN * (d - 1)
+    if F > COVER_FLOOR_MAX or _wanted_rounds(n, epsilon, delta, 50.0) >= d - 1:
         return 0
-    return min(COVER_SPAN * (d - 1), COVER_FLOOR_MAX)
+    return F
 
 
 #: cover_rounds: from this selection budget per round (``eps_sel``) up, the L1 rule scores
@@ -298,12 +304,12 @@ class OracleQueryPGM(Synthesizer):
     k:
         Literals per query (the workload is every k-way marginal cell).
     rounds:
-        T, the number of select-and-measure rounds.  ``None``: :meth:`default_T`:
-        :func:`default_rounds` (``max(d - 1, round(n sqrt(rho) / c))``, c = 100 with the
-        one-clique model and 50 with the capped junction tree), and with ``selection="auto"``
-        where ``round(n sqrt(rho) / c) < d - 1``, :func:`floor_rounds`'s ``min(3 (d - 1),
-        50)`` when each round's selection budget there is still at least 0.01; from public n,
-        d, epsilon, delta and the parameters only.
+        T, the number of select-and-measure rounds.  ``None``: :func:`default_rounds`
+        (``max(d - 1, round(n sqrt(rho) / c))``, c = 100 with the one-clique model and 50
+        with the capped junction tree); on the capped junction tree with
+        ``selection="auto"``, where ``round(n sqrt(rho) / 50) < d - 1``, :func:`floor_rounds`'s
+        ``3 (d - 1)`` if that is at most 50 and each round's selection budget there is still
+        at least 0.01; from public n, d, epsilon, delta and the parameters only.
     orders:
         Marginal orders the query player selects among.  Default ``(2,)`` (``(1,)`` when
         k = 1): pairs, whose estimate (a pairwise graphical model) answers the k-way
@@ -462,16 +468,18 @@ class OracleQueryPGM(Synthesizer):
         rho_meas = rho_round - rho_sel
         return rho, 1.0 / math.sqrt(rho_one), math.sqrt(8.0 * rho_sel), 1.0 / math.sqrt(rho_meas)
 
-    def default_T(self, n: int, d: int, whole: bool) -> int:
+    def _default_T(self, n: int, d: int, whole: bool) -> int:
         """T when ``rounds`` is None: :func:`default_rounds` (divisor 100 with the model on one
-        clique, ``whole``; 50 on a capped junction tree), raised to :func:`floor_rounds` with
-        ``selection="auto"`` where that is more and a round's selection budget at that many
-        rounds is still at least :data:`L1_SELECTION_EPS`.  Public: n, d, epsilon, delta and
-        the parameters only."""
-        divisor = 100.0 if whole else 50.0
-        T = default_rounds(n, self.epsilon, self.delta, d, divisor=divisor)
-        F = floor_rounds(n, self.epsilon, self.delta, d, divisor=divisor)
-        if self.selection == "auto" and F > T and self._plan(d, F)[2] >= L1_SELECTION_EPS:
+        clique over every attribute, ``whole``; 50 on a capped junction tree), and on a capped
+        junction tree with ``selection="auto"`` :func:`floor_rounds` where that is more and a
+        round's selection budget at that many rounds is still at least
+        :data:`L1_SELECTION_EPS`.  Public: n, d, epsilon, delta, the model's kind (from the
+        public domain's size) and the parameters only."""
+        T = default_rounds(n, self.epsilon, self.delta, d, divisor=100.0 if whole else 50.0)
+        if whole or self.selection != "auto":
+            return T
+        F = floor_rounds(n, self.epsilon, self.delta, d)
+        if F > T and self._plan(d, F)[2] >= L1_SELECTION_EPS:
             return F
         return T
 
@@ -538,7 +546,7 @@ class OracleQueryPGM(Synthesizer):
         plays = [kway_marginal_workload(domain, j) for j in self.orders_for(d)]
         blocks = [b for w in plays for b in w.blocks]
         nq = sum(len(w) for w in plays)
-        T = self.rounds if self.rounds is not None else self.default_T(n, d, whole)
+        T = self.rounds if self.rounds is not None else self._default_T(n, d, whole)
         # the junction-tree cap: None with one clique over every attribute (every table fits)
         cap = None if whole else self.max_model_cells if self.max_model_cells is not None else (
             default_model_cells(n, self.epsilon, self.delta))
