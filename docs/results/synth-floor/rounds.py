@@ -9,7 +9,6 @@ from pathlib import Path
 sys.path.insert(0, "benchmarks")
 warnings.simplefilter("ignore")
 import synth_health_panel as panel  # noqa: E402
-
 from oracledp.datasets import table_csv, table_schema  # noqa: E402
 from oracledp.synth import TableSynthesizer  # noqa: E402
 from oracledp.synth._oracle_query_pgm import default_rounds, floor_rounds  # noqa: E402
