@@ -482,6 +482,9 @@ def test_records_per_person_guarantee_lines(titanic):
     one = TableSynthesizer("mwem", epsilon=0.5, random_state=0).fit(path, schema)
     assert one.rho_ is None and "zCDP" not in one.guarantee_lines()[1]
     assert one.guarantee_lines()[0].startswith("protects: each record;")
+    assert one.guarantee_lines()[0].endswith("declare the schema's records_per_person to "
+                                             "protect each person")
+    assert "protected per record only" not in lines  # the panel declared it
 
 
 def test_vacuous_per_person_guarantee_is_refused_before_noise(titanic, monkeypatch):

@@ -132,6 +132,12 @@ def _load_schema(schema: Any) -> Any:
 MIN_EPSILON = MIN_ZCDP_EPSILON
 
 
+#: guarantee_lines, where the schema's records_per_person is 1: a panel's person is protected
+#: only per record unless the schema says how many records one person may have.
+_ONE_RECORD_A_PERSON = ("; a person with several records (a panel) is protected per record "
+                        "only: declare the schema's records_per_person to protect each person")
+
+
 class TableSynthesizer:
     """Private synthetic data from a table and its public schema (module docstring).
 
@@ -511,7 +517,7 @@ class TableSynthesizer:
         relation = ("the same number of records, one record replaced"
                     if g.neighbouring == "replace-one" else g.neighbouring)
         lines = [f"protects: {who}; neighbouring datasets: {relation}"
-                 + ("" if k == 1 else f" (per person: up to {k} records)"),
+                 + (_ONE_RECORD_A_PERSON if k == 1 else f" (per person: up to {k} records)"),
                  f"per record: epsilon {g.epsilon:.4g}, delta {g.delta:.3g} ({kind}){zc}"]
         if k > 1:
             p = self.guarantee_per_person_
