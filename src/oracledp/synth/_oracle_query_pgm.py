@@ -28,8 +28,8 @@ of those measurements:
    :func:`cover_rounds` rounds by L1 (cover: the tables with the most misfit mass net of
    noise; ``min(T, 3 (d - 1))`` where a round's selection budget is at least 0.01, else
    ``min(d - 1, ceil(T / 2))``) and the later ones by the worst query (refine); but when
-   the rounds would measure at least half of the candidate tables and a model over all of them is allowed
-   (:func:`measures_all`), it selects nothing and measures every candidate table once with
+   the rounds would measure at least half of the candidate tables and a model over all of
+   them is allowed (:func:`measures_all`), it selects nothing and measures every candidate table once with
    the rounds' whole budget (``selection="all"``: small tables such as titanic's 4 columns,
    or 8-column Adult from eps = 0.5, whose model is one clique).  Either way the oracle is
    enumeration of the explicit workload, so it is exact (no certification question
@@ -142,6 +142,9 @@ _LAZY_BLOCKS = 300
 #: ``estimator="auto"`` holds the model on one clique over every attribute (the product
 #: domain) up to this many cells (Adult: 1.3 M), and on a capped junction tree above it.
 _ONE_CLIQUE_CELLS = 2_000_000
+#: :func:`default_rounds`' divisor with the model on a capped junction tree (100 on one
+#: clique): twice the rounds, which the model-size cap keeps cheap.
+_TREE_DIVISOR = 50.0
 #: OracleQueryPGM's default ``pair_resolution``: a table may also be measured on the public
 #: coarser codes ``fit`` is given (``coarse``).
 DEFAULT_PAIR_RESOLUTION = "select"
@@ -174,7 +177,7 @@ def _wanted_rounds(n: int, epsilon: float, delta: float, divisor: float) -> int:
 
 
 def default_model_cells(n: int, epsilon: float, delta: float, *,
-                        max_rounds: int = 100, divisor: float = 50.0) -> int:
+                        max_rounds: int = 100, divisor: float = _TREE_DIVISOR) -> int:
     """Default junction-tree cap: 100,000 cells, or 500,000 when the budget asks for more
     than half of T's cap in rounds.
 
@@ -223,7 +226,7 @@ def floor_rounds(n: int, epsilon: float, delta: float, d: int) -> int:
     ``measures_all`` on, a path no bundled table exercised.
     """
     F = COVER_SPAN * (d - 1)
-    if F > COVER_FLOOR_MAX or _wanted_rounds(n, epsilon, delta, 50.0) >= d - 1:
+    if F > COVER_FLOOR_MAX or _wanted_rounds(n, epsilon, delta, _TREE_DIVISOR) >= d - 1:
         return 0
     return F
 
@@ -475,7 +478,8 @@ class OracleQueryPGM(Synthesizer):
         round's selection budget at that many rounds is still at least
         :data:`L1_SELECTION_EPS`.  Public: n, d, epsilon, delta, the model's kind (from the
         public domain's size) and the parameters only."""
-        T = default_rounds(n, self.epsilon, self.delta, d, divisor=100.0 if whole else 50.0)
+        T = default_rounds(n, self.epsilon, self.delta, d,
+                           divisor=100.0 if whole else _TREE_DIVISOR)
         if whole or self.selection != "auto":
             return T
         F = floor_rounds(n, self.epsilon, self.delta, d)
