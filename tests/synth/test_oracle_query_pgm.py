@@ -24,6 +24,7 @@ from oracledp.synth._oracle_query_pgm import (
     default_rounds,
     floor_rounds,
     measures_all,
+    one_way_share,
     table_scores,
 )
 from oracledp.synth._workload import marginal_tables
@@ -242,6 +243,38 @@ def test_default_rounds_rise_to_the_floor_only_where_the_l1_rule_can_pay(
         sel = [s.mechanism for s in fits[0].ledger_ if not s.released]
         assert len(sel) == F and all("L1" in m for m in sel)
     assert OracleQueryPGM(epsilon, 1e-6, rounds=4, **kw).fit(*_wide(500)).rounds_ == 4
+
+
+def test_one_way_share_is_a_rounds_budget_per_table_only_where_rounds_are_few() -> None:
+    """d / (T + d) between 0.1 and 0.5 where the budget asks for fewer than d - 1 rounds,
+    else 0.1; computed from public quantities only."""
+    assert one_way_share(40, 39, few=True) == 0.5  # nhefs: 40 / 79 capped at 0.5
+    assert one_way_share(10, 27, few=True) == pytest.approx(10 / 37)  # biopsy at its floor
+    assert one_way_share(8, 100, few=True) == 0.1  # 8 / 108 below the floor
+    assert one_way_share(12, 28, few=False) == 0.1  # the panel: 28 rounds asked, d - 1 = 11
+    for d, T in ((0, 5), (5, 0)):
+        with pytest.raises(ValueError, match="one_way_share"):
+            one_way_share(d, T, few=True)
+    q = OracleQueryPGM(1.0, 1e-6, k=2)
+    n = next(m for m in range(1, 10_000) if _wanted_rounds(m, 1.0, 1e-6, 50.0) >= 6)
+    assert q._few_rounds(n - 1, 7) and not q._few_rounds(n, 7)
+    assert q._one_way_fraction(7, 18, select=False, few=True) == 0.1  # every table measured
+    assert OracleQueryPGM(1.0, one_way_fraction=0.2)._one_way_fraction(7, 18, few=True) == 0.2
+
+
+@pytest.mark.parametrize("share", [None, 0.1])
+def test_the_ledger_spends_the_one_way_share_it_reports(share: float | None) -> None:
+    """The 1-way tables' spends sum to one_way_fraction_ rho, the rounds' to the rest: at eps
+    1 on 500 records and 7 attributes the budget asks for fewer than 6 rounds, T rises to the
+    floor (18) and the default share is 7 / 25; a given share is kept."""
+    kw = dict(k=2, estimator="graphical", max_model_cells=100, random_state=0)
+    fit = OracleQueryPGM(1.0, 1e-6, one_way_fraction=share, **kw).fit(*_wide(500))
+    f = 7 / 25 if share is None else share
+    assert fit.rounds_ == 18 and fit.one_way_fraction_ == pytest.approx(f)
+    one = math.fsum(s.zcdp for s in fit.ledger_ if s.round == 0)
+    rest = math.fsum(s.zcdp for s in fit.ledger_ if s.round > 0)
+    assert one == pytest.approx(f * fit.rho_) and rest == pytest.approx((1 - f) * fit.rho_)
+    assert fit.sigma_one_way_ == pytest.approx(1 / math.sqrt(f * fit.rho_ / 7))
 
 
 @pytest.mark.parametrize("rounds, epsilon, cover", [(3, 1.0, 3), (8, 1.0, 8), (8, 0.05, 4),
