@@ -242,27 +242,28 @@ ONE_WAY_CAP = 0.5
 
 def one_way_share(d: int, T: int, *, few: bool) -> float:
     """The 1-way tables' share of the budget (``one_way_fraction=None``, the default) where the
-    rounds select.  ``few``: the budget asks for fewer rounds than the ``d - 1`` of a spanning
-    tree, ``round(n sqrt(rho) / 50) < d - 1`` (:func:`floor_rounds`' test).  There it is the smallest share of
-    at least 0.1 that gives each of the d 1-way tables at least the budget of one of the T
-    rounds, ``d / (T + d)``, at most 0.5; elsewhere 0.1.
+    rounds select.  ``few``: the budget asks for fewer rounds than the ``d - 1`` of a
+    spanning tree, ``round(n sqrt(rho) / 50) < d - 1`` (:func:`floor_rounds`' test).  There
+    it is the smallest share of at least 0.1 that gives each of the d 1-way tables at least
+    the budget of one of the T rounds, ``d / (T + d)``, at most 0.5; elsewhere 0.1.
 
     Public: d, T and ``few`` (functions of n, epsilon, delta, d and the model's kind).  With a
-    share f, each 1-way table gets ``f rho / d`` and each round ``(1 - f) rho / T``.  Where the
-    budget asks for fewer rounds than d - 1, T is d - 1 or :func:`floor_rounds`, and 0.1 gave a
-    1-way table a ninth to a twenty-fourth of a round's budget: the tables every model needs
-    carried three to five times a round's noise, at budgets where each column's own
-    distribution is most of what a release can get right.  Chosen with tuning seeds 100-105
-    (``docs/results/synth-one-way/``): mean native 2-way TV on nhefs (40 attributes, 1,629
-    records: share 0.5) 0.4045 -> 0.3743, 0.1284 -> 0.1194, 0.0724 -> 0.0704, 0.0446 ->
-    0.0415 at eps = 0.1, 0.5, 1, 2; biopsy 0.1992 -> 0.1910 at eps = 1, level at 2 (0.1266
-    -> 0.1282); health_insurance and doctor_visits at eps = 0.1 0.0833 -> 0.0802 and 0.1387
-    -> 0.1251.  Not where the budget asks for d - 1 rounds or more: there the same share cost
-    the health-panel stand-in at eps = 1 (28 rounds, 12 attributes: share 0.3; mean 2-way TV
-    at the octiles 0.0233 -> 0.0240, higher at 5, 10 and 16 quantiles too) and left
-    health_insurance and doctor_visits at eps = 0.5 level.  Without selection
-    (:func:`measures_all`: every pair table is measured, each attribute's 1-way table within
-    d - 1 of them) it stays 0.1 (the caller's rule).
+    share f, each 1-way table gets ``f rho / d`` and each round ``(1 - f) rho / T``.  Where
+    the budget asks for fewer rounds than d - 1, T is d - 1 or :func:`floor_rounds`, and 0.1
+    gave a 1-way table ``T / (9 d)`` of a round's budget, a ninth (T = d - 1) to a third
+    (T = 3 (d - 1)): the tables every model needs carried 1.7 to 3 times a round's noise, at
+    budgets where each column's own distribution is most of what a release can get right.
+    Chosen with tuning seeds 100-105 (``docs/results/synth-one-way/``): mean native 2-way TV
+    on nhefs (40 attributes, 1,629 records: share 0.5) 0.4045 -> 0.3746, 0.1284 -> 0.1181,
+    0.0724 -> 0.0705, 0.0446 -> 0.0413 at eps = 0.1, 0.5, 1, 2; biopsy (share 0.27) 0.1992
+    -> 0.1910 at eps = 1, level at 2 (0.1266 -> 0.1282); health_insurance and doctor_visits
+    at eps = 0.1 (share 0.5) 0.0833 -> 0.0803 and 0.1387 -> 0.1259.  Not where the budget
+    asks for d - 1 rounds or more: there the same share cost the health-panel stand-in at
+    eps = 1 (28 rounds, 12 attributes: share 0.3; mean 2-way TV at the octiles 0.0231 ->
+    0.0238, higher at 5, 10 and 16 quantiles too) and left health_insurance at eps = 0.5 and
+    1 and doctor_visits at eps = 0.5 level.  Without selection (:func:`measures_all`: every
+    pair table is measured, each attribute's 1-way table within d - 1 of them) it stays 0.1
+    (the caller's rule).
 
     >>> one_way_share(40, 39, few=True), one_way_share(10, 27, few=True)
     (0.5, 0.2702702702702703)
