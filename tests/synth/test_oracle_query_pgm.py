@@ -246,27 +246,34 @@ def test_default_rounds_rise_to_the_floor_only_where_the_l1_rule_can_pay(
 
 
 def test_one_way_share_is_a_rounds_budget_per_table_only_where_rounds_are_few() -> None:
-    """d / (T + d) between 0.1 and 0.5 where the budget asks for fewer than d - 1 rounds,
-    else 0.1; computed from public quantities only."""
-    assert one_way_share(40, 39, few=True) == 0.5  # nhefs: 40 / 79 capped at 0.5
-    assert one_way_share(10, 27, few=True) == pytest.approx(10 / 37)  # biopsy at its floor
-    assert one_way_share(8, 100, few=True) == 0.1  # 8 / 108 below the floor
-    assert one_way_share(12, 28, few=False) == 0.1  # the panel: 28 rounds asked, d - 1 = 11
+    """d / (T + d) between 0.1 and 0.5 where the budget asks for at most (d - 1) / 2 rounds,
+    linear down to 0.1 at d - 1 rounds (no jump), 0.1 from there; public quantities only."""
+    assert one_way_share(40, 39, wanted=4) == 0.5  # nhefs: 40 / 79 capped at 0.5
+    assert one_way_share(10, 27, wanted=2) == pytest.approx(10 / 37)  # biopsy at its floor
+    assert one_way_share(8, 100, wanted=0) == 0.1  # 8 / 108 below the floor
+    assert one_way_share(12, 28, wanted=28) == 0.1  # the panel: 28 rounds asked, d - 1 = 11
+    assert one_way_share(40, 39, wanted=19) == 0.5  # 19 <= 39 / 2: the whole share
+    assert one_way_share(40, 39, wanted=29) == pytest.approx(0.1 + 0.4 * 2 * (1 - 29 / 39))
+    shares = [one_way_share(40, 39, wanted=w) for w in range(60)]
+    assert all(b <= a for a, b in itertools.pairwise(shares))  # never rises with the budget
+    assert max(abs(b - a) for a, b in itertools.pairwise(shares)) < 0.03  # and never jumps
+    assert shares[39] == shares[59] == 0.1 and one_way_share(1, 5, wanted=0) == 0.1
     for d, T in ((0, 5), (5, 0)):
         with pytest.raises(ValueError, match="one_way_share"):
-            one_way_share(d, T, few=True)
+            one_way_share(d, T, wanted=0)
     q = OracleQueryPGM(1.0, 1e-6, k=2)
-    n = next(m for m in range(1, 10_000) if _wanted_rounds(m, 1.0, 1e-6, 50.0) >= 6)
-    assert q._few_rounds(n - 1, 7) and not q._few_rounds(n, 7)
-    assert q._one_way_fraction(7, 18, select=False, few=True) == 0.1  # every table measured
-    assert OracleQueryPGM(1.0, one_way_fraction=0.2)._one_way_fraction(7, 18, few=True) == 0.2
+    assert q._wanted(500) == _wanted_rounds(500, 1.0, 1e-6, 50.0)  # either model: divisor 50
+    assert q._one_way_fraction(7, 18, select=False, wanted=0) == 0.1  # every table measured
+    given = OracleQueryPGM(1.0, one_way_fraction=0.2)
+    assert given._one_way_fraction(7, 18, wanted=0) == 0.2
 
 
 @pytest.mark.parametrize("share", [None, 0.1])
 def test_the_ledger_spends_the_one_way_share_it_reports(share: float | None) -> None:
     """The 1-way tables' spends sum to one_way_fraction_ rho, the rounds' to the rest: at eps
-    1 on 500 records and 7 attributes the budget asks for fewer than 6 rounds, T rises to the
-    floor (18) and the default share is 7 / 25; a given share is kept."""
+    1 on 500 records and 7 attributes the budget asks for fewer than 3 rounds, T rises to the
+    floor (18) and the default share is 7 / 25; a given share is kept.  The floor's test read
+    the selection budget at that share."""
     kw = dict(k=2, estimator="graphical", max_model_cells=100, random_state=0)
     fit = OracleQueryPGM(1.0, 1e-6, one_way_fraction=share, **kw).fit(*_wide(500))
     f = 7 / 25 if share is None else share
@@ -275,6 +282,37 @@ def test_the_ledger_spends_the_one_way_share_it_reports(share: float | None) -> 
     rest = math.fsum(s.zcdp for s in fit.ledger_ if s.round > 0)
     assert one == pytest.approx(f * fit.rho_) and rest == pytest.approx((1 - f) * fit.rho_)
     assert fit.sigma_one_way_ == pytest.approx(1 / math.sqrt(f * fit.rho_ / 7))
+    assert fit.eps_selection_ == pytest.approx(math.sqrt(8 * 0.25 * (1 - f) * fit.rho_ / 18))
+
+
+def test_one_clique_takes_the_same_share_and_all_keeps_one_tenth() -> None:
+    """On one clique (the small domain) the share is the same function of the budget as on a
+    junction tree (a given T releases the same on both); measuring every table keeps 0.1."""
+    n = next(m for m in range(1, 10_000) if _wanted_rounds(m, 1.0, 1e-6, 50.0) == 5)
+    codes, dom = _wide(n)
+    kw = dict(k=2, rounds=8, selection="table", random_state=0)
+    a = OracleQueryPGM(1.0, 1e-6, **kw).fit(codes, dom)
+    b = OracleQueryPGM(1.0, 1e-6, estimator="graphical", **kw).fit(codes, dom)
+    assert a.max_model_cells_ is None and b.max_model_cells_ is not None
+    # 5 rounds asked, between (d - 1) / 2 and d - 1: on the ramp (divisor 100 would not be)
+    f = 0.1 + (7 / 15 - 0.1) * 2 * (1 - 5 / 6)
+    assert a.one_way_fraction_ == b.one_way_fraction_ == pytest.approx(f)
+    assert a.sigma_one_way_ == b.sigma_one_way_ and a.measured_axes_ == b.measured_axes_
+    every = OracleQueryPGM(1.0, 1e-6, k=2, selection="all", random_state=0).fit(codes, dom)
+    assert every.one_way_fraction_ == 0.1
+    assert math.fsum(s.zcdp for s in every.ledger_ if s.round == 0) == pytest.approx(
+        0.1 * every.rho_)
+
+
+def test_the_floor_is_tested_at_the_share_it_would_run_with() -> None:
+    """At eps 0.25 (d = 7, 500 records) a round's selection budget at the floor's 18 rounds is
+    above 0.01 with a 1-way share of 0.1 and below it with the default share there (7 / 25):
+    the default keeps d - 1 rounds, a given share of 0.1 takes the floor."""
+    rho = zcdp_rho(0.25, 1e-6)
+    assert math.sqrt(2 * 0.72 * rho / 18) < L1_SELECTION_EPS <= math.sqrt(2 * 0.9 * rho / 18)
+    assert OracleQueryPGM(0.25, 1e-6, k=2)._default_T(500, 7, whole=False) == 6
+    given = OracleQueryPGM(0.25, 1e-6, k=2, one_way_fraction=0.1)
+    assert given._default_T(500, 7, whole=False) == 18
 
 
 @pytest.mark.parametrize("rounds, epsilon, cover", [(3, 1.0, 3), (8, 1.0, 8), (8, 0.05, 4),
@@ -401,6 +439,11 @@ def test_pickle_drops_generator_and_keeps_release() -> None:
     ({"epsilon": 1.0, "delta": 0.0}, ValueError, "delta"),
     ({"epsilon": 1.0, "rounds": 0}, ValueError, "rounds"),
     ({"epsilon": 1.0, "one_way_fraction": 1.0}, ValueError, "one_way_fraction"),
+    ({"epsilon": 1.0, "one_way_fraction": 0}, ValueError, "None or in"),
+    ({"epsilon": 1.0, "one_way_fraction": True}, ValueError, "one_way_fraction"),
+    ({"epsilon": 1.0, "one_way_fraction": False}, ValueError, "one_way_fraction"),
+    ({"epsilon": 1.0, "one_way_fraction": "0.2"}, ValueError, "one_way_fraction"),
+    ({"epsilon": 1.0, "selection_fraction": None}, ValueError, "selection_fraction"),
     ({"epsilon": 1.0, "selection_fraction": 0}, ValueError, "selection_fraction"),
     ({"epsilon": 1.0, "selection": "cell"}, ValueError, "selection"),
     ({"epsilon": 1.0, "k": 2, "orders": (3,)}, ValueError, "orders"),

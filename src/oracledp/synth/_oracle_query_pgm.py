@@ -9,9 +9,9 @@ measuring what it selects, then releases a Private-PGM style estimate
 of those measurements:
 
 1. **Start** (a fraction ``one_way_fraction`` of the budget; by default 0.1, and where the
-   budget asks for fewer rounds than d - 1 :func:`one_way_share`: enough for each 1-way
-   table to get a round's budget, at most 0.5): every 1-way marginal table is measured with
-   Gaussian noise.
+   rounds select and the budget asks for fewer rounds than d - 1 :func:`one_way_share`: up
+   to enough for each 1-way table to get a round's budget, at most 0.5): every 1-way
+   marginal table is measured with Gaussian noise.
 2. **Each of T rounds**: the data player's play ``D_t`` is the current estimate (the
    distribution fitted to the measurements so far: post-processing, no privacy cost).
    The query player's class is the cells of every j-way marginal for j in ``orders``
@@ -77,8 +77,8 @@ The estimate is post-processing of the measurements; the accuracy bound of the g
 (``oracle_query_bound``) does **not** cover this variant (the data player does not run
 a no-regret algorithm): its accuracy is measured, not proven.  The defaults (T, the
 budget fractions, the iteration counts) are fixed constants or functions of public
-quantities (n, epsilon, delta, d), chosen with seeds other than the benchmark's, never read
-from the data of a fit.
+quantities (n, epsilon, delta, d), chosen on the Adult benchmark and the bundled tables
+(each function's docstring says with which seeds), never read from the data of a fit.
 The query player's default class is pairs, selected as tables (``orders=(2,)``): with 5
 tuning seeds at eps = 0.1 (worst-query scores), ``(3,)`` and ``(2, 3)`` were worse and
 ``selection_fraction=0.25`` beat 0.1 and 0.4.  The ``"auto"`` selection was chosen with
@@ -240,41 +240,50 @@ ONE_WAY_FLOOR = 0.1
 ONE_WAY_CAP = 0.5
 
 
-def one_way_share(d: int, T: int, *, few: bool) -> float:
+def one_way_share(d: int, T: int, *, wanted: int) -> float:
     """The 1-way tables' share of the budget (``one_way_fraction=None``, the default) where the
-    rounds select.  ``few``: the budget asks for fewer rounds than the ``d - 1`` of a
-    spanning tree, ``round(n sqrt(rho) / 50) < d - 1`` (:func:`floor_rounds`' test).  There
-    it is the smallest share of at least 0.1 that gives each of the d 1-way tables at least
-    the budget of one of the T rounds, ``d / (T + d)``, at most 0.5; elsewhere 0.1.
+    T rounds select.  ``wanted``: the rounds the budget asks for, ``round(n sqrt(rho) / 50)``
+    (:func:`floor_rounds`' quantity, with either model).  Where that is at most half of the
+    ``d - 1`` pairs of a spanning tree, the share is the smallest of at least 0.1 that gives
+    each of the d 1-way tables at least the budget of one round, ``d / (T + d)``, at most
+    0.5; it falls linearly to 0.1 as ``wanted`` goes from ``(d - 1) / 2`` to ``d - 1``, and
+    is 0.1 from there on.
 
-    Public: d, T and ``few`` (functions of n, epsilon, delta, d and the model's kind).  With a
-    share f, each 1-way table gets ``f rho / d`` and each round ``(1 - f) rho / T``.  Where
-    the budget asks for fewer rounds than d - 1, T is d - 1 or :func:`floor_rounds`, and 0.1
-    gave a 1-way table ``T / (9 d)`` of a round's budget, a ninth (T = d - 1) to a third
-    (T = 3 (d - 1)): the tables every model needs carried 1.7 to 3 times a round's noise, at
-    budgets where each column's own distribution is most of what a release can get right.
-    Chosen with tuning seeds 100-105 (``docs/results/synth-one-way/``): mean native 2-way TV
-    on nhefs (40 attributes, 1,629 records: share 0.5) 0.4045 -> 0.3746, 0.1284 -> 0.1181,
-    0.0724 -> 0.0705, 0.0446 -> 0.0413 at eps = 0.1, 0.5, 1, 2; biopsy (share 0.27) 0.1992
-    -> 0.1910 at eps = 1, level at 2 (0.1266 -> 0.1282); health_insurance and doctor_visits
-    at eps = 0.1 (share 0.5) 0.0833 -> 0.0803 and 0.1387 -> 0.1259.  Not where the budget
-    asks for d - 1 rounds or more: there the same share cost the health-panel stand-in at
-    eps = 1 (28 rounds, 12 attributes: share 0.3; mean 2-way TV at the octiles 0.0231 ->
-    0.0238, higher at 5, 10 and 16 quantiles too) and left health_insurance at eps = 0.5 and
-    1 and doctor_visits at eps = 0.5 level.  Without selection (:func:`measures_all`: every
-    pair table is measured, each attribute's 1-way table within d - 1 of them) it stays 0.1
-    (the caller's rule).
+    Public: d, T and ``wanted`` (functions of n, epsilon, delta, d and the model's kind).
+    With a share f, each 1-way table gets ``f rho / d`` and each round ``(1 - f) rho / T``.
+    Where the budget asks for fewer rounds than d - 1, the default T is d - 1 or
+    :func:`floor_rounds`' 3 (d - 1), so 0.1 gave a 1-way table ``T / (9 d)`` of a round's
+    budget, about a ninth to a third: its noise was about 3 to 1.7 times that of a round's
+    whole budget, at budgets where each column's own distribution is most of what a release
+    can get right.  Chosen with tuning seeds 100-105 (``docs/results/synth-one-way/``; on
+    each, ``wanted`` is at most (d - 1) / 2): mean native 2-way TV on nhefs (40 attributes,
+    1,629 records: share 0.5) 0.4045 -> 0.3746, 0.1284 -> 0.1181, 0.0724 -> 0.0705, 0.0446
+    -> 0.0413 at eps = 0.1, 0.5, 1, 2; biopsy (share 0.27) 0.1992 -> 0.1910 at eps = 1 and
+    0.1266 -> 0.1282 at 2 (within noise); health_insurance and doctor_visits at eps = 0.1
+    (share 0.5) 0.0833 -> 0.0803 and 0.1387 -> 0.1259.  Not where the budget asks for d - 1
+    rounds or more: there the same share cost the health-panel stand-in at eps = 1 (28
+    rounds asked, 12 attributes: share 0.3; mean 2-way TV at the octiles 0.0231 -> 0.0238,
+    higher at 5, 10 and 16 quantiles too) and left health_insurance at eps = 0.5 and 1 and
+    doctor_visits at eps = 0.5 level.  The linear part only avoids a jump of the share at
+    ``wanted = d - 1``; no table of the tuning lies there.  A linear fall over the whole
+    range (from ``wanted = 0``) was about level with the kept rule (docs/results/synth-one-way).
+    Without selection (:func:`measures_all`: every pair table is measured, each attribute's
+    1-way table within d - 1 of them) the caller keeps 0.1.
 
-    >>> one_way_share(40, 39, few=True), one_way_share(10, 27, few=True)
+    >>> one_way_share(40, 39, wanted=4), one_way_share(10, 27, wanted=2)
     (0.5, 0.2702702702702703)
-    >>> one_way_share(12, 28, few=False), one_way_share(8, 100, few=True)
+    >>> one_way_share(12, 28, wanted=28), one_way_share(8, 100, wanted=0)
     (0.1, 0.1)
+    >>> round(one_way_share(40, 39, wanted=29), 4)  # 0.1 + 0.4 * 2 (1 - 29 / 39)
+    0.3051
     """
     if isinstance(d, bool) or isinstance(T, bool) or not (int(d) >= 1 and int(T) >= 1):
         raise ValueError("one_way_share needs d >= 1 and T >= 1")
-    if not few:
+    if d < 2:
         return ONE_WAY_FLOOR
-    return max(ONE_WAY_FLOOR, min(ONE_WAY_CAP, d / (T + d)))
+    top = max(ONE_WAY_FLOOR, min(ONE_WAY_CAP, d / (T + d)))
+    ramp = min(1.0, max(0.0, 2.0 * (1.0 - wanted / (d - 1))))
+    return ONE_WAY_FLOOR + (top - ONE_WAY_FLOOR) * ramp
 
 
 #: cover_rounds: from this selection budget per round (``eps_sel``) up, the L1 rule scores
@@ -373,9 +382,10 @@ class OracleQueryPGM(Synthesizer):
         ``rounds_`` is their number and ``eps_selection_`` 0).
     one_way_fraction:
         Share of the budget (of rho) spent on the 1-way marginals at the start.  None
-        (default): :func:`one_way_share`: where the budget asks for fewer rounds than d - 1
-        and the rounds select, enough for each 1-way table to get a round's budget (at
-        least 0.1, at most 0.5); else 0.1.  The share used is ``one_way_fraction_``.
+        (default): :func:`one_way_share`: where the rounds select and the budget asks for
+        at most (d - 1) / 2 rounds, enough for each 1-way table to get a round's budget (at
+        least 0.1, at most 0.5), falling linearly to 0.1 at d - 1 rounds; else 0.1.  The
+        share used is ``one_way_fraction_``.
     selection_fraction:
         Share of each round's rho spent on the selection (the rest measures).
     iterations, final_iterations:
@@ -475,10 +485,12 @@ class OracleQueryPGM(Synthesizer):
         self.rounds = None if rounds is None else int(rounds)
         self.iterations = int(iterations)
         self.final_iterations = int(final_iterations)
-        for name, v in (("one_way_fraction", 0.5 if one_way_fraction is None else one_way_fraction),
-                        ("selection_fraction", selection_fraction)):
+        for name, v, none in (("one_way_fraction", one_way_fraction, "None or "),
+                              ("selection_fraction", selection_fraction, "")):
+            if v is None and none:
+                continue
             if isinstance(v, bool) or not isinstance(v, int | float) or not 0.0 < v < 1.0:
-                raise ValueError(f"{name} must be in (0, 1), got {v!r}")
+                raise ValueError(f"{name} must be {none}in (0, 1), got {v!r}")
         self.one_way_fraction = None if one_way_fraction is None else float(one_way_fraction)
         self.selection_fraction = float(selection_fraction)
         if orders is not None:
@@ -506,7 +518,7 @@ class OracleQueryPGM(Synthesizer):
         """The marginal orders the query player selects among (default ``(min(2, k),)``)."""
         return self.orders if self.orders is not None else (min(2, self.k, d),)
 
-    def _plan(self, d: int, T: int, *, select: bool = True, few: bool = False
+    def _plan(self, d: int, T: int, *, wanted: int, select: bool = True
               ) -> tuple[float, float, float, float]:
         """``(rho, sigma_1way, eps_sel, sigma_round)`` from public parameters only.
 
@@ -514,28 +526,26 @@ class OracleQueryPGM(Synthesizer):
         round's whole budget measures.
         """
         rho = zcdp_rho(self.epsilon, self.delta)
-        f = self._one_way_fraction(d, T, select=select, few=few)
+        f = self._one_way_fraction(d, T, select=select, wanted=wanted)
         rho_one = f * rho / d  # each 1-way table: gaussian_rho = rho_one
         rho_round = (1.0 - f) * rho / T
         rho_sel = self.selection_fraction * rho_round if select else 0.0
         rho_meas = rho_round - rho_sel
         return rho, 1.0 / math.sqrt(rho_one), math.sqrt(8.0 * rho_sel), 1.0 / math.sqrt(rho_meas)
 
-    def _one_way_fraction(self, d: int, T: int, *, select: bool = True,
-                          few: bool = False) -> float:
+    def _one_way_fraction(self, d: int, T: int, *, wanted: int, select: bool = True) -> float:
         """The 1-way tables' share of rho: ``one_way_fraction``, or where it is None
         :func:`one_way_share` when the rounds select and :data:`ONE_WAY_FLOOR` when they do
-        not.  ``few``: :meth:`_few_rounds`.  Public parameters only."""
+        not.  ``wanted``: :meth:`_wanted`.  Public parameters only."""
         if self.one_way_fraction is not None:
             return self.one_way_fraction
-        return one_way_share(d, T, few=few) if select else ONE_WAY_FLOOR
+        return one_way_share(d, T, wanted=wanted) if select else ONE_WAY_FLOOR
 
-    def _few_rounds(self, n: int, d: int) -> bool:
-        """Whether the budget asks for fewer rounds than ``d - 1``: ``round(n sqrt(rho) / 50)
-        < d - 1`` (:func:`floor_rounds`' test; the same with either model, so that a given
-        ``rounds`` releases the same on one clique and on a junction tree).  Public: n,
-        epsilon, delta, d."""
-        return _wanted_rounds(n, self.epsilon, self.delta, _TREE_DIVISOR) < d - 1
+    def _wanted(self, n: int) -> int:
+        """The rounds the budget asks for, ``round(n sqrt(rho) / 50)`` (:func:`floor_rounds`'
+        quantity; the same with either model, so that a given ``rounds`` releases the same on
+        one clique and on a junction tree).  Public: n, epsilon, delta."""
+        return _wanted_rounds(n, self.epsilon, self.delta, _TREE_DIVISOR)
 
     def _default_T(self, n: int, d: int, whole: bool) -> int:
         """T when ``rounds`` is None: :func:`default_rounds` (divisor 100 with the model on one
@@ -549,7 +559,7 @@ class OracleQueryPGM(Synthesizer):
         if whole or self.selection != "auto":
             return T
         F = floor_rounds(n, self.epsilon, self.delta, d)
-        if F > T and self._plan(d, F, few=True)[2] >= L1_SELECTION_EPS:
+        if F > T and self._plan(d, F, wanted=self._wanted(n))[2] >= L1_SELECTION_EPS:
             return F
         return T
 
@@ -630,8 +640,8 @@ class OracleQueryPGM(Synthesizer):
                                  f"junction tree over all of them exceeds max_model_cells="
                                  f"{cap:,}: raise max_model_cells or select")
             T = len(blocks)
-        few = self._few_rounds(n, d)
-        rho, sigma1, eps_sel, sigma = self._plan(d, T, select=rule != "all", few=few)
+        wanted = self._wanted(n)
+        rho, sigma1, eps_sel, sigma = self._plan(d, T, select=rule != "all", wanted=wanted)
         rng = check_rng(self.random_state)  # all validation is done: randomness starts here
         begin_release(self, self.epsilon, self.delta, rng=rng, rho=rho)  # zCDP rho planned
 
@@ -776,7 +786,8 @@ class OracleQueryPGM(Synthesizer):
         self.measured_axes_ = tuple(s.released for s in ledger if s.released)
         self.measurements_ = tuple(meas)
         self.max_model_cells_ = cap
-        self.one_way_fraction_ = self._one_way_fraction(d, T, select=rule != "all", few=few)
+        self.one_way_fraction_ = self._one_way_fraction(d, T, select=rule != "all",
+                                                        wanted=wanted)
         self.guarantee_ = guarantee
         self.model_ = model
         self._rng = rng  # kept to continue sampling; never pickled
