@@ -283,6 +283,7 @@ def test_the_ledger_spends_the_one_way_share_it_reports(share: float | None) -> 
     assert one == pytest.approx(f * fit.rho_) and rest == pytest.approx((1 - f) * fit.rho_)
     assert fit.sigma_one_way_ == pytest.approx(1 / math.sqrt(f * fit.rho_ / 7))
     assert fit.eps_selection_ == pytest.approx(math.sqrt(8 * 0.25 * (1 - f) * fit.rho_ / 18))
+    assert f"1-way tables {fit.one_way_fraction_:.4g} of rho" in fit.guarantee_.notes
 
 
 def test_one_clique_takes_the_same_share_and_all_keeps_one_tenth() -> None:

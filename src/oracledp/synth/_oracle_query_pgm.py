@@ -764,6 +764,7 @@ class OracleQueryPGM(Synthesizer):
 
         rho_spent = math.fsum(s.rho for s in ledger)
         eps_spent = zcdp_epsilon(rho_spent, self.delta)
+        share = self._one_way_fraction(d, T, select=rule != "all", wanted=wanted)
         # the plan keeps eps_spent <= epsilon (up to rounding): ledger_guarantee checks it
         guarantee = ledger_guarantee(
             ledger, "zcdp", self.epsilon, self.delta, rtol=1e-9,
@@ -772,7 +773,8 @@ class OracleQueryPGM(Synthesizer):
             "(Bun-Steinke 2016 Prop. 1.6) and a Private-PGM style estimate (post-processing); "
             "zCDP composition (Bun-Steinke 2016 Lemma 2.3, Prop. 1.3)",
             notes=f"T={T} rounds; rho={rho_spent:.6g} composed to eps={eps_spent:.6g} "
-            f"at delta={self.delta:g}; sigma(1-way)={sigma1:.4g}, sigma(k-way)={sigma:.4g} "
+            f"at delta={self.delta:g}; 1-way tables {share:.4g} of rho, "
+            f"sigma(1-way)={sigma1:.4g}, sigma(k-way)={sigma:.4g} "
             f"counts, eps_sel={eps_sel:.4g}; replace-one, n={n} public",
         )
         if self.keep_diagnostics:
@@ -786,8 +788,7 @@ class OracleQueryPGM(Synthesizer):
         self.measured_axes_ = tuple(s.released for s in ledger if s.released)
         self.measurements_ = tuple(meas)
         self.max_model_cells_ = cap
-        self.one_way_fraction_ = self._one_way_fraction(d, T, select=rule != "all",
-                                                        wanted=wanted)
+        self.one_way_fraction_ = share
         self.guarantee_ = guarantee
         self.model_ = model
         self._rng = rng  # kept to continue sampling; never pickled
