@@ -224,7 +224,7 @@ def floor_rounds(n: int, epsilon: float, delta: float, d: int) -> int:
     +0.0009 +- 0.0017 at 1, -0.0006 +- 0.0007 at 2).  Where the budget asks for d - 1 rounds or
     more it changes nothing: raising T to 3 (d - 1) there helped health_insurance and
     doctor_visits at eps = 0.5 but cost the health-panel stand-in at eps = 1 (mean 2-way TV
-    0.0233 -> 0.0245 at the octiles, seeds 100-105), so it was not kept.  Not with one clique:
+    0.0231 -> 0.0244 at the octiles, seeds 100-105), so it was not kept.  Not with one clique:
     there a floored T would often reach half of the candidate tables and switch
     ``measures_all`` on, a path no bundled table exercised.
     """
