@@ -247,7 +247,8 @@ def test_default_rounds_rise_to_the_floor_only_where_the_l1_rule_can_pay(
 
 def test_one_way_share_is_a_rounds_budget_per_table_only_where_rounds_are_few() -> None:
     """d / (T + d) between 0.1 and 0.5 where the budget asks for at most (d - 1) / 2 rounds,
-    linear down to 0.1 at d - 1 rounds (no jump), 0.1 from there; public quantities only."""
+    linear down to 0.1 at d - 1 rounds (small steps, no jump, for d = 40), 0.1 from there;
+    public quantities only."""
     assert one_way_share(40, 39, wanted=4) == 0.5  # nhefs: 40 / 79 capped at 0.5
     assert one_way_share(10, 27, wanted=2) == pytest.approx(10 / 37)  # biopsy at its floor
     assert one_way_share(8, 100, wanted=0) == 0.1  # 8 / 108 below the floor
@@ -262,7 +263,8 @@ def test_one_way_share_is_a_rounds_budget_per_table_only_where_rounds_are_few() 
         with pytest.raises(ValueError, match="one_way_share"):
             one_way_share(d, T, wanted=0)
     q = OracleQueryPGM(1.0, 1e-6, k=2)
-    assert q._wanted(500) == _wanted_rounds(500, 1.0, 1e-6, 50.0)  # either model: divisor 50
+    w50, w100 = _wanted_rounds(2000, 1.0, 1e-6, 50.0), _wanted_rounds(2000, 1.0, 1e-6, 100.0)
+    assert q._wanted(2000) == w50 != w100  # either model: divisor 50
     assert q._one_way_fraction(7, 18, select=False, wanted=0) == 0.1  # every table measured
     given = OracleQueryPGM(1.0, one_way_fraction=0.2)
     assert given._one_way_fraction(7, 18, wanted=0) == 0.2

@@ -1,6 +1,8 @@
 """Paired differences of the kept rule against a share of 0.1 on the seeds checked after the
 choice (106-117, held-out.log: each table and epsilon has a line '{}' for the default and one
-with one_way_fraction 0.1). Mean +- standard error; run from the repository root."""
+with one_way_fraction 0.1). Mean +- standard error; run from the repository root.  The
+means are of the log's four-decimal values, so they can differ from the log's own means in
+the fourth decimal."""
 
 import re
 from pathlib import Path

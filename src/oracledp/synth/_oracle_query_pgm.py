@@ -9,9 +9,10 @@ measuring what it selects, then releases a Private-PGM style estimate
 of those measurements:
 
 1. **Start** (a fraction ``one_way_fraction`` of the budget; by default 0.1, and where the
-   rounds select and the budget asks for fewer rounds than d - 1 :func:`one_way_share`: up
-   to enough for each 1-way table to get a round's budget, at most 0.5): every 1-way
-   marginal table is measured with Gaussian noise.
+   rounds select and the budget asks for fewer rounds than d - 1 :func:`one_way_share`:
+   enough for each 1-way table to get a round's budget, at most 0.5, where it asks for at
+   most (d - 1) / 2, falling linearly to 0.1 at d - 1): every 1-way marginal table is
+   measured with Gaussian noise.
 2. **Each of T rounds**: the data player's play ``D_t`` is the current estimate (the
    distribution fitted to the measurements so far: post-processing, no privacy cost).
    The query player's class is the cells of every j-way marginal for j in ``orders``
@@ -266,9 +267,12 @@ def one_way_share(d: int, T: int, *, wanted: int) -> float:
     biopsy level.  Not where the budget asks for d - 1 rounds or more: there the same share
     cost the health-panel stand-in at eps = 1 (28 rounds asked, 12 attributes: share 0.3;
     mean 2-way TV at the octiles 0.0231 -> 0.0238, higher at 5, 10 and 16 quantiles too) and
-    left health_insurance at eps = 0.5 and 1 and doctor_visits at eps = 0.5 level.  The linear part only avoids a jump of the share at
-    ``wanted = d - 1``; no table of the tuning lies there.  A linear fall over the whole
-    range (from ``wanted = 0``) was about level with the kept rule (docs/results/synth-one-way).
+    left health_insurance at eps = 0.5 and 1 and doctor_visits at eps = 0.5 level.  The
+    linear part replaces a jump of up to 0.4 at ``wanted = d - 1`` by steps of at most
+    ``2 (a - 0.1) / (d - 1)`` per round asked (a the share below the knee; for d <= 3 no
+    whole ``wanted`` lies between the knee and d - 1, and the jump remains); no table of the
+    tuning lies there.  A linear fall over the whole range (from ``wanted = 0``) was about
+    level with the kept rule (docs/results/synth-one-way).
     Without selection (:func:`measures_all`: every pair table is measured, each attribute's
     1-way table within d - 1 of them) the caller keeps 0.1.
 
