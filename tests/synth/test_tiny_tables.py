@@ -160,6 +160,7 @@ def test_tiny_tables_through_table_synthesizer(method: str) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1200)  # about 120 s each on a quiet 2-core machine; over 300 s at load 4
 @pytest.mark.parametrize("method", ["oracle-query-pgm", "mwem", "independent"])
 def test_tiny_tables_through_table_synthesizer_many_seeds(method: str) -> None:
     for seed in range(1000):
