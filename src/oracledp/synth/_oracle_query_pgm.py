@@ -524,17 +524,17 @@ class OracleQueryPGM(Synthesizer):
         """The marginal orders the query player selects among (default ``(min(2, k),)``)."""
         return self.orders if self.orders is not None else (min(2, self.k, d),)
 
-    def _plan(self, d: int, T: int, *, wanted: int, select: bool = True
+    def _plan(self, d: int, T: int, *, share: float, select: bool = True
               ) -> tuple[float, float, float, float]:
-        """``(rho, sigma_1way, eps_sel, sigma_round)`` from public parameters only.
+        """``(rho, sigma_1way, eps_sel, sigma_round)`` from public parameters only; ``share``:
+        the 1-way tables' share of rho (:meth:`_one_way_fraction`).
 
         ``select=False`` (every candidate measured, no selection): ``eps_sel`` is 0 and the
         round's whole budget measures.
         """
         rho = zcdp_rho(self.epsilon, self.delta)
-        f = self._one_way_fraction(d, T, select=select, wanted=wanted)
-        rho_one = f * rho / d  # each 1-way table: gaussian_rho = rho_one
-        rho_round = (1.0 - f) * rho / T
+        rho_one = share * rho / d  # each 1-way table: gaussian_rho = rho_one
+        rho_round = (1.0 - share) * rho / T
         rho_sel = self.selection_fraction * rho_round if select else 0.0
         rho_meas = rho_round - rho_sel
         return rho, 1.0 / math.sqrt(rho_one), math.sqrt(8.0 * rho_sel), 1.0 / math.sqrt(rho_meas)
@@ -565,9 +565,10 @@ class OracleQueryPGM(Synthesizer):
         if whole or self.selection != "auto":
             return T
         F = floor_rounds(n, self.epsilon, self.delta, d)
-        if F > T and self._plan(d, F, wanted=self._wanted(n))[2] >= L1_SELECTION_EPS:
-            return F
-        return T
+        if F <= T:
+            return T
+        share = self._one_way_fraction(d, F, wanted=self._wanted(n))  # the share F runs with
+        return F if self._plan(d, F, share=share)[2] >= L1_SELECTION_EPS else T
 
     def one_clique(self, cells: int) -> bool:
         """Whether a fit over a domain of ``cells`` cells holds its model on one clique over
@@ -646,8 +647,8 @@ class OracleQueryPGM(Synthesizer):
                                  f"junction tree over all of them exceeds max_model_cells="
                                  f"{cap:,}: raise max_model_cells or select")
             T = len(blocks)
-        wanted = self._wanted(n)
-        rho, sigma1, eps_sel, sigma = self._plan(d, T, select=rule != "all", wanted=wanted)
+        share = self._one_way_fraction(d, T, select=rule != "all", wanted=self._wanted(n))
+        rho, sigma1, eps_sel, sigma = self._plan(d, T, share=share, select=rule != "all")
         rng = check_rng(self.random_state)  # all validation is done: randomness starts here
         begin_release(self, self.epsilon, self.delta, rng=rng, rho=rho)  # zCDP rho planned
 
@@ -770,7 +771,6 @@ class OracleQueryPGM(Synthesizer):
 
         rho_spent = math.fsum(s.rho for s in ledger)
         eps_spent = zcdp_epsilon(rho_spent, self.delta)
-        share = self._one_way_fraction(d, T, select=rule != "all", wanted=wanted)
         # the plan keeps eps_spent <= epsilon (up to rounding): ledger_guarantee checks it
         guarantee = ledger_guarantee(
             ledger, "zcdp", self.epsilon, self.delta, rtol=1e-9,
