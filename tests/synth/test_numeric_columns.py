@@ -261,6 +261,175 @@ def test_tree_beats_a_flat_histogram_on_ranges(b: int) -> None:
     assert tree.max() < 0.2 * flat.max()
 
 
+# --- the flattened shape (tree_histogram's ``flat``, FLAT_KAPPA) ------------------------------
+
+
+@pytest.mark.parametrize("b", [2, 4])
+@pytest.mark.parametrize("m", SIZES)
+def test_flattened_estimate_is_a_histogram_beside_the_same_plain_one(m: int, b: int) -> None:
+    """Same noise, same plain estimate; the flattened one is a histogram too, exact without
+    noise (children within 1e-9 of even are even)."""
+    rng = np.random.default_rng(m * 10 + b)
+    x = rng.integers(0, 50, m).astype(float) * (rng.random(m) < 0.6)
+    n = x.sum()
+    for seed in range(3):
+        for kw in ({"sigma": 40.0}, {"laplace_scale": 30.0}):
+            plain = tree_histogram(x, np.random.default_rng(seed), branching=b, **kw)
+            est, flat = tree_histogram(x, np.random.default_rng(seed), branching=b, flat=4.0,
+                                       **kw)
+            np.testing.assert_array_equal(est, plain)
+            assert flat.shape == (m,) and np.all(flat >= 0)
+            assert flat.sum() == pytest.approx(n, rel=1e-12, abs=1e-9)
+    _, flat = tree_histogram(x, np.random.default_rng(1), sigma=1e-9, branching=b, flat=4.0)
+    np.testing.assert_allclose(flat, x, rtol=0, atol=1e-6)
+
+
+def test_flattening_removes_noise_the_data_do_not_have() -> None:
+    """Even counts under noise far larger than their differences (about 1.5 per leaf): the
+    flattened estimate is much closer to the counts than the plain one.  Deterministic seeds
+    0..19; the plain estimate's L1 error is about 20 times the flattened one's here."""
+    m, b = 256, 4
+    x = np.full(m, 40.0)
+    err_plain, err_flat = [], []
+    for seed in range(20):
+        est, flat = tree_histogram(x, np.random.default_rng(seed), sigma=30.0, branching=b,
+                                   flat=4.0)
+        err_plain.append(np.abs(est - x).sum())
+        err_flat.append(np.abs(flat - x).sum())
+    assert np.mean(err_flat) < 0.2 * np.mean(err_plain), (np.mean(err_flat), np.mean(err_plain))
+
+
+def test_flattening_keeps_a_spike_and_its_zeros() -> None:
+    """A spike of 3,000 among leaves of 20 (noise 30 per node) stays where it is: its node's
+    children are far from even, so they are never flattened over."""
+    m = 64
+    x = np.full(m, 20.0)
+    x[37] = 3000.0
+    for seed in range(20):
+        est, flat = tree_histogram(x, np.random.default_rng(seed), sigma=30.0, flat=4.0)
+        assert flat[37] > 2800.0, (seed, flat[37])
+        assert flat[37] == pytest.approx(est[37]), seed  # on the spike's path nothing is flat
+
+
+def test_flat_nodes_split_by_width_and_kept_leaves_stay() -> None:
+    """Noise far larger than the counts: the leaves get n in proportion to their widths
+    (every node's split within noise), except those past ``keep`` (a missing level's leaf),
+    whose plain value stays.  A node's split passes the test unless its noise alone exceeds
+    kappa (k - 1) variances: for the root's 2 children here about 5 % (chi-square, 1 degree
+    of freedom, above 4), for 4 children under 1 %; so most of 10 fixed seeds, not all, are
+    flat everywhere."""
+    m = 17
+    x = np.full(m, 3.0)
+    widths = np.where(np.arange(m) % 2 == 0, 1.0, 2.0)
+    checked, everywhere = 0, 0
+    for seed in range(10):
+        _, flat = tree_histogram(x, np.random.default_rng(seed), sigma=1e5, flat=4.0,
+                                 widths=widths)
+        everywhere += np.allclose(flat, x.sum() * widths / widths.sum(), rtol=1e-12)
+        est, kept = tree_histogram(x, np.random.default_rng(seed), sigma=1e5, flat=4.0,
+                                   widths=widths, keep=16)
+        assert kept[16] == est[16]  # the root's split is the plain one (it holds leaf 16)
+        assert kept.sum() == pytest.approx(x.sum(), rel=1e-12)
+        if kept[:16].sum() > 0:  # the node of leaves 0..15 splits by width all the way down
+            np.testing.assert_allclose(kept[:16] / kept[:16].sum(),
+                                       widths[:16] / widths[:16].sum(), rtol=1e-9)
+            checked += 1
+    assert checked >= 3 and everywhere >= 8, (checked, everywhere)
+
+
+@pytest.mark.parametrize("bad", [{"flat": 0.0}, {"flat": -1.0}, {"flat": math.nan},
+                                 {"flat": True}, {"flat": "4"},
+                                 {"flat": 4.0, "widths": np.ones(3)},
+                                 {"flat": 4.0, "widths": np.zeros(4)},
+                                 {"flat": 4.0, "keep": 5}])
+def test_flattening_input_checks(bad: dict[str, Any]) -> None:
+    with pytest.raises(ValueError):
+        tree_histogram(np.ones(4), np.random.default_rng(0), sigma=1.0, **bad)
+
+
+def test_flat_test_by_hand() -> None:
+    assert nm.flat_test(np.array([52.0, 47, 55, 46]), np.ones(4), 100.0, 4.0)
+    assert not nm.flat_test(np.array([600.0, 20, 20, 20]), np.ones(4), 100.0, 4.0)
+    # widths: 10, 20 split 1:2 exactly is even
+    assert nm.flat_test(np.array([10.0, 20.0]), np.array([1.0, 2.0]), 1e-6, 4.0)
+    assert not nm.flat_test(np.array([20.0, 10.0]), np.array([1.0, 2.0]), 1.0, 4.0)
+    # the threshold: sum of squares 2 * 6^2 = 72 against kappa (k - 1) var = 4 * 1 * 16 = 64
+    assert not nm.flat_test(np.array([16.0, 4.0]), np.ones(2), 16.0, 4.0)
+    assert nm.flat_test(np.array([16.0, 4.0]), np.ones(2), 16.0, 5.0)
+    assert nm.flat_test(np.array([5.0]), np.ones(1), 1.0, 4.0)
+
+
+WIDE = (Column("income", "numeric", lower=0, upper=99_999, step=1),)  # 100,000 grid points
+
+
+def _wide_table(n: int, seed: int = 0) -> pd.DataFrame:
+    """income: log-normal, reported to the nearest 5,000 in a third of the rows (heaps)."""
+    d = _table(n, seed)
+    rng = np.random.default_rng(seed + 1)
+    inc = np.exp(rng.normal(10, 0.5, n))
+    inc = np.where(rng.random(n) < 1 / 3, np.round(inc / 5000) * 5000, np.round(inc))
+    d.insert(2, "income", np.minimum(inc, 99_999).astype(int))
+    return d
+
+
+def _logged_trees(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, dict[str, Any]]]:
+    outs: list[tuple[Any, dict[str, Any]]] = []
+    inner = nm.tree_histogram
+
+    def logged(counts: Any, rng: np.random.Generator, **kw: Any) -> Any:
+        out = inner(counts, rng, **kw)
+        outs.append((out, kw))
+        return out
+
+    monkeypatch.setattr(nm, "tree_histogram", logged)
+    return outs
+
+
+def test_a_wide_grid_draws_within_bins_from_the_flattened_shape(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a grid wider than the fine bins, the shape a fit keeps for drawing inside coarse
+    bins is the flattened estimate of the column's tree (FLAT_KAPPA, widths = grid points per
+    fine bin); its coarse bins are cut from the plain estimate of the same noise.  Its round
+    values (multiples of 100 here, and both bounds) are fine bins of their own."""
+    outs = _logged_trees(monkeypatch)
+    ts = TableSynthesizer("oracle-query-pgm", epsilon=1.0, random_state=0).fit(
+        _wide_table(3000), _schema(WIDE))
+    names = [kw.get("flat") for _, kw in outs]
+    assert names == [None, nm.FLAT_KAPPA]  # visits (366 points: its own fine bins), income
+    (est, flat), kw = outs[1]
+    a = ts.table_domain_.attrs[ts.table_domain_.columns.index("income")]
+    starts, p = a.within
+    assert kw["keep"] == len(starts) == len(est)
+    assert not np.allclose(flat / flat.sum(), est / est.sum())  # the premise: they differ
+    np.testing.assert_allclose(p, flat / flat.sum(), rtol=1e-12)
+    np.testing.assert_array_equal(kw["widths"], np.diff(np.append(starts, 100_000)))
+    np.testing.assert_array_equal(a.first, starts[quantile_starts(est, len(a.first))])
+    rounds = np.arange(0, 100_000, 100)
+    assert set(rounds) | {99_999} <= set(starts.tolist())
+    assert set(rounds[1:] + 1) <= set(starts.tolist())  # each its own bin
+    # visits keeps the plain estimate: one grid point per fine bin
+    v = ts.table_domain_.attrs[ts.table_domain_.columns.index("visits")]
+    plain = outs[0][0]
+    np.testing.assert_allclose(v.within[1], plain / plain.sum(), rtol=1e-12)
+
+
+def test_a_count_spike_survives_wide_bounds() -> None:
+    """A count that is 0 in 91 % of the rows, declared 0-10,000: 0 is a fine bin of its own
+    (the lower bound), so it keeps its share (it was drawn uniformly over 0..9, about 9 %,
+    before).  n = 4,000 at epsilon 1: the share's noise is far below 0.05."""
+    schema = TableSchema((Column("days", "numeric", lower=0, upper=10_000, step=1),
+                          Column("region", "categorical", levels=("n", "s", "e", "w"))),
+                         "y", ("no", "yes"))
+    data = _table(4000, seed=2).rename(columns={"visits": "days"})
+    data["days"] = np.where(data["days"] > 0, data["days"] % 60 + 1, 0)
+    real = float((data["days"] == 0).mean())
+    for seed in (0, 1):
+        ts = TableSynthesizer("oracle-query-pgm", epsilon=1.0, random_state=seed).fit(
+            data, schema)
+        fake = ts.sample(4000, random_state=seed)
+        assert abs(float((fake["days"] == 0).mean()) - real) < 0.05, seed
+
+
 def test_project_simplex() -> None:
     assert project_simplex(np.array([3.0, -1.0, 1.0]), 2.0).tolist() == [2.0, 0.0, 0.0]
     assert project_simplex(np.array([1.0, 2.0]), 0.0).tolist() == [0.0, 0.0]
@@ -329,12 +498,14 @@ def _mutant_no_leaf_noise() -> Any:
 
 def _mutant_sigma_without_levels(counts: Any, rng: np.random.Generator, *,
                                  sigma: float | None = None, laplace_scale: float | None = None,
-                                 branching: int = BRANCHING) -> Any:
+                                 branching: int = BRANCHING, **kw: Any) -> Any:
     """As if the fit had set sigma = sqrt(1 / rho) (scale 2 / epsilon), ignoring L."""
     L = tree_levels(len(counts), branching)
     if sigma is not None:
-        return tree_histogram(counts, rng, sigma=sigma / math.sqrt(L), branching=branching)
-    return tree_histogram(counts, rng, laplace_scale=laplace_scale / L, branching=branching)
+        return tree_histogram(counts, rng, sigma=sigma / math.sqrt(L), branching=branching,
+                              **kw)
+    return tree_histogram(counts, rng, laplace_scale=laplace_scale / L, branching=branching,
+                          **kw)
 
 
 def _whole_budget_to_the_method(monkeypatch: pytest.MonkeyPatch) -> None:

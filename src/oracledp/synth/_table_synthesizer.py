@@ -295,17 +295,20 @@ class TableSynthesizer:
         fine_bins: dict[str, Any] = {}  # every gridded column at fine resolution, to count
         for c in schema.columns:
             if c.name in specs:
-                from oracledp.synth._numeric import fine_bin_count, fine_starts
+                from oracledp.synth import _numeric
 
                 spec = specs[c.name]
-                starts = fine_starts(c.K, fine_bin_count(c.K))
+                starts = _numeric.fine_starts(c.K, _numeric.fine_bin_count(c.K))
+                if _numeric.ROUND_POINTS:  # a wide grid's round values: fine bins of their own
+                    r = _numeric.round_points(c.K, c.lower, c.step)
+                    starts = np.union1d(starts, np.union1d(r, r[r < c.K] + 1)).astype(np.int64)
                 if self.bin_edges == "equal-width" and not isinstance(spec, tuple):
                     # equal shares of the grid: every fine bin inside one coarse bin, for
                     # the count given or any count "auto" may choose
                     counts_ = range(2, DEFAULT_BINS + 1) if spec == "auto" else [int(spec)]
                     for b in counts_:
                         if b < c.K + 1:
-                            starts = np.union1d(starts, fine_starts(c.K, b))
+                            starts = np.union1d(starts, _numeric.fine_starts(c.K, b))
                     starts = starts.astype(np.int64)
                 if isinstance(spec, tuple):  # public cut points: fine bins split at them too
                     grid = c.lower + np.arange(c.K + 1) * c.step
@@ -426,6 +429,7 @@ class TableSynthesizer:
         """The fine histograms of the refined columns (noise drawn here) and the coarse bins
         (``bins`` with each refined column's cut points)."""
         from oracledp.synth._numeric import (
+            FLAT_KAPPA,
             quantile_starts,
             range_nodes,
             tree_histogram,
@@ -452,14 +456,25 @@ class TableSynthesizer:
             true = np.bincount(np.minimum(codes, present), weights=counts,
                                minlength=leaves)[:leaves]
             L = tree_levels(leaves)
+            # fine bins of several grid points (a wide grid): the shape drawn within coarse
+            # bins is flattened where the noise hides it (FLAT_KAPPA); the bins and the
+            # model's measurements use the plain estimate.  Fine bins of one grid point each
+            # keep the plain shape: heaps there are the data's own resolution
+            widths = np.diff(np.append(starts, c.K + 1)).astype(np.float64)
+            shape_kw = ({"flat": FLAT_KAPPA, "keep": m,
+                         "widths": np.append(widths, [1.0] * a.missing)}
+                        if m < c.K + 1 else {})
             if plan.numeric_rho_each is not None:
-                est_all = tree_histogram(true, rng,
-                                         sigma=_level_sigma(L, plan.numeric_rho_each))
+                out = tree_histogram(true, rng, sigma=_level_sigma(L, plan.numeric_rho_each),
+                                     **shape_kw)
             else:
-                est_all = tree_histogram(true, rng,
-                                         laplace_scale=_level_scale(L, plan.numeric_eps_each))
-            est = est_all[:m]
-            within[c.name] = (starts, est / est.sum() if est.sum() > 0 else np.ones(m) / m)
+                out = tree_histogram(true, rng,
+                                     laplace_scale=_level_scale(L, plan.numeric_eps_each),
+                                     **shape_kw)
+            est_all, flat_all = out if shape_kw else (out, out)
+            est, shape = est_all[:m], flat_all[:m]
+            within[c.name] = (starts, shape / shape.sum() if shape.sum() > 0
+                              else np.ones(m) / m)
             spec = refined[c.name]
             if isinstance(spec, tuple) or self.bin_edges == "equal-width":
                 coarse[c.name] = spec
