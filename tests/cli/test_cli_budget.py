@@ -266,8 +266,9 @@ def test_schema_records_per_person_round_trips() -> None:
     assert "records_per_person" not in TableSchema.from_dict(SCHEMA).to_dict()
     assert TableSchema.from_dict(SCHEMA).records_per_person == 1
     for bad in (0, 2.5, True, "2"):
-        with pytest.raises(ValueError, match="records_per_person' must be an integer >= 1"):
+        with pytest.raises(ValueError, match="records_per_person' must be an integer >= 1") as e:
             TableSchema.from_dict({**SCHEMA, "records_per_person": bad})
+        assert str(e.value).endswith(f"got {bad!r}")  # a text "2" shown as text, not as 2
     g = PrivacyGuarantee.pure(0.5, source="x")
     assert group_privacy(g, schema.records_per_person).epsilon == 2.0
 

@@ -159,6 +159,8 @@ def test_a_nan_in_a_typed_column_is_a_missing_cell(tmp_path):
     ("no_match", TableInputError, "no file matches"),
     ("empty_dir", TableInputError, "holds no .parquet file"),
     ("wrong_type", BoundsViolation, "'age': values must be finite numbers"),
+    ("boolean_number", BoundsViolation, "'age': values must be finite numbers"),
+    ("timestamp_number", BoundsViolation, "'age': values must be finite numbers"),
     ("missing_column", BoundsViolation, "missing column(s): 'color'"),
     ("unknown_level", BoundsViolation, "'color': values must be one of the 3 declared levels"),
 ])
@@ -176,6 +178,11 @@ def test_bad_parquet_is_one_refusal_naming_no_value(tmp_path, case, kind, needle
     elif case == "wrong_type":
         _parquet(path, df.assign(age=np.where(np.arange(len(df)) % 9, df.age.astype(str),
                                               "Martian")))
+    elif case == "boolean_number":  # a Parquet BOOLEAN (or TIMESTAMP) declared numeric:
+        _parquet(path, df.assign(age=np.arange(len(df)) % 2 == 0))  # its text is no number
+    elif case == "timestamp_number":
+        _parquet(path, df.assign(age=pd.Timestamp("2020-01-01")
+                                 + pd.to_timedelta(np.arange(len(df)), unit="D")))
     elif case == "missing_column":
         _parquet(path, df.drop(columns="color"))
     else:

@@ -103,12 +103,14 @@ def _column_sql(schema: TableSchema, i: int, col: str, dtype: str
         x = f"CASE WHEN isfinite(CAST({col} AS DOUBLE)) THEN CAST({col} AS DOUBLE) END"
     else:  # text: at most 15 characters among the digits, '-' and '.' (see _PLAIN), and
         # not one of the schema's missing values (a cell that writes one is missing whatever
-        # number it writes: the schema's code reads it, as in predict)
+        # number it writes: the schema's code reads it, as in predict).  Another type (a
+        # Parquet boolean, a timestamp) is read as its text, as a categorical cell is.
+        txt = col if dtype == "VARCHAR" else f"({_text_of(col, dtype)})"
         tokens = schema._missing_tokens(c.levels)
-        token = (f" AND {col} NOT IN ({', '.join(_quote(t) for t in tokens)})"
+        token = (f" AND {txt} NOT IN ({', '.join(_quote(t) for t in tokens)})"
                  if tokens else "")
-        x = (f"TRY_CAST(CASE WHEN length({col}) <= 15 AND NOT regexp_matches({col}, "
-             f"{_quote(_NOT_PLAIN)}){token} THEN {col} END AS DOUBLE)")
+        x = (f"TRY_CAST(CASE WHEN length({txt}) <= 15 AND NOT regexp_matches({txt}, "
+             f"{_quote(_NOT_PLAIN)}){token} THEN {txt} END AS DOUBLE)")
     prepared = [f"{x} AS x{i}", f"{col} AS v{i}"]
     lo, hi = _double(c.lower), _double(c.upper)
     xi = f"x{i}"

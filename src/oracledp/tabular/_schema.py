@@ -145,7 +145,7 @@ class TableSchema:
         k = self.records_per_person
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise ValueError(f"'records_per_person' must be an integer >= 1 (the most records "
-                             f"one person contributes), got {str(k)[:20]}")
+                             f"one person contributes), got {repr(k)[:20]}")
         if k > MAX_RECORDS_PER_PERSON:
             raise ValueError(f"'records_per_person' must be at most {MAX_RECORDS_PER_PERSON:,}")
         mv = self.missing_values
