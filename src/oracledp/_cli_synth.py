@@ -565,6 +565,11 @@ def synth_evaluate(
         typer.echo("  train on real (5-fold cross-validation): "
                    + ("n/a" if cv is None else f"{cv:.4f}"))
         typer.echo(f"  majority label rate: {c['majority_label_rate']:.4f}")
+        used = c.get("classifier_rows", {})
+        if used.get("synthetic", 0) < res["rows"]["synthetic"] or (
+                used.get("real", 0) < res["rows"]["real"]):
+            typer.echo(f"  (the classifier used a random {used['synthetic']:,} synthetic and "
+                       f"{used['real']:,} real rows, to bound memory)")
 
 
 def _echo_data_resolution(r: dict[str, Any]) -> None:

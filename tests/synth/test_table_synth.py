@@ -310,6 +310,25 @@ def test_evaluation_caps_the_column_sets(titanic):
     assert c["train_synthetic_test_real"] >= c["majority_label_rate"]
 
 
+def test_the_classifier_encodes_a_bounded_subset_of_a_large_table(titanic, monkeypatch):
+    """Evaluation memory is bounded: past CLASSIFIER_CELLS encoded cells the classifier uses
+    a seeded random subset of the rows (at least 1,000), and says how many; below it, every
+    row (the default's figures are those of the whole tables)."""
+    import oracledp.synth._table_evaluate as te
+
+    path, schema = titanic
+    n = len(pd.read_csv(path))
+    whole = evaluate_synthetic(path, path, schema, max_sets=3, random_state=1)
+    assert whole["classification"]["classifier_rows"] == {"synthetic": n, "real": n}
+    monkeypatch.setattr(te, "CLASSIFIER_CELLS", 1000 * schema.n_features)
+    cut = evaluate_synthetic(path, path, schema, max_sets=3, random_state=1)
+    c = cut["classification"]
+    assert c["classifier_rows"] == {"synthetic": 1000, "real": 1000} and n > 1000
+    assert c["train_synthetic_test_real"] >= c["majority_label_rate"] - 0.05
+    assert cut["marginals"] == whole["marginals"]  # only the classifier is subsampled
+    assert cut == evaluate_synthetic(path, path, schema, max_sets=3, random_state=1)
+
+
 def test_the_noise_guard_is_live(tmp_path, monkeypatch):
     """The guard of the bad-input tests: the good file does reach the noise."""
     _noise_forbidden(monkeypatch)

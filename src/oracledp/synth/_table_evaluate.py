@@ -236,11 +236,26 @@ def _data_resolution(schema: Any, real: pd.DataFrame, syn: pd.DataFrame, quantil
     }
 
 
+#: _logistic_scores: at most this many cells (rows x encoded features) of each table are
+#: encoded for the classifier (a random subset of the rows beyond it): about 400 MB of float64.
+CLASSIFIER_CELLS = 50_000_000
+
+
 def _logistic_scores(schema: Any, syn: pd.DataFrame, real: pd.DataFrame,
                      random_state: int) -> dict[str, float | None]:
+    """Train-on-synthetic / test-on-real and train-on-real cross-validated accuracy of a
+    logistic regression on the schema's encoding.  Memory is bounded: a table with more than
+    :data:`CLASSIFIER_CELLS` encoded cells is replaced by a random subset of its rows (seeded
+    by ``random_state``; ``"classifier_rows"`` says how many rows of each were used)."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import StratifiedKFold, cross_val_score
 
+    most = max(1000, CLASSIFIER_CELLS // max(1, schema.n_features))
+    pick = np.random.default_rng(random_state)
+    if len(syn) > most:
+        syn = syn.iloc[np.sort(pick.choice(len(syn), size=most, replace=False))]
+    if len(real) > most:
+        real = real.iloc[np.sort(pick.choice(len(real), size=most, replace=False))]
     features = [c.name for c in schema.columns]
     X_real = schema.encode(real[features])
     y_real = schema.labels_of(real)
@@ -261,6 +276,7 @@ def _logistic_scores(schema: Any, syn: pd.DataFrame, real: pd.DataFrame,
     else:
         out["train_real_cv"] = None
     out["majority_label_rate"] = float(per_label.max() / per_label.sum())
+    out["classifier_rows"] = {"synthetic": len(syn), "real": len(real)}
     return out
 
 
@@ -282,7 +298,9 @@ def evaluate_synthetic(synthetic: pd.DataFrame | str | Path, real: pd.DataFrame 
     "worst_column"}, "two_way": {"mean_tv", "max_tv", "sets", "of", "sampled"},
     "references": {"independent_marginals", "resample_of_real_rows"}}``,
     ``"classification"``: ``{"train_synthetic_test_real", "train_real_cv",
-    "majority_label_rate"}`` (absent with ``classifier=False``), ``"rows"``:
+    "majority_label_rate", "classifier_rows"}`` (absent with ``classifier=False``; the rows
+    used, a random subset of a table whose encoding would exceed
+    :data:`CLASSIFIER_CELLS` cells), ``"rows"``:
     ``{"synthetic", "real"}``.  ``sep`` is the delimiter of CSV files, ``synthetic_sep`` (if
     given) the synthetic file's (``oracledp synth sample`` writes commas).
     """
