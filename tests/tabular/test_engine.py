@@ -193,6 +193,17 @@ def test_bad_parquet_is_one_refusal_naming_no_value(tmp_path, case, kind, needle
     assert any(needle in p for p in check_table(path, SCHEMA, ignore_extra=True))
 
 
+def test_a_line_past_the_readers_limit_is_said_as_such(tmp_path):
+    """One cell of 3 MB: the refusal names the reader's line limit (it blamed the fields or a
+    quote), and quotes nothing of the file."""
+    df = _frame(300).astype(str)
+    df.loc[200, "color"] = "Martian" * 430_000
+    path = _write(tmp_path, df)
+    with pytest.raises(TableInputError, match="longer than the reader's limit") as err:
+        read_aggregated(path, SCHEMA)
+    assert "Martian" not in str(err.value) and "200" not in str(err.value)
+
+
 def test_the_header_is_the_first_line_of_a_large_file(tmp_path):
     """A parallel read may return any row first: the header must still be the first line
     (a planted ``LIMIT 1`` without file order fails this on a file of many blocks)."""

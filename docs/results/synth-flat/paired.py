@@ -3,6 +3,8 @@ reads the real table).  Each fit is run once with the code as it is (the shape d
 coarse bin flattened where the noise hides it, ``FLAT_KAPPA``); the plain estimate of the same
 noisy tree is captured during the fit, and the same model is sampled again (same seed) with it.
 The fit itself is the same either way (the flattening is post-processing and draws no noise).
+``--narrow``: flatten the trees of grids of at most 1,024 points too (where the code keeps the
+plain shape; the variant not kept), from the same noise.
 
     PYTHONPATH=src python docs/results/synth-flat/paired.py TABLE EPS FIRST LAST
     PYTHONPATH=src python docs/results/synth-flat/paired.py panel EPS FIRST LAST
@@ -30,7 +32,7 @@ from oracledp.synth._table import TableDomain
 from oracledp.tabular import TableSchema
 
 table, eps = sys.argv[1], float(sys.argv[2])
-seeds = range(int(sys.argv[3]), int(sys.argv[4]))
+seeds = range(int(sys.argv[3]), int(sys.argv[4]))  # then optionally --narrow
 if table.startswith("panel"):
     import synth_health_panel as P
     real = P.table(13_781, 0)
@@ -44,13 +46,22 @@ else:
     schema = TableSchema.from_dict(table_schema(table))
     real = pd.read_csv(data, dtype=str, keep_default_na=False)
 
-captured: list[np.ndarray] = []
+narrow = "--narrow" in sys.argv  # also flatten grids of at most 1,024 points (not kept)
+captured: list[tuple[np.ndarray, np.ndarray]] = []  # (plain, flattened) of each tree
 inner = nm.tree_histogram
 
 
 def capture(counts, rng, **kw):
+    state = copy.deepcopy(rng.bit_generator.state)
     out = inner(counts, rng, **kw)
-    captured.append(np.asarray(out[0] if isinstance(out, tuple) else out))
+    if isinstance(out, tuple):
+        captured.append(out)
+    elif narrow:  # the same noise (the rng state replayed), flattened over every leaf
+        probe = np.random.default_rng()
+        probe.bit_generator.state = state
+        captured.append(inner(counts, probe, flat=nm.FLAT_KAPPA, **kw))
+    else:
+        captured.append((out, out))
     return out
 
 
@@ -75,17 +86,19 @@ for s in seeds:
     captured.clear()
     syn = TableSynthesizer("oracle-query-pgm", epsilon=eps, random_state=s).fit(data, schema)
     td = syn.table_domain_
-    flat = scores(syn.sample(len(real), random_state=s + 1000), s)
     refined = [a for a in td.attrs if a.within is not None]
     assert len(refined) == len(captured), "one tree per refined column"
-    within = {}
-    for a, est in zip(refined, captured, strict=True):
-        m = len(a.within[0])
-        e = est[:m]
-        within[a.name] = (a.within[0], e / e.sum() if e.sum() > 0 else np.ones(m) / m)
-    plain_syn = copy.copy(syn)
-    plain_syn.table_domain_ = TableDomain(schema, td.bins, within=within)
-    plain = scores(plain_syn.sample(len(real), random_state=s + 1000), s)
+    got = []
+    for which in (0, 1):  # 0: the plain shape, 1: the flattened one
+        within = {}
+        for a, pair in zip(refined, captured, strict=True):
+            m = len(a.within[0])
+            e = pair[which][:m]
+            within[a.name] = (a.within[0], e / e.sum() if e.sum() > 0 else np.ones(m) / m)
+        one = copy.copy(syn)
+        one.table_domain_ = TableDomain(schema, td.bins, within=within)
+        got.append(scores(one.sample(len(real), random_state=s + 1000), s))
+    plain, flat = got
     rows.append(plain + flat)
     print(s, "plain", np.round(plain, 4).tolist(), "flat", np.round(flat, 4).tolist(), flush=True)
 r = np.array(rows)

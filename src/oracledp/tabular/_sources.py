@@ -235,6 +235,9 @@ def _fail(label: str, kind: str, sep: str, exc: Exception) -> TableInputError:
     if kind != "csv:none" and not sniffed and (text.startswith("io error") or "gzip" in text
                                                or "zstd" in text or "compress" in text):
         return TableInputError(f"{label}: not a readable {kind[4:]} file")
+    if "maximum line size" in text:  # DuckDB's limit on one line (2,000,000 bytes)
+        return TableInputError(f"{label}: a line is longer than the reader's limit of "
+                               "2,000,000 bytes; no table cell should be that long")
     if _mixed(label, kind, sep):
         return TableInputError(f"{label}: {MIXED_LINE_ENDS}")
     return TableInputError(f"{label}: cannot parse as CSV with delimiter {sep!r} (a row with "
