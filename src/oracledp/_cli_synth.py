@@ -76,6 +76,8 @@ def _bins_option(value: str | None) -> Any:
             if not name.strip() or not spec.strip():
                 raise ValueError
             spec = spec.strip()
+            if name.strip() in out:
+                raise typer.BadParameter(f"column {name.strip()!r} is given twice in --bins")
             out[name.strip()] = ([float(x) for x in spec.split(":")] if ":" in spec
                                  else int(spec))
         return out

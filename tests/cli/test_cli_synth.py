@@ -7,6 +7,7 @@ import json
 
 import pandas as pd
 import pytest
+import typer
 from _heartbeat import beats, slow_fit_with_fast_beats
 
 import oracledp.privacy._noise as noise_mod
@@ -91,6 +92,15 @@ def test_refusals_are_one_line_exit_2_before_noise(runner, files, tmp_path, monk
     assert res.stdout == "" and not (tmp_path / "m" / "synth-model.json").exists()
     if secret:
         assert secret not in res.stderr
+
+
+def test_a_column_given_twice_in_bins_is_refused():
+    """`--bins a=3,a=4` was resolved silently to the last entry."""
+    from oracledp._cli_synth import _bins_option
+
+    assert _bins_option("a=3,b=0:5") == {"a": 3, "b": [0.0, 5.0]}
+    with pytest.raises(typer.BadParameter, match="'a' is given twice"):
+        _bins_option("a=3,a=4")
 
 
 def test_unconfirmed_schema_and_existing_out(runner, files, tmp_path):
