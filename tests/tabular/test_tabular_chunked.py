@@ -322,8 +322,9 @@ def test_validation_is_that_of_the_in_memory_reader(tmp_path, schema, case):
         read_aggregated(p, schema)
     # the same refusal; the engine words the cause of a parse error itself
     assert str(got.value).split(" (")[0] == str(want).split(" (")[0]
+    said = str(got.value).replace(str(p), "<file>")  # the path is pytest's (pytest-130/...)
     for value in ("Martian", "130", "1001", "half", "maybe", "r\xe9d", "extra"):
-        assert value not in str(got.value)
+        assert value not in said
 
 
 def test_many_problems_are_all_listed(tmp_path, schema):

@@ -235,11 +235,13 @@ def _fail(label: str, kind: str, sep: str, exc: Exception) -> TableInputError:
     if kind != "csv:none" and not sniffed and (text.startswith("io error") or "gzip" in text
                                                or "zstd" in text or "compress" in text):
         return TableInputError(f"{label}: not a readable {kind[4:]} file")
-    if "maximum line size" in text:  # DuckDB's limit on one line (2,000,000 bytes)
-        return TableInputError(f"{label}: a line is longer than the reader's limit of "
-                               "2,000,000 bytes; no table cell should be that long")
     if _mixed(label, kind, sep):
         return TableInputError(f"{label}: {MIXED_LINE_ENDS}")
+    # DuckDB's limit on one line; it says the same of a quote never closed (the rest of the
+    # file is then one line), so only a physical line that long is said to be one
+    if "maximum line size" in text and _long_line(label, kind):
+        return TableInputError(f"{label}: a line is longer than the reader's limit of "
+                               f"{LINE_LIMIT:,} bytes; no table cell should be that long")
     return TableInputError(f"{label}: cannot parse as CSV with delimiter {sep!r} (a row with "
                            "more fields than the header, or a quote that is not closed)")
 
@@ -260,6 +262,38 @@ def _mixed(label: str, kind: str, sep: str) -> bool:
                     ends.feed(block)
             if ends.mixed(lambda f=f: _text_stream(f, label), sep):
                 return True
+    except (TableInputError, OSError, UnicodeDecodeError):
+        return False
+    return False
+
+
+#: DuckDB's largest line (its default ``max_line_size``), in bytes.
+LINE_LIMIT = 2_000_000
+
+
+def _long_line(label: str, kind: str) -> bool:
+    """Whether a plain or gzip CSV file ``label`` names has a physical line (between line
+    breaks, quotes ignored) of more than :data:`LINE_LIMIT` characters: read once more, only
+    after DuckDB said so.  False for what cannot be read here."""
+    from oracledp.tabular._csv import _BLOCK, _text_stream
+
+    if kind not in ("csv:none", "csv:gzip"):
+        return False
+    try:
+        for f in _files(label, label):
+            run = 0
+            with _text_stream(f, label) as fh:
+                for block in iter(lambda fh=fh: fh.read(_BLOCK), ""):
+                    parts = re.split(r"[\r\n]", block)
+                    if len(parts) == 1:
+                        run += len(block)
+                    else:
+                        if run + len(parts[0]) > LINE_LIMIT or any(
+                                len(x) > LINE_LIMIT for x in parts[1:-1]):
+                            return True
+                        run = len(parts[-1])
+                    if run > LINE_LIMIT:
+                        return True
     except (TableInputError, OSError, UnicodeDecodeError):
         return False
     return False
