@@ -94,6 +94,21 @@ def test_refusals_are_one_line_exit_2_before_noise(runner, files, tmp_path, monk
         assert secret not in res.stderr
 
 
+def test_evaluate_says_when_the_classifier_used_a_subset(runner, files, monkeypatch):
+    """Past CLASSIFIER_CELLS the classifier uses a random subset of the rows, and the command
+    says so (below it, nothing is said)."""
+    import oracledp.synth._table_evaluate as te
+
+    args = ["synth", "evaluate", str(files["data"]), str(files["data"]), "--schema",
+            str(files["schema"])]
+    res = runner.invoke(app, args, env=ENV)
+    assert res.exit_code == 0 and "the classifier used a random" not in res.stdout
+    monkeypatch.setattr(te, "CLASSIFIER_CELLS", 1)
+    res = runner.invoke(app, args, env=ENV)
+    assert res.exit_code == 0, res.output
+    assert "(the classifier used a random 1,000 synthetic and 1,000 real rows" in res.stdout
+
+
 def test_a_column_given_twice_in_bins_is_refused():
     """`--bins a=3,a=4` was resolved silently to the last entry."""
     from oracledp._cli_synth import _bins_option

@@ -337,6 +337,26 @@ def test_flat_nodes_split_by_width_and_kept_leaves_stay() -> None:
     assert checked >= 3 and everywhere >= 8, (checked, everywhere)
 
 
+@pytest.mark.parametrize("b", [2, 4])
+def test_a_kept_leaf_beside_grid_leaves_keeps_its_plain_path(b: int) -> None:
+    """A missing level's leaf (past ``keep``) sharing its parent with grid leaves: every node
+    holding it splits as the plain estimate does, so its value is the plain one, whatever
+    the noise; its siblings' parent is never split evenly.  (Mutants that test the parent's
+    start, or allow one leaf past ``keep``, change it in about half the seeds.)"""
+    m, keep = 18, 17
+    x = np.full(m, 3.0)
+    x[17] = 40.0
+    for seed in range(20):
+        est, flat = tree_histogram(x, np.random.default_rng(seed), sigma=1e3, flat=4.0,
+                                   branching=b, keep=keep)
+        assert flat[17] == est[17], seed
+        L = tree_levels(m, b)
+        for block in (b ** (L - lev) for lev in range(1, L + 1)):
+            s0 = (17 // block) * block  # the node of this level that holds leaf 17
+            assert flat[s0:s0 + block].sum() == pytest.approx(est[s0:s0 + block].sum(),
+                                                              rel=1e-12, abs=1e-9), (seed, block)
+
+
 @pytest.mark.parametrize("bad", [{"flat": 0.0}, {"flat": -1.0}, {"flat": math.nan},
                                  {"flat": True}, {"flat": "4"},
                                  {"flat": 4.0, "widths": np.ones(3)},
@@ -411,6 +431,26 @@ def test_a_wide_grid_draws_within_bins_from_the_flattened_shape(
     v = ts.table_domain_.attrs[ts.table_domain_.columns.index("visits")]
     plain = outs[0][0]
     np.testing.assert_allclose(v.within[1], plain / plain.sum(), rtol=1e-12)
+
+
+def test_a_wide_grid_with_a_missing_level_keeps_the_missing_leaf_out_of_the_shape(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """income declared with a missing level: its tree has one more leaf (the missing cells)
+    after the fine bins; the fit passes ``keep`` = the fine bins, so that leaf's estimate is
+    the plain one and the shape drawn is over the grid's fine bins only."""
+    outs = _logged_trees(monkeypatch)
+    schema = _schema((Column("income", "numeric", lower=0, upper=99_999, step=1,
+                             missing="level"),))
+    data = _wide_table(3000)
+    data["income"] = data["income"].astype(float)
+    data.loc[::10, "income"] = np.nan
+    ts = TableSynthesizer("oracle-query-pgm", epsilon=1.0, random_state=0).fit(data, schema)
+    (est, flat), kw = outs[1]
+    a = ts.table_domain_.attrs[ts.table_domain_.columns.index("income")]
+    m = len(a.within[0])
+    assert len(est) == m + 1 and kw["keep"] == m and kw["widths"].shape == (m + 1,)
+    assert flat[m] == est[m]
+    np.testing.assert_allclose(a.within[1], flat[:m] / flat[:m].sum(), rtol=1e-12)
 
 
 def test_a_count_spike_survives_wide_bounds() -> None:

@@ -246,7 +246,9 @@ def _logistic_scores(schema: Any, syn: pd.DataFrame, real: pd.DataFrame,
     """Train-on-synthetic / test-on-real and train-on-real cross-validated accuracy of a
     logistic regression on the schema's encoding.  Memory is bounded: a table with more than
     :data:`CLASSIFIER_CELLS` encoded cells is replaced by a random subset of its rows (seeded
-    by ``random_state``; ``"classifier_rows"`` says how many rows of each were used)."""
+    by ``random_state``; ``"classifier_rows"`` says how many rows of each were used), never
+    fewer than 1,000 (so past 50,000 encoded features the bound is 1,000 rows, not the
+    cells)."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import StratifiedKFold, cross_val_score
 
