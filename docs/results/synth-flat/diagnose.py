@@ -14,10 +14,10 @@ import sys
 import numpy as np
 
 sys.path.insert(0, "benchmarks")
-import synth_health_panel as P  # noqa: E402
-import oracledp.synth._numeric as nm  # noqa: E402
-from oracledp.synth import TableSynthesizer  # noqa: E402
-from oracledp.tabular import TableSchema  # noqa: E402
+import oracledp.synth._numeric as nm
+import synth_health_panel as P
+from oracledp.synth import TableSynthesizer
+from oracledp.tabular import TableSchema
 
 nm.ROUND_POINTS = False
 inner = nm.tree_histogram
