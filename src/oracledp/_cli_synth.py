@@ -78,16 +78,22 @@ def _bins_option(value: str | None) -> Any:
             spec = spec.strip()
             if name.strip() in out:
                 raise typer.BadParameter(f"column {name.strip()!r} is given twice in --bins")
-            out[name.strip()] = ([float(x) for x in spec.split(":")] if ":" in spec
-                                 else int(spec))
+            cuts = spec.split(":")
+            if ":" in spec and cuts[-1] == "":  # "c=0.5:": one cut point
+                cuts = cuts[:-1]
+            if ":" in spec and (not cuts or "" in cuts):
+                raise ValueError
+            out[name.strip()] = [float(x) for x in cuts] if ":" in spec else int(spec)
         return out
     except ValueError:
         raise typer.BadParameter(f"expected a count (e.g. 10) or column=count / column=c1:c2:... "
-                                 f"entries separated by commas, got {value!r}") from None
+                                 f"(one cut point: column=c1:) entries separated by commas, got "
+                                 f"{value!r}") from None
 
 
 _BINS_SPEC = ("a count for those whose schema entry has no \"synth_bins\", or COL=COUNT / "
-              "COL=C1:C2:... (cut points; overrides synth_bins), comma separated.")
+              "COL=C1:C2:... (cut points, COL=C1: for one; overrides synth_bins), comma "
+              "separated.")
 _BINS = typer.Option("--bins", help="Coarse bins of gridded numeric columns: " + _BINS_SPEC
                      + " Default: a count chosen from n and the budget.")
 _BINS_EVAL = typer.Option("--bins", help="The bins the fit used, as given to `synth fit` "

@@ -110,12 +110,17 @@ def test_evaluate_says_when_the_classifier_used_a_subset(runner, files, monkeypa
 
 
 def test_a_column_given_twice_in_bins_is_refused():
-    """`--bins a=3,a=4` was resolved silently to the last entry."""
+    """`--bins a=3,a=4` was resolved silently to the last entry; one cut point is `c=0.5:`
+    (there was no way to write it)."""
     from oracledp._cli_synth import _bins_option
 
     assert _bins_option("a=3,b=0:5") == {"a": 3, "b": [0.0, 5.0]}
     with pytest.raises(typer.BadParameter, match="'a' is given twice"):
         _bins_option("a=3,a=4")
+    assert _bins_option("c=0.5:") == {"c": [0.5]}  # one cut point
+    for bad in ("c=:", "c=0.5::", "c=:0.5", "c=1::2"):
+        with pytest.raises(typer.BadParameter, match="one cut point: column=c1:"):
+            _bins_option(bad)
 
 
 def test_unconfirmed_schema_and_existing_out(runner, files, tmp_path):
