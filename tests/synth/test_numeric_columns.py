@@ -357,6 +357,46 @@ def test_a_kept_leaf_beside_grid_leaves_keeps_its_plain_path(b: int) -> None:
                                                               rel=1e-12, abs=1e-9), (seed, block)
 
 
+def test_structure_spread_over_many_nodes_is_kept() -> None:
+    """Heaps on every other grid point (whole years on a half-year grid), each node's split
+    within its noise (a sum of squares of about 0.8 noise variances per degree of freedom
+    here) but the level's splits together far beyond it: the level test keeps the leaves'
+    split plain, so the heaps stay heaps.  Without it (LEVEL_Z huge) every split is made
+    even and the heaps are smeared half onto the empty points."""
+    m = 256
+    x = np.tile([60.0, 0.0], m // 2)
+    on, off = x > 0, x == 0
+
+    def share_on_heaps(z: float, monkeypatch_z: pytest.MonkeyPatch) -> float:
+        monkeypatch_z.setattr(nm, "LEVEL_Z", z)
+        got = []
+        for seed in range(10):
+            _, flat = tree_histogram(x, np.random.default_rng(seed), sigma=40.0, flat=4.0)
+            got.append(flat[on].sum() / flat.sum())
+        return float(np.mean(got))
+
+    mp = pytest.MonkeyPatch()
+    try:
+        kept = share_on_heaps(nm.LEVEL_Z, mp)
+        smeared = share_on_heaps(1e9, mp)
+    finally:
+        mp.undo()
+    assert kept > 0.8 and smeared < 0.65, (kept, smeared)
+    assert off.sum() == on.sum()
+
+
+def test_level_test_by_hand() -> None:
+    assert nm.level_test(np.array([50.0, 52, 49, 51] * 20), np.ones(80), 4, 100.0, [True] * 20)
+    assert not nm.level_test(np.array([80.0, 20, 80, 20] * 20), np.ones(80), 4, 100.0,
+                             [True] * 20)
+    # untestable parents (past keep) are left out; none testable: True
+    assert nm.level_test(np.array([80.0, 20, 80, 20]), np.ones(4), 4, 1.0, [False])
+    # the threshold: df = 3, 1 + 3 sqrt(2/3) = 3.449 noise variances per degree of freedom
+    v = np.array([10.0, 0.0, 10.0, 0.0])  # departures 5 each: 100 = 33.3 var of 1 per df
+    assert not nm.level_test(v, np.ones(4), 4, 1.0, [True])
+    assert nm.level_test(v, np.ones(4), 4, 10.0, [True])  # 100 / 30 = 3.33 <= 3.449
+
+
 @pytest.mark.parametrize("bad", [{"flat": 0.0}, {"flat": -1.0}, {"flat": math.nan},
                                  {"flat": True}, {"flat": "4"},
                                  {"flat": 4.0, "widths": np.ones(3)},
@@ -405,17 +445,18 @@ def _logged_trees(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, dict[str, 
     return outs
 
 
-def test_a_wide_grid_draws_within_bins_from_the_flattened_shape(
+def test_a_fit_draws_within_bins_from_the_flattened_shape(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """On a grid wider than the fine bins, the shape a fit keeps for drawing inside coarse
-    bins is the flattened estimate of the column's tree (FLAT_KAPPA, widths = grid points per
-    fine bin); its coarse bins are cut from the plain estimate of the same noise.  Its round
-    values (multiples of 100 here, and both bounds) are fine bins of their own."""
+    """The shape a fit keeps for drawing inside coarse bins is the flattened estimate of the
+    column's tree (FLAT_KAPPA, widths = grid points per fine bin), on a wide grid and on a
+    grid of its own points alike; its coarse bins are cut from the plain estimate of the
+    same noise.  A wide grid's round values (multiples of 100 here, and both bounds) are
+    fine bins of their own."""
     outs = _logged_trees(monkeypatch)
     ts = TableSynthesizer("oracle-query-pgm", epsilon=1.0, random_state=0).fit(
         _wide_table(3000), _schema(WIDE))
     names = [kw.get("flat") for _, kw in outs]
-    assert names == [None, nm.FLAT_KAPPA]  # visits (366 points: its own fine bins), income
+    assert names == [nm.FLAT_KAPPA, nm.FLAT_KAPPA]  # visits (366 points), income
     (est, flat), kw = outs[1]
     a = ts.table_domain_.attrs[ts.table_domain_.columns.index("income")]
     starts, p = a.within
@@ -427,10 +468,11 @@ def test_a_wide_grid_draws_within_bins_from_the_flattened_shape(
     rounds = np.arange(0, 100_000, 100)
     assert set(rounds) | {99_999} <= set(starts.tolist())
     assert set(rounds[1:] + 1) <= set(starts.tolist())  # each its own bin
-    # visits keeps the plain estimate: one grid point per fine bin
+    # visits (one grid point per fine bin, unit widths): its flattened shape too
     v = ts.table_domain_.attrs[ts.table_domain_.columns.index("visits")]
-    plain = outs[0][0]
-    np.testing.assert_allclose(v.within[1], plain / plain.sum(), rtol=1e-12)
+    (_, v_flat), v_kw = outs[0]
+    np.testing.assert_array_equal(v_kw["widths"], np.ones(366))
+    np.testing.assert_allclose(v.within[1], v_flat / v_flat.sum(), rtol=1e-12)
 
 
 def test_a_wide_grid_with_a_missing_level_keeps_the_missing_leaf_out_of_the_shape(

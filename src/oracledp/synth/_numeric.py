@@ -29,14 +29,14 @@ at fine resolution, and the synthetic value is drawn from that measurement:
 
 The synthetic value of a record in coarse bin b is a fine bin drawn with the estimated
 probabilities of the fine bins inside b, then a grid point drawn uniformly inside that fine
-bin (:class:`~oracledp.synth._table.TableDomain` ``within``).  On a grid of more than
-:data:`FINE_BINS` points those probabilities come from the estimate with every split the noise
-cannot tell from even made even (``tree_histogram``'s ``flat``, :data:`FLAT_KAPPA`): there most
-differences between neighbouring narrow bins are noise, and drawn as such they put mass on the
-wrong side of the data's quantiles (docs/results/synth-flat).  A grid of at most FINE_BINS
-points keeps the plain estimate: its fine bins are its points, and heaps there (hours worked
-at 40, ages at whole years on a half-year grid) are the data's own resolution; flattened, they
-cost health_insurance at epsilon 0.5.  Privacy: the histograms and the
+bin (:class:`~oracledp.synth._table.TableDomain` ``within``).  Those probabilities come from
+the estimate with every split the noise cannot tell from even made even (``tree_histogram``'s
+``flat``, :data:`FLAT_KAPPA`), except on a level whose splits together depart from even beyond
+noise (:func:`level_test`): most differences between neighbouring narrow bins are noise, and
+drawn as such they put mass on the wrong side of the data's quantiles, while heaps spread over
+many nodes (hours worked heaped at multiples of 5, ages in whole years on a half-year grid) are
+the data's own resolution; without the level test, flattening them cost health_insurance at
+epsilon 0.5 (docs/results/synth-flat).  Privacy: the histograms and the
 synthesizer's own measurements compose (zCDP: rho adds up; pure: epsilon adds up); the
 release states their sum (:class:`~oracledp.synth.TableSynthesizer`).
 """
@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -52,8 +53,8 @@ from numpy.typing import NDArray
 
 from oracledp.privacy import _noise as noise
 
-__all__ = ["BRANCHING", "FINE_BINS", "FLAT_KAPPA", "ROUND_POINTS", "fine_bin_count", "fine_starts",
-           "flat_test", "project_simplex", "quantile_starts", "range_nodes", "round_points",
+__all__ = ["BRANCHING", "FINE_BINS", "FLAT_KAPPA", "LEVEL_Z", "ROUND_POINTS", "fine_bin_count",
+           "fine_starts", "flat_test", "level_test", "project_simplex", "quantile_starts", "range_nodes", "round_points",
            "tree_histogram", "tree_levels"]
 
 #: A grid of more points is cut into this many equal shares (:func:`fine_bin_count`), which
@@ -69,9 +70,8 @@ ROUND_POINTS = True
 #: Children per node of the hierarchical histogram.
 BRANCHING = 4
 
-#: TableSynthesizer's ``flat`` for :func:`tree_histogram` on a grid of more than FINE_BINS
-#: points: the shape drawn within a coarse bin is flattened where the noise cannot tell it
-#: from even (kappa of :func:`flat_test`: a split whose departure from even has a sum of
+#: TableSynthesizer's ``flat`` for :func:`tree_histogram`: the shape drawn within a coarse
+#: bin is flattened where the noise cannot tell it from even (kappa of :func:`flat_test`: a split whose departure from even has a sum of
 #: squares below 4 (k - 1) noise variances; noise alone passes that with probability above
 #: 99 % for 4 children).  On the health-panel stand-in at epsilon 1 (seeds 100-105,
 #: docs/results/synth-flat) income's 1-way TV at the real octiles was 0.0334 under the rule
@@ -79,6 +79,10 @@ BRANCHING = 4
 #: 2, 4 and 8 and the round values (the mean 2-way TV 0.0231, then 0.0226, 0.0212, 0.0212,
 #: 0.0213): level from 2 to 8.
 FLAT_KAPPA = 4.0
+
+#: :func:`level_test`: a level whose splits together depart from even by more than this many
+#: standard deviations of their noise-only chi-square keeps every split plain.
+LEVEL_Z = 3.0
 
 
 def tree_levels(m: int, branching: int = BRANCHING) -> int:
@@ -233,10 +237,12 @@ def tree_histogram(counts: NDArray[np.floating], rng: np.random.Generator, *,
             nw = _node_widths(wsum, blocks[lev], m)
             f_ls = z[lev] + V[lev] / vs[parent_of] * (f_est - s)[parent_of]
             f_out = np.empty_like(ls)
+            even = level_test(f_ls, nw, branching, var, [
+                min((p + 1) * blocks[lev - 1], m) <= keep_ for p in range(len(f_est))])
             for p in range(len(f_est)):
                 lo, hi = p * branching, min((p + 1) * branching, len(ls))
                 inside = min((p + 1) * blocks[lev - 1], m) <= keep_  # the parent's leaves
-                if inside and flat_test(f_ls[lo:hi], nw[lo:hi], var, flat):
+                if even and inside and flat_test(f_ls[lo:hi], nw[lo:hi], var, flat):
                     f_out[lo:hi] = _spread(float(f_est[p]), nw[lo:hi])
                 else:
                     f_out[lo:hi] = project_simplex(f_ls[lo:hi], float(f_est[p]))
@@ -245,6 +251,36 @@ def tree_histogram(counts: NDArray[np.floating], rng: np.random.Generator, *,
     if flat is not None:
         return est, f_est
     return est
+
+
+def level_test(values: NDArray[np.float64], widths: NDArray[np.float64], branching: int,
+               var: float, testable: Sequence[bool]) -> bool:
+    """Whether one level's splits, taken together, are within noise of even: the sum over
+    its ``testable`` parents (consecutive groups of ``branching`` of ``values``) of the
+    squared departures from each parent's even split (by ``widths``), over its expectation
+    under noise of variance ``var`` alone, ``(children - 1) var`` summed, is at most
+    ``1 + LEVEL_Z sqrt(2 / df)`` (df: that sum of ``children - 1``; the chi-square's
+    standard deviation is ``sqrt(2 df)``).  A level that fails it keeps every split plain:
+    structure too weak to see in one node but present across many (ages in whole years on a
+    half-year grid, hours heaped at multiples of 5) is the data's, not noise.  True where
+    nothing is testable.
+
+    >>> flat = np.array([50.0, 52, 49, 51] * 20)
+    >>> level_test(flat, np.ones(80), 4, 100.0, [True] * 20)
+    True
+    >>> level_test(np.array([80.0, 20, 80, 20] * 20), np.ones(80), 4, 100.0, [True] * 20)
+    False
+    """
+    num = df = 0.0
+    for p, ok in enumerate(testable):
+        lo, hi = p * branching, min((p + 1) * branching, len(values))
+        if not ok or hi - lo < 2:
+            continue
+        c, w = values[lo:hi], widths[lo:hi]
+        dev = c - c.sum() * w / w.sum()
+        num += float(dev @ dev)
+        df += hi - lo - 1
+    return df == 0 or num / (df * var) <= 1.0 + LEVEL_Z * math.sqrt(2.0 / df)
 
 
 def flat_test(children: NDArray[np.float64], widths: NDArray[np.float64], var: float,

@@ -456,14 +456,12 @@ class TableSynthesizer:
             true = np.bincount(np.minimum(codes, present), weights=counts,
                                minlength=leaves)[:leaves]
             L = tree_levels(leaves)
-            # fine bins of several grid points (a wide grid): the shape drawn within coarse
-            # bins is flattened where the noise hides it (FLAT_KAPPA); the bins and the
-            # model's measurements use the plain estimate.  Fine bins of one grid point each
-            # keep the plain shape: heaps there are the data's own resolution
+            # the shape drawn within coarse bins is flattened where the noise hides it
+            # (FLAT_KAPPA, level_test); the bins and the model's measurements use the plain
+            # estimate
             widths = np.diff(np.append(starts, c.K + 1)).astype(np.float64)
-            shape_kw = ({"flat": FLAT_KAPPA, "keep": m,
-                         "widths": np.append(widths, [1.0] * a.missing)}
-                        if m < c.K + 1 else {})
+            shape_kw = {"flat": FLAT_KAPPA, "keep": m,
+                        "widths": np.append(widths, [1.0] * a.missing)}
             if plan.numeric_rho_each is not None:
                 out = tree_histogram(true, rng, sigma=_level_sigma(L, plan.numeric_rho_each),
                                      **shape_kw)
