@@ -54,8 +54,8 @@ from numpy.typing import NDArray
 from oracledp.privacy import _noise as noise
 
 __all__ = ["BRANCHING", "FINE_BINS", "FLAT_KAPPA", "LEVEL_Z", "ROUND_POINTS", "fine_bin_count",
-           "fine_starts", "flat_test", "level_test", "project_simplex", "quantile_starts", "range_nodes", "round_points",
-           "tree_histogram", "tree_levels"]
+           "fine_starts", "flat_test", "level_test", "project_simplex", "quantile_starts",
+           "range_nodes", "round_points", "tree_histogram", "tree_levels"]
 
 #: A grid of more points is cut into this many equal shares (:func:`fine_bin_count`), which
 #: its round values (:func:`round_points`) split further: a grid of 100,000 points (0-99,999)
@@ -71,13 +71,14 @@ ROUND_POINTS = True
 BRANCHING = 4
 
 #: TableSynthesizer's ``flat`` for :func:`tree_histogram`: the shape drawn within a coarse
-#: bin is flattened where the noise cannot tell it from even (kappa of :func:`flat_test`: a split whose departure from even has a sum of
-#: squares below 4 (k - 1) noise variances; noise alone passes that with probability above
-#: 99 % for 4 children).  On the health-panel stand-in at epsilon 1 (seeds 100-105,
-#: docs/results/synth-flat) income's 1-way TV at the real octiles was 0.0334 under the rule
-#: before (no round values, the plain shape), 0.0270, 0.0164, 0.0166 and 0.0170 with kappa 1,
-#: 2, 4 and 8 and the round values (the mean 2-way TV 0.0231, then 0.0226, 0.0212, 0.0212,
-#: 0.0213): level from 2 to 8.
+#: bin is flattened where the noise cannot tell it from even (kappa of :func:`flat_test`: a
+#: split whose departure from even has a sum of squares below 4 (k - 1) noise variances;
+#: noise alone passes that with probability above 99 % for 4 children).  On the health-panel
+#: stand-in at epsilon 1 (seeds 100-105, docs/results/synth-flat; income's wide grid alone
+#: flattened, before the level test) income's 1-way TV at the real octiles was 0.0334 under
+#: the rule before (no round values, the plain shape), 0.0270, 0.0164, 0.0166 and 0.0170 with
+#: kappa 1, 2, 4 and 8 and the round values (the mean 2-way TV 0.0231, then 0.0226, 0.0212,
+#: 0.0212, 0.0213): level from 2 to 8.
 FLAT_KAPPA = 4.0
 
 #: :func:`level_test`: a level whose splits together depart from even by more than this many
@@ -173,10 +174,11 @@ def tree_histogram(counts: NDArray[np.floating], rng: np.random.Generator, *,
     leaf; default 1 each) by a sum of squares below ``kappa (children - 1)`` times one
     node's noise variance splits its estimate evenly (by width) among its children; the
     other nodes split as the plain estimate does (least squares, then the nonnegative
-    projection).  Each node is tested on its own children, so structure seen only at a finer
-    level is kept.  Only nodes within the first ``keep`` leaves (default all) may split
-    evenly.  Returns ``(estimate, flattened estimate)`` then: both nonnegative and summing
-    to n.  Post-processing of the same release.
+    projection), and so does every node of a level whose splits together depart from even
+    beyond noise (:func:`level_test`).  Each node is tested on its own children, so
+    structure seen only at a finer level is kept.  Only nodes within the first ``keep``
+    leaves (default all) may split evenly.  Returns ``(estimate, flattened estimate)`` then:
+    both nonnegative and summing to n.  Post-processing of the same release.
     """
     if (sigma is None) == (laplace_scale is None):
         raise ValueError("pass exactly one of sigma and laplace_scale")
