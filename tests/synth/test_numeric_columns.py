@@ -385,6 +385,34 @@ def test_structure_spread_over_many_nodes_is_kept() -> None:
     assert off.sum() == on.sum()
 
 
+def test_a_large_missing_count_leaves_the_grid_flattened() -> None:
+    """The missing level's leaf (past ``keep``) holds 600 records beside 17 grid leaves of 30:
+    its parent is not testable, so it takes no part in the level test either, and the even
+    grid leaves are still flattened (counting it would keep the whole level plain)."""
+    m, keep = 18, 17
+    x = np.full(m, 30.0)
+    x[17] = 600.0
+    err_plain, err_flat = [], []
+    for seed in range(50):
+        est, flat = tree_histogram(x, np.random.default_rng(seed), sigma=8.0, flat=4.0,
+                                   keep=keep)
+        err_plain.append(np.abs(est - x)[:16].sum())
+        err_flat.append(np.abs(flat - x)[:16].sum())
+    assert np.mean(err_flat) < 0.5 * np.mean(err_plain), (np.mean(err_flat), np.mean(err_plain))
+
+
+@pytest.mark.parametrize("b", [2, 4])
+def test_the_level_test_runs_with_the_trees_branching(b: int) -> None:
+    """Parity (every other leaf empty) within each node's noise but not the level's, for
+    branching 2 and 4: the flattened estimate keeps the heaps (the level test read with
+    another branching would group the wrong children)."""
+    m = 256
+    x = np.tile([60.0, 0.0], m // 2)
+    shares = [tree_histogram(x, np.random.default_rng(seed), sigma=40.0, flat=4.0,
+                             branching=b)[1][::2].sum() / x.sum() for seed in range(10)]
+    assert np.mean(shares) > 0.8, shares
+
+
 def test_level_test_by_hand() -> None:
     assert nm.level_test(np.array([50.0, 52, 49, 51] * 20), np.ones(80), 4, 100.0, [True] * 20)
     assert not nm.level_test(np.array([80.0, 20, 80, 20] * 20), np.ones(80), 4, 100.0,
@@ -395,6 +423,10 @@ def test_level_test_by_hand() -> None:
     v = np.array([10.0, 0.0, 10.0, 0.0])  # departures 5 each: 100 = 33.3 var of 1 per df
     assert not nm.level_test(v, np.ones(4), 4, 1.0, [True])
     assert nm.level_test(v, np.ones(4), 4, 10.0, [True])  # 100 / 30 = 3.33 <= 3.449
+    # widths: counts in proportion to them are even; branching 2 groups pairs
+    w = np.array([1.0, 3.0] * 4)
+    assert nm.level_test(np.array([10.0, 30.0] * 4), w, 2, 1e-6, [True] * 4)
+    assert not nm.level_test(np.array([20.0, 20.0] * 4), w, 2, 1.0, [True] * 4)
 
 
 @pytest.mark.parametrize("bad", [{"flat": 0.0}, {"flat": -1.0}, {"flat": math.nan},

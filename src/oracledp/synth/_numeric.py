@@ -174,8 +174,9 @@ def tree_histogram(counts: NDArray[np.floating], rng: np.random.Generator, *,
     leaf; default 1 each) by a sum of squares below ``kappa (children - 1)`` times one
     node's noise variance splits its estimate evenly (by width) among its children; the
     other nodes split as the plain estimate does (least squares, then the nonnegative
-    projection), and so does every node of a level whose splits together depart from even
-    beyond noise (:func:`level_test`).  Each node is tested on its own children, so
+    projection), and so does every node of a level below the root's children whose splits
+    together depart from even beyond noise (:func:`level_test`; the root's one split has
+    :func:`flat_test` alone).  Each node is tested on its own children, so
     structure seen only at a finer level is kept.  Only nodes within the first ``keep``
     leaves (default all) may split evenly.  Returns ``(estimate, flattened estimate)`` then:
     both nonnegative and summing to n.  Post-processing of the same release.
@@ -265,7 +266,9 @@ def level_test(values: NDArray[np.float64], widths: NDArray[np.float64], branchi
     standard deviation is ``sqrt(2 df)``).  A level that fails it keeps every split plain:
     structure too weak to see in one node but present across many (ages in whole years on a
     half-year grid, hours heaped at multiples of 5) is the data's, not noise.  True where
-    nothing is testable.
+    nothing is testable.  The threshold is a Gaussian chi-square's; under Laplace noise (the
+    pure methods) the statistic spreads more, so a level of noise alone is kept plain
+    somewhat more often, the safe direction.
 
     >>> flat = np.array([50.0, 52, 49, 51] * 20)
     >>> level_test(flat, np.ones(80), 4, 100.0, [True] * 20)

@@ -469,7 +469,7 @@ class TableSynthesizer:
                 out = tree_histogram(true, rng,
                                      laplace_scale=_level_scale(L, plan.numeric_eps_each),
                                      **shape_kw)
-            est_all, flat_all = out if shape_kw else (out, out)
+            est_all, flat_all = out
             est, shape = est_all[:m], flat_all[:m]
             within[c.name] = (starts, shape / shape.sum() if shape.sum() > 0
                               else np.ones(m) / m)
