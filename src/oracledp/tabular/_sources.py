@@ -246,25 +246,36 @@ def _fail(label: str, kind: str, sep: str, exc: Exception) -> TableInputError:
                            "more fields than the header, or a quote that is not closed)")
 
 
-def _mixed(label: str, kind: str, sep: str) -> bool:
-    """Whether the plain or gzip CSV file(s) ``label`` names have lines that end in more
-    than one way (:class:`LineEnds`): read once more, only after DuckDB refused the file.
-    False for what cannot be read here (a zstd file, a file gone)."""
+def _reread(label: str, kind: str, test: Any) -> bool:
+    """Whether ``test(f, blocks)`` holds for one of the plain or gzip CSV files ``label``
+    names (``blocks``: the file's text, block by block): the files read once more, only after
+    DuckDB refused them.  False for what cannot be read here (a zstd file, a file gone)."""
     from oracledp.tabular._csv import _BLOCK, _text_stream
 
     if kind not in ("csv:none", "csv:gzip"):
         return False
     try:
         for f in _files(label, label):
-            ends = LineEnds()
             with _text_stream(f, label) as fh:
-                for block in iter(lambda fh=fh: fh.read(_BLOCK), ""):
-                    ends.feed(block)
-            if ends.mixed(lambda f=f: _text_stream(f, label), sep):
-                return True
+                if test(f, iter(lambda fh=fh: fh.read(_BLOCK), "")):
+                    return True
     except (TableInputError, OSError, UnicodeDecodeError):
         return False
     return False
+
+
+def _mixed(label: str, kind: str, sep: str) -> bool:
+    """Whether the plain or gzip CSV file(s) ``label`` names have lines that end in more
+    than one way (:class:`LineEnds`; :func:`_reread`)."""
+    from oracledp.tabular._csv import _text_stream
+
+    def test(f: str, blocks: Any) -> bool:
+        ends = LineEnds()
+        for block in blocks:
+            ends.feed(block)
+        return ends.mixed(lambda: _text_stream(f, label), sep)
+
+    return _reread(label, kind, test)
 
 
 #: DuckDB's largest line (its default ``max_line_size``), in bytes.
@@ -273,30 +284,23 @@ LINE_LIMIT = 2_000_000
 
 def _long_line(label: str, kind: str) -> bool:
     """Whether a plain or gzip CSV file ``label`` names has a physical line (between line
-    breaks, quotes ignored) of more than :data:`LINE_LIMIT` characters: read once more, only
-    after DuckDB said so.  False for what cannot be read here."""
-    from oracledp.tabular._csv import _BLOCK, _text_stream
+    breaks, quotes ignored) of more than :data:`LINE_LIMIT` characters (:func:`_reread`)."""
 
-    if kind not in ("csv:none", "csv:gzip"):
+    def test(f: str, blocks: Any) -> bool:
+        run = 0
+        for block in blocks:
+            parts = re.split(r"[\r\n]", block)
+            if len(parts) > 1:
+                if run + len(parts[0]) > LINE_LIMIT or any(
+                        len(x) > LINE_LIMIT for x in parts[1:-1]):
+                    return True
+                run = 0
+            run += len(parts[-1])
+            if run > LINE_LIMIT:
+                return True
         return False
-    try:
-        for f in _files(label, label):
-            run = 0
-            with _text_stream(f, label) as fh:
-                for block in iter(lambda fh=fh: fh.read(_BLOCK), ""):
-                    parts = re.split(r"[\r\n]", block)
-                    if len(parts) == 1:
-                        run += len(block)
-                    else:
-                        if run + len(parts[0]) > LINE_LIMIT or any(
-                                len(x) > LINE_LIMIT for x in parts[1:-1]):
-                            return True
-                        run = len(parts[-1])
-                    if run > LINE_LIMIT:
-                        return True
-    except (TableInputError, OSError, UnicodeDecodeError):
-        return False
-    return False
+
+    return _reread(label, kind, test)
 
 
 #: The refusal of a CSV whose lines do not all end alike (after the label).
