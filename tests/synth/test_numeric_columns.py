@@ -429,6 +429,27 @@ def test_level_test_by_hand() -> None:
     assert not nm.level_test(np.array([20.0, 20.0] * 4), w, 2, 1.0, [True] * 4)
 
 
+def test_the_flattening_reads_the_laplace_noise_variance(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Laplace noise of scale b has variance 2 b^2, and the flattening's tests must read that:
+    with the noise drawn as zeros (so the decision depends on the variance alone), a split of
+    departures 3, -3, 0, 0 (sum of squares 18) is within kappa (children - 1) var = 4 * 3 * 2
+    = 24 of even at scale 1 (flattened), and would not be at a variance of b^2 (12); the
+    Gaussian noise of the same variance (sigma = sqrt 2) decides the same."""
+    monkeypatch.setattr(nm.noise, "laplace", lambda rng, scale, size: np.zeros(size))
+    monkeypatch.setattr(nm.noise, "gaussian", lambda rng, sigma, size: np.zeros(size))
+    x = np.array([103.0, 97.0, 100.0, 100.0])
+    rng = np.random.default_rng(0)
+    est, flat = tree_histogram(x, rng, laplace_scale=1.0, flat=4.0, branching=4)
+    np.testing.assert_allclose(est, x)  # no noise: the plain estimate is the counts
+    np.testing.assert_allclose(flat, [100.0] * 4)
+    _, gauss = tree_histogram(x, rng, sigma=math.sqrt(2.0), flat=4.0, branching=4)
+    np.testing.assert_allclose(gauss, flat)
+    # just past the threshold (departures 3.5: 24.5 > 24) the split stays plain
+    x2 = np.array([103.5, 96.5, 100.0, 100.0])
+    np.testing.assert_allclose(tree_histogram(x2, rng, laplace_scale=1.0, flat=4.0,
+                                              branching=4)[1], x2)
+
+
 @pytest.mark.parametrize("bad", [{"flat": 0.0}, {"flat": -1.0}, {"flat": math.nan},
                                  {"flat": True}, {"flat": "4"},
                                  {"flat": 4.0, "widths": np.ones(3)},
