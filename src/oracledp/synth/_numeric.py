@@ -189,6 +189,9 @@ def tree_histogram(counts: NDArray[np.floating], rng: np.random.Generator, *,
     L = tree_levels(m, branching)
     blocks = _level_blocks(m, L, branching)
     var = sigma**2 if sigma is not None else 2.0 * laplace_scale**2  # type: ignore[operator]
+    # the flattening's tests compare departures with var; a huge epsilon's var underflows
+    # to 0, where the smallest normal float keeps them finite (the counts are then exact)
+    var = max(var, float(np.finfo(np.float64).tiny))
     # noisy counts of every level's nodes (level l: ceil(m / block) nodes)
     csum = np.concatenate([[0.0], np.cumsum(x)])
     noisy: list[NDArray[np.float64]] = []
@@ -203,13 +206,15 @@ def tree_histogram(counts: NDArray[np.floating], rng: np.random.Generator, *,
     # up: z = the best estimate of each node from its own count and its subtree's
     z: list[NDArray[np.float64]] = [np.empty(0)] * L
     V: list[NDArray[np.float64]] = [np.empty(0)] * L
-    z[L - 1], V[L - 1] = noisy[L - 1].copy(), np.full(len(noisy[L - 1]), var)
+    # variances in units of one node's (every node has the same): the least squares below
+    # read only their ratios, and a huge epsilon's tiny variance cannot overflow them
+    z[L - 1], V[L - 1] = noisy[L - 1].copy(), np.ones(len(noisy[L - 1]))
     for lev in range(L - 2, -1, -1):
         parent_of = np.arange(len(z[lev + 1])) // branching
         s = np.bincount(parent_of, weights=z[lev + 1], minlength=len(noisy[lev]))
         vs = np.bincount(parent_of, weights=V[lev + 1], minlength=len(noisy[lev]))
-        prec = 1.0 / var + 1.0 / vs
-        z[lev] = (noisy[lev] / var + s / vs) / prec
+        prec = 1.0 + 1.0 / vs
+        z[lev] = (noisy[lev] + s / vs) / prec
         V[lev] = 1.0 / prec
     # down: least squares under the sums (the root is n), then nonnegative projections
     top_ls = z[0] + V[0] / V[0].sum() * (n - z[0].sum())

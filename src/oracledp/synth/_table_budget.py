@@ -77,9 +77,13 @@ def auto_bins(n: int, rho: float) -> int:
 
     >>> auto_bins(13_781, 0.0128), auto_bins(1_629, 0.0164), auto_bins(10**6, 0.0128)
     (6, 2, 10)
+    >>> auto_bins(1_000, math.inf)
+    10
     """
-    b = math.floor(math.sqrt(AUTO_BINS_SCALE * n * math.sqrt(max(rho, 0.0))))
-    return max(2, min(DEFAULT_BINS, b))
+    x = AUTO_BINS_SCALE * n * math.sqrt(max(rho, 0.0))
+    if not x < (DEFAULT_BINS + 1) ** 2:  # also an infinite rho (a huge pure epsilon)
+        return DEFAULT_BINS
+    return max(2, min(DEFAULT_BINS, math.floor(math.sqrt(x))))
 
 
 #: The coarse bins the default method's model holds for a numeric column whose count is the

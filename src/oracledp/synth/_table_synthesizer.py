@@ -326,7 +326,8 @@ class TableSynthesizer:
                  ) if needs_delta else 0.0
         epsilon = float(self.epsilon)
         rho = zcdp_rho(epsilon, delta) if needs_delta else None  # 0 at a subnormal delta: afford refuses
-        chosen = auto_bins(n, rho if rho is not None else epsilon**2 / 2.0)
+        pure_rho = 0.5 * epsilon * epsilon  # the pure methods' bins rule (inf past ~1e154)
+        chosen = auto_bins(n, rho if rho is not None else pure_rho)
         refined: dict[str, Any] = {}  # name -> its coarse bins: a count or cut points
         by_rule = 0  # refined columns whose count is the budget's choice
         # the default method may hold the budget's numeric columns on MODEL_BINS bins and
@@ -357,7 +358,7 @@ class TableSynthesizer:
                     f"group privacy turns epsilon {float(self.epsilon):g}, delta {delta:.3g} "
                     "per record into delta >= 1 per person; lower epsilon or delta, or the "
                     "schema's records_per_person. Nothing was fitted")
-        fraction = (auto_fraction(n, rho if rho is not None else epsilon**2 / 2.0,
+        fraction = (auto_fraction(n, rho if rho is not None else pure_rho,
                                   columns=len(refined), attributes=len(fine_dom.domain))
                     if self.numeric_fraction == "auto" else float(self.numeric_fraction))
         plan = _split_budget(epsilon, delta, rho, fraction, len(refined))
