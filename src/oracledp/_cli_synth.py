@@ -63,7 +63,7 @@ class _TimeLimit(BaseException):
 
 
 def _bins_option(value: str | None) -> Any:
-    """``--bins``: a count for every gridded numeric column, or ``col=4,col2=0:10:20`` entries."""
+    """``--bins``: a count for every gridded numeric column, or ``col=4,col2=10:20`` entries."""
     if value is None:
         return None
     text = value.strip()

@@ -1119,3 +1119,17 @@ def test_a_huge_epsilon_fits(method: str) -> None:
         assert out.shape == (400, 3)
         if method != "mwem":  # MWEM's few rounds need not reach the data's shares
             assert abs((out["visits"] == 0).mean() - (df["visits"] == 0).mean()) < 0.05
+
+
+def test_a_subnormal_delta_is_refused_as_such_before_anything(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """delta 1e-320 made zcdp_rho 0 and was refused after the data were read with "raise
+    epsilon", which cannot help: now the refusal names delta, before any noise (and the
+    smallest delta that computes, 1e-300, fits)."""
+    _fail_on_noise(monkeypatch)
+    for method in ("oracle-query-pgm", "mst", "aim"):
+        with pytest.raises(ValueError, match=r"delta \S+ is too small .* at least 1e-300"):
+            TableSynthesizer(method, epsilon=10.0, delta=1e-320).fit(_table(50), _schema())
+    monkeypatch.undo()
+    ts = TableSynthesizer("oracle-query-pgm", epsilon=1.0, delta=1e-300, random_state=0)
+    assert ts.fit(_table(300), _schema()).sample(5, random_state=0).shape == (5, 3)

@@ -52,7 +52,7 @@ from numpy.typing import NDArray
 from oracledp._params import store_init_arguments
 from oracledp._validation import RandomLike, check_choice, check_epsilon, check_rng
 from oracledp.privacy._accountant import accounted_fit
-from oracledp.privacy._composition import MIN_ZCDP_EPSILON
+from oracledp.privacy._composition import MIN_ZCDP_EPSILON, zcdp_rho
 from oracledp.synth._oracle_query_pgm import DEFAULT_PAIR_RESOLUTION
 from oracledp.synth._release import _Release
 from oracledp.synth._table import DEFAULT_BINS, BinsLike, TableDomain
@@ -213,6 +213,10 @@ class TableSynthesizer:
             if not needs_delta:
                 raise ValueError(f"method {method!r} is pure epsilon-DP: it takes no delta")
             check_delta(self.delta)
+            if not zcdp_rho(float(self.epsilon), float(self.delta)) > 0.0:
+                raise ValueError(f"delta {float(self.delta):g} is too small to compute with: "
+                                 "ln(1/delta) leaves floating-point range; use a delta of at "
+                                 "least 1e-300. Nothing was fitted")
         if self.options is not None and not isinstance(self.options, dict):
             raise TypeError("options must be a dict of keyword arguments")
         if not isinstance(self.ignore_extra, bool):
@@ -283,7 +287,6 @@ class TableSynthesizer:
         """
         from oracledp.privacy import group_privacy
         from oracledp.privacy._accountant import begin_release
-        from oracledp.privacy._composition import zcdp_rho
 
         for name in ("guarantee_", "guarantee_per_person_", "table_domain_", "synthesizer_",
                      "n_", "rho_", "_release", "_rng", "numeric_", "plan_"):
