@@ -178,6 +178,10 @@ class Column:
             levels = tuple(str(v) for v in self.levels)
             if len(set(levels)) != len(levels):
                 raise ValueError(f"{where}: 'levels' must be distinct")
+            if "" in levels:
+                raise ValueError(f"{where}: a level cannot be the empty text: an empty cell "
+                                 "always reads as missing (to keep missing cells as a level of "
+                                 "their own, declare \"missing\": \"level\")")
             if has_spaces(levels).any():
                 raise ValueError(f"{where}: a level has {SPACES_RULE}")
             twins = same_numbers(levels)

@@ -131,6 +131,9 @@ class TableSchema:
         labels = tuple(str(v) for v in self.labels)
         if len(labels) != 2 or labels[0] == labels[1]:
             raise ValueError("the target needs exactly two distinct 'labels'")
+        if "" in labels:
+            raise ValueError(f"target {self.target!r}: a label cannot be the empty text: an "
+                             "empty cell always reads as missing")
         if has_spaces(labels).any():
             raise ValueError(f"target {self.target!r}: a label has {SPACES_RULE}")
         if same_numbers(labels):
