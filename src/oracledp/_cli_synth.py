@@ -52,9 +52,6 @@ synth_app = typer.Typer(help="Private synthetic data for your own table (see "
 #: Most records ``synth sample --rows`` writes (a 10-billion-row CSV is not a sample).
 _MAX_ROWS = 10**9
 
-#: Records sampled and written at a time (memory stays bounded whatever --rows is).
-_SAMPLE_CHUNK = 100_000
-
 _METHOD_HELP = ("oracle-query-pgm (default), mst, aim, mwem or independent (pure epsilon-DP).")
 
 class _TimeLimit(BaseException):
@@ -478,8 +475,10 @@ def _write_samples_to(syn: Any, rows: int, rng: Any, out: Path, sampler: str) ->
 
 
 def _write_samples(syn: Any, rows: int, rng: Any, fh: Any, sampler: str = "rounded") -> None:
-    """``rows`` records of ``syn`` as CSV on ``fh``, ``_SAMPLE_CHUNK`` at a time (one header),
-    with a progress bar on a terminal's stderr when there are several chunks."""
+    """``rows`` records of ``syn`` as CSV on ``fh``, block by block as
+    :meth:`~oracledp.synth.TableSynthesizer.iter_sample` draws them (the rows ``sample``
+    gives in Python; memory stays bounded whatever --rows is), one header, with a progress
+    bar on a terminal's stderr when there are several blocks."""
     from rich.console import Console
     from rich.progress import (
         BarColumn,
@@ -489,17 +488,17 @@ def _write_samples(syn: Any, rows: int, rng: Any, fh: Any, sampler: str = "round
         TimeElapsedColumn,
     )
 
+    from oracledp.synth._sampling import SAMPLE_CHUNK
+
     console = Console(stderr=True)
     with Progress(TextColumn("sampling"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=console, transient=True,
-                  disable=not console.is_terminal or rows <= _SAMPLE_CHUNK) as progress:
+                  disable=not console.is_terminal or rows <= SAMPLE_CHUNK) as progress:
         task = progress.add_task("sampling", total=rows)
         done = 0
-        while done < rows:
-            m = min(_SAMPLE_CHUNK, rows - done)
-            syn.sample(m, random_state=rng, sampler=sampler).to_csv(fh, index=False, header=done == 0,
-                                                   lineterminator="\n")
-            done += m
+        for block in syn.iter_sample(rows, random_state=rng, sampler=sampler):
+            block.to_csv(fh, index=False, header=done == 0, lineterminator="\n")
+            done += len(block)
             progress.update(task, completed=done)
 
 

@@ -226,7 +226,7 @@ def test_records_per_person_in_the_guarantee_and_the_budget(runner, files, tmp_p
 
 
 def test_sample_without_seed_in_chunks_and_row_limits(runner, files, tmp_path, monkeypatch):
-    import oracledp._cli_synth as cli_synth
+    import oracledp.synth._sampling as sampling
 
     out = tmp_path / "m"
     res = runner.invoke(app, _fit_args(files, tmp_path), env=ENV)
@@ -234,12 +234,21 @@ def test_sample_without_seed_in_chunks_and_row_limits(runner, files, tmp_path, m
     res = runner.invoke(app, ["synth", "sample", str(out), "--rows", "5"], env=ENV)
     assert res.exit_code == 0, res.output  # no --seed: fresh randomness, no traceback
     assert len(pd.read_csv(io.StringIO(res.stdout))) == 5
-    monkeypatch.setattr(cli_synth, "_SAMPLE_CHUNK", 7)
+    monkeypatch.setattr(sampling, "SAMPLE_CHUNK", 7)
     res = runner.invoke(app, ["synth", "sample", str(out), "--rows", "20", "--seed", "1"])
     assert res.exit_code == 0, res.output
     df = pd.read_csv(io.StringIO(res.stdout), dtype=str, keep_default_na=False)
     assert len(df) == 20 and res.stdout.count("class,age,sex,survived") == 1
     TableSchema.from_dict(table_schema("titanic")).check(df, with_target=True)
+    # the rows Python's sample gives, in blocks or not (above 100,000 rows they differed)
+    from oracledp.synth import TableSynthesizer
+
+    model = TableSynthesizer.load(out)
+    py = model.sample(20, random_state=1)
+    assert py.to_csv(index=False, lineterminator="\n") == res.stdout
+    blocks = list(model.iter_sample(20, random_state=1))
+    assert [len(b) for b in blocks] == [7, 7, 6]
+    pd.testing.assert_frame_equal(pd.concat(blocks, ignore_index=True), py)
     for rows in ("0", "-3", str(10**10), "many"):
         res = runner.invoke(app, ["synth", "sample", str(out), "--rows", rows, "--seed", "1"])
         assert res.exit_code == 2 and "--rows" in res.stderr, (rows, res.output)

@@ -181,9 +181,9 @@ def test_cli_sample_failure_leaves_no_file(runner, tmp_path, monkeypatch):
 
     real = ts._Release.sample_codes
     monkeypatch.setattr(ts._Release, "sample_codes", fail_late)
-    import oracledp._cli_synth as cli_synth
+    import oracledp.synth._sampling as sampling
 
-    monkeypatch.setattr(cli_synth, "_SAMPLE_CHUNK", 5)
+    monkeypatch.setattr(sampling, "SAMPLE_CHUNK", 5)
     res = runner.invoke(app, ["synth", "sample", str(model), "--rows", "20", "--seed", "1",
                               "--out", str(out)])
     assert res.exit_code == 2, res.output

@@ -42,6 +42,7 @@ import inspect
 import itertools
 import json
 import math
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -575,16 +576,36 @@ class TableSynthesizer:
         has the release's law; the table's counts stay close to the expected ones), ``"iid"``
         draws every record independently (:mod:`oracledp.synth._sampling`).
         """
-        from oracledp.synth._sampling import check_sampler
+        blocks = list(self.iter_sample(n, random_state, sampler=sampler))
+        return blocks[0] if len(blocks) == 1 else pd.concat(blocks, ignore_index=True)
+
+    def iter_sample(self, n: int | None = None, random_state: RandomLike = None, *,
+                    sampler: str = "rounded") -> Iterator[pd.DataFrame]:
+        """:meth:`sample`'s records in blocks of at most
+        :data:`~oracledp.synth._sampling.SAMPLE_CHUNK` (memory stays bounded): the same
+        records as :meth:`sample` with the same arguments, block after block (``synth
+        sample`` writes them so).  Each block is drawn and decoded on its own, the rounded
+        sampler rounding within it."""
+        from oracledp._validation import check_sample_size
+        from oracledp.synth._sampling import SAMPLE_CHUNK, check_sampler
 
         self._check_fitted()
         check_sampler(sampler)
         if random_state is None and self._rng is None:
             raise ValueError("this model was loaded from disk without a generator: pass "
                              "random_state= to sample")
+        if n is None and self.n_ is None:
+            raise ValueError("pass n, the number of synthetic records")
+        n = check_sample_size(n, self.n_ or 0)
         rng = self._rng if random_state is None else check_rng(random_state)
-        codes = self.sample_codes(n, rng, sampler=sampler)
-        return self.table_domain_.decode(codes, rng, sampler=sampler)
+        done = 0
+        while True:
+            m = min(SAMPLE_CHUNK, n - done)
+            codes = self.sample_codes(m, rng, sampler=sampler)
+            yield self.table_domain_.decode(codes, rng, sampler=sampler)
+            done += m
+            if done >= n:
+                return
 
     # --- the saved model -----------------------------------------------------------------------
 
