@@ -29,6 +29,7 @@ from oracledp.tabular._csv import (
     Progress,
     _check_header,
     _check_unique,
+    _extra_fields,
     _header,
     _named,
     _no_rows,
@@ -83,6 +84,7 @@ def read_chunks(source: str | Path, schema: TableSchema | None, *, sep: str = ",
     with _text_stream(source, label, report) as fh:
         try:
             for chunk in pd.read_csv(fh, sep=sep, chunksize=rows, **_PARSE):
+                chunk = _extra_fields(chunk, label, sep)
                 if names is None:
                     names = _named(list(chunk.columns), header)
                     try:

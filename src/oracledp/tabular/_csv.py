@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 from oracledp._errors import TableInputError
@@ -169,6 +170,24 @@ def _prescan(source: str | Path | bytes, label: str, report: Progress | None = N
         raise TableInputError(f"{label}: {MIXED_LINE_ENDS}")
 
 
+def _extra_fields(df: pd.DataFrame, label: str, sep: str) -> pd.DataFrame:
+    """``df`` as parsed by pandas, where rows held more fields than the header: pandas then
+    makes the first fields an index and shifts the columns.  Empty extra fields at the end of
+    the rows (a delimiter closing every row, as some exports write) are dropped, as the
+    default engine drops them; any other extra field is refused, as that engine refuses it
+    (never a table read shifted, nor one the other readers would refuse)."""
+    if isinstance(df.index, pd.RangeIndex):
+        return df
+    k = df.index.nlevels
+    if k >= df.shape[1] or not (df.iloc[:, -k:] == "").all(axis=None):
+        raise TableInputError(f"{label}: cannot parse as CSV with delimiter {sep!r} (a row "
+                              "with more fields than the header, or a quote that is not "
+                              "closed)")
+    lead = [np.asarray(df.index.get_level_values(i), dtype=object) for i in range(k)]
+    body = df.iloc[:, :-k].to_numpy(dtype=object)
+    return pd.DataFrame(np.column_stack([*lead, body]), columns=df.columns, dtype=object)
+
+
 def _parse_error(label: str, sep: str, exc: Exception) -> TableInputError:
     first = str(exc).splitlines()[0] if str(exc) else "parse error"
     return TableInputError(f"{label}: cannot parse as CSV with delimiter {sep!r} "
@@ -263,6 +282,7 @@ def read_csv(source: str | Path | bytes, schema: TableSchema | None = None, *,
             df = pd.read_csv(fh, sep=sep, **_PARSE)
         except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
             raise _parse_error(label, sep, exc) from None
+    df = _extra_fields(df, label, sep)
     df.columns = _named(list(df.columns), _header(source, sep, label))
     _check_unique(list(df.columns), label)
     _check_header(list(df.columns), schema, with_target, sep, label)
