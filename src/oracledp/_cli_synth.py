@@ -52,7 +52,8 @@ synth_app = typer.Typer(help="Private synthetic data for your own table (see "
 #: Most records ``synth sample --rows`` writes (a 10-billion-row CSV is not a sample).
 _MAX_ROWS = 10**9
 
-_METHOD_HELP = ("oracle-query-pgm (default), mst, aim, mwem or independent (pure epsilon-DP).")
+_METHOD_HELP = ("oracle-query-pgm (default), mst, aim, mwem or independent (pure epsilon-DP); "
+                "mwem is a baseline, whose columns can come out far from the data's.")
 
 class _TimeLimit(BaseException):
     """``synth fit --time-limit`` expired (a BaseException, like Ctrl-C: no library code may
