@@ -1133,3 +1133,33 @@ def test_a_subnormal_delta_is_refused_as_such_before_anything(
     monkeypatch.undo()
     ts = TableSynthesizer("oracle-query-pgm", epsilon=1.0, delta=1e-300, random_state=0)
     assert ts.fit(_table(300), _schema()).sample(5, random_state=0).shape == (5, 3)
+
+
+def test_sample_is_iter_samples_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """sample(n) is iter_sample(n)'s blocks joined, on a model whose decoding draws (a refined
+    gridded column: its fine values are dealt at random), so drawing all n at once would give
+    other rows; iter_sample checks its arguments at the call."""
+    import oracledp.synth._sampling as sampling
+
+    ts = TableSynthesizer("oracle-query-pgm", epsilon=1.0, random_state=0).fit(_table(300),
+                                                                               _schema())
+    monkeypatch.setattr(sampling, "SAMPLE_CHUNK", 7)
+    blocks = list(ts.iter_sample(20, random_state=3))
+    assert [len(b) for b in blocks] == [7, 7, 6]
+    whole = ts.sample(20, random_state=3)
+    pd.testing.assert_frame_equal(pd.concat(blocks, ignore_index=True), whole)
+    monkeypatch.setattr(sampling, "SAMPLE_CHUNK", 1000)
+    assert not ts.sample(20, random_state=3).equals(whole)  # one block: other draws
+    with pytest.raises(ValueError, match="number of records"):
+        ts.iter_sample(0, random_state=3)  # at the call, not at the first block
+
+
+def test_afford_judges_the_smallest_pair_table() -> None:
+    """A 20-cell pair beside a 250-level column's 500-cell ones (n 3,000, epsilon 1): the
+    smallest pair is affordable (about 0.02 of noise), so pairs are measured; the median pair
+    (about 0.54) had made the default measure 1-way tables only."""
+    from oracledp.synth._table_budget import PAIR_NOISE_LIMIT, afford
+
+    a = afford(3_000, (2, 10, 250), 2, columns=0, rho=zcdp_rho(1.0, 1 / 3_000**2))
+    assert a["pair_noise_tv"] == pytest.approx(0.0216, abs=5e-4) and not a["one_way_only"]
+    assert a["pair_noise_tv"] * 500 / 20 > PAIR_NOISE_LIMIT  # the median pair would not be

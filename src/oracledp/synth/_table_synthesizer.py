@@ -585,7 +585,8 @@ class TableSynthesizer:
         :data:`~oracledp.synth._sampling.SAMPLE_CHUNK` (memory stays bounded): the same
         records as :meth:`sample` with the same arguments, block after block (``synth
         sample`` writes them so).  Each block is drawn and decoded on its own, the rounded
-        sampler rounding within it."""
+        sampler rounding within it.  The arguments are checked at the call, before any
+        block is drawn."""
         from oracledp._validation import check_sample_size
         from oracledp.synth._sampling import SAMPLE_CHUNK, check_sampler
 
@@ -596,16 +597,15 @@ class TableSynthesizer:
                              "random_state= to sample")
         if n is None and self.n_ is None:
             raise ValueError("pass n, the number of synthetic records")
-        n = check_sample_size(n, self.n_ or 0)
+        total = check_sample_size(n, self.n_ or 0)
         rng = self._rng if random_state is None else check_rng(random_state)
-        done = 0
-        while True:
-            m = min(SAMPLE_CHUNK, n - done)
-            codes = self.sample_codes(m, rng, sampler=sampler)
-            yield self.table_domain_.decode(codes, rng, sampler=sampler)
-            done += m
-            if done >= n:
-                return
+
+        def blocks() -> Iterator[pd.DataFrame]:
+            for lo in range(0, total, SAMPLE_CHUNK):
+                codes = self.sample_codes(min(SAMPLE_CHUNK, total - lo), rng, sampler=sampler)
+                yield self.table_domain_.decode(codes, rng, sampler=sampler)
+
+        return blocks()
 
     # --- the saved model -----------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ and write each) writes nothing for a table that is refused.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,6 +30,7 @@ from oracledp.tabular._csv import (
     Progress,
     _check_header,
     _check_unique,
+    _every_row_closed,
     _extra_fields,
     _header,
     _named,
@@ -81,10 +83,11 @@ def read_chunks(source: str | Path, schema: TableSchema | None, *, sep: str = ",
     deferred = None
     names: list[str] | None = None
     n = 0
+    closed = functools.cache(lambda: _every_row_closed(source, label, sep))
     with _text_stream(source, label, report) as fh:
         try:
             for chunk in pd.read_csv(fh, sep=sep, chunksize=rows, **_PARSE):
-                chunk = _extra_fields(chunk, label, sep)
+                chunk = _extra_fields(chunk, label, sep, closed)
                 if names is None:
                     names = _named(list(chunk.columns), header)
                     try:

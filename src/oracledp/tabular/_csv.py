@@ -170,22 +170,36 @@ def _prescan(source: str | Path | bytes, label: str, report: Progress | None = N
         raise TableInputError(f"{label}: {MIXED_LINE_ENDS}")
 
 
-def _extra_fields(df: pd.DataFrame, label: str, sep: str) -> pd.DataFrame:
+def _every_row_closed(source: str | Path | bytes, label: str, sep: str) -> bool:
+    """Whether every row of the CSV (its header apart) ends with one delimiter (a closing
+    field left empty, as some exports write): one more streaming pass, made only when pandas
+    saw rows with more fields than the header."""
+    with _text_stream(source, label) as fh:
+        next(fh, None)  # the header
+        return all(line.rstrip("\r\n").endswith(sep)
+                   and not line.rstrip("\r\n").endswith(sep + sep)
+                   for line in fh if line.strip())
+
+
+def _extra_fields(df: pd.DataFrame, label: str, sep: str,
+                  closed: Callable[[], bool]) -> pd.DataFrame:
     """``df`` as parsed by pandas, where rows held more fields than the header: pandas then
-    makes the first fields an index and shifts the columns.  Empty extra fields at the end of
-    the rows (a delimiter closing every row, as some exports write) are dropped, as the
-    default engine drops them; any other extra field is refused, as that engine refuses it
-    (never a table read shifted, nor one the other readers would refuse)."""
+    makes the first fields an index and shifts the columns.  The default engine reads a file
+    whose every row ends with one delimiter (an empty closing field) and refuses every other
+    extra field; so do the pandas readers: the rows are unshifted and the empty field dropped
+    where ``closed()`` (:func:`_every_row_closed`) holds and pandas saw one extra field, empty
+    in every row, else the file is refused naming that cause (never a table read shifted,
+    nor one the default engine refuses)."""
     if isinstance(df.index, pd.RangeIndex):
         return df
     k = df.index.nlevels
-    if k >= df.shape[1] or not (df.iloc[:, -k:] == "").all(axis=None):
+    if k != 1 or df.shape[1] < 1 or not (df.iloc[:, -1] == "").all() or not closed():
         raise TableInputError(f"{label}: cannot parse as CSV with delimiter {sep!r} (a row "
                               "with more fields than the header, or a quote that is not "
                               "closed)")
-    lead = [np.asarray(df.index.get_level_values(i), dtype=object) for i in range(k)]
-    body = df.iloc[:, :-k].to_numpy(dtype=object)
-    return pd.DataFrame(np.column_stack([*lead, body]), columns=df.columns, dtype=object)
+    lead = np.asarray(df.index, dtype=object)
+    body = df.iloc[:, :-1].to_numpy(dtype=object)
+    return pd.DataFrame(np.column_stack([lead, body]), columns=df.columns).astype(str)
 
 
 def _parse_error(label: str, sep: str, exc: Exception) -> TableInputError:
@@ -282,7 +296,7 @@ def read_csv(source: str | Path | bytes, schema: TableSchema | None = None, *,
             df = pd.read_csv(fh, sep=sep, **_PARSE)
         except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
             raise _parse_error(label, sep, exc) from None
-    df = _extra_fields(df, label, sep)
+    df = _extra_fields(df, label, sep, lambda: _every_row_closed(source, label, sep))
     df.columns = _named(list(df.columns), _header(source, sep, label))
     _check_unique(list(df.columns), label)
     _check_header(list(df.columns), schema, with_target, sep, label)
