@@ -199,6 +199,8 @@ def test_file_level_refusals_are_the_default_engines(tmp_path, schema, scheduler
         "latin1.csv": None,
         "wide.csv": header + "".join("1,0,1,red,no,yes\n" for _ in range(30_000))
         + "1,0,1,red,no,yes,extra\n",
+        # a row number in front of every row: pandas made it an index (shifted columns)
+        "numbered.csv": header + "".join(f"{i},1,0,1,red,no,yes\n" for i in range(50)),
     }
     for name, text in cases.items():
         p = tmp_path / name
@@ -210,6 +212,13 @@ def test_file_level_refusals_are_the_default_engines(tmp_path, schema, scheduler
         assert want == got, name
     want, got = _file_refusal(str(tmp_path / "absent.csv"), schema, scheduler)
     assert want == got
+    # a delimiter closing every row: the default engine reads it; this engine refuses it,
+    # naming the cause (it cannot check the raw lines), never with the columns shifted
+    closed = tmp_path / "closed.csv"
+    closed.write_text(header + "".join("1,0,1,red,no,yes,\n" for _ in range(50)))
+    scan_table(str(closed), schema)
+    with pytest.raises(TableInputError, match="a row with more fields than the header"):
+        _dask_scan(str(closed), schema, scheduler)
 
 
 @pytest.mark.parametrize("cls", [OPDiscClassifier, RSPMClassifier])

@@ -102,6 +102,11 @@ def _partial_counts(part: pd.DataFrame, schema: TableSchema, where: dict[str, in
     from oracledp.tabular._engine import group_query
     from oracledp.tabular._sources import connect
 
+    if not isinstance(part.index, pd.RangeIndex):
+        # rows with more fields than the header: pandas made the first fields an index and
+        # shifted the columns; refused as such (a ValueError is the reader's refusal, as the
+        # default engine's), closing delimiters included (their check needs the raw lines)
+        raise ValueError("a row with more fields than the header")
     part = part.copy(deep=False)
     part.columns = [f"c{j}" for j in range(part.shape[1])]
     table = pa.Table.from_pandas(part, preserve_index=False)
