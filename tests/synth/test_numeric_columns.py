@@ -1130,6 +1130,8 @@ def test_a_subnormal_delta_is_refused_as_such_before_anything(
     for method in ("oracle-query-pgm", "mst", "aim"):
         with pytest.raises(ValueError, match=r"delta \S+ is too small .* at least 1e-300"):
             TableSynthesizer(method, epsilon=10.0, delta=1e-320).fit(_table(50), _schema())
+    with pytest.raises(ValueError, match=r"delta \S+ is too small"):  # before any file is read
+        TableSynthesizer(epsilon=10.0, delta=1e-320).fit("/nonexistent/table.csv", _schema())
     monkeypatch.undo()
     ts = TableSynthesizer("oracle-query-pgm", epsilon=1.0, delta=1e-300, random_state=0)
     assert ts.fit(_table(300), _schema()).sample(5, random_state=0).shape == (5, 3)
