@@ -229,9 +229,10 @@ def afford(n: int, shape: Sequence[int], bins: int, *, columns: int, rho: float 
             f"{'zCDP rho' if rho is not None else 'epsilon'} ({budget:.3g}) leaves noise "
             "beyond floating-point range; raise epsilon. Nothing was fitted")
     cols = sorted(int(s) for s in shape)
-    pairs = sorted(a * b for i, a in enumerate(cols) for b in cols[i + 1:]) or [cols[0]]
     one = cols[len(cols) // 2] * per_cell
-    pair = pairs[0] * per_cell  # the smallest pair table: the selection may pick it
+    # the smallest pair table (the selection may pick it); one attribute: its 1-way table
+    pair = min((a * b for i, a in enumerate(cols) for b in cols[i + 1:]), default=cols[0])
+    pair *= per_cell
     shared = one * (math.sqrt(len(cols)) if rho is not None else len(cols))
     only = pair > PAIR_NOISE_LIMIT
 

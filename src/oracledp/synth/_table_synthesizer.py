@@ -329,7 +329,7 @@ class TableSynthesizer:
         delta = (self.delta if self.delta is not None else 1.0 / max(n, 2) ** 2
                  ) if needs_delta else 0.0
         epsilon = float(self.epsilon)
-        rho = zcdp_rho(epsilon, delta) if needs_delta else None  # 0 at a subnormal delta: afford refuses
+        rho = zcdp_rho(epsilon, delta) if needs_delta else None  # > 0: _check_params
         pure_rho = 0.5 * epsilon * epsilon  # the pure methods' bins rule (inf past ~1e154)
         chosen = auto_bins(n, rho if rho is not None else pure_rho)
         refined: dict[str, Any] = {}  # name -> its coarse bins: a count or cut points
