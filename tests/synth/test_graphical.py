@@ -406,3 +406,23 @@ def test_a_big_clique_sums_by_matrix_products_and_equals_the_dense_reference() -
     np.testing.assert_array_equal(back.dense(), model.dense())
     again = GraphicalModel(shape, model.potentials, back.tree)  # rebuilt from its potentials
     np.testing.assert_array_equal(again.dense(), model.dense())
+
+
+def test_one_way_estimate_is_the_projection_mst_selects_with() -> None:
+    """With 1-way tables only the estimator's minimizer is each noisy table projected onto
+    the counts of the model's total (what MST's selection uses instead of the descent):
+    the descent reaches it, negative cells included, and not another point."""
+    from oracledp.synth._numeric import project_simplex
+
+    n, rng = 60, np.random.default_rng(3)  # small counts, sigma 8: some cells negative
+    meas = [MarginalMeasurement((a,), t + rng.normal(0, 8.0, t.shape), 8.0)
+            for a in range(len(SHAPE)) for t in [_table(_codes(n), SHAPE, (a,))]]
+    assert min(float(m.values.min()) for m in meas) < 0
+    model = estimate_model(SHAPE, meas, n, iterations=3000)
+    apart = 0.0
+    for m in meas:
+        want = project_simplex(m.values, float(n)) / n
+        np.testing.assert_allclose(model.marginal(list(m.axes)), want, atol=1e-4)
+        clipped = np.maximum(m.values, 0.0)
+        apart = max(apart, float(np.abs(clipped / clipped.sum() - want).max()))
+    assert apart > 1e-2  # clipping and rescaling (another point) would have failed above

@@ -86,6 +86,14 @@ class _NumpyFitter:
         self.known_total = total
         self.seconds = seconds
 
+    def total(self, measurements: Sequence[MarginalMeasurement]) -> float:
+        """The model's total: the public n, or the weighted mean of the tables' sums."""
+        if self.known_total is not None:
+            return self.known_total
+        prec = np.array([1.0 / (m.sigma**2 * m.values.size) for m in measurements])
+        sums = np.array([float(m.values.sum()) for m in measurements])
+        return max(1.0, float(prec @ sums / prec.sum()))
+
     def cliques_mb(self, cliques: Sequence[tuple[int, ...]]) -> float:
         """Size in MB of the junction tree of a model over ``cliques`` (float64 cells)."""
         from oracledp.synth._junction_tree import junction_tree_cells
@@ -98,11 +106,7 @@ class _NumpyFitter:
         from oracledp.synth._graphical import estimate_model
 
         start = time.perf_counter()
-        total = self.known_total
-        if total is None:
-            prec = np.array([1.0 / (m.sigma**2 * m.values.size) for m in measurements])
-            sums = np.array([float(m.values.sum()) for m in measurements])
-            total = max(1.0, float(prec @ sums / prec.sum()))
+        total = self.total(measurements)
         model = estimate_model(self.shape, measurements, total, iterations=iters, warm=warm)
         self.seconds.append(time.perf_counter() - start)
         return model, model, list(model.tree.cliques), float(total)

@@ -17,6 +17,7 @@ from oracledp._docstrings import fill_doc
 from oracledp._validation import RandomLike, check_rng
 from oracledp.privacy import Spend, exponential_mechanism_rho, gaussian_rho
 from oracledp.synth._domain import Domain
+from oracledp.synth._numeric import project_simplex
 from oracledp.synth._peers_accounting import _ACCOUNTING, _check_common, _check_iters, _PeerRun
 from oracledp.synth._peers_measure import _counts, _exp_mech, _measure
 from oracledp.synth._peers_model import PGMResult
@@ -81,13 +82,24 @@ def mst(
     spent = ledger[-1].rho
 
     # MST step 2: private Kruskal on the L1 errors of the 1-way model's 2-way marginals.
-    _, model1, _, total1 = fitter.fit(measurements, n_iters)
+    # The 1-way model: with 1-way tables only, the estimator's loss separates by attribute
+    # and its minimizer is each noisy table projected onto the counts summing to the model's
+    # total (the limit of the mirror descent, computed directly: on 86 attributes the
+    # descent took a third of MST's time).  The mbi backend keeps its own estimate.
+    if run.backend == "numpy":
+        total1 = fitter.total(measurements)
+        ones = [project_simplex(m.values, total1) for m in measurements]
+
+        def model_pair(p: tuple[int, ...]) -> np.ndarray:
+            return np.multiply.outer(ones[p[0]], ones[p[1]]).ravel() / total1
+    else:
+        _, model1, _, total1 = fitter.fit(measurements, n_iters)
+
+        def model_pair(p: tuple[int, ...]) -> np.ndarray:
+            return total1 * model1.marginal(p).ravel()
     eps_sel = math.sqrt(8.0 * (rho / 3.0) / (d - 1))
     pairs = list(itertools.combinations(range(d), 2))
-    weights = np.array([
-        np.abs(_counts(arr, shape, p, w) - total1 * model1.marginal(p).ravel()).sum()
-        for p in pairs
-    ])
+    weights = np.array([np.abs(_counts(arr, shape, p, w) - model_pair(p)).sum() for p in pairs])
     component = list(range(d))
     tree: list[tuple[int, ...]] = []
     for t in range(1, d):
