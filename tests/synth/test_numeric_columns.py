@@ -1165,3 +1165,28 @@ def test_afford_judges_the_smallest_pair_table() -> None:
     a = afford(3_000, (2, 10, 250), 2, columns=0, rho=zcdp_rho(1.0, 1 / 3_000**2))
     assert a["pair_noise_tv"] == pytest.approx(0.0216, abs=5e-4) and not a["one_way_only"]
     assert a["pair_noise_tv"] * 500 / 20 > PAIR_NOISE_LIMIT  # the median pair would not be
+
+
+@pytest.mark.parametrize(("lower", "upper", "step"), [
+    (0, 0.7, 0.1), (0.1, 0.7, 0.2), (0, 0.35, 0.05), (0, 3.3, 0.1), (0.05, 0.95, 0.05)])
+@pytest.mark.parametrize("method", ["oracle-query-pgm", "independent"])
+def test_decimal_grid_whose_last_point_overshoots_in_floating_point(
+        lower: float, upper: float, step: float, method: str) -> None:
+    """lower + K step lands past upper in floating point on these grids (0 + 7 * 0.1 is
+    0.7000000000000001): the fine bins' cut points are grid values, so the fit runs, and the
+    synthetic values stay on the grid and within the bounds."""
+    K = round((upper - lower) / step)
+    assert lower + K * step > upper  # the overshoot this test is about
+    rng = np.random.default_rng(0)
+    k = np.minimum(rng.geometric(0.4, 300) - 1, K)
+    df = pd.DataFrame({"v": np.round(lower + k * step, 2),
+                       "y": rng.choice(["a", "b"], 300)})
+    schema = TableSchema.from_dict({
+        "target": {"name": "y", "labels": ["a", "b"]},
+        "columns": [{"name": "v", "type": "numeric", "lower": lower, "upper": upper,
+                     "step": step}]})
+    fake = TableSynthesizer(method, epsilon=1.0, random_state=0).fit(df, schema).sample(
+        500, random_state=1)
+    v = fake["v"].to_numpy(dtype=float)
+    assert v.min() >= lower and v.max() <= upper
+    np.testing.assert_allclose((v - lower) / step, np.round((v - lower) / step), atol=1e-6)
