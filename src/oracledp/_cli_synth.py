@@ -556,7 +556,10 @@ def synth_evaluate(
                                      max_sets=max_sets, random_state=seed, sep=sep,
                                      synthetic_sep=synthetic_sep)
     except (OracleDPError, ValueError, TypeError) as exc:
-        _fail(str(exc))
+        msg = str(exc)
+        if msg.startswith(f"{synthetic}:"):  # the synthetic table's delimiter has its option
+            msg = msg.replace("try --sep ", "try --synthetic-sep ")
+        _fail(msg)
     typer.echo(res["non_private"])
     typer.echo("marginal errors (total variation distance, synthetic vs real):")
     for j, m in res["marginals"].items():

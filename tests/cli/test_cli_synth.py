@@ -307,7 +307,11 @@ def test_evaluate_reads_a_semicolon_real_table_beside_the_comma_synthetic(runner
     res = runner.invoke(app, ["synth", "evaluate", str(syn), str(real), "--schema",
                               str(files["schema"]), "--sep", ";", "--synthetic-sep", ";"],
                         env=ENV)
-    assert res.exit_code == 2 and "--sep" in res.stderr, res.output
+    # the synthetic table failed: the hint names its own option, not the real table's
+    assert res.exit_code == 2 and "try --synthetic-sep ','" in res.stderr, res.output
+    res = runner.invoke(app, ["synth", "evaluate", str(syn), str(real), "--schema",
+                              str(files["schema"])], env=ENV)
+    assert res.exit_code == 2 and "try --sep ';'" in res.stderr, res.output
 
 
 def test_interrupted_fit_exits_130_and_releases_its_budget(runner, files, tmp_path,
