@@ -327,6 +327,25 @@ def test_validation_is_that_of_the_in_memory_reader(tmp_path, schema, case):
         assert value not in said
 
 
+@pytest.mark.parametrize("bom", ["\ufeff", ""])
+@pytest.mark.parametrize("packed", [False, True])
+def test_quoted_first_name_behind_a_byte_order_mark(tmp_path, bom, packed):
+    """A spreadsheet's "CSV UTF-8" export: a byte-order mark, then a quoted first name
+    holding the delimiter.  The engine reads what the in-memory reader reads (it had refused
+    the file: "a row with more fields than the header")."""
+    sch = TableSchema.from_dict({
+        "target": {"name": "y", "labels": ["no", "yes"]},
+        "columns": [{"name": "city, name", "type": "categorical", "levels": ["a", "b, c"]},
+                    {"name": "n", "type": "numeric", "lower": 0, "upper": 9, "step": 1}]})
+    text = bom + '"city, name",n,y\n' + 'a,1,no\n"b, c",2,yes\n' * 30
+    p = tmp_path / ("t.csv.gz" if packed else "t.csv")
+    p.write_bytes(gzip.compress(text.encode()) if packed else text.encode())
+    df = read_csv(p, sch, with_target=True)
+    agg = read_aggregated(p, sch)
+    assert agg.n == len(df) == 60
+    assert sorted(np.asarray(agg.counts).ravel().tolist()) == [0, 0, 30, 30]
+
+
 def test_many_problems_are_all_listed(tmp_path, schema):
     p = tmp_path / "many.csv"
     p.write_bytes(_bad_files()["many"])

@@ -446,10 +446,11 @@ def _csv_options(files: list[str], sep: str, compression: str, header: bool,
 
 
 def _csv_header(con: Any, path: str, sep: str, compression: str, label: str,
-                kind: str) -> tuple[list[str], int]:
+                kind: str) -> tuple[list[str], int, bool]:
     """The column names exactly as the first non-blank line writes them (in file order: a
-    parallel read may return any row first), parsed as pandas parses a header line, and the
-    number of blank lines before it (skipped, as pandas skips them)."""
+    parallel read may return any row first), parsed as pandas parses a header line, the
+    number of blank lines before it (skipped, as pandas skips them), and whether its first
+    name is quoted."""
     import io
 
     import duckdb
@@ -477,7 +478,8 @@ def _csv_header(con: Any, path: str, sep: str, compression: str, label: str,
         head = pd.read_csv(io.StringIO(line), sep=sep, header=None, nrows=1, **_PARSE)
     except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         raise _parse_error(label, sep, exc) from None
-    return ([str(v) for v in head.iloc[0]] if len(head) else []), blank.index(False)
+    return (([str(v) for v in head.iloc[0]] if len(head) else []), blank.index(False),
+            line.startswith('"'))
 
 
 def _open(con: Any, data: Any, sep: str) -> _Source:
@@ -506,9 +508,14 @@ def _open(con: Any, data: Any, sep: str) -> _Source:
                                   "rows)")
         if compression == "zstd":
             _check_zstd(files)
-        header, skip = _csv_header(con, files[0], sep, compression, label, kind)
+        header, skip, quoted = _csv_header(con, files[0], sep, compression, label, kind)
         names = [f"c{j}" for j in range(len(header))]
-        rel = _csv_options(files, sep, compression, True, names, skip)
+        # DuckDB's sniffer misreads a header line whose first name is quoted behind a UTF-8
+        # byte-order mark (as spreadsheets export): the names are read above, so a header
+        # line that starts with a quote is skipped as a line rather than parsed
+        has_header = not quoted
+        skip += quoted
+        rel = _csv_options(files, sep, compression, has_header, names, skip)
         try:
             width = len(con.execute(f"DESCRIBE SELECT * FROM {rel}").fetchall())
         except duckdb.Error as exc:
@@ -518,7 +525,8 @@ def _open(con: Any, data: Any, sep: str) -> _Source:
                                   "with more fields than the header, or a quote that is not "
                                   "closed)")
         return _Source(rel, header, ["VARCHAR"] * len(header), size, label, kind,
-                       _csv_options(files, sep, compression, True, names, skip, pad=False))
+                       _csv_options(files, sep, compression, has_header, names, skip,
+                                    pad=False))
     # an Arrow table or a Polars DataFrame (anything DuckDB scans through Arrow)
     module = type(data).__module__.split(".")[0]
     if module not in ("pyarrow", "polars"):
