@@ -146,3 +146,33 @@ def test_the_command_line_prints_the_data_resolution(tmp_path: Path) -> None:
                                  want["references"]["resample_of_real_rows"]["two_way"][
                                      "mean_tv"]], abs=5e-5)
     assert f"days: 1-way TV {want['columns'][0]['tv']:.4f}" in res.stdout
+
+
+def test_pairs_counted_one_by_one_a_mean_cannot_hide_a_dependent_pair() -> None:
+    """A table that keeps the one dependent pair (days, y) exactly and breaks nine pairs of
+    independent columns has a mean 2-way TV above independent marginals', yet it is closer
+    than them on that dependent pair: the pair counts say so.  A table of one repeated row
+    is closer on no dependent pair."""
+    rng = np.random.default_rng(4)
+    real = _hospital(seed=4)
+    cats = [f"c{i}" for i in range(4)]
+    for c in cats:
+        real[c] = rng.choice(["a", "b"], len(real))
+    schema = TableSchema.from_dict({
+        "target": {"name": "y", "labels": ["no", "yes"]},
+        "columns": [{"name": "days", "type": "numeric", "lower": 0, "upper": 365, "step": 1},
+                    {"name": "sex", "type": "categorical", "levels": ["f", "m"]},
+                    *({"name": c, "type": "categorical", "levels": ["a", "b"]}
+                      for c in cats)]})
+    syn = real.copy()
+    for c in cats:  # independent columns made to depend on sex and on each other
+        syn[c] = np.where(rng.random(len(real)) < 0.8, syn["sex"].map({"f": "a", "m": "b"}),
+                          rng.choice(["a", "b"], len(real)))
+    r = evaluate_synthetic(syn, real, schema, classifier=False)["data_resolution"]
+    two = r["two_way"]
+    assert two["mean_tv"] > r["references"]["independent_marginals"]["two_way"]["mean_tv"]
+    assert two["dependent_pairs"] == 1  # (days, y), the only dependence of the real table
+    assert two["dependent_closer_than_independent"] == 1
+    same = evaluate_synthetic(real.iloc[[0] * len(real)], real, schema,
+                              classifier=False)["data_resolution"]["two_way"]
+    assert same["dependent_pairs"] == 1 and same["dependent_closer_than_independent"] == 0
