@@ -1025,6 +1025,24 @@ def test_afford_states_each_columns_noise_when_the_budget_is_shared() -> None:
     assert "coarse bins" not in kids.plan_["summary"]
 
 
+def test_afford_names_a_column_whose_own_table_is_noise() -> None:
+    """A column whose 1-way table, the budget shared by the 1-way tables alone, carries noise
+    of WIDE_COLUMN_NOTE or more is named in plan_ and its summary; a column just below is not.
+    """
+    from oracledp.synth._table_budget import WIDE_COLUMN_NOTE, afford
+
+    n, rho = 2_000, 0.0146
+    per_cell = math.sqrt(2.0 / math.pi) / math.sqrt(rho) / (2.0 * n) * 2.0  # sqrt(d), d = 4
+    edge = WIDE_COLUMN_NOTE / per_cell  # levels at which a column reaches the note
+    lo, hi = math.floor(edge), math.ceil(edge)
+    a = afford(n, (hi, lo, 3, 2), 2, columns=0, rho=rho, names=["wide", "narrow", "b", "y"])
+    assert a["noisy_columns"] == ["wide"]
+    assert f"'wide' ({hi:,} levels" in a["summary"] and "'narrow'" not in a["summary"]
+    assert "leave the column out" in a["summary"]
+    quiet = afford(n, (lo, 3, 2), 2, columns=0, rho=rho * 4 / 3)  # same per-column share
+    assert quiet["noisy_columns"] == [] and "leave the column out" not in quiet["summary"]
+
+
 def _fail_on_noise(monkeypatch: pytest.MonkeyPatch) -> None:
     def boom(*a: Any, **k: Any) -> None:
         raise AssertionError("noise drawn before the input was refused")

@@ -160,9 +160,15 @@ PAIR_NOISE_LIMIT = 0.5
 #: the 1-way tables alone) up, the summary says that weak dependence cannot be reproduced.
 SHARED_NOISE_NOTE = 0.01
 
+#: afford: from this total-variation noise of a column's own 1-way table (the budget shared
+#: by the 1-way tables alone) up, the summary names the column: its distribution is mostly
+#: noise at this budget (a 300-level column of 2,000 records at epsilon 1: about 1.1).
+WIDE_COLUMN_NOTE = 0.5
+
 
 def afford(n: int, shape: Sequence[int], bins: int, *, columns: int, rho: float | None = None,
-           epsilon: float | None = None, fallback: bool = True) -> dict[str, Any]:
+           epsilon: float | None = None, fallback: bool = True,
+           names: Sequence[str] | None = None) -> dict[str, Any]:
     """What a budget affords, from public facts only: ``n``, the method's budget (``rho`` for
     a zCDP method, Gaussian noise; ``epsilon`` for a pure one, Laplace noise: exactly one of
     them), an upper bound of the model domain's ``shape`` (one entry per attribute) and the
@@ -198,6 +204,12 @@ def afford(n: int, shape: Sequence[int], bins: int, *, columns: int, rho: float 
       marginals' (docs/results/synth-rounded) gets this note or the 1-way-only one (biopsy
       at 0.1), and so do biopsy at 1 and 2 and titanic at 0.5, where it was below.
 
+    ``noisy_columns``: the attributes (their ``names``, else positions) wider than the
+    median column whose own 1-way table, the budget shared as in the third figure, carries
+    noise of at least :data:`WIDE_COLUMN_NOTE` in total variation: a column of many levels for
+    its n, whose distribution no release can reproduce at this budget; the summary names them
+    (where every column is that noisy, a tiny table, the figures above say it).
+
     A release measures more tables than these, which raises its noise; its fitting keeps
     counts nonnegative and sums to n, which trims noise larger than the counts: the figures
     are guides, not bounds.  Gaussian noise with sigma per cell (sigma = 1 / sqrt(rho):
@@ -213,6 +225,9 @@ def afford(n: int, shape: Sequence[int], bins: int, *, columns: int, rho: float 
     0.024
     >>> round(afford(300, (5,) * 41, 2, columns=0, epsilon=0.9)["shared_one_way_noise_tv"], 2)
     0.76
+    >>> afford(2_000, (300, 2, 3, 2), 2, columns=0, rho=0.0146,
+    ...        names=["id", "a", "b", "y"])["noisy_columns"]
+    ['id']
     """
     if rho is not None and epsilon is None:
         budget = float(rho)
@@ -233,8 +248,13 @@ def afford(n: int, shape: Sequence[int], bins: int, *, columns: int, rho: float 
     # the smallest pair table (the selection may pick it); one attribute: its 1-way table
     pair = min((a * b for i, a in enumerate(cols) for b in cols[i + 1:]), default=cols[0])
     pair *= per_cell
-    shared = one * (math.sqrt(len(cols)) if rho is not None else len(cols))
+    spread = math.sqrt(len(cols)) if rho is not None else len(cols)
+    shared = one * spread
     only = pair > PAIR_NOISE_LIMIT
+    label = list(names) if names is not None else [str(j) for j in range(len(shape))]
+    noisy = [(label[j], int(k), int(k) * per_cell * spread) for j, k in enumerate(shape)
+             if int(k) * per_cell * spread >= WIDE_COLUMN_NOTE
+             and int(k) > cols[len(cols) // 2]]  # wider than the median column
 
     def tv(x: float) -> str:
         return f"about {x:.2g}" if x < 1.0 else "1 or more (noise only)"
@@ -253,8 +273,16 @@ def afford(n: int, shape: Sequence[int], bins: int, *, columns: int, rho: float 
         said += ("; columns that depend on each other less than that cannot be reproduced at "
                  "this budget: exact independent marginals of the real rows (not private; "
                  "synth evaluate reports them) may come closer than any release")
+    if noisy:
+        which = ", ".join(f"{name!r} ({k:,} levels: {tv(x)})" for name, k, x in noisy[:5])
+        which += f" and {len(noisy) - 5} more" if len(noisy) > 5 else ""
+        said += (f"; shared so, the 1-way table of {which} would carry noise of "
+                 f"{WIDE_COLUMN_NOTE:g} or more in total variation: "
+                 f"{'its' if len(noisy) == 1 else 'their'} distribution is mostly noise at "
+                 "this budget (merge levels, or leave the column out)")
     return {"coarse_bins": bins, "one_way_noise_tv": one, "pair_noise_tv": pair,
-            "shared_one_way_noise_tv": shared, "one_way_only": only, "summary": said}
+            "shared_one_way_noise_tv": shared, "one_way_only": only,
+            "noisy_columns": [name for name, _, _ in noisy], "summary": said}
 
 
 def _level_sigma(levels: int, rho: float) -> float:

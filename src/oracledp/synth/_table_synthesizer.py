@@ -371,7 +371,7 @@ class TableSynthesizer:
                   else {"epsilon": plan.method_epsilon})  # Gaussian or Laplace noise
         # what the budget affords is judged on the tables at the budget's bins
         self.plan_ = afford(n, _coarse_shape(fine_dom, {**refined, **grouped}), chosen,
-                            columns=by_rule,
+                            columns=by_rule, names=[a.name for a in fine_dom.attrs],
                             fallback=self.method == "oracle-query-pgm", **budget)
         extra: dict[str, Any] = {}
         if (self.plan_["one_way_only"] and self.method == "oracle-query-pgm"
