@@ -55,9 +55,9 @@ _MAX_ROWS = 10**9
 _METHOD_HELP = ("oracle-query-pgm (default), mst, aim, mwem or independent (pure epsilon-DP); "
                 "mwem is a baseline, whose columns can come out far from the data's.")
 
-class _TimeLimit(BaseException):
+class TimeLimitExpired(BaseException):
     """``synth fit --time-limit`` expired (a BaseException, like Ctrl-C: no library code may
-    catch it and carry on)."""
+    catch it and carry on; a budget ledger's status names it)."""
 
 
 def _bins_option(value: str | None) -> Any:
@@ -336,11 +336,11 @@ def _default_delta_note(delta: float, n: int | None, k: int) -> str | None:
 
 
 def _time_limit(seconds: float | None) -> contextlib.AbstractContextManager[None]:
-    """Raise :class:`_TimeLimit` in the main thread after ``seconds`` (POSIX interval timer;
-    no limit where there is none)."""
+    """Raise :class:`TimeLimitExpired` in the main thread after ``seconds`` (POSIX interval
+    timer; no limit where there is none)."""
     from oracledp._alarm import alarm
 
-    return alarm(seconds, _TimeLimit)
+    return alarm(seconds, TimeLimitExpired)
 
 
 @contextlib.contextmanager
@@ -370,7 +370,7 @@ def _fit(syn: Any, data: Path, schema: Any, tdom: Any, accountant: Any,
             with accountant if accountant is not None else contextlib.nullcontext():
                 run["fitting"] = True
                 syn.fit(data, schema)
-    except _TimeLimit:
+    except TimeLimitExpired:
         # settled by the caller as any failure: charged if the mechanism had drawn noise
         drew = accountant is not None and bool(accountant.spends)
         _fail(f"synth fit stopped at --time-limit {limit:g} s; nothing was released or written"
@@ -561,6 +561,12 @@ def synth_evaluate(
             msg = msg.replace("try --sep ", "try --synthetic-sep ")
         _fail(msg)
     typer.echo(res["non_private"])
+    for which, cols in res["ignored_columns"].items():
+        if cols:
+            shown = ", ".join(repr(c) for c in cols[:5]) + (
+                f" and {len(cols) - 5} more" if len(cols) > 5 else "")
+            typer.echo(f"note: the {which} table's column(s) {shown} are not in the schema: "
+                       "ignored, not compared", err=True)
     typer.echo("marginal errors (total variation distance, synthetic vs real):")
     for j, m in res["marginals"].items():
         which = (f"a random {m['sets']} of {m['of']} column sets" if m["sampled"]

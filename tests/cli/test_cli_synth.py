@@ -430,7 +430,8 @@ def test_time_limit_stops_the_fit_and_keeps_a_started_fit_charged(runner, files,
         "error: synth fit stopped at --time-limit 0.5 s; nothing was released or written; its "
         "mechanism had started, so it stays charged")
     (spend,) = json.loads(budget.read_text())["spends"]
-    assert spend["epsilon"] == 1.0 and "failed after its mechanism started" in spend["status"]
+    assert spend["epsilon"] == 1.0 and spend["status"].startswith(
+        "failed after its mechanism started (TimeLimitExpired)")
     assert not (tmp_path / "m").exists()
 
 
@@ -499,3 +500,19 @@ def test_a_delta_not_below_one_over_n_gets_a_note(runner, files, tmp_path):
     assert _delta_note(0.0009, 1000, 4) is None and _delta_note(0.004, 1000, 4) is not None
     assert "per person" in _delta_note(0.004, 1000, 4)
     assert _delta_note(0.5, None, 1) is None and _delta_note(0.0, 10, 1) is None
+
+
+def test_evaluate_says_which_columns_it_ignored_and_bins_name_the_target(runner, files,
+                                                                         tmp_path):
+    """A synthetic file with a column the schema does not name: read, not compared, and said
+    on stderr (it was silent); --bins naming the target says it is the target."""
+    real = pd.read_csv(files["data"], dtype=str, keep_default_na=False)
+    extra = tmp_path / "extra.csv"
+    real.assign(renamed_col="1").to_csv(extra, index=False)
+    res = runner.invoke(app, ["synth", "evaluate", str(extra), str(files["data"]),
+                              "--schema", str(files["schema"])], env=ENV)
+    assert res.exit_code == 0, res.output
+    assert ("note: the synthetic table's column(s) 'renamed_col' are not in the schema"
+            in res.stderr) and "real table's" not in res.stderr
+    res = runner.invoke(app, _fit_args(files, tmp_path, "--bins", "survived=3"), env=ENV)
+    assert res.exit_code == 2 and "'survived' is the schema's target" in res.stderr, res.output

@@ -329,6 +329,9 @@ def _check_bins(bins: Any, schema: Any, auto: bool = False) -> tuple[dict[str, A
     out: dict[str, Any] = {}
     for name, v in bins.items():
         c = cols.get(name)
+        if c is None and name == schema.target:
+            raise ValueError(f"bins: {name!r} is the schema's target (its labels are its "
+                             "bins); only gridded numeric columns are binned")
         if c is None:
             raise ValueError(f"bins: {name!r} is not a column of the schema")
         if c.kind != "numeric" or c.step is None:

@@ -319,7 +319,8 @@ def evaluate_synthetic(synthetic: pd.DataFrame | str | Path, real: pd.DataFrame 
     "majority_label_rate", "classifier_rows"}`` (absent with ``classifier=False``; the rows
     used, a random subset of a table whose encoding would exceed
     :data:`CLASSIFIER_CELLS` cells), ``"rows"``:
-    ``{"synthetic", "real"}``.  ``sep`` is the delimiter of CSV files, ``synthetic_sep`` (if
+    ``{"synthetic", "real"}``, ``"ignored_columns"``: ``{"synthetic", "real"}``, each table's
+    columns the schema does not name (read, not compared).  ``sep`` is the delimiter of CSV files, ``synthetic_sep`` (if
     given) the synthetic file's (``oracledp synth sample`` writes commas).
     """
     from oracledp.synth._table_synthesizer import _load_schema
@@ -358,9 +359,13 @@ def evaluate_synthetic(synthetic: pd.DataFrame | str | Path, real: pd.DataFrame 
                        for s in sets])
         marg[j] = {"mean_tv": float(tv.mean()), "max_tv": float(tv.max()), "sets": len(sets),
                    "of": total, "sampled": total > max_sets}
+    known = {c.name for c in schema.columns} | {schema.target}
     out: dict[str, Any] = {"non_private": NON_PRIVATE_NOTE, "marginals": marg,
                            "data_resolution": {},
-                           "rows": {"synthetic": len(syn), "real": len(real)}}
+                           "rows": {"synthetic": len(syn), "real": len(real)},
+                           "ignored_columns": {  # not in the schema: not compared
+                               "synthetic": [str(c) for c in syn.columns if c not in known],
+                               "real": [str(c) for c in real.columns if c not in known]}}
     if classifier:
         seed = int(rng.integers(2**31 - 1))
         out["classification"] = _logistic_scores(schema, syn, real, seed)
