@@ -85,10 +85,13 @@ def _panel(ids: int = 300, years: int = 5, seed: int = 0) -> pd.DataFrame:
 
 
 def test_a_repeated_identifier_points_to_records_per_person() -> None:
-    _, warnings = TableSchema.infer(_panel(), "y")
+    schema, warnings = TableSchema.infer(_panel(), "y")
     flagged = [w for w in warnings if "PERSON IDENTIFIER" in w]
     assert len(flagged) == 1 and flagged[0].startswith("column 'id':")
     assert "records_per_person" in flagged[0]
+    # not proposed as a feature (it was numeric: one deletion of from_data from a fit on it)
+    kinds = {c.name: c.kind for c in schema.columns}
+    assert kinds["id"] == "unresolved" and kinds["region_id"] != "unresolved"
     # a person number named otherwise: many values, each seen equally often
     _, warnings = TableSchema.infer(_panel().rename(columns={"id": "who"}), "y")
     assert any(w.startswith("column 'who':") and "PERSON IDENTIFIER" in w for w in warnings)

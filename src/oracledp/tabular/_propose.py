@@ -195,7 +195,8 @@ class _Rules:
                            "the most rows one person may have (every guarantee is then "
                            "stated and charged per person), and delete this column from the "
                            "data, or its entry and fit with --ignore-extra (an identifier is "
-                           "not a feature). If it is not an identifier, ignore this",
+                           "not a feature; it is marked \"unresolved\"). If it is not an "
+                           "identifier, declare its type",
             "categorical": "named categorical and written as whole numbers: proposed "
                            "categorical with every integer from the smallest to the largest "
                            "value seen as a level (read from the data: confirm, or replace "
@@ -327,14 +328,21 @@ def propose_columns(data: pd.DataFrame | str | Path, target: str, max_levels: in
             continue
         col, rule, detail = _propose_column(name, df[name], tokens, max_levels,
                                                 name in named)
+        if rule != "identifier" and _repeated_id(name, df[name][~df[name].isin(tokens)],
+                                                 max_levels):
+            # an identifier is not a feature: no type is proposed for it, nor its rule's
+            # warning (a number of persons proposed numeric had been one deletion of
+            # from_data away from a fit on it)
+            col, rule, detail = Column(
+                name, "unresolved", from_data=True,
+                note="looks like a person identifier whose values repeat: delete it (and "
+                     "declare records_per_person), or declare its type if it is not one"), (
+                "repeated_id"), ""
         cols.append(col)
         if col.missing == "level":
             rules.add("missing", name)
         if rule:
             rules.add(rule, name, detail)
-        if rule != "identifier" and _repeated_id(name, df[name][~df[name].isin(tokens)],
-                                                 max_levels):
-            rules.add("repeated_id", name)
     return tuple(cols), (labels[0], labels[1]), rules.lines()
 
 
