@@ -176,3 +176,28 @@ def test_pairs_counted_one_by_one_a_mean_cannot_hide_a_dependent_pair() -> None:
     same = evaluate_synthetic(real.iloc[[0] * len(real)], real, schema,
                               classifier=False)["data_resolution"]["two_way"]
     assert same["dependent_pairs"] == 1 and same["dependent_closer_than_independent"] == 0
+
+
+def test_independent_columns_are_not_called_dependent_whatever_the_synthetic_size() -> None:
+    """Six independent columns of 2,000 rows, five draws: 75 pairs, each called dependent
+    with probability 0.001 (the chi-square test's level); two or more would happen with
+    probability below 0.003.  The call reads the real table only, so a synthetic table of
+    50,000 rows changes nothing (a resample-based threshold had called 12 of 15 dependent)."""
+    cols = [f"c{i}" for i in range(5)]
+    schema = TableSchema.from_dict({
+        "target": {"name": "y", "labels": ["no", "yes"]},
+        "columns": [{"name": c, "type": "categorical", "levels": ["a", "b", "c"]}
+                    for c in cols]})
+    called = 0
+    for seed in range(5):
+        rng = np.random.default_rng(100 + seed)
+        real = pd.DataFrame({c: rng.choice(["a", "b", "c"], 2000) for c in cols}
+                            | {"y": rng.choice(["no", "yes"], 2000)})
+        big = real.sample(50_000, replace=True, random_state=seed).reset_index(drop=True)
+        two = evaluate_synthetic(big, real, schema, classifier=False)["data_resolution"][
+            "two_way"]
+        small = evaluate_synthetic(real.iloc[:500], real, schema, classifier=False)[
+            "data_resolution"]["two_way"]
+        assert two["sets"] == 15 and two["dependent_pairs"] == small["dependent_pairs"]
+        called += two["dependent_pairs"]
+    assert called <= 1

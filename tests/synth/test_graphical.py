@@ -408,21 +408,26 @@ def test_a_big_clique_sums_by_matrix_products_and_equals_the_dense_reference() -
     np.testing.assert_array_equal(again.dense(), model.dense())
 
 
-def test_one_way_estimate_is_the_projection_mst_selects_with() -> None:
-    """With 1-way tables only the estimator's minimizer is each noisy table projected onto
-    the counts of the model's total (what MST's selection uses instead of the descent):
-    the descent reaches it, negative cells included, and not another point."""
-    from oracledp.synth._numeric import project_simplex
+@pytest.mark.parametrize("total", [None, 57.3])  # replace-one: n; add-remove: estimated
+def test_mst_one_way_model_is_the_estimators_minimizer(total: float | None) -> None:
+    """MST's selection scores pairs against the model of its 1-way tables, computed in closed
+    form (each noisy table projected onto the counts of the total): the mirror descent reaches
+    those pair tables, negative noisy cells included; clipping and rescaling would not."""
+    from oracledp.synth._peers_mst import one_way_counts
 
     n, rng = 60, np.random.default_rng(3)  # small counts, sigma 8: some cells negative
     meas = [MarginalMeasurement((a,), t + rng.normal(0, 8.0, t.shape), 8.0)
             for a in range(len(SHAPE)) for t in [_table(_codes(n), SHAPE, (a,))]]
     assert min(float(m.values.min()) for m in meas) < 0
-    model = estimate_model(SHAPE, meas, n, iterations=3000)
+    tot = float(n) if total is None else total
+    model = estimate_model(SHAPE, meas, tot, iterations=3000)
+    ones = one_way_counts(meas, tot)
+    clipped = [np.maximum(m.values, 0.0) for m in meas]
     apart = 0.0
-    for m in meas:
-        want = project_simplex(m.values, float(n)) / n
-        np.testing.assert_allclose(model.marginal(list(m.axes)), want, atol=1e-4)
-        clipped = np.maximum(m.values, 0.0)
-        apart = max(apart, float(np.abs(clipped / clipped.sum() - want).max()))
-    assert apart > 1e-2  # clipping and rescaling (another point) would have failed above
+    for u, v in [(0, 1), (2, 4), (3, 5)]:
+        got = np.multiply.outer(ones[u], ones[v]) / tot
+        np.testing.assert_allclose(tot * model.marginal([u, v]), got, atol=1e-3)
+        alt = np.multiply.outer(clipped[u], clipped[v]) * tot / (
+            clipped[u].sum() * clipped[v].sum())
+        apart = max(apart, float(np.abs(alt - got).max()))
+    assert apart > 0.1  # clipping and rescaling (another point) would have failed above

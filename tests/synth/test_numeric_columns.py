@@ -1026,21 +1026,26 @@ def test_afford_states_each_columns_noise_when_the_budget_is_shared() -> None:
 
 
 def test_afford_names_a_column_whose_own_table_is_noise() -> None:
-    """A column whose 1-way table, the budget shared by the 1-way tables alone, carries noise
-    of WIDE_COLUMN_NOTE or more is named in plan_ and its summary; a column just below is not.
-    """
+    """A column wider than the median whose 1-way table, the budget shared by the d 1-way
+    tables alone, carries noise of WIDE_COLUMN_NOTE or more is named in plan_ and its
+    summary; one level fewer, just below the note, is not (both wider than the median)."""
     from oracledp.synth._table_budget import WIDE_COLUMN_NOTE, afford
 
     n, rho = 2_000, 0.0146
-    per_cell = math.sqrt(2.0 / math.pi) / math.sqrt(rho) / (2.0 * n) * 2.0  # sqrt(d), d = 4
-    edge = WIDE_COLUMN_NOTE / per_cell  # levels at which a column reaches the note
+    d = 5  # the median column has 2 levels
+    per_level = math.sqrt(2.0 / math.pi) / math.sqrt(rho) / (2.0 * n) * math.sqrt(d)
+    edge = WIDE_COLUMN_NOTE / per_level  # levels at which a column reaches the note
     lo, hi = math.floor(edge), math.ceil(edge)
-    a = afford(n, (hi, lo, 3, 2), 2, columns=0, rho=rho, names=["wide", "narrow", "b", "y"])
+    assert lo * per_level < WIDE_COLUMN_NOTE <= hi * per_level and lo > 2
+    a = afford(n, (hi, lo, 2, 2, 2), 2, columns=0, rho=rho,
+               names=["wide", "narrow", "b", "c", "y"])
     assert a["noisy_columns"] == ["wide"]
     assert f"'wide' ({hi:,} levels" in a["summary"] and "'narrow'" not in a["summary"]
     assert "leave the column out" in a["summary"]
-    quiet = afford(n, (lo, 3, 2), 2, columns=0, rho=rho * 4 / 3)  # same per-column share
-    assert quiet["noisy_columns"] == [] and "leave the column out" not in quiet["summary"]
+    # pure epsilon (Laplace, scale 2 / epsilon a cell; shared: times d, not sqrt(d)):
+    # 334 levels * 1 / 2,000 * 3 = 0.501 is named, 333 (0.4995) is not
+    assert afford(n, (334, 2, 2), 2, columns=0, epsilon=1.0)["noisy_columns"] == ["0"]
+    assert afford(n, (333, 2, 2), 2, columns=0, epsilon=1.0)["noisy_columns"] == []
 
 
 def _fail_on_noise(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -37,8 +37,9 @@ drawn as such they put mass on the wrong side of the data's quantiles, while hea
 many nodes (hours worked heaped at multiples of 5, ages in whole years on a half-year grid) are
 the data's own resolution; without the level test, flattening them cost health_insurance at
 epsilon 0.5 (docs/results/synth-flat).  A split whose parent holds less than the noise of its
-children is made even whatever its level's test says: drawn plain, a heap elsewhere on the
-level (40 % of a column at one value) had made noise heaps of 2-3 % at values holding 0.2 %
+children is made even when its own flat test passes, whatever its level's test says: drawn
+plain, a heap elsewhere on the level (40 % of a column at one value) had made noise heaps of
+1.5-1.7 % (3.5-3.9 % for independent marginals) at values holding 0.1-0.3 %
 (docs/results/synth-heap).  Privacy: the histograms and the
 synthesizer's own measurements compose (zCDP: rho adds up; pure: epsilon adds up); the
 release states their sum (:class:`~oracledp.synth.TableSynthesizer`).

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -17,6 +18,7 @@ from oracledp._docstrings import fill_doc
 from oracledp._validation import RandomLike, check_rng
 from oracledp.privacy import Spend, exponential_mechanism_rho, gaussian_rho
 from oracledp.synth._domain import Domain
+from oracledp.synth._estimation import MarginalMeasurement
 from oracledp.synth._numeric import project_simplex
 from oracledp.synth._peers_accounting import _ACCOUNTING, _check_common, _check_iters, _PeerRun
 from oracledp.synth._peers_measure import _counts, _exp_mech, _measure
@@ -24,6 +26,15 @@ from oracledp.synth._peers_model import PGMResult
 from oracledp.synth._workload import check_sample_weight
 
 __all__ = ["mst"]
+
+
+def one_way_counts(measurements: Sequence[MarginalMeasurement], total: float
+                   ) -> list[np.ndarray]:
+    """The model of 1-way measurements alone (one per attribute, in order), as counts: each
+    noisy table projected onto the nonnegative counts summing to ``total`` — the minimizer of
+    the estimator's loss, which separates by attribute (post-processing)."""
+    return [project_simplex(np.asarray(m.values, dtype=np.float64), total)
+            for m in measurements]
 
 
 @fill_doc
@@ -88,7 +99,7 @@ def mst(
     # descent took a third of MST's time).  The mbi backend keeps its own estimate.
     if run.backend == "numpy":
         total1 = fitter.total(measurements)
-        ones = [project_simplex(m.values, total1) for m in measurements]
+        ones = one_way_counts(measurements, total1)
 
         def model_pair(p: tuple[int, ...]) -> np.ndarray:
             return np.multiply.outer(ones[p[0]], ones[p[1]]).ravel() / total1

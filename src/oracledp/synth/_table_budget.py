@@ -162,7 +162,8 @@ SHARED_NOISE_NOTE = 0.01
 
 #: afford: from this total-variation noise of a column's own 1-way table (the budget shared
 #: by the 1-way tables alone) up, the summary names the column: its distribution is mostly
-#: noise at this budget (a 300-level column of 2,000 records at epsilon 1: about 1.1).
+#: noise at this budget (a 300-level column among five of 2,000 records at epsilon 1: about
+#: 1).
 WIDE_COLUMN_NOTE = 0.5
 
 

@@ -32,8 +32,8 @@ Both tables are checked against the schema and mapped to its public domain
   TV between the real pairs and the products of their real 1-way marginals) and a
   **resample of the real rows** (as many rows as the synthetic table, drawn with
   replacement).  Pair by pair it counts the pairs where the synthetic table is closer than
-  independent marginals, and among the **dependent pairs** (independent marginals' TV above
-  twice the resample's: dependence beyond sampling noise) those where it is closer.  A
+  independent marginals, and among the **dependent pairs** (those whose real counts reject
+  independence: Pearson's chi-square test at level 0.001) those where it is closer.  A
   synthesizer closer on none of the dependent pairs has learned nothing about them; a mean
   above the independent marginals' may still hide dependent pairs reproduced well, behind
   many pairs of independent columns (where independent marginals are exact).  One near the
@@ -187,6 +187,23 @@ def _tv(a: NDArray[np.int64], b: NDArray[np.int64], size: int) -> float:
     return float(0.5 * np.abs(pa - pb).sum())
 
 
+#: _dependent: the level of the chi-square test of independence that calls a pair of the
+#: real table dependent (a pair of independent columns is called so with this probability).
+DEPENDENCE_LEVEL = 1e-3
+
+
+def _dependent(counts: NDArray[np.int64]) -> bool:
+    """Whether the real table's counts of a pair reject independence: Pearson's
+    chi-square test (no continuity correction) at :data:`DEPENDENCE_LEVEL`, on the rows and
+    columns that hold a record (fewer than two of either: not dependent)."""
+    from scipy.stats import chi2_contingency
+
+    t = counts[counts.sum(axis=1) > 0][:, counts.sum(axis=0) > 0]
+    if min(t.shape) < 2:
+        return False
+    return bool(chi2_contingency(t, correction=False)[1] < DEPENDENCE_LEVEL)
+
+
 def _data_resolution(schema: Any, real: pd.DataFrame, syn: pd.DataFrame, quantiles: int,
                      max_sets: int, rng: np.random.Generator) -> dict[str, Any]:
     cols = _column_codes(schema, real, syn, quantiles)
@@ -211,12 +228,14 @@ def _data_resolution(schema: Any, real: pd.DataFrame, syn: pd.DataFrame, quantil
         one_boot.append(_tv(rc, rc[boot], k))
         columns.append({"column": name, "kind": kind, "bins": k, "tv": tv,
                         **({"w1_over_range": w1} if kind == "numeric" else {})})
-    two, two_ind, two_boot = [], [], []
+    two, two_ind, two_boot, dep = [], [], [], []
     for i, j in pairs:
         size = cols[i][4] * cols[j][4]
         real_ij = joint(i, j, 0)
         two.append(_tv(real_ij, joint(i, j, 1), size))
         two_boot.append(_tv(real_ij, joint(i, j, 0, boot), size))
+        dep.append(_dependent(np.bincount(real_ij, minlength=size).reshape(
+            cols[i][4], cols[j][4])))
         p_real = np.bincount(real_ij, minlength=size) / len(real_ij)
         p_ind = np.outer(np.bincount(cols[i][2], minlength=cols[i][4]),
                          np.bincount(cols[j][2], minlength=cols[j][4])).ravel() / len(
@@ -224,11 +243,10 @@ def _data_resolution(schema: Any, real: pd.DataFrame, syn: pd.DataFrame, quantil
         two_ind.append(float(0.5 * np.abs(p_real - p_ind).sum()))
     worst = int(np.argmax(one_way))
     # pair by pair: where the table is closer than independent marginals, and which pairs
-    # depend on each other beyond sampling noise (independent marginals' TV above twice the
-    # resample's): a mean over many pairs of independent columns, where independent
-    # marginals are exact, can hide what a table reproduces of the dependent ones
+    # depend on each other beyond sampling noise (_dependent): a mean over many pairs of
+    # independent columns, where independent marginals are exact, can hide what a table
+    # reproduces of the dependent ones
     closer = [t < i for t, i in zip(two, two_ind, strict=True)]
-    dep = [i > 2.0 * b for i, b in zip(two_ind, two_boot, strict=True)]
 
     def summary(v: list[float]) -> dict[str, float]:
         return {"mean_tv": float(np.mean(v)), "max_tv": float(np.max(v))} if v else {}

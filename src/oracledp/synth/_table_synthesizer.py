@@ -56,7 +56,7 @@ from oracledp.privacy._accountant import accounted_fit
 from oracledp.privacy._composition import MIN_ZCDP_EPSILON, zcdp_rho
 from oracledp.synth._oracle_query_pgm import DEFAULT_PAIR_RESOLUTION
 from oracledp.synth._release import _Release
-from oracledp.synth._table import DEFAULT_BINS, BinsLike, TableDomain, _decimals
+from oracledp.synth._table import DEFAULT_BINS, BinsLike, TableDomain
 from oracledp.synth._table_budget import (
     MODEL_BINS,
     _level_scale,
@@ -800,9 +800,9 @@ def _cuts(schema: Any, name: str, starts: NDArray[np.int64]) -> tuple[float, ...
     """The cut points (grid values) of bins of column ``name`` starting at grid indices
     ``starts`` (the first is 0), as :class:`TableDomain` takes them."""
     c = next(c for c in schema.columns if c.name == name)
-    dec = _decimals(c.lower, c.step)  # lower + K step may land past upper in floating point
-    return tuple(min(float(round(c.lower + i * c.step, dec)), float(c.upper))
-                 for i in starts[1:])
+    # the grid values as every reader computes them; only the last point can land past
+    # upper in floating point (0 + 7 x 0.1 is 0.7000000000000001): clamped, not rounded
+    return tuple(min(float(c.lower + i * c.step), float(c.upper)) for i in starts[1:])
 
 
 def _coarsen(fine: TableDomain, coarse: TableDomain, rows: NDArray[np.int64],
