@@ -1231,3 +1231,25 @@ def test_a_heap_does_not_turn_noise_into_heaps_elsewhere_on_its_levels() -> None
         assert flat[123] > 1800 and flat.sum() == pytest.approx(x.sum())
         high += int((np.delete(flat, 123) > 30).sum())
     assert high <= 60
+
+
+@pytest.mark.parametrize(("lower", "upper", "step"), [
+    (20200101, 20201231, 1), (1_000_000, 1_000_100, 1), (1_000_000.5, 1_000_002.5, 0.1)])
+def test_grid_values_of_many_digits_are_distinct_levels(lower: float, upper: float,
+                                                        step: float) -> None:
+    """Grid values that agree in their first six digits (dates written 20200101, large
+    counts) are distinct labels: the fit runs (it was refused: 'lists a level twice') and
+    the synthetic values are on the grid."""
+    K = round((upper - lower) / step)
+    rng = np.random.default_rng(1)
+    df = pd.DataFrame({"v": np.round(lower + rng.integers(0, K + 1, 400) * step, 1),
+                       "y": rng.choice(["a", "b"], 400)})
+    schema = TableSchema.from_dict({
+        "target": {"name": "y", "labels": ["a", "b"]},
+        "columns": [{"name": "v", "type": "numeric", "lower": lower, "upper": upper,
+                     "step": step}]})
+    fake = TableSynthesizer("independent", epsilon=1.0, random_state=0).fit(df, schema).sample(
+        300, random_state=1)
+    v = fake["v"].to_numpy(dtype=float)
+    assert v.min() >= lower and v.max() <= upper and len(np.unique(v)) > min(50, K // 2)
+    np.testing.assert_allclose((v - lower) / step, np.round((v - lower) / step), atol=1e-6)
