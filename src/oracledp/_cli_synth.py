@@ -614,9 +614,10 @@ def _echo_data_resolution(r: dict[str, Any]) -> None:
                    f"{two['closer_than_independent']} of {two['sets']} pairs; "
                    f"{dep} {'pair depends' if dep == 1 else 'pairs depend'} on each other "
                    "beyond sampling noise (the real counts reject independence: "
-                   "chi-square test at level 0.001)"
-                   + (f", and it is closer on {won} of {'it' if dep == 1 else 'them'}"
-                      if dep else ""))
+                   "chi-square test at level 0.001, where its approximation holds)"
+                   + ((", and it is " + ("closer" if won else "not closer") + " on it"
+                       if dep == 1 else f", and it is closer on {won} of them") if dep
+                      else ""))
         above = two["mean_tv"] > ind["two_way"]["mean_tv"]
         if dep and not won:
             typer.echo("  at this resolution this table has learned nothing about how the "

@@ -201,3 +201,15 @@ def test_independent_columns_are_not_called_dependent_whatever_the_synthetic_siz
         assert two["sets"] == 15 and two["dependent_pairs"] == small["dependent_pairs"]
         called += two["dependent_pairs"]
     assert called <= 1
+
+
+def test_a_sparse_pair_is_not_called_dependent() -> None:
+    """The chi-square test is used only where its approximation holds (Cochran's rule): 30
+    records whose table has expected counts of 0.07 (p = 0.0007) are not called dependent; a
+    clear dependence of 100 records is; so is not an independent table of 4,000."""
+    from oracledp.synth._table_evaluate import _dependent
+
+    assert not _dependent(np.array([[27, 1, 0], [1, 0, 1]]))
+    assert _dependent(np.array([[45, 5], [5, 45]]))
+    assert not _dependent(np.array([[1000, 1000], [1000, 1000]]))
+    assert not _dependent(np.array([[50, 0], [0, 0]]))  # one row, one column hold records

@@ -1026,9 +1026,9 @@ def test_afford_states_each_columns_noise_when_the_budget_is_shared() -> None:
 
 
 def test_afford_names_a_column_whose_own_table_is_noise() -> None:
-    """A column wider than the median whose 1-way table, the budget shared by the d 1-way
-    tables alone, carries noise of WIDE_COLUMN_NOTE or more is named in plan_ and its
-    summary; one level fewer, just below the note, is not (both wider than the median)."""
+    """A column whose 1-way table, the budget shared by the d 1-way tables alone, carries
+    noise of WIDE_COLUMN_NOTE or more is named in plan_ and its summary, where the narrowest
+    column's does not; one level fewer, just below the note, is not."""
     from oracledp.synth._table_budget import WIDE_COLUMN_NOTE, afford
 
     n, rho = 2_000, 0.0146
@@ -1042,6 +1042,12 @@ def test_afford_names_a_column_whose_own_table_is_noise() -> None:
     assert a["noisy_columns"] == ["wide"]
     assert f"'wide' ({hi:,} levels" in a["summary"] and "'narrow'" not in a["summary"]
     assert "leave the column out" in a["summary"]
+    # three wide columns of five (the median is wide): all named; a tiny table, where every
+    # column is noise, names none (the figures say it)
+    three = afford(n, (hi, hi, hi, 2, 2), 2, columns=0, rho=rho,
+                   names=["a", "b", "c", "d", "y"])
+    assert three["noisy_columns"] == ["a", "b", "c"]
+    assert afford(12, (hi, 2, 2), 2, columns=0, rho=rho)["noisy_columns"] == []
     # pure epsilon (Laplace, scale 2 / epsilon a cell; shared: times d, not sqrt(d)):
     # 334 levels * 1 / 2,000 * 3 = 0.501 is named, 333 (0.4995) is not
     assert afford(n, (334, 2, 2), 2, columns=0, epsilon=1.0)["noisy_columns"] == ["0"]

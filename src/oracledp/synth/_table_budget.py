@@ -205,11 +205,12 @@ def afford(n: int, shape: Sequence[int], bins: int, *, columns: int, rho: float 
       marginals' (docs/results/synth-rounded) gets this note or the 1-way-only one (biopsy
       at 0.1), and so do biopsy at 1 and 2 and titanic at 0.5, where it was below.
 
-    ``noisy_columns``: the attributes (their ``names``, else positions) wider than the
-    median column whose own 1-way table, the budget shared as in the third figure, carries
-    noise of at least :data:`WIDE_COLUMN_NOTE` in total variation: a column of many levels for
-    its n, whose distribution no release can reproduce at this budget; the summary names them
-    (where every column is that noisy, a tiny table, the figures above say it).
+    ``noisy_columns``: the attributes (their ``names``, else positions) whose own 1-way
+    table, the budget shared as in the third figure, carries noise of at least
+    :data:`WIDE_COLUMN_NOTE` in total variation, where the narrowest one's does not: columns
+    of many levels for their n, whose distribution no release can reproduce at this budget;
+    the summary names them (where every column is that noisy, a tiny table, the figures
+    above say it).
 
     A release measures more tables than these, which raises its noise; its fitting keeps
     counts nonnegative and sums to n, which trims noise larger than the counts: the figures
@@ -253,17 +254,20 @@ def afford(n: int, shape: Sequence[int], bins: int, *, columns: int, rho: float 
     shared = one * spread
     only = pair > PAIR_NOISE_LIMIT
     label = list(names) if names is not None else [str(j) for j in range(len(shape))]
-    noisy = [(label[j], int(k), int(k) * per_cell * spread) for j, k in enumerate(shape)
-             if int(k) * per_cell * spread >= WIDE_COLUMN_NOTE
-             and int(k) > cols[len(cols) // 2]]  # wider than the median column
+    # named where some column is not that noisy (where every one is, a tiny table, the
+    # figures above say it; the median is no guide: three wide columns of five are named)
+    noisy = ([(label[j], int(k), int(k) * per_cell * spread) for j, k in enumerate(shape)
+              if int(k) * per_cell * spread >= WIDE_COLUMN_NOTE]
+             if cols[0] * per_cell * spread < WIDE_COLUMN_NOTE else [])
 
     def tv(x: float) -> str:
         return f"about {x:.2g}" if x < 1.0 else "1 or more (noise only)"
 
     cut = (f"{'a numeric column gets' if columns == 1 else f'{columns} numeric columns get'} "
            f"{bins} coarse bins; " if columns else "")
-    said = (f"n = {n:,} records: {cut}with the whole budget on it, one 1-way table would "
-            f"carry noise of {tv(one)} in total variation and one pair table {tv(pair)}; "
+    said = (f"n = {n:,} records: {cut}with the whole budget on it, the 1-way table of a "
+            f"median column ({cols[len(cols) // 2]:,} levels) would carry noise of {tv(one)} "
+            f"in total variation and the smallest pair table {tv(pair)}; "
             f"with the budget shared by the {len(cols)} attributes' 1-way tables alone, each "
             f"would carry {tv(shared)} (a release measures more tables)")
     if only:
