@@ -511,3 +511,31 @@ def test_benchmark_data_are_deterministic_and_fit_the_schema():
     schema = TableSchema.from_dict(large_csv.SCHEMA)
     schema.check(a.astype(str), with_target=True)
     assert set(a["income"]) == set(schema.labels)
+
+
+@pytest.mark.parametrize(("cell", "ok"), [("-0.30000000000000004", True),
+                                          ("0.4000000000000001", True),
+                                          ("-0.3000001", False), ("0.41", False)])
+def test_a_bound_written_with_float_noise_is_the_bound(tmp_path, cell, ok):
+    """A gridded value past a bound by floating-point noise only (as computed exports write
+    -0.3) is the bound's grid point in both readers and in Parquet; a real violation, even
+    a millionth of a step past, is still refused."""
+    sch = TableSchema.from_dict({"target": {"name": "y", "labels": ["a", "b"]}, "columns": [
+        {"name": "v", "type": "numeric", "lower": -0.3, "upper": 0.4, "step": 0.1}]})
+    df = pd.DataFrame({"v": [cell, "0.1", "0.2"] * 10, "y": ["a", "b", "a"] * 10})
+    p, pq = tmp_path / "t.csv", tmp_path / "t.parquet"
+    df.to_csv(p, index=False)
+    df.assign(v=df["v"].astype(float)).to_parquet(pq)
+    if not ok:
+        for read in (lambda: read_aggregated(p, sch), lambda: read_aggregated(pq, sch),
+                     lambda: sch.encode(read_csv(p, sch, with_target=True))):
+            with pytest.raises(BoundsViolation, match=r"values must lie in \[-0.3, 0.4\]"):
+                read()
+        return
+    X = sch.encode(read_csv(p, sch, with_target=True))
+    assert len(X) == 30
+    for src in (p, pq):
+        agg = read_aggregated(src, sch)
+        assert agg.n == 30
+        assert sorted(np.asarray(agg.codes)[:, 0].tolist()) == sorted(
+            {0 if cell.startswith("-") else 7, 4, 5})

@@ -114,7 +114,11 @@ def _column_sql(schema: TableSchema, i: int, col: str, dtype: str
     prepared = [f"{x} AS x{i}", f"{col} AS v{i}"]
     lo, hi = _double(c.lower), _double(c.upper)
     xi = f"x{i}"
-    inside = f"({xi} BETWEEN {lo} AND {hi})"
+    # a gridded value past a bound by floating-point noise only is the bound's grid point
+    # (TableSchema._scan: the grid's tolerance, 1e-9 of a step)
+    tol = 1e-9 * c.step if c.step is not None else 0.0
+    inside = (f"({xi} BETWEEN {_double(c.lower - tol)} AND {_double(c.upper + tol)})" if tol
+              else f"({xi} BETWEEN {lo} AND {hi})")
     clip = c.out_of_bounds == "clip"
     ok = inside if not clip else f"({xi} IS NOT NULL)"
     xc = f"least(greatest({xi}, {lo}), {hi})" if clip else xi
