@@ -34,11 +34,10 @@ Both tables are checked against the schema and mapped to its public domain
   replacement).  Pair by pair it counts the pairs where the synthetic table is closer than
   independent marginals, and among the **dependent pairs** (those whose real counts reject
   independence: Pearson's chi-square test at level 0.001, where its approximation holds)
-  those where it is closer.  A
-  synthesizer closer on none of the dependent pairs has learned nothing about them; a mean
-  above the independent marginals' may still hide dependent pairs reproduced well, behind
-  many pairs of independent columns (where independent marginals are exact).  One near the
-  resample is as good as sampling noise allows.
+  those where it is closer.  A synthesizer closer on none of the dependent pairs has learned
+  nothing about them; a mean above the independent marginals' may still hide dependent pairs
+  reproduced well, behind many pairs of independent columns (where independent marginals
+  are exact).  One near the resample is as good as sampling noise allows.
 
 The real table is read directly: these numbers are **not** differentially private and must
 not be published as part of a private release.
@@ -345,8 +344,9 @@ def evaluate_synthetic(synthetic: pd.DataFrame | str | Path, real: pd.DataFrame 
     used, a random subset of a table whose encoding would exceed
     :data:`CLASSIFIER_CELLS` cells), ``"rows"``:
     ``{"synthetic", "real"}``, ``"ignored_columns"``: ``{"synthetic", "real"}``, each table's
-    columns the schema does not name (read, not compared).  ``sep`` is the delimiter of CSV files, ``synthetic_sep`` (if
-    given) the synthetic file's (``oracledp synth sample`` writes commas).
+    columns the schema does not name (read, not compared).  ``sep`` is the delimiter of CSV
+    files, ``synthetic_sep`` (if given) the synthetic file's (``oracledp synth sample``
+    writes commas).
     """
     from oracledp.synth._table_synthesizer import _load_schema
 
