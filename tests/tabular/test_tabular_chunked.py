@@ -539,3 +539,37 @@ def test_a_bound_written_with_float_noise_is_the_bound(tmp_path, cell, ok):
         assert agg.n == 30
         assert sorted(np.asarray(agg.codes)[:, 0].tolist()) == sorted(
             {0 if cell.startswith("-") else 7, 4, 5})
+
+
+def test_bounds_of_many_digits_are_named_exactly(tmp_path):
+    """A refusal names the declared bounds as written: [20200101, 20201231], not %g's
+    [2.02001e+07, 2.02012e+07], which cannot tell a user whether 20201231 is inside."""
+    sch = TableSchema.from_dict({"target": {"name": "y", "labels": ["a", "b"]}, "columns": [
+        {"name": "date", "type": "numeric", "lower": 20200101, "upper": 20201231,
+         "step": 1},
+        {"name": "x", "type": "numeric", "lower": 1000000.5, "upper": 1000002.5,
+         "step": 0.1}]})
+    p = tmp_path / "t.csv"
+    p.write_text("date,x,y\n" + "20210101,1000003.5,a\n20200505,1000001.5,b\n" * 5)
+    for read in (lambda: read_aggregated(p, sch),
+                 lambda: sch.encode(read_csv(p, sch, with_target=True))):
+        with pytest.raises(BoundsViolation) as err:
+            read()
+        assert "values must lie in [20200101, 20201231]" in str(err.value)
+        assert "values must lie in [1000000.5, 1000002.5]" in str(err.value)
+
+
+@pytest.mark.parametrize(("lower", "upper", "step", "ok"), [
+    (10**16, 10**16 + 100, 1, False), (1e15, 1e15 + 1, 0.1, False),
+    (2**49, 2**49 + 100, 1, True), (20200101, 20201231, 1, True)])
+def test_a_grid_past_exact_floats_is_refused(lower, upper, step, ok):
+    """Past 2^50 steps from 0 doubles cannot hold the grid (10000000000000101 reads as
+    10000000000000100, an out-of-bounds value as the bound): the schema is refused, naming
+    the remedy; smaller grids are declared as before."""
+    d = {"target": {"name": "y", "labels": ["a", "b"]}, "columns": [
+        {"name": "v", "type": "numeric", "lower": lower, "upper": upper, "step": step}]}
+    if ok:
+        assert TableSchema.from_dict(d).columns[0].K == round((upper - lower) / step)
+    else:
+        with pytest.raises(ValueError, match="too large for its step to be read exactly"):
+            TableSchema.from_dict(d)

@@ -53,7 +53,7 @@ from numpy.typing import NDArray
 
 from oracledp._validation import RandomLike, check_rng
 from oracledp.synth._domain import Domain
-from oracledp.tabular._columns import Column, as_numbers
+from oracledp.tabular._columns import Column, as_numbers, number_text
 
 __all__ = ["DEFAULT_BINS", "MISSING_LEVEL", "TableDomain"]
 
@@ -67,13 +67,9 @@ BinsLike = int | Mapping[str, int | Sequence[float]]
 
 
 def _fmt(x: float) -> str:
-    """A number as a label: a whole number as an integer, else the shortest text that reads
-    back as the same float (distinct values, distinct labels: ``%g``'s six digits had made
-    20200101 and 20200102 one label)."""
-    x = float(x)
-    if x.is_integer() and abs(x) < 2**53:
-        return str(int(x))
-    return repr(x)
+    """A number as a label (:func:`~oracledp.tabular._columns.number_text`: distinct values,
+    distinct labels; ``%g``'s six digits had made 20200101 and 20200102 one label)."""
+    return number_text(x)
 
 
 def _decimals(*values: float) -> int:

@@ -22,6 +22,20 @@ from numpy.typing import NDArray
 MAX_GRID = 10**6
 
 
+def number_text(x: float) -> str:
+    """A number as text, exactly: a whole number as an integer, else the float's shortest
+    text that reads back as the same float (``%g``'s six digits write 20200101 and 20201231
+    alike).
+
+    >>> number_text(20200101.0), number_text(-0.3), number_text(1e-07), number_text(2.5)
+    ('20200101', '-0.3', '1e-07', '2.5')
+    """
+    x = float(x)
+    if x.is_integer() and abs(x) < 2**53:
+        return str(int(x))
+    return repr(x)
+
+
 def _num(v: Any, what: str) -> float:
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
         raise ValueError(f"{what} must be a finite number, got {v!r}")
@@ -226,6 +240,12 @@ class Column:
                 if abs((hi - lo) / step - K) > 1e-9 * K:
                     raise ValueError(f"{where}: upper - lower must be a whole number of steps "
                                      f"(got {(hi - lo) / step:g} steps)")
+                if max(abs(lo), abs(hi)) / step > 2.0**50:  # doubles there are too coarse
+                    raise ValueError(f"{where}: the grid's values are too large for its step "
+                                     "to be read exactly (a number past 2^50 steps from 0: "
+                                     "10000000000000101 reads as 10000000000000100); "
+                                     "subtract a public offset from the column, in the "
+                                     "data and the schema")
             else:
                 cuts = tuple(_num(c, f"{where}: a bin cut point") for c in self.bins or ())
                 if not cuts:

@@ -38,6 +38,7 @@ from oracledp.tabular._columns import (
     _is_level,
     _json_type,
     has_spaces,
+    number_text,
     same_numbers,
 )
 from oracledp.tabular._propose import propose_columns
@@ -589,7 +590,7 @@ class TableSchema:
                     x = np.clip(x, c.lower, c.upper)
                 else:
                     found.append(((i, 2), f"column {c.name!r}: values must lie in "
-                                          f"[{c.lower:g}, {c.upper:g}] (declared public "
+                                          f"[{number_text(c.lower)}, {number_text(c.upper)}] (declared public "
                                           "bounds; nothing is clipped unless the column "
                                           "declares \"out_of_bounds\": \"clip\")"))
                     x = np.where(outside, c.lower, x)  # refused: no code is computed
