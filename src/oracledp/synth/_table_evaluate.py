@@ -240,9 +240,9 @@ def _data_resolution(schema: Any, real: pd.DataFrame, syn: pd.DataFrame, quantil
         real_ij = joint(i, j, 0)
         two.append(_tv(real_ij, joint(i, j, 1), size))
         two_boot.append(_tv(real_ij, joint(i, j, 0, boot), size))
-        dep.append(_dependent(np.bincount(real_ij, minlength=size).reshape(
-            cols[i][4], cols[j][4])))
-        p_real = np.bincount(real_ij, minlength=size) / len(real_ij)
+        counts_ij = np.bincount(real_ij, minlength=size)
+        dep.append(_dependent(counts_ij.reshape(cols[i][4], cols[j][4])))
+        p_real = counts_ij / len(real_ij)
         p_ind = np.outer(np.bincount(cols[i][2], minlength=cols[i][4]),
                          np.bincount(cols[j][2], minlength=cols[j][4])).ravel() / len(
                              real_ij) ** 2
