@@ -115,3 +115,28 @@ def test_categorical_must_name_a_feature_column(tmp_path, name):
     assert res.exit_code == 2 and res.stdout == ""
     assert res.stderr.splitlines() == [res.stderr.splitlines()[0]]
     assert res.stderr.startswith(f"error: categorical= (--categorical) names {name!r}")
+
+
+def test_float_noise_in_a_computed_export_is_not_taken_for_the_resolution(tmp_path):
+    """A column on a 0.05 grid written by a computation (0.15000000000000002 for 0.15, as
+    Python writes k * 0.05) gets the grid of the same column written plainly (two decimals:
+    step 0.01), not twelve decimals rounded to a step past the grid's cap; a column really
+    recorded to nine decimals keeps them; the table checks."""
+    rng = np.random.default_rng(3)
+    k = rng.integers(0, 101, 300)  # more distinct values than max_levels: numeric
+    df = pd.DataFrame({"share": [repr(float(v)) for v in k * 0.05],
+                       "fine": [f"{v:.9f}" for v in rng.uniform(0, 1, 300)],
+                       "y": rng.choice(["a", "b"], 300)})
+    assert any(len(t) > 15 for t in df["share"])  # the noise is in the file
+    path = tmp_path / "t.csv"
+    df.to_csv(path, index=False)
+    schema, warned = TableSchema.infer(path, target="y")
+    share = {c.name: c for c in schema.columns}["share"]
+    assert (share.lower, share.upper, share.step) == (k.min() / 20, k.max() / 20, 0.01)
+    plain = df.assign(share=[f"{v / 20:g}" for v in k])
+    plain.to_csv(tmp_path / "plain.csv", index=False)
+    assert TableSchema.infer(tmp_path / "plain.csv", target="y")[0].columns[0] == share
+    fine = {c.name: c for c in schema.columns}["fine"]
+    assert fine.step == 0.001  # nine decimals, rounded to a step within the proposal's cap
+    assert any("recorded to 1e-09" in w for w in warned)
+    check_table(path, schema.confirmed())

@@ -228,16 +228,38 @@ class _Rules:
 
 
 def _decimals(texts: pd.Series) -> int:
-    """The most decimals any of ``texts`` (numbers as written) carries."""
+    """The most decimals any of ``texts`` (numbers as written) carries, float noise aside:
+    a text within :data:`_NOISE_ULPS` units in the last place of a number of fewer decimals
+    (``0.15000000000000002``, ``0.30000000000000004``, as a computed export writes 0.15 and
+    0.1 + 0.2) counts that number's decimals.  The grid rounds each value to its nearest
+    point, so the proposed step then holds the value as recorded."""
     d = 0
     for t in pd.unique(texts):
         try:
             exp = Decimal(str(t)).as_tuple().exponent
         except InvalidOperation:
             continue
-        if isinstance(exp, int) and exp < 0:
-            d = max(d, -exp)
+        if isinstance(exp, int) and -exp > d:
+            d = max(d, _noise_free_decimals(str(t), -exp))
     return d
+
+
+_NOISE_ULPS = 16
+"""How many units in the last place of a float a written number may lie from a number of
+fewer decimals and still count as that number with float noise."""
+
+
+def _noise_free_decimals(text: str, written: int) -> int:
+    """The fewest decimals ``d <= written`` whose rounding of ``text`` lies within
+    :data:`_NOISE_ULPS` ulps of its float value."""
+    v = float(text)
+    if not math.isfinite(v):
+        return written
+    tol = _NOISE_ULPS * math.ulp(v)
+    for d in range(min(written, 15)):
+        if abs(float(round(Decimal(text), d)) - v) <= tol:
+            return d
+    return written
 
 
 def _propose_numeric(name: str, texts: pd.Series, num: pd.Series, missing: str,
