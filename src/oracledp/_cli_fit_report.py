@@ -84,7 +84,7 @@ def _report_fit(model: str, schema: Any, est: Any, run: dict[str, Any], path: Pa
     if model == "opsamp":
         _warn(OPSAMP_WARNING)
     _print_fit(Console(), model, schema, est, run["n_rows"], run["n_features"],
-               run["seconds"] if verbose else None)
+               run["seconds"] if verbose else None, run.get("default_delta", False))
     Console().print(f"  wrote {path} and {out / 'coefficients.png'}", markup=False)
 
 
@@ -94,7 +94,8 @@ _LIST_ALL_COEFFICIENTS = 20
 
 
 def _print_fit(console: Console, model: str, schema: Any, est: Any, n_rows: int,
-               n_features: int, fit_seconds: float | None) -> None:
+               n_features: int, fit_seconds: float | None, default_delta: bool = False,
+               ) -> None:
     g = est.guarantee_
     coef = est.coef_.ravel()
     table = Table(title=f"oracledp fit --model {model}")
@@ -141,9 +142,10 @@ def _print_fit(console: Console, model: str, schema: Any, est: Any, n_rows: int,
     console.print(f"  in plain words: {person.in_plain_words()}", markup=False,
                   highlight=False)
     console.print(f"  guarantee: {g.describe()}", markup=False, highlight=False)
-    from oracledp._cli_budget import _delta_note
+    from oracledp._cli_budget import _default_delta_note, _delta_note
 
-    caution = _delta_note(person.delta, n_rows, k)
+    caution = ((_default_delta_note(person.delta, n_rows, k) if default_delta else None)
+               or _delta_note(person.delta, n_rows, k))
     if caution:
         console.print(f"  note: {caution}", markup=False, highlight=False)
     if schema.clipping_note():

@@ -18,6 +18,7 @@ from typing import Annotated, Any
 import typer
 
 from oracledp._cli_budget import (
+    _default_delta_note,
     _delta_note,
     _per_person_or_fail,
     _print_budget,
@@ -315,24 +316,6 @@ def _bins_sources(syn: Any, schema: Any, bins_spec: Any, columns: list[str]) -> 
             source = "chosen for n and the budget"
         groups.setdefault(source, []).append(f"{name} {counts[name]}")
     return "; ".join(f"{', '.join(names)} ({source})" for source, names in groups.items())
-
-
-#: A default delta (1/n^2) is said to be weak when it is not far below 1 / the number of
-#: records (or people): at least this share of it, i.e. on 10 records or fewer.
-_WEAK_DEFAULT_DELTA = 0.1
-
-
-def _default_delta_note(delta: float, n: int | None, k: int) -> str | None:
-    """The caution :func:`_delta_note` gives an explicit --delta, for the default 1/n^2 on a
-    table so small that it is not far below 1 / the number of records (people): ``None``
-    otherwise."""
-    if not n or not delta or delta < _WEAK_DEFAULT_DELTA * k / n:
-        return None
-    who = "record" if k == 1 else "person"
-    return (f"delta {delta:.3g} per {who} comes from the default 1/n^2 (n the number of "
-            f"records, at least 2), which is weak on so few records: with that probability a mechanism may "
-            f"reveal some {who}'s data outright; pass a smaller --delta (e.g. 1e-6: it adds "
-            "noise, but a delta far below 1 / the number of records is the usual choice)")
 
 
 def _time_limit(seconds: float | None) -> contextlib.AbstractContextManager[None]:

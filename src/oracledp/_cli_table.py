@@ -640,6 +640,7 @@ def _fit_and_save(est: Any, data: Path, schema: Any, out: Path, model: str, sep:
             _fail(_out_of_memory(data, model))
         n_rows = X.shape[0]
     run["n_rows"], run["n_features"] = n_rows, schema.n_features
+    run["default_delta"] = declared[1] is None
     if n_rows < 2:  # before any noise: the default delta 1/n^2 is 1 at n = 1
         _fail(_too_small(data, model, declared[1] is None))
     if declared[1] is None and schema.records_per_person > 1:  # delta = 1/n^2, n now known

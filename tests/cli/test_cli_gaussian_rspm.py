@@ -11,6 +11,8 @@
   not "auto"); weights outside it (all 24 equal to 1), a space that is not a finite resolved
   W ("norm2=1e400", "auto") or another W than the guarantee's (also for opdisc and rspm) are
   refused by load_model, predict and evaluate (exit 2, one ``error:`` line).
+* The default delta 1/n^2 gets a caution on a table of 6 records (not on 24, nor when
+  --delta is given).
 * ``oracledp models`` lists gaussian-rspm only with ``--all``.
 """
 
@@ -70,6 +72,19 @@ def test_default_delta_is_one_over_n_squared(files) -> None:
     res = _fit(files, "--epsilon", "0.5", "--solver", "brute")
     assert res.exit_code == 0, res.output
     assert load_model(files["out"]).guarantee.delta == pytest.approx(1.0 / 24**2)
+    assert "default 1/n^2" not in res.stdout  # 1/576 is far below 1/24: no caution
+
+
+def test_the_default_delta_on_a_tiny_table_gets_a_caution_an_explicit_one_does_not(files):
+    files["data"].write_text("x,c,y\n" + "\n".join(ROWS) + "\n")  # 6 records: 1/36
+    res = _fit(files, "--epsilon", "1", "--solver", "brute")
+    assert res.exit_code == 0, res.output
+    said = " ".join(res.stdout.split())
+    assert said.count("default 1/n^2") == 1, res.stdout
+    assert "note: delta 0.0278 per record comes from the default 1/n^2" in said
+    res = _fit(files, "--epsilon", "1", "--delta", "1e-6", "--solver", "brute",
+               out=files["tmp"] / "explicit")
+    assert res.exit_code == 0 and "default 1/n^2" not in res.stdout, res.output
 
 
 @pytest.mark.parametrize(("args", "message"), [
