@@ -35,7 +35,11 @@ def oracle_failure_message(exc: BaseException, solver: str, limit: float | str |
     ``limit``: the oracle's limit per call, in seconds or already in words."""
     now = (f" (now {limit:g}s per oracle call)" if isinstance(limit, (int, float)) else
            f" (now {limit} per oracle call)" if limit else "")
-    return (f"the auto selection stopped: {exc} Nothing was released or written; under "
+    from oracledp.estimators._auto import _stopped
+
+    candidate = getattr(exc, "candidate", None)
+    why = _stopped(candidate) if isinstance(candidate, str) else str(exc)
+    return (f"the auto selection stopped: {why} Nothing was released or written; under "
             f"--budget the selection's whole declared budget stays charged. What to try: a "
             f"larger --work-limit or --time-limit{now}, another --solver than {solver}, or a "
             "single model (see `oracledp models`).")

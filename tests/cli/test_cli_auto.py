@@ -106,8 +106,10 @@ def test_an_uncertified_trial_stops_the_selection_and_stays_charged(files, savin
     monkeypatch.setattr(GaussianRSPMClassifier, "_release", fail)
     res = _fit(files, "--epsilon", "3", "--delta", "1e-4", "--solver", "brute",
                "--budget", str(files["budget"]))
-    _refused(res, "the auto selection stopped: AutoClassifier: candidate 'gaussian-rspm' did "
-                  "not certify")
+    _refused(res, "the auto selection stopped: candidate 'gaussian-rspm' did not certify")
+    said = " ".join(res.stderr.split())
+    assert "--work-limit or --time-limit" in said
+    assert "time_limit" not in said and "AutoClassifier" not in said  # the CLI's own options
     (entry,) = json.loads(files["budget"].read_text())["spends"]
     assert (entry["epsilon"], entry["delta"]) == (3.0, 1e-4)
     assert "failed after its mechanism started" in entry["status"]

@@ -161,6 +161,13 @@ def plan_trials(candidates: tuple[str, ...], epsilon: float, delta: float, n: in
     return tuple(trials)
 
 
+def _stopped(candidate: str) -> str:
+    """Why a selection stopped when ``candidate``'s exact trial did not certify."""
+    return (f"candidate {candidate!r} did not certify an exact optimum, so the whole "
+            "selection stops and releases nothing (a refused trial cannot be skipped: whether "
+            "an oracle certifies depends on the records).")
+
+
 class AutoClassifier(PrivateBinaryClassifier):
     """A private selection among the exact learners and DP-SGD, at one total ``(epsilon, delta)``.
 
@@ -347,12 +354,12 @@ class AutoClassifier(PrivateBinaryClassifier):
             try:
                 est.fit(X_arr, y_fit, sample_weight=weights)
             except OracleFailure as exc:
-                raise OracleFailure(
-                    f"AutoClassifier: candidate {trial.candidate!r} did not certify an exact "
-                    "optimum, so the whole selection stops and releases nothing (a refused "
-                    "trial cannot be skipped: whether an oracle certifies depends on the "
-                    "records). Leave that candidate out, or give the oracle a larger "
-                    "time_limit or work_limit.", getattr(exc, "result", None)) from None
+                failure = OracleFailure(
+                    f"AutoClassifier: {_stopped(trial.candidate)} Leave that candidate out, "
+                    "or give the oracle a larger time_limit or work_limit.",
+                    getattr(exc, "result", None))
+                failure.candidate = trial.candidate  # (the CLI advises in its own options)
+                raise failure from None
             correct = float(np.sum(counts[est.predict(X_arr) == y_fit]))
             scores.append(correct + float(laplace(rng, 1.0 / trial.epsilon_score)))
             guarantees.append(est.guarantee_)
