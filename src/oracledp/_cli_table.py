@@ -12,6 +12,7 @@ parameters and the schema before any randomness; no message prints a record valu
 from __future__ import annotations
 
 import contextlib
+import re
 import signal
 import threading
 import time
@@ -587,6 +588,27 @@ def _fit(data: Path, schema_path: Path, out: Path, model: str, epsilon: float | 
 
 
 
+#: The accuracy-first search's Python words, as ``fit`` names them (its refusals come from
+#: :mod:`oracledp.erm`, written for a Python caller).
+_ACCURACY_FIRST_WORDS = (
+    (re.compile(r"^(outputnr|doubling): "), "accuracy-first: "),
+    (re.compile(r"\bmax_epsilon( =)?"), "--max-epsilon"),
+    (re.compile(r"\balpha( =)?(?= \d)"), "--alpha"),
+    (re.compile(r"\b(Raise|raise) --max-epsilon or alpha\b"), r"\1 --max-epsilon or --alpha"),
+    (re.compile(r"\b(Raise|raise) alpha\b"), r"\1 --alpha"),
+    (re.compile(r"Use a larger eps_max or alpha, or pass allow_no_halt=True[^.]*\."),
+     "Use a larger --max-epsilon or --alpha, or more records (a release with no guarantee "
+     "is not offered)."),
+)
+
+
+def _in_options(text: str) -> str:
+    """An accuracy-first refusal in ``fit``'s option names."""
+    for pattern, words in _ACCURACY_FIRST_WORDS:
+        text = pattern.sub(words, text)
+    return text
+
+
 def _too_small(data: Path, model: str, default_delta: bool) -> str:
     """The refusal of a table of fewer than 2 records, saying what refuses it (no count)."""
     why = ("the default --delta 1/n^2 is then not below 1, not a valid delta; give --delta "
@@ -683,7 +705,7 @@ def _fit_and_save(est: Any, data: Path, schema: Any, out: Path, model: str, sep:
     except OracleFailure as exc:  # the oracle could not certify an answer: nothing released
         _fail(_oracle_failure_message(model, solver, time_limit, exc, work_limit))
     except (OracleDPError, ValueError) as exc:
-        _fail(f"the fit stopped: {exc}")
+        _fail(f"the fit stopped: {_in_options(str(exc)) if model == 'accuracy-first' else exc}")
     except OSError as exc:  # e.g. --out not writable, or a model.json appeared meanwhile
         _fail(f"cannot write the model to {out}: {exc.strerror or exc}")
     except MemoryError:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -170,13 +171,18 @@ def test_accuracy_first_is_capped_then_charged_its_ex_post_loss(files) -> None:
     # nothing passes at alpha 0.1: the refusal's own ex-post loss is charged
     res = _fit(files, "m2", "--alpha", "0.1", "--max-epsilon", "10", model="accuracy-first",
                data=data)
-    assert res.exit_code == 2 and "did not halt" in res.stderr
+    assert res.exit_code == 2 and "did not halt" in res.stderr, res.stderr
+    said = " ".join(res.stderr.split())
+    assert "Use a larger --max-epsilon or --alpha" in said, said  # fit's options
+    assert not re.search(r"eps_max|allow_no_halt|outputnr|\bmax_epsilon", said), said
     refusal = _ledger(files)["spends"][1]
     assert 0 < refusal["epsilon"] <= 10.0 and "NoHaltError" in refusal["status"]
     # a cap below the search's smallest loss is refused by its own public check: not charged
     res = _fit(files, "m3", "--alpha", "0.1", "--max-epsilon", "1", model="accuracy-first",
                data=data)
     assert res.exit_code == 2 and "is below the smallest ex-post loss" in res.stderr
+    # in fit's option names, not the Python parameters'
+    assert "--max-epsilon 1 is below" in res.stderr and "max_epsilon" not in res.stderr
     assert len(_ledger(files)["spends"]) == 2
 
 
