@@ -540,9 +540,7 @@ def synth_evaluate(
                                      synthetic_sep=synthetic_sep)
     except (OracleDPError, ValueError, TypeError) as exc:
         msg = str(exc)
-        if msg.startswith(f"{synthetic}:"):  # the synthetic table's delimiter has its option
-            msg = msg.replace("try --sep ", "try --synthetic-sep ")
-        _fail(msg)
+        _fail(msg.replace("try synthetic_sep=", "try --synthetic-sep "))
     typer.echo(res["non_private"])
     for which, cols in res["ignored_columns"].items():
         if cols:

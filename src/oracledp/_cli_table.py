@@ -56,7 +56,8 @@ EXIT_INTERRUPTED = 130
 
 def _fail(message: str) -> NoReturn:
     """One plain paragraph on stderr (no markup, no traceback), exit code 2."""
-    typer.echo(f"error: {' '.join(str(message).split())}", err=True)
+    message = str(message).replace("try sep=", "try --sep ")  # (the library's delimiter hint)
+    typer.echo(f"error: {' '.join(message.split())}", err=True)
     raise typer.Exit(2)
 
 

@@ -102,3 +102,22 @@ def test_schema_infer_on_a_semicolon_file_suggests_sep(files):
     res = CliRunner().invoke(app, ["schema", "infer", str(files["data"]), "--target", "zz"],
                              env=ENV)
     assert "is not in the table" in _one_error(res) and "--sep" not in res.stderr
+
+
+def test_the_delimiter_hint_names_the_python_parameter_in_python(files):
+    """The CLI says --sep (above); a Python caller gets its own parameter names: ``sep=`` for
+    read_csv and the real table, ``synthetic_sep=`` for evaluate_synthetic's synthetic one."""
+    from oracledp.synth import evaluate_synthetic
+    from oracledp.tabular import TableSchema, read_csv
+
+    semi = files["dir"] / "semi.csv"
+    semi.write_text(files["data"].read_text().replace(",", ";"))
+    schema = TableSchema.from_json(files["schema"].read_text())
+    with pytest.raises(ValueError, match=r"try sep=';'") as err:
+        read_csv(semi, schema, with_target=True)
+    assert "--sep" not in str(err.value)
+    with pytest.raises(ValueError, match=r"try synthetic_sep=';'") as err:
+        evaluate_synthetic(semi, files["data"], schema)
+    with pytest.raises(ValueError, match=r"try sep=';'") as err:
+        evaluate_synthetic(files["data"], semi, schema)
+    assert "synthetic_sep" not in str(err.value)

@@ -81,10 +81,14 @@ def _read(data: Any, schema: Any, sep: str, what: str) -> pd.DataFrame:
             return read_csv(data, schema, sep=sep, with_target=True)
         except (OracleDPError, ValueError) as exc:  # say which of the two files it was
             name = Path(data).name
-            if name in str(exc) or not (type(exc) is ValueError
-                                        or isinstance(exc, OracleDPError)):
-                raise  # named already, or an exception type of another signature
-            raise type(exc)(f"the {what} table {name}: {exc}") from None
+            msg = str(exc)
+            if what == "synthetic":  # its delimiter has its own parameter
+                msg = msg.replace("try sep=", "try synthetic_sep=")
+            if not (type(exc) is ValueError or isinstance(exc, OracleDPError)):
+                raise  # an exception type of another signature
+            if name in msg and msg == str(exc):
+                raise  # named already
+            raise type(exc)(msg if name in msg else f"the {what} table {name}: {msg}") from None
     raise TypeError(f"the {what} table must be a DataFrame or a CSV path, got "
                     f"{type(data).__name__}")
 

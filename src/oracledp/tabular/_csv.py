@@ -209,12 +209,12 @@ def _parse_error(label: str, sep: str, exc: Exception) -> TableInputError:
 
 
 def delimiter_hint(columns: list[str], sep: str) -> str:
-    """For a header that parsed into one column: ``" (the header contains ';': try --sep
-    ';')"`` when it holds another usual delimiter, else ``""``."""
+    """For a header that parsed into one column: ``" (the header contains ';': try sep=';')"``
+    when it holds another usual delimiter, else ``""`` (the CLI names its option: ``--sep``)."""
     if len(columns) != 1:
         return ""
     guess = next((d for d in (";", "\t", "|", ",") if d != sep and d in columns[0]), None)
-    return f" (the header contains {guess!r}: try --sep {guess!r})" if guess else ""
+    return f" (the header contains {guess!r}: try sep={guess!r})" if guess else ""
 
 
 def _check_header(columns: list[str], schema: TableSchema | None, with_target: bool,
