@@ -70,8 +70,8 @@ def _bins_option(value: str | None) -> Any:
         if "=" not in text:
             return int(text)
         out: dict[str, Any] = {}
-        for part in text.split(","):
-            name, _, spec = part.partition("=")
+        for part in _bins_entries(text):
+            name, _, spec = part.rpartition("=")  # (a spec holds no "=", a name may)
             if not name.strip() or not spec.strip():
                 raise ValueError
             spec = spec.strip()
@@ -90,9 +90,25 @@ def _bins_option(value: str | None) -> Any:
                                  f"{value!r}") from None
 
 
+def _bins_entries(text: str) -> list[str]:
+    """``--bins``'s COL=SPEC entries: split at the commas, where a piece with no ``=`` is part
+    of the next entry's column name (a spec never holds a comma), so a column named
+    ``"income, net"`` is given as ``income, net=4``."""
+    entries, name = [], ""
+    for piece in text.split(","):
+        if "=" in piece:
+            entries.append(name + piece)
+            name = ""
+        else:
+            name += piece + ","
+    if name:
+        raise ValueError  # a trailing piece with no "="
+    return entries
+
+
 _BINS_SPEC = ("a count for those whose schema entry has no \"synth_bins\", or COL=COUNT / "
               "COL=C1:C2:... (cut points, COL=C1: for one; overrides synth_bins), comma "
-              "separated.")
+              "separated (a name with a comma is written as it is: 'income, net=4').")
 _BINS = typer.Option("--bins", help="Coarse bins of gridded numeric columns: " + _BINS_SPEC
                      + " Default: a count chosen from n and the budget.")
 _BINS_EVAL = typer.Option("--bins", help="The bins the fit used, as given to `synth fit` "

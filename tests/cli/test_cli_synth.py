@@ -118,9 +118,19 @@ def test_a_column_given_twice_in_bins_is_refused():
     with pytest.raises(typer.BadParameter, match="'a' is given twice"):
         _bins_option("a=3,a=4")
     assert _bins_option("c=0.5:") == {"c": [0.5]}  # one cut point
-    for bad in ("c=:", "c=0.5::", "c=:0.5", "c=1::2"):
+    for bad in ("c=:", "c=0.5::", "c=:0.5", "c=1::2", "a=3,b", "a=3,", "=3"):
         with pytest.raises(typer.BadParameter, match="one cut point: column=c1:"):
             _bins_option(bad)
+
+
+def test_bins_can_name_a_column_with_a_comma_or_an_equals_sign():
+    """A piece with no "=" belongs to the next entry's name (a spec holds no comma), and a
+    name may hold "=" (a spec holds none)."""
+    from oracledp._cli_synth import _bins_option
+
+    assert _bins_option("income, net=4,age=0:18:65") == {"income, net": 4,
+                                                         "age": [0.0, 18.0, 65.0]}
+    assert _bins_option("a,b,c=2,x=y=3") == {"a,b,c": 2, "x=y": 3}
 
 
 def test_unconfirmed_schema_and_existing_out(runner, files, tmp_path):
