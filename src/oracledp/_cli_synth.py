@@ -45,7 +45,7 @@ from oracledp._cli_table import (
     _sep,
 )
 from oracledp._errors import OracleDPError
-from oracledp._guidance import EPSILON_CAP, check_epsilon_cap
+from oracledp._guidance import EPSILON_CAP, check_epsilon_cap, check_person_cap
 
 synth_app = typer.Typer(help="Private synthetic data for your own table (see "
                              "docs/synthetic-data.md).", no_args_is_help=True)
@@ -194,6 +194,9 @@ def synth_fit(
     except (OracleDPError, ValueError, TypeError) as exc:
         _fail(str(exc))
     k = schema.records_per_person
+    message = check_person_cap(epsilon, k, "--epsilon", allow_large_epsilon)
+    if message:
+        _fail(message)
     declared = ((epsilon, delta, "approximate") if needs_delta
                 else (epsilon, 0.0, "pure"))
     if declared[1] is not None:  # before the data are read: a vacuous per-person statement

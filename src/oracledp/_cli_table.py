@@ -42,6 +42,7 @@ from oracledp._guidance import (
     OPSAMP_WARNING,
     RECOMMENDED_MODELS,
     check_epsilon_cap,
+    check_person_cap,
 )
 from oracledp._registry import EXACT_MODELS, check_model_name, make_estimator, model_schema
 from oracledp._validation import check_delta, check_epsilon, check_positive, check_sep
@@ -545,12 +546,15 @@ def _fit(data: Path, schema_path: Path, out: Path, model: str, epsilon: float | 
     )
     from oracledp._cli_fit_report import _report_fit
 
+    given_cap = max_epsilon
     max_epsilon = _check_fit_options(model, epsilon, delta, alpha, max_epsilon, allow_large,
                                      solver, time_limit, space, work_limit)
     _check_out(out, force)  # before the data are read: a refused --out spends no budget
     if budget is not None:
         _read_budget(budget)  # a malformed ledger is refused before anything else is read
     schema = _load_schema(schema_path)
+    if model == "accuracy-first" and given_cap is None and schema.records_per_person > 1:
+        max_epsilon = EPSILON_CAP / schema.records_per_person  # the cap holds per person
     try:  # what a Python user calls: the registry refuses an unconfirmed schema
         schema = model_schema(model, schema)
         opts: dict[str, Any] = (
@@ -566,6 +570,10 @@ def _fit(data: Path, schema_path: Path, out: Path, model: str, epsilon: float | 
         _fail(str(exc))
     declared = _declared(model, epsilon, delta, max_epsilon)
     k = schema.records_per_person
+    message = check_person_cap(declared[0], k, "--max-epsilon" if model == "accuracy-first"
+                               else "--epsilon", allow_large)
+    if message:
+        _fail(message)
     if declared[1] is not None:  # before the data are read: a vacuous per-person statement
         _per_person_or_fail(declared[0], declared[1], k)
     run: dict[str, Any] = {}

@@ -27,7 +27,8 @@ from typing import Any
 from oracledp._validation import check_delta, check_epsilon, check_integer
 
 __all__ = ["ACCURACY_FIRST_N", "EPSILON_CAP", "GAUSSIAN_RSPM_NOTE", "MODEL_GUIDE", "OPSAMP_WARNING",
-           "RECOMMENDED_MODELS", "ModelAdvice", "advise_model", "check_epsilon_cap"]
+           "RECOMMENDED_MODELS", "ModelAdvice", "advise_model", "check_epsilon_cap",
+           "check_person_cap"]
 
 #: The largest epsilon ``oracledp fit`` accepts without ``--allow-large-epsilon``.
 EPSILON_CAP = 10.0
@@ -108,6 +109,21 @@ def check_epsilon_cap(value: float, option: str, allow_large: bool) -> str | Non
                 f"factor of e^{EPSILON_CAP:g} ~ {math.exp(EPSILON_CAP):,.0f}, and beyond it the "
                 "guarantee says little. Choose a smaller epsilon, or pass "
                 "--allow-large-epsilon if you mean it.")
+    return None
+
+
+def check_person_cap(value: float, k: int, option: str, allow_large: bool) -> str | None:
+    """The refusal for an epsilon per record within :data:`EPSILON_CAP` whose loss per person
+    (``k * value`` by group privacy, ``k`` the schema's records_per_person) is above it, or
+    None.  The cap speaks of what one person's data can change, so it bounds the loss per
+    person."""
+    if allow_large or k <= 1 or not (isinstance(value, float | int) and math.isfinite(value)):
+        return None
+    if k * value > EPSILON_CAP:
+        return (f"{option} {value:g} per record is epsilon {k * value:g} per person (the "
+                f"schema's records_per_person {k}; group privacy), above the cap of "
+                f"{EPSILON_CAP:g}: beyond it the guarantee says little. Choose a smaller "
+                "epsilon, or pass --allow-large-epsilon if you mean it.")
     return None
 
 

@@ -215,6 +215,26 @@ def test_records_per_person_scale_the_charge_and_the_saved_guarantee(files) -> N
         load_model(files["dir"] / "m")
 
 
+def test_the_epsilon_cap_holds_per_person(files) -> None:
+    """--epsilon 4 with 3 records per person is 12 per person: refused before reading,
+    unless --allow-large-epsilon; accuracy-first's default cap becomes 10 / 3 per record."""
+    files["schema"].write_text(json.dumps({**SCHEMA, "records_per_person": 3}))
+    files["data"].unlink()  # refused before the data are read
+    res = _fit(files, "m", "--epsilon", "4")
+    assert res.exit_code == 2 and res.stderr.count("\n") == 1, res.output
+    said = " ".join(res.stderr.split())
+    assert "--epsilon 4 per record is epsilon 12 per person" in said
+    assert "records_per_person 3" in said and "--allow-large-epsilon" in said
+    assert not (files["dir"] / "m").exists() and _ledger(files).get("spends", []) == []
+    files["budget"].write_text('{"total_epsilon": 20, "total_delta": 1e-5}')
+    res = _fit(files, "m", "--max-epsilon", "4", model="accuracy-first")
+    assert res.exit_code == 2 and "--max-epsilon 4 per record is epsilon 12" in res.stderr
+    files["data"].write_text("x,c,y\n" + "\n".join(ROWS * 4) + "\n")
+    res = _fit(files, "m", model="accuracy-first")  # the default cap: 10 / 3 per record
+    said = " ".join(res.stderr.split())  # (24 records: the search's own check refuses)
+    assert res.exit_code == 2 and "--max-epsilon 3.33333 is below" in said, said
+
+
 def test_approximate_per_person_guarantee_and_its_vacuous_limit(files) -> None:
     files["schema"].write_text(json.dumps({**SCHEMA, "records_per_person": 2}))
     res = _fit(files, "m", "--epsilon", "1", "--delta", "1e-6", model="dpsgd")
@@ -224,7 +244,7 @@ def test_approximate_per_person_guarantee_and_its_vacuous_limit(files) -> None:
     files["schema"].write_text(json.dumps({**SCHEMA, "records_per_person": 40}))
     res = CliRunner().invoke(app, ["fit", str(files["data"]), "--schema", str(files["schema"]),
                                    "--model", "dpsgd", "--epsilon", "1", "--out",
-                                   str(files["dir"] / "m2")], env=ENV)
+                                   str(files["dir"] / "m2"), "--allow-large-epsilon"], env=ENV)
     assert res.exit_code == 2 and "would be vacuous" in res.stderr  # no --budget needed
     assert not (files["dir"] / "m2").exists()
 

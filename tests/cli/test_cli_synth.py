@@ -233,6 +233,13 @@ def test_records_per_person_in_the_guarantee_and_the_budget(runner, files, tmp_p
                                            "5", "--allow-large-epsilon", schema=schema,
                                            out="m2"), env=ENV)
     assert res.exit_code == 2 and "vacuous" in res.stderr, res.output
+    with monkeypatch.context() as m:  # 4 per record is 12 per person: above the cap of 10
+        _fail_noise(m)
+        res = runner.invoke(app, _fit_args(files, tmp_path, "--epsilon", "4", schema=schema,
+                                           out="m3"), env=ENV)
+    assert res.exit_code == 2 and res.stderr.count("\n") == 1, res.output
+    assert "--epsilon 4 per record is epsilon 12 per person" in " ".join(res.stderr.split())
+    assert not (tmp_path / "m3").exists()
 
 
 def test_sample_without_seed_in_chunks_and_row_limits(runner, files, tmp_path, monkeypatch):
