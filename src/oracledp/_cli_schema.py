@@ -16,6 +16,7 @@ from oracledp._cli_table import (
     _SEP,
     _check_scheduler,
     _clipping_on_stderr,
+    _error,
     _fail,
     _load_schema,
     _reading,
@@ -95,7 +96,7 @@ def schema_check(
     except MemoryError:  # pragma: no cover - one chunk at a time
         _fail(f"{data}: not enough memory to read a chunk of the file")
     for problem in problems:
-        typer.echo(f"error: {' '.join(problem.split())}", err=True)
+        _error(problem)
     if problems:
         raise typer.Exit(2)
     typer.echo(f"ok: {data} fits the schema {schema_path} (every cell of its "

@@ -57,9 +57,15 @@ EXIT_INTERRUPTED = 130
 
 def _fail(message: str) -> NoReturn:
     """One plain paragraph on stderr (no markup, no traceback), exit code 2."""
-    message = str(message).replace("try sep=", "try --sep ")  # (the library's delimiter hint)
-    typer.echo(f"error: {' '.join(message.split())}", err=True)
+    _error(message)
     raise typer.Exit(2)
+
+
+def _error(message: str) -> None:
+    """One ``error:`` line on stderr, in the command line's words (the library's delimiter
+    hint names the option)."""
+    message = str(message).replace("try sep=", "try --sep ")
+    typer.echo(f"error: {' '.join(message.split())}", err=True)
 
 
 def _warn(message: str) -> None:

@@ -97,6 +97,17 @@ def test_a_repeated_identifier_points_to_records_per_person() -> None:
     assert any(w.startswith("column 'who':") and "PERSON IDENTIFIER" in w for w in warnings)
 
 
+def test_a_balanced_panels_period_is_not_taken_for_a_person() -> None:
+    """300 people over 60 months: the month (60 values of 300 rows each) is not flagged, the
+    person number named otherwise (300 values of 60 rows each) is."""
+    df = _panel(ids=300, years=60).rename(columns={"id": "who", "year": "month"})
+    schema, warnings = TableSchema.infer(df, "y")
+    flagged = [w for w in warnings if "PERSON IDENTIFIER" in w]
+    assert len(flagged) == 1 and flagged[0].startswith("column 'who':"), flagged
+    kinds = {c.name: c.kind for c in schema.columns}
+    assert kinds["month"] == "numeric" and kinds["who"] == "unresolved"
+
+
 def test_a_unique_identifier_keeps_its_own_rule() -> None:
     schema, warnings = TableSchema.infer(_panel(years=1), "y")
     assert schema.columns[0].kind == "unresolved"

@@ -245,7 +245,7 @@ def test_read_csv_file_level_errors(tmp_path, schema):
         read_csv(latin, schema)
     semi = tmp_path / "semi.csv"
     _small_df().to_csv(semi, sep=";", index=False)
-    with pytest.raises(TableInputError, match=r"single column.*--sep ';'"):
+    with pytest.raises(TableInputError, match=r"single column.*sep=';'"):
         read_csv(semi, schema, with_target=True)
     assert len(read_csv(semi, schema, sep=";", with_target=True)) == 4
 

@@ -230,7 +230,7 @@ def test_accuracy_first_cli_refuses_rather_than_exceed_the_cap(tmp_path):
     res = CliRunner().invoke(app, ["fit", str(tmp_path / "t.csv"), "--schema",
                                    str(tmp_path / "s.json"), "--model", "accuracy-first",
                                    "--out", str(tmp_path / "m")], env=ENV)
-    assert res.exit_code == 2 and "max_epsilon = 10 is below" in res.stderr
+    assert res.exit_code == 2 and "--max-epsilon 10 is below" in res.stderr
     assert not (tmp_path / "m").exists()
 
 

@@ -101,14 +101,17 @@ def _zero_padded(name: str, texts: pd.Series, num: pd.Series, missing: str, max_
 def _repeated_id(name: str, values: pd.Series, max_levels: int) -> bool:
     """The column looks like a person's identifier whose values repeat (a panel: several
     rows per person): named like one (``id``, ``person_id``, ``PatientID``) with at least 20
-    distinct values, some seen more than once, or more than ``max_levels`` values each seen equally often, twice or
-    more."""
+    distinct values, some seen more than once, or more than ``max_levels`` values each seen
+    equally often, twice or more, and at least as many values as rows per value.  (The
+    balanced panel's period, 60 months of 300 people, has fewer values than rows per value:
+    it is not flagged; its people, 300 values of 60 rows each, are.)"""
     counts = values.value_counts()
     if len(counts) < 2 or counts.max() < 2:
         return False
     if (_ID_NAME.search(name) or _ID_CAMEL.search(name)) and len(counts) >= _ID_MIN_VALUES:
         return True  # (not a code of a few values, such as a region_id)
-    return len(counts) > max_levels and counts.min() == counts.max()
+    return (len(counts) > max_levels and counts.min() == counts.max()
+            and len(counts) >= counts.max())
 
 
 def _whole(num: pd.Series) -> bool:
