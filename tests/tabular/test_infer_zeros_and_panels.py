@@ -112,3 +112,47 @@ def test_a_unique_identifier_keeps_its_own_rule() -> None:
     schema, warnings = TableSchema.infer(_panel(years=1), "y")
     assert schema.columns[0].kind == "unresolved"
     assert not any("PERSON IDENTIFIER" in w for w in warnings)
+
+
+def test_a_dataframe_with_missing_values_gets_the_proposal_its_csv_gets(tmp_path) -> None:
+    """NaN, None, pd.NA (Int64, boolean, string) and a categorical's NaN are missing cells
+    (they were refused as "leading or trailing spaces" under pandas 3), proposed as the same
+    data written to a CSV file are."""
+    df = pd.DataFrame({"c": [1.0, np.nan, 2.0, 3.0] * 50,
+                       "i": pd.array([1, None, 2, 3] * 50, dtype="Int64"),
+                       "b": pd.array([True, None, False, True] * 50, dtype="boolean"),
+                       "s": pd.array(["x", None, "y", "x"] * 50, dtype="string"),
+                       "o": ["x", None, "y", "x"] * 50,
+                       "k": pd.Categorical(["u", np.nan, "v", "u"] * 50),
+                       "y": ["n", "p"] * 100})
+    schema, _ = TableSchema.infer(df, "y")
+    df.to_csv(tmp_path / "t.csv", index=False)
+    from_file, _ = TableSchema.infer(tmp_path / "t.csv", "y")
+    assert schema == from_file
+    assert all(c.missing == "level" for c in schema.columns)
+
+
+def test_a_timestamp_reads_alike_from_a_dataframe_and_from_parquet(tmp_path) -> None:
+    """One text per timestamp (the data engine's): Python's proposal on the DataFrame checks
+    on the same data as Parquet, and a fraction of a second is written as the engine does."""
+    from oracledp.tabular import check_table
+    from oracledp.tabular._cells import typed_texts
+
+    rng = np.random.default_rng(0)
+    days = pd.to_timedelta(rng.integers(0, 3, 200), unit="D")
+    df = pd.DataFrame({"when": pd.Timestamp("2024-01-01") + days,
+                       "y": rng.choice(["n", "p"], 200)})
+    schema, _ = TableSchema.infer(df, "y")
+    assert schema.columns[0].levels == ("2024-01-01 00:00:00", "2024-01-02 00:00:00",
+                                        "2024-01-03 00:00:00")
+    confirmed = schema.confirmed()
+    df.to_parquet(tmp_path / "t.parquet")
+    assert check_table(df, confirmed) == [] == check_table(tmp_path / "t.parquet", confirmed)
+    odd = pd.Series(pd.to_datetime(["2024-01-01 12:30:00.5", "2024-01-02 00:00:00.000250"]))
+    assert typed_texts(odd).tolist() == ["2024-01-01 12:30:00.5", "2024-01-02 00:00:00.00025"]
+    pd.DataFrame({"t": odd}).to_parquet(tmp_path / "odd.parquet")
+    import duckdb
+
+    said = duckdb.sql(f"select cast(t as varchar) from read_parquet('{tmp_path}/odd.parquet')"
+                      ).fetchall()
+    assert [t for (t,) in said] == typed_texts(odd).tolist()  # the engine's own text

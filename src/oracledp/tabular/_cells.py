@@ -76,6 +76,26 @@ def _table_violation(problems: list[str]) -> BoundsViolation:
     )
 
 
+def typed_texts(s: pd.Series) -> pd.Series:
+    """A DataFrame column as the texts the data engine reads for it (:func:`~oracledp.
+    tabular._sources._text_of`), so that a DataFrame and the same data as Parquet read alike:
+    a missing value (NaN, ``None``, ``pd.NA``, ``NaT``) is the empty text; a timestamp is
+    ``2024-01-01 00:00:00`` with its fraction of a second when it has one (``.5``), whatever
+    the other values of the column (pandas writes ``2024-01-01`` for a column of midnights);
+    anything else as ``astype(str)`` writes it (a boolean ``True`` / ``False``)."""
+    missing = s.isna().to_numpy(dtype=bool)
+    if s.dtype.kind == "M" and not isinstance(s.dtype, pd.DatetimeTZDtype):
+        whole = s.dt.strftime("%Y-%m-%d %H:%M:%S")
+        us = s.dt.microsecond.fillna(0).astype(np.int64).to_numpy()
+        frac = np.array(["" if u == 0 else "." + f"{u:06d}".rstrip("0") for u in us],
+                        dtype=object)
+        text = whole.astype(object) + frac
+    else:
+        text = s.astype(object).astype(str)
+    return pd.Series(np.where(missing, "", text.to_numpy(dtype=object)), index=s.index,
+                     dtype=object)
+
+
 class _Cells:
     """The cells of one column, for rules that look at one cell at a time.
 
@@ -103,6 +123,8 @@ class _Cells:
 
     @cached_property
     def text(self) -> pd.Series:
+        if self.raw.dtype.kind == "M":  # the engine's text of a timestamp (typed_texts)
+            return typed_texts(self.raw)
         return self.raw.astype(str)
 
     def spaced(self) -> NDArray[np.bool_]:

@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from oracledp._errors import TableInputError
-from oracledp.tabular._cells import duplicate_names
+from oracledp.tabular._cells import duplicate_names, typed_texts
 from oracledp.tabular._columns import (
     DEFAULT_MISSING_VALUES,
     MAX_GRID,
@@ -318,7 +318,8 @@ def propose_columns(data: pd.DataFrame | str | Path, target: str, max_levels: in
         repeated = duplicate_names(list(map(str, data.columns)))
         if repeated:
             raise TableInputError(repeated)
-    df = read_csv(data) if isinstance(data, (str, Path)) else data.astype(str)
+    df = (read_csv(data) if isinstance(data, (str, Path))
+          else pd.DataFrame({c: typed_texts(data[c]) for c in data.columns}))
     names = list(map(str, df.columns))
     spaced = [n for n, bad in zip(names, has_spaces(names), strict=True) if bad]
     problems = ([f"the header writes the column name(s) {', '.join(map(repr, spaced))} "
