@@ -98,6 +98,28 @@ def test_bad_data_is_refused_before_any_noise_and_not_charged(files, saving):
     assert saving == []
 
 
+def test_a_trial_share_its_accountant_refuses_is_refused_before_any_noise(files, saving,
+                                                                         monkeypatch):
+    """dpsgd's share of a tiny --epsilon is below what its accountant certifies: that depends
+    on the options and n only, so the selection refuses before any trial draws (it had run the
+    exact trial first and charged the whole budget)."""
+    from oracledp.privacy import _noise
+
+    def no_noise(*args, **kwargs):
+        raise AssertionError("noise drawn before the refusal")
+
+    monkeypatch.setattr(_noise, "gaussian", no_noise)
+    monkeypatch.setattr(_noise, "laplace", no_noise)
+    monkeypatch.setattr(GaussianRSPMClassifier, "_release", no_noise)
+    res = _fit(files, "--epsilon", "1e-9", "--delta", "1e-8", "--solver", "brute",
+               "--budget", str(files["budget"]))
+    _refused(res, "the fit stopped: the selection gives candidate 'dpsgd' epsilon")
+    said = " ".join(res.stderr.split())
+    assert "of the total epsilon 1e-09" in said and "Nothing was drawn" in said
+    assert json.loads(files["budget"].read_text()).get("spends", []) == []
+    assert saving == []
+
+
 def test_an_uncertified_trial_stops_the_selection_and_stays_charged(files, saving, monkeypatch):
     def fail(self, problem, epsilon, delta, oracle, rng, **kw):
         rng.standard_normal(2)

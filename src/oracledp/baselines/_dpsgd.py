@@ -96,6 +96,7 @@ from oracledp.baselines._dpsgd_logistic import (
     DEFAULT_EPOCHS,
     SOURCE,
     DPSGDResult,
+    _batch_and_steps,
     _check_hyper,
     _check_int_positive,
     dpsgd_logistic,
@@ -235,6 +236,13 @@ class DPSGDLogisticRegression(PrivateLogisticClassifier):
         if self.batch_size is not None:
             _check_int_positive(self.batch_size, "batch_size")
         return {}
+
+    def _check_calibration(self, n: int) -> None:
+        """The accountant's refusal of this epsilon and delta on ``n`` records (a ValueError
+        when they are below what it can certify), made before any noise: it reads only the
+        public parameters and n, as the fit's own calibration does."""
+        _, q, steps = _batch_and_steps(self.batch_size, float(self.epochs), n)
+        calibrate_noise_multiplier(float(self.epsilon), delta_for(self.delta, n), q, steps)
 
     def fit(self, X: ArrayLike, y: ArrayLike,
             sample_weight: ArrayLike | None = None) -> DPSGDLogisticRegression:

@@ -342,8 +342,18 @@ class AutoClassifier(PrivateBinaryClassifier):
         pure = all(t.delta == 0 for t in trials)
         rng = params["rng"]
         estimators = [self._make(t, rng) for t in trials]
-        for est in estimators:  # every data-independent refusal, before anything is drawn
+        for trial, est in zip(trials, estimators, strict=True):
+            # every data-independent refusal, before anything is drawn
             self._check_candidate(est, X_arr, n)
+            if hasattr(est, "_check_calibration"):  # dpsgd: its accountant's floor
+                try:
+                    est._check_calibration(n)
+                except ValueError as exc:
+                    raise ValueError(
+                        f"the selection gives candidate {trial.candidate!r} epsilon "
+                        f"{trial.epsilon_fit:.3g} of the total epsilon {epsilon:g} for its fit, "
+                        f"and that is refused ({exc}). Nothing was drawn. Use a larger "
+                        "epsilon, or a single model.") from None
         y_fit = classes[(y_pm == 1).astype(np.intp)]
         weights = None if sample_weight is None else counts
 
