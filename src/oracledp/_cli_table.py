@@ -583,6 +583,11 @@ def _fit(data: Path, schema_path: Path, out: Path, model: str, epsilon: float | 
     if declared[1] is not None:  # before the data are read: a vacuous per-person statement
         _per_person_or_fail(declared[0], declared[1], k)
     run: dict[str, Any] = {}
+    if model == "accuracy-first" and given_cap is None and k > 1:
+        run["cap_note"] = (
+            f" (--max-epsilon was not given: it is the cap of {EPSILON_CAP:g} per person, "
+            f"{max_epsilon:.6g} per record for the schema's records_per_person {k}; a larger "
+            "one needs --allow-large-epsilon)")
     if budget is None:
         path, run = _fit_and_save(est, data, schema, out, model, sep, ignore_extra, solver,
                                   time_limit, force, None, declared, run, engine=engine,
@@ -720,7 +725,8 @@ def _fit_and_save(est: Any, data: Path, schema: Any, out: Path, model: str, sep:
     except OracleFailure as exc:  # the oracle could not certify an answer: nothing released
         _fail(_oracle_failure_message(model, solver, time_limit, exc, work_limit))
     except (OracleDPError, ValueError) as exc:
-        _fail(f"the fit stopped: {_in_options(str(exc)) if model == 'accuracy-first' else exc}")
+        _fail(f"the fit stopped: {_in_options(str(exc)) if model == 'accuracy-first' else exc}"
+              + run.get("cap_note", ""))
     except OSError as exc:  # e.g. --out not writable, or a model.json appeared meanwhile
         _fail(f"cannot write the model to {out}: {exc.strerror or exc}")
     except MemoryError:
