@@ -41,6 +41,7 @@ from oracledp._cli_table import (
     _interrupted,
     _load_schema,
     _naming,
+    _out_path,
     _reading,
     _sep,
 )
@@ -256,13 +257,6 @@ def synth_fit(
     typer.echo(f"wrote {path} and {out / RELEASE_FILE} (the released model only: no record)")
     if budget is not None:
         _print_budget(budget, ledger, local, k)
-
-
-def _out_path(text: str, what: str, nothing: str) -> Path:
-    """``--out`` as given: an empty path is refused (it would name the current directory)."""
-    if not text:
-        _fail(f"--out is empty: give {what}; {nothing}")
-    return Path(text)
 
 
 def _refuse_overwrite(said: str, exists: bool, force: bool, nothing: str, other: str) -> None:

@@ -266,6 +266,13 @@ def _check_out_writable(out: Path) -> None:
               "fitted")
 
 
+def _out_path(text: str, what: str, nothing: str) -> Path:
+    """``--out`` as given: an empty path is refused (it would name the current directory)."""
+    if not text:
+        _fail(f"--out is empty: give {what}; {nothing}")
+    return Path(text)
+
+
 def _check_out(out: Path, force: bool) -> None:
     """Refuse (exit 2) an --out that cannot be created or written, or that already holds a
     saved model (unless --force)."""
@@ -441,8 +448,7 @@ def fit_table(
     schema_path: Annotated[
         Path, typer.Option("--schema", help="Confirmed table schema (JSON).")
     ],
-    out: Annotated[Path, typer.Option("--out", help="Directory for model.json and the plot.",
-                                      file_okay=False)],
+    out_text: Annotated[str, typer.Option("--out", help="Directory for model.json and the plot.")],
     model: Annotated[str, typer.Option(
         "--model", help=f"One of {', '.join(RECOMMENDED_MODELS)} (see `oracledp models`); "
                         "gaussian-rspm and opsamp are accepted too (`oracledp models --all`).")] = "opdisc",
@@ -523,6 +529,7 @@ def fit_table(
     scheduler: Annotated[str | None, _SCHEDULER] = None,
 ) -> None:
     """Fit a private linear classifier on DATA with a confirmed schema; save model.json."""
+    out = _out_path(out_text, "a directory for the model", "nothing was fitted")
     _check_model_options(ctx, model)
     _check_scheduler(engine, scheduler)
     if engine == "dask" and model not in _READ_AGGREGATED:

@@ -40,10 +40,11 @@ def files(tmp_path: Path) -> dict[str, Path]:
             "out": tmp_path / "model", "tmp": tmp_path}
 
 
-def _fit(files: dict[str, Path], *extra: str, out: Path | None = None):
+def _fit(files: dict[str, Path], *extra: str, out: Path | str | None = None):
     return CliRunner().invoke(app, ["fit", str(files["data"]), "--schema", str(files["schema"]),
                                     "--model", "gaussian-rspm", "--seed", "0",
-                                    "--out", str(out or files["out"]), *extra], env=ENV)
+                                    "--out", str(files["out"] if out is None else out), *extra],
+                            env=ENV)
 
 
 def test_fit_end_to_end_brute_and_highs(files) -> None:
@@ -85,6 +86,13 @@ def test_the_default_delta_on_a_tiny_table_gets_a_caution_an_explicit_one_does_n
     res = _fit(files, "--epsilon", "1", "--delta", "1e-6", "--solver", "brute",
                out=files["tmp"] / "explicit")
     assert res.exit_code == 0 and "default 1/n^2" not in res.stdout, res.output
+
+
+def test_an_empty_out_is_refused_not_the_current_directory(files, monkeypatch) -> None:
+    monkeypatch.chdir(files["tmp"])
+    res = _fit(files, "--epsilon", "1", "--solver", "brute", out="")
+    assert res.exit_code == 2 and res.stderr.startswith("error: --out is empty"), res.output
+    assert not (files["tmp"] / "model.json").exists()
 
 
 @pytest.mark.parametrize(("args", "message"), [

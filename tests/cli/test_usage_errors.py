@@ -21,7 +21,7 @@ def _misuses(tmp: Path) -> list[tuple[list[str], str]]:
     data, schema, out = str(tmp / "t.csv"), str(tmp / "s.json"), str(tmp / "out")
     return [
         (["fit", data, "--schema", schema, "--out", out, "--epsilon", "abc"], "'--epsilon'"),
-        (["fit", data, "--schema", schema, "--out", str(a_file), "--epsilon", "1"], "'--out'"),
+        (["fit", data, "--schema", schema, "--out", str(a_file), "--epsilon", "1"], "--out "),  # (the command's own check)
         (["fit", data, "--out", out, "--epsilon", "1"], "'--schema'"),
         (["fit", data, "--schema", schema, "--out", out, "--seed", "-1"], "'--seed'"),
         (["fit"], "'data'"),
