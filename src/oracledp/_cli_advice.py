@@ -80,7 +80,7 @@ def advice_lines(advice: ModelAdvice, schema_name: str, data_name: str | None) -
         else:
             delta = (f"; delta defaults to 1/n^2 = {a.delta:.3g} (pass it as --delta under "
                      "--budget)")
-        lines += _wrapped(f"n = {a.n:,} records in {data_name} (public, as in `oracledp fit`), "
+        lines += _wrapped(f"n = {a.n:,} record{'' if a.n == 1 else 's'} in {data_name} (public, as in `oracledp fit`), "
                           f"{a.n / a.d:.1f} per encoded feature{delta}", "  ")
     sizes = dict(a.space_sizes)
     lines += _wrapped(f"default parameter space (--space auto, as fit sizes it): opdisc |W| = "

@@ -60,7 +60,7 @@ def schema_infer(
         schema, warnings = TableSchema.infer(df, target=target, max_levels=max_levels,
                                              categorical=categorical or ())
     except (OracleDPError, ValueError) as exc:
-        _fail(str(exc))
+        _fail(str(exc) if str(exc).startswith(f"{data}:") else f"{data}: {exc}")
     typer.echo(schema.to_json())
     _warn(f"every level, bound, step and label in this schema was read from {data} and is "
           "marked \"from_data\": true. Reading them from private data is not differentially "

@@ -773,8 +773,9 @@ def models(
                             else [])]
     for name, when, why in rows:
         lines.append(f"  {name:<15} {when}: {why}")
-    lines.append(f"fit refuses --epsilon above {EPSILON_CAP:g} unless --allow-large-epsilon; "
-                 "accuracy-first's --max-epsilon defaults to the same cap.")
+    lines.append(f"fit refuses --epsilon above {EPSILON_CAP:g} per person unless "
+                 "--allow-large-epsilon; accuracy-first's --max-epsilon defaults to the same "
+                 "cap.")
     lines.append("For your table (from d, n, epsilon and |W| only): oracledp models --schema S "
                  "--epsilon E [DATA]")
     typer.echo("\n".join(lines))

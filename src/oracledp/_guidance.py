@@ -92,7 +92,9 @@ MODEL_GUIDE: tuple[tuple[str, str, str], ...] = (
      "max-epsilon 10; 22,000 at max-epsilon 2)",
      "the most private level meeting --alpha, ex-post loss <= --max-epsilon; with fewer "
      "records fit refuses before drawing any noise (the accuracy test alone, or the levels "
-     "the cap leaves for the hypotheses, cannot meet alpha)"),
+     "the cap leaves for the hypotheses, cannot meet alpha); just above that floor a search "
+     "may spend the cap and refuse (on a measured table, every fit up to 1.11 times the "
+     "floor did, and every fit from 1.22 times released): plan for well above it"),
     ("(none)", "few records per column (e.g. 1,000 records, 100 encoded features)",
      "no private model beat the majority rate at epsilon <= 2 on such a table: use fewer "
      "columns (chosen by public knowledge) or more records"),

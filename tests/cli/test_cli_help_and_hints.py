@@ -102,6 +102,11 @@ def test_schema_infer_on_a_semicolon_file_suggests_sep(files):
     res = CliRunner().invoke(app, ["schema", "infer", str(files["data"]), "--target", "zz"],
                              env=ENV)
     assert "is not in the table" in _one_error(res) and "--sep" not in res.stderr
+    assert _one_error(res).startswith(f"error: {files['data']}: ")  # which file, as elsewhere
+    one = files["dir"] / "one.csv"
+    one.write_text("a,y\n1,yes\n")
+    res = CliRunner().invoke(app, ["schema", "infer", str(one), "--target", "y"], env=ENV)
+    assert _one_error(res).startswith(f"error: {one}: the target column 'y' must hold")
 
 
 def test_the_delimiter_hint_names_the_python_parameter_in_python(files):

@@ -110,11 +110,12 @@ def test_a_named_categorical_wider_than_max_levels_is_unresolved(tmp_path):
 
 @pytest.mark.parametrize("name", ["nonesuch", "y"])
 def test_categorical_must_name_a_feature_column(tmp_path, name):
-    res = CliRunner().invoke(app, ["schema", "infer", str(_write(tmp_path, _survey())),
-                                   "--target", "y", "--categorical", name], env=ENV)
+    data = _write(tmp_path, _survey())
+    res = CliRunner().invoke(app, ["schema", "infer", str(data), "--target", "y",
+                                   "--categorical", name], env=ENV)
     assert res.exit_code == 2 and res.stdout == ""
     assert res.stderr.splitlines() == [res.stderr.splitlines()[0]]
-    assert res.stderr.startswith(f"error: categorical= (--categorical) names {name!r}")
+    assert res.stderr.startswith(f"error: {data}: categorical= (--categorical) names {name!r}")
 
 
 def test_float_noise_in_a_computed_export_is_not_taken_for_the_resolution(tmp_path):
