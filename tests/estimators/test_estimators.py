@@ -12,7 +12,7 @@ from sklearn.base import clone
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from oracledp._errors import DiagnosticsWarning, OracleFailure, PrivacyWarning
-from oracledp.estimators import OPDiscClassifier
+from oracledp.estimators import AccuracyFirstLogisticRegression, OPDiscClassifier, RSPMClassifier
 from oracledp.estimators._opdisc import build_oracle, round_to_grid
 from oracledp.estimators._space_spec import parameter_space
 from oracledp.learners._opdisc import opdisc_sigma
@@ -355,3 +355,20 @@ def test_declared_classes_make_the_label_mapping_public() -> None:
     with pytest.raises(ValueError, match="exactly two distinct"):
         OPDiscClassifier(oracle="brute", classes=[1, 1], feature_grid=0.5).fit(
             X, np.array([1, 1, 1, 1]))
+
+
+@pytest.mark.parametrize("y", [np.array(["a", "b", None, "a"] * 5, dtype=object),
+                               np.array(["a", "b", np.nan, "a"] * 5, dtype=object),
+                               pd.Series(["a", "b", None, "a"] * 5, dtype="string"),
+                               pd.array([1, 2, None, 1] * 5, dtype="Int64")],
+                         ids=["None", "nan-object", "string-NA", "Int64-NA (NaN: sklearn's)"])
+def test_a_missing_label_is_refused_naming_the_cause(y):
+    """sklearn's sort raised a bare TypeError ('<' between None and str) or pandas' "boolean
+    value of NA is ambiguous"; every estimator now says what is wrong, before any noise."""
+    from oracledp.baselines import DPSGDLogisticRegression
+
+    X = np.random.default_rng(0).uniform(0, 0.5, (20, 2))
+    for est in (DPSGDLogisticRegression(epsilon=1.0), RSPMClassifier(epsilon=1.0,
+                oracle="brute", feature_grid=0.5), AccuracyFirstLogisticRegression(alpha=0.1)):
+        with pytest.raises(ValueError, match=r"y has missing labels|Input y contains NaN"):
+            est.fit(X, y)

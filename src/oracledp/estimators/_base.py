@@ -84,6 +84,25 @@ def validate_private_data(estimator: Any, *args: Any, **kwargs: Any) -> Any:
         raise type(exc)(clean) from None
 
 
+def refuse_missing_labels(y: Any, name: str) -> None:
+    """Refuse a ``y`` of objects (texts, nullable types) with a missing label (None, NaN, pd.NA,
+    NaT) naming that cause, before any other check of it (sklearn's raised a bare TypeError comparing None with a text, or
+    "boolean value of NA is ambiguous")."""
+    import pandas as pd
+
+    try:
+        arr = np.asarray(y)
+        if arr.dtype.kind != "O" or arr.ndim != 1:  # numbers (a float NaN: sklearn's "Input
+            return  # y contains NaN"), None or a table: sklearn's own messages
+        missing = bool(pd.isna(arr).any())
+    except (TypeError, ValueError):  # not an array of labels: the checks after say so
+        return
+    if missing:
+        raise ValueError(f"{name}: y has missing labels (None or NaN; where is not shown: "
+                         "that is data); remove those records, or map them to a label with "
+                         "a public rule, first")
+
+
 def map_binary_labels(y: NDArray[Any], declared: Any, name: str,
                       ) -> tuple[NDArray[Any], NDArray[np.int8]]:
     """The explicit label mapping of every binary estimator: (classes_, y in {-1, +1}).
@@ -302,6 +321,7 @@ class PrivateBinaryClassifier(ClassifierMixin, PrivateEstimator):
     def _training_data(self, X: ArrayLike, y: ArrayLike, *, check_targets: bool = True,
                        ) -> tuple[NDArray[np.float64], NDArray[Any], NDArray[np.int8]]:
         """``(X, classes_, y in {-1, +1})``: the data validated, the labels mapped."""
+        refuse_missing_labels(y, type(self).__name__)
         X_arr, y_arr = validate_private_data(self, X, y, dtype=np.float64, ensure_all_finite=True)
         self._check_width(X_arr)
         if check_targets:
@@ -318,6 +338,7 @@ class PrivateBinaryClassifier(ClassifierMixin, PrivateEstimator):
         :func:`check_record_counts` after X and y, and rows with count 0 (no record) are
         dropped before the labels are read, exactly as if they were absent.
         """
+        refuse_missing_labels(y, type(self).__name__)
         X_arr, y_arr = validate_private_data(self, X, y, dtype=np.float64, ensure_all_finite=True)
         self._check_width(X_arr)
         if sample_weight is None:
