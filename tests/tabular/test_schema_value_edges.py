@@ -305,3 +305,18 @@ def test_the_cli_passes_on_a_warning_that_is_not_its_own_once():
         with _clipping_on_stderr():
             warnings.warn("not the CLI's own", UserWarning, stacklevel=1)
     assert [str(w.message) for w in seen] == ["not the CLI's own"]
+
+
+@pytest.mark.parametrize(("columns", "said"), [
+    ([{"name": "a", "type": "categorical", "levels": ["b=c", "x"]},
+      {"name": "a=b", "type": "categorical", "levels": ["c", "d"]}],
+     "columns 'a' and 'a=b' both encode a feature named 'a=b=c'"),
+    ([{"name": "a", "type": "categorical", "levels": ["(missing)", "x"], "missing": "level"}],
+     "column 'a' encodes two features named 'a=(missing)'"),
+])
+def test_encoded_feature_names_that_collide_are_refused(columns, said):
+    """Two encoded features of one name (fit's summary, model.json and
+    get_feature_names_out() showed the name twice) are refused by the schema."""
+    with pytest.raises(ValueError, match=re.escape(said)):
+        TableSchema.from_dict({"target": {"name": "y", "labels": ["n", "p"]},
+                               "columns": columns})

@@ -162,6 +162,17 @@ class TableSchema:
         if self.intercept and INTERCEPT_NAME in out:
             raise ValueError(f"an encoded feature is named {INTERCEPT_NAME!r}, the name of the "
                              "intercept feature")
+        owner: dict[str, str] = {}
+        for c in cols:
+            for n in c.output_names():
+                if n in owner:
+                    who = (f"column {c.name!r} encodes two features" if owner[n] == c.name
+                           else f"columns {owner[n]!r} and {c.name!r} both encode a feature")
+                    raise ValueError(
+                        f"{who} named {n!r} (a column name and a level joined by '=', or the "
+                        "missing level '(missing)'): rename a column or a level, so that each "
+                        "encoded feature has its own name")
+                owner[n] = c.name
 
     # --- JSON ----------------------------------------------------------------------------
 
