@@ -216,6 +216,7 @@ CONTINUOUS = [
 ]
 
 
+@pytest.mark.filterwarnings(r"ignore:.*above 10 \(the cap the command line:oracledp._errors.PrivacyWarning")
 @pytest.mark.parametrize("make,attrs,fields", CONTINUOUS)
 @pytest.mark.parametrize("keep", [False, True])
 def test_continuous_estimators_pickle_only_the_model(

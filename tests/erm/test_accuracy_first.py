@@ -887,6 +887,7 @@ def kdd_ridge() -> Any:
     return load_kdd99(n=2_000, random_state=0, task="ridge")
 
 
+@pytest.mark.filterwarnings(r"ignore:.*above 10 \(the cap the command line:oracledp._errors.PrivacyWarning")
 def test_end_to_end_kdd_logistic(kdd_logistic: Any) -> None:
     ds = kdd_logistic
     alpha = 0.05
@@ -914,6 +915,7 @@ def test_end_to_end_kdd_logistic(kdd_logistic: Any) -> None:
     np.testing.assert_array_equal(est2.coef_, est.coef_)
 
 
+@pytest.mark.filterwarnings(r"ignore:.*above 10 \(the cap the command line:oracledp._errors.PrivacyWarning")
 def test_end_to_end_kdd_ridge(kdd_ridge: Any) -> None:
     ds = kdd_ridge
     alpha = 0.02

@@ -372,3 +372,22 @@ def test_a_missing_label_is_refused_naming_the_cause(y):
                 oracle="brute", feature_grid=0.5), AccuracyFirstLogisticRegression(alpha=0.1)):
         with pytest.raises(ValueError, match=r"y has missing labels|Input y contains NaN"):
             est.fit(X, y)
+
+
+def test_accuracy_first_warns_above_the_command_lines_cap_when_no_cap_was_given():
+    """The Python estimator has no default cap (the command line's is 10): a release above
+    10 with no max_epsilon gets a PrivacyWarning naming max_epsilon; one below it, or any
+    release under an explicit cap, none."""
+    import warnings
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (4000, 3)) / 3  # ||x||_1 <= 1
+    y = np.where(rng.random(4000) < 1 / (1 + np.exp(-4 * X[:, 0])), "p", "n")
+    with pytest.warns(PrivacyWarning, match=r"ex-post loss of 13\.\d+, above 10.*max_epsilon="):
+        AccuracyFirstLogisticRegression(alpha=0.1, random_state=0).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyWarning)
+        est = AccuracyFirstLogisticRegression(alpha=0.2, random_state=0).fit(X, y)
+        assert est.guarantee_.epsilon < 10
+        with pytest.raises(ValueError, match="max_epsilon"):  # a cap: refused, never above
+            AccuracyFirstLogisticRegression(alpha=0.1, max_epsilon=5, random_state=0).fit(X, y)

@@ -28,8 +28,10 @@ def _fitted(model: str):
     """A small fit of ``model`` (brute-force oracle for the exact models), and its X."""
     schema = model_schema(model, SCHEMA)
     X, y = schema.encode(DF), schema.labels_of(DF)
-    if model == "accuracy-first":  # a loose target that a table of 24 rows meets
-        est = AccuracyFirstLogisticRegression(1.0, classes=list(SCHEMA.labels), random_state=0)
+    if model == "accuracy-first":  # a loose target that a table of 24 rows meets (at an
+        # ex-post loss far above 10: a test of scores, not of a release's worth; no warning)
+        est = AccuracyFirstLogisticRegression(1.0, classes=list(SCHEMA.labels), random_state=0,
+                                              max_epsilon=1e9)
     else:
         est = make_estimator(model, schema, 1.0, random_state=0,
                              **({"oracle": "brute"} if model in EXACT_MODELS else {}))

@@ -24,6 +24,7 @@ from sklearn.base import RegressorMixin
 
 from oracledp._diagnostics import split_diagnostics
 from oracledp._errors import PrivacyWarning
+from oracledp._guidance import EPSILON_CAP
 from oracledp._params import store_init_arguments
 from oracledp._validation import check_bool, check_choice, check_positive
 from oracledp.erm import AccuracyFirstResult, covnr, doubling, outputnr
@@ -111,6 +112,12 @@ class _AccuracyFirst(PrivateEstimator):
             warnings.warn(
                 _RELEASE_WARNING.format(name=type(self).__name__), PrivacyWarning, stacklevel=3
             )
+        elif self.max_epsilon is None and result.guarantee.epsilon > EPSILON_CAP:
+            warnings.warn(
+                f"{type(self).__name__} released with an ex-post loss of {result.guarantee.epsilon:.4g}, "
+                f"above {EPSILON_CAP:g} (the cap the command line applies by default: beyond "
+                "it the guarantee says little). No max_epsilon was given; pass max_epsilon= to "
+                "cap the loss before any noise is drawn.", PrivacyWarning, stacklevel=3)
 
 
 _COMMON_DOC = """
