@@ -141,3 +141,27 @@ def test_float_noise_in_a_computed_export_is_not_taken_for_the_resolution(tmp_pa
     assert fine.step == 0.001  # nine decimals, rounded to a step within the proposal's cap
     assert any("recorded to 1e-09" in w for w in warned)
     check_table(path, schema.confirmed())
+
+
+@pytest.mark.parametrize(("cells", "said"), [
+    ([f"{v // 10},{v % 10}" for v in range(400, 700, 3)], "a DECIMAL COMMA"),
+    ([f"{v:,}" for v in range(10_000, 900_000, 7_919)], "THOUSANDS SEPARATORS"),
+    ([f"{v}%" for v in range(100)], "a PERCENT SIGN"),
+    ([f"${v}.50" for v in range(100)], "a CURRENCY SYMBOL"),
+    ([f"2024-{1 + v % 12:02d}-{1 + v % 28:02d}" for v in range(100)], "DATES written as text"),
+])
+def test_a_spreadsheets_number_format_is_named_with_its_conversion(tmp_path, cells, said):
+    """Decimal commas, thousands separators, percents, currency and text dates were told to
+    "declare the public levels" (or "numbers mixed with text"): advice that loses every
+    value. The warning now names the format and the conversion; the column is unresolved."""
+    n = len(cells)
+    df = pd.DataFrame({"v": cells, "y": ["a", "b"] * (n // 2) + ["a"] * (n % 2)})
+    path = tmp_path / "t.csv"
+    df.to_csv(path, index=False)
+    schema, warned = TableSchema.infer(path, target="y")
+    assert schema.columns[0].kind == "unresolved"
+    (line,) = [w for w in warned if w.startswith("column 'v':")]
+    assert said in line and "convert the column first" in line, line
+    few = pd.DataFrame({"v": ["10%", "20%", "30%"] * 20, "y": ["a", "b"] * 30})
+    few.to_csv(path, index=False)  # three such texts: levels of a categorical, as before
+    assert TableSchema.infer(path, target="y")[0].columns[0].kind == "categorical"

@@ -133,6 +133,38 @@ def _integer_levels(name: str, num: pd.Series, missing: str, max_levels: int,
                    from_data=True, missing=missing), "categorical")
 
 
+#: Spreadsheet formats of numbers that the schema does not read, told from the texts of a
+#: column that is not all numbers: (pattern of one text, what it is, how to convert it).
+_WRITTEN = {
+    "thousands": (re.compile(r"-?\d{1,3}([,.' ]\d{3})+([.,]\d+)?"),
+                  "numbers written with THOUSANDS SEPARATORS (12,345; or a decimal comma "
+                  "followed by three digits)", "no separators: 12345"),
+    "decimal_comma": (re.compile(r"-?\d+,\d+"), "numbers written with a DECIMAL COMMA (70,5)",
+                      "a decimal point: 70.5"),
+    "percent": (re.compile(r"-?\d+([.,]\d+)?\s?%"), "numbers written with a PERCENT SIGN "
+                "(12%)", "the number alone, 12, or the share 0.12"),
+    "currency": (re.compile(r"[$€£¥]\s?-?[\d,.]+|-?[\d,.]+\s?[$€£¥]"),
+                 "numbers written with a CURRENCY SYMBOL ($12.50)", "the number alone: 12.50"),
+    "dates": (re.compile(r"\d{4}-\d{1,2}-\d{1,2}([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?|"
+                         r"\d{1,2}[/.]\d{1,2}[/.]\d{2,4}"),
+              "DATES written as text (2024-03-01)", "a number on a public grid, e.g. the days "
+              "since a public origin date, or the year and the month as two numeric columns"),
+}
+
+
+def _written(texts: pd.Series) -> str | None:
+    """The spreadsheet format (a key of :data:`_WRITTEN`) that at least 90 % of ``texts``
+    (the distinct non-missing texts of a column that is not all numbers) are written in, the
+    first that fits in that order, or None."""
+    uniq = pd.Series(pd.unique(texts), dtype=object).astype(str)
+    if not len(uniq):
+        return None
+    for kind, (pattern, _, _) in _WRITTEN.items():
+        if uniq.str.fullmatch(pattern).mean() >= 0.9:
+            return kind
+    return None
+
+
 class _Rules:
     """The warnings of :meth:`TableSchema.infer`: the columns each rule applied to, said in
     one line per rule (by column and rule, never a value)."""
@@ -165,6 +197,9 @@ class _Rules:
                      "'missing' policy or the schema's missing_values) or categorical",
             "texts": f"more than {m} distinct texts (marked \"unresolved\"): declare the "
                      "public levels, or remove the column and fit with --ignore-extra",
+            **{f"written_{kind}": (
+                f"{said} (marked \"unresolved\"): the schema reads plain numbers only, so "
+                f"convert the column first ({fix}), then infer again and declare it numeric") for kind, (_, said, fix) in _WRITTEN.items()},
             "codes": f"integer codes (whole numbers, at most {m} distinct values, each seen "
                      "twice on average): proposed "
                      "numeric on their integer grid (step 1) from the smallest to the largest "
@@ -403,10 +438,18 @@ def _propose_column(name: str, s: pd.Series, tokens: set[str], max_levels: int,
                 len(num) >= 2 * n_distinct):  # few values, each seen twice on average
             rule = "codes"
         return col, rule, detail
+    levels = sorted(s.unique().tolist())
+    # numbers in a spreadsheet's format, where the column would otherwise be unresolved or an
+    # identifier (a few such texts are fine levels of a categorical: "10%", "2024-03-01")
+    written = (_written(s) if isnum.any() or len(levels) > max_levels
+               or _looks_like_identifier(len(s), len(levels)) else None)
+    if written is not None:
+        return (Column(name, "unresolved", from_data=True,
+                       note=f"{_WRITTEN[written][1]}: convert them to plain numbers "
+                            "first"), f"written_{written}", "")
     if isnum.any():
         return (Column(name, "unresolved", from_data=True,
                        note="numbers mixed with other text"), "mixed", "")
-    levels = sorted(s.unique().tolist())
     if not categorical and _looks_like_identifier(len(s), len(levels)):
         return _identifier(name), "identifier", ""
     if len(levels) > max_levels:
