@@ -245,7 +245,10 @@ class AccuracyFirstRidge(RegressorMixin, _AccuracyFirst):
     >>> import numpy as np
     >>> from oracledp.estimators import AccuracyFirstRidge
     >>> X = np.array([[0.5, 0.25], [0.25, 0.5], [0.5, 0.5], [-0.5, -0.25], [-0.25, -0.5]])
-    >>> reg = AccuracyFirstRidge(alpha=0.5, random_state=0).fit(X, X.sum(axis=1))
+    >>> # five records: a loss in the thousands, within an explicit cap (without one, a
+    >>> # release above 10 warns)
+    >>> reg = AccuracyFirstRidge(alpha=0.5, max_epsilon=2e4, random_state=0)
+    >>> reg = reg.fit(X, X.sum(axis=1))
     >>> print(reg.guarantee_.describe())  # doctest: +ELLIPSIS
     ex-post loss ..., replace-one neighbours; Ligett et al. 2017 (Accuracy First), Algorithm 3 ...
     >>> reg.epsilon_ == reg.guarantee_.epsilon == reg.ex_post_.epsilon
@@ -352,7 +355,8 @@ class AccuracyFirstLogisticRegression(_AccuracyFirst, PrivateLogisticClassifier)
     --------
     >>> from oracledp.estimators import AccuracyFirstLogisticRegression
     >>> X = [[0.5, 0.25], [0.25, 0.5], [0.5, 0.5], [-0.5, -0.25], [-0.25, -0.5], [-0.5, 0.0]]
-    >>> clf = AccuracyFirstLogisticRegression(alpha=0.5, method="doubling", random_state=0)
+    >>> clf = AccuracyFirstLogisticRegression(alpha=0.5, method="doubling", max_epsilon=2e3,
+    ...                                       random_state=0)  # six records: a loss near 1,000
     >>> clf.fit(X, [1, 1, 1, 0, 0, 0]).guarantee_.kind
     <GuaranteeKind.EX_POST: 'ex-post'>
     >>> clf.guarantee_.describe().split("; ")[0]  # doctest: +ELLIPSIS
