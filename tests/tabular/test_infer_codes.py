@@ -165,3 +165,19 @@ def test_a_spreadsheets_number_format_is_named_with_its_conversion(tmp_path, cel
     few = pd.DataFrame({"v": ["10%", "20%", "30%"] * 20, "y": ["a", "b"] * 30})
     few.to_csv(path, index=False)  # three such texts: levels of a categorical, as before
     assert TableSchema.infer(path, target="y")[0].columns[0].kind == "categorical"
+
+
+def test_whole_numbers_rounded_to_hundreds_are_recorded_to_hundreds(tmp_path):
+    """Incomes written 26600, 31200 (every value a multiple of 100, 40 distinct values) get
+    step 100, not 1; fewer than 20 distinct values could be multiples by chance: step 1."""
+    rng = np.random.default_rng(5)
+    income = rng.integers(100, 140, 300) * 100  # 10,000-13,900 in hundreds
+    decades = rng.choice([20, 30, 40, 50, 60], 300)  # five values: codes on step 1
+    df = pd.DataFrame({"income": income, "decade": decades,
+                       "y": rng.choice(["a", "b"], 300)})
+    path = tmp_path / "t.csv"
+    df.to_csv(path, index=False)
+    cols = {c.name: c for c in TableSchema.infer(path, target="y")[0].columns}
+    assert (cols["income"].step, cols["income"].lower, cols["income"].upper) == (
+        100, income.min(), income.max())
+    assert cols["decade"].step == 1

@@ -305,8 +305,9 @@ def _propose_numeric(name: str, texts: pd.Series, num: pd.Series, missing: str,
     """A gridded numeric column for the recorded values, the rule that applied ("rounds"
     when the step rounds them, "huge" when no grid holds them: then the column is
     unresolved) or None, and the rule's detail (the rounding, from the public grid)."""
-    dec = 0 if _whole(num) else min(_decimals(texts), 12)
-    fine = Fraction(1, 10**dec)
+    whole = _whole(num)
+    dec = 0 if whole else min(_decimals(texts), 12)
+    fine = Fraction(1, 10**dec) if not whole else Fraction(_whole_resolution(num))
     lo = Fraction(str(float(num.min()))).limit_denominator(10**dec)
     hi = Fraction(str(float(num.max()))).limit_denominator(10**dec)
     if hi == lo:
@@ -330,6 +331,26 @@ def _propose_numeric(name: str, texts: pd.Series, num: pd.Series, missing: str,
         return (Column(name, "unresolved", from_data=True,
                        note="numbers too large for a grid: declare public bounds and a step"),
                 "huge", "")
+
+
+#: Whole numbers all multiples of 10^k (k >= 1) are taken as recorded to 10^k when they
+#: show at least this many distinct values (fewer could be multiples by chance).
+_ROUNDED_MIN_VALUES = 20
+
+
+def _whole_resolution(num: pd.Series) -> int:
+    """The recorded resolution of whole numbers: the largest 10^k (k <= 15) of which every
+    value is a multiple (incomes written 26600, 31200: 100), where at least
+    :data:`_ROUNDED_MIN_VALUES` distinct values show it; else 1."""
+    vals = pd.unique(num)
+    if len(vals) < _ROUNDED_MIN_VALUES:
+        return 1
+    step = 1
+    for k in range(1, 16):
+        if not bool((np.mod(vals, 10**k) == 0).all()):
+            break
+        step = 10**k
+    return step
 
 
 def _nice_step(x: float) -> float:
@@ -434,7 +455,7 @@ def _propose_column(name: str, s: pd.Series, tokens: set[str], max_levels: int,
         if whole and _looks_like_identifier(len(num), n_distinct):
             return _identifier(name), "identifier", ""
         col, rule, detail = _propose_numeric(name, s, num, missing)
-        if rule is None and whole and n_distinct <= max_levels and (
+        if rule is None and whole and col.step == 1 and n_distinct <= max_levels and (
                 len(num) >= 2 * n_distinct):  # few values, each seen twice on average
             rule = "codes"
         return col, rule, detail
