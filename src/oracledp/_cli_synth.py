@@ -254,6 +254,10 @@ def synth_fit(
         typer.echo(f"note: {caution}")
     if schema.clipping_note():
         typer.echo(f"note: {schema.clipping_note()}")
+    if method == "mwem":
+        typer.echo("note: mwem is a baseline for comparison: its columns, even one column's own "
+                   "distribution, can come out far from the data's (docs/synthetic-data.md); "
+                   "the default method is oracle-query-pgm")
     typer.echo(f"wrote {path} and {out / RELEASE_FILE} (the released model only: no record)")
     if budget is not None:
         _print_budget(budget, ledger, local, k)

@@ -198,6 +198,7 @@ def test_budget_ledger_is_shared_with_fit(runner, files, tmp_path, monkeypatch):
     res = runner.invoke(app, _fit_args(files, tmp_path, "--method", "mwem", "--epsilon", "0.5",
                                        "--budget", str(budget), out="m3"), env=ENV)
     assert res.exit_code == 0, res.output
+    assert "note: mwem is a baseline for comparison" in res.stdout  # said where it is chosen
     spends = json.loads(budget.read_text())["spends"]
     assert [(s["model"], s["epsilon"], s["delta"]) for s in spends][1] == ("synth mwem", 0.5,
                                                                           0.0)
