@@ -265,3 +265,29 @@ def test_the_command_without_the_cli_extra_says_how_to_install_it():
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "pip install 'oracledp[cli]'" in lines[0], proc.stderr
     assert "typer" in lines[0] and "Traceback" not in proc.stderr
+
+
+def test_synth_fit_and_schema_check_do_not_load_scikit_learn(tmp_path):
+    """scikit-learn (about 100 MB of memory, a second to import) serves the classifiers; the
+    data path of `synth fit` and `schema check` does not load it (a module-level import in
+    the tabular package had put every synth command at 260 MB)."""
+    code = (
+        "import json, sys\n"
+        "from oracledp.datasets import table_csv, table_schema\n"
+        f"d = {str(tmp_path)!r}\n"
+        "table_csv('titanic', d + '/t.csv', split='all')\n"
+        "json.dump(table_schema('titanic'), open(d + '/s.json', 'w'))\n"
+        "from oracledp.__main__ import main\n"
+        "for argv in (['schema', 'check', d + '/t.csv', '--schema', d + '/s.json'],\n"
+        "             ['synth', 'fit', d + '/t.csv', '--schema', d + '/s.json', '--epsilon',\n"
+        "              '1', '--seed', '0', '--out', d + '/m']):\n"
+        "    sys.argv = ['oracledp', *argv]\n"
+        "    try:\n"
+        "        main()\n"
+        "    except SystemExit as e:\n"
+        "        assert not e.code, e.code\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'sklearn')[:3])\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=240, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip().splitlines()[-1] == "[]", proc.stdout[-500:]

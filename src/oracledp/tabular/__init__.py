@@ -128,6 +128,7 @@ from oracledp._errors import (
     TableInputError,
     UnconfirmedSchemaError,
 )
+from oracledp._lazy import lazy_attributes
 
 # ``X as X``: public names outside __all__, importable from here as before the package split.
 from oracledp.tabular._aggregated import AggregatedTable, fit_aggregated, read_aggregated
@@ -149,7 +150,11 @@ from oracledp.tabular._schema import FORMAT_VERSION as FORMAT_VERSION
 from oracledp.tabular._schema import FROM_DATA_NOTE as FROM_DATA_NOTE
 from oracledp.tabular._schema import SCHEMA_FORMAT as SCHEMA_FORMAT
 from oracledp.tabular._schema import TableSchema
-from oracledp.tabular._transformer import SchemaTransformer
+
+# SchemaTransformer is a scikit-learn transformer: imported on first use, so the data path
+# (synth fit, schema check, predict) does not load scikit-learn (about 100 MB, 1 s)
+__getattr__, __dir__ = lazy_attributes(
+    __name__, globals(), {"SchemaTransformer": "oracledp.tabular._transformer"})
 
 __all__ = [
     "AggregatedTable",

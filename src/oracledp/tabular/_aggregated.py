@@ -20,7 +20,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from sklearn.utils.validation import has_fit_parameter
 
 from oracledp._validation import check_sep
 from oracledp.oracles._row_blocks import CountedRows, RowBlocks
@@ -146,6 +145,8 @@ def fit_aggregated(estimator: Any, table: AggregatedTable) -> Any:
     The guarantee's notes name the columns the schema clips
     (:meth:`TableSchema.annotate_guarantee`).
     """
+    from sklearn.utils.validation import has_fit_parameter  # (not on the data path: 100 MB)
+
     if not has_fit_parameter(estimator, "sample_weight"):
         raise TypeError("fit_aggregated fits an estimator whose fit takes record counts as "
                         "sample_weight (OPDiscClassifier, RSPMClassifier, GaussianRSPMClassifier "
