@@ -275,3 +275,26 @@ def test_a_missing_extra_is_named(monkeypatch, schema):
     with pytest.raises(ImportError, match=r"pip install 'oracledp\[dask\]'"):
         _dask.scan_table_dask("x.csv", schema)
 
+
+
+@pytest.mark.parametrize(("change", "said"), [
+    (lambda d: d.assign(extra="1"), "has the column(s) 'extra' that the first does not"),
+    (lambda d: d.rename(columns={"gain": "Gain"}),
+     "has the column(s) 'Gain' that the first does not; lacks 'gain'"),
+    (lambda d: d.drop(columns=["gain"]), "lacks 'gain'"),
+    (lambda d: d[list(reversed(d.columns))], "has the same columns in another order"),
+])
+def test_parquet_parts_with_other_columns_are_refused_by_both_engines(tmp_path, schema,
+                                                                      scheduler, change, said):
+    """Every Parquet file was read by the first file's columns, by position: a later part's
+    extra column was dropped unseen, a part with 'Gain' for 'gain' read as 'gain', and a part
+    without a column crashed the Dask engine (KeyError). Now one refusal, the same from both
+    engines, naming the file and the columns (never a value)."""
+    df = _frame(2)
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    df.iloc[::2].to_parquet(parts / "part-0.parquet")
+    change(df.iloc[1::2]).to_parquet(parts / "part-1.parquet")
+    a, b = _file_refusal(str(parts), schema, scheduler)
+    assert a == b and said in a and "part-1.parquet" in a, a
+    assert "the Parquet files do not all have the first file's columns" in a

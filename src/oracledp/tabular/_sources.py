@@ -114,6 +114,39 @@ def _files(path: str, label: str) -> list[str]:
     return [path]
 
 
+def _same_columns(files: list[str], label: str) -> None:
+    """Refuse Parquet files whose column names differ (in name or order) from the first
+    file's: DuckDB reads every file by the first one's columns, by position, so a later
+    file's extra column was dropped unseen and a renamed one (``Cost`` for ``cost``) read as
+    the first file's.  Reads the files' footers only (names, never a value)."""
+    if len(files) < 2:
+        return
+    import pyarrow.parquet as pq
+
+    def names(f: str) -> list[str]:
+        try:
+            return list(pq.read_schema(f).names)
+        except Exception:  # any reader error: the file is not Parquet
+            raise TableInputError(f"{label}: {f} is not a readable Parquet file") from None
+
+    first = names(files[0])
+    for f in files[1:]:
+        these = names(f)
+        if these == first:
+            continue
+        extra = [n for n in these if n not in first]
+        lacks = [n for n in first if n not in these]
+        what = "; ".join(
+            [*([f"has the column(s) {', '.join(map(repr, extra))} that the first does not"]
+               if extra else []),
+             *([f"lacks {', '.join(map(repr, lacks))}"] if lacks else [])]
+        ) or "has the same columns in another order"
+        raise TableInputError(
+            f"{label}: the Parquet files do not all have the first file's columns ({files[0]}):"
+            f" {f} {what}. Every file is read by the first one's columns, so write the parts "
+            "with the same columns, in the same order")
+
+
 def _magic(path: str, label: str) -> bytes:
     try:
         with open(path, "rb") as fh:
@@ -493,6 +526,7 @@ def _open(con: Any, data: Any, sep: str) -> _Source:
         kind = _format_of(files, label)
         size = sum(os.path.getsize(f) for f in files)
         if kind == "parquet":
+            _same_columns(files, label)
             raw = f"read_parquet([{', '.join(_quote(f) for f in files)}])"
             try:
                 desc = con.execute(f"DESCRIBE SELECT * FROM {raw}").fetchall()
