@@ -13,6 +13,7 @@ live in the repository's ``lab/`` (``python -m lab --help`` from a clone).
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -44,12 +45,32 @@ _UsageError: type[Exception] = next(
     c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
 
 
+def _quiet_broken_pipe(self: Console) -> None:
+    """rich's Console on a closed stdout pipe: the command line's rule (exit 0, nothing said),
+    not rich's exit code 1, so that `oracledp evaluate ... | head -1` ends as
+    `oracledp predict ... | head` and `oracledp synth sample ... | head` do."""
+    from oracledp._cli_table import _reader_closed
+
+    _reader_closed()
+
+
+# rich documents on_broken_pipe as the method to override; the command line's consoles all
+# follow the rule above (the library itself prints nothing through rich)
+Console.on_broken_pipe = _quiet_broken_pipe  # type: ignore[method-assign]
+
+
 @contextmanager
 def _one_line_usage_errors() -> Iterator[None]:
     """A usage error becomes one line ``error: ...`` on stderr and exit code 2 (no usage
-    banner, no box); bare ``oracledp`` and ``oracledp schema`` still print their help."""
+    banner, no box); bare ``oracledp`` and ``oracledp schema`` still print their help.  A
+    closed stdout pipe ends the command quietly with exit code 0."""
     try:
         yield
+        sys.stdout.flush()  # here, so that a closed pipe is caught below, not at exit
+    except BrokenPipeError:  # `oracledp predict ... | head`: as `synth sample`, exit 0
+        from oracledp._cli_table import _reader_closed
+
+        _reader_closed()
     except _UsageError as exc:
         if type(exc).__name__ == "NoArgsIsHelpError":
             raise

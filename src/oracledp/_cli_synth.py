@@ -42,6 +42,7 @@ from oracledp._cli_table import (
     _load_schema,
     _naming,
     _out_path,
+    _reader_closed,
     _reading,
     _sep,
 )
@@ -432,11 +433,7 @@ def synth_sample(
         else:
             _write_samples_to(syn, rows, rng, target, sampler)
     except BrokenPipeError:  # e.g. `| head`: the reader has what it wanted
-        import os
-
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        raise typer.Exit(0) from None
+        _reader_closed()
     except OSError as exc:
         _fail(f"cannot write {'stdout' if out is None else out}: {exc.strerror or exc}")
     except (OracleDPError, ValueError, FloatingPointError) as exc:

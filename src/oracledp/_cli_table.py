@@ -61,6 +61,17 @@ def _fail(message: str) -> NoReturn:
     raise typer.Exit(2)
 
 
+def _reader_closed() -> NoReturn:
+    """stdout's reader closed the pipe (``| head``: it has what it wanted): exit 0 quietly,
+    with stdout pointed at /dev/null so that the interpreter's last flush cannot fail."""
+    import os
+    import sys
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    raise typer.Exit(0)
+
+
 def _error(message: str) -> None:
     """One ``error:`` line on stderr, in the command line's words (the library's delimiter
     hint names the option)."""

@@ -291,3 +291,33 @@ def test_synth_fit_and_schema_check_do_not_load_scikit_learn(tmp_path):
                           timeout=240, check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip().splitlines()[-1] == "[]", proc.stdout[-500:]
+
+
+def test_a_closed_stdout_pipe_ends_every_command_quietly_with_exit_0(tmp_path):
+    """`oracledp predict ... | head` exited 0, `evaluate ... | head -1` 1 (rich's rule) and
+    `synth sample ... | head` 0: now every command ends with 0 and says nothing. The pipe's
+    reading end is closed before the command writes, so each write fails (no race)."""
+    from _small_table import ROWS, SCHEMA
+    from typer.testing import CliRunner
+
+    (tmp_path / "s.json").write_text(json.dumps(SCHEMA))
+    data = tmp_path / "t.csv"
+    data.write_text("x,c,y\n" + "\n".join(ROWS * 50) + "\n")
+    for args in (["fit", str(data), "--schema", str(tmp_path / "s.json"), "--model", "rspm",
+                  "--epsilon", "1", "--seed", "0", "--solver", "brute", "--out",
+                  str(tmp_path / "m")],
+                 ["synth", "fit", str(data), "--schema", str(tmp_path / "s.json"),
+                  "--epsilon", "1", "--seed", "0", "--out", str(tmp_path / "sm")]):
+        res = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
+        assert res.exit_code == 0, res.output
+    cli = [sys.executable, "-m", "oracledp"]
+    for args in (["predict", str(tmp_path / "m"), str(data), "--scores"],
+                 ["evaluate", str(tmp_path / "m"), str(data)],
+                 ["synth", "sample", str(tmp_path / "sm"), "--rows", "5000", "--seed", "1"]):
+        proc = subprocess.Popen([*cli, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert proc.stdout is not None and proc.stderr is not None
+        proc.stdout.close()
+        said = proc.stderr.read().decode()
+        proc.stderr.close()
+        assert proc.wait(timeout=240) == 0, (args[0], said)
+        assert "Traceback" not in said and "error" not in said, said
