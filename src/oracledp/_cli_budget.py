@@ -74,6 +74,21 @@ def _default_delta_note(delta: float, n: int | None, k: int) -> str | None:
             "noise, but a delta far below 1 / the number of records is the usual choice)")
 
 
+def _persons(schema: Any, budget: Path | None) -> Any:
+    """The schema with the records per person a fit under ``budget`` states and charges: the
+    larger of the schema's and the budget file's ``records_per_person`` (the file's had
+    raised the charge while the printed and saved guarantee kept the schema's)."""
+    from dataclasses import replace
+
+    k_file = 1 if budget is None else _read_budget(budget).records_per_person
+    if k_file <= schema.records_per_person:
+        return schema
+    typer.echo(f"note: records per person {k_file}, the budget file's records_per_person (the "
+               f"schema says {schema.records_per_person}): every guarantee below is stated, "
+               "saved and charged per person for it", err=True)
+    return replace(schema, records_per_person=k_file)
+
+
 def _read_budget(budget: Path) -> Any:
     from oracledp.privacy._budget_file import BudgetFileError, read_budget_file
 

@@ -84,7 +84,8 @@ def _report_fit(model: str, schema: Any, est: Any, run: dict[str, Any], path: Pa
     if model == "opsamp":
         _warn(OPSAMP_WARNING)
     _print_fit(Console(), model, schema, est, run["n_rows"], run["n_features"],
-               run["seconds"] if verbose else None, run.get("default_delta", False))
+               run["seconds"] if verbose else None, run.get("default_delta", False),
+               run.get("persons_source", "schema's"))
     Console().print(f"  wrote {path} and {out / 'coefficients.png'}", markup=False)
 
 
@@ -95,7 +96,7 @@ _LIST_ALL_COEFFICIENTS = 20
 
 def _print_fit(console: Console, model: str, schema: Any, est: Any, n_rows: int,
                n_features: int, fit_seconds: float | None, default_delta: bool = False,
-               ) -> None:
+               persons_source: str = "schema's") -> None:
     g = est.guarantee_
     coef = est.coef_.ravel()
     table = Table(title=f"oracledp fit --model {model}")
@@ -124,7 +125,7 @@ def _print_fit(console: Console, model: str, schema: Any, est: Any, n_rows: int,
         ("model", model),
         ("records, encoded features", f"{n_rows:,}, {n_features}"),
         ("labels (-1 / +1)", f"{est.classes_[0]} / {est.classes_[1]}"),
-        ("records per person", f"{k} (schema's records_per_person)"),
+        ("records per person", f"{k} ({persons_source} records_per_person)"),
         ("privacy per record", f"epsilon {g.epsilon:.4g}, delta {g.delta:.3g} ({g.kind})"),
         *([("privacy per person", f"epsilon {person.epsilon:.4g}, delta {person.delta:.3g} "
                                   f"({person.kind}; group privacy, {k} records)")]

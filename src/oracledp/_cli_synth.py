@@ -21,6 +21,7 @@ from oracledp._cli_budget import (
     _default_delta_note,
     _delta_note,
     _per_person_or_fail,
+    _persons,
     _print_budget,
     _read_budget,
     _reserve_budget,
@@ -189,7 +190,7 @@ def synth_fit(
                       force, "nothing was fitted", "another --out directory")
     if budget is not None:
         _read_budget(budget)  # a malformed ledger is refused before anything else is read
-    schema = _load_schema(schema_path)
+    schema = _persons(_load_schema(schema_path), budget)
     try:
         schema.check_confirmed()
         tdom = TableDomain(schema, syn.bins)

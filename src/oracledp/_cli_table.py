@@ -563,6 +563,7 @@ def _fit(data: Path, schema_path: Path, out: Path, model: str, epsilon: float | 
     from oracledp._cli_budget import (
         _declared,
         _per_person_or_fail,
+        _persons,
         _print_budget,
         _read_budget,
         _reserve_budget,
@@ -576,7 +577,10 @@ def _fit(data: Path, schema_path: Path, out: Path, model: str, epsilon: float | 
     _check_out(out, force)  # before the data are read: a refused --out spends no budget
     if budget is not None:
         _read_budget(budget)  # a malformed ledger is refused before anything else is read
-    schema = _load_schema(schema_path)
+    loaded = _load_schema(schema_path)
+    schema = _persons(loaded, budget)
+    persons_source = ("schema's" if schema.records_per_person == loaded.records_per_person
+                      else "the --budget file's")
     if model == "accuracy-first" and given_cap is None and schema.records_per_person > 1:
         max_epsilon = EPSILON_CAP / schema.records_per_person  # the cap holds per person
     try:  # what a Python user calls: the registry refuses an unconfirmed schema
@@ -600,11 +604,11 @@ def _fit(data: Path, schema_path: Path, out: Path, model: str, epsilon: float | 
         _fail(message)
     if declared[1] is not None:  # before the data are read: a vacuous per-person statement
         _per_person_or_fail(declared[0], declared[1], k)
-    run: dict[str, Any] = {}
+    run: dict[str, Any] = {"persons_source": persons_source}
     if model == "accuracy-first" and given_cap is None and k > 1:
         run["cap_note"] = (
             f" (--max-epsilon was not given: it is the cap of {EPSILON_CAP:g} per person, "
-            f"{max_epsilon:.6g} per record for the schema's records_per_person {k}; a larger "
+            f"{max_epsilon:.6g} per record for records_per_person {k}; a larger "
             "one needs --allow-large-epsilon)")
     if budget is None:
         path, run = _fit_and_save(est, data, schema, out, model, sep, ignore_extra, solver,

@@ -123,7 +123,7 @@ def check_person_cap(value: float, k: int, option: str, allow_large: bool) -> st
         return None
     if k * value > EPSILON_CAP:
         return (f"{option} {value:g} per record is epsilon {k * value:g} per person (the "
-                f"schema's records_per_person {k}; group privacy), above the cap of "
+                f"records_per_person {k}; group privacy), above the cap of "
                 f"{EPSILON_CAP:g}: beyond it the guarantee says little. Choose a smaller "
                 "epsilon, or pass --allow-large-epsilon if you mean it.")
     return None

@@ -399,6 +399,12 @@ def test_the_files_records_per_person_is_applied_once(files) -> None:
     assert res.exit_code == 0, res.output
     assert [s["epsilon"] for s in _ledger(files)["spends"]] == [0.6]
     assert "per person (2 records)" in res.stdout
+    # what is printed and saved is what is charged: per person for the file's 2 records
+    said = " ".join(res.stdout.split())
+    assert "guarantee per person: 0.6-DP" in said, said
+    assert "the budget file's records_per_person" in res.stderr
+    assert "2 (the --budget file's records_per_person)" in res.stdout
+    assert load_model(files["dir"] / "k1").guarantee_per_person.epsilon == pytest.approx(0.6)
     res = _fit(files, "k2", "--epsilon", "0.3")
     assert res.exit_code == 2 and "only epsilon 0.4" in res.stderr, res.output
     # the schema's and the file's records per person: the larger, once
@@ -407,6 +413,11 @@ def test_the_files_records_per_person_is_applied_once(files) -> None:
     res = _fit(files, "k3", "--epsilon", "0.3")
     assert res.exit_code == 0, res.output
     assert [s["epsilon"] for s in _ledger(files)["spends"]] == [pytest.approx(0.9)]
+    assert "budget file's records_per_person" not in res.stderr  # the schema's 3 is larger
+    # the cap of 10 holds per person for the file's records_per_person too
+    files["budget"].write_text('{"total_epsilon": 100.0, "records_per_person": 20}')
+    res = _fit(files, "k4", "--epsilon", "1")
+    assert res.exit_code == 2 and "epsilon 20 per person" in " ".join(res.stderr.split())
 
 
 def test_a_zcdp_ledger_refuses_an_ex_post_release_and_takes_a_pure_one(files) -> None:

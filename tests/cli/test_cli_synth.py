@@ -534,3 +534,20 @@ def test_evaluate_says_which_columns_it_ignored_and_bins_name_the_target(runner,
             in res.stderr) and "real table's" not in res.stderr
     res = runner.invoke(app, _fit_args(files, tmp_path, "--bins", "survived=3"), env=ENV)
     assert res.exit_code == 2 and "'survived' is the schema's target" in res.stderr, res.output
+
+
+def test_the_budget_files_records_per_person_is_the_one_printed_and_saved(runner, files,
+                                                                        tmp_path):
+    """The file's records_per_person (3, above the schema's 1) had raised the charge while
+    the printed and saved guarantee protected each record only."""
+    budget = tmp_path / "budget.json"
+    budget.write_text('{"total_epsilon": 5, "total_delta": 1e-4, "records_per_person": 3}')
+    res = runner.invoke(app, _fit_args(files, tmp_path, "--delta", "1e-7", "--budget",
+                                       str(budget)), env=ENV)
+    assert res.exit_code == 0, res.output
+    assert "protects: each person (up to 3 records" in res.stdout
+    assert "the budget file's records_per_person" in res.stderr
+    spend = json.loads(budget.read_text())["spends"][0]
+    assert spend["records_per_person"] == 3 and spend["epsilon"] == pytest.approx(3.0)
+    saved = json.loads((tmp_path / "m" / "synth-model.json").read_text())
+    assert saved["schema"]["records_per_person"] == 3
