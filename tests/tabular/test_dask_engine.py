@@ -298,3 +298,32 @@ def test_parquet_parts_with_other_columns_are_refused_by_both_engines(tmp_path, 
     a, b = _file_refusal(str(parts), schema, scheduler)
     assert a == b and said in a and "part-1.parquet" in a, a
     assert "the Parquet files do not all have the first file's columns" in a
+
+
+def test_parquet_parts_whose_types_differ_are_read_as_text_by_both_engines(tmp_path, schema,
+                                                                           scheduler):
+    """A column of integers in one part and of text in another was "not a readable Parquet
+    file" from the default engine (its cast failed) and "values must be finite numbers" from
+    Dask: now both read the text and name the column and the rule; numbers written as text in
+    one part (no bad cell) give the same counts as numbers everywhere."""
+    df = _frame(3)
+    df["age"] = pd.to_numeric(df["age"]).astype("int64")
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    df.iloc[::2].to_parquet(parts / "part-0.parquet")
+    df.iloc[1::2].assign(age=df.iloc[1::2]["age"].astype(str)).to_parquet(
+        parts / "part-1.parquet")
+    want = scan_table(str(parts), schema)
+    _same_scan(want, _dask_scan(str(parts), schema, scheduler))
+    whole = scan_table(df, schema)  # the same counts as the table of numbers
+    assert want.found == whole.found == {} and np.array_equal(want.codes, whole.codes)
+    assert np.array_equal(want.counts, whole.counts)
+    bad = df.iloc[1::2].assign(age=df.iloc[1::2]["age"].astype(str))
+    bad.iloc[0, bad.columns.get_loc("age")] = "abc"
+    bad.to_parquet(parts / "part-1.parquet")
+    with pytest.raises(BoundsViolation) as a:
+        read_aggregated(str(parts), schema)
+    with pytest.raises(BoundsViolation) as b:
+        read_aggregated(str(parts), schema, engine="dask", scheduler=scheduler)
+    assert str(a.value) == str(b.value) and "column 'age': values must be finite numbers" in (
+        str(a.value)) and "abc" not in str(a.value)

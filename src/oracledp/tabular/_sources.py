@@ -527,7 +527,11 @@ def _open(con: Any, data: Any, sep: str) -> _Source:
         size = sum(os.path.getsize(f) for f in files)
         if kind == "parquet":
             _same_columns(files, label)
-            raw = f"read_parquet([{', '.join(_quote(f) for f in files)}])"
+            # the files' columns agree (above); where a column's types differ between files
+            # (an integer in one, text in another) DuckDB unifies them by name, to text if
+            # need be, so that the schema's rules name the column and the rule
+            raw = (f"read_parquet([{', '.join(_quote(f) for f in files)}]"
+                   + (", union_by_name = true)" if len(files) > 1 else ")"))
             try:
                 desc = con.execute(f"DESCRIBE SELECT * FROM {raw}").fetchall()
             except duckdb.Error as exc:
