@@ -138,7 +138,7 @@ def _reserve_budget(budget: Path, model: str, declared: tuple[float, float | Non
         charge_id = book(budget, eps_k, delta_k, rho, label=label, declared=statement,
                          details=details)
     except BudgetFileError as exc:
-        _fail(f"--budget {budget}: {exc}; nothing was read or fitted")
+        _fail(f"--budget {budget}: {exc}; nothing was read, fitted or charged")
     except OSError as exc:
         _fail(f"--budget {budget}: cannot write it ({exc.strerror or exc}); nothing was read or "
               "fitted")
@@ -173,6 +173,9 @@ def _settle_budget(budget: Path, entry: tuple[str, float | None], local: Any,
             return keep(budget, charge_id, "interrupted after the fit started: its declared "
                                            "budget is charged")
         cancel(budget, charge_id)  # refused before its mechanism drew anything
+        if exc is not None and not isinstance(exc, KeyboardInterrupt):
+            _warn(f"--budget {budget}: the fit stopped before any noise was drawn, so nothing "
+                  "was charged")
         return None
     except (OSError, BudgetFileError) as exc2:
         why = exc2.strerror if isinstance(exc2, OSError) and exc2.strerror else str(exc2)
@@ -184,7 +187,8 @@ def _settle_budget(budget: Path, entry: tuple[str, float | None], local: Any,
         return None
 
 
-def _print_budget(budget: Path, ledger: Any, local: Any, k: int) -> None:
+def _print_budget(budget: Path, ledger: Any, local: Any, k: int,
+                  entry: tuple[str, float | None] | None = None) -> None:
     if ledger is None:  # pragma: no cover - a successful fit always updates its entry
         return
     c = local.spends[0]
@@ -193,6 +197,18 @@ def _print_budget(budget: Path, ledger: Any, local: Any, k: int) -> None:
     total_eps, total_delta = ledger.total
     k = local.records_per_person  # the schema's or the budget file's, the larger
     who = f" per person ({k} records)" if k > 1 else ""
+    if ledger.composition == "zcdp":  # the ledger's unit is rho: say it in rho
+        from oracledp.privacy import GuaranteeKind, zcdp_rho
+
+        pure = c.guarantee is not None and c.guarantee.kind is GuaranteeKind.PURE
+        rho = c.epsilon * c.epsilon / 2.0 if pure else (entry[1] if entry else None)
+        charged = f"rho {rho:.4g} " if rho is not None else ""
+        typer.echo(f"  budget {budget} (zCDP): charged {charged}(epsilon {c.epsilon:.4g}, delta "
+                   f"{c.delta:.3g}{who}); spent rho {ledger.spent_rho:.4g} of "
+                   f"{zcdp_rho(total_eps, total_delta):.4g} (the total epsilon {total_eps:g} "
+                   f"at delta {total_delta:g}), {len(ledger.spends)} release(s); what remains "
+                   f"allows one more pure release of epsilon up to {left_eps:.4g}")
+        return
     typer.echo(f"  budget {budget}: charged epsilon {c.epsilon:.4g}, delta {c.delta:.3g}{who}; "
                f"spent epsilon {eps:.4g} of {total_eps:g}, delta {delta:.3g} of "
                f"{total_delta:g} in {len(ledger.spends)} release(s); remaining epsilon "

@@ -262,7 +262,7 @@ def synth_fit(
                    "the default method is oracle-query-pgm")
     typer.echo(f"wrote {path} and {out / RELEASE_FILE} (the released model only: no record)")
     if budget is not None:
-        _print_budget(budget, ledger, local, k)
+        _print_budget(budget, ledger, local, k, entry)
 
 
 def _refuse_overwrite(said: str, exists: bool, force: bool, nothing: str, other: str) -> None:

@@ -626,7 +626,7 @@ def _fit(data: Path, schema_path: Path, out: Path, model: str, epsilon: float | 
         raise
     ledger = _settle_budget(budget, entry, local, declared, run, None)
     _report_fit(model, schema, est, run, path, out, verbose)
-    _print_budget(budget, ledger, local, k)
+    _print_budget(budget, ledger, local, k, entry)
 
 
 

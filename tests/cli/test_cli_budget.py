@@ -82,7 +82,8 @@ def test_releases_add_up_and_the_last_is_refused_before_reading(files, monkeypat
     res = _fit(files, "m3", "--epsilon", "1", data=missing)
     assert res.exit_code == 2, res.output
     assert res.stderr.startswith("error: --budget") and res.stderr.count("\n") == 1
-    assert "only epsilon 0.5" in res.stderr and "nothing was read or fitted" in res.stderr
+    assert "only epsilon 0.5" in res.stderr and "nothing was read, fitted or charged" in (
+        res.stderr)
     assert files["budget"].read_text() == before and not (files["dir"] / "m3").exists()
     assert res.stdout == ""
 
@@ -231,7 +232,7 @@ def test_the_epsilon_cap_holds_per_person(files) -> None:
     assert res.exit_code == 2 and "--max-epsilon 4 per record is epsilon 12" in res.stderr
     files["data"].write_text("x,c,y\n" + "\n".join(ROWS * 4) + "\n")
     res = _fit(files, "m", model="accuracy-first")  # the default cap: 10 / 3 per record
-    said = " ".join(res.stderr.split())  # (24 records: the search's own check refuses)
+    said = " ".join(res.stderr.splitlines()[0].split())  # (24 records: its own check refuses)
     assert res.exit_code == 2 and "--max-epsilon 3.33333 is below" in said, said
     assert "(--max-epsilon was not given: it is the cap of 10 per person, 3.33333 per record" in (
         said) and said.endswith("needs --allow-large-epsilon)")
@@ -432,6 +433,11 @@ def test_a_zcdp_ledger_refuses_an_ex_post_release_and_takes_a_pure_one(files) ->
     assert res.exit_code == 0, res.output
     (spend,) = _ledger(files)["spends"]
     assert spend["rho"] == pytest.approx(2.0)  # pure: eps^2 / 2
+    # the budget line speaks the ledger's unit: rho (it had said "charged epsilon 2 ... spent
+    # epsilon 2.65 of 40 ... delta 1e-05 of 1e-05 ... remaining epsilon ..., delta 0")
+    said = " ".join(res.stdout.split())
+    assert "(zCDP): charged rho 2 (epsilon 2, delta 0); spent rho 2 of" in said, said
+    assert "one more pure release of epsilon up to" in said and "remaining" not in said
 
 
 def test_a_deleted_lock_file_cannot_fork_the_ledger(files) -> None:
