@@ -100,6 +100,26 @@ def advice_lines(advice: ModelAdvice, schema_name: str, data_name: str | None) -
     return lines
 
 
+def _person_lines(k: int, eps: float, delta: float | None) -> list[str]:
+    """What the schema's records_per_person makes of the epsilon (and delta) per record, and
+    the per-person cap ``fit`` holds them to (its refusal, said before the fit)."""
+    if k <= 1:
+        return []
+    from oracledp._guidance import EPSILON_CAP, check_person_cap
+    from oracledp.privacy._group import group_loss
+
+    eps_k, delta_k = group_loss(eps, delta or 0.0, k)
+    lines = _wrapped(f"records_per_person {k}: epsilon {eps:g} per record is epsilon {eps_k:g} "
+                     "per person (group privacy)"
+                     + (f", delta {delta:.3g} is {delta_k:.3g} per person" if delta else "")
+                     + f"; the records come from at least 1/{k} as many people", "  ")
+    if check_person_cap(eps, k, "--epsilon", False):
+        lines += _wrapped(f"`oracledp fit` and `synth fit` refuse this: epsilon {eps_k:g} per "
+                          f"person is above the cap of {EPSILON_CAP:g}; use --epsilon at most "
+                          f"{EPSILON_CAP / k:.4g} (or --allow-large-epsilon)", "  warning: ")
+    return lines
+
+
 def print_advice(schema_path: Path | None, epsilon: float | None, data: Path | None,
                  sep: str, ignore_extra: bool, delta: float | None = None) -> None:
     """``oracledp models --schema S --epsilon E [--delta D] [DATA]``."""
@@ -114,6 +134,7 @@ def print_advice(schema_path: Path | None, epsilon: float | None, data: Path | N
     except (TypeError, ValueError) as exc:
         _fail(str(exc))
     lines = advice_lines(advice, str(schema_path), None if data is None else str(data))
+    lines += _person_lines(schema.records_per_person, eps, advice.delta)
     unconfirmed = len(schema.unconfirmed())
     if unconfirmed:
         lines += _wrapped(f"{unconfirmed} schema entr{'y is' if unconfirmed == 1 else 'ies are'} "

@@ -319,3 +319,20 @@ def test_feature_schema_form_agrees() -> None:
     schema = TableSchema.from_dict(_numeric_schema(39))
     assert advise_model(schema.feature_schema(), 2.0, n=5_000) == advise_model(schema, 2.0,
                                                                                n=5_000)
+
+
+def test_the_advice_states_the_loss_per_person_and_the_cap_fit_holds_it_to(files):
+    """With records_per_person 6 the advice said nothing of persons and advised an epsilon
+    that fit then refused (12 per person, above the cap of 10)."""
+    (files["tmp"] / "panel.json").write_text(json.dumps({**SCHEMA, "records_per_person": 6}))
+    res = _models("--schema", files["tmp"] / "panel.json", "--epsilon", "2", files["data"])
+    assert res.exit_code == 0, res.output
+    said = _flat(res.stdout)
+    assert "records_per_person 6: epsilon 2 per record is epsilon 12 per person" in said
+    assert "refuse this: epsilon 12 per person is above the cap of 10" in said
+    assert "use --epsilon at most 1.667" in said
+    res = _models("--schema", files["tmp"] / "panel.json", "--epsilon", "1", files["data"])
+    said = _flat(res.stdout)
+    assert "epsilon 6 per person" in said and "refuse this" not in said
+    res = _models("--schema", files["schema"], "--epsilon", "2", files["data"])
+    assert "per person" not in _flat(res.stdout)  # one record per person: nothing to add
