@@ -629,6 +629,8 @@ def _echo_data_resolution(r: dict[str, Any]) -> None:
     for col in r["columns"]:
         w1 = col.get("w1_over_range")
         extra = "" if w1 is None else f", Wasserstein-1 / range {w1:.4f}"
+        if "mean_real" in col:  # a tail moved toward a bound shows here, not in the bins
+            extra += f", mean {col['mean_synthetic']:.4g} (real {col['mean_real']:.4g})"
         typer.echo(f"  {col['column']}: 1-way TV {col['tv']:.4f} over {col['bins']} bins{extra}")
 
 

@@ -54,6 +54,10 @@ def test_exact_values_on_a_hand_built_table() -> None:
     # W1 between the empirical laws, divided by the range 365
     w1 = (np.sort([0] * 4 + [5, 5, 30, 30]) - np.sort([0] * 6 + [10, 20])).__abs__().mean()
     assert days["w1_over_range"] == pytest.approx(w1 / 365)
+    # the means of the values: a tail moved toward a bound shows here (30 against 20)
+    assert (days["mean_real"], days["mean_synthetic"]) == (pytest.approx(30 / 8),
+                                                           pytest.approx(70 / 8))
+    assert "mean_real" not in sex and "mean_real" not in y
     assert r["one_way"] == {"mean_tv": pytest.approx(1 / 3), "max_tv": pytest.approx(0.5),
                             "worst_column": "sex"}
     # (days, sex): real cells (0,f)3 (0,m)3 (1,f)0 (1,m)1 (2,f)1 ... vs synthetic all f

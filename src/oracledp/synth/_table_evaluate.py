@@ -162,7 +162,8 @@ def _column_codes(schema: Any, real: pd.DataFrame, syn: pd.DataFrame, quantiles:
     for i, c in enumerate(schema.columns):
         rc, yc = r_codes[:, i], s_codes[:, i]
         if c.kind != "numeric":  # categorical: the declared levels, then (missing)
-            out.append((c.name, "categorical", rc, yc, c.n_values + c.missing_level, None))
+            out.append((c.name, "categorical", rc, yc, c.n_values + c.missing_level, None,
+                        None))
             continue
         rv = _numbers(schema, c, real[c.name], rc)
         yv = _numbers(schema, c, syn[c.name], yc)
@@ -179,9 +180,11 @@ def _column_codes(schema: Any, real: pd.DataFrame, syn: pd.DataFrame, quantiles:
         span = (c.upper - c.lower) if c.lower is not None and c.upper is not None else 0.0
         if ok_r.any() and ok_y.any() and span > 0:
             w1 = float(wasserstein_distance(rv[ok_r], yv[ok_y]) / span)
+        means = ((float(rv[ok_r].mean()), float(yv[ok_y].mean()))
+                 if ok_r.any() and ok_y.any() else None)
         out.append((c.name, "numeric", rb.astype(np.int64), yb.astype(np.int64),
-                    k + c.missing_level, w1))
-    out.append((schema.target, "target", r_y, s_y, len(schema.labels), None))
+                    k + c.missing_level, w1, means))
+    out.append((schema.target, "target", r_y, s_y, len(schema.labels), None, None))
     return out
 
 
@@ -232,12 +235,14 @@ def _data_resolution(schema: Any, real: pd.DataFrame, syn: pd.DataFrame, quantil
         return a * cols[j][4] + b
 
     columns, one_way, one_boot = [], [], []
-    for name, kind, rc, yc, k, w1 in cols:
+    for name, kind, rc, yc, k, w1, means in cols:
         tv = _tv(rc, yc, k)
         one_way.append(tv)
         one_boot.append(_tv(rc, rc[boot], k))
         columns.append({"column": name, "kind": kind, "bins": k, "tv": tv,
-                        **({"w1_over_range": w1} if kind == "numeric" else {})})
+                        **({"w1_over_range": w1} if kind == "numeric" else {}),
+                        **({"mean_real": means[0], "mean_synthetic": means[1]}
+                           if means is not None else {})})
     two, two_ind, two_boot, dep = [], [], [], []
     for i, j in pairs:
         size = cols[i][4] * cols[j][4]
@@ -339,8 +344,8 @@ def evaluate_synthetic(synthetic: pd.DataFrame | str | Path, real: pd.DataFrame 
     ``"data_resolution"``: the errors at the real data's own resolution (``quantiles``: the
     numeric columns' cut points are the real table's quantiles ``k / quantiles``) with the
     two references (module docstring): ``{"quantiles", "columns": [{"column", "kind",
-    "bins", "tv", "w1_over_range" (numeric)}], "one_way": {"mean_tv", "max_tv",
-    "worst_column"}, "two_way": {"mean_tv", "max_tv", "sets", "of", "sampled",
+    "bins", "tv", "w1_over_range", "mean_real", "mean_synthetic" (numeric: the means of the
+    values present)}], "one_way": {"mean_tv", "max_tv", "worst_column"}, "two_way": {"mean_tv", "max_tv", "sets", "of", "sampled",
     "closer_than_independent", "dependent_pairs", "dependent_closer_than_independent"},
     "references": {"independent_marginals", "resample_of_real_rows"}}``,
     ``"classification"``: ``{"train_synthetic_test_real", "train_real_cv",
