@@ -629,7 +629,6 @@ def _fit(data: Path, schema_path: Path, out: Path, model: str, epsilon: float | 
     _print_budget(budget, ledger, local, k, entry)
 
 
-
 #: The accuracy-first search's Python words, as ``fit`` names them (its refusals come from
 #: :mod:`oracledp.erm`, written for a Python caller).
 _ACCURACY_FIRST_WORDS = (
@@ -747,8 +746,9 @@ def _fit_and_save(est: Any, data: Path, schema: Any, out: Path, model: str, sep:
     except OracleFailure as exc:  # the oracle could not certify an answer: nothing released
         _fail(_oracle_failure_message(model, solver, time_limit, exc, work_limit))
     except (OracleDPError, ValueError) as exc:
-        _fail(f"the fit stopped: {_in_options(str(exc)) if model == 'accuracy-first' else exc}"
-              + run.get("cap_note", ""))
+        said = _in_options(str(exc)) if model == "accuracy-first" else str(exc)
+        _fail(f"the fit stopped: {said}"
+              + (run.get("cap_note", "") if "--max-epsilon" in said else ""))
     except OSError as exc:  # e.g. --out not writable, or a model.json appeared meanwhile
         _fail(f"cannot write the model to {out}: {exc.strerror or exc}")
     except MemoryError:

@@ -114,7 +114,8 @@ class _AccuracyFirst(PrivateEstimator):
             )
         elif self.max_epsilon is None and result.guarantee.epsilon > EPSILON_CAP:
             warnings.warn(
-                f"{type(self).__name__} released with an ex-post loss of {result.guarantee.epsilon:.4g}, "
+                f"{type(self).__name__} released with an ex-post loss of "
+                f"{result.guarantee.epsilon:.4g}, "
                 f"above {EPSILON_CAP:g} (the cap the command line applies by default: beyond "
                 "it the guarantee says little). No max_epsilon was given; pass max_epsilon= to "
                 "cap the loss before any noise is drawn.", PrivacyWarning, stacklevel=3)

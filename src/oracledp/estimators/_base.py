@@ -85,9 +85,9 @@ def validate_private_data(estimator: Any, *args: Any, **kwargs: Any) -> Any:
 
 
 def refuse_missing_labels(y: Any, name: str) -> None:
-    """Refuse a ``y`` of objects (texts, nullable types) with a missing label (None, NaN, pd.NA,
-    NaT) naming that cause, before any other check of it (sklearn's raised a bare TypeError comparing None with a text, or
-    "boolean value of NA is ambiguous")."""
+    """Refuse a ``y`` of objects (texts, nullable types) with a missing label (None, NaN,
+    pd.NA, NaT) naming that cause, before any other check of it (sklearn's raised a bare
+    TypeError comparing None with a text, or "boolean value of NA is ambiguous")."""
     import pandas as pd
 
     try:

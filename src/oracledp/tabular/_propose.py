@@ -199,7 +199,8 @@ class _Rules:
                      "public levels, or remove the column and fit with --ignore-extra",
             **{f"written_{kind}": (
                 f"{said} (marked \"unresolved\"): the schema reads plain numbers only, so "
-                f"convert the column first ({fix}), then infer again and declare it numeric") for kind, (_, said, fix) in _WRITTEN.items()},
+                f"convert the column first ({fix}), then infer again and declare it numeric")
+               for kind, (_, said, fix) in _WRITTEN.items()},
             "codes": f"integer codes (whole numbers, at most {m} distinct values, each seen "
                      "twice on average): proposed "
                      "numeric on their integer grid (step 1) from the smallest to the largest "
