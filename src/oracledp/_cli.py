@@ -45,10 +45,17 @@ _UsageError: type[Exception] = next(
     c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
 
 
+_RICH_BROKEN_PIPE = Console.on_broken_pipe
+
+
 def _quiet_broken_pipe(self: Console) -> None:
     """rich's Console on a closed stdout pipe: the command line's rule (exit 0, nothing said),
     not rich's exit code 1, so that `oracledp evaluate ... | head -1` ends as
-    `oracledp predict ... | head` and `oracledp synth sample ... | head` do."""
+    `oracledp predict ... | head` and `oracledp synth sample ... | head` do.  A console on
+    stderr keeps rich's rule."""
+    if self.stderr:
+        _RICH_BROKEN_PIPE(self)
+        return
     from oracledp._cli_table import _reader_closed
 
     _reader_closed()

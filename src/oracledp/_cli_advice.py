@@ -10,6 +10,7 @@ n is the only fact taken from DATA, public here as in ``oracledp fit`` (delta de
 
 from __future__ import annotations
 
+import math
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -116,7 +117,8 @@ def _person_lines(k: int, eps: float, delta: float | None) -> list[str]:
     if check_person_cap(eps, k, "--epsilon", False):
         lines += _wrapped(f"`oracledp fit` and `synth fit` refuse this: epsilon {eps_k:g} per "
                           f"person is above the cap of {EPSILON_CAP:g}; use --epsilon at most "
-                          f"{EPSILON_CAP / k:.4g} (or --allow-large-epsilon)", "  warning: ")
+                          f"{math.floor(EPSILON_CAP / k * 1e4) / 1e4:g} (or "
+                          "--allow-large-epsilon)", "  warning: ")
     return lines
 
 

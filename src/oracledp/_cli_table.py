@@ -278,8 +278,9 @@ def _check_out_writable(out: Path) -> None:
 
 
 def _out_path(text: str, what: str, nothing: str) -> Path:
-    """``--out`` as given: an empty path is refused (it would name the current directory)."""
-    if not text:
+    """``--out`` as given: an empty path (or spaces only) is refused (it would name the
+    current directory, or a directory of spaces)."""
+    if not text.strip():
         _fail(f"--out is empty: give {what}; {nothing}")
     return Path(text)
 
@@ -608,8 +609,8 @@ def _fit(data: Path, schema_path: Path, out: Path, model: str, epsilon: float | 
     if model == "accuracy-first" and given_cap is None and k > 1:
         run["cap_note"] = (
             f" (--max-epsilon was not given: it is the cap of {EPSILON_CAP:g} per person, "
-            f"{max_epsilon:.6g} per record for records_per_person {k}; a larger "
-            "one needs --allow-large-epsilon)")
+            f"{max_epsilon:.6g} per record for records_per_person {k}; a larger one is given "
+            "with --max-epsilon, and above 10 per person with --allow-large-epsilon too)")
     if budget is None:
         path, run = _fit_and_save(est, data, schema, out, model, sep, ignore_extra, solver,
                                   time_limit, force, None, declared, run, engine=engine,

@@ -121,7 +121,7 @@ def check_person_cap(value: float, k: int, option: str, allow_large: bool) -> st
     person."""
     if allow_large or k <= 1 or not (isinstance(value, float | int) and math.isfinite(value)):
         return None
-    if k * value > EPSILON_CAP:
+    if k * value > EPSILON_CAP * (1 + 1e-12):  # (10 / k per record is within it)
         return (f"{option} {value:g} per record is epsilon {k * value:g} per person (the "
                 f"records_per_person {k}; group privacy), above the cap of "
                 f"{EPSILON_CAP:g}: beyond it the guarantee says little. Choose a smaller "

@@ -235,7 +235,7 @@ def test_the_epsilon_cap_holds_per_person(files) -> None:
     said = " ".join(res.stderr.splitlines()[0].split())  # (24 records: its own check refuses)
     assert res.exit_code == 2 and "--max-epsilon 3.33333 is below" in said, said
     assert "(--max-epsilon was not given: it is the cap of 10 per person, 3.33333 per record" in (
-        said) and said.endswith("needs --allow-large-epsilon)")
+        said) and said.endswith("with --allow-large-epsilon too)")
 
 
 def test_approximate_per_person_guarantee_and_its_vacuous_limit(files) -> None:

@@ -90,8 +90,9 @@ def test_the_default_delta_on_a_tiny_table_gets_a_caution_an_explicit_one_does_n
 
 def test_an_empty_out_is_refused_not_the_current_directory(files, monkeypatch) -> None:
     monkeypatch.chdir(files["tmp"])
-    res = _fit(files, "--epsilon", "1", "--solver", "brute", out="")
-    assert res.exit_code == 2 and res.stderr.startswith("error: --out is empty"), res.output
+    for empty in ("", "   "):
+        res = _fit(files, "--epsilon", "1", "--solver", "brute", out=empty)
+        assert res.exit_code == 2 and res.stderr.startswith("error: --out is empty"), res.output
     assert not (files["tmp"] / "model.json").exists()
 
 

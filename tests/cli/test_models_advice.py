@@ -330,9 +330,20 @@ def test_the_advice_states_the_loss_per_person_and_the_cap_fit_holds_it_to(files
     said = _flat(res.stdout)
     assert "records_per_person 6: epsilon 2 per record is epsilon 12 per person" in said
     assert "refuse this: epsilon 12 per person is above the cap of 10" in said
-    assert "use --epsilon at most 1.667" in said
+    assert "use --epsilon at most 1.6666 " in said  # rounded down: fit accepts it
     res = _models("--schema", files["tmp"] / "panel.json", "--epsilon", "1", files["data"])
     said = _flat(res.stdout)
     assert "epsilon 6 per person" in said and "refuse this" not in said
     res = _models("--schema", files["schema"], "--epsilon", "2", files["data"])
     assert "per person" not in _flat(res.stdout)  # one record per person: nothing to add
+
+
+@pytest.mark.parametrize("k", [6, 147, 281, 294, 99_991])
+def test_the_per_person_cap_accepts_its_own_default_and_advice(k):
+    """k * (10 / k) is above 10 in floating point for some k (147, 281, ...): accuracy-first's
+    own default cap was refused; the advised epsilon (rounded down) passes too."""
+    from oracledp._guidance import check_person_cap
+
+    assert check_person_cap(10.0 / k, k, "--max-epsilon", False) is None
+    assert check_person_cap(math.floor(10.0 / k * 1e4) / 1e4, k, "--epsilon", False) is None
+    assert check_person_cap(10.0 / k * 1.001, k, "--epsilon", False) is not None

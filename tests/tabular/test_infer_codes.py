@@ -167,6 +167,31 @@ def test_a_spreadsheets_number_format_is_named_with_its_conversion(tmp_path, cel
     assert TableSchema.infer(path, target="y")[0].columns[0].kind == "categorical"
 
 
+@pytest.mark.parametrize("token", ["unknown", "n.d.", "below LOD"])
+def test_plain_decimals_beside_a_text_are_not_a_spreadsheet_format(tmp_path, token):
+    """2.417 is a number, not 2,417 with a thousands separator: a column of numbers with three
+    decimals and one text token is "numbers mixed with other text", as before, never told to
+    drop its decimal points."""
+    rng = np.random.default_rng(2)
+    cells = [f"{v:.3f}" for v in rng.uniform(0, 10, 200)] + [token]
+    df = pd.DataFrame({"v": cells, "y": ["a", "b"] * 100 + ["a"]})
+    df.to_csv(tmp_path / "t.csv", index=False)
+    _, warned = TableSchema.infer(tmp_path / "t.csv", target="y")
+    (line,) = [w for w in warned if w.startswith("column 'v':")]
+    assert "numbers mixed with text" in line and "SEPARATORS" not in line, line
+
+
+def test_trailing_zeros_written_are_the_resolution(tmp_path):
+    """Prices written 12.30, 1.50, 3.00 are recorded to two decimals (step 0.01): only a float
+    written in full (16+ significant digits) has its noise set aside."""
+    rng = np.random.default_rng(4)
+    cells = [f"{v:.2f}" for v in rng.integers(0, 90, 300) / 10 + 0.5]  # x.x0 only
+    df = pd.DataFrame({"price": cells, "y": ["a", "b"] * 150})
+    df.to_csv(tmp_path / "t.csv", index=False, quoting=1)  # quoted: written as they are
+    col = TableSchema.infer(tmp_path / "t.csv", target="y")[0].columns[0]
+    assert col.step == 0.01
+
+
 def test_whole_numbers_rounded_to_hundreds_are_recorded_to_hundreds(tmp_path):
     """Incomes written 26600, 31200 (every value a multiple of 100, 40 distinct values) get
     step 100, not 1; fewer than 20 distinct values could be multiples by chance: step 1."""

@@ -531,7 +531,7 @@ class TableSynthesizer:
         rho = getattr(self, "rho_", None)
         zc = "" if rho is None else f"; {rho:.6g}-zCDP"
         who = ("each record" if k == 1 else
-               f"each person (up to {k} records: the schema's records_per_person)")
+               f"each person (up to {k} records: records_per_person)")
         relation = ("the same number of records, one record replaced"
                     if g.neighbouring == "replace-one" else g.neighbouring)
         lines = [f"protects: {who}; neighbouring datasets: {relation}"

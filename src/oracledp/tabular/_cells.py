@@ -79,10 +79,12 @@ def _table_violation(problems: list[str]) -> BoundsViolation:
 def typed_texts(s: pd.Series) -> pd.Series:
     """A DataFrame column as the texts the data engine reads for it (:func:`~oracledp.
     tabular._sources._text_of`), so that a DataFrame and the same data as Parquet read alike:
-    a missing value (NaN, ``None``, ``pd.NA``, ``NaT``) is the empty text; a timestamp is
-    ``2024-01-01 00:00:00`` with its fraction of a second when it has one (``.5``), whatever
-    the other values of the column (pandas writes ``2024-01-01`` for a column of midnights);
-    anything else as ``astype(str)`` writes it (a boolean ``True`` / ``False``)."""
+    a missing value (NaN, ``None``, ``pd.NA``, ``NaT``) is the empty text; a timestamp without
+    a time zone is ``2024-01-01 00:00:00`` with its fraction of a second when it has one
+    (``.5``, to the microsecond, as the engine keeps it), whatever the other values of the
+    column (pandas writes ``2024-01-01`` for a column of midnights); anything else as
+    ``astype(str)`` writes it (a boolean ``True`` / ``False``; a timestamp with a time zone
+    ``+00:00``, where the engine writes ``+00`` in its session's zone: not alike)."""
     missing = s.isna().to_numpy(dtype=bool)
     if s.dtype.kind == "M" and not isinstance(s.dtype, pd.DatetimeTZDtype):
         whole = s.dt.strftime("%Y-%m-%d %H:%M:%S")

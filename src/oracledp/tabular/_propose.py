@@ -102,16 +102,16 @@ def _repeated_id(name: str, values: pd.Series, max_levels: int) -> bool:
     """The column looks like a person's identifier whose values repeat (a panel: several
     rows per person): named like one (``id``, ``person_id``, ``PatientID``) with at least 20
     distinct values, some seen more than once, or more than ``max_levels`` values each seen
-    equally often, twice or more, and at least as many values as rows per value.  (The
-    balanced panel's period, 60 months of 300 people, has fewer values than rows per value:
-    it is not flagged; its people, 300 values of 60 rows each, are.)"""
+    equally often, twice or more.  (A balanced panel's period column, 60 months of 300 people,
+    is flagged too: from the counts alone it cannot be told from its people, 300 values of 60
+    rows each, where there are more periods than people; the conservative answer flags
+    both.)"""
     counts = values.value_counts()
     if len(counts) < 2 or counts.max() < 2:
         return False
     if (_ID_NAME.search(name) or _ID_CAMEL.search(name)) and len(counts) >= _ID_MIN_VALUES:
         return True  # (not a code of a few values, such as a region_id)
-    return (len(counts) > max_levels and counts.min() == counts.max()
-            and len(counts) >= counts.max())
+    return len(counts) > max_levels and counts.min() == counts.max()
 
 
 def _whole(num: pd.Series) -> bool:
@@ -154,8 +154,9 @@ _WRITTEN = {
 
 def _written(texts: pd.Series) -> str | None:
     """The spreadsheet format (a key of :data:`_WRITTEN`) that at least 90 % of ``texts``
-    (the distinct non-missing texts of a column that is not all numbers) are written in, the
-    first that fits in that order, or None."""
+    (the distinct texts of a column that are neither missing nor plain numbers: ``2.417``
+    is a number, never a thousands separator) are written in, the first that fits in that
+    order, or None."""
     uniq = pd.Series(pd.unique(texts), dtype=object).astype(str)
     if not len(uniq):
         return None
@@ -290,9 +291,11 @@ fewer decimals and still count as that number with float noise."""
 
 def _noise_free_decimals(text: str, written: int) -> int:
     """The fewest decimals ``d <= written`` whose rounding of ``text`` lies within
-    :data:`_NOISE_ULPS` ulps of its float value."""
+    :data:`_NOISE_ULPS` ulps of its float value, for a text of at least 16 significant digits
+    (a float written in full, as a computation writes it); any other text keeps the decimals
+    written (``12.30``: two)."""
     v = float(text)
-    if not math.isfinite(v):
+    if not math.isfinite(v) or len(Decimal(text).as_tuple().digits) < 16:
         return written
     tol = _NOISE_ULPS * math.ulp(v)
     for d in range(min(written, 15)):
@@ -463,7 +466,7 @@ def _propose_column(name: str, s: pd.Series, tokens: set[str], max_levels: int,
     levels = sorted(s.unique().tolist())
     # numbers in a spreadsheet's format, where the column would otherwise be unresolved or an
     # identifier (a few such texts are fine levels of a categorical: "10%", "2024-03-01")
-    written = (_written(s) if isnum.any() or len(levels) > max_levels
+    written = (_written(s[~isnum.to_numpy()]) if isnum.any() or len(levels) > max_levels
                or _looks_like_identifier(len(s), len(levels)) else None)
     if written is not None:
         return (Column(name, "unresolved", from_data=True,

@@ -114,19 +114,20 @@ def _files(path: str, label: str) -> list[str]:
     return [path]
 
 
-def _same_columns(files: list[str], label: str) -> None:
+def _same_columns(con: Any, files: list[str], label: str) -> None:
     """Refuse Parquet files whose column names differ (in name or order) from the first
     file's: DuckDB reads every file by the first one's columns, by position, so a later
     file's extra column was dropped unseen and a renamed one (``Cost`` for ``cost``) read as
     the first file's.  Reads the files' footers only (names, never a value)."""
     if len(files) < 2:
         return
-    import pyarrow.parquet as pq
+    import duckdb
 
     def names(f: str) -> list[str]:
         try:
-            return list(pq.read_schema(f).names)
-        except Exception:  # any reader error: the file is not Parquet
+            return [str(r[0]) for r in
+                    con.execute(f"DESCRIBE SELECT * FROM read_parquet({_quote(f)})").fetchall()]
+        except duckdb.Error:
             raise TableInputError(f"{label}: {f} is not a readable Parquet file") from None
 
     first = names(files[0])
@@ -526,7 +527,7 @@ def _open(con: Any, data: Any, sep: str) -> _Source:
         kind = _format_of(files, label)
         size = sum(os.path.getsize(f) for f in files)
         if kind == "parquet":
-            _same_columns(files, label)
+            _same_columns(con, files, label)
             # the files' columns agree (above); where a column's types differ between files
             # (an integer in one, text in another) DuckDB unifies them by name, to text if
             # need be, so that the schema's rules name the column and the rule
