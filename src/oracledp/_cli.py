@@ -66,6 +66,19 @@ def _quiet_broken_pipe(self: Console) -> None:
 Console.on_broken_pipe = _quiet_broken_pipe  # type: ignore[method-assign]
 
 
+def _stdout_closed() -> bool:
+    """Whether stdout's reader has closed the pipe (poll reports an error or a hang-up on
+    it); True where that cannot be asked (no poll, no file number), the former rule."""
+    import select
+
+    try:
+        p = select.poll()
+        p.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(ev & (select.POLLERR | select.POLLHUP) for _, ev in p.poll(0))
+    except (AttributeError, OSError, ValueError):
+        return True
+
+
 @contextmanager
 def _one_line_usage_errors() -> Iterator[None]:
     """A usage error becomes one line ``error: ...`` on stderr and exit code 2 (no usage
@@ -75,6 +88,8 @@ def _one_line_usage_errors() -> Iterator[None]:
         yield
         sys.stdout.flush()  # here, so that a closed pipe is caught below, not at exit
     except BrokenPipeError:  # `oracledp predict ... | head`: as `synth sample`, exit 0
+        if not _stdout_closed():  # (stderr's pipe: not the reader of the output)
+            raise
         from oracledp._cli_table import _reader_closed
 
         _reader_closed()

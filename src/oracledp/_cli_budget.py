@@ -207,7 +207,8 @@ def _print_budget(budget: Path, ledger: Any, local: Any, k: int,
                    f"{c.delta:.3g}{who}); spent rho {ledger.spent_rho:.4g} of "
                    f"{zcdp_rho(total_eps, total_delta):.4g} (the total epsilon {total_eps:g} "
                    f"at delta {total_delta:g}), {len(ledger.spends)} release(s); what remains "
-                   f"allows one more pure release of epsilon up to {left_eps:.4g}")
+                   f"allows one more pure release of epsilon up to {left_eps:.4g}"
+                   + (" per person" if k > 1 else ""))
         return
     typer.echo(f"  budget {budget}: charged epsilon {c.epsilon:.4g}, delta {c.delta:.3g}{who}; "
                f"spent epsilon {eps:.4g} of {total_eps:g}, delta {delta:.3g} of "

@@ -321,3 +321,23 @@ def test_a_closed_stdout_pipe_ends_every_command_quietly_with_exit_0(tmp_path):
         proc.stderr.close()
         assert proc.wait(timeout=240) == 0, (args[0], said)
         assert "Traceback" not in said and "error" not in said, said
+
+
+def test_a_broken_pipe_ends_quietly_only_when_it_is_stdouts(monkeypatch):
+    """The quiet exit 0 is for stdout's reader having closed the pipe; stdout still read
+    (the broken pipe was another stream's) is not taken for it."""
+    import os
+
+    from oracledp._cli import _stdout_closed
+
+    r, w = os.pipe()
+    with os.fdopen(w, "w") as out:
+        monkeypatch.setattr(sys, "stdout", out)
+        assert _stdout_closed() is False  # the reader is there
+        os.close(r)
+        assert _stdout_closed() is True  # the reader has gone
+        monkeypatch.undo()
+        try:
+            out.close()
+        except BrokenPipeError:
+            pass

@@ -348,11 +348,12 @@ class AutoClassifier(PrivateBinaryClassifier):
             if hasattr(est, "_check_calibration"):  # dpsgd: its accountant's floor
                 try:
                     est._check_calibration(n)
-                except ValueError as exc:
+                except ValueError:
                     raise ValueError(
                         f"the selection gives candidate {trial.candidate!r} epsilon "
-                        f"{trial.epsilon_fit:.3g} of the total epsilon {epsilon:g} for its fit, "
-                        f"and that is refused ({exc}). Nothing was drawn. Use a larger "
+                        f"{trial.epsilon_fit:.3g} (delta {trial.delta:.3g}) of the total "
+                        f"epsilon {epsilon:g} for its fit, below what its DP-SGD accountant "
+                        "can certify in floating point. Nothing was drawn. Use a larger "
                         "epsilon, or a single model.") from None
         y_fit = classes[(y_pm == 1).astype(np.intp)]
         weights = None if sample_weight is None else counts
