@@ -606,14 +606,17 @@ def _echo_data_resolution(r: dict[str, Any]) -> None:
                "the real rows drawn again with replacement)")
     if two.get("sets"):
         dep, won = two["dependent_pairs"], two["dependent_closer_than_independent"]
+        if not dep:
+            closer_on = ""
+        elif dep == 1:
+            closer_on = f", and it is {'closer' if won else 'not closer'} on it"
+        else:
+            closer_on = f", and it is closer on {won} of them"
         typer.echo(f"  pair by pair: closer than independent marginals on "
                    f"{two['closer_than_independent']} of {two['sets']} pairs; "
                    f"{dep} {'pair depends' if dep == 1 else 'pairs depend'} on each other "
                    "beyond sampling noise (the real counts reject independence: "
-                   "chi-square test at level 0.001, where its approximation holds)"
-                   + ((", and it is " + ("closer" if won else "not closer") + " on it"
-                       if dep == 1 else f", and it is closer on {won} of them") if dep
-                      else ""))
+                   f"chi-square test at level 0.001, where its approximation holds){closer_on}")
         above = two["mean_tv"] > ind["two_way"]["mean_tv"]
         if dep and not won:
             typer.echo("  at this resolution this table has learned nothing about how the "

@@ -185,8 +185,9 @@ def tree_histogram(counts: NDArray[np.floating], rng: np.random.Generator, *,
     level's test says (it cannot show a split beyond noise: drawn plain, its noise made
     heaps of several percent beside a real heap elsewhere on the level).  Each node is
     tested on its own children, so structure seen only at a finer level is kept.  Only
-    nodes within the first ``keep`` leaves (default all) may split evenly.  Returns ``(estimate, flattened estimate)`` then:
-    both nonnegative and summing to n.  Post-processing of the same release.
+    nodes within the first ``keep`` leaves (default all) may split evenly.  Returns
+    ``(estimate, flattened estimate)`` then: both nonnegative and summing to n.
+    Post-processing of the same release.
     """
     if (sigma is None) == (laplace_scale is None):
         raise ValueError("pass exactly one of sigma and laplace_scale")

@@ -66,12 +66,6 @@ MISSING_LEVEL = "(missing)"
 BinsLike = int | Mapping[str, int | Sequence[float]]
 
 
-def _fmt(x: float) -> str:
-    """A number as a label (:func:`~oracledp.tabular._columns.number_text`: distinct values,
-    distinct labels; ``%g``'s six digits had made 20200101 and 20200102 one label)."""
-    return number_text(x)
-
-
 def _decimals(*values: float) -> int:
     """Decimal places enough to write every value exactly (at most 12)."""
     out = 0
@@ -349,7 +343,7 @@ def _check_bins(bins: Any, schema: Any, auto: bool = False) -> tuple[dict[str, A
                                  "increasing")
             if not (c.lower < cuts[0] and cuts[-1] <= c.upper):
                 raise ValueError(f"bins: column {name!r}: cut points must lie in "
-                                 f"({_fmt(c.lower)}, {_fmt(c.upper)}]")
+                                 f"({number_text(c.lower)}, {number_text(c.upper)}]")
             out[name] = tuple(cuts)
         else:
             out[name] = count(v, f"bins[{name!r}]")
@@ -436,8 +430,9 @@ def _attr_of(c: Column, bins: int | tuple[float, ...],
     if c.step is None:  # thermometer: the schema's own bins
         cuts = np.array(c.bins or (), dtype=np.float64)
         edges = np.concatenate([[c.lower], cuts, [c.upper]])
-        labels = tuple(f"[{_fmt(lo)}, {_fmt(hi)})" for lo, hi in itertools.pairwise(edges[:-1]))
-        labels += (f"[{_fmt(edges[-2])}, {_fmt(edges[-1])}]",)
+        labels = tuple(f"[{number_text(lo)}, {number_text(hi)})"
+                       for lo, hi in itertools.pairwise(edges[:-1]))
+        labels += (f"[{number_text(edges[-2])}, {number_text(edges[-1])}]",)
         n = len(labels)
         code_map = np.arange(n + c.missing_level, dtype=np.int64)
         labels += (_missing_label(labels),) if c.missing_level else ()
@@ -460,7 +455,7 @@ def _attr_of(c: Column, bins: int | tuple[float, ...],
     integral = dec == 0 and abs(c.lower) < 2**53
 
     def value(i: int) -> str:
-        return _fmt(round(c.lower + i * c.step, dec))
+        return number_text(round(c.lower + i * c.step, dec))
 
     labels = tuple(value(int(f)) if f == g else f"[{value(int(f))}, {value(int(g))}]"
                    for f, g in zip(first, last, strict=True))

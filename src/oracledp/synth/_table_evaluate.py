@@ -48,7 +48,7 @@ from __future__ import annotations
 import itertools
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -141,6 +141,18 @@ def _numbers(schema: Any, c: Any, s: pd.Series, code: NDArray[np.int64]
     return np.where(present, x, np.nan)
 
 
+class _Codes(NamedTuple):
+    """One column of both tables at the real data's resolution (:func:`_column_codes`)."""
+
+    name: str
+    kind: str  # "categorical", "numeric" or "target"
+    real: NDArray[np.int64]  # each real row's bin
+    synthetic: NDArray[np.int64]  # each synthetic row's bin
+    size: int  # the bins
+    w1: float | None = None  # numeric: Wasserstein-1 over the declared range
+    means: tuple[float, float] | None = None  # numeric: (real, synthetic) means
+
+
 def _column_codes(schema: Any, real: pd.DataFrame, syn: pd.DataFrame, quantiles: int
                   ) -> list[tuple[str, str, NDArray[np.int64], NDArray[np.int64], int,
                                   float | None]]:
@@ -162,8 +174,7 @@ def _column_codes(schema: Any, real: pd.DataFrame, syn: pd.DataFrame, quantiles:
     for i, c in enumerate(schema.columns):
         rc, yc = r_codes[:, i], s_codes[:, i]
         if c.kind != "numeric":  # categorical: the declared levels, then (missing)
-            out.append((c.name, "categorical", rc, yc, c.n_values + c.missing_level, None,
-                        None))
+            out.append(_Codes(c.name, "categorical", rc, yc, c.n_values + c.missing_level))
             continue
         rv = _numbers(schema, c, real[c.name], rc)
         yv = _numbers(schema, c, syn[c.name], yc)
@@ -182,9 +193,9 @@ def _column_codes(schema: Any, real: pd.DataFrame, syn: pd.DataFrame, quantiles:
             w1 = float(wasserstein_distance(rv[ok_r], yv[ok_y]) / span)
         means = ((float(rv[ok_r].mean()), float(yv[ok_y].mean()))
                  if ok_r.any() and ok_y.any() else None)
-        out.append((c.name, "numeric", rb.astype(np.int64), yb.astype(np.int64),
-                    k + c.missing_level, w1, means))
-    out.append((schema.target, "target", r_y, s_y, len(schema.labels), None, None))
+        out.append(_Codes(c.name, "numeric", rb.astype(np.int64), yb.astype(np.int64),
+                          k + c.missing_level, w1, means))
+    out.append(_Codes(schema.target, "target", r_y, s_y, len(schema.labels)))
     return out
 
 
@@ -229,31 +240,32 @@ def _data_resolution(schema: Any, real: pd.DataFrame, syn: pd.DataFrame, quantil
     boot = rng.integers(0, len(real), size=len(syn))  # a resample of the real rows
 
     def joint(i: int, j: int, which: int, rows: Any = None) -> NDArray[np.int64]:
-        a, b = cols[i][2 + which], cols[j][2 + which]
+        a, b = ((cols[i].real, cols[j].real) if which == 0
+                else (cols[i].synthetic, cols[j].synthetic))
         if rows is not None:
             a, b = a[rows], b[rows]
-        return a * cols[j][4] + b
+        return a * cols[j].size + b
 
     columns, one_way, one_boot = [], [], []
-    for name, kind, rc, yc, k, w1, means in cols:
-        tv = _tv(rc, yc, k)
+    for c in cols:
+        tv = _tv(c.real, c.synthetic, c.size)
         one_way.append(tv)
-        one_boot.append(_tv(rc, rc[boot], k))
-        columns.append({"column": name, "kind": kind, "bins": k, "tv": tv,
-                        **({"w1_over_range": w1} if kind == "numeric" else {}),
-                        **({"mean_real": means[0], "mean_synthetic": means[1]}
-                           if means is not None else {})})
+        one_boot.append(_tv(c.real, c.real[boot], c.size))
+        columns.append({"column": c.name, "kind": c.kind, "bins": c.size, "tv": tv,
+                        **({"w1_over_range": c.w1} if c.kind == "numeric" else {}),
+                        **({"mean_real": c.means[0], "mean_synthetic": c.means[1]}
+                           if c.means is not None else {})})
     two, two_ind, two_boot, dep = [], [], [], []
     for i, j in pairs:
-        size = cols[i][4] * cols[j][4]
+        size = cols[i].size * cols[j].size
         real_ij = joint(i, j, 0)
         two.append(_tv(real_ij, joint(i, j, 1), size))
         two_boot.append(_tv(real_ij, joint(i, j, 0, boot), size))
         counts_ij = np.bincount(real_ij, minlength=size)
-        dep.append(_dependent(counts_ij.reshape(cols[i][4], cols[j][4])))
+        dep.append(_dependent(counts_ij.reshape(cols[i].size, cols[j].size)))
         p_real = counts_ij / len(real_ij)
-        p_ind = np.outer(np.bincount(cols[i][2], minlength=cols[i][4]),
-                         np.bincount(cols[j][2], minlength=cols[j][4])).ravel() / len(
+        p_ind = np.outer(np.bincount(cols[i].real, minlength=cols[i].size),
+                         np.bincount(cols[j].real, minlength=cols[j].size)).ravel() / len(
                              real_ij) ** 2
         two_ind.append(float(0.5 * np.abs(p_real - p_ind).sum()))
     worst = int(np.argmax(one_way))
@@ -345,7 +357,8 @@ def evaluate_synthetic(synthetic: pd.DataFrame | str | Path, real: pd.DataFrame 
     numeric columns' cut points are the real table's quantiles ``k / quantiles``) with the
     two references (module docstring): ``{"quantiles", "columns": [{"column", "kind",
     "bins", "tv", "w1_over_range", "mean_real", "mean_synthetic" (numeric: the means of the
-    values present)}], "one_way": {"mean_tv", "max_tv", "worst_column"}, "two_way": {"mean_tv", "max_tv", "sets", "of", "sampled",
+    values present)}], "one_way": {"mean_tv", "max_tv", "worst_column"}, "two_way":
+    {"mean_tv", "max_tv", "sets", "of", "sampled",
     "closer_than_independent", "dependent_pairs", "dependent_closer_than_independent"},
     "references": {"independent_marginals", "resample_of_real_rows"}}``,
     ``"classification"``: ``{"train_synthetic_test_real", "train_real_cv",

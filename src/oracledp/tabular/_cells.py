@@ -87,11 +87,9 @@ def typed_texts(s: pd.Series) -> pd.Series:
     ``+00:00``, where the engine writes ``+00`` in its session's zone: not alike)."""
     missing = s.isna().to_numpy(dtype=bool)
     if s.dtype.kind == "M" and not isinstance(s.dtype, pd.DatetimeTZDtype):
-        whole = s.dt.strftime("%Y-%m-%d %H:%M:%S")
-        us = s.dt.microsecond.fillna(0).astype(np.int64).to_numpy()
-        frac = np.array(["" if u == 0 else "." + f"{u:06d}".rstrip("0") for u in us],
-                        dtype=object)
-        text = whole.astype(object) + frac
+        whole = s.dt.strftime("%Y-%m-%d %H:%M:%S").astype(object)
+        micro = s.dt.strftime("%f").fillna("").astype(object).str.rstrip("0")  # "" if whole
+        text = whole + np.where(micro != "", "." + micro, "")
     else:
         text = s.astype(object).astype(str)
     return pd.Series(np.where(missing, "", text.to_numpy(dtype=object)), index=s.index,

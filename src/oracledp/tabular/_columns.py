@@ -293,6 +293,14 @@ class Column:
             return 0
         return base + self.missing_level
 
+    @property
+    def bound_tolerance(self) -> float:
+        """How far past a bound a value may lie and still be the bound's grid point: a
+        gridded column's own rounding tolerance, 1e-9 of a step (``-0.30000000000000004`` is
+        -0.3, as computed exports write it); 0 for a binned column.  Every reader applies it
+        (:meth:`TableSchema._scan`, the data engine's SQL)."""
+        return 1e-9 * self.step if self.step is not None else 0.0
+
     def codes_of_numbers(self, x: NDArray[np.float64]) -> NDArray[np.int64]:
         """Codes of numbers within the bounds: the grid index (rounded half to even; the clip
         guards float ties only) or the number of bin cut points <= x."""

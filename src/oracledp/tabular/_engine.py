@@ -115,8 +115,8 @@ def _column_sql(schema: TableSchema, i: int, col: str, dtype: str
     lo, hi = _double(c.lower), _double(c.upper)
     xi = f"x{i}"
     # a gridded value past a bound by floating-point noise only is the bound's grid point
-    # (TableSchema._scan: the grid's tolerance, 1e-9 of a step)
-    tol = 1e-9 * c.step if c.step is not None else 0.0
+    # (Column.bound_tolerance, as TableSchema._scan reads it)
+    tol = c.bound_tolerance
     inside = (f"({xi} BETWEEN {_double(c.lower - tol)} AND {_double(c.upper + tol)})" if tol
               else f"({xi} BETWEEN {lo} AND {hi})")
     clip = c.out_of_bounds == "clip"

@@ -586,10 +586,9 @@ class TableSchema:
                 found.append(((i, 1), f"column {c.name!r}: values must be finite numbers"))
             good = ok & ~bad
             x = num[good]
-            # a gridded value past a bound by floating-point noise only (-0.30000000000000004
-            # for -0.3, as computed exports write it) is the bound's grid point, not a
-            # violation: the grid's own rounding tolerance (1e-9 of a step)
-            tol = 1e-9 * c.step if c.step is not None else 0.0
+            # a gridded value past a bound by floating-point noise only is the bound's grid
+            # point, not a violation (Column.bound_tolerance)
+            tol = c.bound_tolerance
             outside = (x < c.lower - tol) | (x > c.upper + tol)
             if outside.any():
                 if c.out_of_bounds == "clip":  # declared: the same public map everywhere
@@ -600,8 +599,9 @@ class TableSchema:
                     count(c.name, "clipped", int(outside.sum()))
                     x = np.clip(x, c.lower, c.upper)
                 else:
-                    found.append(((i, 2), f"column {c.name!r}: values must lie in "
-                                          f"[{number_text(c.lower)}, {number_text(c.upper)}] (declared public "
+                    bounds = f"[{number_text(c.lower)}, {number_text(c.upper)}]"
+                    found.append(((i, 2), f"column {c.name!r}: values must lie in {bounds} "
+                                          "(declared public "
                                           "bounds; nothing is clipped unless the column "
                                           "declares \"out_of_bounds\": \"clip\")"))
                     x = np.where(outside, c.lower, x)  # refused: no code is computed
