@@ -122,6 +122,7 @@ from oracledp.synth._domain import Domain
 from oracledp.synth._estimation import (
     MarginalMeasurement,
     coarse_shape,
+    margins_within_noise,
     project,
     project_index,
 )
@@ -766,7 +767,17 @@ class OracleQueryPGM(Synthesizer):
             model = estimate_model(shape, meas, n, iterations=self.iterations, warm=model)
         # "all" skipped the rounds' warm-started refits: the final estimate does their work
         final = self.final_iterations + (T * self.iterations if rule == "all" else 0)
-        model = estimate_model(shape, meas, n, iterations=final, warm=model)
+        # "all" measured every table, selected or not: a pair whose interaction is, with
+        # confidence, below its own noise is fitted by its margins (post-processing)
+        fitted, quiet = list(meas), []
+        if rule == "all":
+            fitted = []
+            for m in meas:
+                margins = margins_within_noise(m) if len(m.axes) == 2 else None
+                fitted.extend(margins or (m,))
+                if margins:
+                    quiet.append(m.axes)
+        model = estimate_model(shape, fitted, n, iterations=final, warm=model)
         model.n = n
 
         rho_spent = math.fsum(s.rho for s in ledger)
@@ -793,6 +804,7 @@ class OracleQueryPGM(Synthesizer):
         self.ledger_ = tuple(ledger)
         self.measured_axes_ = tuple(s.released for s in ledger if s.released)
         self.measurements_ = tuple(meas)
+        self.within_noise_ = tuple(quiet)
         self.max_model_cells_ = cap
         self.one_way_fraction_ = share
         self.guarantee_ = guarantee
