@@ -42,7 +42,11 @@ of those measurements:
    attribute is a candidate on its cells and on the coarser cells, and is measured on the
    cells selected (the estimate fits a coarse table through the public sum onto its cells).
 3. **Release**: the final estimate, refitted with more iterations; ``sample`` draws
-   records from it.
+   records from it.  With ``"all"`` (every table measured, none selected) a measured pair
+   whose interaction is, with confidence, below its own noise is fitted by its two margins
+   (:func:`~oracledp.synth._estimation.margins_within_noise`; post-processing): a noisy,
+   nearly independent pair of many cells otherwise made the release worse than
+   independent marginals.
 
 The estimate is one :class:`~oracledp.synth._graphical.GraphicalModel` held on a junction
 tree.  With ``estimator="auto"`` (default) on a domain of at most 2,000,000 cells the tree
@@ -439,6 +443,8 @@ class OracleQueryPGM(Synthesizer):
     ``measured_axes_``, ``measurements_`` (the noisy tables, each a
     :class:`~oracledp.synth._estimation.MarginalMeasurement`: they are the released
     measurements the estimate post-processes, covered by the same guarantee),
+    ``within_noise_`` (the measured pairs the estimate fitted by their margins; ``"all"``
+    only),
     ``sigma_``, ``sigma_one_way_``, ``eps_selection_``, ``one_way_fraction_`` (the 1-way
     tables' share of rho used), ``guarantee_``, ``workload_``, ``n_``, ``max_model_cells_``
     (the junction-tree cap used; None with the one-clique model).
