@@ -3,11 +3,12 @@
 A new user's panel (issue 38's sweep 6): 2,000 people x 6 visits = 12,000 rows, columns
 ``visit`` (1-6), ``age`` (18-90, one year older from the fourth visit), ``cost`` (0-50,000
 step 50; log-normal, 0 in 37 % of the rows, real maximum 27,500), ``dx`` (30 levels D00-D29,
-geometric, independent of everything) and a binary ``outcome`` that depends on age, cost and
-dx.  Two defects showed on it:
+geometric, independent of visit, age and cost) and a binary ``outcome`` that depends on age,
+cost and dx.  Two defects showed on it:
 
 * with 5 columns the default measures every pair once (``measures_all``), and the pairs of
-  ``dx`` (120-180 cells) are mostly noise at eps 0.5-1: the release was worse than plain
+  ``dx`` with visit, age and cost (120-180 cells) are mostly noise at eps 0.5-1: the
+  release was worse than plain
   independent marginals (:func:`oracledp.synth._estimation.margins_within_noise` is the fix);
 * the cost column's synthetic mean was up to twice the real one, values spread up to the
   declared bound (:data:`oracledp.synth._numeric.EMPTY_Z` is the fix).

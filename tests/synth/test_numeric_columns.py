@@ -535,15 +535,25 @@ def test_zero_empties_wide_empty_nodes_and_keeps_the_bulks_shape() -> None:
 
 
 def test_zero_never_touches_the_kept_leaves_or_a_lone_split() -> None:
-    """The missing cells' leaf (past ``keep``) keeps its plain estimate with ``zero``; a
-    column whose mass is all within noise (every child below the cut) keeps its shape."""
+    """The missing cells' leaf (past ``keep``), small (20 records against a cut of 60), keeps
+    its plain estimate with ``zero`` in every seed, where emptying it would be the rule's
+    first act (its node holds less than the cut beside the bulk's); the sum stays n, also
+    when the leaves within ``keep`` hold nothing beyond noise (nothing to give the mass to:
+    nothing is emptied); a column whose mass is all within noise (every child below the
+    cut) keeps its shape."""
     x = _bulk_and_empty(256)
-    x[-1] = 500.0  # the kept leaf (missing cells)
-    for seed in range(10):
+    x[-1] = 20.0  # the kept leaf (missing cells)
+    for seed in range(30):
         est, flat = tree_histogram(x, np.random.default_rng(seed), sigma=30.0, flat=4.0,
                                    keep=255, zero=2.0)
         assert flat[255] == est[255]
         assert flat.sum() == pytest.approx(x.sum(), rel=1e-12)
+    lone = np.zeros(17)
+    lone[-1] = 200.0  # everything missing; noise alone within keep
+    for seed in range(30):
+        est, flat = tree_histogram(lone, np.random.default_rng(seed), sigma=5.0, flat=4.0,
+                                   keep=16, zero=2.0)
+        assert flat.sum() == pytest.approx(200.0, rel=1e-12) and flat[16] == est[16]
     tiny = np.zeros(64)
     tiny[[3, 40]] = 1.0
     _, a = tree_histogram(tiny, np.random.default_rng(0), sigma=50.0, flat=4.0)
@@ -551,10 +561,20 @@ def test_zero_never_touches_the_kept_leaves_or_a_lone_split() -> None:
     np.testing.assert_array_equal(a, b)
 
 
+class _NoDraws:
+    """A generator stand-in that fails on any use: a check made after a draw shows."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise AssertionError(f"noise drawn before the check: {name}")
+
+
 @pytest.mark.parametrize("bad", [0.0, -1.0, math.nan, math.inf, True, "2"])
 def test_zero_input_checks(bad: Any) -> None:
+    """Refused before any noise is drawn, and refused without ``flat``."""
     with pytest.raises(ValueError, match="zero"):
-        tree_histogram(np.ones(4), np.random.default_rng(0), sigma=1.0, flat=4.0, zero=bad)
+        tree_histogram(np.ones(4), _NoDraws(), sigma=1.0, flat=4.0, zero=bad)
+    with pytest.raises(ValueError, match="needs flat"):
+        tree_histogram(np.ones(4), _NoDraws(), sigma=1.0, zero=2.0)
 
 
 def test_a_bin_the_zeroed_shape_leaves_empty_draws_by_the_plain_estimate() -> None:

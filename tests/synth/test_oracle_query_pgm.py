@@ -431,9 +431,9 @@ def test_margins_within_noise_drops_only_interactions_below_their_noise() -> Non
 @pytest.mark.parametrize("shape", [(2, 2), (2, 3), (3, 1)])
 def test_margins_within_noise_never_acts_on_a_table_too_small_to_judge(
         shape: tuple[int, int]) -> None:
-    """dof 1 or 2 (or a single row): even a table exactly independent and noiseless is kept,
-    since R + 2 sqrt(2 dof) > 2 dof for R >= 0; a table whose noisy total is not above 0
-    is kept too."""
+    """dof 1 or 2: even a table exactly independent and noiseless is kept, since R + 2
+    sqrt(2 dof) >= 2 dof for R >= 0 (and a single row has no interaction to judge); a
+    table whose noisy total is not above 0 is kept too."""
     exact = np.outer(np.arange(1, shape[0] + 1), np.arange(1, shape[1] + 1)).astype(float)
     assert margins_within_noise(MarginalMeasurement((0, 1), exact, 1.0)) is None
     neg = np.full((6, 30), -1.0)

@@ -158,8 +158,10 @@ def margins_within_noise(m: MarginalMeasurement, sds: float = WITHIN_NOISE_SDS
     sigma 63 over 12,000 records: R about 145 against a bound of 256).  Returned then:
     the row sums as a 1-way table of the first attribute with sigma ``sigma sqrt(c)`` and
     the column sums of the second with ``sigma sqrt(r)`` (on the same public codes), which
-    keep what the table says about each column.  A table whose noisy total is not above 0
-    is kept as it is.
+    keep what the table says about each column (the two share the table's noise; the
+    estimate treats them as independent).  A table whose noisy total is not above 0 is
+    kept as it is; where the total is small against the noise the statistic is not
+    chi-square and comes out large, so such a table is kept (the side of doing nothing).
 
     >>> rng = np.random.default_rng(0)
     >>> flat = np.outer(np.full(6, 2000.0), np.full(30, 1 / 30))  # independent, 12,000
