@@ -498,138 +498,13 @@ def _logged_trees(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, dict[str, 
     return outs
 
 
-def _bulk_and_empty(m: int = 1024) -> np.ndarray:
-    """A column whose records all lie in its first 64 of ``m`` leaves (a log-normal-like
-    bulk: many at 0, a decaying run after): the upper 15/16 of the grid is empty."""
-    x = np.zeros(m)
-    x[0] = 3000.0
-    x[1:64] = np.round(2000.0 * np.exp(-np.arange(63) / 12.0))
-    return x
-
-
-def test_zero_empties_wide_empty_nodes_and_keeps_the_bulks_shape() -> None:
-    """σ 30 over 1,024 leaves (five levels), the records in the first 64: with ``zero`` 2
-    the flattened shape gives the empty upper 15/16 (the top two levels' empty nodes) far
-    less mass than without it, where the positive part of their noise stays and is spread
-    over them (60 seeds; their mass there: about 25 records on average before, none in any
-    seed after, here); inside the bulk's node the shape is the same up to the scale (the emptied mass
-    goes to every other leaf in proportion); a histogram summing to n either way; the
-    plain estimate is untouched."""
-    x = _bulk_and_empty()
-    n = x.sum()
-    before, after = [], []
-    for seed in range(60):
-        est0, flat0 = tree_histogram(x, np.random.default_rng(seed), sigma=30.0, flat=4.0)
-        est1, flat1 = tree_histogram(x, np.random.default_rng(seed), sigma=30.0, flat=4.0,
-                                     zero=2.0)
-        np.testing.assert_array_equal(est0, est1)
-        assert np.all(flat1 >= 0) and flat1.sum() == pytest.approx(n, rel=1e-12)
-        before.append(flat0[64:].sum())
-        after.append(flat1[64:].sum())
-        if flat1[:64].sum() > 0 and flat1[64:].sum() == 0:
-            np.testing.assert_allclose(flat1[:64] / flat1[:64].sum(),
-                                       flat0[:64] / flat0[:64].sum(), rtol=1e-9, atol=1e-12)
-    assert np.mean(before) > 15.0  # the premise: the noise's positive part was kept
-    assert np.mean(after) < 0.15 * np.mean(before), (np.mean(after), np.mean(before))
-    assert sum(a == 0 for a in after) >= 50  # nearly every seed: nothing past the bulk
-
-
-def test_zero_never_touches_the_kept_leaves_or_a_lone_split() -> None:
-    """The missing cells' leaf (past ``keep``), small (20 records against a cut of 60), keeps
-    its plain estimate with ``zero`` in every seed, where emptying it would be the rule's
-    first act (its node holds less than the cut beside the bulk's); the sum stays n, also
-    when the leaves within ``keep`` hold nothing beyond noise (nothing to give the mass to:
-    nothing is emptied); a column whose mass is all within noise (every child below the
-    cut) keeps its shape."""
-    x = _bulk_and_empty(256)
-    x[-1] = 20.0  # the kept leaf (missing cells)
-    for seed in range(30):
-        est, flat = tree_histogram(x, np.random.default_rng(seed), sigma=30.0, flat=4.0,
-                                   keep=255, zero=2.0)
-        assert flat[255] == est[255]
-        assert flat.sum() == pytest.approx(x.sum(), rel=1e-12)
-    lone = np.zeros(17)
-    lone[-1] = 200.0  # everything missing; noise alone within keep
-    for seed in range(30):
-        est, flat = tree_histogram(lone, np.random.default_rng(seed), sigma=5.0, flat=4.0,
-                                   keep=16, zero=2.0)
-        assert flat.sum() == pytest.approx(200.0, rel=1e-12) and flat[16] == est[16]
-    tiny = np.zeros(64)
-    tiny[[3, 40]] = 1.0
-    _, a = tree_histogram(tiny, np.random.default_rng(0), sigma=50.0, flat=4.0)
-    _, b = tree_histogram(tiny, np.random.default_rng(0), sigma=50.0, flat=4.0, zero=2.0)
-    np.testing.assert_array_equal(a, b)
-
-
-class _NoDraws:
-    """A generator stand-in that fails on any use: a check made after a draw shows."""
-
-    def __getattr__(self, name: str) -> Any:
-        raise AssertionError(f"noise drawn before the check: {name}")
-
-
-@pytest.mark.parametrize("bad", [0.0, -1.0, math.nan, math.inf, True, "2"])
-def test_zero_input_checks(bad: Any) -> None:
-    """Refused before any noise is drawn, and refused without ``flat``."""
-    with pytest.raises(ValueError, match="zero"):
-        tree_histogram(np.ones(4), _NoDraws(), sigma=1.0, flat=4.0, zero=bad)
-    with pytest.raises(ValueError, match="needs flat"):
-        tree_histogram(np.ones(4), _NoDraws(), sigma=1.0, zero=2.0)
-
-
-def test_a_bin_the_zeroed_shape_leaves_empty_draws_by_the_plain_estimate() -> None:
-    """``_drawable``: fine bins nest in coarse bins; a coarse bin empty in the shape but not
-    in the plain estimate takes the plain estimate's shape; the others are unchanged, and a
-    bin empty in both stays empty (drawn evenly by the sampler)."""
-    attr = type("A", (), {"first": np.array([0, 4, 8, 12]), "last": np.array([3, 7, 11, 15])})
-    starts = np.array([0, 2, 4, 6, 8, 10, 12, 14])  # fine bins of two grid points
-    shape = np.array([5.0, 1.0, 0.0, 0.0, 2.0, 2.0, 0.0, 0.0])
-    plain = np.array([4.0, 1.0, 0.5, 1.5, 2.0, 1.0, 0.0, 0.0])
-    got = tsm._drawable(shape, plain, starts, attr)
-    np.testing.assert_array_equal(got, [5.0, 1.0, 0.5, 1.5, 2.0, 2.0, 0.0, 0.0])
-    assert tsm._drawable(plain, plain, starts, attr) is plain
-
-
-def test_a_skewed_column_keeps_its_values_within_the_data() -> None:
-    """A cost column (0-50,000 step 50, 12,000 records, log-normal, 0 in about a third)
-    beside a 4-level one, eps 1, 12 seeds: no synthetic value above the real maximum in
-    any of them, where the fit without the rule (``EMPTY_Z`` None) put some there in more
-    than a third of them (the positive part of empty wide nodes' noise, spread up to the
-    declared bound; about 60 % of 40 seeds, docs in ``EMPTY_Z``); the mean within 30 % of
-    the real one."""
-    rng = np.random.default_rng(5)
-    n = 12_000
-    cost = np.minimum(np.round(rng.lognormal(5, 1.5, n) / 50) * 50, 50_000)
-    cost[rng.random(n) < 0.3] = 0
-    data = pd.DataFrame({"cost": cost.astype(int), "region": rng.choice(list("nsew"), n),
-                         "y": rng.choice(["no", "yes"], n)})
-    schema = TableSchema((Column("cost", "numeric", lower=0, upper=50_000, step=50),
-                          Column("region", "categorical", levels=tuple("nsew"))),
-                         "y", ("no", "yes"))
-    top, mean = float(data["cost"].max()), float(data["cost"].mean())
-
-    def above(seed: int) -> tuple[float, float]:
-        fake = TableSynthesizer(epsilon=1.0, random_state=seed).fit(data, schema).sample(
-            n, random_state=seed)
-        return float((fake["cost"] > top).mean()), float(fake["cost"].mean())
-
-    got = [above(seed) for seed in range(12)]
-    assert all(share == 0 for share, _ in got)
-    assert all(0.7 < m / mean < 1.3 for _, m in got), [round(m / mean, 3) for _, m in got]
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(nm, "EMPTY_Z", None)
-        plain = [above(seed) for seed in range(12)]
-    assert sum(share > 0 for share, _ in plain) >= 4
-
-
 def test_a_fit_draws_within_bins_from_the_flattened_shape(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The shape a fit keeps for drawing inside coarse bins is the flattened estimate of the
     column's tree (FLAT_KAPPA, widths = grid points per fine bin), on a wide grid and on a
     grid of its own points alike; its coarse bins are cut from the plain estimate of the
-    same noise; a coarse bin the flattened shape leaves empty draws by the plain estimate
-    (``_drawable``).  A wide grid's round values (multiples of 100 here, and both bounds)
-    are fine bins of their own."""
+    same noise.  A wide grid's round values (multiples of 100 here, and both bounds) are
+    fine bins of their own."""
     outs = _logged_trees(monkeypatch)
     ts = TableSynthesizer("oracle-query-pgm", epsilon=1.0, random_state=0).fit(
         _wide_table(3000), _schema(WIDE))
@@ -640,8 +515,7 @@ def test_a_fit_draws_within_bins_from_the_flattened_shape(
     starts, p = a.within
     assert kw["keep"] == len(starts) == len(est)
     assert not np.allclose(flat / flat.sum(), est / est.sum())  # the premise: they differ
-    drawn = tsm._drawable(flat, est, starts, a)
-    np.testing.assert_allclose(p, drawn / drawn.sum(), rtol=1e-12)
+    np.testing.assert_allclose(p, flat / flat.sum(), rtol=1e-12)
     np.testing.assert_array_equal(kw["widths"], np.diff(np.append(starts, 100_000)))
     np.testing.assert_array_equal(a.first, starts[quantile_starts(est, len(a.first))])
     rounds = np.arange(0, 100_000, 100)
@@ -649,10 +523,9 @@ def test_a_fit_draws_within_bins_from_the_flattened_shape(
     assert set(rounds[1:] + 1) <= set(starts.tolist())  # each its own bin
     # visits (one grid point per fine bin, unit widths): its flattened shape too
     v = ts.table_domain_.attrs[ts.table_domain_.columns.index("visits")]
-    (v_est, v_flat), v_kw = outs[0]
+    (_, v_flat), v_kw = outs[0]
     np.testing.assert_array_equal(v_kw["widths"], np.ones(366))
-    v_drawn = tsm._drawable(v_flat, v_est, v.within[0], v)
-    np.testing.assert_allclose(v.within[1], v_drawn / v_drawn.sum(), rtol=1e-12)
+    np.testing.assert_allclose(v.within[1], v_flat / v_flat.sum(), rtol=1e-12)
 
 
 def test_a_wide_grid_with_a_missing_level_keeps_the_missing_leaf_out_of_the_shape(

@@ -40,11 +40,7 @@ epsilon 0.5 (docs/results/synth-flat).  A split whose parent holds less than the
 children is made even when its own flat test passes, whatever its level's test says: drawn
 plain, a heap elsewhere on the level (40 % of a column at one value) had made noise heaps of
 1.5-1.7 % (3.5-3.9 % for independent marginals) at values holding 0.1-0.3 %
-(docs/results/synth-heap).  On the top two levels a plain split gives nothing to a child
-below 2 node standard deviations (:data:`EMPTY_Z`): the positive part of an empty wide
-node's noise, spread evenly below it, had put a cost column's synthetic values up to its
-declared bound (twice the real mean); a coarse bin that this leaves without mass draws by
-the plain estimate.  Privacy: the histograms and the
+(docs/results/synth-heap).  Privacy: the histograms and the
 synthesizer's own measurements compose (zCDP: rho adds up; pure: epsilon adds up); the
 release states their sum (:class:`~oracledp.synth.TableSynthesizer`).
 """
@@ -61,7 +57,7 @@ from numpy.typing import NDArray
 
 from oracledp.privacy import _noise as noise
 
-__all__ = ["BRANCHING", "EMPTY_LEVELS", "EMPTY_Z", "FINE_BINS", "FLAT_KAPPA", "LEVEL_Z", "ROUND_POINTS", "fine_bin_count",
+__all__ = ["BRANCHING", "FINE_BINS", "FLAT_KAPPA", "LEVEL_Z", "ROUND_POINTS", "fine_bin_count",
            "fine_starts", "flat_test", "level_test", "project_simplex", "quantile_starts",
            "range_nodes", "round_points", "tree_histogram", "tree_levels"]
 
@@ -88,45 +84,6 @@ BRANCHING = 4
 #: kappa 1, 2, 4 and 8 and the round values (the mean 2-way TV 0.0231, then 0.0226, 0.0212,
 #: 0.0212, 0.0213): level from 2 to 8.
 FLAT_KAPPA = 4.0
-
-#: TableSynthesizer's ``zero`` for :func:`tree_histogram`: in the shape drawn within coarse
-#: bins, a plain split of the top :data:`EMPTY_LEVELS` levels gives nothing to a child
-#: below this many node standard deviations.  Tuned on a cost column (0-50,000 step 50,
-#: log-normal, 0 in about a third of the rows) with seeds other than the benchmark's:
-#:
-#: * a new user's 12,000-row panel (benchmarks/synth_panel_pairs.py's table; real mean 322,
-#:   maximum 27,500; seeds 100-105, eps 0.5 / 1 / 3): synthetic mean 544 / 440 / 357
-#:   before, with 0.49 % / 0.28 % / 0.10 % of the rows above the real maximum; 262 / 285 /
-#:   289 and none above with 2 (279 / 292 / 289 with 1.5; 347 / 346 / 313 with 1, still
-#:   0.16 % / 0.09 % / 0.04 % above); Wasserstein-1 over the range 0.0046 / 0.0025 /
-#:   0.0009 -> 0.0015 / 0.0009 / 0.0007; the cost's 1-way TV at the octiles and the mean
-#:   2-way TV level;
-#: * the same column alone beside a 4-level one (12,000 rows, seeds 0-39): fits with a value
-#:   above the real maximum 55 % / 60 % / 60 % before, 3 % with 1.5, none with 2, 2.5 or 3;
-#:   synthetic over real mean 1.25 +- 0.30 / 1.15 +- 0.18 / 1.04 +- 0.06 before, 0.85 +-
-#:   0.16 / 0.88 +- 0.10 / 0.92 +- 0.05 with 1.5, 0.82 +- 0.04 / 0.85 +- 0.05 / 0.89 +- 0.03
-#:   with 2, 0.80 / 0.82 / 0.87 with 3.
-#:
-#: * the same at 3,000 rows, eps 1, seeds 0-19: fits with a value above the real maximum
-#:   70 % -> none; synthetic over real mean 1.53 +- 0.61 -> 0.87 +- 0.06.  There the cut
-#:   falls at a fixed node boundary (3,150 in a review's 8 seeds), above which 1.1 % of the
-#:   real rows lie (up to 20,350).
-#:
-#: The price is the real tail in nodes below the cut (the panel's 10 rows past 12,800; more
-#: at small n or eps): the mean comes out low, by 10-25 % in these runs, where it came out
-#: high by up to twice, and values never pass the data's.  Applied at every level (not only the top
-#: two; the emptied mass then went to the siblings), 1.5 cost health_insurance 0.0289 ->
-#: 0.0309 at eps 0.5 and doctor_visits 0.0485 -> 0.0515 (mean 2-way TV at the octiles):
-#: nodes there are narrow and their shape is the data's.
-EMPTY_Z = 2.0
-
-#: :func:`tree_histogram`'s ``zero`` acts on the splits of the top this many levels (the
-#: root's children and theirs), where a node's noise is spread widest.  With
-#: them alone, the mean 2-way TV at the octiles (seeds 100-105, eps 0.5 and 1) is level:
-#: health_insurance 0.0289 and 0.0189 as before, doctor_visits 0.0484 and 0.0320 (0.0485,
-#: 0.0322 before), nhefs 0.1140 and 0.0675 (0.1140, 0.0676), and the health-panel
-#: stand-in of benchmarks/synth_health_panel.py the same to three digits.
-EMPTY_LEVELS = 2
 
 #: :func:`level_test`: a level whose splits together depart from even by more than this many
 #: standard deviations of their noise-only chi-square keeps every split plain.
@@ -204,8 +161,8 @@ def project_simplex(v: NDArray[np.float64], total: float) -> NDArray[np.float64]
 def tree_histogram(counts: NDArray[np.floating], rng: np.random.Generator, *,
                    sigma: float | None = None, laplace_scale: float | None = None,
                    branching: int = BRANCHING, flat: float | None = None,
-                   widths: NDArray[np.floating] | None = None, keep: int | None = None,
-                   zero: float | None = None) -> Any:
+                   widths: NDArray[np.floating] | None = None, keep: int | None = None
+                   ) -> Any:
     """The private estimate of a histogram of ``m = len(counts)`` fine bins (module docstring).
 
     Exactly one of ``sigma`` (Gaussian noise of every measured node) or ``laplace_scale``
@@ -231,25 +188,9 @@ def tree_histogram(counts: NDArray[np.floating], rng: np.random.Generator, *,
     nodes within the first ``keep`` leaves (default all) may split evenly.  Returns
     ``(estimate, flattened estimate)`` then: both nonnegative and summing to n.
     Post-processing of the same release.
-
-    ``zero`` (a number z > 0, with ``flat``): in the flattened estimate, a split of the top
-    :data:`EMPTY_LEVELS` levels of the tree (nodes of at least ``branching**(L - 2)``
-    leaves) that stays plain gives nothing to a child within the first ``keep`` leaves
-    holding less than z node standard deviations, where another such child holds more; what
-    was taken goes to the first ``keep`` leaves in proportion at the end (so the shape
-    elsewhere is the same, the leaves past ``keep`` keep the plain estimate, and the sum is
-    n).  The nonnegative projection keeps the positive part of the noise of
-    an empty node (about 0.4 of a standard deviation on average) and drops the negative
-    part: beside a column's bulk, its empty upper nodes held that much mass, which the
-    even splits below spread up to the declared bound (a cost column's synthetic mean
-    twice the real one).
     """
     if (sigma is None) == (laplace_scale is None):
         raise ValueError("pass exactly one of sigma and laplace_scale")
-    if zero is not None and (flat is None or not (
-            isinstance(zero, (int, float)) and not isinstance(zero, bool)
-            and math.isfinite(zero) and zero > 0)):
-        raise ValueError("zero must be None or a positive number, and needs flat")
     x = np.asarray(counts, dtype=np.float64)
     m = len(x)
     n = float(x.sum())
@@ -298,13 +239,7 @@ def tree_histogram(counts: NDArray[np.floating], rng: np.random.Generator, *,
         wsum = np.concatenate([[0.0], np.cumsum(w_leaf)])
         # the root's children: all flat when the whole shape is within noise
         nw = _node_widths(wsum, blocks[0], m)
-        cut = 0.0 if zero is None else float(zero) * math.sqrt(var)
-        # a child may be emptied only within the first keep leaves (not the missing leaf's)
-        def emptiable(level: int, first: int, count: int) -> NDArray[np.bool_]:
-            ends = np.minimum((np.arange(first, first + count) + 1) * blocks[level], m)
-            return ends <= keep_
-        f_est = (_spread(n, nw) if keep_ == m and flat_test(top_ls, nw, var, flat)
-                 else _drop_below(est.copy(), cut, emptiable(0, 0, len(est))))
+        f_est = _spread(n, nw) if keep_ == m and flat_test(top_ls, nw, var, flat) else est.copy()
     for lev in range(1, L):
         parent_of = np.arange(len(z[lev])) // branching
         s = np.bincount(parent_of, weights=z[lev], minlength=len(est))
@@ -331,29 +266,12 @@ def tree_histogram(counts: NDArray[np.floating], rng: np.random.Generator, *,
                 if (even or few) and inside and flat_test(f_ls[lo:hi], nw[lo:hi], var, flat):
                     f_out[lo:hi] = _spread(float(f_est[p]), nw[lo:hi])
                 else:
-                    f_out[lo:hi] = _drop_below(
-                        project_simplex(f_ls[lo:hi], float(f_est[p])),
-                        cut if lev < EMPTY_LEVELS else 0.0, emptiable(lev, lo, hi - lo))
+                    f_out[lo:hi] = project_simplex(f_ls[lo:hi], float(f_est[p]))
             f_est = f_out
         est = out
     if flat is not None:
-        if cut > 0:  # what was emptied goes to the other leaves in proportion
-            kept = float(f_est[:keep_].sum())
-            if kept > 0:
-                f_est[:keep_] *= (n - float(f_est[keep_:].sum())) / kept
         return est, f_est
     return est
-
-
-def _drop_below(kids: NDArray[np.float64], cut: float, emptiable: NDArray[np.bool_]
-                ) -> NDArray[np.float64]:
-    """Nonnegative ``kids`` with the ``emptiable`` ones below ``cut`` set to 0
-    (:func:`tree_histogram`'s ``zero``); unchanged where no emptiable child reaches ``cut``
-    (so the emptiable leaves keep some mass wherever they had some, and the mass taken
-    has somewhere to go)."""
-    if cut > 0 and (emptiable & (kids >= cut)).any():
-        return np.where(emptiable & (kids < cut), 0.0, kids)
-    return kids
 
 
 def level_test(values: NDArray[np.float64], widths: NDArray[np.float64], branching: int,

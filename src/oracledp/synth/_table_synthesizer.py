@@ -56,7 +56,7 @@ from oracledp.privacy._accountant import accounted_fit
 from oracledp.privacy._composition import MIN_ZCDP_EPSILON, zcdp_rho
 from oracledp.synth._oracle_query_pgm import DEFAULT_PAIR_RESOLUTION
 from oracledp.synth._release import _Release
-from oracledp.synth._table import DEFAULT_BINS, BinsLike, TableDomain, _attr_of
+from oracledp.synth._table import DEFAULT_BINS, BinsLike, TableDomain
 from oracledp.synth._table_budget import (
     MODEL_BINS,
     _level_scale,
@@ -434,7 +434,6 @@ class TableSynthesizer:
         """The fine histograms of the refined columns (noise drawn here) and the coarse bins
         (``bins`` with each refined column's cut points)."""
         from oracledp.synth._numeric import (
-            EMPTY_Z,
             FLAT_KAPPA,
             quantile_starts,
             range_nodes,
@@ -466,7 +465,7 @@ class TableSynthesizer:
             # (FLAT_KAPPA, level_test); the bins and the model's measurements use the plain
             # estimate
             widths = np.diff(np.append(starts, c.K + 1)).astype(np.float64)
-            shape_kw = {"flat": FLAT_KAPPA, "keep": m, "zero": EMPTY_Z,
+            shape_kw = {"flat": FLAT_KAPPA, "keep": m,
                         "widths": np.append(widths, [1.0] * a.missing)}
             if plan.numeric_rho_each is not None:
                 out = tree_histogram(true, rng, sigma=_level_sigma(L, plan.numeric_rho_each),
@@ -477,6 +476,8 @@ class TableSynthesizer:
                                      **shape_kw)
             est_all, flat_all = out
             est, shape = est_all[:m], flat_all[:m]
+            within[c.name] = (starts, shape / shape.sum() if shape.sum() > 0
+                              else np.ones(m) / m)
             spec = refined[c.name]
             if isinstance(spec, tuple) or self.bin_edges == "equal-width":
                 coarse[c.name] = spec
@@ -497,10 +498,6 @@ class TableSynthesizer:
                         counts_ = np.add.reduceat(est_all, np.array(edges[:-1]))
                         released[c.name] = (counts_, _level_sigma(L, plan.numeric_rho_each)
                                             * math.sqrt(max(nodes, 1)))
-            # records in a bin the zeroed shape leaves empty are drawn by the plain estimate
-            shape = _drawable(shape, est, starts, _attr_of(c, coarse[c.name]))
-            within[c.name] = (starts, shape / shape.sum() if shape.sum() > 0
-                              else np.ones(m) / m)
         for c in schema.columns:  # the other gridded columns: one bin per grid point
             if c.kind == "numeric" and c.step is not None and c.name not in coarse:
                 coarse[c.name] = c.K + 1
@@ -797,20 +794,6 @@ def _coarse_shape(fine: TableDomain, refined: dict[str, Any]) -> list[int]:
         else:
             out.append((len(spec) + 1 if isinstance(spec, tuple) else int(spec)) + a.missing)
     return out
-
-
-def _drawable(shape: NDArray[np.float64], plain: NDArray[np.float64],
-              starts: NDArray[np.int64], attr: Any) -> NDArray[np.float64]:
-    """The flattened fine histogram ``shape`` with each coarse bin of ``attr`` (its first and
-    last grid indices; the fine bins, first grid indices ``starts``, nest in them) that it
-    leaves empty while the plain estimate ``plain`` does not given ``plain``'s shape there:
-    records the model puts in a bin are drawn where the estimate has mass, never spread
-    evenly over the bin (post-processing).  A bin empty in both stays so (drawn evenly)."""
-    of = np.searchsorted(attr.first, starts, side="right") - 1  # fine bin -> coarse bin
-    mass = np.bincount(of, weights=shape, minlength=len(attr.first))
-    empty = (mass <= 0)[of] & (np.bincount(of, weights=plain, minlength=len(attr.first))
-                               > 0)[of]
-    return np.where(empty, plain, shape) if empty.any() else shape
 
 
 def _cuts(schema: Any, name: str, starts: NDArray[np.int64]) -> tuple[float, ...]:
