@@ -621,7 +621,8 @@ def _echo_data_resolution(r: dict[str, Any]) -> None:
         if dep and not won:
             typer.echo("  at this resolution this table has learned nothing about how the "
                        "columns go together that the columns' own distributions would not "
-                       "give")
+                       "give" + ("; its mean 2-way TV is even above that of exact "
+                                 "independent marginals" if above else ""))
         elif above and not dep:
             typer.echo("  no pair depends on another beyond sampling noise at this "
                        "resolution: exact independent marginals are the reference, and this "

@@ -487,6 +487,9 @@ def test_evaluate_says_when_the_table_is_worse_than_independent_marginals(runner
                                   "--schema", str(files["schema"])], env=ENV)
         assert res.exit_code == 0, res.output
         assert (said in res.stdout) is worse, (name, res.stdout)
+        # how much worse is said too, not only that it learned nothing
+        above = "its mean 2-way TV is even above that of exact independent marginals"
+        assert (above in res.stdout) is worse, (name, res.stdout)
 
 
 def test_evaluate_names_the_synthetic_file_that_does_not_fit(runner, files, tmp_path):
