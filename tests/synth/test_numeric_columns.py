@@ -1025,6 +1025,24 @@ def test_afford_states_each_columns_noise_when_the_budget_is_shared() -> None:
     assert "coarse bins" not in kids.plan_["summary"]
 
 
+def test_afford_states_the_widest_columns_noise() -> None:
+    """A 30-level column among 2- to 8-level ones (1,500 records): its own table's noise,
+    the budget shared by the 1-way tables, is 30 / 8 times the median column's, and the
+    summary names it; where no column is wider than the median, nothing is added; a column
+    already named as mostly noise is not named twice."""
+    from oracledp.synth._table_budget import afford
+
+    rho = zcdp_rho(0.9, 1 / 1500**2) * 0.9
+    names = ["city", "country", "score", "hours", "pet", "y"]
+    a = afford(1500, (30, 5, 8, 8, 4, 2), 2, columns=0, rho=rho, names=names)
+    assert a["widest_one_way_noise_tv"] == pytest.approx(30 / 8 * a["shared_one_way_noise_tv"])
+    assert "the widest column, 'city' (30 levels), would carry about 0.18" in a["summary"]
+    even = afford(1500, (8, 8, 8), 2, columns=0, rho=rho, names=["a", "b", "c"])
+    assert "widest" not in even["summary"]
+    huge = afford(300, (400, 2, 2), 2, columns=0, rho=rho, names=["id", "a", "b"])
+    assert huge["noisy_columns"] == ["id"] and "widest" not in huge["summary"]
+
+
 def test_afford_names_a_column_whose_own_table_is_noise() -> None:
     """A column whose 1-way table, the budget shared by the d 1-way tables alone, carries
     noise of WIDE_COLUMN_NOTE or more is named in plan_ and its summary, where the narrowest

@@ -197,7 +197,10 @@ def afford(n: int, shape: Sequence[int], bins: int, *, columns: int, rho: float 
       d times for Laplace noise (epsilon composes by sum).  From :data:`SHARED_NOISE_NOTE`
       up the summary says that dependence between columns weaker than this cannot be
       reproduced, and that exact independent marginals of the real rows (not private) may
-      come closer than any release.  On nhefs (40 attributes, 1,629 records) it is 0.052,
+      come closer than any release.  ``widest_one_way_noise_tv``: the same for the widest
+      column's own table, which the summary names where it is wider than the median one
+      (a 30-level column of 1,500 records beside 3-level ones: its distribution carries
+      several times the median's noise).  On nhefs (40 attributes, 1,629 records) it is 0.052,
       0.026 and 0.013 at epsilon 0.5, 1 and 2 for the default method, where its native
       2-way TV was 0.112, 0.070 and 0.041 against 0.028 for those marginals (seeds 103-105,
       docs/results/synth-numeric-share).  On the five bundled tables at epsilon 0.1, 0.5, 1
@@ -265,6 +268,9 @@ def afford(n: int, shape: Sequence[int], bins: int, *, columns: int, rho: float 
 
     cut = (f"{'a numeric column gets' if columns == 1 else f'{columns} numeric columns get'} "
            f"{bins} coarse bins; " if columns else "")
+    # the widest column, where it is wider than the median one: its own table's noise
+    j_wide = max(range(len(shape)), key=lambda j: int(shape[j]))
+    wide = int(shape[j_wide]) * per_cell * spread
     said = (f"n = {n:,} records: {cut}with the whole budget on it, the 1-way table of a "
             f"median column ({cols[len(cols) // 2]:,} levels) would carry noise of {tv(one)} "
             f"in total variation and the smallest pair table {tv(pair)}; "
@@ -278,6 +284,11 @@ def afford(n: int, shape: Sequence[int], bins: int, *, columns: int, rho: float 
         said += ("; columns that depend on each other less than that cannot be reproduced at "
                  "this budget: exact independent marginals of the real rows (not private; "
                  "synth evaluate reports them) may come closer than any release")
+    if int(shape[j_wide]) > cols[len(cols) // 2] and not any(
+            name == label[j_wide] for name, _, _ in noisy):
+        said += (f"; shared so, the widest column, {label[j_wide]!r} "
+                 f"({int(shape[j_wide]):,} levels), would carry {tv(wide)}: its levels' "
+                 "shares, and its pairs, are that much less certain")
     if noisy:
         which = ", ".join(f"{name!r} ({k:,} levels: {tv(x)})" for name, k, x in noisy[:5])
         which += f" and {len(noisy) - 5} more" if len(noisy) > 5 else ""
@@ -286,7 +297,8 @@ def afford(n: int, shape: Sequence[int], bins: int, *, columns: int, rho: float 
                  f"{'its' if len(noisy) == 1 else 'their'} distribution is mostly noise at "
                  "this budget (merge levels, or leave the column out)")
     return {"coarse_bins": bins, "one_way_noise_tv": one, "pair_noise_tv": pair,
-            "shared_one_way_noise_tv": shared, "one_way_only": only,
+            "shared_one_way_noise_tv": shared, "widest_one_way_noise_tv": wide,
+            "one_way_only": only,
             "noisy_columns": [name for name, _, _ in noisy], "summary": said}
 
 
