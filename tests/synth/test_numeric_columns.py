@@ -1041,6 +1041,12 @@ def test_afford_states_the_widest_columns_noise() -> None:
     assert "widest" not in even["summary"]
     huge = afford(300, (400, 2, 2), 2, columns=0, rho=rho, names=["id", "a", "b"])
     assert huge["noisy_columns"] == ["id"] and "widest" not in huge["summary"]
+    many = afford(10**6, (30, 5, 8, 8, 4, 2), 2, columns=0, rho=rho, names=names)
+    assert many["widest_one_way_noise_tv"] < 0.01 and "widest" not in many["summary"]
+    # pure methods: Laplace noise, the budget shared by d tables (d times, not sqrt(d))
+    pure = afford(1500, (30, 5, 8, 8, 4, 2), 2, columns=0, epsilon=1.0, names=names)
+    assert pure["widest_one_way_noise_tv"] == pytest.approx(30 * 6 * 2.0 / (2 * 1500))
+    assert "the widest column, 'city' (30 levels)" in pure["summary"]
 
 
 def test_afford_names_a_column_whose_own_table_is_noise() -> None:

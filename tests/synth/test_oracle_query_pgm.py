@@ -400,10 +400,10 @@ def test_auto_measures_every_table_once_when_the_rounds_cover_half(
 def test_margins_within_noise_drops_only_interactions_below_their_noise() -> None:
     """The rule on 200 noisy 6 x 30 tables of 12,000 records (sigma 63, dof 145).
     Independent counts: the statistic is about chi-square(145), and it keeps the table only
-    above 2 * 145 - 2 sqrt(290) = 256 (chance per table about 1e-13): margins every time.
+    above 2 * 145 - 2 sqrt(290) = 256 (chance per table about 4e-8): margins every time.
     A planted interaction of twice the noise's energy: the statistic is about noncentral
-    chi-square of mean 435 and sd 37, at or below 256 with chance about 1e-6 per table
-    (about 2e-4 for the 200): kept every time.  Margins are the noisy table's own sums."""
+    chi-square of mean 435 and sd 38, at or below 256 with chance about 4e-8 per table
+    (below 1e-5 for the 200 of each): kept every time.  Margins are the noisy table's own sums."""
     rng = np.random.default_rng(7)
     flat = np.outer(np.full(6, 2000.0), np.full(30, 1 / 30))
     sign = np.where(np.arange(6)[:, None] < 3, 1.0, -1.0) * np.where(

@@ -146,9 +146,13 @@ def margins_within_noise(m: MarginalMeasurement, sds: float = WITHIN_NOISE_SDS
 
     With ``y`` the noisy r x c table, ``e`` the independence fit of ``y``'s own margins
     (``outer(row sums, column sums) / total``) and ``dof = (r - 1)(c - 1)``, the statistic
-    is ``R = ||y - e||^2 / sigma^2``: about chi-square with ``dof`` degrees of freedom when
-    the counts are independent (the noise's energy in the interaction, ``dof sigma^2``),
-    and ``(R - dof) sigma^2`` estimates the interaction's own energy.  Fitting the table
+    is ``R = ||y - e||^2 / sigma^2``: for independent counts with near-even margins about
+    chi-square with ``dof`` degrees of freedom (the noise's energy in the interaction,
+    ``dof sigma^2``), and ``(R - dof) sigma^2`` estimates the interaction's own energy.
+    With skewed margins the noise of ``e`` adds to ``R``, so the rule acts less often: the
+    side of doing nothing (on an exactly independent 6 x 30 table with sigma 63 and 12,000
+    records: margins in every run with even margins, in about half with one level at 90 %,
+    rarely with both margins skewed).  Fitting the table
     costs about its noise's energy; leaving its interaction to the model costs the
     interaction's energy; so the interaction is left out only when, even ``sds`` standard
     deviations of ``R`` (``sqrt(2 dof)``) above its value, the estimated energy is at most
@@ -161,7 +165,7 @@ def margins_within_noise(m: MarginalMeasurement, sds: float = WITHIN_NOISE_SDS
     keep what the table says about each column (the two share the table's noise; the
     estimate treats them as independent).  A table whose noisy total is not above 0 is
     kept as it is; where the total is small against the noise the statistic is not
-    chi-square and comes out large, so such a table is kept (the side of doing nothing).
+    chi-square and the rule may act either way, on a table that is noise in either case.
 
     >>> rng = np.random.default_rng(0)
     >>> flat = np.outer(np.full(6, 2000.0), np.full(30, 1 / 30))  # independent, 12,000

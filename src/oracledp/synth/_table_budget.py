@@ -197,16 +197,19 @@ def afford(n: int, shape: Sequence[int], bins: int, *, columns: int, rho: float 
       d times for Laplace noise (epsilon composes by sum).  From :data:`SHARED_NOISE_NOTE`
       up the summary says that dependence between columns weaker than this cannot be
       reproduced, and that exact independent marginals of the real rows (not private) may
-      come closer than any release.  ``widest_one_way_noise_tv``: the same for the widest
-      column's own table, which the summary names where it is wider than the median one
-      (a 30-level column of 1,500 records beside 3-level ones: its distribution carries
-      several times the median's noise).  On nhefs (40 attributes, 1,629 records) it is 0.052,
+      come closer than any release.  On nhefs (40 attributes, 1,629 records) it is 0.052,
       0.026 and 0.013 at epsilon 0.5, 1 and 2 for the default method, where its native
       2-way TV was 0.112, 0.070 and 0.041 against 0.028 for those marginals (seeds 103-105,
       docs/results/synth-numeric-share).  On the five bundled tables at epsilon 0.1, 0.5, 1
       and 2, every cell where the default's 2-way TV was above the exact independent
       marginals' (docs/results/synth-rounded) gets this note or the 1-way-only one (biopsy
       at 0.1), and so do biopsy at 1 and 2 and titanic at 0.5, where it was below.
+
+    ``widest_one_way_noise_tv``: the same shared figure for the widest column's own table;
+    the summary names that column where it is wider than the median one and the figure is
+    at least :data:`SHARED_NOISE_NOTE` (on a new user's 1,500 records, a 30-level city
+    beside narrower columns at epsilon 1: about 0.21 against 0.021; the first of tied
+    columns is named).
 
     ``noisy_columns``: the attributes (their ``names``, else positions) whose own 1-way
     table, the budget shared as in the third figure, carries noise of at least
@@ -284,8 +287,8 @@ def afford(n: int, shape: Sequence[int], bins: int, *, columns: int, rho: float 
         said += ("; columns that depend on each other less than that cannot be reproduced at "
                  "this budget: exact independent marginals of the real rows (not private; "
                  "synth evaluate reports them) may come closer than any release")
-    if int(shape[j_wide]) > cols[len(cols) // 2] and not any(
-            name == label[j_wide] for name, _, _ in noisy):
+    if (int(shape[j_wide]) > cols[len(cols) // 2] and wide >= SHARED_NOISE_NOTE
+            and not any(name == label[j_wide] for name, _, _ in noisy)):
         said += (f"; shared so, the widest column, {label[j_wide]!r} "
                  f"({int(shape[j_wide]):,} levels), would carry {tv(wide)}: its levels' "
                  "shares, and its pairs, are that much less certain")
