@@ -635,6 +635,10 @@ def _echo_data_resolution(r: dict[str, Any]) -> None:
         extra = "" if w1 is None else f", Wasserstein-1 / range {w1:.4f}"
         if "mean_real" in col:  # a tail moved toward a bound shows here, not in the bins
             extra += f", mean {col['mean_synthetic']:.4g} (real {col['mean_real']:.4g})"
+        if "range_real" in col:  # and values past the real ones here
+            (lo, hi), (slo, shi) = col["range_real"], col["range_synthetic"]
+            extra += (f", range {slo:.6g} to {shi:.6g} (real {lo:.6g} to {hi:.6g}; "
+                      f"{100 * col['outside_real_range']:.2g} % of the values outside it)")
         typer.echo(f"  {col['column']}: 1-way TV {col['tv']:.4f} over {col['bins']} bins{extra}")
 
 

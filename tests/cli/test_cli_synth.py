@@ -554,3 +554,24 @@ def test_the_budget_files_records_per_person_is_the_one_printed_and_saved(runner
     assert spend["records_per_person"] == 3 and spend["epsilon"] == pytest.approx(3.0)
     saved = json.loads((tmp_path / "m" / "synth-model.json").read_text())
     assert saved["schema"]["records_per_person"] == 3
+
+
+def test_evaluate_prints_the_range_and_the_share_past_the_real_one(runner, tmp_path):
+    """A numeric column's synthetic min..max beside the real one, and the share of synthetic
+    values outside the real range: W1 over a generous declared range (0-365 here) can hide a
+    quarter of the values at 300 where the real ones stop at 20."""
+    sp = tmp_path / "s.json"
+    sp.write_text(json.dumps({
+        "format": "oracledp.table_schema", "version": 1,
+        "target": {"name": "y", "labels": ["no", "yes"]},
+        "columns": [{"name": "days", "type": "numeric", "lower": 0, "upper": 365, "step": 1},
+                    {"name": "sex", "type": "categorical", "levels": ["f", "m"]}]}))
+    real, syn = tmp_path / "real.csv", tmp_path / "syn.csv"
+    real.write_text("days,sex,y\n" + "".join(f"{d},{s},no\n" for d, s in zip(
+        [0, 5, 10, 20] * 25, ["f", "m"] * 50, strict=True)))
+    syn.write_text("days,sex,y\n" + "".join(f"{d},{s},no\n" for d, s in zip(
+        [0, 5, 10, 300] * 25, ["f", "m"] * 50, strict=True)))
+    res = runner.invoke(app, ["synth", "evaluate", str(syn), str(real), "--schema", str(sp)],
+                        env=ENV)
+    assert res.exit_code == 0, res.output
+    assert "range 0 to 300 (real 0 to 20; 25 % of the values outside it)" in res.stdout

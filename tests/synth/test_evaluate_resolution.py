@@ -58,6 +58,10 @@ def test_exact_values_on_a_hand_built_table() -> None:
     assert (days["mean_real"], days["mean_synthetic"]) == (pytest.approx(30 / 8),
                                                            pytest.approx(70 / 8))
     assert "mean_real" not in sex and "mean_real" not in y
+    # the ranges, and the synthetic values past the real max (the two 30s: 2 of 8)
+    assert (days["range_real"], days["range_synthetic"]) == ((0.0, 20.0), (0.0, 30.0))
+    assert days["outside_real_range"] == pytest.approx(2 / 8)
+    assert "range_real" not in sex and "outside_real_range" not in y
     assert r["one_way"] == {"mean_tv": pytest.approx(1 / 3), "max_tv": pytest.approx(0.5),
                             "worst_column": "sex"}
     # (days, sex): real cells (0,f)3 (0,m)3 (1,f)0 (1,m)1 (2,f)1 ... vs synthetic all f

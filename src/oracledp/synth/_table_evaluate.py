@@ -151,6 +151,9 @@ class _Codes(NamedTuple):
     size: int  # the bins
     w1: float | None = None  # numeric: Wasserstein-1 over the declared range
     means: tuple[float, float] | None = None  # numeric: (real, synthetic) means
+    # numeric: (real min, real max, synthetic min, synthetic max, synthetic share outside
+    # the real min..max)
+    ranges: tuple[float, float, float, float, float] | None = None
 
 
 def _column_codes(schema: Any, real: pd.DataFrame, syn: pd.DataFrame, quantiles: int
@@ -191,10 +194,15 @@ def _column_codes(schema: Any, real: pd.DataFrame, syn: pd.DataFrame, quantiles:
         span = (c.upper - c.lower) if c.lower is not None and c.upper is not None else 0.0
         if ok_r.any() and ok_y.any() and span > 0:
             w1 = float(wasserstein_distance(rv[ok_r], yv[ok_y]) / span)
-        means = ((float(rv[ok_r].mean()), float(yv[ok_y].mean()))
-                 if ok_r.any() and ok_y.any() else None)
+        means = ranges = None
+        if ok_r.any() and ok_y.any():
+            means = (float(rv[ok_r].mean()), float(yv[ok_y].mean()))
+            lo, hi = float(rv[ok_r].min()), float(rv[ok_r].max())
+            ys = yv[ok_y]
+            ranges = (lo, hi, float(ys.min()), float(ys.max()),
+                      float(((ys < lo) | (ys > hi)).mean()))
         out.append(_Codes(c.name, "numeric", rb.astype(np.int64), yb.astype(np.int64),
-                          k + c.missing_level, w1, means))
+                          k + c.missing_level, w1, means, ranges))
     out.append(_Codes(schema.target, "target", r_y, s_y, len(schema.labels)))
     return out
 
@@ -254,7 +262,10 @@ def _data_resolution(schema: Any, real: pd.DataFrame, syn: pd.DataFrame, quantil
         columns.append({"column": c.name, "kind": c.kind, "bins": c.size, "tv": tv,
                         **({"w1_over_range": c.w1} if c.kind == "numeric" else {}),
                         **({"mean_real": c.means[0], "mean_synthetic": c.means[1]}
-                           if c.means is not None else {})})
+                           if c.means is not None else {}),
+                        **({"range_real": c.ranges[:2], "range_synthetic": c.ranges[2:4],
+                            "outside_real_range": c.ranges[4]}
+                           if c.ranges is not None else {})})
     two, two_ind, two_boot, dep = [], [], [], []
     for i, j in pairs:
         size = cols[i].size * cols[j].size
@@ -357,7 +368,9 @@ def evaluate_synthetic(synthetic: pd.DataFrame | str | Path, real: pd.DataFrame 
     numeric columns' cut points are the real table's quantiles ``k / quantiles``) with the
     two references (module docstring): ``{"quantiles", "columns": [{"column", "kind",
     "bins", "tv", "w1_over_range", "mean_real", "mean_synthetic" (numeric: the means of the
-    values present)}], "one_way": {"mean_tv", "max_tv", "worst_column"}, "two_way":
+    values present), "range_real", "range_synthetic" (numeric: min and max of the values
+    present), "outside_real_range" (numeric: the share of the synthetic values present
+    outside the real min..max; W1 over a generous declared range can hide it)}], "one_way": {"mean_tv", "max_tv", "worst_column"}, "two_way":
     {"mean_tv", "max_tv", "sets", "of", "sampled",
     "closer_than_independent", "dependent_pairs", "dependent_closer_than_independent"},
     "references": {"independent_marginals", "resample_of_real_rows"}}``,
