@@ -152,9 +152,9 @@ def margins_within_noise(m: MarginalMeasurement, sds: float = WITHIN_NOISE_SDS
     With skewed margins the noise of ``e`` adds to ``R``, so the rule acts less often: the
     side of doing nothing (on an exactly independent 6 x 30 table with sigma 63 and 12,000
     records: margins in every run with even margins, in about half with one level at 90 %,
-    rarely with both margins skewed).  Fitting the table
-    costs about its noise's energy; leaving its interaction to the model costs the
-    interaction's energy; so the interaction is left out only when, even ``sds`` standard
+    rarely with both margins skewed).  Fitting the table costs about its noise's energy;
+    leaving its interaction to the model costs the interaction's energy; so the
+    interaction is left out only when, even ``sds`` standard
     deviations of ``R`` (``sqrt(2 dof)``) above its value, the estimated energy is at most
     the noise's: ``R + sds sqrt(2 dof) < 2 dof``.  That needs many cells (never for dof
     1 or 2 at ``sds = 2``; the statistic of a small table is too unsure to act on) and

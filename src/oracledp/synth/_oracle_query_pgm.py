@@ -775,14 +775,10 @@ class OracleQueryPGM(Synthesizer):
         final = self.final_iterations + (T * self.iterations if rule == "all" else 0)
         # "all" measured every table, selected or not: a pair whose interaction is, with
         # confidence, below its own noise is fitted by its margins (post-processing)
-        fitted, quiet = list(meas), []
-        if rule == "all":
-            fitted = []
-            for m in meas:
-                margins = margins_within_noise(m) if len(m.axes) == 2 else None
-                fitted.extend(margins or (m,))
-                if margins:
-                    quiet.append(m.axes)
+        margins = [margins_within_noise(m) if rule == "all" and len(m.axes) == 2 else None
+                   for m in meas]
+        fitted = [x for m, mg in zip(meas, margins, strict=True) for x in (mg or (m,))]
+        quiet = [m.axes for m, mg in zip(meas, margins, strict=True) if mg]
         model = estimate_model(shape, fitted, n, iterations=final, warm=model)
         model.n = n
 

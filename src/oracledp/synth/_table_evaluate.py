@@ -157,11 +157,10 @@ class _Codes(NamedTuple):
 
 
 def _column_codes(schema: Any, real: pd.DataFrame, syn: pd.DataFrame, quantiles: int
-                  ) -> list[tuple[str, str, NDArray[np.int64], NDArray[np.int64], int,
-                                  float | None]]:
+                  ) -> list[_Codes]:
     """Each column (features, then the target) as bin codes of the real and the synthetic
-    rows at the data's resolution: ``(name, kind, real codes, synthetic codes, bins,
-    normalized W1 or None)``.
+    rows at the data's resolution (:class:`_Codes`: the codes, the bins, and for a numeric
+    column its normalized W1, means and ranges).
 
     Both tables are read through the schema as a fit reads them (:func:`_schema_codes`), so
     a table compared with itself scores 0.  ``bins`` counts the bins a value allowed by the
@@ -369,9 +368,11 @@ def evaluate_synthetic(synthetic: pd.DataFrame | str | Path, real: pd.DataFrame 
     two references (module docstring): ``{"quantiles", "columns": [{"column", "kind",
     "bins", "tv", "w1_over_range", "mean_real", "mean_synthetic" (numeric: the means of the
     values present), "range_real", "range_synthetic" (numeric: min and max of the values
-    present), "outside_real_range" (numeric: the share of the synthetic values present
-    outside the real min..max; W1 over a generous declared range can hide it)}], "one_way": {"mean_tv", "max_tv", "worst_column"}, "two_way":
-    {"mean_tv", "max_tv", "sets", "of", "sampled",
+    present: the real ones are record values, like every figure here not private),
+    "outside_real_range" (numeric: the share of the synthetic values present outside the
+    real min..max; W1 over a generous declared range can hide it)}], "one_way":
+    {"mean_tv", "max_tv", "worst_column"}, "two_way": {"mean_tv", "max_tv", "sets", "of",
+    "sampled",
     "closer_than_independent", "dependent_pairs", "dependent_closer_than_independent"},
     "references": {"independent_marginals", "resample_of_real_rows"}}``,
     ``"classification"``: ``{"train_synthetic_test_real", "train_real_cv",
