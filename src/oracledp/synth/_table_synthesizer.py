@@ -389,8 +389,9 @@ class TableSynthesizer:
             print(f"oracledp: fitting {self.method}", file=sys.stderr, flush=True)
         rng = check_rng(self.random_state)  # every check is done: randomness starts here
         begin_release(self, epsilon, delta, rng=rng, rho=rho, covers_inner=True)
-        within, coarse_bins, maps, hist = self._measure_numeric(
+        within, coarse_bins, maps, hist, plain = self._measure_numeric(
             schema, fine_dom, rows, counts, refined, fine_bins, plan, rng, grouped)
+        within = _fill_empty_bins(TableDomain(schema, coarse_bins), within, plain)
         tdom = TableDomain(schema, coarse_bins, within=within)
         rows, counts = _coarsen(fine_dom, tdom, rows, counts)
         synth = self._make(cls, needs_delta, len(tdom.domain), plan.method_epsilon, delta, rng,
@@ -430,11 +431,14 @@ class TableSynthesizer:
                          fine_bins: dict[str, NDArray[np.int64]], plan: _Plan,
                          rng: np.random.Generator, grouped: dict[str, int] | None = None,
                          ) -> tuple[dict[str, Any], Any, dict[str, tuple[int, ...]],
-                                    dict[str, tuple[NDArray[np.float64], float]]]:
-        """The fine histograms of the refined columns (noise drawn here) and the coarse bins
-        (``bins`` with each refined column's cut points)."""
+                                    dict[str, tuple[NDArray[np.float64], float]],
+                                    dict[str, NDArray[np.float64]]]:
+        """The fine histograms of the refined columns (noise drawn here): the shapes drawn
+        within coarse bins, the coarse bins (``bins`` with each refined column's cut points),
+        the model's maps and released 1-way tables, and the plain estimates."""
         from oracledp.synth._numeric import (
             FLAT_KAPPA,
+            far_tails,
             quantile_starts,
             range_nodes,
             tree_histogram,
@@ -445,6 +449,7 @@ class TableSynthesizer:
         coarse: dict[str, Any] = {}
         maps: dict[str, tuple[int, ...]] = {}
         released: dict[str, tuple[NDArray[np.float64], float]] = {}
+        plain: dict[str, NDArray[np.float64]] = {}
         names = [a.name for a in fine_dom.attrs]
         for c in schema.columns:
             if c.name not in refined:
@@ -475,7 +480,19 @@ class TableSynthesizer:
                                      laplace_scale=_level_scale(L, plan.numeric_eps_each),
                                      **shape_kw)
             est_all, flat_all = out
-            est, shape = est_all[:m], flat_all[:m]
+            sd = (_level_sigma(L, plan.numeric_rho_each) if plan.numeric_rho_each is not None
+                  else math.sqrt(2.0) * _level_scale(L, plan.numeric_eps_each))
+            # a declared range far wider than the data: the noise far beyond the data's bulk
+            # is emptied from what is drawn (far_tails); the coarse bins are cut from the
+            # plain estimate as they were, less any that would lie wholly in that range
+            far = far_tails(est_all[:m], widths, sd, leaves)
+            est, shape, cut = est_all[:m], flat_all[:m], est_all[:m].copy()
+            for h in (shape, cut) if far.any() else ():
+                kept = float(h.sum())
+                h[far] = 0.0
+                if h.sum() > 0:
+                    h *= kept / h.sum()
+            plain[c.name] = cut
             within[c.name] = (starts, shape / shape.sum() if shape.sum() > 0
                               else np.ones(m) / m)
             spec = refined[c.name]
@@ -483,6 +500,10 @@ class TableSynthesizer:
                 coarse[c.name] = spec
             else:
                 q = quantile_starts(est, int(spec))
+                if far.any():  # no coarse bin wholly in an emptied range
+                    lo = int(np.argmin(far)) if far[0] else 0  # the first bin kept
+                    hi = m - int(np.argmin(far[::-1])) if far[-1] else m  # after the last
+                    q = q[(q == 0) | ((q > lo) & (q < hi))]
                 coarse[c.name] = tuple(float(c.lower + starts[i] * c.step) for i in q[1:]) or 1
                 if grouped and c.name in grouped and len(q) > grouped[c.name]:
                     mass = np.add.reduceat(est, q)
@@ -501,7 +522,7 @@ class TableSynthesizer:
         for c in schema.columns:  # the other gridded columns: one bin per grid point
             if c.kind == "numeric" and c.step is not None and c.name not in coarse:
                 coarse[c.name] = c.K + 1
-        return within, coarse, maps, released
+        return within, coarse, maps, released, plain
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "_release"):
@@ -781,6 +802,38 @@ def _spent_rho(synth: Any) -> float | None:
         return math.fsum(float(s.rho) for s in ledger)
     rho = getattr(getattr(synth, "result_", None), "rho", None)
     return float(rho) if isinstance(rho, (int, float)) else None
+
+
+def _fill_empty_bins(bare: TableDomain, within: dict[str, Any],
+                     plain: dict[str, NDArray[np.float64]]) -> dict[str, Any]:
+    """``within`` with each coarse bin that its shape leaves empty given the plain
+    estimate's shape there (post-processing of the same release).  The flattened shape and
+    the plain estimate can disagree on a bin of little mass; the model may still give the bin
+    records, and a bin without shape is drawn evenly over its grid points: over a declared
+    range wider than the data, values far beyond them (a spend column of real maximum 1,540
+    declared up to 100,000 came back with values up to 98,677)."""
+    out = dict(within)
+    for a in bare.attrs:
+        if a.name not in within or a.first is None or a.last is None:
+            continue
+        starts, p = within[a.name]
+        est = plain[a.name]
+        p = np.array(p, dtype=np.float64)
+        f0 = np.searchsorted(starts, a.first, side="right") - 1
+        f1 = np.searchsorted(starts, a.last, side="right") - 1
+        mass = np.flatnonzero(est > 0)
+        for lo, hi in zip(f0.tolist(), f1.tolist(), strict=True):
+            if p[lo:hi + 1].sum() > 0:
+                continue
+            if est[lo:hi + 1].sum() > 0:
+                p[lo:hi + 1] = est[lo:hi + 1] / float(est.sum())
+            elif mass.size:  # no estimate either: its fine bin nearest the estimate's mass
+                below, above = mass[mass < lo], mass[mass > hi]
+                gap_lo = lo - int(below[-1]) if below.size else math.inf
+                gap_hi = int(above[0]) - hi if above.size else math.inf
+                p[lo if gap_lo <= gap_hi else hi] = 1.0 / max(float(est.sum()), 1.0)
+        out[a.name] = (starts, p / p.sum())
+    return out
 
 
 def _coarse_shape(fine: TableDomain, refined: dict[str, Any]) -> list[int]:
