@@ -494,7 +494,7 @@ class TableSynthesizer:
                     h *= kept / h.sum()
             plain[c.name] = cut
             within[c.name] = (starts, shape / shape.sum() if shape.sum() > 0
-                              else np.ones(m) / m)
+                              else (~far) / float((~far).sum()))
             spec = refined[c.name]
             if isinstance(spec, tuple) or self.bin_edges == "equal-width":
                 coarse[c.name] = spec
@@ -807,11 +807,15 @@ def _spent_rho(synth: Any) -> float | None:
 def _fill_empty_bins(bare: TableDomain, within: dict[str, Any],
                      plain: dict[str, NDArray[np.float64]]) -> dict[str, Any]:
     """``within`` with each coarse bin that its shape leaves empty given the plain
-    estimate's shape there (post-processing of the same release).  The flattened shape and
-    the plain estimate can disagree on a bin of little mass; the model may still give the bin
-    records, and a bin without shape is drawn evenly over its grid points: over a declared
-    range wider than the data, values far beyond them (a spend column of real maximum 1,540
-    declared up to 100,000 came back with values up to 98,677)."""
+    estimate's shape there, or, where the plain estimate is empty there too, all its weight
+    on its fine bin nearest the estimate's mass (post-processing of the same release).  The
+    flattened shape and the plain estimate can disagree on a bin of little mass; the model
+    may still give the bin records, and a bin without shape was drawn evenly over its grid
+    points: over a declared range wider than the data, values far beyond them (a spend
+    column of real maximum 1,540 declared up to 100,000 came back with values up to 98,677).
+    A declared cut point (``bins``) can make a coarse bin wholly in a range
+    :func:`~oracledp.synth._numeric.far_tails` emptied: the records the model gives it all
+    come out at its edge nearest the data."""
     out = dict(within)
     for a in bare.attrs:
         if a.name not in within or a.first is None or a.last is None:
