@@ -245,6 +245,14 @@ def synth_fit(
                    f"(private histograms, {share}; the method ran at epsilon "
                    f"{numeric['method_epsilon']:.4g}); coarse bins: "
                    + _bins_sources(syn, schema, bins_spec, numeric["columns"]))
+    from oracledp.tabular._columns import number_text
+
+    for name, ranges in (numeric.get("emptied") or {}).items():
+        where = " and ".join(f"{number_text(lo)} to {number_text(hi)}" for lo, hi in ranges)
+        typer.echo(f"note: {name}: the private histogram held no more than its noise from "
+                   f"{where}, far beyond the rest of its values; no synthetic value is drawn "
+                   "there (post-processing). Declared bounds that fit the column measure it "
+                   "more finely.")
     typer.echo("guarantee of the released model:")
     for line in syn.guarantee_lines():
         typer.echo(f"  {line}")

@@ -56,7 +56,7 @@ from oracledp.privacy._accountant import accounted_fit
 from oracledp.privacy._composition import MIN_ZCDP_EPSILON, zcdp_rho
 from oracledp.synth._oracle_query_pgm import DEFAULT_PAIR_RESOLUTION
 from oracledp.synth._release import _Release
-from oracledp.synth._table import DEFAULT_BINS, BinsLike, TableDomain
+from oracledp.synth._table import DEFAULT_BINS, BinsLike, TableDomain, _decimals
 from oracledp.synth._table_budget import (
     MODEL_BINS,
     _level_scale,
@@ -389,7 +389,7 @@ class TableSynthesizer:
             print(f"oracledp: fitting {self.method}", file=sys.stderr, flush=True)
         rng = check_rng(self.random_state)  # every check is done: randomness starts here
         begin_release(self, epsilon, delta, rng=rng, rho=rho, covers_inner=True)
-        within, coarse_bins, maps, hist, plain = self._measure_numeric(
+        within, coarse_bins, maps, hist, plain, emptied = self._measure_numeric(
             schema, fine_dom, rows, counts, refined, fine_bins, plan, rng, grouped)
         within = _fill_empty_bins(TableDomain(schema, coarse_bins), within, plain)
         tdom = TableDomain(schema, coarse_bins, within=within)
@@ -420,6 +420,8 @@ class TableSynthesizer:
         if maps:  # held on more bins than the budget's: tables counted on either (public)
             self.numeric_["model_bins"] = pair_bins
         self.numeric_["fraction"] = fraction
+        if emptied:  # post-processing: what far_tails left out, as declared values
+            self.numeric_["emptied"] = emptied
         self.guarantee_ = schema.annotate_guarantee(plan.guarantee(synth.guarantee_, epsilon,
                                                                    list(refined)))
         self.guarantee_per_person_ = group_privacy(self.guarantee_, schema.records_per_person)
@@ -432,10 +434,13 @@ class TableSynthesizer:
                          rng: np.random.Generator, grouped: dict[str, int] | None = None,
                          ) -> tuple[dict[str, Any], Any, dict[str, tuple[int, ...]],
                                     dict[str, tuple[NDArray[np.float64], float]],
-                                    dict[str, NDArray[np.float64]]]:
+                                    dict[str, NDArray[np.float64]],
+                                    dict[str, list[list[float]]]]:
         """The fine histograms of the refined columns (noise drawn here): the shapes drawn
         within coarse bins, the coarse bins (``bins`` with each refined column's cut points),
-        the model's maps and released 1-way tables, and the plain estimates."""
+        the model's maps and released 1-way tables, the plain estimates, and the ranges of
+        values :func:`~oracledp.synth._numeric.far_tails` emptied (``[first, last]`` grid
+        values, per column)."""
         from oracledp.synth._numeric import (
             FLAT_KAPPA,
             far_tails,
@@ -450,6 +455,7 @@ class TableSynthesizer:
         maps: dict[str, tuple[int, ...]] = {}
         released: dict[str, tuple[NDArray[np.float64], float]] = {}
         plain: dict[str, NDArray[np.float64]] = {}
+        emptied: dict[str, list[list[float]]] = {}
         names = [a.name for a in fine_dom.attrs]
         for c in schema.columns:
             if c.name not in refined:
@@ -493,6 +499,13 @@ class TableSynthesizer:
                 if h.sum() > 0:
                     h *= kept / h.sum()
             plain[c.name] = cut
+            if far.any():
+                ends = np.append(starts[1:] - 1, c.K)  # each fine bin's last grid index
+                runs = np.flatnonzero(np.diff(np.concatenate([[0], far.astype(int), [0]])))
+                dec = _decimals(c.lower, c.step)
+                emptied[c.name] = [[round(c.lower + int(starts[i]) * c.step, dec),
+                                    round(c.lower + int(ends[j - 1]) * c.step, dec)]
+                                   for i, j in zip(runs[::2], runs[1::2], strict=True)]
             within[c.name] = (starts, shape / shape.sum() if shape.sum() > 0
                               else (~far) / float((~far).sum()))
             spec = refined[c.name]
@@ -522,7 +535,7 @@ class TableSynthesizer:
         for c in schema.columns:  # the other gridded columns: one bin per grid point
             if c.kind == "numeric" and c.step is not None and c.name not in coarse:
                 coarse[c.name] = c.K + 1
-        return within, coarse, maps, released, plain
+        return within, coarse, maps, released, plain, emptied
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "_release"):
