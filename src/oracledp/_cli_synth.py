@@ -245,14 +245,25 @@ def synth_fit(
                    f"(private histograms, {share}; the method ran at epsilon "
                    f"{numeric['method_epsilon']:.4g}); coarse bins: "
                    + _bins_sources(syn, schema, bins_spec, numeric["columns"]))
+    from oracledp.synth._numeric import FINE_BINS
     from oracledp.tabular._columns import number_text
 
+    wide = [(c.name, (c.K + 1) * c.step / FINE_BINS) for c in schema.columns
+            if c.name in (numeric.get("columns") or ()) and c.step is not None
+            and c.K + 1 > FINE_BINS]
+    if wide:
+        typer.echo("note: a grid of more than " f"{FINE_BINS:,} points is measured in "
+                   f"{FINE_BINS:,} equal shares of its declared range, its round values apart ("
+                   + ", ".join(f"{name}: shares about {w:.3g} wide" for name, w in wide)
+                   + "); values are drawn evenly within a share. Declared bounds that fit the "
+                   "column measure it more finely.")
     for name, ranges in (numeric.get("emptied") or {}).items():
         where = " and ".join(f"{number_text(lo)} to {number_text(hi)}" for lo, hi in ranges)
+        advice = ("" if any(name == w for w, _ in wide) else
+                  " Declared bounds that fit the column measure it more finely.")
         typer.echo(f"note: {name}: the private histogram held no more than its noise from "
                    f"{where}, far beyond the rest of its values; no synthetic value is drawn "
-                   "there (post-processing). Declared bounds that fit the column measure it "
-                   "more finely.")
+                   f"there (post-processing).{advice}")
     typer.echo("guarantee of the released model:")
     for line in syn.guarantee_lines():
         typer.echo(f"  {line}")

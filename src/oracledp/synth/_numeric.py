@@ -320,10 +320,12 @@ def far_tails(h: NDArray[np.float64], widths: NDArray[np.float64], sd: float,
     is within noise of zero: on each side, the bins wholly beyond the fence (the estimate's
     ``TAIL_QUANTILES`` quantile moved out by ``TAIL_FENCE`` times the grid points between the
     two quantiles, at least ``TAIL_FLOOR`` of the grid) whose summed estimate is below
-    ``TAIL_Z`` times the noise of that range's sum (``sd`` times the square root of the tree
-    nodes it takes, :func:`range_nodes` over ``leaves``, default ``len(h)``) and each tree
-    node covering them holds less than ``TAIL_Z sd`` (:func:`_within_noise`); again, with the
-    quantiles of what is left, until nothing more goes (at most ``TAIL_PASSES`` passes).
+    ``TAIL_Z`` times the noise of a sum over the tree nodes covering them (``sd`` times the
+    square root of their number; the tree over ``leaves``, default ``len(h)``) and each of
+    those nodes holds less than ``TAIL_Z sd`` (:func:`_within_noise`); where the whole range
+    does not, the widest run of its covering nodes from the grid's end that does (a real
+    cluster far out keeps its node, the noise beyond it goes); again, with the quantiles of
+    what is left, until nothing more goes (at most ``TAIL_PASSES`` passes).
 
     Post-processing.  A node within noise of zero cannot tell an empty range from a thin
     real tail; the fence keeps the rule away from the data's own tails (a 0-100 score's 10 %
@@ -357,11 +359,17 @@ def far_tails(h: NDArray[np.float64], widths: NDArray[np.float64], sd: float,
         reach = max(TAIL_FENCE * (hi - lo), TAIL_FLOOR * (last[-1] + 1.0))
         before = out.copy()
         above = np.flatnonzero(first > hi + reach)
-        if above.size and _within_noise(h, int(above[0]), m, sd, n_leaves, branching):
-            out[int(above[0]):] = True
+        if above.size:  # the widest run of nodes from the top that holds only noise
+            for a, _ in reversed(cover_nodes(int(above[0]), m, n_leaves, branching)):
+                if not _within_noise(h, a, m, sd, n_leaves, branching):
+                    break
+                out[a:] = True
         below = np.flatnonzero(last < lo - reach)
-        if below.size and _within_noise(h, 0, int(below[-1]) + 1, sd, n_leaves, branching):
-            out[: int(below[-1]) + 1] = True
+        if below.size:  # and from the bottom
+            for _, b in cover_nodes(0, int(below[-1]) + 1, n_leaves, branching):
+                if not _within_noise(h, 0, b, sd, n_leaves, branching):
+                    break
+                out[:b] = True
         if (out == before).all():
             break
     return out
@@ -369,13 +377,14 @@ def far_tails(h: NDArray[np.float64], widths: NDArray[np.float64], sd: float,
 
 def _within_noise(h: NDArray[np.float64], a: int, b: int, sd: float, leaves: int,
                   branching: int) -> bool:
-    """Whether the estimate's bins ``a .. b - 1`` hold no more than noise: their sum below
-    ``TAIL_Z`` times the noise of a sum over the range's nodes (``sd sqrt(range_nodes)``),
-    and each node covering them (:func:`cover_nodes`) below ``TAIL_Z sd`` (a real cluster
-    in one node can be below the first and not the second)."""
+    """Whether the estimate's bins ``a .. b - 1`` (a < b) hold no more than noise: their
+    sum below ``TAIL_Z`` times ``sd`` times the square root of the number of tree nodes
+    covering them (:func:`cover_nodes`; each projected node keeps the positive part of its
+    own noise, so the fewer nodes of the range's complement would understate the sum's), and
+    each of those nodes below ``TAIL_Z sd`` (a real cluster in one node can be below the
+    first and not the second)."""
     nodes = cover_nodes(a, b, leaves, branching)
-    return (float(h[a:b].sum()) < TAIL_Z * sd * math.sqrt(max(range_nodes(a, b, leaves,
-                                                                            branching), 1))
+    return (float(h[a:b].sum()) < TAIL_Z * sd * math.sqrt(len(nodes))
             and all(float(h[lo:hi].sum()) < TAIL_Z * sd for lo, hi in nodes))
 
 
