@@ -252,18 +252,28 @@ def synth_fit(
             if c.name in (numeric.get("columns") or ()) and c.step is not None
             and c.K + 1 > FINE_BINS]
     if wide:
-        typer.echo("note: a grid of more than " f"{FINE_BINS:,} points is measured in "
-                   f"{FINE_BINS:,} equal shares of its declared range, its round values apart ("
+        typer.echo(f"note: a grid of more than {FINE_BINS:,} points is measured in "
+                   f"{FINE_BINS:,} equal shares of its declared range, with its round values "
+                   "(multiples of a power of 10) as bins of their own ("
                    + ", ".join(f"{name}: shares about {w:.3g} wide" for name, w in wide)
                    + "); values are drawn evenly within a share. Declared bounds that fit the "
                    "column measure it more finely.")
+    attrs = {a.name: a for a in syn.table_domain_.attrs}
     for name, ranges in (numeric.get("emptied") or {}).items():
         where = " and ".join(f"{number_text(lo)} to {number_text(hi)}" for lo, hi in ranges)
         advice = ("" if any(name == w for w, _ in wide) else
                   " Declared bounds that fit the column measure it more finely.")
+        a = attrs[name]
+        inside = sum(1 for f, g in zip(a.first, a.last, strict=True)
+                     if any(lo <= a.lower + f * a.step and a.lower + g * a.step <= hi
+                            for lo, hi in ranges))
+        drawn = ("no synthetic value is drawn there" if not inside else
+                 f"no synthetic value is drawn there but the records the model gives to the "
+                 f"{inside} declared or equal-width bin(s) lying wholly inside it, each at "
+                 "its edge nearest the data")
         typer.echo(f"note: {name}: the private histogram held no more than its noise from "
-                   f"{where}, far beyond the rest of its values; no synthetic value is drawn "
-                   f"there (post-processing).{advice}")
+                   f"{where}, far beyond the rest of its values; {drawn} (post-processing)."
+                   f"{advice}")
     typer.echo("guarantee of the released model:")
     for line in syn.guarantee_lines():
         typer.echo(f"  {line}")

@@ -94,6 +94,34 @@ def test_far_tails_thresholds(m: int) -> None:
     assert not inside[: a].any()
 
 
+def test_the_lower_side_mirrors_the_upper() -> None:
+    """The far cluster above, mirrored: noise in the node of the lowest 256 bins, a cluster
+    of 40 records at bins 368-383, the bulk at the top: the noise goes, the cluster's node and
+    everything above it stay (the lower side's run goes from the grid's start)."""
+    m = 1024
+    h = np.zeros(m)
+    h[-5:] = [100.0, 200, 400, 300, 100]
+    h[368:384] = 40 / 16
+    h[:256] = 5 / 256
+    cut = far_tails(h, np.ones(m), 7.0)
+    assert cut[:256].all() and not cut[368:].any()
+
+
+def test_the_tree_of_a_column_with_a_missing_level() -> None:
+    """With a missing level the tree has one more leaf, after the grid's: the grid's last
+    bins do not form a node of their own.  15 grid bins and 16 leaves: bins 12-14 are three
+    nodes (the fourth child, 15, is the missing cells), each 1 sd, their sums 1, 2 and 3 sd
+    against 2, 2 sqrt(2) and 2 sqrt(3) sd: emptied, and the empty bins 5-11 between them and
+    the fence with them; counted as 15 leaves they would be one node of 3 sd: kept, and
+    nothing nearer goes."""
+    sd = 10.0
+    h = np.zeros(15)
+    h[:2] = [500.0, 500]
+    h[12:] = sd
+    assert far_tails(h, np.ones(15), sd, leaves=16).nonzero()[0].tolist() == list(range(5, 15))
+    assert not far_tails(h, np.ones(15), sd, leaves=15).any()
+
+
 @pytest.mark.parametrize("mutant", ["none", "sum-only"])
 def test_the_node_test_keeps_a_cluster_the_sum_test_would_empty(
         monkeypatch: pytest.MonkeyPatch, mutant: str) -> None:
@@ -314,8 +342,22 @@ def test_the_fit_says_what_it_left_out(tmp_path: pathlib.Path) -> None:
     from oracledp._cli import app
 
     data, schema = _spend()
-    ts = TableSynthesizer("oracle-query-pgm", epsilon=1.0, random_state=3).fit(data, schema)
+    cuts = []
+    inner = nm.far_tails
+
+    def logged(*args: object, **kw: object) -> np.ndarray:
+        out = inner(*args, **kw)  # type: ignore[arg-type]
+        cuts.append(out)
+        return out
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(nm, "far_tails", logged)
+        ts = TableSynthesizer("oracle-query-pgm", epsilon=1.0, random_state=3).fit(
+            data, schema)
     (lo, hi), = ts.numeric_["emptied"]["spend"]
+    starts = ts.table_domain_.attrs[0].within[0]
+    assert lo == starts[cuts[0].argmax()] and cuts[0][cuts[0].argmax():].all()
+    assert not cuts[0][: cuts[0].argmax()].any()
     assert 2000 < lo < 5000 and hi == 100_000 and int((data["spend"] >= lo).sum()) == 1
     ts.save(tmp_path / "m")
     assert TableSynthesizer.load(tmp_path / "m").numeric_["emptied"] == {"spend": [[lo, hi]]}
@@ -329,9 +371,9 @@ def test_the_fit_says_what_it_left_out(tmp_path: pathlib.Path) -> None:
              if line.startswith("note: ") and ("grid" in line or "noise from" in line)]
     assert notes == [
         "note: a grid of more than 1,024 points is measured in 1,024 equal shares of its "
-        "declared range, its round values apart (spend: shares about 97.7 wide); values are "
-        "drawn evenly within a share. Declared bounds that fit the column measure it more "
-        "finely.",
+        "declared range, with its round values (multiples of a power of 10) as bins of their "
+        "own (spend: shares about 97.7 wide); values are drawn evenly within a share. Declared "
+        "bounds that fit the column measure it more finely.",
         f"note: spend: the private histogram held no more than its noise from {lo:g} to "
         "100000, far beyond the rest of its values; no synthetic value is drawn there "
         "(post-processing)."]
@@ -340,3 +382,32 @@ def test_the_fit_says_what_it_left_out(tmp_path: pathlib.Path) -> None:
     data["spend"] = data["spend"].clip(upper=300)  # the fence (139 + 3 * 139) lies beyond 300
     assert "emptied" not in TableSynthesizer("oracle-query-pgm", epsilon=1.0,
                                               random_state=3).fit(data, tight).numeric_
+
+
+def test_a_lower_range_left_out_is_said_exactly() -> None:
+    """Scores on 900-1,000 declared 0-1,000 (one bin per grid point): the emptied lower range
+    is ``[0, x]`` with x the last bin far_tails emptied, below the data, and no synthetic
+    score lies in it."""
+    rng = np.random.default_rng(5)
+    data = pd.DataFrame({"score": rng.integers(900, 1001, 2000),
+                         "churn": rng.choice(["no", "yes"], 2000)})
+    schema = TableSchema.from_dict({
+        "target": {"name": "churn", "labels": ["no", "yes"]},
+        "columns": [{"name": "score", "type": "numeric", "lower": 0, "upper": 1000,
+                     "step": 1}]})
+    cuts = []
+    inner = nm.far_tails
+
+    def logged(*args: object, **kw: object) -> np.ndarray:
+        out = inner(*args, **kw)  # type: ignore[arg-type]
+        cuts.append(out)
+        return out
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(nm, "far_tails", logged)
+        ts = TableSynthesizer("oracle-query-pgm", epsilon=1.0, random_state=0).fit(
+            data, schema)
+    (lo, hi), = ts.numeric_["emptied"]["score"]
+    last = int(np.flatnonzero(cuts[0])[-1])
+    assert lo == 0 and hi == last and cuts[0][: last + 1].all() and 500 < hi < 900
+    assert int(ts.sample(2000, random_state=1)["score"].min()) > hi

@@ -322,17 +322,19 @@ def far_tails(h: NDArray[np.float64], widths: NDArray[np.float64], sd: float,
     two quantiles, at least ``TAIL_FLOOR`` of the grid) whose summed estimate is below
     ``TAIL_Z`` times the noise of a sum over the tree nodes covering them (``sd`` times the
     square root of their number; the tree over ``leaves``, default ``len(h)``) and each of
-    those nodes holds less than ``TAIL_Z sd`` (:func:`_within_noise`); where the whole range
-    does not, the widest run of its covering nodes from the grid's end that does (a real
-    cluster far out keeps its node, the noise beyond it goes); again, with the quantiles of
-    what is left, until nothing more goes (at most ``TAIL_PASSES`` passes).
+    those nodes holds less than ``TAIL_Z sd`` (:func:`_within_noise`), taking the covering
+    nodes from the grid's end inward, one more at a time, until a run fails (a real cluster
+    far out keeps its node and everything nearer, the noise beyond it goes); again, with the
+    quantiles of what is left, until nothing more goes (at most ``TAIL_PASSES`` passes).
 
     Post-processing.  A node within noise of zero cannot tell an empty range from a thin
     real tail; the fence keeps the rule away from the data's own tails (a 0-100 score's 10 %
     below 32 lies within it), and far beyond it the noise's positive part, spread evenly
     over a declared range wider than the data, is what the estimate held.  A real cluster
-    far out is kept when its node holds 2 sd (3 % of 1,500 records at epsilon 3), emptied
-    below that (the same cluster at epsilon 1, 1.8 sd).
+    far out is kept when its node's estimate holds 2 sd (3 % of 1,500 records at epsilon 3),
+    emptied below that (the same cluster at epsilon 1, 1.8 sd): noise can take a cluster of
+    3 sd below 2, so only one of about 3 sd or more is kept reliably; a real thin tail beyond
+    the fence (a log-normal's last 1 %) goes.
 
     >>> h = np.concatenate([[100.0, 300, 400, 200, 100], np.zeros(9), [3, 0, 2, 0, 4, 0, 3]])
     >>> far_tails(h, np.ones(21), 5.0).nonzero()[0].tolist()  # beyond 4 + 3 (4 - 0)
@@ -359,7 +361,7 @@ def far_tails(h: NDArray[np.float64], widths: NDArray[np.float64], sd: float,
         reach = max(TAIL_FENCE * (hi - lo), TAIL_FLOOR * (last[-1] + 1.0))
         before = out.copy()
         above = np.flatnonzero(first > hi + reach)
-        if above.size:  # the widest run of nodes from the top that holds only noise
+        if above.size:  # nodes from the top, one more at a time, while they hold only noise
             for a, _ in reversed(cover_nodes(int(above[0]), m, n_leaves, branching)):
                 if not _within_noise(h, a, m, sd, n_leaves, branching):
                     break
