@@ -331,6 +331,24 @@ def tsm_draw(a: object, codes: np.ndarray) -> np.ndarray:
     return _draw_within(a, codes, np.random.default_rng(0))  # type: ignore[arg-type]
 
 
+def _fit_with_cuts(data: pd.DataFrame, schema: TableSchema,
+                   seed: int) -> tuple[TableSynthesizer, list[np.ndarray]]:
+    """The default fit at epsilon 1, with what far_tails returned for each column."""
+    cuts: list[np.ndarray] = []
+    inner = nm.far_tails
+
+    def logged(*args: object, **kw: object) -> np.ndarray:
+        out = inner(*args, **kw)  # type: ignore[arg-type]
+        cuts.append(out)
+        return out
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(nm, "far_tails", logged)
+        ts = TableSynthesizer("oracle-query-pgm", epsilon=1.0, random_state=seed).fit(
+            data, schema)
+    return ts, cuts
+
+
 def test_the_fit_says_what_it_left_out(tmp_path: pathlib.Path) -> None:
     """``numeric_["emptied"]``: the declared values far_tails emptied (from past 2 % of the
     grid beyond the estimate's 95 % quantile, where one record of 2,000 lies, to the declared
@@ -342,18 +360,7 @@ def test_the_fit_says_what_it_left_out(tmp_path: pathlib.Path) -> None:
     from oracledp._cli import app
 
     data, schema = _spend()
-    cuts = []
-    inner = nm.far_tails
-
-    def logged(*args: object, **kw: object) -> np.ndarray:
-        out = inner(*args, **kw)  # type: ignore[arg-type]
-        cuts.append(out)
-        return out
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(nm, "far_tails", logged)
-        ts = TableSynthesizer("oracle-query-pgm", epsilon=1.0, random_state=3).fit(
-            data, schema)
+    ts, cuts = _fit_with_cuts(data, schema, seed=3)
     (lo, hi), = ts.numeric_["emptied"]["spend"]
     starts = ts.table_domain_.attrs[0].within[0]
     assert lo == starts[cuts[0].argmax()] and cuts[0][cuts[0].argmax():].all()
@@ -395,18 +402,7 @@ def test_a_lower_range_left_out_is_said_exactly() -> None:
         "target": {"name": "churn", "labels": ["no", "yes"]},
         "columns": [{"name": "score", "type": "numeric", "lower": 0, "upper": 1000,
                      "step": 1}]})
-    cuts = []
-    inner = nm.far_tails
-
-    def logged(*args: object, **kw: object) -> np.ndarray:
-        out = inner(*args, **kw)  # type: ignore[arg-type]
-        cuts.append(out)
-        return out
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(nm, "far_tails", logged)
-        ts = TableSynthesizer("oracle-query-pgm", epsilon=1.0, random_state=0).fit(
-            data, schema)
+    ts, cuts = _fit_with_cuts(data, schema, seed=0)
     (lo, hi), = ts.numeric_["emptied"]["score"]
     last = int(np.flatnonzero(cuts[0])[-1])
     assert lo == 0 and hi == last and cuts[0][: last + 1].all() and 500 < hi < 900
