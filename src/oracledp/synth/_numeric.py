@@ -24,10 +24,10 @@ at fine resolution, and the synthetic value is drawn from that measurement:
 * **far tails** (:func:`far_tails`, post-processing): where the column is declared far wider
   than its data, the nonnegative estimate keeps the positive part of the empty nodes' noise
   and the even splits spread it over them (a spend column with data to 1,540, declared
-  0-100,000, came back with means of 45-2,720 against 28).  The fine bins wholly beyond a
-  fence well outside the estimate's 5 % and 95 % quantiles are emptied when their summed
-  estimate is below two standard deviations of that sum's noise and each tree node covering
-  them below two of its own; the thin tails near the data's bulk are never touched.
+  0-100,000, came back with means of 45-2,720 against 28).  Beyond a fence well outside the
+  estimate's 5 % and 95 % quantiles, the tree nodes are emptied from the grid's end inward
+  while their summed estimate is below two standard deviations of that sum's noise and each
+  node's below two of its own; the thin tails near the data's bulk are never touched.
 * **coarse bins at private quantiles** (:func:`quantile_starts`, post-processing): a fine bin
   holding at least 1/B of the estimated mass is a coarse bin of its own (when these bins and
   the runs of fine bins between them are at most B; else neighbouring bins of least mass are
