@@ -669,6 +669,14 @@ def _echo_data_resolution(r: dict[str, Any]) -> None:
             extra += (f", range {slo:.6g} to {shi:.6g} (real {lo:.6g} to {hi:.6g}; "
                       f"{100 * col['outside_real_range']:.2g} % of the values outside it)")
         typer.echo(f"  {col['column']}: 1-way TV {col['tv']:.4f} over {col['bins']} bins{extra}")
+        if "quantiles_real" in col:  # the tails and heaps a data scientist looks at
+            pct = "/".join(f"{100 * q:g}" for q in col["quantiles"])
+            real_q = ", ".join(f"{v:.6g}" for v in col["quantiles_real"])
+            syn_q = ", ".join(f"{v:.6g}" for v in col["quantiles_synthetic"])
+            typer.echo(f"    quantiles {pct} %: {syn_q} (real {real_q}); the real values' "
+                       f"most common, {col['most_common_real']:.6g}: "
+                       f"{100 * col['most_common_share_synthetic']:.3g} % of the values "
+                       f"(real {100 * col['most_common_share_real']:.3g} %)")
 
 
 def register(app: typer.Typer) -> None:

@@ -8,7 +8,9 @@
 * the planted damage: a column that is 0 in 91 % of the rows, synthesized uniformly inside
   the synthesizer's first 37-day bin, looks fine on those bins (TV below 0.08) and is caught
   here (TV above 0.85, worse than the independent-marginals reference);
-* the command line prints the same numbers.
+* the command line prints the same numbers, and each numeric column's quantiles and the
+  share of the real values' most common one (the planted column's zeros: 91 % real, about
+  3 % synthetic).
 """
 
 from __future__ import annotations
@@ -62,6 +64,15 @@ def test_exact_values_on_a_hand_built_table() -> None:
     assert (days["range_real"], days["range_synthetic"]) == ((0.0, 20.0), (0.0, 30.0))
     assert days["outside_real_range"] == pytest.approx(2 / 8)
     assert "range_real" not in sex and "outside_real_range" not in y
+    # the quantiles 1/5/50/95/99 % of the values (inverted cdf: the smallest value whose
+    # share at or below reaches q), and the real values' most common one (0: 6 of 8 real,
+    # 4 of 8 synthetic)
+    assert days["quantiles"] == [0.01, 0.05, 0.5, 0.95, 0.99]
+    assert days["quantiles_real"] == [0.0, 0.0, 0.0, 20.0, 20.0]
+    assert days["quantiles_synthetic"] == [0.0, 0.0, 0.0, 30.0, 30.0]
+    assert (days["most_common_real"], days["most_common_share_real"],
+            days["most_common_share_synthetic"]) == (0.0, 0.75, 0.5)
+    assert "quantiles_real" not in sex and "most_common_real" not in y
     assert r["one_way"] == {"mean_tv": pytest.approx(1 / 3), "max_tv": pytest.approx(0.5),
                             "worst_column": "sex"}
     # (days, sex): real cells (0,f)3 (0,m)3 (1,f)0 (1,m)1 (2,f)1 ... vs synthetic all f
@@ -154,6 +165,15 @@ def test_the_command_line_prints_the_data_resolution(tmp_path: Path) -> None:
                                  want["references"]["resample_of_real_rows"]["two_way"][
                                      "mean_tv"]], abs=5e-5)
     assert f"days: 1-way TV {want['columns'][0]['tv']:.4f}" in res.stdout
+    days = want["columns"][0]
+    quant = next(ln for ln in res.stdout.splitlines() if ln.strip().startswith("quantiles"))
+    assert quant.strip() == (
+        "quantiles 1/5/50/95/99 %: "
+        + ", ".join(f"{v:.6g}" for v in days["quantiles_synthetic"]) + " (real "
+        + ", ".join(f"{v:.6g}" for v in days["quantiles_real"]) + "); the real values' most "
+        f"common, 0: {100 * days['most_common_share_synthetic']:.3g} % of the values (real "
+        f"{100 * days['most_common_share_real']:.3g} %)")
+    assert days["most_common_share_real"] > 0.85 > 0.05 > days["most_common_share_synthetic"]
 
 
 def test_pairs_counted_one_by_one_a_mean_cannot_hide_a_dependent_pair() -> None:
