@@ -671,12 +671,19 @@ def _echo_data_resolution(r: dict[str, Any]) -> None:
         typer.echo(f"  {col['column']}: 1-way TV {col['tv']:.4f} over {col['bins']} bins{extra}")
         if "quantiles_real" in col:  # the tails and heaps a data scientist looks at
             pct = "/".join(f"{100 * q:g}" for q in col["quantiles"])
-            real_q = ", ".join(f"{v:.6g}" for v in col["quantiles_real"])
-            syn_q = ", ".join(f"{v:.6g}" for v in col["quantiles_synthetic"])
-            typer.echo(f"    quantiles {pct} %: {syn_q} (real {real_q}); the real values' "
-                       f"most common, {col['most_common_real']:.6g}: "
-                       f"{100 * col['most_common_share_synthetic']:.3g} % of the values "
-                       f"(real {100 * col['most_common_share_real']:.3g} %)")
+            real_q = ", ".join(_value_text(v) for v in col["quantiles_real"])
+            syn_q = ", ".join(_value_text(v) for v in col["quantiles_synthetic"])
+            heap = ("" if "most_common_real" not in col else
+                    f"; the real values' most common, {_value_text(col['most_common_real'])}: "
+                    f"{100 * col['most_common_share_synthetic']:.2f} % of the synthetic "
+                    f"values (real {100 * col['most_common_share_real']:.2f} %)")
+            typer.echo(f"    quantiles {pct} %: {syn_q} (real {real_q}){heap}")
+
+
+def _value_text(v: float) -> str:
+    """A value of a numeric column for ``synth evaluate``: six significant digits, in full
+    (no exponent) up to 10^15."""
+    return f"{v:.6g}" if abs(v) < 1e6 or abs(v) >= 1e15 else f"{v:.0f}"
 
 
 def register(app: typer.Typer) -> None:

@@ -83,6 +83,30 @@ def test_exact_values_on_a_hand_built_table() -> None:
     assert r["two_way"]["max_tv"] >= tv_ds and r["two_way"]["sets"] == 3
 
 
+def test_quantiles_and_the_most_common_value_by_hand() -> None:
+    """Missing cells are left out of the quantiles and the shares; the most common value is
+    the real table's (here not the synthetic table's), the smallest on a tie; an interval
+    column (no step) has quantiles but no most common value (its values are drawn)."""
+    schema = TableSchema.from_dict({
+        "target": {"name": "y", "labels": ["no", "yes"]},
+        "columns": [{"name": "x", "type": "numeric", "lower": 0, "upper": 10, "step": 1,
+                     "missing": "level"},
+                    {"name": "t", "type": "numeric", "lower": 0, "upper": 1,
+                     "bins": [0.5]}]})
+    real = pd.DataFrame({"x": [2.0, 2.0, 5.0, 5.0, 7.0, np.nan, np.nan, np.nan],
+                         "t": [0.1, 0.1, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8], "y": ["no"] * 8})
+    syn = pd.DataFrame({"x": [7.0, 7.0, 7.0, 2.0, np.nan, np.nan, np.nan, np.nan],
+                        "t": [0.15] * 8, "y": ["no"] * 8})
+    x, t = evaluate_synthetic(syn, real, schema, classifier=False)["data_resolution"][
+        "columns"][:2]
+    # 2 and 5 tie (2 each of the 5 present): the smallest, 2; 1 of the 4 synthetic present
+    assert (x["most_common_real"], x["most_common_share_real"],
+            x["most_common_share_synthetic"]) == (2.0, 0.4, 0.25)
+    assert x["quantiles_real"] == [2.0, 2.0, 5.0, 7.0, 7.0]
+    assert x["quantiles_synthetic"] == [2.0, 2.0, 7.0, 7.0, 7.0]
+    assert t["quantiles_synthetic"] == [0.15] * 5 and "most_common_real" not in t
+
+
 def test_the_independent_reference_is_exact() -> None:
     real = pd.DataFrame({"days": [0, 0, 0, 100], "sex": ["f", "f", "m", "m"],
                          "y": ["no", "no", "no", "yes"]})
@@ -171,8 +195,8 @@ def test_the_command_line_prints_the_data_resolution(tmp_path: Path) -> None:
         "quantiles 1/5/50/95/99 %: "
         + ", ".join(f"{v:.6g}" for v in days["quantiles_synthetic"]) + " (real "
         + ", ".join(f"{v:.6g}" for v in days["quantiles_real"]) + "); the real values' most "
-        f"common, 0: {100 * days['most_common_share_synthetic']:.3g} % of the values (real "
-        f"{100 * days['most_common_share_real']:.3g} %)")
+        f"common, 0: {100 * days['most_common_share_synthetic']:.2f} % of the synthetic "
+        f"values (real {100 * days['most_common_share_real']:.2f} %)")
     assert days["most_common_share_real"] > 0.85 > 0.05 > days["most_common_share_synthetic"]
 
 

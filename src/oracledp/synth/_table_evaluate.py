@@ -25,9 +25,13 @@ Both tables are checked against the schema and mapped to its public domain
   so a column that is 0 in 91 % of the rows keeps a bin of its own for 0; no bin above a
   cut at the declared upper bound, which no value can exceed) and every categorical column
   at its declared levels.  A column's ``bins`` counts these bins, plus one for missing
-  cells only where the schema declares ``"missing": "level"``.  Reported: each column's 1-way TV at those bins, each numeric column's
-  Wasserstein-1 distance divided by its declared range (0: same distribution, 1: all mass
-  moved across the whole range), and the mean and max 2-way TV at the same bins; beside two
+  cells only where the schema declares ``"missing": "level"``.  Reported: each column's
+  1-way TV at those bins, each numeric column's Wasserstein-1 distance divided by its
+  declared range (0: same distribution, 1: all mass moved across the whole range), its mean,
+  range and values at :data:`EVALUATE_QUANTILES` beside the real ones (a tail cut or
+  smeared shows there), and for a gridded one the share of the real values' most common
+  value among the synthetic values (a count's zero, a heap; the smallest such value on a
+  tie), and the mean and max 2-way TV at the same bins; beside two
   plain references computed from the real table: **exact independent marginals** (the 2-way
   TV between the real pairs and the products of their real 1-way marginals) and a
   **resample of the real rows** (as many rows as the synthetic table, drawn with
@@ -168,7 +172,8 @@ def _column_codes(schema: Any, real: pd.DataFrame, syn: pd.DataFrame, quantiles:
                   ) -> list[_Codes]:
     """Each column (features, then the target) as bin codes of the real and the synthetic
     rows at the data's resolution (:class:`_Codes`: the codes, the bins, and for a numeric
-    column its normalized W1, means and ranges).
+    column its normalized W1, means, ranges and quantiles, and for a gridded one the real
+    values' most common value and its shares).
 
     Both tables are read through the schema as a fit reads them (:func:`_schema_codes`), so
     a table compared with itself scores 0.  ``bins`` counts the bins a value allowed by the
@@ -201,7 +206,7 @@ def _column_codes(schema: Any, real: pd.DataFrame, syn: pd.DataFrame, quantiles:
         span = (c.upper - c.lower) if c.lower is not None and c.upper is not None else 0.0
         if ok_r.any() and ok_y.any() and span > 0:
             w1 = float(wasserstein_distance(rv[ok_r], yv[ok_y]) / span)
-        means = ranges = None
+        means = ranges = heap = None
         if ok_r.any() and ok_y.any():
             means = (float(rv[ok_r].mean()), float(yv[ok_y].mean()))
             lo, hi = float(rv[ok_r].min()), float(rv[ok_r].max())
@@ -210,13 +215,13 @@ def _column_codes(schema: Any, real: pd.DataFrame, syn: pd.DataFrame, quantiles:
                       float(((ys < lo) | (ys > hi)).mean()))
             qs = (np.quantile(rv[ok_r], EVALUATE_QUANTILES, method="inverted_cdf").tolist(),
                   np.quantile(ys, EVALUATE_QUANTILES, method="inverted_cdf").tolist())
-            values, counts = np.unique(rv[ok_r], return_counts=True)
-            top = float(values[int(np.argmax(counts))])
-            heap = (top, float(counts.max() / ok_r.sum()), float(np.mean(ys == top)))
+            if c.step is not None:  # an interval column's values are drawn, never repeated
+                values, counts = np.unique(rv[ok_r], return_counts=True)
+                top = float(values[int(np.argmax(counts))])  # the smallest on a tie
+                heap = (top, float(counts.max() / ok_r.sum()), float(np.mean(ys == top)))
         out.append(_Codes(c.name, "numeric", rb.astype(np.int64), yb.astype(np.int64),
                           k + c.missing_level, w1, means, ranges,
-                          qs if means is not None else None,
-                          heap if means is not None else None))
+                          qs if means is not None else None, heap))
     out.append(_Codes(schema.target, "target", r_y, s_y, len(schema.labels)))
     return out
 
@@ -395,8 +400,9 @@ def evaluate_synthetic(synthetic: pd.DataFrame | str | Path, real: pd.DataFrame 
     real min..max; W1 over a generous declared range can hide it), "quantiles",
     "quantiles_real", "quantiles_synthetic" (numeric: the values present at
     :data:`EVALUATE_QUANTILES`), "most_common_real", "most_common_share_real",
-    "most_common_share_synthetic" (numeric: the real values' most common one, a heap or a
-    count's zero, and its share among the real and the synthetic values present)}],
+    "most_common_share_synthetic" (gridded numeric: the real values' most common one, a heap
+    or a count's zero, the smallest on a tie, and its share among the real and the synthetic
+    values present)}],
     "one_way":
     {"mean_tv", "max_tv", "worst_column"}, "two_way": {"mean_tv", "max_tv", "sets", "of",
     "sampled",
