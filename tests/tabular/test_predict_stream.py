@@ -140,7 +140,8 @@ def test_a_bad_row_after_the_first_chunk_writes_nothing(tmp_path, runner, small_
                             + ["--strict"] * strict, env=ENV)
     assert res.exit_code == 2 and res.stdout == ""
     assert res.stderr.strip() == f"error: {_one_line(note)}"
-    assert "12345" not in res.stderr and "250" not in res.stderr
+    clean = res.stderr.replace(str(tmp_path), "")  # a path such as pytest-250 is no record
+    assert "12345" not in clean and "250" not in clean
     assert sum(small_chunks) == 300 and len(small_chunks) == 5  # every row read, once
     assert not out.exists()
 
