@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 import typer
@@ -490,6 +491,44 @@ def test_evaluate_says_when_the_table_is_worse_than_independent_marginals(runner
         # how much worse is said too, not only that it learned nothing
         above = "its mean 2-way TV is even above that of exact independent marginals"
         assert (above in res.stdout) is worse, (name, res.stdout)
+
+
+def test_evaluate_says_learned_nothing_even_below_independent_marginals(runner, tmp_path):
+    """A table that copies 35 pairs of independent columns exactly and gets the one
+    dependent pair (a, b) backwards is closer on no dependent pair, yet its mean 2-way TV is
+    below the independent marginals' (the copies score 0): it learned nothing about how the
+    columns go together, and the output does not say it is above them."""
+    from oracledp.synth import evaluate_synthetic
+
+    rng = np.random.default_rng(0)
+    n = 400
+    a = rng.integers(0, 2, n)
+    cols = {"a": a, "b": np.where(rng.random(n) < 0.75, a, 1 - a)}
+    for c in "cdefgh":
+        cols[c] = rng.integers(0, 3, n)
+    real = pd.DataFrame({k: [f"v{x}" for x in v] for k, v in cols.items()})
+    real["y"] = rng.choice(["no", "yes"], n)
+    fake = real.copy()
+    fake["b"] = [f"v{x}" for x in np.where(rng.random(n) < 0.45, a, 1 - a)]
+    schema = {"target": {"name": "y", "labels": ["no", "yes"]},
+              "columns": [{"name": k, "type": "categorical",
+                           "levels": [f"v{i}" for i in range(2 if k in "ab" else 3)]}
+                          for k in "abcdefgh"]}
+    real.to_csv(tmp_path / "real.csv", index=False)
+    fake.to_csv(tmp_path / "fake.csv", index=False)
+    (tmp_path / "s.json").write_text(json.dumps(schema))
+    r = evaluate_synthetic(fake, real, TableSchema.from_dict(schema), classifier=False)[
+        "data_resolution"]
+    two = r["two_way"]
+    assert two["dependent_pairs"] == 1 and two["dependent_closer_than_independent"] == 0
+    assert two["mean_tv"] < r["references"]["independent_marginals"]["two_way"]["mean_tv"]
+    res = runner.invoke(app, ["synth", "evaluate", str(tmp_path / "fake.csv"),
+                              str(tmp_path / "real.csv"), "--schema", str(tmp_path / "s.json")],
+                        env=ENV)
+    assert res.exit_code == 0, res.output
+    assert "has learned nothing about how the columns go together" in res.stdout
+    assert "above that of exact independent marginals" not in res.stdout
+    assert "is above theirs" not in res.stdout
 
 
 def test_evaluate_names_the_synthetic_file_that_does_not_fit(runner, files, tmp_path):
