@@ -1028,8 +1028,8 @@ def test_afford_states_each_columns_noise_when_the_budget_is_shared() -> None:
 def test_afford_states_the_widest_columns_noise() -> None:
     """A 30-level column among 2- to 8-level ones (1,500 records): its own table's noise,
     the budget shared by the 1-way tables, is 30 / 8 times the median column's, and the
-    summary names it; where no column is wider than the median, nothing is added; a column
-    already named as mostly noise is not named twice."""
+    summary names it (every column tied for the widest); where no column is wider than the
+    median, nothing is added; a column already named as mostly noise is not named twice."""
     from oracledp.synth._table_budget import afford
 
     rho = zcdp_rho(0.9, 1 / 1500**2) * 0.9
@@ -1047,6 +1047,10 @@ def test_afford_states_the_widest_columns_noise() -> None:
     pure = afford(1500, (30, 5, 8, 8, 4, 2), 2, columns=0, epsilon=1.0, names=names)
     assert pure["widest_one_way_noise_tv"] == pytest.approx(30 * 6 * 2.0 / (2 * 1500))
     assert "the widest column, 'city' (30 levels)" in pure["summary"]
+    # columns tied for the widest are all named
+    two = afford(1500, (30, 5, 8, 30, 4, 2), 2, columns=0, rho=rho, names=names)
+    assert ("the widest columns, 'city', 'hours' (30 levels each), would carry about "
+            in two["summary"]) and "their levels' shares" in two["summary"]
 
 
 def test_afford_names_a_column_whose_own_table_is_noise() -> None:

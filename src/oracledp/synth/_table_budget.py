@@ -287,11 +287,16 @@ def afford(n: int, shape: Sequence[int], bins: int, *, columns: int, rho: float 
         said += ("; columns that depend on each other less than that cannot be reproduced at "
                  "this budget: exact independent marginals of the real rows (not private; "
                  "synth evaluate reports them) may come closer than any release")
-    if (int(shape[j_wide]) > cols[len(cols) // 2] and wide >= SHARED_NOISE_NOTE
-            and not any(name == label[j_wide] for name, _, _ in noisy)):
-        said += (f"; shared so, the widest column, {label[j_wide]!r} "
-                 f"({int(shape[j_wide]):,} levels), would carry {tv(wide)}: its levels' "
-                 "shares, and its pairs, are that much less certain")
+    tied = [label[j] for j in range(len(shape)) if int(shape[j]) == int(shape[j_wide])
+            and not any(name == label[j] for name, _, _ in noisy)]
+    if int(shape[j_wide]) > cols[len(cols) // 2] and wide >= SHARED_NOISE_NOTE and tied:
+        names = ", ".join(repr(name) for name in tied[:5]) + (
+            f" and {len(tied) - 5} more" if len(tied) > 5 else "")
+        said += (f"; shared so, the widest column{'s' if len(tied) > 1 else ''}, {names} "
+                 f"({int(shape[j_wide]):,} levels{' each' if len(tied) > 1 else ''}), "
+                 f"would carry {tv(wide)}{' each' if len(tied) > 1 else ''}: "
+                 f"{'its' if len(tied) == 1 else 'their'} levels' shares, and "
+                 f"{'its' if len(tied) == 1 else 'their'} pairs, are that much less certain")
     if noisy:
         which = ", ".join(f"{name!r} ({k:,} levels: {tv(x)})" for name, k, x in noisy[:5])
         which += f" and {len(noisy) - 5} more" if len(noisy) > 5 else ""
