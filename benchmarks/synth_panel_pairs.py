@@ -11,9 +11,9 @@ cost and dx.  Two defects showed on it:
   ``dx`` with visit, age and cost (120-180 cells) are mostly noise at eps 0.5-1: the
   release was worse than plain
   independent marginals (:func:`oracledp.synth._estimation.margins_within_noise` is the fix);
-* the cost column's synthetic mean is 1.1-1.6 times the real one on average (2.4 times in
-  one run), some values spread toward the declared bound (open: a rule that emptied wide nodes below two standard deviations fixed
-  it here but cut real tails on small tables, and was reverted).
+* the cost column's synthetic mean was 1.1-1.6 times the real one on average (2.4 times in
+  one run), some values spread toward the declared bound
+  (:func:`oracledp.synth._numeric.far_tails` is the fix; docs/results/synth-far-tails).
 
 Reports each ``--method`` (and ``l1``: the default with ``selection="l1"``, adaptive rounds)
 at each epsilon over ``--seeds`` seeds: the mean 2-way TV at the real octiles, beside exact

@@ -666,7 +666,8 @@ def _echo_data_resolution(r: dict[str, Any]) -> None:
             extra += f", mean {col['mean_synthetic']:.4g} (real {col['mean_real']:.4g})"
         if "range_real" in col:  # and values past the real ones here
             (lo, hi), (slo, shi) = col["range_real"], col["range_synthetic"]
-            extra += (f", range {slo:.6g} to {shi:.6g} (real {lo:.6g} to {hi:.6g}; "
+            extra += (f", range {_value_text(slo)} to {_value_text(shi)} (real "
+                      f"{_value_text(lo)} to {_value_text(hi)}; "
                       f"{100 * col['outside_real_range']:.2g} % of the values outside it)")
         typer.echo(f"  {col['column']}: 1-way TV {col['tv']:.4f} over {col['bins']} bins{extra}")
         if "quantiles_real" in col:  # the tails and heaps a data scientist looks at

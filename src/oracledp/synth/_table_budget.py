@@ -208,8 +208,8 @@ def afford(n: int, shape: Sequence[int], bins: int, *, columns: int, rho: float 
     ``widest_one_way_noise_tv``: the same shared figure for the widest column's own table;
     the summary names that column where it is wider than the median one and the figure is
     at least :data:`SHARED_NOISE_NOTE` (on a new user's 1,500 records, a 30-level city
-    beside narrower columns at epsilon 1: about 0.21 against 0.021; the first of tied
-    columns is named).
+    beside narrower columns at epsilon 1: about 0.21 against 0.021; every column tied for the
+    widest is named).
 
     ``noisy_columns``: the attributes (their ``names``, else positions) whose own 1-way
     table, the budget shared as in the third figure, carries noise of at least

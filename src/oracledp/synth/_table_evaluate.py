@@ -206,7 +206,7 @@ def _column_codes(schema: Any, real: pd.DataFrame, syn: pd.DataFrame, quantiles:
         span = (c.upper - c.lower) if c.lower is not None and c.upper is not None else 0.0
         if ok_r.any() and ok_y.any() and span > 0:
             w1 = float(wasserstein_distance(rv[ok_r], yv[ok_y]) / span)
-        means = ranges = heap = None
+        means = ranges = qs = heap = None
         if ok_r.any() and ok_y.any():
             means = (float(rv[ok_r].mean()), float(yv[ok_y].mean()))
             lo, hi = float(rv[ok_r].min()), float(rv[ok_r].max())
@@ -220,8 +220,7 @@ def _column_codes(schema: Any, real: pd.DataFrame, syn: pd.DataFrame, quantiles:
                 top = float(values[int(np.argmax(counts))])  # the smallest on a tie
                 heap = (top, float(counts.max() / ok_r.sum()), float(np.mean(ys == top)))
         out.append(_Codes(c.name, "numeric", rb.astype(np.int64), yb.astype(np.int64),
-                          k + c.missing_level, w1, means, ranges,
-                          qs if means is not None else None, heap))
+                          k + c.missing_level, w1, means, ranges, qs, heap))
     out.append(_Codes(schema.target, "target", r_y, s_y, len(schema.labels)))
     return out
 
@@ -402,11 +401,9 @@ def evaluate_synthetic(synthetic: pd.DataFrame | str | Path, real: pd.DataFrame 
     :data:`EVALUATE_QUANTILES`), "most_common_real", "most_common_share_real",
     "most_common_share_synthetic" (gridded numeric: the real values' most common one, a heap
     or a count's zero, the smallest on a tie, and its share among the real and the synthetic
-    values present)}],
-    "one_way":
-    {"mean_tv", "max_tv", "worst_column"}, "two_way": {"mean_tv", "max_tv", "sets", "of",
-    "sampled",
-    "closer_than_independent", "dependent_pairs", "dependent_closer_than_independent"},
+    values present)}], "one_way": {"mean_tv", "max_tv", "worst_column"}, "two_way":
+    {"mean_tv", "max_tv", "sets", "of", "sampled", "closer_than_independent",
+    "dependent_pairs", "dependent_closer_than_independent"},
     "references": {"independent_marginals", "resample_of_real_rows"}}``,
     ``"classification"``: ``{"train_synthetic_test_real", "train_real_cv",
     "majority_label_rate", "classifier_rows"}`` (absent with ``classifier=False``; the rows
