@@ -47,9 +47,9 @@ from oracledp.estimators._base import (
 from oracledp.oracles._base import check_work_limit
 from oracledp.oracles._halfspace import FeatureSchema
 from oracledp.oracles._registry import check_solver_name
+from oracledp.privacy import _noise as noise
 from oracledp.privacy._accountant import begin_release
 from oracledp.privacy._guarantees import PrivacyGuarantee
-from oracledp.privacy._noise import laplace
 
 __all__ = ["AUTO_CANDIDATES", "AutoClassifier", "Trial", "plan_trials"]
 
@@ -372,7 +372,7 @@ class AutoClassifier(PrivateBinaryClassifier):
                 failure.candidate = trial.candidate  # (the CLI advises in its own options)
                 raise failure from None
             correct = float(np.sum(counts[est.predict(X_arr) == y_fit]))
-            scores.append(correct + float(laplace(rng, 1.0 / trial.epsilon_score)))
+            scores.append(correct + float(noise.laplace(rng, 1.0 / trial.epsilon_score)))
             guarantees.append(est.guarantee_)
         best = int(np.argmax(scores))
         winner = estimators[best]
