@@ -93,6 +93,10 @@ BRANCHING = 4
 #: 0.0212, 0.0213): level from 2 to 8.
 FLAT_KAPPA = 4.0
 
+#: Whether a flattened split keeps the share of a child holding one of the grid's bounds
+#: when freeing it is worth a flat test's degree of freedom (:func:`_even_split`).
+BOUND_HEAPS = True
+
 #: :func:`level_test`: a level whose splits together depart from even by more than this many
 #: standard deviations of their noise-only chi-square keeps every split plain.
 LEVEL_Z = 3.0
@@ -255,7 +259,10 @@ def tree_histogram(counts: NDArray[np.floating], rng: np.random.Generator, *,
         wsum = np.concatenate([[0.0], np.cumsum(w_leaf)])
         # the root's children: all flat when the whole shape is within noise
         nw = _node_widths(wsum, blocks[0], m)
-        f_est = _spread(n, nw) if keep_ == m and flat_test(top_ls, nw, var, flat) else est.copy()
+        bound_leaves = (0, keep_ - 1) if BOUND_HEAPS and keep_ > 0 else ()
+        f_est = (_even_split(top_ls, nw, n, _bound_children(bound_leaves, blocks[0], 0,
+                                                            len(top_ls)), var, flat)
+                 if keep_ == m and flat_test(top_ls, nw, var, flat) else est.copy())
     for lev in range(1, L):
         parent_of = np.arange(len(z[lev])) // branching
         s = np.bincount(parent_of, weights=z[lev], minlength=len(est))
@@ -280,7 +287,9 @@ def tree_histogram(counts: NDArray[np.floating], rng: np.random.Generator, *,
                 # made noise heaps of such parents, drawn plain)
                 few = f_est[p] < math.sqrt((hi - lo) * var)
                 if (even or few) and inside and flat_test(f_ls[lo:hi], nw[lo:hi], var, flat):
-                    f_out[lo:hi] = _spread(float(f_est[p]), nw[lo:hi])
+                    f_out[lo:hi] = _even_split(
+                        f_ls[lo:hi], nw[lo:hi], float(f_est[p]),
+                        _bound_children(bound_leaves, blocks[lev], lo, hi), var, flat)
                 else:
                     f_out[lo:hi] = project_simplex(f_ls[lo:hi], float(f_est[p]))
             f_est = f_out
@@ -437,6 +446,50 @@ def flat_test(children: NDArray[np.float64], widths: NDArray[np.float64], var: f
         return True
     dev = children - children.sum() * widths / widths.sum()
     return float(dev @ dev) < kappa * (k - 1) * var
+
+
+def _bound_children(leaves: Sequence[int], block: int, lo: int, hi: int) -> list[int]:
+    """The positions among the nodes ``lo .. hi - 1`` (of ``block`` leaves each) of those
+    holding one of ``leaves``."""
+    return sorted({leaf // block - lo for leaf in leaves if lo <= leaf // block < hi})
+
+
+def _even_split(children: NDArray[np.float64], widths: NDArray[np.float64], total: float,
+                bounds: Sequence[int], var: float, kappa: float) -> NDArray[np.float64]:
+    """``total`` split in proportion to ``widths``, except each child among ``bounds`` (those
+    holding a bound of the grid) whose count in ``children`` lies above its share of that
+    split by enough: freeing it alone (it keeps its count, the others split the rest by
+    width) lowers the split's sum of squared departures by at least ``kappa`` noise
+    variances ``var`` (the flat test's ``kappa`` per freed count).  Such a child keeps its
+    count (within 0 and ``total``).  A grid's bounds are where heaps lie (a money column's
+    zeros, a top-coded value), and beside the wide equal shares of a wide grid a bound is a
+    fine bin of one point, whose share of an even split is next to nothing: a zero held by
+    4.5 % of 5,000 incomes (2.7 node standard deviations) was drawn for none of them."""
+    c = np.asarray(children, dtype=np.float64)
+    w = np.asarray(widths, dtype=np.float64)
+    even = c.sum() * w / w.sum()
+    sse0 = float(((c - even) ** 2).sum())
+    free = []
+    for b in bounds:
+        rest = np.arange(len(c)) != b
+        if not rest.any() or c[b] <= even[b]:
+            continue
+        e1 = (c.sum() - c[b]) * w[rest] / w[rest].sum()
+        if sse0 - float(((c[rest] - e1) ** 2).sum()) >= kappa * var:
+            free.append(b)
+    if not free:
+        return _spread(total, w)
+    out = np.zeros(len(c))
+    out[free] = np.clip(c[free], 0.0, total)
+    if out.sum() > total:
+        out *= total / out.sum()
+    rest = np.ones(len(c), dtype=bool)
+    rest[free] = False
+    if rest.any():
+        out[rest] = _spread(total - float(out.sum()), w[rest])
+    elif out.sum() > 0:
+        out *= total / out.sum()
+    return out
 
 
 def _node_widths(wsum: NDArray[np.float64], block: int, m: int) -> NDArray[np.float64]:

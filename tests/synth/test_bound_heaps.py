@@ -1,0 +1,109 @@
+"""A heap at a bound of a numeric column's grid (a money column's zeros, a top-coded value)
+survives the flattening of the shape drawn within coarse bins
+(:func:`~oracledp.synth._numeric._even_split`): a child holding a grid bound keeps its
+least-squares count when freeing it lowers the even split's squared departures by at least
+``FLAT_KAPPA`` noise variances.  Post-processing of the same release."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import oracledp.synth._numeric as nm
+from oracledp.synth import TableSynthesizer
+from oracledp.synth._numeric import _bound_children, _even_split, tree_histogram
+from oracledp.tabular import TableSchema
+
+
+def test_even_split_by_hand() -> None:
+    """A wide grid's first node: the bound 0 (one point), a share of 976 points, the 23
+    points up to the round value 1,000, and 1,000 itself; least-squares counts 94, 0, 112, 0
+    (206 in all).  The even split gives the bound 0.21 and leaves squared departures of
+    60,645; freeing the bound leaves 23,922 (the other three split 112 by width): 36,723
+    less, above 4 x 6,757 (kept) and below 4 x 10,000 (spread)."""
+    c = np.array([94.0, 0, 112, 0])
+    w = np.array([1.0, 976, 23, 1])
+    kept = _even_split(c, w, 206.0, [0], 6757.0, 4.0)
+    assert kept[0] == pytest.approx(94.0)
+    assert kept[1:] == pytest.approx(112.0 * w[1:] / 1000.0)
+    assert _even_split(c, w, 206.0, [0], 10_000.0, 4.0) == pytest.approx(206.0 * w / 1001.0)
+    # only a bound's child is freed: the same counts with the bound elsewhere are spread
+    assert _even_split(c, w, 206.0, [3], 6757.0, 4.0) == pytest.approx(206.0 * w / 1001.0)
+    assert _even_split(c, w, 206.0, [], 6757.0, 4.0) == pytest.approx(206.0 * w / 1001.0)
+
+
+def test_even_split_frees_only_a_heap() -> None:
+    """A bound's child below its even share (a hole) is spread like the rest; a count above
+    the node's total is capped at it; with both ends bounds (a node holding the whole grid)
+    each is tested on its own."""
+    w = np.ones(4)
+    hole = _even_split(np.array([0.0, 100, 100, 100]), w, 300.0, [0], 1.0, 4.0)
+    assert hole == pytest.approx(np.full(4, 75.0))
+    capped = _even_split(np.array([400.0, -50, -25, -25]), w, 300.0, [0], 1.0, 4.0)
+    assert capped == pytest.approx([300.0, 0, 0, 0])
+    both = _even_split(np.array([200.0, 10, 10, 180]), w, 400.0, [0, 3], 100.0, 4.0)
+    assert both == pytest.approx([200.0, 10, 10, 180])
+    one = _even_split(np.array([200.0, 10, 10, 20]), w, 240.0, [0, 3], 100.0, 4.0)
+    assert one == pytest.approx([200.0, 40 / 3, 40 / 3, 40 / 3])
+
+
+def test_bound_children() -> None:
+    """The children, among nodes lo .. hi - 1 of ``block`` leaves, holding leaf 0 or the
+    grid's last leaf."""
+    assert _bound_children((0, 99), 16, 0, 4) == [0]
+    assert _bound_children((0, 99), 16, 4, 7) == [2]  # leaf 99 in node 6
+    assert _bound_children((0, 99), 1, 96, 100) == [3]
+    assert _bound_children((0, 99), 64, 0, 2) == [0, 1]
+    assert _bound_children((0, 99), 4, 8, 12) == []
+
+
+@pytest.mark.parametrize("on", [True, False])
+def test_a_zero_heap_survives_flattening(monkeypatch: pytest.MonkeyPatch, on: bool) -> None:
+    """A wide grid's fine bins (bound 0 alone, then shares of 976 points and the round values
+    between them, as TableSynthesizer cuts 0-1,000,000): 223 records at 0 and 4,777 spread
+    over the shares from 2,000 to 150,000, node noise sd 82 (5,000 incomes at epsilon 1).
+    Over 20 seeds the plain estimate keeps a mean of about 83 % of the zeros; the flattened
+    shape 67 % with the rule (about 0 in 1 seed of 14), 32 % without it (about 0 in half the
+    seeds)."""
+    monkeypatch.setattr(nm, "BOUND_HEAPS", on)
+    starts = np.union1d(nm.fine_starts(1_000_000, 1024),
+                        np.union1d(nm.round_points(1_000_000, 0, 1),
+                                   nm.round_points(1_000_000, 0, 1)[:-1] + 1))
+    widths = np.diff(np.append(starts, 1_000_001)).astype(float)
+    counts = np.zeros(len(starts))
+    counts[0] = 223
+    bulk = (starts >= 2000) & (starts < 150_000)
+    counts[bulk] = 4777 * widths[bulk] / widths[bulk].sum()
+    kept = []
+    for seed in range(20):
+        _, flat = tree_histogram(counts, np.random.default_rng(seed), sigma=82.0, flat=4.0,
+                                 widths=widths)
+        kept.append(flat[0] / 223)
+    assert (np.mean(kept) >= 0.55) == on, np.mean(kept)
+    assert (np.mean(kept) < 0.4) == (not on), np.mean(kept)
+
+
+@pytest.mark.parametrize("on", [True, False])
+def test_zero_incomes_through_the_fit(monkeypatch: pytest.MonkeyPatch, on: bool) -> None:
+    """4,000 incomes declared 0-1,000,000, 5.0 % of them 0, a job column beside them, at
+    epsilon 0.25 (seeds 0-7): with the rule, at least 3 of the 8 synthetic tables hold 1 %
+    zeros or more (5 did when this was written, up to 5.2 %); without it, none holds 0.5 %
+    (one record of 4,000 at most)."""
+    monkeypatch.setattr(nm, "BOUND_HEAPS", on)
+    rng = np.random.default_rng(5)
+    n = 4000
+    job = rng.choice(["a", "b", "c"], n)
+    income = np.where(rng.random(n) < 0.05, 0, np.round(np.exp(
+        rng.normal(10.6 + 0.2 * (job == "b"), 0.6, n)))).astype(int)
+    data = pd.DataFrame({"income": income, "job": job,
+                         "y": np.where(rng.random(n) < 0.3 + 0.2 * (income == 0), "yes", "no")})
+    schema = TableSchema.from_dict({
+        "target": {"name": "y", "labels": ["no", "yes"]},
+        "columns": [{"name": "income", "type": "numeric", "lower": 0, "upper": 1_000_000,
+                     "step": 1},
+                    {"name": "job", "type": "categorical", "levels": ["a", "b", "c"]}]})
+    zeros = [float((TableSynthesizer("oracle-query-pgm", epsilon=0.25, random_state=s).fit(
+        data, schema).sample(n, random_state=s)["income"] == 0).mean()) for s in range(8)]
+    assert (sum(z >= 0.01 for z in zeros) >= 3) == on, zeros
+    assert (max(zeros) < 0.005) == (not on), zeros
