@@ -245,7 +245,7 @@ def synth_fit(
                    f"(private histograms, {share}; the method ran at epsilon "
                    f"{numeric['method_epsilon']:.4g}); coarse bins: "
                    + _bins_sources(syn, schema, bins_spec, numeric["columns"]))
-    from oracledp.synth._numeric import FINE_BINS
+    from oracledp.synth._numeric import FINE_BINS, LOW_POINTS
     from oracledp.tabular._columns import number_text
 
     wide = [(c.name, (c.K + 1) * c.step / FINE_BINS) for c in schema.columns
@@ -254,7 +254,9 @@ def synth_fit(
     if wide:
         typer.echo(f"note: a grid of more than {FINE_BINS:,} points is measured in "
                    f"{FINE_BINS:,} equal shares of its declared range, with its round values "
-                   "(multiples of a power of 10) as bins of their own ("
+                   f"(multiples of a power of 10) and its first {LOW_POINTS} points (then "
+                   "every 10th, every 100th, ... while finer than a share) as bins of their "
+                   "own ("
                    + ", ".join(f"{name}: shares about {w:.3g} wide" for name, w in wide)
                    + "); values are drawn evenly within a share. Declared bounds that fit the "
                    "column measure it more finely.")
@@ -668,7 +670,7 @@ def _echo_data_resolution(r: dict[str, Any]) -> None:
             (lo, hi), (slo, shi) = col["range_real"], col["range_synthetic"]
             extra += (f", range {_value_text(slo)} to {_value_text(shi)} (real "
                       f"{_value_text(lo)} to {_value_text(hi)}; "
-                      f"{100 * col['outside_real_range']:.2g} % of the values outside it)")
+                      f"{100 * col['outside_real_range']:.2f} % of the values outside it)")
         typer.echo(f"  {col['column']}: 1-way TV {col['tv']:.4f} over {col['bins']} bins{extra}")
         if "quantiles_real" in col:  # the tails and heaps a data scientist looks at
             pct = "/".join(f"{100 * q:g}" for q in col["quantiles"])

@@ -613,4 +613,4 @@ def test_evaluate_prints_the_range_and_the_share_past_the_real_one(runner, tmp_p
     res = runner.invoke(app, ["synth", "evaluate", str(syn), str(real), "--schema", str(sp)],
                         env=ENV)
     assert res.exit_code == 0, res.output
-    assert "range 0 to 300 (real 0 to 20; 25 % of the values outside it)" in res.stdout
+    assert "range 0 to 300 (real 0 to 20; 25.00 % of the values outside it)" in res.stdout

@@ -306,6 +306,8 @@ class TableSynthesizer:
                 if _numeric.ROUND_POINTS:  # a wide grid's round values: fine bins of their own
                     r = _numeric.round_points(c.K, c.lower, c.step)
                     starts = np.union1d(starts, np.union1d(r, r[r < c.K] + 1)).astype(np.int64)
+                # and the points near its lower bound, at 1, 10, 100, ... apart
+                starts = np.union1d(starts, _numeric.low_points(c.K)).astype(np.int64)
                 if self.bin_edges == "equal-width" and not isinstance(spec, tuple):
                     # equal shares of the grid: every fine bin inside one coarse bin, for
                     # the count given or any count "auto" may choose
@@ -517,7 +519,8 @@ class TableSynthesizer:
                     lo = int(np.argmin(far)) if far[0] else 0  # the first bin kept
                     hi = m - int(np.argmin(far[::-1])) if far[-1] else m  # after the last
                     q = q[(q == 0) | ((q > lo) & (q < hi))]
-                coarse[c.name] = tuple(float(c.lower + starts[i] * c.step) for i in q[1:]) or 1
+                coarse[c.name] = tuple(round(float(c.lower + starts[i] * c.step),
+                                             _decimals(c.lower, c.step)) for i in q[1:]) or 1
                 if grouped and c.name in grouped and len(q) > grouped[c.name]:
                     mass = np.add.reduceat(est, q)
                     lo = quantile_starts(mass, grouped[c.name])
