@@ -9,7 +9,9 @@ at fine resolution, and the synthetic value is drawn from that measurement:
 * **fine bins**: the column's grid points ``lower + k step``, k = 0..K, or, when there are more
   than :data:`FINE_BINS`, that many bins of consecutive grid points (equal shares: point k in
   bin ``floor(k m / (K + 1))``, m = :data:`FINE_BINS`), split so that the grid's bounds and
-  round values (:func:`round_points`) are fine bins of their own;
+  round values (:func:`round_points`) are fine bins of their own, and so are its points near
+  the lower bound (:func:`low_points`: every point up to 255, then every 10th, ... while
+  finer than a share);
 * **a hierarchical histogram** of the fine bins (:func:`tree_histogram`): a tree of
   ``branching``-ary ranges over the fine bins, every level's counts released with Gaussian
   noise (zCDP methods) or Laplace noise (pure methods), the budget split equally over the
@@ -75,10 +77,11 @@ __all__ = ["BOUND_HEAPS", "BRANCHING", "FINE_BINS", "FLAT_KAPPA", "LEVEL_Z", "LO
            "quantile_starts", "range_nodes", "round_points", "tree_histogram", "tree_levels"]
 
 #: A grid of more points is cut into this many equal shares (:func:`fine_bin_count`), which
-#: its round values (:func:`round_points`) split further: a grid of 100,000 points (0-99,999)
-#: has 3,001 fine bins, its 1,024 shares split at its 1,001 round values (the multiples of 100
-#: and the upper bound), a tree of 6 levels instead of 5 (each level's noise about 10 %
-#: larger).
+#: its round values (:func:`round_points`) and its low points (:func:`low_points`) split
+#: further: a grid of 100,000 points (0-99,999) has 3,454 fine bins, its 1,024 shares split at
+#: its 1,001 round values (the multiples of 100 and the upper bound) and its points below 256
+#: and multiples of 10 below 2,560, a tree of 6 levels instead of 5 (each level's noise about
+#: 10 % larger).
 FINE_BINS = 1024
 
 #: Whether a wide grid's round values (:func:`round_points`) are fine bins of their own.
