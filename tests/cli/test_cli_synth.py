@@ -537,7 +537,7 @@ def test_evaluate_names_the_synthetic_file_that_does_not_fit(runner, files, tmp_
     real.drop(columns=["sex"]).to_csv(bad, index=False)
     res = runner.invoke(app, ["synth", "evaluate", str(bad), str(files["data"]),
                               "--schema", str(files["schema"])], env=ENV)
-    assert res.exit_code == 2 and "the synthetic table made-up.csv: " in res.stderr, res.output
+    assert res.exit_code == 2 and f"the synthetic table {bad}: " in res.stderr, res.output
     assert res.stderr.count("error:") == 1
 
 

@@ -88,15 +88,16 @@ def _read(data: Any, schema: Any, sep: str, what: str) -> pd.DataFrame:
         try:
             return read_csv(data, schema, sep=sep, with_target=True)
         except (OracleDPError, ValueError) as exc:  # say which of the two files it was
-            name = Path(data).name
+            name = str(data)  # as given, as the other commands' errors name a file
             msg = str(exc)
             if what == "synthetic":  # its delimiter has its own parameter
                 msg = msg.replace("try sep=", "try synthetic_sep=")
             if not (type(exc) is ValueError or isinstance(exc, OracleDPError)):
                 raise  # an exception type of another signature
-            if name in msg and msg == str(exc):
+            if (name in msg or Path(data).name in msg) and msg == str(exc):
                 raise  # named already
-            raise type(exc)(msg if name in msg else f"the {what} table {name}: {msg}") from None
+            raise type(exc)(msg if name in msg or Path(data).name in msg
+                            else f"the {what} table {name}: {msg}") from None
     raise TypeError(f"the {what} table must be a DataFrame or a CSV path, got "
                     f"{type(data).__name__}")
 
