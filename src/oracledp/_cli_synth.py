@@ -245,6 +245,14 @@ def synth_fit(
                    f"(private histograms, {share}; the method ran at epsilon "
                    f"{numeric['method_epsilon']:.4g}); coarse bins: "
                    + _bins_sources(syn, schema, bins_spec, numeric["columns"]))
+        sds = numeric.get("node_sd") or {}
+        if sds and getattr(syn, "n_", None):  # n public under replace-one neighbours
+            typer.echo("  noise of each node of those histograms (a range of the column's "
+                       "values; standard deviation, in records and as a share of them): "
+                       + ", ".join(f"{name} {sd:.3g} ({100 * sd / syn.n_:.2g} %)"
+                                   for name, sd in sds.items())
+                       + "; ranges holding fewer records than about twice that (a heap, a "
+                       "thin tail, the data's edge) cannot be told from noise")
     from oracledp.synth._numeric import FINE_BINS, LOW_POINTS
     from oracledp.tabular._columns import number_text
 

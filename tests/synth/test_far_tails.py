@@ -291,7 +291,7 @@ def test_the_rule_reads_the_noise_of_the_tree(monkeypatch: pytest.MonkeyPatch,
                                               method: str) -> None:
     """far_tails gets each node's noise standard deviation: sigma for the zCDP methods,
     sqrt(2) times the Laplace scale for the pure ones, and the tree's leaves (one more for a
-    missing level)."""
+    missing level); ``numeric_["node_sd"]`` says the same."""
     calls = _logged_cuts(monkeypatch)
     data, schema = _spend()
     data["spend"] = data["spend"].astype("Int64")
@@ -306,6 +306,7 @@ def test_the_rule_reads_the_noise_of_the_tree(monkeypatch: pytest.MonkeyPatch,
     want = (tsm._level_sigma(L, plan["rho_each"]) if method == "oracle-query-pgm"
             else math.sqrt(2.0) * tsm._level_scale(L, plan["epsilon_each"]))
     assert sd == want and leaves == m + 1
+    assert ts.numeric_["node_sd"] == {"spend": want}  # as synth fit prints it
 
 
 def test_an_empty_coarse_bin_is_drawn_near_the_estimate() -> None:
@@ -380,6 +381,9 @@ def test_the_fit_says_what_it_left_out(tmp_path: pathlib.Path) -> None:
                                    str(tmp_path / "s.json"), "--epsilon", "1", "--seed", "3",
                                    "--out", str(tmp_path / "m2")])
     assert res.exit_code == 0, res.output
+    sd = TableSynthesizer.load(tmp_path / "m2").numeric_["node_sd"]["spend"]
+    noise = [line for line in res.stdout.splitlines() if "noise of each node" in line]
+    assert len(noise) == 1 and f": spend {sd:.3g} ({100 * sd / len(data):.2g} %); " in noise[0]
     notes = [line for line in res.stdout.splitlines()
              if line.startswith("note: ") and ("grid" in line or "noise from" in line)]
     assert notes == [

@@ -285,6 +285,10 @@ class TableSynthesizer:
         split equally among them); with ``bin_edges="quantiles"`` their coarse bins are cut
         at the measured quantiles, and sampling draws each value from the measured fine
         histogram.  The method runs on the coarse domain with the rest of the budget.
+        ``numeric_`` then holds the plan (public), the ranges left out (``"emptied"``) and
+        each histogram's noise per tree node (``"node_sd"``: a standard deviation in records;
+        a range of a column holding fewer records than about twice that cannot be told from
+        noise).
         """
         from oracledp.privacy import group_privacy
         from oracledp.privacy._accountant import begin_release
@@ -391,7 +395,7 @@ class TableSynthesizer:
             print(f"oracledp: fitting {self.method}", file=sys.stderr, flush=True)
         rng = check_rng(self.random_state)  # every check is done: randomness starts here
         begin_release(self, epsilon, delta, rng=rng, rho=rho, covers_inner=True)
-        within, coarse_bins, maps, hist, plain, emptied = self._measure_numeric(
+        within, coarse_bins, maps, hist, plain, emptied, node_sd = self._measure_numeric(
             schema, fine_dom, rows, counts, refined, fine_bins, plan, rng, grouped)
         within = _fill_empty_bins(TableDomain(schema, coarse_bins), within, plain)
         tdom = TableDomain(schema, coarse_bins, within=within)
@@ -424,6 +428,8 @@ class TableSynthesizer:
         self.numeric_["fraction"] = fraction
         if emptied:  # post-processing: what far_tails left out, as declared values
             self.numeric_["emptied"] = emptied
+        if node_sd:  # public: the noise of each histogram's tree nodes, from rho and the grid
+            self.numeric_["node_sd"] = node_sd
         self.guarantee_ = schema.annotate_guarantee(plan.guarantee(synth.guarantee_, epsilon,
                                                                    list(refined)))
         self.guarantee_per_person_ = group_privacy(self.guarantee_, schema.records_per_person)
@@ -437,12 +443,13 @@ class TableSynthesizer:
                          ) -> tuple[dict[str, Any], Any, dict[str, tuple[int, ...]],
                                     dict[str, tuple[NDArray[np.float64], float]],
                                     dict[str, NDArray[np.float64]],
-                                    dict[str, list[list[float]]]]:
+                                    dict[str, list[list[float]]], dict[str, float]]:
         """The fine histograms of the refined columns (noise drawn here): the shapes drawn
         within coarse bins, the coarse bins (``bins`` with each refined column's cut points),
         the model's maps and released 1-way tables, the plain estimates less the ranges
         :func:`~oracledp.synth._numeric.far_tails` emptied, and those ranges as ``[first,
-        last]`` grid values, per column."""
+        last]`` grid values, and the standard deviation of the noise of one tree node (public:
+        from the budget and the grid), per column."""
         from oracledp.synth._numeric import (
             FLAT_KAPPA,
             far_tails,
@@ -458,6 +465,7 @@ class TableSynthesizer:
         released: dict[str, tuple[NDArray[np.float64], float]] = {}
         plain: dict[str, NDArray[np.float64]] = {}
         emptied: dict[str, list[list[float]]] = {}
+        node_sd: dict[str, float] = {}
         names = [a.name for a in fine_dom.attrs]
         for c in schema.columns:
             if c.name not in refined:
@@ -490,6 +498,7 @@ class TableSynthesizer:
             est_all, flat_all = out
             sd = (_level_sigma(L, plan.numeric_rho_each) if plan.numeric_rho_each is not None
                   else math.sqrt(2.0) * _level_scale(L, plan.numeric_eps_each))
+            node_sd[c.name] = float(sd)
             # a declared range far wider than the data: the noise far beyond the data's bulk
             # is emptied from what is drawn (far_tails); the coarse bins are cut from the
             # plain estimate as they were, less any that would lie wholly in that range
@@ -538,7 +547,7 @@ class TableSynthesizer:
         for c in schema.columns:  # the other gridded columns: one bin per grid point
             if c.kind == "numeric" and c.step is not None and c.name not in coarse:
                 coarse[c.name] = c.K + 1
-        return within, coarse, maps, released, plain, emptied
+        return within, coarse, maps, released, plain, emptied, node_sd
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "_release"):
