@@ -678,7 +678,7 @@ def _echo_data_resolution(r: dict[str, Any]) -> None:
             (lo, hi), (slo, shi) = col["range_real"], col["range_synthetic"]
             extra += (f", range {_value_text(slo)} to {_value_text(shi)} (real "
                       f"{_value_text(lo)} to {_value_text(hi)}; "
-                      f"{100 * col['outside_real_range']:.2f} % of the values outside it)")
+                      f"{_share_text(col['outside_real_range'])} of the values outside it)")
         typer.echo(f"  {col['column']}: 1-way TV {col['tv']:.4f} over {col['bins']} bins{extra}")
         if "quantiles_real" in col:  # the tails and heaps a data scientist looks at
             pct = "/".join(f"{100 * q:g}" for q in col["quantiles"])
@@ -686,9 +686,21 @@ def _echo_data_resolution(r: dict[str, Any]) -> None:
             syn_q = ", ".join(_value_text(v) for v in col["quantiles_synthetic"])
             heap = ("" if "most_common_real" not in col else
                     f"; the real values' most common, {_value_text(col['most_common_real'])}: "
-                    f"{100 * col['most_common_share_synthetic']:.2f} % of the synthetic "
-                    f"values (real {100 * col['most_common_share_real']:.2f} %)")
+                    f"{_share_text(col['most_common_share_synthetic'])} of the synthetic "
+                    f"values (real {_share_text(col['most_common_share_real'])})")
             typer.echo(f"    quantiles {pct} %: {syn_q} (real {real_q}){heap}")
+
+
+def _share_text(share: float) -> str:
+    """A share as a percentage with 2 decimals, never an exponent, and a share too small for
+    them said as such rather than as none: ``0.00 %`` only for 0.
+
+    >>> _share_text(1.0), _share_text(0.25), _share_text(0.00004), _share_text(0.0)
+    ('100.00 %', '25.00 %', 'below 0.01 %', '0.00 %')
+    """
+    if 0 < share < 0.00005:
+        return "below 0.01 %"
+    return f"{100 * share:.2f} %"
 
 
 def _value_text(v: float) -> str:

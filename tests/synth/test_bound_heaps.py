@@ -60,12 +60,11 @@ def test_bound_children() -> None:
 
 @pytest.mark.parametrize("on", [True, False])
 def test_a_zero_heap_survives_flattening(monkeypatch: pytest.MonkeyPatch, on: bool) -> None:
-    """A wide grid's fine bins (bound 0 alone, then shares of 976 points and the round values
-    between them, as TableSynthesizer cuts 0-1,000,000): 223 records at 0 and 4,777 spread
-    over the shares from 2,000 to 150,000, node noise sd 82 (5,000 incomes at epsilon 1).
-    Over 20 seeds the plain estimate keeps a mean of about 83 % of the zeros; the flattened
-    shape 67 % with the rule (about 0 in 1 seed of 14), 32 % without it (about 0 in half the
-    seeds)."""
+    """A wide grid's fine bins without the low points (bound 0 alone, then shares of 976
+    points and the round values between them): 223 records at 0 and 4,777 spread over the
+    shares from 2,000 to 150,000, node noise sd 82 (5,000 incomes at epsilon 1).  Over seeds
+    0-59 the flattened shape keeps a mean of 61 % of the zeros with the rule (52-67 % by
+    blocks of 20 seeds; 56 % over seeds 0-99), 18 % without it (5-32 %)."""
     monkeypatch.setattr(nm, "BOUND_HEAPS", on)
     starts = np.union1d(nm.fine_starts(1_000_000, 1024),
                         np.union1d(nm.round_points(1_000_000, 0, 1),
@@ -76,21 +75,31 @@ def test_a_zero_heap_survives_flattening(monkeypatch: pytest.MonkeyPatch, on: bo
     bulk = (starts >= 2000) & (starts < 150_000)
     counts[bulk] = 4777 * widths[bulk] / widths[bulk].sum()
     kept = []
-    for seed in range(20):
+    for seed in range(60):
         _, flat = tree_histogram(counts, np.random.default_rng(seed), sigma=82.0, flat=4.0,
                                  widths=widths)
         kept.append(flat[0] / 223)
-    assert (np.mean(kept) >= 0.55) == on, np.mean(kept)
-    assert (np.mean(kept) < 0.4) == (not on), np.mean(kept)
+    assert (np.mean(kept) >= 0.4) == on and (np.mean(kept) < 0.25) == (not on), np.mean(kept)
 
 
-@pytest.mark.parametrize("on", [True, False])
-def test_a_top_coded_heap_through_the_fit(monkeypatch: pytest.MonkeyPatch, on: bool) -> None:
+def test_the_root_split_keeps_a_bound_heap(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Four leaves, the root's split the only one: counts 60, 10, 10, 10 with the noise drawn
+    as zeros and sigma 15 depart from even by 1,875, within 4 x 3 x 225 (flattened), and
+    freeing leaf 0 removes all of it, above 4 x 225: the flattened estimate keeps them."""
+    monkeypatch.setattr(nm.noise, "gaussian", lambda rng, sigma, size: np.zeros(size))
+    x = np.array([60.0, 10, 10, 10])
+    _, flat = tree_histogram(x, np.random.default_rng(0), sigma=15.0, flat=4.0)
+    assert flat == pytest.approx(x)
+    monkeypatch.setattr(nm, "BOUND_HEAPS", False)
+    _, even = tree_histogram(x, np.random.default_rng(0), sigma=15.0, flat=4.0)
+    assert even == pytest.approx(np.full(4, 22.5))
+
+
+def test_a_top_coded_heap_through_the_fit(monkeypatch: pytest.MonkeyPatch) -> None:
     """4,000 incomes declared 0-200,000, 3.6 % of them top-coded at 200,000 (a fine bin of
     one point beside a share of 195), a job column beside them, at epsilon 0.5 (seeds 0-7):
-    with the rule, at least 5 of the 8 synthetic tables hold 1 % at 200,000 or more (6 did
-    when this was written, mean 1.8 %); without it, at most 2 (1 did, mean 0.4 %)."""
-    monkeypatch.setattr(nm, "BOUND_HEAPS", on)
+    the synthetic share at 200,000 has a mean of at least 1 % with the rule (1.8 % when this
+    was written; 1.5 % over seeds 0-31) and more than twice that without it (0.4 %)."""
     rng = np.random.default_rng(5)
     n = 4000
     job = rng.choice(["a", "b", "c"], n)
@@ -104,7 +113,13 @@ def test_a_top_coded_heap_through_the_fit(monkeypatch: pytest.MonkeyPatch, on: b
         "columns": [{"name": "income", "type": "numeric", "lower": 0, "upper": 200_000,
                      "step": 1},
                     {"name": "job", "type": "categorical", "levels": ["a", "b", "c"]}]})
-    top = [float((TableSynthesizer("oracle-query-pgm", epsilon=0.5, random_state=s).fit(
-        data, schema).sample(n, random_state=s)["income"] == 200_000).mean()) for s in range(8)]
-    kept = sum(t >= 0.01 for t in top)
-    assert (kept >= 5) == on and (kept <= 2) == (not on), top
+
+    def mean_top() -> float:
+        return float(np.mean([(TableSynthesizer("oracle-query-pgm", epsilon=0.5,
+                                                 random_state=s).fit(data, schema).sample(
+            n, random_state=s)["income"] == 200_000).mean() for s in range(8)]))
+
+    on = mean_top()
+    monkeypatch.setattr(nm, "BOUND_HEAPS", False)
+    off = mean_top()
+    assert on >= 0.01 and on > 2 * off, (on, off)

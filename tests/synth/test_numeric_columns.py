@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import itertools
+import json
 import math
 import pathlib
 from fractions import Fraction
@@ -1287,3 +1288,24 @@ def test_grid_values_of_many_digits_are_distinct_levels(lower: float, upper: flo
     v = fake["v"].to_numpy(dtype=float)
     assert v.min() >= lower and v.max() <= upper and len(np.unique(v)) > min(50, K // 2)
     np.testing.assert_allclose((v - lower) / step, np.round((v - lower) / step), atol=1e-6)
+
+
+def test_released_cut_points_are_grid_values_as_written(tmp_path: pathlib.Path) -> None:
+    """A column on 0.05-60.05 by 0.1: the coarse cut points the fit releases (and saves) are
+    its grid values written with the step's 2 decimals (6.95, not 6.949999999999999), and the
+    saved model samples what the fitted one does."""
+    rng = np.random.default_rng(0)
+    data = pd.DataFrame({"x": np.round(0.05 + rng.integers(0, 601, 2000) * 0.1, 2),
+                         "y": rng.choice(["a", "b"], 2000)})
+    schema = TableSchema.from_dict({
+        "target": {"name": "y", "labels": ["a", "b"]},
+        "columns": [{"name": "x", "type": "numeric", "lower": 0.05, "upper": 60.05,
+                     "step": 0.1}]})
+    ts = TableSynthesizer("oracle-query-pgm", epsilon=1.0, random_state=0).fit(data, schema)
+    ts.save(tmp_path / "m")
+    cuts = json.loads((tmp_path / "m" / "synth-model.json").read_text())["params"]["bins"][
+        "columns"]["x"]
+    assert len(cuts) > 3 and all(c == round(c, 2) and len(repr(c).split(".")[1]) <= 2
+                                 for c in cuts), cuts
+    again = TableSynthesizer.load(tmp_path / "m")
+    pd.testing.assert_frame_equal(ts.sample(300, random_state=4), again.sample(300, random_state=4))

@@ -503,7 +503,7 @@ def _even_split(children: NDArray[np.float64], widths: NDArray[np.float64], tota
     rest = np.ones(len(c), dtype=bool)
     rest[free] = False
     if rest.any():
-        out[rest] = _spread(total - float(out.sum()), w[rest])
+        out[rest] = _spread(max(total - float(out.sum()), 0.0), w[rest])
     elif out.sum() > 0:
         out *= total / out.sum()
     return out
