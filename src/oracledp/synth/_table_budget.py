@@ -270,7 +270,8 @@ def afford(n: int, shape: Sequence[int], bins: int, *, columns: int, rho: float 
         return f"about {x:.2g}" if x < 1.0 else "1 or more (noise only)"
 
     cut = (f"{'a numeric column gets' if columns == 1 else f'{columns} numeric columns get'} "
-           f"at most {bins} coarse bins; " if columns else "")
+           f"{bins} coarse bins for n and the budget (the model may hold more); "
+           if columns else "")
     # the widest column, where it is wider than the median one: its own table's noise
     j_wide = max(range(len(shape)), key=lambda j: int(shape[j]))
     wide = int(shape[j_wide]) * per_cell * spread
