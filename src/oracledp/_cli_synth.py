@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
+import numpy as np
 import typer
 
 from oracledp._cli_budget import (
@@ -704,7 +705,7 @@ def _echo_data_resolution(r: dict[str, Any]) -> None:
 def _low_text(c: Any) -> str:
     """How a wide grid's low points (:func:`~oracledp.synth._numeric.low_points`) cut the
     values near its lower bound, for the wide-grid note (each spacing up to the first value of
-    its last bin): ``"bins of one value up to 255, of 10 up to 2550, then "``."""
+    its last bin): ``"bins of one value up to 255, of 10 wide up to 2550, then "``."""
     from oracledp.synth._numeric import low_points
     from oracledp.tabular._columns import number_text
 
@@ -718,25 +719,31 @@ def _low_text(c: Any) -> str:
         while j + 1 < len(p) and int(p[j + 1] - p[j]) == gap:
             j += 1
         width = number_text(round(gap * c.step, 12))
-        parts.append(f"{'one value' if gap == 1 else width} up to "
+        parts.append(f"{'one value' if gap == 1 else width + ' wide'} up to "
                      f"{number_text(round(c.lower + int(p[j]) * c.step, 12))}")
         k = j + 1 if j > k else k + 1
     return "bins of " + ", of ".join(parts) + ", then "
 
 
 #: ``synth fit`` notes a numeric column whose histogram's node noise is at least this share
-#: of the records (sweep 10: 800 incomes at epsilon 1 under ``independent``, 14 % per node,
+#: of the records (sweep 10: 800 incomes at epsilon 1 under ``independent``, 13 % per node,
 #: came back with 12.5 % of their values past the real maximum).
 NOISY_NODE_SHARE = 0.05
 
 
 def _percent_text(p: float) -> str:
-    """A percentage with 2 significant digits, never an exponent.
+    """A percentage with 2 significant digits (all the digits of a whole number), never an
+    exponent.
 
-    >>> _percent_text(4.61), _percent_text(0.35), _percent_text(156.0)
-    ('4.6', '0.35', '156')
+    >>> _percent_text(4.61), _percent_text(0.35), _percent_text(156.0), _percent_text(99.7)
+    ('4.6', '0.35', '156', '100')
+    >>> _percent_text(3e-5)
+    '0.00003'
     """
-    return f"{p:.2g}" if abs(p) < 100 else f"{p:.0f}"
+    if abs(p) >= 99.5:
+        return f"{p:.0f}"
+    return np.format_float_positional(float(p), precision=2, unique=True, fractional=False,
+                                      trim="-")
 
 
 def _share_text(share: float) -> str:
@@ -753,7 +760,14 @@ def _share_text(share: float) -> str:
 
 def _value_text(v: float) -> str:
     """A value of a numeric column for ``synth evaluate``: six significant digits, in full
-    (no exponent) up to 10^15."""
+    (no exponent) from 10^-12 up to 10^15.
+
+    >>> _value_text(17741.3), _value_text(1234567.8), _value_text(1.234e-07), _value_text(0.0)
+    ('17741.3', '1234568', '0.0000001234', '0')
+    """
+    if 1e-12 <= abs(v) < 1e-4:
+        return np.format_float_positional(float(v), precision=6, unique=True,
+                                          fractional=False, trim="-")
     return f"{v:.6g}" if abs(v) < 1e6 or abs(v) >= 1e15 else f"{v:.0f}"
 
 

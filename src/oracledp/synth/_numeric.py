@@ -53,8 +53,8 @@ plain, a heap elsewhere on the level (40 % of a column at one value) had made no
 grid's bounds when freeing that child is worth a flat test's degree of freedom
 (:data:`BOUND_HEAPS`): heaps lie at the bounds (a money column's zeros, a top-coded value),
 and beside a wide grid's equal shares a bound is a fine bin of one point, whose share of an
-even split is next to nothing (docs/results/synth-bound-heaps).  Privacy: the histograms and the
-synthesizer's own measurements compose (zCDP: rho adds up; pure: epsilon adds up); the
+even split is next to nothing (docs/results/synth-bound-heaps).  Privacy: the histograms and
+the synthesizer's own measurements compose (zCDP: rho adds up; pure: epsilon adds up); the
 release states their sum (:class:`~oracledp.synth.TableSynthesizer`).
 """
 
@@ -220,8 +220,7 @@ def tree_histogram(counts: NDArray[np.floating], rng: np.random.Generator, *,
     ``keep`` (a bound of the grid) where freeing it lowers the even split's squared
     departures by at least ``kappa`` variances (:func:`_even_split`, :data:`BOUND_HEAPS`).
     Each node is tested on its own children, so structure seen only at a finer level is
-    kept.  Only
-    nodes within the first ``keep`` leaves (default all) may split evenly.  Returns
+    kept.  Only nodes within the first ``keep`` leaves (default all) may split evenly.  Returns
     ``(estimate, flattened estimate)`` then: both nonnegative and summing to n.
     Post-processing of the same release.
     """

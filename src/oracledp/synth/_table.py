@@ -68,16 +68,19 @@ BinsLike = int | Mapping[str, int | Sequence[float]]
 
 def _decimals(*values: float) -> int:
     """Decimal places enough to write every value exactly (at most 12), up to a few units in
-    the last place of its float (0.1 + 0.2 has 1; 100000000.00005 has 5, not the 4 a
-    tolerance relative to its size gave, whose labels then collided).
+    the last place of its float and well below a unit of the last decimal (0.1 + 0.2 has 1;
+    100000000.00005 has 5, not the 4 a tolerance relative to its size gave, whose labels then
+    collided; 6444157816.44335 has 5).
 
     >>> _decimals(0.1 + 0.2), _decimals(100000000.00005, 0.0001), _decimals(3.0), _decimals(1e-7)
     (1, 5, 0, 7)
+    >>> _decimals(6444157816.44335), _decimals(-5226196859.86349)
+    (5, 5)
     """
     out = 0
     for v in values:
         for d in range(13):
-            if abs(round(v, d) - v) <= 64 * np.spacing(abs(v)):
+            if abs(round(v, d) - v) <= min(64 * np.spacing(abs(v)), 1e-3 * 10.0**-d):
                 out = max(out, d)
                 break
         else:
