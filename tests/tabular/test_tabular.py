@@ -103,6 +103,23 @@ def test_invalid_schemas_are_refused_clearly(edit, match):
         TableSchema.from_dict(d)
 
 
+def test_a_whole_number_of_steps_up_to_the_floats_precision():
+    """100000000.00005 to 100000000.20005 by 0.0001 is 2000 steps, give or take the 1.5e-4
+    steps that doubles of that size carry: accepted (it was refused, "got 2000 steps"); half a
+    step more is refused, the count said with its decimals."""
+    lower, step = 100_000_000.00005, 0.0001
+
+    def schema(upper: float) -> TableSchema:
+        return TableSchema.from_dict({"target": {"name": "y", "labels": ["a", "b"]},
+                                      "columns": [{"name": "x", "type": "numeric",
+                                                   "lower": lower, "upper": upper,
+                                                   "step": step}]})
+
+    assert schema(100_000_000.20005).columns[0].K == 2000
+    with pytest.raises(ValueError, match=r"whole number of steps \(got 2000\.[45]\d+ steps\)"):
+        schema(100_000_000.20010)
+
+
 def test_invalid_json_text():
     with pytest.raises(ValueError, match="not valid JSON"):
         TableSchema.from_json("{columns: ")

@@ -237,9 +237,12 @@ class Column:
                 if not 1 <= K <= MAX_GRID:
                     raise ValueError(f"{where}: (upper - lower)/step must round to an integer "
                                      f"in [1, {MAX_GRID}], got {K}")
-                if abs((hi - lo) / step - K) > 1e-9 * K:
+                # a whole number up to the floats' own precision: 100000000.20005 -
+                # 100000000.00005 is 2000 steps of 0.0001 give or take 1.5e-4 steps
+                slack = max(1e-9 * K, 4.0 * math.ulp(max(abs(lo), abs(hi))) / step)
+                if abs((hi - lo) / step - K) > slack:
                     raise ValueError(f"{where}: upper - lower must be a whole number of steps "
-                                     f"(got {(hi - lo) / step:g} steps)")
+                                     f"(got {(hi - lo) / step:.10g} steps)")
                 if max(abs(lo), abs(hi)) / step > 2.0**50:  # doubles there are too coarse
                     raise ValueError(f"{where}: the grid's values are too large for its step "
                                      "to be read exactly (a number past 2^50 steps from 0: "
