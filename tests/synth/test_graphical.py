@@ -174,6 +174,9 @@ def test_oracle_query_pgm_default_is_the_dense_estimators_release(
     import oracledp.synth._oracle_query_pgm as mod
 
     monkeypatch.setattr(mod, "cover_rounds", lambda T, d, eps_sel=0.0: min(d - 1, -(-T // 2)))
+    # that code's equal 1-way split, every round selecting
+    monkeypatch.setattr(mod, "ONE_WAY_POWER", 0.0)
+    monkeypatch.setattr(mod, "LAST_ROUND_COVERS", False)
     codes = _codes(3000)
     syn = OracleQueryPGM(1.0, 1e-6, k=2, iterations=2, final_iterations=20,
                          random_state=4).fit(codes, DOM)
@@ -198,9 +201,13 @@ def test_oracle_query_pgm_default_is_the_dense_estimators_release(
     monkeypatch.undo()
     default = OracleQueryPGM(1.0, 1e-6, k=2, random_state=4).fit(codes, DOM)
     assert default.rounds_ == 5
-    assert default.measured_axes_[d:] == ((0, 1), (3, 4), (2, 3), (1, 2), (4, 5))
+    # four L1 selections; attribute 5 is in none of them, so the last round measures its
+    # 1-way table with the round's whole budget (LAST_ROUND_COVERS)
+    assert default.measured_axes_[d:] == ((0, 1), (3, 4), (2, 3), (1, 2), (5,))
     sel = [s.mechanism for s in default.ledger_ if not s.released]
-    assert len(sel) == 5 and all("L1" in m for m in sel)
+    assert len(sel) == 4 and all("L1" in m for m in sel)
+    last = [s for s in default.ledger_ if s.round == 5]
+    assert len(last) == 1 and last[0].released == (5,)
 
 
 def test_model_cap_restricts_the_candidates() -> None:
@@ -231,6 +238,7 @@ def test_default_model_cap_is_public_and_grows_with_the_rounds_asked(
         return real(shape, blocks, measured, cap)
 
     monkeypatch.setattr(mod, "_allowed_blocks", spy)
+    monkeypatch.setattr(mod, "LAST_ROUND_COVERS", False)  # each of the 3 rounds selects
     codes = _codes(600)
     rows, counts = np.unique(codes, axis=0, return_counts=True)
     for n in (below, above):  # the same rows, weighted to n records: only n sets the cap

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+import oracledp.synth._oracle_query_pgm as oq
 from oracledp.privacy import zcdp_epsilon, zcdp_rho
 from oracledp.privacy._guarantees import GuaranteeKind
 from oracledp.synth import Domain, answer, errors, kway_marginal_workload
@@ -24,11 +25,13 @@ from oracledp.synth._oracle_query_pgm import (
     L1_SELECTION_EPS,
     OracleQueryPGM,
     _wanted_rounds,
+    alone_attributes,
     cover_rounds,
     default_rounds,
     floor_rounds,
     measures_all,
     one_way_share,
+    one_way_sigmas,
     table_scores,
 )
 from oracledp.synth._workload import marginal_tables
@@ -163,7 +166,7 @@ def test_ledger_composes_to_the_target(eps: float, selection: str, orders: tuple
     assert [s.round for s in sel] == list(range(1, 8))
     meas = [s for s in syn.ledger_ if s.round > 0 and s.released]
     assert len(meas) == 7 and all(s.rho == 1.0 / syn.sigma_**2 for s in meas)
-    assert all(s.rho == 1.0 / syn.sigma_one_way_**2 for s in syn.ledger_[:4])
+    assert all(s.rho == 1.0 / syn.sigma_one_way_[s.released[0]] ** 2 for s in syn.ledger_[:4])
     assert syn.measured_axes_ == tuple(s.released for s in syn.ledger_ if s.released)
     allowed = {len(c) for c in syn.measured_axes_[4:]}
     assert allowed <= set(orders or (2,))
@@ -287,7 +290,9 @@ def test_the_ledger_spends_the_one_way_share_it_reports(share: float | None) -> 
     one = math.fsum(s.zcdp for s in fit.ledger_ if s.round == 0)
     rest = math.fsum(s.zcdp for s in fit.ledger_ if s.round > 0)
     assert one == pytest.approx(f * fit.rho_) and rest == pytest.approx((1 - f) * fit.rho_)
-    assert fit.sigma_one_way_ == pytest.approx(1 / math.sqrt(f * fit.rho_ / 7))
+    # split by cells^(2/3) (levels 2, 3, 2, 4, 2, 3, 2)
+    w = np.array([2, 3, 2, 4, 2, 3, 2]) ** (2 / 3)
+    assert fit.sigma_one_way_ == pytest.approx(tuple(1 / np.sqrt(f * fit.rho_ * w / w.sum())))
     assert fit.eps_selection_ == pytest.approx(math.sqrt(8 * 0.25 * (1 - f) * fit.rho_ / 18))
     assert f"1-way tables {fit.one_way_fraction_:.4g} of rho" in fit.guarantee_.notes
 
@@ -340,6 +345,8 @@ def test_fit_passes_each_rule_its_sensitivity(monkeypatch: pytest.MonkeyPatch,
         return real(rng, scores, eps, sens)
 
     monkeypatch.setattr(_noise, "exponential_mechanism", spy)
+    # every round selects (a last round covering lone attributes selects nothing)
+    monkeypatch.setattr(oq, "LAST_ROUND_COVERS", False)
     codes, dom = _wide(500)
     syn = OracleQueryPGM(epsilon, 1e-6, k=2, rounds=rounds, random_state=0).fit(codes, dom)
     assert (syn.eps_selection_ >= L1_SELECTION_EPS) == (epsilon == 1.0)
@@ -377,6 +384,7 @@ def test_auto_measures_every_table_once_when_the_rounds_cover_half(
         return real(rng, scores, eps, sens)
 
     monkeypatch.setattr(_noise, "exponential_mechanism", spy)
+    monkeypatch.setattr(oq, "LAST_ROUND_COVERS", False)  # every round selects
     codes, dom = _tiny(500)
     syn = OracleQueryPGM(1.0, 1e-6, k=2, rounds=rounds, iterations=2, final_iterations=5,
                          random_state=0).fit(codes, dom)
@@ -466,6 +474,72 @@ def test_all_fits_a_large_independent_pair_by_its_margins() -> None:
     assert ours < 0.7 * plain
 
 
+@pytest.mark.parametrize("cells", [[2], [2, 15], [7, 15, 3, 2, 10, 7], [1, 1000, 4]])
+def test_one_way_split_spends_rho_and_minimises_the_l1_noise(cells: list[int]) -> None:
+    """The split's rho adds up to the budget, grows as cells^(2/3), and no other split of
+    the same budget has a smaller summed expected L1 noise sum_a c_a sigma_a (random
+    splits and the equal one; a mutant power 1 or 0 is worse wherever the cells differ)."""
+    rho = 0.0123
+    s = one_way_sigmas(cells, rho)
+    r = 1.0 / s**2
+    assert r.sum() == pytest.approx(rho, rel=1e-12)
+    c = np.asarray(cells, dtype=float)
+    assert r / r.sum() == pytest.approx(c ** (2 / 3) / (c ** (2 / 3)).sum())
+    best = float(c @ s)
+    rng = np.random.default_rng(0)
+    for w in [np.ones(len(c)), c, *rng.dirichlet(np.ones(len(c)), 200)]:
+        other = 1.0 / np.sqrt(rho * w / w.sum())
+        assert float(c @ other) >= best * (1 - 1e-12)
+        if len(set(cells)) > 1 and (np.allclose(w, 1) or np.allclose(w, c)):
+            assert float(c @ other) > best * (1 + 1e-6)
+    with pytest.raises(ValueError):
+        one_way_sigmas([], rho)
+    with pytest.raises(ValueError):
+        one_way_sigmas([2, 0], rho)
+
+
+def test_last_round_measures_the_attributes_no_pair_holds() -> None:
+    """A 15-level attribute independent of the rest is in no selected pair at a small budget:
+    the last round spends its whole budget on its 1-way table (no selection), split among
+    the attributes alone as the 1-way tables are; the total is the target.  Without the
+    rule (LAST_ROUND_COVERS False) the last round selects as the others do."""
+    rng = np.random.default_rng(3)
+    n = 2000
+    a = rng.integers(0, 2, n)
+    b = np.where(rng.random(n) < 0.9, a, 1 - a)
+    c = np.where(rng.random(n) < 0.9, b, 1 - b)
+    z = rng.integers(0, 15, n)
+    codes = np.stack([a, b, c, z], axis=1).astype(np.int64)
+    dom = Domain(("a", "b", "c", "z"), ((0, 1), (0, 1), (0, 1), tuple(range(15))))
+    kw = dict(k=2, rounds=3, selection="table", iterations=2, final_iterations=5)
+    seen = 0
+    for seed in range(5):
+        syn = OracleQueryPGM(0.5, 1e-6, random_state=seed, **kw).fit(codes, dom)
+        T = syn.rounds_
+        assert math.fsum(s.rho for s in syn.ledger_) == pytest.approx(zcdp_rho(0.5, 1e-6))
+        before = [s.released for s in syn.ledger_ if s.released and s.round < T]
+        alone = alone_attributes(4, before)
+        last = [s for s in syn.ledger_ if s.round == T]
+        round_rho = (1 - syn.one_way_fraction_) * syn.rho_ / T
+        assert math.fsum(s.rho for s in last) == pytest.approx(round_rho)
+        if alone:
+            seen += 1
+            assert [s.released for s in last] == [(x,) for x in alone]
+            want = one_way_sigmas([dom.shape[x] for x in alone], round_rho)
+            assert [s.rho for s in last] == pytest.approx(list(1 / want**2))
+        else:
+            assert [bool(s.released) for s in last] == [False, True]
+    assert seen >= 3  # z is alone in most seeds
+    old = oq.LAST_ROUND_COVERS
+    try:
+        oq.LAST_ROUND_COVERS = False
+        syn = OracleQueryPGM(0.5, 1e-6, random_state=0, **kw).fit(codes, dom)
+    finally:
+        oq.LAST_ROUND_COVERS = old
+    last = [s for s in syn.ledger_ if s.round == syn.rounds_]
+    assert [bool(s.released) for s in last] == [False, True]
+
+
 def test_one_way_noise_is_gaussian_with_the_stated_sigma() -> None:
     """KS test of (measured - true) / sigma1 against N(0, 1); false alarm rate 1e-3."""
     codes, dom = _tiny(n=500)
@@ -476,7 +550,7 @@ def test_one_way_noise_is_gaussian_with_the_stated_sigma() -> None:
                              random_state=seed).fit(codes, dom)
         m = syn.measurements_[3]
         assert m.axes == (3,)
-        z.extend((m.values - true) / syn.sigma_one_way_)
+        z.extend((m.values - true) / syn.sigma_one_way_[3])
     assert stats.kstest(z, "norm").pvalue > 1e-3
     # a half-sigma mutant would be caught: its z-scores have std 0.5
     assert stats.kstest(np.asarray(z) * 0.5, "norm").pvalue < 1e-3
