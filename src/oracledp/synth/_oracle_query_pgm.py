@@ -329,9 +329,10 @@ def one_way_sigmas(cells: Sequence[int], rho: float) -> NDArray[np.float64]:
     2,000 sales at eps = 1, 15 stores in no selected pair came out with a 1-way TV of 0.13
     against 0.05 for independent marginals.  Measured with tuning seeds 100-102
     (``docs/results/synth-one-way-split/``): mean native 2-way TV lower or level on the
-    bundled tables and 13 new users' tables (doctor_visits at eps = 2 0.0228 -> 0.0218,
-    nhefs at eps = 1 and 2 0.0675 -> 0.0631 and 0.0383 -> 0.0357, a 30-city table 0.2145 ->
-    0.1916), with the last round's cover (:data:`LAST_ROUND_COVERS`).
+    bundled tables but three cells within their seeds' spread, and on 15 new users' tables
+    (doctor_visits at eps = 2 0.0228 -> 0.0218, nhefs at eps = 1 and 2 0.0675 -> 0.0630 and
+    0.0383 -> 0.0356, a 30-city table 0.2099 -> 0.1951, both with the last round's cover,
+    :data:`LAST_ROUND_COVERS`).
 
     >>> [round(float(s), 3) for s in one_way_sigmas([8, 8], 0.5)]  # equal cells: equal split
     [2.0, 2.0]
