@@ -142,9 +142,11 @@ def _fit(method: str, cfg: Config, eps: float, data: Any, workload: Any,
     if method == "oracle_query_pgm":
         from oracledp.synth import OracleQueryPGM
 
-        # the reproduction keeps the worst-cell table selection its records were made with
-        # (the library's default became the L1 score afterwards; CHANGELOG)
-        kw: dict[str, Any] = {"selection": "table"}
+        # the reproduction keeps the worst-cell table selection, the equal 1-way split and the
+        # selecting last round its records were made with (the library's defaults became the
+        # L1 score, the split by cells and the last round's cover afterwards; CHANGELOG)
+        kw: dict[str, Any] = {"selection": "table", "one_way_split": "equal",
+                              "last_round": "select"}
         if cfg.pgm_rounds is not None:
             kw["rounds"] = cfg.pgm_rounds
         pgm = OracleQueryPGM(eps, cfg.delta, k=cfg.k, random_state=rng, **kw).fit(

@@ -174,11 +174,10 @@ def test_oracle_query_pgm_default_is_the_dense_estimators_release(
     import oracledp.synth._oracle_query_pgm as mod
 
     monkeypatch.setattr(mod, "cover_rounds", lambda T, d, eps_sel=0.0: min(d - 1, -(-T // 2)))
-    # that code's equal 1-way split, every round selecting
-    monkeypatch.setattr(mod, "ONE_WAY_POWER", 0.0)
-    monkeypatch.setattr(mod, "LAST_ROUND_COVERS", False)
     codes = _codes(3000)
+    # that code's equal 1-way split, every round selecting
     syn = OracleQueryPGM(1.0, 1e-6, k=2, iterations=2, final_iterations=20,
+                         one_way_split="equal", last_round="select",
                          random_state=4).fit(codes, DOM)
     d = len(SHAPE)
     assert syn.rounds_ == 5 and syn.max_model_cells_ is None
@@ -202,7 +201,7 @@ def test_oracle_query_pgm_default_is_the_dense_estimators_release(
     default = OracleQueryPGM(1.0, 1e-6, k=2, random_state=4).fit(codes, DOM)
     assert default.rounds_ == 5
     # four L1 selections; attribute 5 is in none of them, so the last round measures its
-    # 1-way table with the round's whole budget (LAST_ROUND_COVERS)
+    # 1-way table with the round's whole budget (last_round="cover")
     assert default.measured_axes_[d:] == ((0, 1), (3, 4), (2, 3), (1, 2), (5,))
     sel = [s.mechanism for s in default.ledger_ if not s.released]
     assert len(sel) == 4 and all("L1" in m for m in sel)
@@ -238,7 +237,6 @@ def test_default_model_cap_is_public_and_grows_with_the_rounds_asked(
         return real(shape, blocks, measured, cap)
 
     monkeypatch.setattr(mod, "_allowed_blocks", spy)
-    monkeypatch.setattr(mod, "LAST_ROUND_COVERS", False)  # each of the 3 rounds selects
     codes = _codes(600)
     rows, counts = np.unique(codes, axis=0, return_counts=True)
     for n in (below, above):  # the same rows, weighted to n records: only n sets the cap
@@ -247,11 +245,12 @@ def test_default_model_cap_is_public_and_grows_with_the_rounds_asked(
         for data in (rows, rows[:, ::-1] % np.array(SHAPE)):  # two datasets of n records
             caps.clear()
             syn = OracleQueryPGM(2.0, 1e-6, k=2, rounds=3, estimator="graphical",
+                                 last_round="select",  # each of the 3 rounds selects
                                  random_state=0).fit(data, DOM, sample_weight=w)
             want = mod.default_model_cells(n, 2.0, 1e-6)
             assert syn.n_ == n and caps == [want] * 3 and syn.max_model_cells_ == want
     caps.clear()
-    given = OracleQueryPGM(2.0, 1e-6, k=2, rounds=2, estimator="graphical",
+    given = OracleQueryPGM(2.0, 1e-6, k=2, rounds=2, estimator="graphical", last_round="select",
                            max_model_cells=70, random_state=0).fit(rows, DOM, sample_weight=w)
     assert caps == [70, 70] and given.max_model_cells_ == 70
     whole = OracleQueryPGM(1.0, 1e-6, k=2, rounds=2, random_state=0).fit(codes, DOM)

@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 from scipy import stats
 
-import oracledp.synth._oracle_query_pgm as oq
 from oracledp.privacy import zcdp_epsilon, zcdp_rho
 from oracledp.privacy._guarantees import GuaranteeKind
 from oracledp.synth import Domain, answer, errors, kway_marginal_workload
@@ -345,10 +344,10 @@ def test_fit_passes_each_rule_its_sensitivity(monkeypatch: pytest.MonkeyPatch,
         return real(rng, scores, eps, sens)
 
     monkeypatch.setattr(_noise, "exponential_mechanism", spy)
-    # every round selects (a last round covering lone attributes selects nothing)
-    monkeypatch.setattr(oq, "LAST_ROUND_COVERS", False)
     codes, dom = _wide(500)
-    syn = OracleQueryPGM(epsilon, 1e-6, k=2, rounds=rounds, random_state=0).fit(codes, dom)
+    # every round selects (a last round covering lone attributes selects nothing)
+    syn = OracleQueryPGM(epsilon, 1e-6, k=2, rounds=rounds, last_round="select",
+                         random_state=0).fit(codes, dom)
     assert (syn.eps_selection_ >= L1_SELECTION_EPS) == (epsilon == 1.0)
     assert syn.selection == "auto" and len(calls) == rounds
     assert cover_rounds(rounds, 7, syn.eps_selection_) == cover
@@ -384,10 +383,9 @@ def test_auto_measures_every_table_once_when_the_rounds_cover_half(
         return real(rng, scores, eps, sens)
 
     monkeypatch.setattr(_noise, "exponential_mechanism", spy)
-    monkeypatch.setattr(oq, "LAST_ROUND_COVERS", False)  # every round selects
     codes, dom = _tiny(500)
     syn = OracleQueryPGM(1.0, 1e-6, k=2, rounds=rounds, iterations=2, final_iterations=5,
-                         random_state=0).fit(codes, dom)
+                         last_round="select", random_state=0).fit(codes, dom)  # every round selects
     rho = math.fsum(s.rho for s in syn.ledger_)
     assert math.isclose(rho, zcdp_rho(1.0, 1e-6), rel_tol=1e-9)
     pairs = tuple(itertools.combinations(range(4), 2))
@@ -502,7 +500,7 @@ def test_last_round_measures_the_attributes_no_pair_holds() -> None:
     """A 15-level attribute independent of the rest is in no selected pair at a small budget:
     the last round spends its whole budget on its 1-way table (no selection), split among
     the attributes alone as the 1-way tables are; the total is the target.  Without the
-    rule (LAST_ROUND_COVERS False) the last round selects as the others do."""
+    rule (last_round="select") the last round selects as the others do."""
     rng = np.random.default_rng(3)
     n = 2000
     a = rng.integers(0, 2, n)
@@ -522,22 +520,75 @@ def test_last_round_measures_the_attributes_no_pair_holds() -> None:
         last = [s for s in syn.ledger_ if s.round == T]
         round_rho = (1 - syn.one_way_fraction_) * syn.rho_ / T
         assert math.fsum(s.rho for s in last) == pytest.approx(round_rho)
+        assert syn.last_round_attributes_ == tuple(alone)
         if alone:
             seen += 1
+            assert "the last round measured the 1-way tables of" in syn.guarantee_.notes
             assert [s.released for s in last] == [(x,) for x in alone]
             want = one_way_sigmas([dom.shape[x] for x in alone], round_rho)
             assert [s.rho for s in last] == pytest.approx(list(1 / want**2))
         else:
             assert [bool(s.released) for s in last] == [False, True]
     assert seen >= 3  # z is alone in most seeds
-    old = oq.LAST_ROUND_COVERS
-    try:
-        oq.LAST_ROUND_COVERS = False
-        syn = OracleQueryPGM(0.5, 1e-6, random_state=0, **kw).fit(codes, dom)
-    finally:
-        oq.LAST_ROUND_COVERS = old
+    syn = OracleQueryPGM(0.5, 1e-6, random_state=0, last_round="select", **kw).fit(codes, dom)
     last = [s for s in syn.ledger_ if s.round == syn.rounds_]
     assert [bool(s.released) for s in last] == [False, True]
+
+
+def _lone_table(n: int = 1500, seed: int = 7) -> tuple[np.ndarray, Domain]:
+    """A strongly dependent pair and three attributes of 15, 3 and 2 levels independent of
+    everything: the rounds pick the pair, and the last round covers the others."""
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 2, n)
+    b = np.where(rng.random(n) < 0.95, a, 1 - a)
+    z15, z3, z2 = rng.integers(0, 15, n), rng.integers(0, 3, n), rng.integers(0, 2, n)
+    dom = Domain(("a", "b", "z15", "z3", "z2"),
+                 ((0, 1), (0, 1), tuple(range(15)), (0, 1, 2), (0, 1)))
+    return np.stack([a, b, z15, z3, z2], axis=1).astype(np.int64), dom
+
+
+def test_every_one_way_noise_has_the_variance_its_ledger_charges() -> None:
+    """Each 1-way measurement's noise, scaled by the sqrt of the rho its ledger entry charges
+    (rho = 1 / sigma^2), is N(0, 1): per attribute, at the start and in the last round's cover
+    (several lone attributes of different sizes), the sum of squares is chi-square and the
+    pooled draws pass a KS test; 10 tests, family false-alarm rate 1e-3 (Bonferroni).  A
+    noise drawn at 0.9 of the charged sigma, or with the equal split's sigma while the
+    ledger charges the cells^(2/3) split, fails."""
+    codes, dom = _lone_table()
+    d = len(dom.shape)
+    true = [np.bincount(codes[:, a], minlength=dom.shape[a]).astype(float) for a in range(d)]
+    z: dict[tuple[str, int], list[float]] = {}
+    covered = 0
+    for seed in range(300):
+        syn = OracleQueryPGM(1.0, 1e-6, k=2, rounds=2, selection="table", iterations=1,
+                             final_iterations=1, random_state=seed).fit(codes, dom)
+        one = [s for s in syn.ledger_ if s.released and len(s.released) == 1]
+        ms = [m for m in syn.measurements_ if len(m.axes) == 1]
+        assert [s.released for s in one] == [m.axes for m in ms]
+        covered += any(s.round == syn.rounds_ for s in one)
+        for s, m in zip(one, ms, strict=True):
+            a = m.axes[0]
+            key = ("last" if s.round else "start", a)
+            z.setdefault(key, []).extend((m.values - true[a]) * math.sqrt(s.rho))
+    assert covered >= 250 and {a for k, a in z if k == "last"} >= {2, 3, 4}
+    tests = [k for k in z if len(z[k]) >= 100]
+    alpha = 1e-3 / (len(tests) + 2)
+
+    def passes(draws: np.ndarray) -> bool:
+        ss, dof = float(draws @ draws), len(draws)
+        p = 2 * min(stats.chi2.cdf(ss, dof), stats.chi2.sf(ss, dof))
+        return p > alpha
+
+    assert all(passes(np.asarray(z[k])) for k in tests)
+    for group in ("start", "last"):
+        pooled = np.concatenate([z[k] for k in z if k[0] == group])
+        assert stats.kstest(pooled, "norm").pvalue > alpha
+        assert not passes(0.9 * pooled)  # a 0.9-sigma mutant is caught
+    # the equal split's noise charged as the cells^(2/3) split: the 2-level attributes' noise
+    # is 0.75 of what is charged, the 15-level one's 1.5 times
+    w = np.array(dom.shape, dtype=float) ** (2 / 3)
+    scale = np.sqrt((w / w.sum()) / (1 / d))
+    assert not all(passes(scale[a] * np.asarray(z[("start", a)])) for a in range(d))
 
 
 def test_one_way_noise_is_gaussian_with_the_stated_sigma() -> None:

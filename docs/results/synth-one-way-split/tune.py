@@ -11,7 +11,8 @@ schemas), ft/ (docs/results/synth-far-tails/gen.py), cl/ (docs/results/synth-far
 gen.py and schemas.py); the bundled tables are written to DATA/bundled/ on first use; hp5000
 is benchmarks/synth_health_panel.py's 5,000-row panel (data seed 0).  VARIANTS: comma
 separated, each "base" (the code as it is) or "+"-joined "set:MODULE.NAME=VALUE" (MODULE nm
-= synth._numeric, oq = synth._oracle_query_pgm; every upper-case constant is reset first).
+= synth._numeric, oq = synth._oracle_query_pgm; every upper-case constant is reset first) and
+"opt:KEY=VALUE" (a keyword of the method, as TableSynthesizer's options).
 Not private: the evaluation reads the real tables.
 """
 import json, sys, os
@@ -56,6 +57,9 @@ def variant(name):
     for part in name.split("+"):
         if part == "base":
             pass
+        elif part.startswith("opt:"):  # opt:KEY=VALUE: an OracleQueryPGM keyword (a string)
+            key, val = part[4:].split("=", 1)
+            opts[key] = val
         elif part.startswith("set:"):  # set:module.ATTR=value
             mod, rest = part[4:].split(".", 1)
             attr, val = rest.split("=")

@@ -45,7 +45,7 @@ of those measurements:
    The last round, where some attributes lie in no measured table of two or more
    (:func:`alone_attributes`, a function of the released selections), selects nothing: its
    whole budget measures those attributes' 1-way tables, split as in step 1
-   (:data:`LAST_ROUND_COVERS`).  An attribute the selection never pairs (one independent of
+   (``last_round="cover"``).  An attribute the selection never pairs (one independent of
    the others) otherwise keeps only its share of the 1-way budget.
 3. **Release**: the final estimate, refitted with more iterations; ``sample`` draws
    records from it.  With ``"all"`` (every table measured, none selected) a measured pair
@@ -148,7 +148,7 @@ from oracledp.synth._workload import (
 )
 
 __all__ = ["COVER_FLOOR_MAX", "COVER_SPAN", "DEFAULT_PAIR_RESOLUTION", "L1_SELECTION_EPS",
-           "LAST_ROUND_COVERS", "ONE_WAY_POWER", "OracleQueryPGM", "alone_attributes",
+           "ONE_WAY_POWER", "OracleQueryPGM", "alone_attributes",
            "cover_rounds", "default_model_cells", "default_rounds", "floor_rounds",
            "measures_all", "one_way_share", "one_way_sigmas"]
 
@@ -256,10 +256,6 @@ ONE_WAY_CAP = 0.5
 #: one_way_sigmas: each 1-way table's part of the budget they share grows as its number of
 #: cells to this power (the split that minimises their summed expected L1 noise).
 ONE_WAY_POWER = 2.0 / 3.0
-#: Whether the last of the selecting rounds measures, instead of a selected table, the
-#: 1-way tables of the attributes that no measured table of two or more attributes holds
-#: (:func:`alone_attributes`), where there are any.
-LAST_ROUND_COVERS = True
 
 
 def one_way_share(d: int, T: int, *, wanted: int) -> float:
@@ -313,10 +309,12 @@ def one_way_share(d: int, T: int, *, wanted: int) -> float:
     return ONE_WAY_FLOOR + (top - ONE_WAY_FLOOR) * ramp
 
 
-def one_way_sigmas(cells: Sequence[int], rho: float) -> NDArray[np.float64]:
+def one_way_sigmas(cells: Sequence[int], rho: float, *, power: float | None = None
+                   ) -> NDArray[np.float64]:
     """The Gaussian noise of 1-way tables of ``cells`` cells each that share ``rho`` (zCDP).
 
-    Table a gets ``rho_a = rho c_a^p / sum_b c_b^p`` (p = :data:`ONE_WAY_POWER`, 2/3) and
+    Table a gets ``rho_a = rho c_a^p / sum_b c_b^p`` (p = ``power``, default
+    :data:`ONE_WAY_POWER`, 2/3; 0 splits equally) and
     noise ``sigma_a = 1 / sqrt(rho_a)`` per cell: one record replaced moves two of its cells
     by 1 (squared l2 sensitivity 2), so it is ``2 / (2 sigma_a^2) = rho_a``-zCDP and the
     tables together ``rho`` (Bun-Steinke 2016, Prop. 1.6 and Lemma 2.3).  Public: the cells
@@ -328,11 +326,12 @@ def one_way_sigmas(cells: Sequence[int], rho: float) -> NDArray[np.float64]:
     An equal split gave a 15-level column the budget of a 2-level one: on a new user's
     2,000 sales at eps = 1, 15 stores in no selected pair came out with a 1-way TV of 0.13
     against 0.05 for independent marginals.  Measured with tuning seeds 100-102
-    (``docs/results/synth-one-way-split/``): mean native 2-way TV lower or level on the
-    bundled tables but three cells within their seeds' spread, and on 15 new users' tables
-    (doctor_visits at eps = 2 0.0228 -> 0.0218, nhefs at eps = 1 and 2 0.0675 -> 0.0630 and
-    0.0383 -> 0.0356, a 30-city table 0.2099 -> 0.1951, both with the last round's cover,
-    :data:`LAST_ROUND_COVERS`).
+    (``docs/results/synth-one-way-split/``; mean native 2-way TV, the rules before -> this
+    split and the last round's cover, ``last_round="cover"``): doctor_visits at eps = 2
+    0.0228 -> 0.0218, nhefs at eps = 1 and 2 0.0675 -> 0.0630 and 0.0383 -> 0.0356, a
+    30-city table 0.2145 -> 0.1951 (0.2099 with the cover alone); lower or level on 12 + 3 of
+    15 new users' tables and 17 of the 20 bundled cells, the other three higher within their
+    seeds' spread.
 
     >>> [round(float(s), 3) for s in one_way_sigmas([8, 8], 0.5)]  # equal cells: equal split
     [2.0, 2.0]
@@ -343,7 +342,7 @@ def one_way_sigmas(cells: Sequence[int], rho: float) -> NDArray[np.float64]:
     c = np.asarray(cells, dtype=np.float64)
     if c.ndim != 1 or len(c) == 0 or not (c >= 1).all() or not (rho > 0):
         raise ValueError("one_way_sigmas needs at least one table of >= 1 cells and rho > 0")
-    w = c**ONE_WAY_POWER
+    w = c ** (ONE_WAY_POWER if power is None else float(power))
     return 1.0 / np.sqrt(rho * w / w.sum())
 
 
@@ -490,6 +489,16 @@ class OracleQueryPGM(Synthesizer):
         is ignored).  Without ``coarse`` the two are the same.  With ``selection="all"``
         (every table measured once, no selection) a table is measured on its coarser codes
         where it has them; no effect with ``selection="query"``.
+    one_way_split:
+        How the 1-way tables share their part of rho: ``"cells"`` (default) as their numbers
+        of cells to the power :data:`ONE_WAY_POWER` (:func:`one_way_sigmas`), ``"equal"``
+        equally (the rule before; reproductions of earlier records use it).
+    last_round:
+        ``"cover"`` (default): where some attributes lie in no measured table of two or more
+        by the last round (:func:`alone_attributes`), that round selects nothing and spends
+        its whole budget on their 1-way tables (split as ``one_way_split`` says; proof:
+        Lemma C″); ``"select"``: it selects like every round (the rule before).  No effect
+        with ``selection="all"`` or ``T = 1``.
     random_state:
         Seed or Generator for all randomness.
     keep_diagnostics:
@@ -509,7 +518,8 @@ class OracleQueryPGM(Synthesizer):
     only),
     ``sigma_`` (a round's measurement noise), ``sigma_one_way_`` (each attribute's 1-way
     table's, :func:`one_way_sigmas`), ``eps_selection_``, ``one_way_fraction_`` (the 1-way
-    tables' share of rho used), ``guarantee_``, ``workload_``, ``n_``, ``max_model_cells_``
+    tables' share of rho used), ``last_round_attributes_`` (the attributes whose 1-way
+    tables the last round measured; empty where it selected), ``guarantee_``, ``workload_``, ``n_``, ``max_model_cells_``
     (the junction-tree cap used; None with the one-clique model).
 
     Examples
@@ -547,6 +557,8 @@ class OracleQueryPGM(Synthesizer):
         estimator: str = "auto",
         max_model_cells: int | None = None,
         pair_resolution: str = DEFAULT_PAIR_RESOLUTION,
+        one_way_split: str = "cells",
+        last_round: str = "cover",
         random_state: RandomLike = None,
         keep_diagnostics: bool = False,
     ) -> None:
@@ -587,6 +599,8 @@ class OracleQueryPGM(Synthesizer):
         self.max_model_cells = None if max_model_cells is None else int(max_model_cells)
         self.pair_resolution = check_choice(pair_resolution, "pair_resolution",
                                             ("model", "select"))
+        self.one_way_split = check_choice(one_way_split, "one_way_split", ("cells", "equal"))
+        self.last_round = check_choice(last_round, "last_round", ("cover", "select"))
         self.random_state = random_state
         self.keep_diagnostics = check_diagnostics_flag(keep_diagnostics, "keep_diagnostics")
 
@@ -719,9 +733,10 @@ class OracleQueryPGM(Synthesizer):
             T = len(blocks)
         share = self._one_way_fraction(d, T, select=rule != "all", wanted=self._wanted(n))
         rho, rho_one, eps_sel, sigma = self._plan(T, share=share, select=rule != "all")
-        sigma1 = one_way_sigmas(shape, rho_one)  # each attribute's 1-way table
+        power = None if self.one_way_split == "cells" else 0.0
+        sigma1 = one_way_sigmas(shape, rho_one, power=power)  # each attribute's 1-way table
         # the last selecting round covers the attributes in no measured pair (public rule)
-        covers = LAST_ROUND_COVERS and rule != "all" and T >= 2
+        covers = self.last_round == "cover" and rule != "all" and T >= 2
         rng = check_rng(self.random_state)  # all validation is done: randomness starts here
         begin_release(self, self.epsilon, self.delta, rng=rng, rho=rho)  # zCDP rho planned
 
@@ -823,14 +838,20 @@ class OracleQueryPGM(Synthesizer):
             ledger.append(Spend(name, zcdp=exponential_mechanism_rho(eps_sel), round=t_round))
             return axes, maps
 
+        lone: list[int] = []
+        last_note = ""
         for t_round in range(1, T + 1):
             alone = (alone_attributes(d, [m.axes for m in meas])
                      if covers and t_round == T else [])
             if alone:
+                lone = alone
                 # the last round's whole budget (selection and measurement) on the 1-way
                 # tables of the attributes no measured pair holds: chosen from the released
                 # selections (adaptive composition), no selection spent
-                s_last = one_way_sigmas([shape[a] for a in alone], (1.0 - share) * rho / T)
+                s_last = one_way_sigmas([shape[a] for a in alone], (1.0 - share) * rho / T,
+                                        power=power)
+                last_note = (f"; the last round measured the 1-way tables of {len(alone)} "
+                             f"attribute(s) in no measured pair, sigma={_span(s_last)}")
                 for a, s_a in zip(alone, s_last.tolist(), strict=True):
                     tab = table((a,))
                     meas.append(MarginalMeasurement(
@@ -876,7 +897,7 @@ class OracleQueryPGM(Synthesizer):
             notes=f"T={T} rounds; rho={rho_spent:.6g} composed to eps={eps_spent:.6g} "
             f"at delta={self.delta:g}; 1-way tables {share:.4g} of rho, "
             f"sigma(1-way)={_span(sigma1)}, sigma(k-way)={sigma:.4g} "
-            f"counts, eps_sel={eps_sel:.4g}; replace-one, n={n} public",
+            f"counts, eps_sel={eps_sel:.4g}{last_note}; replace-one, n={n} public",
         )
         if self.keep_diagnostics:
             guarantee = release_diagnostics(guarantee, "OracleQueryPGM")
@@ -891,6 +912,7 @@ class OracleQueryPGM(Synthesizer):
         self.within_noise_ = tuple(quiet)
         self.max_model_cells_ = cap
         self.one_way_fraction_ = share
+        self.last_round_attributes_ = tuple(lone)
         self.guarantee_ = guarantee
         self.model_ = model
         self._rng = rng  # kept to continue sampling; never pickled
