@@ -519,8 +519,9 @@ class OracleQueryPGM(Synthesizer):
     ``sigma_`` (a round's measurement noise), ``sigma_one_way_`` (each attribute's 1-way
     table's, :func:`one_way_sigmas`), ``eps_selection_``, ``one_way_fraction_`` (the 1-way
     tables' share of rho used), ``last_round_attributes_`` (the attributes whose 1-way
-    tables the last round measured; empty where it selected), ``guarantee_``, ``workload_``, ``n_``, ``max_model_cells_``
-    (the junction-tree cap used; None with the one-clique model).
+    tables the last round measured; empty where it selected), ``guarantee_``,
+    ``workload_``, ``n_``, ``max_model_cells_`` (the junction-tree cap used; None with the
+    one-clique model).
 
     Examples
     --------
