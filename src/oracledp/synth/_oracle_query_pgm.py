@@ -839,13 +839,12 @@ class OracleQueryPGM(Synthesizer):
             ledger.append(Spend(name, zcdp=exponential_mechanism_rho(eps_sel), round=t_round))
             return axes, maps
 
-        lone: list[int] = []
+        alone: list[int] = []  # after the loop: the last round's cover, if it had one
         last_note = ""
         for t_round in range(1, T + 1):
             alone = (alone_attributes(d, [m.axes for m in meas])
                      if covers and t_round == T else [])
             if alone:
-                lone = alone
                 # the last round's whole budget (selection and measurement) on the 1-way
                 # tables of the attributes no measured pair holds: chosen from the released
                 # selections (adaptive composition), no selection spent
@@ -913,7 +912,7 @@ class OracleQueryPGM(Synthesizer):
         self.within_noise_ = tuple(quiet)
         self.max_model_cells_ = cap
         self.one_way_fraction_ = share
-        self.last_round_attributes_ = tuple(lone)
+        self.last_round_attributes_ = tuple(alone)
         self.guarantee_ = guarantee
         self.model_ = model
         self._rng = rng  # kept to continue sampling; never pickled
