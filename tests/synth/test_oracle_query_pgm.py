@@ -472,7 +472,8 @@ def test_all_fits_a_large_independent_pair_by_its_margins() -> None:
     assert ours < 0.7 * plain
 
 
-@pytest.mark.parametrize("cells", [[2], [2, 15], [7, 15, 3, 2, 10, 7], [1, 1000, 4]])
+@pytest.mark.parametrize("cells", [[2], [2, 15], [7, 15, 3, 2, 10, 7], [1, 1000, 4],
+                                   [1, 3, 4, 2]])
 def test_one_way_split_spends_rho_and_minimises_the_l1_noise(cells: list[int]) -> None:
     """The split's rho adds up to the budget, grows as cells^(2/3), and no other split of
     the same budget has a smaller summed expected L1 noise sum_a c_a sigma_a (random
@@ -482,14 +483,18 @@ def test_one_way_split_spends_rho_and_minimises_the_l1_noise(cells: list[int]) -
     r = 1.0 / s**2
     assert r.sum() == pytest.approx(rho, rel=1e-12)
     c = np.asarray(cells, dtype=float)
+    # a one-cell table is the public n: no budget, the others share all of rho
+    assert (np.isinf(s) == (c == 1)).all()
+    s, r, c = s[c > 1], r[c > 1], c[c > 1]
     assert r / r.sum() == pytest.approx(c ** (2 / 3) / (c ** (2 / 3)).sum())
     best = float(c @ s)
     rng = np.random.default_rng(0)
     for w in [np.ones(len(c)), c, *rng.dirichlet(np.ones(len(c)), 200)]:
         other = 1.0 / np.sqrt(rho * w / w.sum())
         assert float(c @ other) >= best * (1 - 1e-12)
-        if len(set(cells)) > 1 and (np.allclose(w, 1) or np.allclose(w, c)):
+        if len(set(c)) > 1 and (np.allclose(w, 1) or np.allclose(w, c)):
             assert float(c @ other) > best * (1 + 1e-6)
+    assert np.isinf(one_way_sigmas([1, 1], rho)).all()
     with pytest.raises(ValueError):
         one_way_sigmas([], rho)
     with pytest.raises(ValueError):
@@ -533,6 +538,32 @@ def test_last_round_measures_the_attributes_no_pair_holds() -> None:
     syn = OracleQueryPGM(0.5, 1e-6, random_state=0, last_round="select", **kw).fit(codes, dom)
     last = [s for s in syn.ledger_ if s.round == syn.rounds_]
     assert [bool(s.released) for s in last] == [False, True]
+
+
+def test_an_attribute_of_one_level_gets_no_budget() -> None:
+    """An attribute of one level: its 1-way table is the public n, so it is not measured
+    (no ledger entry, sigma inf), the other 1-way tables share the whole 1-way budget, the
+    last round's cover never lists it, and every sampled record holds its level.  A mutant
+    that measures it (weight 1, as before) spends part of the share on n."""
+    rng = np.random.default_rng(11)
+    n = 1500
+    a = rng.integers(0, 3, n)
+    b = np.where(rng.random(n) < 0.8, a, rng.integers(0, 3, n))
+    c = rng.integers(0, 4, n)
+    z = np.zeros(n, dtype=np.int64)
+    codes = np.stack([a, z, b, c], axis=1).astype(np.int64)
+    dom = Domain(("a", "z", "b", "c"), ((0, 1, 2), (0,), (0, 1, 2), (0, 1, 2, 3)))
+    for kw in (dict(selection="table", rounds=3), dict(selection="all"), dict()):
+        syn = OracleQueryPGM(0.5, 1e-6, random_state=0, iterations=2, final_iterations=5,
+                             **kw).fit(codes, dom)
+        assert math.fsum(s.rho for s in syn.ledger_) == pytest.approx(syn.rho_, rel=1e-12)
+        ones = [s for s in syn.ledger_ if s.released and len(s.released) == 1]
+        assert (1,) not in [s.released for s in ones] and math.isinf(syn.sigma_one_way_[1])
+        first = [s.rho for s in ones if s.round == 0]
+        assert len(first) == 3
+        assert math.fsum(first) == pytest.approx(syn.one_way_fraction_ * syn.rho_)
+        assert 1 not in syn.last_round_attributes_
+        assert (syn.sample_codes(200)[:, 1] == 0).all()
 
 
 def _lone_table(n: int = 1500, seed: int = 7) -> tuple[np.ndarray, Domain]:

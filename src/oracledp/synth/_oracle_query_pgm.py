@@ -333,17 +333,27 @@ def one_way_sigmas(cells: Sequence[int], rho: float, *, power: float | None = No
     15 new users' tables and 17 of the 20 bundled cells, the other three higher within their
     seeds' spread.
 
+    A table of one cell (an attribute with one level) holds the public n: it gets no
+    budget, ``sigma = inf``, and the caller does not measure it; the others share all of
+    ``rho`` (with any ``power``).  Weight 1 had left 14 % of a 1-way share unspent on an
+    attribute of levels (1, 3, 4, 2).  If every table has one cell, none is measured.
+
     >>> [round(float(s), 3) for s in one_way_sigmas([8, 8], 0.5)]  # equal cells: equal split
     [2.0, 2.0]
     >>> s = one_way_sigmas([2, 16], 0.09)  # rho_a in proportion 1 : 4
     >>> [round(float(x), 3) for x in s], round(float((1 / s**2).sum()), 6)
     ([7.454, 3.727], 0.09)
+    >>> [float(x) for x in one_way_sigmas([1, 4, 4], 0.5, power=0)]  # one level: public
+    [inf, 2.0, 2.0]
     """
     c = np.asarray(cells, dtype=np.float64)
     if c.ndim != 1 or len(c) == 0 or not (c >= 1).all() or not (rho > 0):
         raise ValueError("one_way_sigmas needs at least one table of >= 1 cells and rho > 0")
-    w = c ** (ONE_WAY_POWER if power is None else float(power))
-    return 1.0 / np.sqrt(rho * w / w.sum())
+    w = np.where(c > 1, c ** (ONE_WAY_POWER if power is None else float(power)), 0.0)
+    if not w.any():
+        return np.full(len(c), np.inf)
+    with np.errstate(divide="ignore"):
+        return 1.0 / np.sqrt(rho * w / w.sum())
 
 
 def alone_attributes(d: int, measured: Sequence[tuple[int, ...]]) -> list[int]:
@@ -751,6 +761,8 @@ class OracleQueryPGM(Synthesizer):
         ledger: list[Spend] = []
         meas: list[MarginalMeasurement] = []
         for a in range(d):  # Gaussian mechanism, squared l2 sensitivity 2
+            if shape[a] == 1:
+                continue  # its table is the public n (sigma inf: no budget)
             t, s1 = table((a,)), float(sigma1[a])
             meas.append(MarginalMeasurement((a,), t + noise.gaussian(rng, s1, t.shape), s1))
             ledger.append(Spend("Gaussian mechanism (1-way table)",
@@ -842,7 +854,7 @@ class OracleQueryPGM(Synthesizer):
         alone: list[int] = []  # after the loop: the last round's cover, if it had one
         last_note = ""
         for t_round in range(1, T + 1):
-            alone = (alone_attributes(d, [m.axes for m in meas])
+            alone = ([a for a in alone_attributes(d, [m.axes for m in meas]) if shape[a] > 1]
                      if covers and t_round == T else [])
             if alone:
                 # the last round's whole budget (selection and measurement) on the 1-way
@@ -942,7 +954,11 @@ class OracleQueryPGM(Synthesizer):
 
 
 def _span(x: NDArray[np.float64]) -> str:
-    """``"a"`` or ``"a-b"``: the least and the largest of ``x`` (4 significant digits)."""
+    """``"a"`` or ``"a-b"``: the least and the largest of ``x``'s finite values (4 significant
+    digits; an attribute of one level is not measured, sigma inf), ``"none"`` if none."""
+    x = np.asarray(x)[np.isfinite(x)]
+    if len(x) == 0:
+        return "none"
     lo, hi = f"{float(np.min(x)):.4g}", f"{float(np.max(x)):.4g}"
     return lo if lo == hi else f"{lo}-{hi}"
 
