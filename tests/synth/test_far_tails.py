@@ -290,8 +290,9 @@ def _logged_cuts(monkeypatch: pytest.MonkeyPatch) -> list[tuple[float, int, int]
 def test_the_rule_reads_the_noise_of_the_tree(monkeypatch: pytest.MonkeyPatch,
                                               method: str) -> None:
     """far_tails gets each node's noise standard deviation: sigma for the zCDP methods,
-    sqrt(2) times the Laplace scale for the pure ones, and the tree's leaves (one more for a
-    missing level); ``numeric_["node_sd"]`` says the same."""
+    sqrt(2) times the Laplace scale for the pure ones, and the tree's leaves (the grid's fine
+    bins: a missing level's count is beside the tree, not a leaf); ``numeric_["node_sd"]``
+    says the same."""
     calls = _logged_cuts(monkeypatch)
     data, schema = _spend()
     data["spend"] = data["spend"].astype("Int64")
@@ -301,11 +302,11 @@ def test_the_rule_reads_the_noise_of_the_tree(monkeypatch: pytest.MonkeyPatch,
         *schema.to_dict()["columns"][1:]]})
     ts = TableSynthesizer(method, epsilon=3.0, random_state=0).fit(data, schema)
     (sd, m, leaves), = calls
-    L = nm.tree_levels(m + 1)
+    L = nm.tree_levels(m)
     plan = ts.numeric_
     want = (tsm._level_sigma(L, plan["rho_each"]) if method == "oracle-query-pgm"
             else math.sqrt(2.0) * tsm._level_scale(L, plan["epsilon_each"]))
-    assert sd == want and leaves == m + 1
+    assert sd == want and leaves == m
     assert ts.numeric_["node_sd"] == {"spend": want}  # as synth fit prints it
 
 

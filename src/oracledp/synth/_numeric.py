@@ -17,7 +17,9 @@ at fine resolution, and the synthetic value is drawn from that measurement:
   noise (zCDP methods) or Laplace noise (pure methods), the budget split equally over the
   levels; the count of the root (the number of records, public under replace-one
   neighbours) is not measured.  Replacing one record changes two counts of each level by
-  one: squared l2 sensitivity 2, l1 sensitivity 2, per level.
+  one: squared l2 sensitivity 2, l1 sensitivity 2, per level.  A column's missing cells
+  are in no leaf: their count is released with each level beside its nodes
+  (``outside``), so the root is n again.
 * **estimation** (post-processing): the least-squares estimate consistent with the tree
   (each node the sum of its children, the root n; weighted by the known noise variances,
   computed exactly by one pass up and one pass down), then, from the root down, each node's
@@ -193,8 +195,8 @@ def project_simplex(v: NDArray[np.float64], total: float) -> NDArray[np.float64]
 def tree_histogram(counts: NDArray[np.floating], rng: np.random.Generator, *,
                    sigma: float | None = None, laplace_scale: float | None = None,
                    branching: int = BRANCHING, flat: float | None = None,
-                   widths: NDArray[np.floating] | None = None, keep: int | None = None
-                   ) -> Any:
+                   widths: NDArray[np.floating] | None = None, keep: int | None = None,
+                   outside: float | None = None) -> Any:
     """The private estimate of a histogram of ``m = len(counts)`` fine bins (module docstring).
 
     Exactly one of ``sigma`` (Gaussian noise of every measured node) or ``laplace_scale``
@@ -202,6 +204,15 @@ def tree_histogram(counts: NDArray[np.floating], rng: np.random.Generator, *,
     ``sigma = sqrt(L / rho)`` makes the L levels rho-zCDP together, ``laplace_scale =
     2 L / epsilon`` epsilon-DP together (L = :func:`tree_levels`).  The total ``n =
     counts.sum()`` is used as public.  Returns nonnegative counts summing to n.
+
+    ``outside``: the count of the records in no leaf (a column's missing cells); the root is
+    then ``n = counts.sum() + outside`` (public), and every level's release holds one more
+    count, ``outside``'s, beside its nodes (a record moved between a leaf and outside changes
+    one node and that count by one: the level's sensitivities stay 2).  The estimate of
+    ``outside`` (the mean of its L noisy counts) joins the root's children in the least
+    squares under the root n and their nonnegative projection, and is returned as one more
+    entry after the leaves.  It shares no node with a leaf: as a leaf after the grid, its
+    nodes had held the grid's top bins, whose noise took its count (below).
 
     ``flat`` (a number kappa > 0): also return, from the same noisy counts, the estimate
     with the splits the noise cannot tell from even flattened (:func:`flat_test`): from the
@@ -228,7 +239,7 @@ def tree_histogram(counts: NDArray[np.floating], rng: np.random.Generator, *,
         raise ValueError("pass exactly one of sigma and laplace_scale")
     x = np.asarray(counts, dtype=np.float64)
     m = len(x)
-    n = float(x.sum())
+    n = float(x.sum()) + (0.0 if outside is None else float(outside))  # the root: public
     L = tree_levels(m, branching)
     blocks = _level_blocks(m, L, branching)
     var = sigma**2 if sigma is not None else 2.0 * laplace_scale**2  # type: ignore[operator]
@@ -238,14 +249,18 @@ def tree_histogram(counts: NDArray[np.floating], rng: np.random.Generator, *,
     # noisy counts of every level's nodes (level l: ceil(m / block) nodes)
     csum = np.concatenate([[0.0], np.cumsum(x)])
     noisy: list[NDArray[np.float64]] = []
+    out_noisy: list[float] = []
     for block in blocks:
         starts = np.arange(0, m, block)
         true = csum[np.minimum(starts + block, m)] - csum[starts]
+        size = len(true) + (outside is not None)  # the outside count with each level
         if sigma is not None:
-            draw = noise.gaussian(rng, sigma, len(true))
+            draw = noise.gaussian(rng, sigma, size)
         else:
-            draw = noise.laplace(rng, laplace_scale, len(true))
-        noisy.append(true + draw)
+            draw = noise.laplace(rng, laplace_scale, size)
+        noisy.append(true + draw[:len(true)])
+        if outside is not None:
+            out_noisy.append(float(outside) + float(draw[-1]))
     # up: z = the best estimate of each node from its own count and its subtree's
     z: list[NDArray[np.float64]] = [np.empty(0)] * L
     V: list[NDArray[np.float64]] = [np.empty(0)] * L
@@ -259,9 +274,19 @@ def tree_histogram(counts: NDArray[np.floating], rng: np.random.Generator, *,
         prec = 1.0 + 1.0 / vs
         z[lev] = (noisy[lev] + s / vs) / prec
         V[lev] = 1.0 / prec
-    # down: least squares under the sums (the root is n), then nonnegative projections
-    top_ls = z[0] + V[0] / V[0].sum() * (n - z[0].sum())
-    est = project_simplex(top_ls, n)
+    # down: least squares under the sums (the root is n), then nonnegative projections;
+    # the outside count (variance 1 / L of a node's) is one more child of the root
+    if outside is None:
+        top_ls = z[0] + V[0] / V[0].sum() * (n - z[0].sum())
+        est = project_simplex(top_ls, n)
+    else:
+        o_hat, o_var = float(np.mean(out_noisy)), 1.0 / L
+        gap = n - z[0].sum() - o_hat
+        top_ls = z[0] + V[0] / (V[0].sum() + o_var) * gap
+        both = project_simplex(np.append(top_ls, o_hat + o_var / (V[0].sum() + o_var) * gap),
+                               n)
+        est, o_est = both[:-1], float(both[-1])
+        n -= o_est  # the leaves' estimated total
     if flat is not None:
         w_leaf = (np.ones(m) if widths is None
                   else np.asarray(widths, dtype=np.float64))
@@ -309,6 +334,10 @@ def tree_histogram(counts: NDArray[np.floating], rng: np.random.Generator, *,
                     f_out[lo:hi] = project_simplex(f_ls[lo:hi], float(f_est[p]))
             f_est = f_out
         est = out
+    if outside is not None:
+        est = np.append(est, o_est)
+        if flat is not None:
+            f_est = np.append(f_est, o_est)
     if flat is not None:
         return est, f_est
     return est
