@@ -713,6 +713,31 @@ def test_accounting_from_the_noise_drawn(method: str, mutant: str,
         assert bad, f"the mutant {mutant} went unnoticed"
 
 
+@pytest.mark.parametrize("method", ["oracle-query-pgm", "independent"])
+def test_accounting_with_a_missing_level(method: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A column of 256 grid points with a missing level: its tree has tree_levels(256) = 4
+    levels, each releasing its nodes and the missing count (one more count per level), all
+    within the budget (``_violations``); a tree sized for 257 leaves (the missing cells as a
+    leaf, 5 levels) would be another accounting."""
+    log = _FitLog(monkeypatch)
+    rng = np.random.default_rng(4)
+    n = 600
+    score = rng.integers(0, 256, n).astype(float)
+    score[rng.random(n) < 0.1] = np.nan
+    data = pd.DataFrame({"score": score, "region": rng.choice(["n", "s", "e", "w"], n),
+                         "y": rng.choice(["no", "yes"], n)})
+    schema = TableSchema((Column("score", "numeric", lower=0, upper=255, step=1,
+                                 missing="level"),
+                          Column("region", "categorical", levels=("n", "s", "e", "w"))),
+                         "y", ("no", "yes"))
+    delta = 1 / n**2 if method == "oracle-query-pgm" else 0.0
+    ts = TableSynthesizer(method, epsilon=1.0, random_state=0, bins=4).fit(data, schema)
+    (counts, calls), = log.columns
+    assert len(counts) == 256 and log.outside == [float(np.isnan(score).sum())]
+    assert [c[2] for c in calls] == [5, 17, 65, 257]  # 4, 16, 64, 256 nodes + missing
+    assert _violations(ts, log, 1.0, delta) == []
+
+
 def test_neighbours_shift_each_level_by_at_most_one_in_two_cells(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The exact law of one level: for replace-one neighbours (one record's visits 0 -> 365)

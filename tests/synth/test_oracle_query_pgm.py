@@ -494,7 +494,7 @@ def test_one_way_split_spends_rho_and_minimises_the_l1_noise(cells: list[int]) -
         assert float(c @ other) >= best * (1 - 1e-12)
         if len(set(c)) > 1 and (np.allclose(w, 1) or np.allclose(w, c)):
             assert float(c @ other) > best * (1 + 1e-6)
-    assert np.isinf(one_way_sigmas([1, 1], rho)).all()
+    assert one_way_sigmas([1, 1], rho) == pytest.approx([1 / np.sqrt(rho / 2)] * 2)
     with pytest.raises(ValueError):
         one_way_sigmas([], rho)
     with pytest.raises(ValueError):
@@ -564,6 +564,19 @@ def test_an_attribute_of_one_level_gets_no_budget() -> None:
         assert math.fsum(first) == pytest.approx(syn.one_way_fraction_ * syn.rho_)
         assert 1 not in syn.last_round_attributes_
         assert (syn.sample_codes(200)[:, 1] == 0).all()
+
+
+def test_a_domain_of_one_level_attributes_still_fits() -> None:
+    """Every attribute of one level: the 1-way tables share the 1-way budget equally (the
+    model needs a measurement; skipping them all had crashed the estimate), the ledger sums
+    to the plan, and the samples are the one record there is."""
+    codes = np.zeros((50, 3), dtype=np.int64)
+    dom = Domain(("a", "b", "c"), ((0,), (0,), (0,)))
+    syn = OracleQueryPGM(1.0, 1e-6, random_state=0, iterations=2, final_iterations=5).fit(
+        codes, dom)
+    assert math.fsum(s.rho for s in syn.ledger_) == pytest.approx(syn.rho_, rel=1e-12)
+    assert all(math.isfinite(x) for x in syn.sigma_one_way_)
+    assert (syn.sample_codes(20) == 0).all()
 
 
 def _lone_table(n: int = 1500, seed: int = 7) -> tuple[np.ndarray, Domain]:

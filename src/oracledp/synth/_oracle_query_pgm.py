@@ -336,7 +336,8 @@ def one_way_sigmas(cells: Sequence[int], rho: float, *, power: float | None = No
     A table of one cell (an attribute with one level) holds the public n: it gets no
     budget, ``sigma = inf``, and the caller does not measure it; the others share all of
     ``rho`` (with any ``power``).  Weight 1 had left 14 % of a 1-way share unspent on an
-    attribute of levels (1, 3, 4, 2).  If every table has one cell, none is measured.
+    attribute of levels (1, 3, 4, 2).  If every table has one cell, they share ``rho``
+    equally (the model needs a measurement, and there is nothing else to measure).
 
     >>> [round(float(s), 3) for s in one_way_sigmas([8, 8], 0.5)]  # equal cells: equal split
     [2.0, 2.0]
@@ -351,7 +352,7 @@ def one_way_sigmas(cells: Sequence[int], rho: float, *, power: float | None = No
         raise ValueError("one_way_sigmas needs at least one table of >= 1 cells and rho > 0")
     w = np.where(c > 1, c ** (ONE_WAY_POWER if power is None else float(power)), 0.0)
     if not w.any():
-        return np.full(len(c), np.inf)
+        w = np.ones(len(c))
     with np.errstate(divide="ignore"):
         return 1.0 / np.sqrt(rho * w / w.sum())
 
@@ -761,8 +762,8 @@ class OracleQueryPGM(Synthesizer):
         ledger: list[Spend] = []
         meas: list[MarginalMeasurement] = []
         for a in range(d):  # Gaussian mechanism, squared l2 sensitivity 2
-            if shape[a] == 1:
-                continue  # its table is the public n (sigma inf: no budget)
+            if math.isinf(sigma1[a]):
+                continue  # one level: its table is the public n (no budget)
             t, s1 = table((a,)), float(sigma1[a])
             meas.append(MarginalMeasurement((a,), t + noise.gaussian(rng, s1, t.shape), s1))
             ledger.append(Spend("Gaussian mechanism (1-way table)",
