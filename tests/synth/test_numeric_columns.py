@@ -713,6 +713,22 @@ def test_accounting_from_the_noise_drawn(method: str, mutant: str,
         assert bad, f"the mutant {mutant} went unnoticed"
 
 
+def _with_missing(name: str, values: np.ndarray, share: float, lower: int, upper: int,
+                  rng: np.random.Generator) -> tuple[pd.DataFrame, TableSchema]:
+    """A table of one numeric column (``values``, a ``share`` of them made missing; declared
+    ``lower``-``upper`` with a missing level), a 4-level region and a binary target."""
+    n = len(values)
+    values = values.copy()
+    values[rng.random(n) < share] = np.nan
+    data = pd.DataFrame({name: values, "region": rng.choice(["n", "s", "e", "w"], n),
+                         "y": rng.choice(["no", "yes"], n)})
+    schema = TableSchema((Column(name, "numeric", lower=lower, upper=upper, step=1,
+                                 missing="level"),
+                          Column("region", "categorical", levels=("n", "s", "e", "w"))),
+                         "y", ("no", "yes"))
+    return data, schema
+
+
 @pytest.mark.parametrize("method", ["oracle-query-pgm", "independent"])
 def test_accounting_with_a_missing_level(method: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """A column of 256 grid points with a missing level: its tree has tree_levels(256) = 4
@@ -723,17 +739,11 @@ def test_accounting_with_a_missing_level(method: str, monkeypatch: pytest.Monkey
     rng = np.random.default_rng(4)
     n = 600
     score = rng.integers(0, 256, n).astype(float)
-    score[rng.random(n) < 0.1] = np.nan
-    data = pd.DataFrame({"score": score, "region": rng.choice(["n", "s", "e", "w"], n),
-                         "y": rng.choice(["no", "yes"], n)})
-    schema = TableSchema((Column("score", "numeric", lower=0, upper=255, step=1,
-                                 missing="level"),
-                          Column("region", "categorical", levels=("n", "s", "e", "w"))),
-                         "y", ("no", "yes"))
+    data, schema = _with_missing("score", score, 0.1, 0, 255, rng)
     delta = 1 / n**2 if method == "oracle-query-pgm" else 0.0
     ts = TableSynthesizer(method, epsilon=1.0, random_state=0, bins=4).fit(data, schema)
     (counts, calls), = log.columns
-    assert len(counts) == 256 and log.outside == [float(np.isnan(score).sum())]
+    assert len(counts) == 256 and log.outside == [float(data["score"].isna().sum())]
     assert [c[2] for c in calls] == [5, 17, 65, 257]  # 4, 16, 64, 256 nodes + missing
     assert _violations(ts, log, 1.0, delta) == []
 
@@ -793,13 +803,7 @@ def test_a_missing_level_no_longer_draws_values_at_the_top_of_the_grid() -> None
     rng = np.random.default_rng(5)
     n = 2000
     bp = np.clip(np.round(rng.normal(120, 15, n)), 74, 167)
-    bp[rng.random(n) < 0.0435] = np.nan
-    data = pd.DataFrame({"bp": bp, "region": rng.choice(["n", "s", "e", "w"], n),
-                         "y": rng.choice(["no", "yes"], n)})
-    schema = TableSchema((Column("bp", "numeric", lower=40, upper=250, step=1,
-                                 missing="level"),
-                          Column("region", "categorical", levels=("n", "s", "e", "w"))),
-                         "y", ("no", "yes"))
+    data, schema = _with_missing("bp", bp, 0.0435, 40, 250, rng)
     top = []
     for seed in range(4):
         ts = TableSynthesizer("oracle-query-pgm", epsilon=1.0, random_state=seed).fit(

@@ -32,7 +32,7 @@ def load(data, tab):
             p.parent.mkdir(exist_ok=True)
             table_csv(tab, p, split="all")
         return str(p), table_schema(tab)
-    for sub in ("s9", "s10", "ft", "cl"):
+    for sub in ("s9", "s10", "ft", "cl", "s11"):  # s11: sweep 11 (synth-missing-level)
         p = f"{data}/{sub}/{tab}.csv"
         if os.path.exists(p):
             return pd.read_csv(p), json.load(open(f"{data}/{sub}/{tab}.schema.json"))
