@@ -1105,11 +1105,17 @@ def test_afford_states_each_columns_noise_when_the_budget_is_shared() -> None:
     assert tiny["pair_noise_tv"] > PAIR_NOISE_LIMIT and tiny["one_way_only"]
     assert only in tiny["summary"] and note not in tiny["summary"]
     assert "a numeric column gets 2 coarse bins for n and the budget" in tiny["summary"]
+    # a method that measures no pair (independent) says that instead of either
+    alone = "reproduces no dependence between columns"
+    for a in (afford(n, shape, 2, columns=0, rho=rho_at / 1.01, pairs=False),
+              afford(12, (2, 2, 3), 2, columns=1, rho=0.04, pairs=False)):
+        assert alone in a["summary"] and note not in a["summary"]
+        assert "pairs cannot be measured" not in a["summary"]
     # a fit of many binary columns at a small budget says so in plan_ (and synth fit prints it)
     extra = tuple(Column(f"c{j}", "categorical", levels=("a", "b")) for j in range(30))
     df = _table(300).assign(**{f"c{j}": "a" for j in range(30)})
     ts = TableSynthesizer("independent", epsilon=1.0, random_state=0).fit(df, _schema(extra))
-    assert note in ts.plan_["summary"] and "33 attributes" in ts.plan_["summary"]
+    assert alone in ts.plan_["summary"] and "33 attributes" in ts.plan_["summary"]
     assert "a numeric column gets 2 coarse bins for n and the budget" in ts.plan_["summary"]  # visits, by the rule
     kids = TableSynthesizer("independent", epsilon=1.0, random_state=0, bins=4).fit(
         _table(300, kids=True), _schema(KIDS))  # bins given: the rule chose none

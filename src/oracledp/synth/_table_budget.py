@@ -169,14 +169,17 @@ WIDE_COLUMN_NOTE = 0.5
 
 def afford(n: int, shape: Sequence[int], bins: int, *, columns: int, rho: float | None = None,
            epsilon: float | None = None, fallback: bool = True,
-           names: Sequence[str] | None = None) -> dict[str, Any]:
+           names: Sequence[str] | None = None, pairs: bool = True) -> dict[str, Any]:
     """What a budget affords, from public facts only: ``n``, the method's budget (``rho`` for
     a zCDP method, Gaussian noise; ``epsilon`` for a pure one, Laplace noise: exactly one of
     them), an upper bound of the model domain's ``shape`` (one entry per attribute) and the
     coarse ``bins`` chosen for the ``columns`` numeric columns whose count is the budget's
     choice (the summary names the bins only where there are such columns).  ``fallback``:
     the method measures 1-way tables only when pairs are not worth measuring (the default
-    method does).
+    method does).  ``pairs=False``: the method never measures a table of two or more columns
+    (``independent``); the summary says so instead of the notes on pairs and dependence
+    (that exact independent marginals may come closer than any release is always true of it:
+    a new user read the note as news).
 
     Three figures of the expected total-variation noise of a raw measured table (half its
     expected l1 noise over n):
@@ -280,7 +283,11 @@ def afford(n: int, shape: Sequence[int], bins: int, *, columns: int, rho: float 
             f"in total variation and the smallest pair table {tv(pair)}; "
             f"with the budget shared by the {len(cols)} attributes' 1-way tables alone, each "
             f"would carry {tv(shared)} (a release measures more tables)")
-    if only:
+    if not pairs:
+        said += ("; this method measures each column's 1-way table only and reproduces no "
+                 "dependence between columns: exact independent marginals of the real rows "
+                 "(not private; synth evaluate reports them) are the most it can approach")
+    elif only:
         said += ("; pairs cannot be measured usefully at this budget"
                  + (": this method measures 1-way tables only" if fallback else "")
                  + ", and no method can be expected to beat independent marginals")

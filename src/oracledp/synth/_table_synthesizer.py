@@ -378,7 +378,8 @@ class TableSynthesizer:
         # what the budget affords is judged on the tables at the budget's bins
         self.plan_ = afford(n, _coarse_shape(fine_dom, {**refined, **grouped}), chosen,
                             columns=by_rule, names=[a.name for a in fine_dom.attrs],
-                            fallback=self.method == "oracle-query-pgm", **budget)
+                            fallback=self.method == "oracle-query-pgm",
+                            pairs=self.method != "independent", **budget)
         extra: dict[str, Any] = {}
         if (self.plan_["one_way_only"] and self.method == "oracle-query-pgm"
                 and not (self.options or {}).get("orders")):
