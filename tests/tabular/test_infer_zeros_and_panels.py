@@ -159,3 +159,16 @@ def test_a_timestamp_reads_alike_from_a_dataframe_and_from_parquet(tmp_path) -> 
     said = duckdb.sql(f"select cast(t as varchar) from read_parquet('{tmp_path}/odd.parquet')"
                       ).fetchall()
     assert [t for (t,) in said] == typed_texts(odd).tolist()  # the engine's own text
+
+
+def test_a_constant_column_is_flagged() -> None:
+    """A column whose cells (missing ones aside) all hold one value is proposed (one level, or
+    a grid made up around the value) with a warning naming it: as proposed it tells a model
+    nothing (a new user's constant column had come through silently).  A column of two
+    values, and one whose only other cells are missing, are told apart."""
+    n = 60
+    df = pd.DataFrame({"c": ["x"] * n, "k": ["7"] * n, "m": ["3"] * (n - 5) + [""] * 5,
+                       "a": [str(i % 9) for i in range(n)], "y": ["no", "yes"] * (n // 2)})
+    _, warnings = TableSchema.infer(df, "y")
+    flagged = [w for w in warnings if "holds the same value" in w]
+    assert flagged == [flagged[0]] and flagged[0].startswith("3 columns ('c', 'k', 'm'):")

@@ -188,6 +188,10 @@ class _Rules:
                        "<public value>} or \"refuse\" instead if you prefer",
             "all_missing": "every cell is missing, so the type cannot be told (marked "
                            "\"unresolved\")",
+            "constant": "every cell that is not missing holds the same value: as proposed "
+                        "(one level, or a range made up around it) the column tells a model "
+                        "nothing; declare the values it can take (public knowledge), or "
+                        "delete it from the data, or its entry and fit with --ignore-extra",
             "identifier": "all or nearly all values are distinct, so each looks like an "
                           "IDENTIFIER (a record number, a name, a code per person): delete it "
                           "from the data, or delete its entry and fit with --ignore-extra. It "
@@ -429,6 +433,8 @@ def propose_columns(data: pd.DataFrame | str | Path, target: str, max_levels: in
             rules.add("missing", name)
         if rule:
             rules.add(rule, name, detail)
+        if col.kind != "unresolved" and df[name][~df[name].isin(tokens)].nunique() == 1:
+            rules.add("constant", name)
     return tuple(cols), (labels[0], labels[1]), rules.lines()
 
 
