@@ -42,7 +42,7 @@ T = TypeVar("T")
 
 __all__ = ["MarginalMeasurement", "coarse_shape", "combine_measurements", "expand",
            "loss_terms", "margins_within_noise", "mirror_descent_step", "project",
-           "project_index"]
+           "project_index", "shrink_interaction"]
 
 #: :func:`margins_within_noise`: standard deviations of the statistic, under pure noise,
 #: by which the interaction's estimated energy must stay below its noise's.
@@ -193,6 +193,43 @@ def margins_within_noise(m: MarginalMeasurement, sds: float = WITHIN_NOISE_SDS
     maps = m.maps or (None, None)
     return (MarginalMeasurement((m.axes[0],), rows, m.sigma * math.sqrt(y.shape[1]), (maps[0],)),
             MarginalMeasurement((m.axes[1],), cols, m.sigma * math.sqrt(y.shape[0]), (maps[1],)))
+
+
+def shrink_interaction(m: MarginalMeasurement) -> MarginalMeasurement:
+    """A 2-way measurement with its interaction shrunk toward the independence fit of its own
+    margins: ``e + c (y - e)``, ``e = outer(row sums, column sums) / total``, ``c = max(0, 1 -
+    (dof - 2) sigma^2 / ||y - e||^2)``, ``dof = (r - 1)(c - 1)``.  Post-processing: a function
+    of the released noisy table and its public sigma only.
+
+    The interaction ``y - e`` lies (to first order in the noise) in the dof-dimensional
+    space of tables with zero margins, where the noise is ``sigma^2`` per dimension; the
+    positive-part James-Stein estimate toward that subspace's origin (Lindley's estimate)
+    has a smaller expected squared error than ``y`` itself whenever dof > 2 (James and
+    Stein 1961; Lindley 1962), and keeps the table's margins (the row and column sums are
+    those of ``y``).  A table of dof <= 2, or whose noisy total or interaction is not above
+    0, is returned as it is.  Where :func:`margins_within_noise` replaces a table by its
+    margins (an interaction with confidence below its noise), this shrinks the others in
+    proportion to how much of their interaction the noise explains.
+
+    >>> y = np.array([[60.0, 40, 20], [30, 50, 40], [10, 30, 70]])
+    >>> s = shrink_interaction(MarginalMeasurement((0, 1), y, 10.0)).values
+    >>> bool(np.allclose(s.sum(axis=0), y.sum(axis=0)) and np.allclose(s.sum(axis=1), y.sum(axis=1)))
+    True
+    """
+    y = m.values
+    if y.ndim != 2 or min(y.shape) < 2:
+        return m
+    total = float(y.sum())
+    if not total > 0.0:
+        return m
+    e = np.outer(y.sum(axis=1), y.sum(axis=0)) / total
+    z = y - e
+    dof = (y.shape[0] - 1) * (y.shape[1] - 1)
+    energy = float((z**2).sum())
+    if dof <= 2 or not energy > 0.0:
+        return m
+    c = max(0.0, 1.0 - (dof - 2) * m.sigma**2 / energy)
+    return MarginalMeasurement(m.axes, e + c * z, m.sigma, m.maps)
 
 
 def combine_measurements(

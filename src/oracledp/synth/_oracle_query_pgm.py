@@ -52,7 +52,9 @@ of those measurements:
    whose interaction is, with confidence, below its own noise is fitted by its two margins
    (:func:`~oracledp.synth._estimation.margins_within_noise`; post-processing): a noisy,
    nearly independent pair of many cells otherwise made the release worse than
-   independent marginals.
+   independent marginals; the other pairs' interactions are shrunk toward independence by
+   the share of their energy the noise explains
+   (:func:`~oracledp.synth._estimation.shrink_interaction`, James-Stein; post-processing).
 
 The estimate is one :class:`~oracledp.synth._graphical.GraphicalModel` held on a junction
 tree.  With ``estimator="auto"`` (default) on a domain of at most 2,000,000 cells the tree
@@ -137,6 +139,7 @@ from oracledp.synth._estimation import (
     margins_within_noise,
     project,
     project_index,
+    shrink_interaction,
 )
 from oracledp.synth._graphical import GraphicalModel, estimate_model
 from oracledp.synth._junction_tree import JunctionTree, junction_tree_cells
@@ -894,6 +897,8 @@ class OracleQueryPGM(Synthesizer):
         margins = [margins_within_noise(m) if rule == "all" and len(m.axes) == 2 else None
                    for m in meas]
         fitted = [x for m, mg in zip(meas, margins, strict=True) for x in (mg or (m,))]
+        if rule == "all":  # the other pairs' interactions shrunk by what noise explains
+            fitted = [shrink_interaction(m) if len(m.axes) == 2 else m for m in fitted]
         quiet = [m.axes for m, mg in zip(meas, margins, strict=True) if mg]
         model = estimate_model(shape, fitted, n, iterations=final, warm=model)
         model.n = n
