@@ -239,6 +239,8 @@ def synth_fit(
     if plan.get("summary"):
         typer.echo(f"what the budget affords: {plan['summary']}")
     numeric = getattr(syn, "numeric_", None) or {}
+    loud: list[str] = []  # columns whose histogram is mostly noise (said once, below)
+    sds: dict[str, float] = {}
     if numeric.get("columns"):
         share = (f"rho {numeric['rho_each']:.4g} each" if "rho_each" in numeric
                  else f"epsilon {numeric['epsilon_each']:.4g} each")
@@ -282,6 +284,8 @@ def synth_fit(
         where = " and ".join(f"{number_text(lo)} to {number_text(hi)}" for lo, hi in ranges)
         advice = ("" if any(name == w for w, _, _ in wide) else
                   " Declared bounds that fit the column measure it more finely.")
+        if name in loud:  # its shape is noise (said above): where noise ended says nothing
+            continue
         a = attrs[name]
         inside = sum(1 for f, g in zip(a.first, a.last, strict=True)
                      if any(lo <= a.lower + f * a.step and a.lower + g * a.step <= hi
@@ -290,9 +294,12 @@ def synth_fit(
                  f"no synthetic value is drawn there but the records the model gives to the "
                  f"{inside} declared or equal-width bin(s) lying wholly inside it, each at "
                  "its edge nearest the data")
+        thin = (f" Real values there, fewer in all than about twice the node noise "
+                f"({2 * sds[name]:.3g} records), could not be told from it: a thin real tail "
+                "is cut, and with it its share of a total." if name in sds else "")
         typer.echo(f"note: {name}: the private histogram held no more than its noise from "
                    f"{where}, far beyond the rest of its values; {drawn} (post-processing)."
-                   f"{advice}")
+                   f"{thin}{advice}")
     typer.echo("guarantee of the released model:")
     for line in syn.guarantee_lines():
         typer.echo(f"  {line}")
