@@ -436,13 +436,14 @@ def test_margins_within_noise_drops_only_interactions_below_their_noise() -> Non
 
 
 def test_shrink_interaction_keeps_the_margins_and_lowers_the_squared_error() -> None:
-    """Lindley's estimate on noisy 6 x 8 tables (dof 35, sigma 20) of a true table whose
-    interaction is small beside the noise: the shrunk table keeps the noisy table's row and
-    column sums exactly, its factor is max(0, 1 - 33 sigma^2 / ||y - e||^2), and over 300
-    draws its mean squared error is below the raw table's (James-Stein: by about the noise's
-    share, here more than a third; a mutant that shrinks toward 0 or uses dof + 2 fails the
-    margins or the factor).  Tables of dof <= 2 or a total not above 0 are returned as
-    they are."""
+    """The shrinkage on noisy 6 x 8 tables (dof 35, sigma 20): the shrunk table keeps the
+    noisy table's row and column sums exactly and its factor is max(0, 1 - 33 sigma^2 /
+    ||y - e||^2) (a mutant that shrinks toward 0, to e, or uses dof fails these).  Over 300
+    draws (fixed seed) its summed squared error against the true table is 0.35 of the raw
+    table's where the interaction is small beside the noise (asserted below 2/3), and 0.90
+    where it is strong (a pattern of +-40 counts; factor 0.78-0.95; asserted below 1): no
+    theorem here (the independence fit is not a linear projection), what the docstring
+    says.  Tables of dof <= 2 or a total not above 0 are returned as they are."""
     rng = np.random.default_rng(11)
     true = np.outer(np.arange(1.0, 7.0) * 50, np.linspace(1, 2, 8))
     true[0, 0] += 15.0
@@ -460,6 +461,15 @@ def test_shrink_interaction_keeps_the_margins_and_lowers_the_squared_error() -> 
         sq_raw += float(((y - true) ** 2).sum())
         sq_shr += float(((got.values - true) ** 2).sum())
     assert sq_shr < (1 - 1 / 3) * sq_raw
+    sign = np.where(np.arange(6)[:, None] < 3, 1.0, -1.0) * np.where(np.arange(8) < 4, 1, -1)
+    strong = np.outer(np.arange(1.0, 7.0) * 50, np.linspace(1, 2, 8)) + 40.0 * sign
+    sq_raw = sq_shr = 0.0
+    for _ in range(300):
+        y = strong + rng.normal(0, 20.0, strong.shape)
+        got = shrink_interaction(MarginalMeasurement((0, 3), y, 20.0)).values
+        sq_raw += float(((y - strong) ** 2).sum())
+        sq_shr += float(((got - strong) ** 2).sum())
+    assert sq_shr < sq_raw
     small = MarginalMeasurement((0, 1), np.array([[5.0, 1, 2], [1, 5, 2]]), 3.0)  # dof 2
     assert shrink_interaction(small) is small
     neg = MarginalMeasurement((0, 1), np.full((4, 4), -1.0), 3.0)

@@ -167,7 +167,8 @@ def test_a_constant_column_is_flagged() -> None:
     nothing (a new user's constant column had come through silently).  A column of two
     values, and one whose only other cells are missing, are told apart."""
     n = 60
-    df = pd.DataFrame({"c": ["x"] * n, "k": ["7"] * n, "m": ["3"] * (n - 5) + [""] * 5,
+    df = pd.DataFrame({"c": ["x"] * n, "k": ["7", "7.0"] * (n // 2),
+                       "m": ["3"] * (n - 5) + [""] * 5,
                        "a": [str(i % 9) for i in range(n)], "y": ["no", "yes"] * (n // 2)})
     _, warnings = TableSchema.infer(df, "y")
     flagged = [w for w in warnings if "holds the same value" in w]

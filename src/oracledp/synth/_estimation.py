@@ -201,15 +201,20 @@ def shrink_interaction(m: MarginalMeasurement) -> MarginalMeasurement:
     (dof - 2) sigma^2 / ||y - e||^2)``, ``dof = (r - 1)(c - 1)``.  Post-processing: a function
     of the released noisy table and its public sigma only.
 
-    The interaction ``y - e`` lies (to first order in the noise) in the dof-dimensional
-    space of tables with zero margins, where the noise is ``sigma^2`` per dimension; the
-    positive-part James-Stein estimate toward that subspace's origin (Lindley's estimate)
-    has a smaller expected squared error than ``y`` itself whenever dof > 2 (James and
-    Stein 1961; Lindley 1962), and keeps the table's margins (the row and column sums are
-    those of ``y``).  A table of dof <= 2, or whose noisy total or interaction is not above
-    0, is returned as it is.  Where :func:`margins_within_noise` replaces a table by its
-    margins (an interaction with confidence below its noise), this shrinks the others in
-    proportion to how much of their interaction the noise explains.
+    Modelled on Lindley's positive-part James-Stein estimate (James and Stein 1961; Lindley
+    1962): toward a linear subspace of codimension dof (an additive fit's residual space,
+    noise ``sigma^2`` per dimension) it has a smaller expected squared error than ``y``
+    whenever dof > 2.  The independence fit here is multiplicative, not a linear
+    projection: with skewed margins its own noise adds to ``||y - e||^2`` (the expectation
+    is above ``dof sigma^2``), so the factor shrinks less than Lindley's; and the tables it
+    meets are those :func:`margins_within_noise` kept.  No dominance is proven for it; on
+    400 random tables (dof 3-16, 20-10,000 records, sigma 3-30, 4,000 draws each; review
+    16) none lost measurably, and the tests check a weak and a strong interaction.  The
+    table's margins are kept (the row and column sums are those of ``y``).  A table of dof
+    <= 2, or whose noisy total or interaction is not above 0, is returned as it is.  Where
+    :func:`margins_within_noise` replaces a table by its margins (an interaction with
+    confidence below its noise), this shrinks the others by the share of their interaction
+    the noise explains.
 
     >>> y = np.array([[60.0, 40, 20], [30, 50, 40], [10, 30, 70]])
     >>> s = shrink_interaction(MarginalMeasurement((0, 1), y, 10.0)).values

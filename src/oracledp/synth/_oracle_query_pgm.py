@@ -54,7 +54,8 @@ of those measurements:
    nearly independent pair of many cells otherwise made the release worse than
    independent marginals; the other pairs' interactions are shrunk toward independence by
    the share of their energy the noise explains
-   (:func:`~oracledp.synth._estimation.shrink_interaction`, James-Stein; post-processing).
+   (:func:`~oracledp.synth._estimation.shrink_interaction`, modelled on James-Stein;
+   post-processing).
 
 The estimate is one :class:`~oracledp.synth._graphical.GraphicalModel` held on a junction
 tree.  With ``estimator="auto"`` (default) on a domain of at most 2,000,000 cells the tree

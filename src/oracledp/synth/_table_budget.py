@@ -280,9 +280,11 @@ def afford(n: int, shape: Sequence[int], bins: int, *, columns: int, rho: float 
     wide = int(shape[j_wide]) * per_cell * spread
     said = (f"n = {n:,} records: {cut}with the whole budget on it, the 1-way table of a "
             f"median column ({cols[len(cols) // 2]:,} levels) would carry noise of {tv(one)} "
-            f"in total variation and the smallest pair table {tv(pair)}; "
+            f"in total variation" + (f" and the smallest pair table {tv(pair)}" if pairs
+                                     else "") + "; "
             f"with the budget shared by the {len(cols)} attributes' 1-way tables alone, each "
-            f"would carry {tv(shared)} (a release measures more tables)")
+            f"would carry {tv(shared)}" + (" (a release measures more tables)" if pairs
+                                           else ""))
     if not pairs:
         said += ("; this method measures each column's 1-way table only and reproduces no "
                  "dependence between columns: exact independent marginals of the real rows "
@@ -303,8 +305,9 @@ def afford(n: int, shape: Sequence[int], bins: int, *, columns: int, rho: float 
         said += (f"; shared so, the widest column{'s' if len(tied) > 1 else ''}, {names} "
                  f"({int(shape[j_wide]):,} levels{' each' if len(tied) > 1 else ''}), "
                  f"would carry {tv(wide)}{' each' if len(tied) > 1 else ''}: "
-                 f"{'its' if len(tied) == 1 else 'their'} levels' shares, and "
-                 f"{'its' if len(tied) == 1 else 'their'} pairs, are that much less certain")
+                 f"{'its' if len(tied) == 1 else 'their'} levels' shares"
+                 + (f", and {'its' if len(tied) == 1 else 'their'} pairs," if pairs else "")
+                 + " are that much less certain")
     if noisy:
         which = ", ".join(f"{name!r} ({k:,} levels: {tv(x)})" for name, k, x in noisy[:5])
         which += f" and {len(noisy) - 5} more" if len(noisy) > 5 else ""

@@ -433,7 +433,10 @@ def propose_columns(data: pd.DataFrame | str | Path, target: str, max_levels: in
             rules.add("missing", name)
         if rule:
             rules.add(rule, name, detail)
-        if col.kind != "unresolved" and df[name][~df[name].isin(tokens)].nunique() == 1:
+        cells = df[name][~df[name].isin(tokens)]
+        if col.kind == "numeric":  # by value: 7 and 7.0 are one number
+            cells = pd.to_numeric(cells, errors="coerce")
+        if col.kind != "unresolved" and cells.nunique() == 1:
             rules.add("constant", name)
     return tuple(cols), (labels[0], labels[1]), rules.lines()
 
