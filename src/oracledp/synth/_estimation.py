@@ -138,6 +138,19 @@ def expand(table: NDArray[np.float64], maps: Maps,
     return table.ravel()[idx].reshape(fine)
 
 
+def _independence_fit(y: NDArray[np.float64]) -> tuple[NDArray[np.float64], int] | None:
+    """The independence fit of a noisy 2-way table's own margins, ``outer(row sums, column
+    sums) / total``, and the table's dof ``(r - 1)(c - 1)``; None where there is no
+    interaction to judge (not 2-way, a side of one level) or the noisy total is not above 0."""
+    if y.ndim != 2 or min(y.shape) < 2:
+        return None
+    total = float(y.sum())
+    if not total > 0.0:
+        return None
+    return (np.outer(y.sum(axis=1), y.sum(axis=0)) / total,
+            (y.shape[0] - 1) * (y.shape[1] - 1))
+
+
 def margins_within_noise(m: MarginalMeasurement, sds: float = WITHIN_NOISE_SDS
                          ) -> tuple[MarginalMeasurement, ...] | None:
     """A 2-way measurement's two 1-way margins where its interaction is, with confidence,
@@ -180,14 +193,12 @@ def margins_within_noise(m: MarginalMeasurement, sds: float = WITHIN_NOISE_SDS
     None
     """
     y = m.values
-    if y.ndim != 2 or min(y.shape) < 2:
+    fit = _independence_fit(y)
+    if fit is None:
         return None
-    total = float(y.sum())
-    if not total > 0.0:
-        return None
+    e, dof = fit
     rows, cols = y.sum(axis=1), y.sum(axis=0)
-    dof = (y.shape[0] - 1) * (y.shape[1] - 1)
-    stat = float(((y - np.outer(rows, cols) / total) ** 2).sum()) / m.sigma**2
+    stat = float(((y - e) ** 2).sum()) / m.sigma**2
     if stat + sds * math.sqrt(2.0 * dof) >= 2.0 * dof:
         return None
     maps = m.maps or (None, None)
@@ -221,15 +232,11 @@ def shrink_interaction(m: MarginalMeasurement) -> MarginalMeasurement:
     >>> bool(np.allclose(s.sum(axis=0), y.sum(axis=0)) and np.allclose(s.sum(axis=1), y.sum(axis=1)))
     True
     """
-    y = m.values
-    if y.ndim != 2 or min(y.shape) < 2:
+    fit = _independence_fit(m.values)
+    if fit is None:
         return m
-    total = float(y.sum())
-    if not total > 0.0:
-        return m
-    e = np.outer(y.sum(axis=1), y.sum(axis=0)) / total
-    z = y - e
-    dof = (y.shape[0] - 1) * (y.shape[1] - 1)
+    e, dof = fit
+    z = m.values - e
     energy = float((z**2).sum())
     if dof <= 2 or not energy > 0.0:
         return m
