@@ -798,8 +798,9 @@ def test_the_tree_holds_the_present_cells_only(monkeypatch: pytest.MonkeyPatch) 
 def test_a_missing_level_no_longer_draws_values_at_the_top_of_the_grid() -> None:
     """Blood pressures declared 40-250 (data 74-167, 4 % missing; 2,000 records, epsilon
     1): with the missing cells as the tree's last leaf, the noise of the empty bins sharing
-    its nodes drew 1.0 % of the values at 232-250 (8 seeds; 0.3 % without missing cells)
-    and took the missing share (3.5 % against 4.35 %).  Now: below 0.5 % over 4 seeds."""
+    its nodes drew values at 232-250 (a new user's table: 0.78 % over 8 seeds) and took the
+    missing share (3.9 % against 4.35 %; docs/results/synth-missing-level).  Now: below
+    0.5 % over 4 seeds of this table."""
     rng = np.random.default_rng(5)
     n = 2000
     bp = np.clip(np.round(rng.normal(120, 15, n)), 74, 167)
