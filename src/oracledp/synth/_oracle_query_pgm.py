@@ -765,13 +765,17 @@ class OracleQueryPGM(Synthesizer):
 
         ledger: list[Spend] = []
         meas: list[MarginalMeasurement] = []
-        for a in range(d):  # Gaussian mechanism, squared l2 sensitivity 2
-            if math.isinf(sigma1[a]):
-                continue  # one level: its table is the public n (no budget)
-            t, s1 = table((a,)), float(sigma1[a])
-            meas.append(MarginalMeasurement((a,), t + noise.gaussian(rng, s1, t.shape), s1))
-            ledger.append(Spend("Gaussian mechanism (1-way table)",
-                                zcdp=gaussian_rho(s1, sensitivity_sq=2.0), released=(a,)))
+
+        def one_way(a: int, s: float, name: str, t_round: int = 0) -> None:
+            """Attribute a's 1-way table with N(0, s^2) per cell (squared l2 sensitivity 2)."""
+            t = table((a,))
+            meas.append(MarginalMeasurement((a,), t + noise.gaussian(rng, s, t.shape), s))
+            ledger.append(Spend(name, zcdp=gaussian_rho(s, sensitivity_sq=2.0),
+                                round=t_round, released=(a,)))
+
+        for a in range(d):  # one level: its table is the public n (sigma inf, no budget)
+            if not math.isinf(sigma1[a]):
+                one_way(a, float(sigma1[a]), "Gaussian mechanism (1-way table)")
         meas.extend(known)  # released before this fit: no spend (post-processing)
         tree = JunctionTree(shape, [tuple(range(d))], nodes=True) if whole else None
         model = estimate_model(shape, meas, n, iterations=self.iterations * 3, tree=tree)
@@ -870,12 +874,7 @@ class OracleQueryPGM(Synthesizer):
                 last_note = (f"; the last round measured the 1-way tables of {len(alone)} "
                              f"attribute(s) in no measured pair, sigma={_span(s_last)}")
                 for a, s_a in zip(alone, s_last.tolist(), strict=True):
-                    tab = table((a,))
-                    meas.append(MarginalMeasurement(
-                        (a,), tab + noise.gaussian(rng, s_a, tab.shape), s_a))
-                    ledger.append(Spend("Gaussian mechanism (1-way table, last round)",
-                                        zcdp=gaussian_rho(s_a, sensitivity_sq=2.0),
-                                        round=t_round, released=(a,)))
+                    one_way(a, s_a, "Gaussian mechanism (1-way table, last round)", t_round)
                 model = estimate_model(shape, meas, n, iterations=self.iterations, warm=model)
                 continue
             # "all": no selection, the next table in the workload's order, on its coarser
