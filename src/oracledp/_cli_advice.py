@@ -130,6 +130,10 @@ def print_advice(schema_path: Path | None, epsilon: float | None, data: Path | N
     eps = _usage_checks(schema_path, epsilon, data, delta)
     assert schema_path is not None
     schema = _load_schema(schema_path)
+    try:
+        schema.require_target("`oracledp models`")
+    except ValueError as exc:
+        _fail(str(exc))
     n = None if data is None else _count_records(data, schema, sep, ignore_extra)
     try:
         advice = advise_model(schema, eps, n=n, delta=delta)

@@ -27,7 +27,13 @@ from oracledp._errors import OracleDPError
 
 def schema_infer(
     data: Annotated[Path, typer.Argument(help="CSV file with a header line, or Parquet.")],
-    target: Annotated[str, typer.Option("--target", help="The label column (two labels).")],
+    target: Annotated[
+        str | None,
+        typer.Option("--target", help="The label column (two labels) a classifier learns. "
+                                       "Leave it out for a table to synthesize only: every "
+                                       "column is then a feature column (a 3-class outcome "
+                                       "too).")
+    ] = None,
     sep: Annotated[str, _SEP] = ",",
     max_levels: Annotated[
         int, typer.Option("--max-levels", min=1,
@@ -47,7 +53,7 @@ def schema_infer(
     from oracledp.tabular import TableSchema, read_csv
     from oracledp.tabular._csv import delimiter_hint
 
-    if not target.strip():
+    if target is not None and not target.strip():
         _fail("--target must name the label column, got an empty name")
     try:
         with _reading(data) as report:
@@ -55,8 +61,10 @@ def schema_infer(
         names = list(map(str, df.columns))
         hint = delimiter_hint(names, sep) if target not in names else ""
         if hint:  # one column: the delimiter is likely wrong
-            _fail(f"{data}: the file parsed into a single column with delimiter {sep!r}, so "
-                  f"the target column {target!r} is not in it; is the delimiter right?{hint}")
+            which = ("" if target is None
+                     else f", so the target column {target!r} is not in it")
+            _fail(f"{data}: the file parsed into a single column with delimiter {sep!r}"
+                  f"{which}; is the delimiter right?{hint}")
         schema, warnings = TableSchema.infer(df, target=target, max_levels=max_levels,
                                              categorical=categorical or ())
     except (OracleDPError, ValueError) as exc:
@@ -65,10 +73,14 @@ def schema_infer(
     _warn(f"every level, bound, step and label in this schema was read from {data} and is "
           "marked \"from_data\": true. Reading them from private data is not differentially "
           "private: replace them with public values (or confirm they are public) and delete "
-          "the flags; `oracledp fit` refuses the schema until then.")
+          f"the flags; `oracledp {'fit' if schema.has_target else 'synth fit'}` refuses the "
+          "schema until then.")
     for w in warnings:
         _warn(w)
-    if schema.intercept:
+    if not schema.has_target:
+        _warn("no --target: every column is a feature column and the schema serves `oracledp "
+              "synth` only (the classifiers need a target with two labels).")
+    elif schema.intercept:
         _warn("the schema adds the public intercept feature \"(intercept)\" (\"intercept\": "
               "true); set it to false for halfspaces through the origin.")
 
@@ -99,6 +111,11 @@ def schema_check(
         _error(problem)
     if problems:
         raise typer.Exit(2)
-    typer.echo(f"ok: {data} fits the schema {schema_path} (every cell of its "
-               f"{len(schema.columns)} declared column(s) and the target checked); "
-               "`oracledp fit` would accept it.")
+    if schema.has_target:
+        typer.echo(f"ok: {data} fits the schema {schema_path} (every cell of its "
+                   f"{len(schema.columns)} declared column(s) and the target checked); "
+                   "`oracledp fit` would accept it.")
+    else:
+        typer.echo(f"ok: {data} fits the schema {schema_path} (every cell of its "
+                   f"{len(schema.columns)} declared column(s) checked; the schema has no "
+                   "target); `oracledp synth fit` would accept it.")

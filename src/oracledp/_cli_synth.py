@@ -120,7 +120,7 @@ _BINS_EVAL = typer.Option("--bins", help="The bins the fit used, as given to `sy
 
 
 def synth_fit(
-    data: Annotated[Path, typer.Argument(help="The table with the target: CSV (plain, gzip, zstd) or Parquet (a file, a directory or a glob).")],
+    data: Annotated[Path, typer.Argument(help="The table (with its target, if the schema has one): CSV (plain, gzip, zstd) or Parquet (a file, a directory or a glob).")],
     schema_path: Annotated[Path, typer.Option("--schema", help="Confirmed table schema (JSON).")],
     epsilon: Annotated[float, typer.Option("--epsilon", help=f"Privacy budget; at most "
                                                              f"{EPSILON_CAP:g} unless "

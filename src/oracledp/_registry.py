@@ -171,6 +171,7 @@ def make_estimator(name: str, schema: Any, epsilon: float | None = None,
         "work_limit": work_limit, "space": _UNSET if space is None else space,
         "candidates": candidates, "score_share": score_share})
     schema.check_confirmed()  # the schema's one confirmation check, for Python and the CLI
+    schema.require_target(f"the model {name!r}")
     labels = list(schema.labels)
     if name == AUTO:
         return estimator_class(AUTO)(

@@ -28,7 +28,7 @@ def _misuses(tmp: Path) -> list[tuple[list[str], str]]:
         (["predict", str(tmp)], "'data'"),
         (["predict", str(tmp), data, "extra"], "extra"),
         (["evaluate", str(tmp), data, "--stric"], "--stric"),
-        (["schema", "infer", data], "'--target'"),
+        (["schema", "infer", data, "--target"], "'--target'"),  # no value given
         (["schema", "infer", data, "--target", "y", "--max-levels", "0"], "'--max-levels'"),
         (["schema", "nope"], "'nope'"),
         (["export-sample", "adult", str(tmp / "x.csv"), "--n", "zero"], "'--n'"),

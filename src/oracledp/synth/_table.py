@@ -16,7 +16,8 @@ read from the data):
   mapping overrides it, a ``bins`` count applies only to the columns without one;
 * a **numeric** column with thermometer ``bins`` (cut points) in the schema keeps them:
   bins ``[lower, c1), [c1, c2), ..., [cB, upper]``;
-* the **target** is one more attribute, its two declared labels as levels (last);
+* the **target**, if the schema has one, is one more attribute, its two declared labels as
+  levels (last); a schema without a target (``"target": null``) has only its columns;
 * the intercept and ``row_divisor`` (model-only encoding) play no part.
 
 Mapping back (:meth:`TableDomain.decode`, post-processing of a release): a categorical code
@@ -167,9 +168,10 @@ class TableDomain:
             own = c.synth_bins  # the schema's declared synthesis bins, if any
             spec = per_column.get(c.name, default if own is None else own)
             attrs.append(_attr_of(c, spec, fine.get(c.name)))
-        values, vtype = _typed(schema.labels)
-        attrs.append(_Attr(schema.target, "target", tuple(schema.labels),
-                           np.arange(2, dtype=np.int64), False, values, vtype))
+        if schema.has_target:
+            values, vtype = _typed(schema.labels)
+            attrs.append(_Attr(schema.target, "target", tuple(schema.labels),
+                               np.arange(2, dtype=np.int64), False, values, vtype))
         self.schema = schema
         self.bins = bins
         self.within = fine
@@ -181,7 +183,7 @@ class TableDomain:
 
     @property
     def columns(self) -> list[str]:
-        """The output columns: the schema's columns in order, then the target."""
+        """The output columns: the schema's columns in order, then the target (if any)."""
         return list(self.domain.attributes)
 
     def bins_spec(self) -> dict[str, Any]:
@@ -202,11 +204,16 @@ class TableDomain:
 
     # --- schema codes -> domain codes --------------------------------------------------------
 
-    def _map(self, codes: NDArray[np.int64], y_idx: NDArray[np.integer]) -> NDArray[np.int64]:
+    def _map(self, codes: NDArray[np.int64], y_idx: NDArray[np.integer] | None
+             ) -> NDArray[np.int64]:
+        """Domain codes from the schema's codes and label indices (ignored without a target)."""
         out = np.empty((codes.shape[0], len(self.attrs)), dtype=np.int64)
-        for j, a in enumerate(self.attrs[:-1]):
+        k = codes.shape[1]  # the schema's columns; the target, if any, is attribute k
+        for j, a in enumerate(self.attrs[:k]):
             out[:, j] = a.code_map[codes[:, j]]
-        out[:, -1] = y_idx
+        if len(self.attrs) > k:
+            assert y_idx is not None
+            out[:, k] = y_idx
         return out
 
     def _scan(self, df: pd.DataFrame, ignore_extra: bool, clipped: set[str],
@@ -221,7 +228,7 @@ class TableDomain:
             from oracledp.tabular._cells import _table_violation
 
             raise _table_violation([m for _, m in sorted(items)])
-        if codes is None or y_idx is None:
+        if codes is None or (self.schema.has_target and y_idx is None):
             return None
         return self._map(codes, y_idx)
 
@@ -276,9 +283,10 @@ class TableDomain:
         weights = np.concatenate([per_label[has[:, k], k] for k in range(has.shape[1])])
         del has, per_label
         m = len(self.attrs)
+        ncol = codes.shape[1]  # the schema's columns; the target, if any, is attribute ncol
 
         def column(j: int) -> NDArray[np.int64]:
-            return label if j == m - 1 else self.attrs[j].code_map[codes[index, j]]
+            return label if j == ncol else self.attrs[j].code_map[codes[index, j]]
 
         return merge_columns(column, m, weights,
                              lambda: self._map(codes[index], label))

@@ -111,19 +111,19 @@ def _marginal(codes: NDArray[np.int64], counts: NDArray[np.int64], axes: tuple[i
 
 
 def _schema_codes(schema: Any, df: pd.DataFrame
-                  ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+                  ) -> tuple[NDArray[np.int64], NDArray[np.int64] | None]:
     """The cells of ``df`` read as a fit reads them (:meth:`TableSchema._scan`, also what
     :class:`TableDomain` counts): per schema column the level index of a categorical cell
     (declared levels, number-like ones by value), the grid index of a gridded number or the
     bin of a thermometer one, a missing cell as declared (``n_values`` with
     ``"missing": "level"``, the fill value's code with ``{"fill": ...}``); and the index of
-    every label."""
+    every label (None for a schema without a target)."""
     found, codes, y_idx = schema._scan(df, with_target=True, codes=True, clipped=set())
-    if found or codes is None or y_idx is None:  # _read checked the table: not reached
-        from oracledp.tabular._cells import _table_violation
+    if found or codes is None or (schema.has_target and y_idx is None):  # _read checked
+        from oracledp.tabular._cells import _table_violation  # the table: not reached
 
         raise _table_violation([m for _, m in sorted(found)] or ["the table was not read"])
-    return codes, y_idx.astype(np.int64)
+    return codes, None if y_idx is None else y_idx.astype(np.int64)
 
 
 def _numbers(schema: Any, c: Any, s: pd.Series, code: NDArray[np.int64]
@@ -222,7 +222,8 @@ def _column_codes(schema: Any, real: pd.DataFrame, syn: pd.DataFrame, quantiles:
                 heap = (top, float(counts.max() / ok_r.sum()), float(np.mean(ys == top)))
         out.append(_Codes(c.name, "numeric", rb.astype(np.int64), yb.astype(np.int64),
                           k + c.missing_level, w1, means, ranges, qs, heap))
-    out.append(_Codes(schema.target, "target", r_y, s_y, len(schema.labels)))
+    if r_y is not None and s_y is not None:
+        out.append(_Codes(schema.target, "target", r_y, s_y, len(schema.labels)))
     return out
 
 
@@ -407,7 +408,8 @@ def evaluate_synthetic(synthetic: pd.DataFrame | str | Path, real: pd.DataFrame 
     "dependent_pairs", "dependent_closer_than_independent"},
     "references": {"independent_marginals", "resample_of_real_rows"}}``,
     ``"classification"``: ``{"train_synthetic_test_real", "train_real_cv",
-    "majority_label_rate", "classifier_rows"}`` (absent with ``classifier=False``; the rows
+    "majority_label_rate", "classifier_rows"}`` (absent with ``classifier=False`` and for a
+    schema without a target; the rows
     used, a random subset of a table whose encoding would exceed
     :data:`CLASSIFIER_CELLS` cells), ``"rows"``:
     ``{"synthetic", "real"}``, ``"ignored_columns"``: ``{"synthetic", "real"}``, each table's
@@ -451,14 +453,14 @@ def evaluate_synthetic(synthetic: pd.DataFrame | str | Path, real: pd.DataFrame 
                        for s in sets])
         marg[j] = {"mean_tv": float(tv.mean()), "max_tv": float(tv.max()), "sets": len(sets),
                    "of": total, "sampled": total > max_sets}
-    known = {c.name for c in schema.columns} | {schema.target}
+    known = {c.name for c in schema.columns} | ({schema.target} - {None})
     out: dict[str, Any] = {"non_private": NON_PRIVATE_NOTE, "marginals": marg,
                            "data_resolution": {},
                            "rows": {"synthetic": len(syn), "real": len(real)},
                            "ignored_columns": {  # not in the schema: not compared
                                "synthetic": [str(c) for c in syn.columns if c not in known],
                                "real": [str(c) for c in real.columns if c not in known]}}
-    if classifier:
+    if classifier and schema.has_target:
         seed = int(rng.integers(2**31 - 1))
         out["classification"] = _logistic_scores(schema, syn, real, seed)
     # last, so that the figures above draw what they drew before it existed

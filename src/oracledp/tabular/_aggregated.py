@@ -39,7 +39,7 @@ class AggregatedTable:
     which
     :meth:`features` encodes exactly as :meth:`TableSchema.encode` encodes the records;
     ``counts`` (g, 2): how many records with that row carry ``schema.labels[0]`` and
-    ``schema.labels[1]``.  No record order, no value off the schema's public grids.
+    ``schema.labels[1]`` ((g, 1), the records with that row, for a schema without a target).  No record order, no value off the schema's public grids.
     """
 
     schema: TableSchema
@@ -71,6 +71,7 @@ class AggregatedTable:
         given seed not the numbers of a fit on the records in file order.  ``y`` holds the schema's labels (as
         :meth:`TableSchema.labels_of` gives them); X has at most ``2 * n_groups`` rows.
         """
+        self.schema.require_target("a classifier")
         group, label = np.nonzero(self.counts > 0)
         X = self.schema._decode(self.codes[group])  # rows repeated as codes: no float copy
         y = np.asarray(self.schema.labels, dtype=object)[label]
@@ -84,6 +85,7 @@ class AggregatedTable:
         the float matrix of the weighted rows (at 100 M records and 11 M distinct rows of 28
         features: 3.4 GB)."""
         codes, schema = self.codes, self.schema
+        schema.require_target("a classifier")
         rows = RowBlocks(self.n_groups, schema.n_features, lambda idx: schema._decode(codes[idx]))
         labels = tuple(np.asarray(self.schema.labels, dtype=object).tolist())
         return CountedRows(rows, labels, self.counts)

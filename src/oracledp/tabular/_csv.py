@@ -222,7 +222,7 @@ def _check_header(columns: list[str], schema: TableSchema | None, with_target: b
     """A header that parsed into one column where the schema expects more: wrong delimiter."""
     if schema is None:
         return
-    expected = len(schema.columns) + (1 if with_target else 0)
+    expected = len(schema.columns) + (1 if with_target and schema.has_target else 0)
     if len(columns) == 1 and expected > 1:
         hint = delimiter_hint(columns, sep)
         raise TableInputError(

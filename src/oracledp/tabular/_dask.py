@@ -288,6 +288,7 @@ def scan_table_dask(data: Any, schema: TableSchema, *, sep: str = ",",
     by the workers.
     """
     _require()
+    with_target = with_target and schema.has_target  # a schema without one: synthesis
     if isinstance(data, bytes):  # a CSV's bytes: a private temporary file (local clusters)
         from oracledp.tabular._sources import bytes_as_file
 

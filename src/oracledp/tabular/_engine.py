@@ -306,6 +306,7 @@ def scan_table(data: Any, schema: TableSchema, *, sep: str = ",", with_target: b
     """
     import duckdb
 
+    with_target = with_target and schema.has_target  # a schema without one: synthesis
     if isinstance(data, pd.DataFrame):
         return _scan_frame(data, schema, with_target, ignore_extra, codes)
     if isinstance(data, bytes):

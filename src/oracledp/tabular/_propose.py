@@ -373,11 +373,26 @@ def _nice_step(x: float) -> float:
     return float(10 ** (e + 1))
 
 
-def propose_columns(data: pd.DataFrame | str | Path, target: str, max_levels: int,
+def _labels(cells: pd.Series, target: str, tokens: set[str]) -> tuple[str, ...]:
+    """The target's two labels as the data write them (NOT private), or the refusal."""
+    if cells.isin(tokens).any():
+        raise TableInputError(f"the target column {target!r} has missing cells; a fit "
+                              "refuses them (remove those records first)")
+    labels = sorted(cells.unique().tolist())
+    if len(labels) != 2:
+        raise TableInputError(f"the target column {target!r} must hold exactly two labels "
+                              "(it does not; its labels are not shown: they are data); a "
+                              "table to synthesize needs no target: leave --target out and "
+                              "the column is proposed as a feature column")
+    return tuple(labels)
+
+
+def propose_columns(data: pd.DataFrame | str | Path, target: str | None, max_levels: int,
                     categorical: Iterable[str],
-                    ) -> tuple[tuple[Column, ...], tuple[str, str], list[str]]:
+                    ) -> tuple[tuple[Column, ...], tuple[str, ...], list[str]]:
     """The columns and labels :meth:`TableSchema.infer` proposes from ``data`` (a DataFrame or
-    a CSV path) and its warnings: NOT private (see there)."""
+    a CSV path) and its warnings: NOT private (see there).  Without a ``target`` every column
+    is a feature column and there are no labels."""
     if isinstance(data, pd.DataFrame):
         repeated = duplicate_names(list(map(str, data.columns)))
         if repeated:
@@ -393,7 +408,7 @@ def propose_columns(data: pd.DataFrame | str | Path, target: str, max_levels: in
                  if has_spaces(df[col]).any()]
     if problems:  # nothing is stripped: the fit would refuse the table
         raise TableInputError("; ".join(problems))
-    if target not in df.columns:
+    if target is not None and target not in df.columns:
         raise TableInputError(f"the target column {target!r} is not in the table "
                               f"(columns: {list(map(str, df.columns))})")
     named = list(dict.fromkeys([categorical] if isinstance(categorical, str)
@@ -404,13 +419,7 @@ def propose_columns(data: pd.DataFrame | str | Path, target: str, max_levels: in
                               f"{', '.join(map(repr, unknown))}, not a feature column of "
                               "the table (the target is not one)")
     tokens = set(DEFAULT_MISSING_VALUES) | {""}
-    if df[target].isin(tokens).any():
-        raise TableInputError(f"the target column {target!r} has missing cells; a fit "
-                              "refuses them (remove those records first)")
-    labels = sorted(df[target].unique().tolist())
-    if len(labels) != 2:
-        raise TableInputError(f"the target column {target!r} must hold exactly two labels "
-                              "(it does not; its labels are not shown: they are data)")
+    labels = () if target is None else _labels(df[target], target, tokens)
     cols: list[Column] = []
     rules = _Rules(max_levels)
     for name in map(str, df.columns):
@@ -438,7 +447,7 @@ def propose_columns(data: pd.DataFrame | str | Path, target: str, max_levels: in
             cells = pd.to_numeric(cells, errors="coerce")
         if col.kind != "unresolved" and cells.nunique() == 1:
             rules.add("constant", name)
-    return tuple(cols), (labels[0], labels[1]), rules.lines()
+    return tuple(cols), labels, rules.lines()
 
 
 def _propose_column(name: str, s: pd.Series, tokens: set[str], max_levels: int,

@@ -68,6 +68,11 @@ FROM_DATA_NOTE = (
 class TableSchema:
     """Public description of a table: feature columns, the target and its two labels.
 
+    The target is optional: a schema with ``target=None`` (``"target": null`` or no
+    ``"target"`` key in JSON) describes a table to synthesize (``oracledp synth``), where
+    every column, a 3-class outcome included, is a feature column; the learners, which need
+    two labels, refuse it (:meth:`require_target`).
+
     See the module docstring for the encoding.  ``row_divisor`` (integer >= 1) divides
     every encoded row (public scaling).  ``intercept`` (default True) appends the public
     constant feature :data:`INTERCEPT_NAME` = 1 (divided by ``row_divisor`` like the others),
@@ -99,8 +104,8 @@ class TableSchema:
     """
 
     columns: tuple[Column, ...]
-    target: str
-    labels: tuple[str, str]
+    target: str | None = None
+    labels: tuple[str, ...] = ()
     target_from_data: bool = False
     row_divisor: int = 1
     note: str = field(default="", compare=False)
@@ -117,30 +122,13 @@ class TableSchema:
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:
             raise ValueError(f"duplicate column names: {dup}")
-        if not isinstance(self.target, str) or not self.target:
-            raise ValueError("'target' must name the label column")
-        if has_spaces([self.target])[0]:
-            raise ValueError(f"target {self.target!r}: the name has {SPACES_RULE}")
-        if self.target in names:
-            raise ValueError(f"the target {self.target!r} is also listed as a feature column")
-        bad = [v for v in self.labels
-               if not (_is_level(v) or isinstance(v, (bool, np.bool_)))]
-        if bad:  # str() would make null the label 'None', a list "['x']"
-            raise ValueError(f"target {self.target!r}: each label must be a string, a finite "
-                             f"number or true/false (as the cells write it, e.g. [\"no\", \"yes\"] "
-                             f"or [0, 1]), got a {_json_type(bad[0], item=True)}")
-        labels = tuple(str(v) for v in self.labels)
-        if len(labels) != 2 or labels[0] == labels[1]:
-            raise ValueError("the target needs exactly two distinct 'labels'")
-        if "" in labels:
-            raise ValueError(f"target {self.target!r}: a label cannot be the empty text: an "
-                             "empty cell always reads as missing")
-        if has_spaces(labels).any():
-            raise ValueError(f"target {self.target!r}: a label has {SPACES_RULE}")
-        if same_numbers(labels):
-            raise ValueError(f"the target's labels {labels[0]!r} and {labels[1]!r} are the same "
-                             "number (labels that are numbers are compared by value)")
-        object.__setattr__(self, "labels", labels)
+        if self.target is None:
+            if tuple(self.labels) or self.target_from_data:
+                raise ValueError("labels without a target: name the 'target' column, or "
+                                 "leave both out (a schema without a target)")
+            object.__setattr__(self, "labels", ())
+        else:
+            self._check_target(names)
         m = self.row_divisor
         if isinstance(m, bool) or not isinstance(m, int) or m < 1:
             raise ValueError(f"'row_divisor' must be an integer >= 1, got {m!r}")
@@ -174,11 +162,52 @@ class TableSchema:
                         "encoded feature has its own name")
                 owner[n] = c.name
 
+    def _check_target(self, names: list[str]) -> None:
+        """The target's name and its two labels (stored as strings)."""
+        if not isinstance(self.target, str) or not self.target:
+            raise ValueError("'target' must name the label column")
+        if has_spaces([self.target])[0]:
+            raise ValueError(f"target {self.target!r}: the name has {SPACES_RULE}")
+        if self.target in names:
+            raise ValueError(f"the target {self.target!r} is also listed as a feature column")
+        bad = [v for v in self.labels
+               if not (_is_level(v) or isinstance(v, (bool, np.bool_)))]
+        if bad:  # str() would make null the label 'None', a list "['x']"
+            raise ValueError(f"target {self.target!r}: each label must be a string, a finite "
+                             f"number or true/false (as the cells write it, e.g. [\"no\", \"yes\"] "
+                             f"or [0, 1]), got a {_json_type(bad[0], item=True)}")
+        labels = tuple(str(v) for v in self.labels)
+        if len(labels) != 2 or labels[0] == labels[1]:
+            raise ValueError("the target needs exactly two distinct 'labels'")
+        if "" in labels:
+            raise ValueError(f"target {self.target!r}: a label cannot be the empty text: an "
+                             "empty cell always reads as missing")
+        if has_spaces(labels).any():
+            raise ValueError(f"target {self.target!r}: a label has {SPACES_RULE}")
+        if same_numbers(labels):
+            raise ValueError(f"the target's labels {labels[0]!r} and {labels[1]!r} are the same "
+                             "number (labels that are numbers are compared by value)")
+        object.__setattr__(self, "labels", labels)
+
+    @property
+    def has_target(self) -> bool:
+        """Whether the schema declares a target (two labels); see :meth:`require_target`."""
+        return self.target is not None
+
+    def require_target(self, what: str) -> None:
+        """Refuse a schema without a target for ``what`` (a learner, which needs two labels)."""
+        if self.target is None:
+            raise ValueError(
+                f"the schema declares no target: {what} needs one, a column with two labels "
+                "(\"target\": {\"name\": ..., \"labels\": [..., ...]}); a schema without a "
+                "target serves `oracledp synth` only")
+
     # --- JSON ----------------------------------------------------------------------------
 
     def to_dict(self) -> dict[str, Any]:
-        target: dict[str, Any] = {"name": self.target, "labels": list(self.labels)}
-        if self.target_from_data:
+        target: dict[str, Any] | None = (None if self.target is None else
+                                         {"name": self.target, "labels": list(self.labels)})
+        if target is not None and self.target_from_data:
             target["from_data"] = True
         d: dict[str, Any] = {"format": SCHEMA_FORMAT, "version": FORMAT_VERSION}
         if self.note:
@@ -196,7 +225,8 @@ class TableSchema:
     @classmethod
     def from_dict(cls, d: Any) -> TableSchema:
         """Parse a schema's JSON object.  Without an ``"intercept"`` key the schema has the
-        intercept feature; without ``"records_per_person"`` each person has one record."""
+        intercept feature; without ``"records_per_person"`` each person has one record;
+        without a ``"target"`` (or with ``"target": null``) it has no target (synthesis only)."""
         if not isinstance(d, dict):
             raise ValueError("a table schema must be a JSON object")
         if d.get("format", SCHEMA_FORMAT) != SCHEMA_FORMAT:
@@ -209,23 +239,27 @@ class TableSchema:
         if extra:
             raise ValueError(f"unknown top-level keys {extra}")
         t = d.get("target")
-        if not isinstance(t, dict) or "name" not in t or "labels" not in t:
-            raise ValueError("'target' must be an object with 'name' and 'labels'")
-        extra = sorted(set(t) - {"name", "labels", "from_data"})
-        if extra:
-            raise ValueError(f"target: unknown keys {extra}")
-        if not isinstance(t["labels"], list):
-            raise ValueError(f"target {t['name']!r}: 'labels' must be a list of its two "
-                             f"labels, got a {_json_type(t['labels'])}")
+        if t is not None:
+            if not isinstance(t, dict) or "name" not in t or "labels" not in t:
+                raise ValueError("'target' must be an object with 'name' and 'labels' (or "
+                                 "null, or left out, for a table without a target)")
+            extra = sorted(set(t) - {"name", "labels", "from_data"})
+            if extra:
+                raise ValueError(f"target: unknown keys {extra}")
+            if not isinstance(t["labels"], list):
+                raise ValueError(f"target {t['name']!r}: 'labels' must be a list of its two "
+                                 f"labels, got a {_json_type(t['labels'])}")
         cols = d.get("columns")
         if not isinstance(cols, list):
             raise ValueError("'columns' must be a list")
         mv = d.get("missing_values", list(DEFAULT_MISSING_VALUES))
         if not isinstance(mv, list):
             raise ValueError("'missing_values' must be a list of strings")
-        return cls(columns=tuple(Column.from_dict(c) for c in cols), target=t["name"],
-                   labels=tuple(t["labels"]),  # type: ignore[arg-type]
-                   target_from_data=_flag(t.get("from_data", False), t["name"]),
+        return cls(columns=tuple(Column.from_dict(c) for c in cols),
+                   target=None if t is None else t["name"],
+                   labels=() if t is None else tuple(t["labels"]),
+                   target_from_data=(False if t is None
+                                     else _flag(t.get("from_data", False), t["name"])),
                    row_divisor=d.get("row_divisor", 1), note=str(d.get("note", "")),
                    intercept=d.get("intercept", True),
                    missing_values=tuple(mv),
@@ -371,7 +405,7 @@ class TableSchema:
     # --- proposal from data (NOT private) -------------------------------------------------
 
     @classmethod
-    def propose(cls, data: pd.DataFrame | str | Path, target: str,
+    def propose(cls, data: pd.DataFrame | str | Path, target: str | None = None,
                 max_levels: int = 50, categorical: Iterable[str] = ()) -> TableSchema:
         """A schema read from ``data`` (a DataFrame or a CSV path): NOT private.
 
@@ -380,7 +414,8 @@ class TableSchema:
         return cls.infer(data, target, max_levels=max_levels, categorical=categorical)[0]
 
     @classmethod
-    def infer(cls, data: pd.DataFrame | str | Path, target: str, max_levels: int = 50,
+    def infer(cls, data: pd.DataFrame | str | Path, target: str | None = None,
+              max_levels: int = 50,
               categorical: Iterable[str] = ()) -> tuple[TableSchema, list[str]]:
         """A schema read from ``data`` (a DataFrame or a CSV path) and its warnings: NOT private.
 
@@ -419,7 +454,8 @@ class TableSchema:
         if any(c.kind == "unresolved" for c in cols):
             note += (" Columns marked \"unresolved\" could not be typed: declare or remove "
                      "them (fit refuses them).")
-        return cls(columns=cols, target=target, labels=labels, target_from_data=True,
+        return cls(columns=cols, target=target, labels=labels,
+                   target_from_data=target is not None,
                    note=note), warnings
 
     # --- checking and encoding ------------------------------------------------------------
@@ -454,6 +490,7 @@ class TableSchema:
         in every case (training too); its name is added to ``clipped`` (a set) when it had
         such numbers.
         """
+        with_target = with_target and self.target is not None
         found: list[tuple[tuple[int, int], str]] = []
         names = list(map(str, df.columns))
         repeated = duplicate_names(names)
@@ -476,7 +513,7 @@ class TableSchema:
         if absent:
             found.append(((-1, 0), f"missing column(s): {', '.join(map(repr, absent))}"))
         if not ignore_extra:
-            known = {c.name for c in self.columns} | {self.target} | set(spaced)
+            known = {c.name for c in self.columns} | {self.target} - {None} | set(spaced)
             extra = list(dict.fromkeys(n for n in names if n not in known))
             if extra:
                 found.append(((-1, 1), f"column(s) {', '.join(map(repr, extra))} are not in the "
@@ -703,6 +740,7 @@ class TableSchema:
     def labels_of(self, df: pd.DataFrame) -> NDArray[np.object_]:
         """The target column as strings, checked against the declared labels (the feature
         columns are checked where they are encoded)."""
+        self.require_target("a classifier")
         if not isinstance(df, pd.DataFrame) or self.target not in set(map(str, df.columns)):
             raise BoundsViolation(f"the table does not fit the schema: missing column(s): "
                                   f"{self.target!r}.")
