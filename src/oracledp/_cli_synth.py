@@ -452,7 +452,7 @@ def synth_sample(
                                              help="Seed of the sampling (default: fresh "
                                                   "randomness).")] = None,
     out_text: Annotated[str | None, typer.Option(
-        "--out", help="CSV file (default: stdout); an existing file only with --force. A FIFO "
+        "--out", help="CSV file (default, or -: stdout); an existing file only with --force. A FIFO "
                       "or device (e.g. /dev/stdout) is written through.")] = None,
     sampler: Annotated[str, typer.Option(
         "--sampler", help="rounded (default: every record has the model's law, and the "
@@ -467,7 +467,7 @@ def synth_sample(
     from oracledp.synth import TableSynthesizer
     from oracledp.synth._sampling import check_sampler
 
-    out = None if out_text is None else _out_path(
+    out = None if out_text in (None, "-") else _out_path(
         out_text, "a file path (or leave --out out to write to stdout)", "nothing was sampled")
     try:
         check_sampler(sampler)

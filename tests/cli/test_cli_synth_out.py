@@ -3,6 +3,7 @@ and the wording of ``synth fit`` / ``synth evaluate`` messages a new user reads.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import io
 import json
@@ -196,3 +197,42 @@ def test_the_default_delta_on_a_tiny_table_gets_a_caution(runner, model, tmp_pat
     assert res.exit_code == 0 and "default 1/n^2" not in res.stdout, res.output
     assert not cli_synth._default_delta_note(1 / 11**2, 11, 1)
     assert cli_synth._default_delta_note(1 / 10**2, 10, 1)
+
+
+def test_a_dash_writes_stdout(runner, model, tmp_path, monkeypatch):
+    """Sweep 12: `--out -` wrote a file named '-' in the working directory."""
+    monkeypatch.chdir(tmp_path)
+    res = _sample(runner, model, "--out", "-")
+    assert res.exit_code == 0, res.output
+    assert res.stdout == _sample(runner, model).stdout
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("command", [
+    ["synth", "fit", "{data}", "--schema", "{schema}", "--epsilon", "1", "--out", "{out}"],
+    ["fit", "{data}", "--schema", "{schema}", "--model", "dpsgd", "--epsilon", "1", "--out",
+     "{out}"],
+    ["schema", "infer", "{data}"],
+    ["schema", "check", "{data}", "--schema", "{schema}"],
+    ["synth", "evaluate", "{data}", "{real}", "--schema", "{schema}"],
+])
+def test_a_pipe_as_the_table_is_one_clear_error(runner, model, tmp_path, command):
+    """Sweep 12: `cat t.csv | oracledp synth fit /dev/stdin ...` said "the file is empty" and
+    `schema infer /dev/stdin` "cannot read the file (None)": every reader reads a table more
+    than once.  A FIFO that nobody writes to: refused before it is opened for reading."""
+    fifo = tmp_path / "pipe.csv"
+    os.mkfifo(fifo)
+    args = [a.format(data=fifo, schema=model["schema"], out=tmp_path / "m",
+                     real=model["data"]) for a in command]
+    writer = threading.Thread(target=lambda: _feed(fifo, model["data"]), daemon=True)
+    writer.start()
+    res = runner.invoke(app, args, env=ENV)
+    assert res.exit_code == 2, res.output
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and "not a regular file" in lines[0], res.stderr
+    assert not (tmp_path / "m").exists()
+
+
+def _feed(fifo, data) -> None:
+    with contextlib.suppress(OSError), open(fifo, "wb") as fh:
+        fh.write(data.read_bytes())

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 from typer.testing import CliRunner
 
 from oracledp._cli import app
@@ -173,3 +174,53 @@ def test_a_constant_column_is_flagged() -> None:
     _, warnings = TableSchema.infer(df, "y")
     flagged = [w for w in warnings if "holds the same value" in w]
     assert flagged == [flagged[0]] and flagged[0].startswith("3 columns ('c', 'k', 'm'):")
+
+
+@pytest.mark.parametrize("name", ["customer", "client", "user", "account", "member_no",
+                                  "patient_no", "loyalty_card", "PatientNumber", "caseRef"])
+def test_an_identifier_named_for_whom_a_row_is_about_is_flagged(name) -> None:
+    """Sweep 12: a panel's person number named customer, client, user, account, member_no or
+    patient_no was proposed as a plain numeric feature (only *_id names were flagged)."""
+    df = _unbalanced_panel().rename(columns={"who": name})
+    df[name] = df[name] * 3 + 10_000  # not handed out in turn: the name alone tells
+    schema, warnings = TableSchema.infer(df, "y")
+    assert {c.name: c.kind for c in schema.columns}[name] == "unresolved"
+    assert any(w.startswith(f"column {name!r}:") and "PERSON IDENTIFIER" in w
+               for w in warnings)
+
+
+@pytest.mark.parametrize("name", ["n_cards", "account_balance", "card_type", "family_size"])
+def test_counts_and_measurements_of_them_are_not_identifiers(name) -> None:
+    from oracledp.tabular._propose import _name_says_who
+
+    assert not _name_says_who(name)
+
+
+def _unbalanced_panel(people: int = 900, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    k = rng.integers(1, 5, people)  # 1-4 rows per person
+    n = int(k.sum())
+    return pd.DataFrame({"who": np.repeat(np.arange(1001, 1001 + people), k),
+                         "sbp": np.round(rng.normal(130, 15, n)).astype(int),
+                         "age": rng.integers(18, 91, n),
+                         "cost": np.round(rng.lognormal(5, 1.1, n)).astype(int),
+                         "y": rng.choice(["no", "yes"], n)})
+
+
+def test_whole_numbers_handed_out_in_turn_are_flagged_whatever_their_name() -> None:
+    """A person number named 'x' with 1-4 rows per person (no two counts alike, so the
+    equal-counts rule misses it): dense, repeated, a person's rows listed together; the
+    measurements beside it (a bell-shaped, a uniform and a skewed column) are not.  A known
+    miss: the same person numbers with their rows shuffled, whose repeats are scattered as
+    uniform integers' are (flagging those was a false alarm on 400 values over 1,500 rows)."""
+    schema, warnings = TableSchema.infer(_unbalanced_panel().rename(columns={"who": "x"}), "y")
+    kinds = {c.name: c.kind for c in schema.columns}
+    assert kinds == {"x": "unresolved", "sbp": "numeric", "age": "numeric", "cost": "numeric"}
+    (line,) = [w for w in warnings if "PERSON IDENTIFIER" in w]
+    assert line.startswith("column 'x':")
+    rng = np.random.default_rng(1)  # a bell over a wide range of whole numbers is not one
+    height = pd.DataFrame({"height_mm": np.round(rng.normal(1700, 100, 3000)).astype(int),
+                           "y": rng.choice(["no", "yes"], 3000)})
+    assert TableSchema.infer(height, "y")[0].columns[0].kind == "numeric"
+    shuffled = _unbalanced_panel().rename(columns={"who": "x"}).sample(frac=1, random_state=0)
+    assert TableSchema.infer(shuffled, "y")[0].columns[0].kind == "numeric"

@@ -118,6 +118,9 @@ def _text_stream(source: str | Path | bytes, label: str, report: Progress | None
         if isinstance(source, bytes):
             raw = io.BytesIO(source)
         else:
+            from oracledp.tabular._sources import refuse_pipes
+
+            refuse_pipes(source, label)
             try:
                 raw = stack.enter_context(open(source, "rb"))
             except OSError as exc:

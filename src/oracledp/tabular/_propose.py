@@ -70,6 +70,51 @@ _LEADING_ZERO = re.compile(r"[+-]?0[0-9]")
 _ID_NAME = re.compile(r"(?:^|[^a-z])[pus]?id(?:$|[^a-z])|^(?:person|patient|subject|"
                       r"participant|respondent|household|member)s?$", re.IGNORECASE)
 _ID_CAMEL = re.compile(r"[a-z0-9](?:ID|Id)$")  # PatientID, personId (case counts)
+#: Words that name whom a row is about: a column named by one (``customer``, ``loyalty_card``)
+#: or by one and a number word (``patient_no``, ``member number``) names its identifier.
+_ID_WHO = frozenset({"person", "patient", "subject", "participant", "respondent", "household",
+                     "member", "customer", "cust", "client", "user", "account", "card",
+                     "student", "pupil", "employee", "worker", "visitor", "citizen",
+                     "resident", "family", "case", "individual", "policyholder", "holder",
+                     "donor", "voter", "taxpayer", "beneficiary", "applicant", "borrower"})
+_ID_NUMBER = frozenset({"no", "nr", "num", "number", "code", "key", "ref", "id", "identifier"})
+_COUNT_WORDS = frozenset({"n", "nb", "nr", "num", "number", "count", "total", "many"})
+#: A column of whole numbers that repeat looks like identifiers when it has at least this
+#: many values, covering at least half the integers of its range, at least half the rows
+#: sharing their value with another row, no value on more than _ID_MAX_ROWS rows, and the
+#: rows of a value mostly next to each other (a panel's file lists a person's rows
+#: together; a measurement's equal values, such as uniform integers, are scattered).
+_ID_DENSE_VALUES = 200
+_ID_MAX_ROWS = 50
+
+
+def _name_says_who(name: str) -> bool:
+    """The name is a "who" word, alone (plural too) or followed by a number word; not a
+    count of them (``n_cards``, ``number_of_users``)."""
+    words = [w.lower() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", name)]
+    words = [w[:-1] if w.endswith("s") and w[:-1] in _ID_WHO else w for w in words]
+    if not words or (len(words) > 1 and words[0] in _COUNT_WORDS):
+        return False
+    last = words[-1]
+    return last in _ID_WHO or (last in _ID_NUMBER and len(words) > 1 and words[-2] in _ID_WHO)
+
+
+def _handed_out(values: pd.Series, counts: pd.Series) -> bool:
+    """Whole numbers handed out in turn, several rows each, listed together (see
+    :data:`_ID_DENSE_VALUES`)."""
+    if len(counts) < _ID_DENSE_VALUES or counts.max() > _ID_MAX_ROWS:
+        return False
+    num = pd.to_numeric(pd.Series(counts.index, dtype=object), errors="coerce").to_numpy(
+        dtype=float)
+    if np.isnan(num).any() or not np.isfinite(num).all() or (num % 1 != 0).any():
+        return False
+    lo, hi = float(num.min()), float(num.max())
+    rows = counts.to_numpy(dtype=float)
+    if len(counts) < 0.5 * (hi - lo + 1) or rows[rows >= 2].sum() < 0.5 * rows.sum():
+        return False
+    cells = values.to_numpy(dtype=object)
+    together = int((cells[1:] == cells[:-1]).sum())  # a row beside one of its value
+    return together >= 0.5 * (len(cells) - len(counts))
 
 
 def _leading_zeros(texts: pd.Series) -> bool:
@@ -100,18 +145,22 @@ def _zero_padded(name: str, texts: pd.Series, num: pd.Series, missing: str, max_
 
 def _repeated_id(name: str, values: pd.Series, max_levels: int) -> bool:
     """The column looks like a person's identifier whose values repeat (a panel: several
-    rows per person): named like one (``id``, ``person_id``, ``PatientID``) with at least 20
-    distinct values, some seen more than once, or more than ``max_levels`` values each seen
-    equally often, twice or more.  (A balanced panel's period column, 60 months of 300 people,
-    is flagged too: from the counts alone it cannot be told from its people, 300 values of 60
-    rows each, where there are more periods than people; the conservative answer flags
-    both.)"""
+    rows per person): named like one (``id``, ``person_id``, ``PatientID``, ``customer``,
+    ``patient_no``, ``loyalty_card``: :func:`_name_says_who`) with at least 20 distinct
+    values, some seen more than once; or more than ``max_levels`` values each seen equally
+    often, twice or more; or whole numbers handed out in turn, a value's rows listed together
+    (:func:`_handed_out`).  (A
+    balanced panel's period column, 60 months of 300 people, is flagged too: from the counts
+    alone it cannot be told from its people, 300 values of 60 rows each, where there are more
+    periods than people; the conservative answer flags both.)"""
     counts = values.value_counts()
     if len(counts) < 2 or counts.max() < 2:
         return False
-    if (_ID_NAME.search(name) or _ID_CAMEL.search(name)) and len(counts) >= _ID_MIN_VALUES:
+    if ((_ID_NAME.search(name) or _ID_CAMEL.search(name) or _name_says_who(name))
+            and len(counts) >= _ID_MIN_VALUES):
         return True  # (not a code of a few values, such as a region_id)
-    return len(counts) > max_levels and counts.min() == counts.max()
+    return ((len(counts) > max_levels and counts.min() == counts.max())
+            or _handed_out(values, counts))
 
 
 def _whole(num: pd.Series) -> bool:

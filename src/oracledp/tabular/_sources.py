@@ -17,6 +17,7 @@ import contextlib
 import glob as globlib
 import os
 import re
+import stat
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
@@ -94,6 +95,20 @@ def connect(threads: int | None = None) -> Any:
     return con
 
 
+def refuse_pipes(path: str | Path, label: str) -> None:
+    """Refuse a pipe or a device (``/dev/stdin``, a shell's ``<(...)``) given as the table,
+    before it is opened (opening a FIFO blocks): every reader reads a table more than once
+    (the checks, then the rows).  A path that does not exist is left to the reader."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        raise TableInputError(f"{label}: not a regular file (a pipe or a device, such as "
+                              "/dev/stdin): a table is read more than once, so write it to a "
+                              "file and give that file's path")
+
+
 def _files(path: str, label: str) -> list[str]:
     """The files a path, a directory or a glob names (sorted), refused if none."""
     if any(ch in path for ch in "*?["):
@@ -106,6 +121,7 @@ def _files(path: str, label: str) -> list[str]:
         if not found:
             raise TableInputError(f"{label}: the directory holds no .parquet file")
         return found
+    refuse_pipes(path, label)
     try:
         with open(path, "rb"):
             pass
@@ -591,6 +607,9 @@ def engine_reads(data: Any) -> bool:
         text = str(data)
         if any(ch in text for ch in "*?[") or os.path.isdir(text):
             return True
+        with contextlib.suppress(OSError):
+            if not stat.S_ISREG(os.stat(text).st_mode):
+                return False  # a pipe or a device: the CSV reader refuses it, unopened
         try:
             with open(text, "rb") as fh:
                 head = fh.read(4)
