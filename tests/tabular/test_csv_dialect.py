@@ -5,7 +5,8 @@ such as ``# exported 2024``, or a line holding just ``#``) and then dropped ever
 starting with ``#``, real records whose first cell is ``#1`` included, without a word:
 ``schema check`` said ok and ``fit`` trained on a third of the rows.  Such a line is now
 an ordinary row (refused if it does not fit the schema, with the usual one-line error), as
-the pandas reader (``predict``, ``evaluate``, ``schema infer``) always read it.  A quoted
+the pandas reader (``predict``, ``evaluate``, ``schema infer``) always read it; a line with
+fewer fields than the header (``#`` alone) is refused as such by every reader.  A quoted
 field holding a line break (RFC 4180) was refused by the engine (its parallel reader does
 not support it with ``null_padding``) and read by pandas; now both read it.
 """
@@ -23,6 +24,7 @@ from oracledp._cli import app
 from oracledp._errors import BoundsViolation, TableInputError
 from oracledp.tabular import TableSchema, read_csv
 from oracledp.tabular._chunks import read_chunks
+from oracledp.tabular._csv import ROW_WIDTH
 from oracledp.tabular._engine import scan_table
 from oracledp.tabular._sources import read_frame, read_frames
 
@@ -46,7 +48,8 @@ def _frame(m: int = 400) -> pd.DataFrame:
 def files(tmp_path: Path) -> dict[str, Path]:
     text = _frame().to_csv(index=False)
     head, rest = text.split("\n", 1)
-    out = {"plain": text, "note": head + "\n# exported 2024\n" + rest, "hash": text + "#\n"}
+    out = {"plain": text, "note": head + "\n# exported 2024,3,no\n" + rest,
+           "hash": text + "#,3,no\n"}
     paths = {k: tmp_path / f"{k}.csv" for k in out}
     for k, p in paths.items():
         p.write_text(out[k])
@@ -88,10 +91,27 @@ def test_the_commands_refuse_a_comment_line(runner, files: dict[str, Path],
         assert res.exit_code == 2, (name, res.output)
         lines = res.stderr.splitlines()  # schema check: one line per problem
         assert lines and all(line.startswith("error: ") for line in lines), res.stderr
-        assert "target 'y'" in res.stderr and "declared levels" in res.stderr, res.stderr
+        assert "column 'tag'" in res.stderr and "declared levels" in res.stderr, res.stderr
         assert "exported" not in res.stderr and " row" not in res.stderr
         assert "Traceback" not in res.output
         assert not out.exists()
+
+
+def test_a_line_holding_a_hash_alone_is_a_short_row(tmp_path: Path) -> None:
+    """A note or a ``#`` alone on a line of a three-column table: a row with fewer fields
+    than the header, refused by every reader (it was read with empty cells), never dropped."""
+    schema = TableSchema.from_dict(_schema())
+    text = _frame().to_csv(index=False)
+    head, rest = text.split("\n", 1)
+    for name, body in {"note": head + "\n# exported 2024\n" + rest, "hash": text + "#\n"}.items():
+        path = tmp_path / f"{name}.csv"
+        path.write_text(body)
+        for read in (lambda p: read_csv(p, with_target=True, check=False), read_frame,
+                     lambda p: scan_table(p, schema),
+                     lambda p: list(read_chunks(p, schema, with_target=True, rows=64))):
+            with pytest.raises(TableInputError) as err:
+                read(path)
+            assert str(err.value) == f"{path}: {ROW_WIDTH}", name
 
 
 def test_fit_reads_every_hash_record(runner, files: dict[str, Path]) -> None:
@@ -130,8 +150,8 @@ def test_a_quoted_line_break_is_read_by_every_reader(tmp_path: Path) -> None:
 
 
 def test_a_quoted_line_break_past_the_first_chunks(tmp_path: Path) -> None:
-    """The engine meets the line break after it has given chunks: the rest, read again, follows
-    them (no row twice, none missing)."""
+    """The engine meets the line break after it has given chunks: no row twice, none
+    missing."""
     text = _frame(10_000).to_csv(index=False)
     path = tmp_path / "late.csv"
     path.write_text(text + '"x\nz",3,no\n' + text.split("\n", 1)[1])
@@ -143,15 +163,21 @@ def test_a_quoted_line_break_past_the_first_chunks(tmp_path: Path) -> None:
 @pytest.mark.parametrize("tail", [
     "#1,3\n", '"#1,3,no\n#2,3,no\n', "#1,3,no,4\n"])
 def test_a_quoted_line_break_keeps_the_refusals(tmp_path: Path, tail: str) -> None:
-    """Read without padding, a short row is refused; a quote that is not closed is refused,
-    never its rows dropped (DuckDB's parallel = false drops them)."""
+    """A short or a long row is refused as every reader refuses it; a quote that is not
+    closed is refused, never its rows dropped (DuckDB's parallel = false drops them)."""
     path, sch = _with_break(tmp_path, tail)
     schema = TableSchema.from_json(sch.read_text())
     for read in (lambda p: scan_table(p, schema), read_frame,
-                 lambda p: list(read_frames(p, vectors=1))):
-        with pytest.raises(TableInputError, match="cannot parse as CSV") as info:
+                 lambda p: list(read_frames(p, vectors=1)),
+                 lambda p: read_csv(p, schema, with_target=True),
+                 lambda p: list(read_chunks(p, schema, with_target=True, rows=64))):
+        with pytest.raises(TableInputError) as info:
             read(path)
-        assert "quote that is not closed" in str(info.value) and "#" not in str(info.value)
+        if tail.startswith('"'):
+            assert "cannot parse as CSV" in str(info.value)
+        else:
+            assert str(info.value) == f"{path}: {ROW_WIDTH}"
+        assert "#" not in str(info.value)
 
 
 _CHECK_AND_FIT = [

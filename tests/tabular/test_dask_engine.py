@@ -14,6 +14,7 @@ import pytest
 from oracledp._errors import BoundsViolation, TableInputError
 from oracledp.estimators import OPDiscClassifier, RSPMClassifier
 from oracledp.tabular import TableSchema, fit_aggregated, read_aggregated
+from oracledp.tabular._csv import ROW_WIDTH
 from oracledp.tabular._engine import scan_table
 
 
@@ -212,13 +213,37 @@ def test_file_level_refusals_are_the_default_engines(tmp_path, schema, scheduler
         assert want == got, name
     want, got = _file_refusal(str(tmp_path / "absent.csv"), schema, scheduler)
     assert want == got
-    # a delimiter closing every row: the default engine reads it; this engine refuses it,
-    # naming the cause (it cannot check the raw lines), never with the columns shifted
+    # a delimiter closing every row: both engines read it (the workers check each block's
+    # raw lines, as the pandas readers check the file's), never with the columns shifted
     closed = tmp_path / "closed.csv"
-    closed.write_text(header + "".join("1,0,1,red,no,yes,\n" for _ in range(50)))
-    scan_table(str(closed), schema)
-    with pytest.raises(TableInputError, match="a row with more fields than the header"):
-        _dask_scan(str(closed), schema, scheduler)
+    closed.write_text(header + "".join("1,0,1,red,no,yes,\n" for _ in range(3000)))
+    _same_scan(scan_table(str(closed), schema), _dask_scan(str(closed), schema, scheduler))
+
+
+@pytest.mark.parametrize("bad", ["1,0,1,red,no", "1,0,1,red,no,yes,extra", "   ",
+                                 '"1,0,1,red,no,yes"'],
+                         ids=["short", "long", "spaces", "quoted"])
+@pytest.mark.parametrize("quoted_break", [False, True], ids=["plain", "quoted-break"])
+def test_a_row_of_another_width_is_refused_in_any_block(tmp_path, schema, scheduler, bad,
+                                                        quoted_break):
+    """A short or long row past the default engine's sniffer sample and past the first
+    blocks: refused by the workers with the one message of every reader (a short row was
+    read with empty cells), never naming a value; a file without one reads as before."""
+    header = "age,rate,gain,color,answer,y\n"
+    rows = ["1,0,1,red,no,yes"] * 30_000
+    if quoted_break:
+        rows[1] = '1,0,1,red,"n\no",yes'
+    good = tmp_path / "good.csv"
+    good.write_text(header + "\n".join(rows) + "\n")
+    want = scan_table(str(good), schema)
+    assert want.counts is not None or want.found
+    got = _dask_scan(str(good), schema, scheduler)
+    assert want.found == got.found and np.array_equal(want.counts, got.counts)
+    rows[25_000] = bad
+    path = tmp_path / "bad.csv"
+    path.write_text(header + "\n".join(rows) + "\n")
+    want, got = _file_refusal(str(path), schema, scheduler)
+    assert want == got == f"{path}: {ROW_WIDTH}"
 
 
 @pytest.mark.parametrize("cls", [OPDiscClassifier, RSPMClassifier])

@@ -32,6 +32,7 @@ from oracledp.tabular._csv import (
     _check_unique,
     _every_row_closed,
     _extra_fields,
+    _fewer_fields_in,
     _header,
     _named,
     _no_rows,
@@ -40,6 +41,7 @@ from oracledp.tabular._csv import (
     _reporter,
     _source_label,
     _text_stream,
+    check_widths,
 )
 from oracledp.tabular._schema import TableSchema
 
@@ -78,16 +80,18 @@ def read_chunks(source: str | Path, schema: TableSchema | None, *, sep: str = ",
         return
     label = _source_label(source)
     report = _reporter(verbose, label)
-    _prescan(source, label, report, sep)
+    spaced = _prescan(source, label, report, sep)
     header = _header(source, sep, label)
     deferred = None
     names: list[str] | None = None
     n = 0
     closed = functools.cache(lambda: _every_row_closed(source, label, sep))
+    fewer = functools.cache(lambda width: _fewer_fields_in(source, label, sep, width))
     with _text_stream(source, label, report) as fh:
         try:
             for chunk in pd.read_csv(fh, sep=sep, chunksize=rows, **_PARSE):
                 chunk = _extra_fields(chunk, label, sep, closed)
+                check_widths(chunk, spaced, fewer, label)
                 if names is None:
                     names = _named(list(chunk.columns), header)
                     try:

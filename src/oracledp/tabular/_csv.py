@@ -8,14 +8,18 @@ here are shared with :func:`~oracledp.tabular.read_aggregated`.
 from __future__ import annotations
 
 import contextlib
+import csv
 import gzip
 import io
+import itertools
 import os
+import re
 import stat
 import sys
 import time
 import zlib
-from collections.abc import Callable, Iterator
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -37,6 +41,19 @@ _BLOCK = 1 << 16  # characters per read of the file-level pre-scan
 #: Every cell and header name as written: no NA guessing, and no space skipped or stripped
 #: (spaces around a value or a name are refused by the schema's checks, by column).
 _PARSE: dict[str, Any] = {"dtype": str, "keep_default_na": False, "skipinitialspace": False}
+
+
+#: The refusal of a CSV with a row that has fewer or more fields than its header line (after
+#: the label), the same from every reader (pandas, chunked, DuckDB, Dask).  It names the rule,
+#: never the row: no value, no line number, no count.
+ROW_WIDTH = ("a row has fewer or more fields than the header line; every row must have one "
+             "field per column (empty lines are skipped; a line of spaces alone is a row of "
+             "one field)")
+
+
+def row_width_error(label: str) -> TableInputError:
+    """The one refusal of a row whose field count is not the header's (:data:`ROW_WIDTH`)."""
+    return TableInputError(f"{label}: {ROW_WIDTH}")
 
 
 def _source_label(source: str | Path | bytes) -> str:
@@ -151,26 +168,152 @@ def _text_stream(source: str | Path | bytes, label: str, report: Progress | None
             raise
 
 
+class SpacedLines:
+    """Whether a CSV's text has a line of spaces and tabs alone after its first line (outside
+    or inside quoted fields: :func:`fewer_fields` tells), :meth:`feed` block by block, a
+    regular expression at C speed.  pandas skips such a line as an empty one; DuckDB reads
+    it as a row of one field, so the pandas readers look at the rows again when there is
+    one (:func:`check_widths`).  The delimiter itself, a space or a tab, is not a space."""
+
+    def __init__(self, sep: str) -> None:
+        self._spaces = "".join(c for c in " \t" if c != sep)
+        self._line = re.compile(rf"[\r\n][{self._spaces}]+(?=[\r\n])")
+        self._tail = ""  # the last line break and the spaces after it, if only spaces follow
+        self.found = False
+
+    def feed(self, block: str) -> None:
+        if self.found:
+            return
+        text = self._tail + block
+        # the expression runs only where a line break is followed by a space: substring
+        # searches, many times faster (a file's lines all end alike, or it is refused)
+        brk = "\n" if "\n" in text else "\r"
+        if any(c in text and brk + c in text for c in self._spaces) and self._line.search(text):
+            self.found = True
+            return
+        i = max(text.rfind("\n"), text.rfind("\r"))
+        self._tail = text[i:] if i >= 0 and not text[i + 1:].strip(self._spaces) else ""
+
+    def done(self) -> bool:
+        """After the last block: whether a line of spaces alone was seen (the last line
+        too, without a line break after it)."""
+        return self.found or len(self._tail) > 1
+
+
 def _prescan(source: str | Path | bytes, label: str, report: Progress | None = None,
-             sep: str = ",") -> None:
+             sep: str = ",") -> bool:
     """The file-level checks, in one streaming pass: readable (and gunzippable), UTF-8 from
     start to end, not blank, lines that all end alike (CRLF, LF or CR outside quoted fields:
     the engine refuses a file that mixes them, so pandas must too; the rare file that holds
     more than one kind anywhere is read a second time to look at its quotes).  Run before
-    parsing, so these refusals do not depend on where in the file the problem is."""
+    parsing, so these refusals do not depend on where in the file the problem is.  Returns
+    whether the text has a line of spaces alone (:class:`SpacedLines`)."""
     from oracledp.tabular._sources import MIXED_LINE_ENDS, LineEnds
 
     blank = True
     ends = LineEnds()
+    spaced = SpacedLines(sep)
     with _text_stream(source, label, report, "checking") as fh:
         while block := fh.read(_BLOCK):
             ends.feed(block)
+            spaced.feed(block)
             if blank and block.strip():
                 blank = False
     if blank:
         raise TableInputError(f"{label}: the file is empty (expected a header line and rows)")
     if ends.mixed(lambda: _text_stream(source, label), sep):
         raise TableInputError(f"{label}: {MIXED_LINE_ENDS}")
+    return spaced.done()
+
+
+#: The csv module's largest field while it counts the fields (pandas has no such limit).
+_FIELD_LIMIT = 2**31 - 1
+
+
+def _blank_row(row: list[str]) -> bool:
+    return not row or (len(row) == 1 and not row[0].strip())
+
+
+def fewer_fields(fh: IO[str], sep: str, width: int) -> bool:
+    """Whether a row of the CSV text ``fh`` (read with ``newline=""``) after its header line
+    has fewer than ``width`` fields, as pandas' parser splits the rows.  Empty lines, and
+    lines of spaces alone before the header, are skipped as every reader skips them; after
+    it, a line of spaces alone is a row of one field.  Only the fields are counted, never a
+    Python step per row: up to the first quote, the lines of each block by ``str.count`` of
+    the delimiter (a line holds its fields' delimiters, nothing else); from it on, the rows
+    as the csv module parses them (a quoted field may hold the delimiter or a line break)."""
+    seps: Counter[int] = Counter()  # delimiters per line, lines before the header apart
+    empty = 0  # empty lines among them
+    carry = ""  # the start of a line that goes on in the next block
+    header = False
+    while block := fh.read(_BLOCK):
+        text, carry = carry + block, ""
+        if '"' in text:  # from here on, the csv module, given whole lines
+            text += fh.readline()
+            rest = itertools.chain(io.StringIO(text, newline=""), fh)
+            return _few(seps, empty, width) or _fewer_rows(rest, sep, width, header)
+        brk = "\n" if "\n" in text else "\r"  # one kind of line end (CRLF: "\r" ends a line)
+        head, found, carry = text.rpartition(brk)
+        if not found:
+            carry = head + carry
+            continue
+        lines = head.split(brk)
+        if not header:
+            lines = list(itertools.dropwhile(lambda line: not line.strip(), lines))
+            header = bool(lines)
+            lines = lines[1:]
+        seps.update(map(str.count, lines, itertools.repeat(sep)))
+        empty += lines.count("") + lines.count("\r")
+    if carry and header:  # the last line, without a line break after it
+        seps[carry.count(sep)] += 1
+        empty += carry == "\r"
+    return _few(seps, empty, width)
+
+
+def _few(seps: Counter[int], empty: int, width: int) -> bool:
+    """Whether lines with ``seps`` delimiters, ``empty`` of them empty, hold a row of fewer
+    than ``width`` fields."""
+    return width > 1 and (seps[0] > empty or any(0 < n < width - 1 for n in seps))
+
+
+def _fewer_rows(lines: Iterable[str], sep: str, width: int, header: bool) -> bool:
+    """:func:`fewer_fields` of the rows the csv module parses from ``lines`` (``header``:
+    the header line was read before them)."""
+    limit = csv.field_size_limit()
+    csv.field_size_limit(_FIELD_LIMIT)
+    try:
+        rows: Iterator[list[str]] = csv.reader(lines, delimiter=sep, quotechar='"',
+                                               doublequote=True, strict=False)
+        if not header:
+            rows = itertools.dropwhile(_blank_row, rows)
+            next(rows, None)  # the header line
+        lengths = Counter(map(len, rows))
+    finally:
+        csv.field_size_limit(limit)
+    return any(0 < n < width for n in lengths)
+
+
+def check_widths(df: pd.DataFrame, spaced: bool, fewer: Callable[[int], bool],
+                 label: str) -> None:
+    """Refuse (:func:`row_width_error`) a table that pandas parsed from a CSV with a row that
+    has fewer fields than the header line: pandas fills the missing fields with empty cells,
+    as if they were written empty.  Such a row has an empty last cell, so the text is looked
+    at again (``fewer(width)``: :func:`fewer_fields`) only when the last column holds an
+    empty cell or the text has a line of spaces alone (``spaced``, which pandas skips):
+    never for most files.  (A row with more fields is pandas' parse error, or
+    :func:`_extra_fields`'.)"""
+    width = df.shape[1]
+    if width < 2:
+        return
+    last = df.iloc[:, -1]
+    if (spaced or bool((last == "").any()) or bool(last.isna().any())) and fewer(width):
+        raise row_width_error(label)
+
+
+def _fewer_fields_in(source: str | Path | bytes, label: str, sep: str, width: int) -> bool:
+    """:func:`fewer_fields` of the CSV ``source``, read once more."""
+    with _text_stream(source, label) as fh:
+        return fewer_fields(fh, sep, width)
 
 
 def _every_row_closed(source: str | Path | bytes, label: str, sep: str) -> bool:
@@ -197,15 +340,20 @@ def _extra_fields(df: pd.DataFrame, label: str, sep: str,
         return df
     k = df.index.nlevels
     if k != 1 or df.shape[1] < 1 or not (df.iloc[:, -1] == "").all() or not closed():
-        raise TableInputError(f"{label}: cannot parse as CSV with delimiter {sep!r} (a row "
-                              "with more fields than the header, or a quote that is not "
-                              "closed)")
+        raise row_width_error(label)
     lead = np.asarray(df.index, dtype=object)
     body = df.iloc[:, :-1].to_numpy(dtype=object)
     return pd.DataFrame(np.column_stack([lead, body]), columns=df.columns).astype(str)
 
 
+#: pandas' parse error of a row with more fields than the header ("Error tokenizing data. C
+#: error: Expected 3 fields in line 9, saw 4"): the row-width refusal, in the readers' words.
+_MORE_FIELDS = re.compile(r"Expected \d+ fields in line \d+, saw \d+")
+
+
 def _parse_error(label: str, sep: str, exc: Exception) -> TableInputError:
+    if _MORE_FIELDS.search(str(exc)):
+        return row_width_error(label)
     first = str(exc).splitlines()[0] if str(exc) else "parse error"
     return TableInputError(f"{label}: cannot parse as CSV with delimiter {sep!r} "
                            f"({first.split(':')[0]})")
@@ -293,13 +441,14 @@ def read_csv(source: str | Path | bytes, schema: TableSchema | None = None, *,
         return df
     label = _source_label(source)
     report = _reporter(verbose, label)
-    _prescan(source, label, report, sep)
+    spaced = _prescan(source, label, report, sep)
     with _text_stream(source, label, report) as fh:
         try:
             df = pd.read_csv(fh, sep=sep, **_PARSE)
         except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
             raise _parse_error(label, sep, exc) from None
     df = _extra_fields(df, label, sep, lambda: _every_row_closed(source, label, sep))
+    check_widths(df, spaced, lambda w: _fewer_fields_in(source, label, sep, w), label)
     df.columns = _named(list(df.columns), _header(source, sep, label))
     _check_unique(list(df.columns), label)
     _check_header(list(df.columns), schema, with_target, sep, label)

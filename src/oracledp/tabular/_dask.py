@@ -4,9 +4,10 @@
 reading and the per-record work spread over the workers of a Dask cluster (a local one by
 default, or the running cluster at ``scheduler``; ``docs/cluster.md``):
 
-* **Workers** read the data themselves (``dask.dataframe.read_csv`` with every cell as text,
-  exactly as written; ``read_parquet`` with Arrow types), so a path or URL must be readable
-  by them.  Each partition runs the default engine's own SQL
+* **Workers** read the data themselves (Dask's ``read_csv`` with every cell as text, exactly
+  as written, each block checked as the pandas reader checks a file: :func:`_read_block`;
+  ``read_parquet`` with Arrow types), so a path or URL must be readable by them.  Each
+  partition runs the default engine's own SQL
   (:func:`~oracledp.tabular._engine.group_query`) in a DuckDB connection on the worker and
   returns its records grouped by their codes and texts, with the clipping flags and the
   record counts: small partial counts, one row per distinct key in the partition.
@@ -28,12 +29,13 @@ quote a line of the file) are never passed on.
 
 from __future__ import annotations
 
+import io
 import os
 import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -91,6 +93,42 @@ def _client(scheduler: Any) -> Iterator[Any]:
 # --- the per-partition work (runs on the workers) --------------------------------------------
 
 
+def _read_block(fh: IO[bytes], *, oracledp_label: str, **kwargs: Any) -> pd.DataFrame:
+    """pandas' ``read_csv`` of one block of a CSV as Dask gives it (the header line, then
+    whole lines of the file), with the pandas readers' refusals of a row whose field count
+    is not the header's, by their code (:func:`~oracledp.tabular._csv.check_widths` on the
+    block's own text; a delimiter closing every row is dropped, as they drop it).  Dask's
+    sample (``nrows``), read on the client for the columns' types only, is not checked."""
+    from oracledp.tabular._csv import (
+        ROW_WIDTH,
+        SpacedLines,
+        _every_row_closed,
+        _extra_fields,
+        _parse_error,
+        check_widths,
+        fewer_fields,
+    )
+
+    label, sep = oracledp_label, kwargs["sep"]
+    try:
+        df = pd.read_csv(fh, **kwargs)
+    except pd.errors.ParserError as exc:
+        err = _parse_error(label, sep, exc)
+        if ROW_WIDTH not in str(err):  # another parse error: _reading_error words it
+            raise
+        raise err from None
+    if kwargs.get("nrows") is not None:
+        return _extra_fields(df, label, sep, lambda: True)
+    data = fh.getvalue() if isinstance(fh, io.BytesIO) else b""
+    df = _extra_fields(df, label, sep, lambda: _every_row_closed(data, label, sep))
+    text = data.decode(kwargs.get("encoding") or "utf-8")
+    spaced = SpacedLines(sep)
+    spaced.feed(text)
+    check_widths(df, spaced.done(),
+                 lambda width: fewer_fields(io.StringIO(text, newline=""), sep, width), label)
+    return df
+
+
 def _partial_counts(part: pd.DataFrame, schema: TableSchema, where: dict[str, int],
                     with_target: bool) -> Any:
     """One partition's records grouped by the default engine's SQL: an Arrow table of the
@@ -103,9 +141,8 @@ def _partial_counts(part: pd.DataFrame, schema: TableSchema, where: dict[str, in
     from oracledp.tabular._sources import connect
 
     if not isinstance(part.index, pd.RangeIndex):
-        # rows with more fields than the header: pandas made the first fields an index and
-        # shifted the columns; refused as such (a ValueError is the reader's refusal, as the
-        # default engine's), closing delimiters included (their check needs the raw lines)
+        # an index pandas made of the first fields (shifted columns): never from a CSV block
+        # (_read_block refuses or drops the extra fields); refused as the reader's error
         raise ValueError("a row with more fields than the header")
     part = part.copy(deep=False)
     part.columns = [f"c{j}" for j in range(part.shape[1])]
@@ -156,6 +193,8 @@ def _reading_error(exc: BaseException, label: str, kind: str, sep: str) -> Table
 
     from oracledp.tabular._sources import _fail
 
+    if isinstance(exc, TableInputError):  # the workers' own refusal (_read_block)
+        return TableInputError(str(exc))
     if isinstance(exc, UnicodeDecodeError):
         return TableInputError(f"{label}: the file is not UTF-8 text; re-save it as UTF-8 "
                                "(e.g. from a spreadsheet: CSV UTF-8)")
@@ -199,7 +238,8 @@ def _source(data: Any, sep: str, blocksize: Any) -> tuple[Any, list[str], str, s
         if kind == "parquet":
             ddf = dd.read_parquet(files, dtype_backend="pyarrow")
             return ddf, src.header, label, kind
-        return _read_csv(files, sep, kind, src.header, blocksize), src.header, label, kind
+        return (_read_csv(files, sep, kind, src.header, blocksize, label), src.header, label,
+                kind)
     module = type(data).__module__.split(".")[0]
     if module in ("pyarrow", "polars"):
         table = data.to_arrow() if module == "polars" else data
@@ -215,17 +255,18 @@ def _source(data: Any, sep: str, blocksize: Any) -> tuple[Any, list[str], str, s
 
 
 def _read_csv(files: Sequence[str], sep: str, kind: str, header: list[str],
-              blocksize: Any) -> Any:
-    """Every cell as text exactly as written (no NA guessing, no space stripped; an empty
-    cell is '', a missing trailing field NULL: both the empty cell to the schema)."""
-    import dask.dataframe as dd
+              blocksize: Any, label: str) -> Any:
+    """Every cell as text exactly as written (no NA guessing, no space stripped), each block
+    read by :func:`_read_block` (Dask's ``read_csv`` with that reader)."""
+    from dask.dataframe.io.csv import read_pandas
 
     compression = kind[4:]
     if compression == "zstd":
         raise TableInputError(f"{files[0]}: the Dask engine reads plain or gzip CSV and "
                               "Parquet; decompress this zstd file or use the default engine")
-    return dd.read_csv(
-        list(files), sep=sep, header=0, names=[f"c{j}" for j in range(len(header))],
+    return read_pandas(
+        _read_block, list(files), oracledp_label=label,
+        sep=sep, header=0, names=[f"c{j}" for j in range(len(header))],
         dtype=str, keep_default_na=False, na_filter=False, skipinitialspace=False,
         quotechar='"', doublequote=True, encoding="utf-8",
         compression=None if compression == "none" else compression,
@@ -270,8 +311,8 @@ def _url_source(url: str, sep: str, blocksize: Any) -> tuple[Any, list[str], str
     except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         raise _parse_error(label, sep, exc) from None
     header = [str(v) for v in head.iloc[0]] if len(head) else []
-    return _read_csv([url], sep, f"csv:{compression}", header, blocksize), header, label, \
-        f"csv:{compression}"
+    return _read_csv([url], sep, f"csv:{compression}", header, blocksize, label), header, \
+        label, f"csv:{compression}"
 
 
 def scan_table_dask(data: Any, schema: TableSchema, *, sep: str = ",",

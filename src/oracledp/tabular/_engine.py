@@ -55,7 +55,6 @@ from oracledp.tabular._sources import (
     _text_of,
     bytes_as_file,
     connect,
-    with_quoted_breaks,
 )
 
 if TYPE_CHECKING:
@@ -318,8 +317,7 @@ def scan_table(data: Any, schema: TableSchema, *, sep: str = ",", with_target: b
     src: _Source | None = None
     try:
         src = _open(con, data, sep)
-        return with_quoted_breaks(src, lambda s: _scan_source(
-            con, s, schema, sep, with_target, ignore_extra, codes, report), sep)
+        return _scan_source(con, src, schema, sep, with_target, ignore_extra, codes, report)
     except duckdb.Error as exc:
         label, kind = (src.label, src.kind) if src is not None else (str(data), "csv:none")
         raise _fail(label, kind, sep, exc) from None

@@ -21,15 +21,14 @@ import stat
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import IO, Any
 
 import pandas as pd
 
 from oracledp._errors import TableInputError
-
-_T = TypeVar("_T")
+from oracledp.tabular._csv import row_width_error
 
 #: DuckDB's memory limit for one pass: what it needs beyond goes to temporary files.
 MEMORY_LIMIT = "1GB"
@@ -56,8 +55,6 @@ class _Source:
     size: int | None
     label: str
     kind: str
-    #: a CSV's relation without ``null_padding`` (see :func:`with_quoted_breaks`)
-    unpadded: str | None = None
 
 
 def _quote(text: str) -> str:
@@ -261,8 +258,10 @@ _NOT_UTF8 = re.compile(r"invalid unicode|invalid utf|not (?:valid )?utf-?8|"
                        r"utf-?8 (?:sequence|string is|data)|invalid (?:lead byte|code point)")
 
 
-def _fail(label: str, kind: str, sep: str, exc: Exception) -> TableInputError:
-    """A DuckDB error as one line that quotes nothing of the file."""
+def _fail(label: str, kind: str, sep: str, exc: Exception,
+          widths: bool = False) -> TableInputError:
+    """A DuckDB error as one line that quotes nothing of the file.  ``widths``: the error is
+    known to come from rows of different widths (:func:`_open`)."""
     text = str(exc).lower()
     if kind == "parquet":
         return TableInputError(f"{label}: not a readable Parquet file (or the files' columns "
@@ -287,6 +286,10 @@ def _fail(label: str, kind: str, sep: str, exc: Exception) -> TableInputError:
         return TableInputError(f"{label}: not a readable {kind[4:]} file")
     if _mixed(label, kind, sep):
         return TableInputError(f"{label}: {MIXED_LINE_ENDS}")
+    # a row of another width than the header ("Expected Number of Columns: 3 Found: 2"),
+    # refused as the pandas readers refuse it
+    if widths or "expected number of columns" in text:
+        return row_width_error(label)
     # DuckDB's limit on one line; it says the same of a quote never closed (the rest of the
     # file is then one line), so only a physical line that long is said to be one
     if "maximum line size" in text and _long_line(label, kind):
@@ -433,57 +436,16 @@ class LineEnds:
         return False
 
 
-def _quoted_breaks(exc: Exception) -> bool:
-    """Whether DuckDB stopped at a quoted field holding a line break: its parallel CSV reader
-    does not read one with ``null_padding`` ("does not support null_padding in conjunction
-    with quoted new lines")."""
-    return "quoted new lines" in str(exc).lower()
-
-
-def _unpadded_error(src: _Source, sep: str, exc: Exception) -> Exception:
-    """The refusal of a CSV read again without ``null_padding`` (:func:`with_quoted_breaks`):
-    a row of another width or a quote that is not closed, as one line; other errors (not
-    UTF-8, a damaged archive) as they are, for :func:`_fail`."""
-    text = str(exc).lower()
-    if "sniffing" in text or "expected number of columns" in text or "quote" in text:
-        if _mixed(src.label, src.kind, sep):
-            return TableInputError(f"{src.label}: {MIXED_LINE_ENDS}")
-        return TableInputError(f"{src.label}: cannot parse as CSV with delimiter {sep!r} (its "
-                               "quoted fields hold line breaks, read only if every row has "
-                               "all the header's fields: a row with fewer or more fields "
-                               "than the header, or a quote that is not closed)")
-    return exc
-
-
-def with_quoted_breaks(src: _Source, run: Callable[[_Source], _T], sep: str = ",") -> _T:
-    """``run(src)``; if DuckDB's reader meets a quoted field holding a line break (RFC 4180,
-    read by the pandas reader too), ``run`` again over the same files read without
-    ``null_padding`` (the parallel reader reads such fields then): every row must have all the
-    header's fields, a shorter one is refused (:func:`_fail`).  Not ``parallel = false``,
-    which pads short rows but silently drops the rows after a quote that is not closed.
-    ``run`` must start its work afresh (it is called at most twice)."""
-    import duckdb
-
-    try:
-        return run(src)
-    except duckdb.Error as exc:
-        if src.unpadded is None or not _quoted_breaks(exc):
-            raise
-    try:
-        return run(replace(src, relation=src.unpadded, unpadded=None))
-    except duckdb.Error as exc:
-        raise _unpadded_error(src, sep, exc) from None
-
-
 def _csv_options(files: list[str], sep: str, compression: str, header: bool,
-                 names: Sequence[str] | None = None, skip: int = 0, pad: bool = True) -> str:
+                 names: Sequence[str] | None = None, skip: int = 0, pad: bool = False) -> str:
     """DuckDB's ``read_csv`` of the files with every dialect option fixed, as the pandas
     reader reads them: the sniffer only checks the rows (and their width), it chooses
     nothing.  ``comment = ''``: no comment character; left to the sniffer, a line starting
     with ``#`` (a record whose first cell is ``#1``, or a note such as ``# exported``) made it
-    choose ``#`` and drop every such line without a word.  ``pad``: a row with fewer fields
-    than the header has NULL (empty) cells, as pandas reads it; without, it is refused
-    (:func:`with_quoted_breaks`)."""
+    choose ``#`` and drop every such line without a word.  Without ``pad`` (``null_padding``)
+    a row with fewer fields than the header is refused ("Expected Number of Columns"), as
+    the pandas readers refuse it, and the parallel reader reads quoted line breaks; with it
+    (only to tell why the sniffer failed, :func:`_open`) its missing fields are NULL."""
     opts = [f"[{', '.join(_quote(f) for f in files)}]", f"header = {str(header).lower()}",
             "all_varchar = true", f"delim = {_quote(sep)}", "quote = '\"'", "escape = '\"'",
             "comment = ''", f"compression = {_quote(compression)}",
@@ -574,14 +536,13 @@ def _open(con: Any, data: Any, sep: str) -> _Source:
         try:
             width = len(con.execute(f"DESCRIBE SELECT * FROM {rel}").fetchall())
         except duckdb.Error as exc:
-            raise _fail(label, kind, sep, exc) from None
+            # the sniffer refused the rows it samples; if it reads them with short rows
+            # padded, some row there has fewer (or more) fields than the header
+            padded = _csv_options(files, sep, compression, has_header, names, skip, pad=True)
+            raise _fail(label, kind, sep, exc, widths=_describes(con, padded)) from None
         if width != len(header):  # the sniffer saw rows with more fields than the header
-            raise TableInputError(f"{label}: cannot parse as CSV with delimiter {sep!r} (a row "
-                                  "with more fields than the header, or a quote that is not "
-                                  "closed)")
-        return _Source(rel, header, ["VARCHAR"] * len(header), size, label, kind,
-                       _csv_options(files, sep, compression, has_header, names, skip,
-                                    pad=False))
+            raise row_width_error(label)
+        return _Source(rel, header, ["VARCHAR"] * len(header), size, label, kind)
     # an Arrow table or a Polars DataFrame (anything DuckDB scans through Arrow)
     module = type(data).__module__.split(".")[0]
     if module not in ("pyarrow", "polars"):
@@ -598,6 +559,17 @@ def _open(con: Any, data: Any, sep: str) -> _Source:
     types = [str(t) for t in rel.types]
     cols = ", ".join(f"{_ident(h)} AS c{j}" for j, h in enumerate(header))
     return _Source(f"(SELECT {cols} FROM {name})", header, types, None, label, "arrow")
+
+
+def _describes(con: Any, relation: str) -> bool:
+    """Whether DuckDB's sniffer reads ``relation`` (its columns described, nothing read)."""
+    import duckdb
+
+    try:
+        con.execute(f"DESCRIBE SELECT * FROM {relation}").fetchall()
+    except duckdb.Error:
+        return False
+    return True
 
 
 def engine_reads(data: Any) -> bool:
@@ -634,8 +606,7 @@ def read_frame(data: Any, sep: str = ",") -> pd.DataFrame:
         src = _open(con, data, sep)
         cols = ", ".join(f"{_text_of(f'c{j}', t)} AS {_ident(f'c{j}')}"
                          for j, t in enumerate(src.types))
-        frame = with_quoted_breaks(
-            src, lambda s: con.execute(f"SELECT {cols} FROM {s.relation}").df(), sep)
+        frame = con.execute(f"SELECT {cols} FROM {src.relation}").df()
     except duckdb.Error as exc:
         label, kind = (src.label, src.kind) if src is not None else (str(data), "csv:none")
         raise _fail(label, kind, sep, exc) from None
@@ -665,22 +636,10 @@ def read_frames(data: Any, sep: str = ",", vectors: int = 32) -> Iterator[pd.Dat
             src = _open(con, data, sep)
             cols = ", ".join(f"{_text_of(f'c{j}', t)} AS {_ident(f'c{j}')}"
                              for j, t in enumerate(src.types))
-            try:
-                for frame in _chunks_of(con, f"SELECT {cols} FROM {src.relation}", vectors):
-                    frame.columns = src.header
-                    rows += len(frame)
-                    yield frame
-            except duckdb.Error as exc:  # a quoted line break: read again, after the rows given
-                if src.unpadded is None or not _quoted_breaks(exc):
-                    raise
-                sql = f"SELECT {cols} FROM {src.unpadded} OFFSET {rows}"
-                try:
-                    for frame in _chunks_of(con, sql, vectors):
-                        frame.columns = src.header
-                        rows += len(frame)
-                        yield frame
-                except duckdb.Error as again:
-                    raise _unpadded_error(src, sep, again) from None
+            for frame in _chunks_of(con, f"SELECT {cols} FROM {src.relation}", vectors):
+                frame.columns = src.header
+                rows += len(frame)
+                yield frame
         except duckdb.Error as exc:
             label, kind = (src.label, src.kind) if src is not None else (str(data), "csv:none")
             raise _fail(label, kind, sep, exc) from None
