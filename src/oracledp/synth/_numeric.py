@@ -196,7 +196,7 @@ def tree_histogram(counts: NDArray[np.floating], rng: np.random.Generator, *,
                    sigma: float | None = None, laplace_scale: float | None = None,
                    branching: int = BRANCHING, flat: float | None = None,
                    widths: NDArray[np.floating] | None = None, keep: int | None = None,
-                   outside: float | None = None) -> Any:
+                   outside: float | None = None, heaps: Sequence[int] = ()) -> Any:
     """The private estimate of a histogram of ``m = len(counts)`` fine bins (module docstring).
 
     Exactly one of ``sigma`` (Gaussian noise of every measured node) or ``laplace_scale``
@@ -229,8 +229,9 @@ def tree_histogram(counts: NDArray[np.floating], rng: np.random.Generator, *,
     heaps of several percent beside a real heap elsewhere on the level).  A split made
     even keeps the count of a child holding the first leaf or the last of the first
     ``keep`` (a bound of the grid) where freeing it lowers the even split's squared
-    departures by at least ``kappa`` variances (:func:`_even_split`, :data:`BOUND_HEAPS`).
-    Each node is tested on its own children, so structure seen only at a finer level is
+    departures by at least ``kappa`` variances (:func:`_even_split`, :data:`BOUND_HEAPS`), and
+    so does a child holding one of ``heaps`` (leaf indices the caller knows from public facts
+    alone to be likely heaps: a column's declared fill value for missing cells).  Each node is tested on its own children, so structure seen only at a finer level is
     kept.  Only nodes within the first ``keep`` leaves (default all) may split evenly.  Returns
     ``(estimate, flattened estimate)`` then: both nonnegative and summing to n.
     Post-processing of the same release.
@@ -299,7 +300,8 @@ def tree_histogram(counts: NDArray[np.floating], rng: np.random.Generator, *,
         wsum = np.concatenate([[0.0], np.cumsum(w_leaf)])
         # the root's children: all flat when the whole shape is within noise
         nw = _node_widths(wsum, blocks[0], m)
-        bound_leaves = (0, keep_ - 1) if BOUND_HEAPS and keep_ > 0 else ()
+        bound_leaves = ((0, keep_ - 1) if BOUND_HEAPS and keep_ > 0 else ()) + tuple(
+            int(h) for h in heaps if 0 <= int(h) < keep_)
         f_est = (_even_split(top_ls, nw, n, _bound_children(bound_leaves, blocks[0], 0,
                                                             len(top_ls)), var, flat)
                  if keep_ == m and flat_test(top_ls, nw, var, flat) else est.copy())

@@ -303,28 +303,7 @@ class TableSynthesizer:
         fine_bins: dict[str, Any] = {}  # every gridded column at fine resolution, to count
         for c in schema.columns:
             if c.name in specs:
-                from oracledp.synth import _numeric
-
-                spec = specs[c.name]
-                starts = _numeric.fine_starts(c.K, _numeric.fine_bin_count(c.K))
-                if _numeric.ROUND_POINTS:  # a wide grid's round values: fine bins of their own
-                    r = _numeric.round_points(c.K, c.lower, c.step)
-                    starts = np.union1d(starts, np.union1d(r, r[r < c.K] + 1)).astype(np.int64)
-                # and the points near its lower bound, at 1, 10, 100, ... apart
-                starts = np.union1d(starts, _numeric.low_points(c.K)).astype(np.int64)
-                if self.bin_edges == "equal-width" and not isinstance(spec, tuple):
-                    # equal shares of the grid: every fine bin inside one coarse bin, for
-                    # the count given or any count "auto" may choose
-                    counts_ = range(2, DEFAULT_BINS + 1) if spec == "auto" else [int(spec)]
-                    for b in counts_:
-                        if b < c.K + 1:
-                            starts = np.union1d(starts, _numeric.fine_starts(c.K, b))
-                    starts = starts.astype(np.int64)
-                if isinstance(spec, tuple):  # public cut points: fine bins split at them too
-                    grid = c.lower + np.arange(c.K + 1) * c.step
-                    cut_idx = np.searchsorted(grid + 1e-9 * c.step, np.array(spec), side="left")
-                    starts = np.union1d(starts, cut_idx[cut_idx <= c.K]).astype(np.int64)
-                fine_bins[c.name] = starts
+                fine_bins[c.name] = fine_bin_starts(c, specs[c.name], self.bin_edges)
         TableDomain(schema, self.bins)  # the public coarse domain must be valid
         fine_dom = TableDomain(schema, {name: _cuts(schema, name, starts)
                                         for name, starts in fine_bins.items()})
@@ -491,7 +470,11 @@ class TableSynthesizer:
             # (FLAT_KAPPA, level_test); the bins and the model's measurements use the plain
             # estimate
             widths = np.diff(np.append(starts, c.K + 1)).astype(np.float64)
-            shape_kw = {"flat": FLAT_KAPPA, "keep": m, "widths": widths,
+            # a declared fill value is where the missing cells are: a heap the flattened
+            # shape keeps where the noise shows it (public: the schema's value)
+            heaps = (() if c.fill is None
+                     else (int(np.searchsorted(starts, c.code_of(c.fill), side="right")) - 1,))
+            shape_kw = {"flat": FLAT_KAPPA, "keep": m, "widths": widths, "heaps": heaps,
                         "outside": float(true[m]) if a.missing else None}
             if plan.numeric_rho_each is not None:
                 out = tree_histogram(true[:m], rng,
@@ -892,6 +875,39 @@ def _coarse_shape(fine: TableDomain, refined: dict[str, Any]) -> list[int]:
             out.append((len(spec) + 1 if isinstance(spec, tuple) else int(spec)) + a.missing)
     return out
 
+
+
+def fine_bin_starts(c: Any, spec: Any, bin_edges: str) -> NDArray[np.int64]:
+    """The first grid index of each fine bin of the gridded column ``c`` (public: the
+    declaration only): equal shares of the grid (:func:`~oracledp.synth._numeric.fine_starts`),
+    split at a wide grid's round values and points near its lower bound, at a declared fill
+    value (a fine bin of its own: the missing cells' heap), at the equal-width coarse bins
+    (``bin_edges="equal-width"``, for the count ``spec`` or any "auto" may choose) and at
+    public cut points (``spec`` a tuple)."""
+    from oracledp.synth import _numeric
+
+    starts = _numeric.fine_starts(c.K, _numeric.fine_bin_count(c.K))
+    if _numeric.ROUND_POINTS:  # a wide grid's round values: fine bins of their own
+        r = _numeric.round_points(c.K, c.lower, c.step)
+        starts = np.union1d(starts, np.union1d(r, r[r < c.K] + 1)).astype(np.int64)
+    # and the points near its lower bound, at 1, 10, 100, ... apart
+    starts = np.union1d(starts, _numeric.low_points(c.K)).astype(np.int64)
+    if c.fill is not None:  # a declared fill value: a fine bin of its own
+        f = c.code_of(c.fill)
+        starts = np.union1d(starts, [f, f + 1] if f < c.K else [f]).astype(np.int64)
+    if bin_edges == "equal-width" and not isinstance(spec, tuple):
+        # equal shares of the grid: every fine bin inside one coarse bin, for the count
+        # given or any count "auto" may choose
+        counts_ = range(2, DEFAULT_BINS + 1) if spec == "auto" else [int(spec)]
+        for b in counts_:
+            if b < c.K + 1:
+                starts = np.union1d(starts, _numeric.fine_starts(c.K, b))
+        starts = starts.astype(np.int64)
+    if isinstance(spec, tuple):  # public cut points: fine bins split at them too
+        grid = c.lower + np.arange(c.K + 1) * c.step
+        cut_idx = np.searchsorted(grid + 1e-9 * c.step, np.array(spec), side="left")
+        starts = np.union1d(starts, cut_idx[cut_idx <= c.K]).astype(np.int64)
+    return starts
 
 def _cuts(schema: Any, name: str, starts: NDArray[np.int64]) -> tuple[float, ...]:
     """The cut points (grid values) of bins of column ``name`` starting at grid indices
