@@ -68,8 +68,10 @@ def _default_delta_note(delta: float, n: int | None, k: int) -> str | None:
     if not n or not delta or delta < _WEAK_DEFAULT_DELTA * k / n:
         return None
     who = "record" if k == 1 else "person"
+    why = ("weak on so few records" if k == 1 else
+           f"weak here: group privacy over {k} records per person multiplies it")
     return (f"delta {delta:.3g} per {who} comes from the default 1/n^2 (n the number of "
-            f"records, at least 2), which is weak on so few records: with that probability a mechanism may "
+            f"records, at least 2), which is {why}: with that probability a mechanism may "
             f"reveal some {who}'s data outright; pass a smaller --delta (e.g. 1e-6: it adds "
             "noise, but a delta far below 1 / the number of records is the usual choice)")
 

@@ -86,7 +86,7 @@ def schema_infer(
 
 
 def schema_check(
-    data: Annotated[Path, typer.Argument(help="The table with the target: CSV (plain, gzip, zstd; a header line) or Parquet (a file, a directory or a glob).")],
+    data: Annotated[Path, typer.Argument(help="The table (with its target, if the schema has one): CSV (plain, gzip, zstd; a header line) or Parquet (a file, a directory or a glob).")],
     schema_path: Annotated[Path, typer.Option("--schema", help="The table schema (JSON).")],
     sep: Annotated[str, _SEP] = ",",
     ignore_extra: Annotated[

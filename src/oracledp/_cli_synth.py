@@ -232,7 +232,8 @@ def synth_fit(
     ledger = (None if budget is None
               else _settle_budget(budget, entry, local, declared, run, None))
     fitted = syn.table_domain_
-    typer.echo(f"oracledp synth fit --method {method}: {len(fitted.domain)} columns "
+    d = len(fitted.domain)
+    typer.echo(f"oracledp synth fit --method {method}: {d} column{'s' if d != 1 else ''} "
                f"({', '.join(f'{a.name} {len(a.labels)}' for a in fitted.attrs)} levels/bins), "
                f"{fitted.domain.size:,} cells in the model's domain")
     plan = getattr(syn, "plan_", None) or {}
@@ -618,12 +619,17 @@ def synth_evaluate(
                 f" and {len(cols) - 5} more" if len(cols) > 5 else "")
             typer.echo(f"note: the {which} table's column(s) {shown} are not in the schema: "
                        "ignored, not compared", err=True)
-    typer.echo("marginal errors (total variation distance, synthetic vs real):")
+    on = ("on the fit's bins" if model_dir is not None else
+          "on the --bins given" if bins_spec is not None else
+          "on 10 equal shares of each numeric column's grid, not the fit's bins: give --model "
+          "for those")
+    typer.echo(f"marginal errors (total variation distance, synthetic vs real; {on}):")
     for j, m in res["marginals"].items():
         which = (f"a random {m['sets']} of {m['of']} column sets" if m["sampled"]
-                 else f"all {m['of']} column sets")
+                 else f"all {m['of']} column sets" if m["of"] != 1 else "the one column set")
         typer.echo(f"  {j}-way: mean {m['mean_tv']:.4f}, max {m['max_tv']:.4f} ({which})")
-    _echo_data_resolution(res["data_resolution"])
+    _echo_data_resolution(res["data_resolution"],
+                          "the fit's bins" if model_dir is not None else "those bins")
     c = res.get("classification")
     if c:
         cv = c["train_real_cv"]
@@ -640,13 +646,14 @@ def synth_evaluate(
                        f"{used['real']:,} real rows, to bound memory)")
 
 
-def _echo_data_resolution(r: dict[str, Any]) -> None:
-    """The errors at the real data's own resolution, with the two plain references."""
+def _echo_data_resolution(r: dict[str, Any], bins: str) -> None:
+    """The errors at the real data's own resolution, with the two plain references (``bins``:
+    what the figures above were measured on)."""
     ind, boot = (r["references"]["independent_marginals"],
                  r["references"]["resample_of_real_rows"])
     typer.echo(f"at the real data's resolution (numeric columns cut at the real table's "
-               f"{r['quantiles']}-quantiles, categorical columns at their levels; the "
-               "synthesizer's own bins above can hide what these show):")
+               f"{r['quantiles']}-quantiles, categorical columns at their levels; {bins} "
+               "above can hide what these show):")
     typer.echo(f"  {'':<28}{'this table':>12}{'independent':>13}{'resample':>10}")
     one, two = r["one_way"], r["two_way"]
     typer.echo(f"  {'1-way TV, mean':<28}{one['mean_tv']:>12.4f}{0.0:>13.4f}"

@@ -236,3 +236,31 @@ def test_a_pipe_as_the_table_is_one_clear_error(runner, model, tmp_path, command
 def _feed(fifo, data) -> None:
     with contextlib.suppress(OSError), open(fifo, "wb") as fh:
         fh.write(data.read_bytes())
+
+
+def test_a_one_column_table_is_worded_for_one_column(runner, tmp_path):
+    """Sweep 12: a one-column table was told of "1 columns", of "the smallest pair table" and
+    of "all 1 column sets"; `synth evaluate --schema` without --bins called its 10 equal
+    shares "the synthesizer's own bins"."""
+    data = tmp_path / "one.csv"
+    pd.DataFrame({"v": [(i * 37) % 130 for i in range(400)]}).to_csv(data, index=False)
+    schema = tmp_path / "one.json"
+    schema.write_text(json.dumps({"columns": [{"name": "v", "type": "numeric", "lower": 0,
+                                               "upper": 240, "step": 1}]}))
+    res = runner.invoke(app, ["synth", "fit", str(data), "--schema", str(schema), "--epsilon",
+                              "1", "--seed", "0", "--out", str(tmp_path / "m")], env=ENV)
+    assert res.exit_code == 0, res.output
+    assert ": 1 column (v " in res.stdout and "the table's one column" in res.stdout
+    assert "pair" not in res.stdout.split("what the budget affords:")[1].splitlines()[0]
+    syn = tmp_path / "s.csv"
+    res = runner.invoke(app, ["synth", "sample", str(tmp_path / "m"), "--rows", "100",
+                              "--seed", "1", "--out", str(syn)], env=ENV)
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(app, ["synth", "evaluate", str(syn), str(data), "--schema",
+                              str(schema)], env=ENV)
+    assert res.exit_code == 0, res.output
+    assert "not the fit's bins: give --model" in res.stdout
+    assert "(the one column set)" in res.stdout and "own bins" not in res.stdout
+    res = runner.invoke(app, ["synth", "evaluate", str(syn), str(data), "--model",
+                              str(tmp_path / "m")], env=ENV)
+    assert res.exit_code == 0 and "synthetic vs real; on the fit's bins)" in res.stdout

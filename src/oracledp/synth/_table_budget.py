@@ -285,7 +285,10 @@ def afford(n: int, shape: Sequence[int], bins: int, *, columns: int, rho: float 
             f"with the budget shared by the {len(cols)} attributes' 1-way tables alone, each "
             f"would carry {tv(shared)}" + (" (a release measures more tables)" if pairs
                                            else ""))
-    if not pairs:
+    if len(cols) == 1:  # one column: no pair, no sharing (sweep 12's wording)
+        said = (f"n = {n:,} records: {cut}with the whole budget on it, the table's one column "
+                f"({cols[0]:,} levels) would carry noise of {tv(one)} in total variation")
+    elif not pairs:
         said += ("; this method measures each column's 1-way table only and reproduces no "
                  "dependence between columns: exact independent marginals of the real rows "
                  "(not private; synth evaluate reports them) are the most it can approach")

@@ -426,7 +426,9 @@ def _labels(cells: pd.Series, target: str, tokens: set[str]) -> tuple[str, ...]:
     """The target's two labels as the data write them (NOT private), or the refusal."""
     if cells.isin(tokens).any():
         raise TableInputError(f"the target column {target!r} has missing cells; a fit "
-                              "refuses them (remove those records first)")
+                              "refuses them (remove those records first; a table to "
+                              "synthesize needs no target: leave --target out and the column "
+                              "is proposed as a feature column with a missing level)")
     labels = sorted(cells.unique().tolist())
     if len(labels) != 2:
         raise TableInputError(f"the target column {target!r} must hold exactly two labels "

@@ -178,7 +178,10 @@ class TableSchema:
                              f"or [0, 1]), got a {_json_type(bad[0], item=True)}")
         labels = tuple(str(v) for v in self.labels)
         if len(labels) != 2 or labels[0] == labels[1]:
-            raise ValueError("the target needs exactly two distinct 'labels'")
+            raise ValueError("the target needs exactly two distinct 'labels' (a classifier's "
+                             "two classes); a table to synthesize needs no target: declare "
+                             "an outcome of more classes as a categorical column and set "
+                             "\"target\": null")
         if "" in labels:
             raise ValueError(f"target {self.target!r}: a label cannot be the empty text: an "
                              "empty cell always reads as missing")
