@@ -149,6 +149,8 @@ def test_float_noise_in_a_computed_export_is_not_taken_for_the_resolution(tmp_pa
     ([f"{v}%" for v in range(100)], "a PERCENT SIGN"),
     ([f"${v}.50" for v in range(100)], "a CURRENCY SYMBOL"),
     ([f"2024-{1 + v % 12:02d}-{1 + v % 28:02d}" for v in range(100)], "DATES written as text"),
+    ([f"{40 + v} kg" for v in range(100)], "a UNIT"),  # sweep 12: told to declare levels
+    ([f"{140 + v / 2}cm" for v in range(100)], "a UNIT"),
 ])
 def test_a_spreadsheets_number_format_is_named_with_its_conversion(tmp_path, cells, said):
     """Decimal commas, thousands separators, percents, currency and text dates were told to
@@ -165,6 +167,17 @@ def test_a_spreadsheets_number_format_is_named_with_its_conversion(tmp_path, cel
     few = pd.DataFrame({"v": ["10%", "20%", "30%"] * 20, "y": ["a", "b"] * 30})
     few.to_csv(path, index=False)  # three such texts: levels of a categorical, as before
     assert TableSchema.infer(path, target="y")[0].columns[0].kind == "categorical"
+
+
+def test_codes_that_end_in_a_letter_are_not_units(tmp_path):
+    """An identifier written 1001A, 1002B, ... keeps the identifier rule (its warning says to
+    delete it), not the advice to convert units."""
+    df = pd.DataFrame({"v": [f"{1000 + v}{'ABC'[v % 3]}" for v in range(100)],
+                       "y": ["a", "b"] * 50})
+    schema, warned = TableSchema.infer(df, target="y")
+    assert schema.columns[0].kind == "unresolved"
+    (line,) = [w for w in warned if w.startswith("column 'v':")]
+    assert "IDENTIFIER" in line and "UNIT" not in line
 
 
 @pytest.mark.parametrize("token", ["unknown", "n.d.", "below LOD"])

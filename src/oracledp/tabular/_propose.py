@@ -194,6 +194,11 @@ _WRITTEN = {
                 "(12%)", "the number alone, 12, or the share 0.12"),
     "currency": (re.compile(r"[$€£¥]\s?-?[\d,.]+|-?[\d,.]+\s?[$€£¥]"),
                  "numbers written with a CURRENCY SYMBOL ($12.50)", "the number alone: 12.50"),
+    "units": (re.compile(r"-?\d+([.,]\d+)?\s?(?:[kmµ]?g|lbs?|oz|[kcm]?m|in|ft|[md]?l|"
+                         r"kcal|cal|mmHg|bpm|°[CF]|[hms]|min|hrs?|yrs?|days?|years?|"
+                         r"months?|weeks?)", re.IGNORECASE),
+              "numbers written with a UNIT (78 kg, 12cm)",
+              "the number alone in one unit, 78 (the unit in the column's name: weight_kg)"),
     "dates": (re.compile(r"\d{4}-\d{1,2}-\d{1,2}([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?|"
                          r"\d{1,2}[/.]\d{1,2}[/.]\d{2,4}"),
               "DATES written as text (2024-03-01)", "a number on a public grid, e.g. the days "
