@@ -628,8 +628,8 @@ def synth_evaluate(
                 f" and {len(cols) - 5} more" if len(cols) > 5 else "")
             typer.echo(f"note: the {which} table's column(s) {shown} are not in the schema: "
                        "ignored, not compared", err=True)
-    on = ("on the fit's bins" if model_dir is not None else
-          "on the --bins given" if bins_spec is not None else
+    own = model_dir is not None or bins_spec is not None  # --bins: as given to synth fit
+    on = ("on the fit's bins" if own else
           "on 10 equal shares of each numeric column's grid, not the fit's bins: give --model "
           "for those")
     typer.echo(f"marginal errors (total variation distance, synthetic vs real; {on}):")
@@ -637,8 +637,7 @@ def synth_evaluate(
         which = (f"a random {m['sets']} of {m['of']} column sets" if m["sampled"]
                  else f"all {m['of']} column sets" if m["of"] != 1 else "the one column set")
         typer.echo(f"  {j}-way: mean {m['mean_tv']:.4f}, max {m['max_tv']:.4f} ({which})")
-    _echo_data_resolution(res["data_resolution"],
-                          "the fit's bins" if model_dir is not None else "those bins")
+    _echo_data_resolution(res["data_resolution"], "the fit's bins" if own else "those bins")
     c = res.get("classification")
     if c:
         cv = c["train_real_cv"]
