@@ -1,6 +1,6 @@
 """A declared fill value's heap through the default fit (docs/results/synth-fill-heap).
 
-    PYTHONPATH=src python docs/results/synth-fill-heap/run.py EPSILONS FIRST LAST
+    PYTHONPATH=src python docs/results/synth-fill-heap/run.py EPSILONS FIRST LAST  (from the root)
 
 The table of tests/synth/test_bound_heaps.py::test_a_fill_values_heap_through_the_fit (1,500
 scores declared 0-100 by 0.1, 8 % missing cells filled with 50, a dept column): for each
@@ -14,19 +14,13 @@ import pandas as pd
 
 import oracledp.synth._numeric as nm
 from oracledp.synth import TableSynthesizer
-from oracledp.tabular import TableSchema
 
-rng = np.random.default_rng(2)
-n = 1500
-dept = rng.choice(["hr", "it", "ops"], n)
-score = np.round(np.clip(rng.normal(60 + 5 * (dept == "it"), 15, n), 0, 100), 1)
-cells = np.where(rng.random(n) < 0.08, "", score.astype(str))
-data = pd.DataFrame({"score": cells, "dept": dept})
-schema = TableSchema.from_dict({"columns": [
-    {"name": "score", "type": "numeric", "lower": 0, "upper": 100, "step": 0.1,
-     "missing": {"fill": 50}},
-    {"name": "dept", "type": "categorical", "levels": ["hr", "it", "ops"]}]})
-real = pd.to_numeric(pd.Series(cells).replace("", "50"))
+sys.path.insert(0, "tests/synth")
+from test_bound_heaps import fill_table  # the test's table
+
+data, schema = fill_table()
+n = len(data)
+real = pd.to_numeric(data["score"].replace("", "50"))
 print(f"real share at 50: {(real == 50).mean():.4f}")
 plain = nm.tree_histogram
 
