@@ -246,6 +246,29 @@ def test_a_row_of_another_width_is_refused_in_any_block(tmp_path, schema, schedu
     assert want == got == f"{path}: {ROW_WIDTH}"
 
 
+@pytest.mark.parametrize("bad", ["1,0,1,red,no", "   "], ids=["short", "spaces"])
+def test_a_short_row_that_begins_a_block_is_refused(tmp_path, schema, scheduler, bad):
+    """Review 17: Dask gives a block after the first without the header line, and the
+    workers' checks skipped its first line as one: a short row (or a line of spaces) that
+    began such a block, past the default engine's sniffer sample, was read padded."""
+    from dask.bytes import read_bytes
+
+    header = "age,rate,gain,color,answer,y\n"
+    rows = ["1,0,1,red,no,yes"] * 30_000
+    text = header + "\n".join(rows) + "\n"
+    probe = tmp_path / "probe.csv"
+    probe.write_text(text)
+    _, blocks = read_bytes(str(probe), delimiter=b"\n", blocksize=BLOCK)
+    sizes = np.cumsum([len(b.compute()) for b in blocks[0]])
+    # the data row that begins a block past the sniffer's 20,480 lines
+    k = next(text[:o].count("\n") - 1 for o in sizes[:-1] if text[:o].count("\n") > 20_500)
+    rows[k] = bad
+    path = tmp_path / "bad.csv"
+    path.write_text(header + "\n".join(rows) + "\n")
+    want, got = _file_refusal(str(path), schema, scheduler)
+    assert want == got == f"{path}: {ROW_WIDTH}"
+
+
 @pytest.mark.parametrize("cls", [OPDiscClassifier, RSPMClassifier])
 def test_the_same_release_for_the_same_seed(tables, schema, scheduler, cls):
     def fit(table):

@@ -120,8 +120,14 @@ def _read_block(fh: IO[bytes], *, oracledp_label: str, **kwargs: Any) -> pd.Data
     if kwargs.get("nrows") is not None:
         return _extra_fields(df, label, sep, lambda: True)
     data = fh.getvalue() if isinstance(fh, io.BytesIO) else b""
-    df = _extra_fields(df, label, sep, lambda: _every_row_closed(data, label, sep))
     text = data.decode(kwargs.get("encoding") or "utf-8")
+    if "header" not in kwargs:  # a block after the first: Dask gives its lines alone, and
+        # every check below skips a header line first (a short row at the block's start
+        # had been taken for it): one of the names, ended as the block's lines end
+        end = next((e for e in ("\r\n", "\n", "\r") if e in text), "\n")
+        text = sep.join(kwargs["names"]) + end + text
+        data = text.encode("utf-8")
+    df = _extra_fields(df, label, sep, lambda: _every_row_closed(data, label, sep))
     spaced = SpacedLines(sep)
     spaced.feed(text)
     check_widths(df, spaced.done(),
