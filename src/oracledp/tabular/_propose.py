@@ -89,10 +89,10 @@ _ID_MAX_ROWS = 50
 
 
 def _name_says_who(name: str) -> bool:
-    """The name is a "who" word, alone (plural too) or followed by a number word; not a
-    count of them (``n_cards``, ``number_of_users``)."""
+    """The name is a "who" word (singular: ``employees``, ``active_users`` are counts),
+    alone or followed by a number word; not a count of them (``n_cards``,
+    ``number_of_users``)."""
     words = [w.lower() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", name)]
-    words = [w[:-1] if w.endswith("s") and w[:-1] in _ID_WHO else w for w in words]
     if not words or (len(words) > 1 and words[0] in _COUNT_WORDS):
         return False
     last = words[-1]
@@ -148,8 +148,8 @@ def _repeated_id(name: str, values: pd.Series, max_levels: int) -> bool:
     rows per person): named like one (``id``, ``person_id``, ``PatientID``, ``customer``,
     ``patient_no``, ``loyalty_card``: :func:`_name_says_who`) with at least 20 distinct
     values, some seen more than once; or more than ``max_levels`` values each seen equally
-    often, twice or more; or whole numbers handed out in turn, a value's rows listed together
-    (:func:`_handed_out`).  (A
+    often, twice or more.  (Whole numbers handed out in turn, :func:`_handed_out`, are only
+    warned of: a measurement in a file sorted by it looks the same.)  (A
     balanced panel's period column, 60 months of 300 people, is flagged too: from the counts
     alone it cannot be told from its people, 300 values of 60 rows each, where there are more
     periods than people; the conservative answer flags both.)"""
@@ -159,8 +159,7 @@ def _repeated_id(name: str, values: pd.Series, max_levels: int) -> bool:
     if ((_ID_NAME.search(name) or _ID_CAMEL.search(name) or _name_says_who(name))
             and len(counts) >= _ID_MIN_VALUES):
         return True  # (not a code of a few values, such as a region_id)
-    return ((len(counts) > max_levels and counts.min() == counts.max())
-            or _handed_out(values, counts))
+    return len(counts) > max_levels and counts.min() == counts.max()
 
 
 def _whole(num: pd.Series) -> bool:
@@ -286,6 +285,12 @@ class _Rules:
                           "declare the public levels as text with their zeros, or numeric "
                           "if the zeros mean nothing (they are then lost: 01 is read and "
                           "written 1)",
+            "handed_out": "whole numbers that look HANDED OUT IN TURN, several rows each, a "
+                          "value's rows listed together: if they identify people (a panel), "
+                          "delete the column and declare \"records_per_person\" (a guarantee "
+                          "per record does not protect a person with several rows); a "
+                          "measurement in a file sorted by it looks the same, so its type is "
+                          "proposed as its values say",
             "repeated_id": "looks like a PERSON IDENTIFIER whose values repeat: the same "
                            "value on several rows means several records per person (a "
                            "panel, repeated visits), and a guarantee per record does not "
@@ -493,6 +498,10 @@ def propose_columns(data: pd.DataFrame | str | Path, target: str | None, max_lev
                 note="looks like a person identifier whose values repeat: delete it (and "
                      "declare records_per_person), or declare its type if it is not one"), (
                 "repeated_id"), ""
+        elif rule not in ("identifier", "repeated_id") and col.kind == "numeric":
+            kept = df[name][~df[name].isin(tokens)]
+            if _handed_out(kept, kept.value_counts()):
+                rules.add("handed_out", name)  # warned of, its type still proposed
         cols.append(col)
         if col.missing == "level":
             rules.add("missing", name)
