@@ -231,8 +231,8 @@ def tree_histogram(counts: NDArray[np.floating], rng: np.random.Generator, *,
     ``keep`` (a bound of the grid) where freeing it lowers the even split's squared
     departures by at least ``kappa`` variances (:func:`_even_split`, :data:`BOUND_HEAPS`), and
     so does a child holding one of ``heaps`` (leaf indices the caller knows from public facts
-    alone to be likely heaps: a column's declared fill value for missing cells).  Each node is tested on its own children, so structure seen only at a finer level is
-    kept.  Only nodes within the first ``keep`` leaves (default all) may split evenly.  Returns
+    alone to be likely heaps: a column's declared fill value for missing cells).  Each node
+    is tested on its own children, so structure seen only at a finer level is kept.  Only nodes within the first ``keep`` leaves (default all) may split evenly.  Returns
     ``(estimate, flattened estimate)`` then: both nonnegative and summing to n.
     Post-processing of the same release.
     """

@@ -876,7 +876,6 @@ def _coarse_shape(fine: TableDomain, refined: dict[str, Any]) -> list[int]:
     return out
 
 
-
 def fine_bin_starts(c: Any, spec: Any, bin_edges: str) -> NDArray[np.int64]:
     """The first grid index of each fine bin of the gridded column ``c`` (public: the
     declaration only): equal shares of the grid (:func:`~oracledp.synth._numeric.fine_starts`),
@@ -908,6 +907,7 @@ def fine_bin_starts(c: Any, spec: Any, bin_edges: str) -> NDArray[np.int64]:
         cut_idx = np.searchsorted(grid + 1e-9 * c.step, np.array(spec), side="left")
         starts = np.union1d(starts, cut_idx[cut_idx <= c.K]).astype(np.int64)
     return starts
+
 
 def _cuts(schema: Any, name: str, starts: NDArray[np.int64]) -> tuple[float, ...]:
     """The cut points (grid values) of bins of column ``name`` starting at grid indices
