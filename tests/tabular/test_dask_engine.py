@@ -375,3 +375,19 @@ def test_parquet_parts_whose_types_differ_are_read_as_text_by_both_engines(tmp_p
         read_aggregated(str(parts), schema, engine="dask", scheduler=scheduler)
     assert str(a.value) == str(b.value) and "column 'age': values must be finite numbers" in (
         str(a.value)) and "abc" not in str(a.value)
+
+
+def test_a_one_column_tables_empty_lines_are_rows_on_dask(tmp_path, scheduler):
+    """Review 17: the workers skipped a one-column table's empty lines, the default engine
+    reads each as a record with an empty cell (missing): the same counts now, gzip too."""
+    import gzip
+
+    one = TableSchema.from_dict({"columns": [
+        {"name": "c", "type": "categorical", "levels": ["blue", "red"], "missing": "level"}]})
+    text = "\n\nc\nred\n\nblue\n\n" + "red\n" * 9000  # several blocks
+    for name, data in (("one.csv", text.encode()), ("one.csv.gz", gzip.compress(text.encode()))):
+        path = tmp_path / name
+        path.write_bytes(data)
+        want = scan_table(str(path), one)
+        assert int(want.counts.sum()) == 9004  # red, empty, blue, empty, 9,000 red
+        _same_scan(want, _dask_scan(str(path), one, scheduler))

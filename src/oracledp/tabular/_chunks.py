@@ -28,6 +28,7 @@ from oracledp.tabular._cells import _Cells, _table_violation, warn_clipped
 from oracledp.tabular._csv import (
     _PARSE,
     Progress,
+    _blank_rows,
     _check_header,
     _check_unique,
     _every_row_closed,
@@ -89,7 +90,8 @@ def read_chunks(source: str | Path, schema: TableSchema | None, *, sep: str = ",
     fewer = functools.cache(lambda width: _fewer_fields_in(source, label, sep, width))
     with _text_stream(source, label, report) as fh:
         try:
-            for chunk in pd.read_csv(fh, sep=sep, chunksize=rows, **_PARSE):
+            for chunk in pd.read_csv(fh, sep=sep, chunksize=rows, **_PARSE,
+                                     **_blank_rows(source, sep, label)):
                 chunk = _extra_fields(chunk, label, sep, closed)
                 check_widths(chunk, spaced, fewer, label)
                 if names is None:

@@ -47,8 +47,9 @@ _PARSE: dict[str, Any] = {"dtype": str, "keep_default_na": False, "skipinitialsp
 #: the label), the same from every reader (pandas, chunked, DuckDB, Dask).  It names the rule,
 #: never the row: no value, no line number, no count.
 ROW_WIDTH = ("a row has fewer or more fields than the header line; every row must have one "
-             "field per column (empty lines are skipped; a line of spaces alone is a row of "
-             "one field)")
+             "field per column (empty lines are skipped, but in a one-column table, where an "
+             "empty line is a row with an empty cell; a line of spaces alone is a row of one "
+             "field)")
 
 
 def row_width_error(label: str) -> TableInputError:
@@ -393,6 +394,22 @@ def _header(source: str | Path | bytes, sep: str, label: str) -> list[str]:
     return [str(v) for v in head.iloc[0]] if len(head) else []
 
 
+def _blank_rows(source: str | Path | bytes, sep: str, label: str) -> dict[str, Any]:
+    """For a one-column CSV, the parse options that read an empty line after the header as a
+    row with an empty cell, as the default engine reads it (there, an empty line is a record
+    whose one field is empty: a one-column table's missing cell); ``{}`` otherwise (an empty
+    line is skipped, by every reader).  Empty lines before the header are skipped."""
+    if len(_header(source, sep, label)) != 1:
+        return {}
+    lead = 0
+    with _text_stream(source, label) as fh:
+        for line in fh:
+            if line.strip("\r\n"):
+                break
+            lead += 1
+    return {"skip_blank_lines": False, "skiprows": lead}
+
+
 def _named(parsed: list[str], header: list[str]) -> list[str]:
     """The names of the parsed columns: as written in the header (an empty name keeps pandas'
     'Unnamed: i'); pandas' own names if the two do not line up."""
@@ -444,7 +461,7 @@ def read_csv(source: str | Path | bytes, schema: TableSchema | None = None, *,
     spaced = _prescan(source, label, report, sep)
     with _text_stream(source, label, report) as fh:
         try:
-            df = pd.read_csv(fh, sep=sep, **_PARSE)
+            df = pd.read_csv(fh, sep=sep, **_PARSE, **_blank_rows(source, sep, label))
         except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
             raise _parse_error(label, sep, exc) from None
     df = _extra_fields(df, label, sep, lambda: _every_row_closed(source, label, sep))

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import io
 import os
+import warnings
 import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -266,17 +267,28 @@ def _read_csv(files: Sequence[str], sep: str, kind: str, header: list[str],
     read by :func:`_read_block` (Dask's ``read_csv`` with that reader)."""
     from dask.dataframe.io.csv import read_pandas
 
+    from oracledp.tabular._csv import _blank_rows
+
     compression = kind[4:]
     if compression == "zstd":
         raise TableInputError(f"{files[0]}: the Dask engine reads plain or gzip CSV and "
                               "Parquet; decompress this zstd file or use the default engine")
-    return read_pandas(
-        _read_block, list(files), oracledp_label=label,
-        sep=sep, header=0, names=[f"c{j}" for j in range(len(header))],
-        dtype=str, keep_default_na=False, na_filter=False, skipinitialspace=False,
-        quotechar='"', doublequote=True, encoding="utf-8",
-        compression=None if compression == "none" else compression,
-        blocksize=None if compression != "none" else (blocksize or "64MB"))
+    # one column: an empty line is a row with an empty cell, as every reader reads it (and
+    # empty lines before the header are skipped: Dask's warning on skiprows with a block
+    # smaller than its sample is about a header found past the sample, not this)
+    blank = _blank_rows(files[0], sep, label) if len(header) == 1 else {}
+    if not blank.get("skiprows"):
+        blank.pop("skiprows", None)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Unexpected behavior can result from "
+                                "passing skiprows", category=UserWarning)
+        return read_pandas(
+            _read_block, list(files), oracledp_label=label,
+            sep=sep, header=0, names=[f"c{j}" for j in range(len(header))],
+            dtype=str, keep_default_na=False, na_filter=False, skipinitialspace=False,
+            quotechar='"', doublequote=True, encoding="utf-8", **blank,
+            compression=None if compression == "none" else compression,
+            blocksize=None if compression != "none" else (blocksize or "64MB"))
 
 
 def _url_source(url: str, sep: str, blocksize: Any) -> tuple[Any, list[str], str, str]:
