@@ -258,9 +258,8 @@ def synth_fit(
                        + "; ranges holding fewer records than about twice that (a heap, a "
                        "thin tail, the data's edge) cannot be told from noise")
             loud = [name for name, sd in sds.items() if sd / syn.n_ >= NOISY_NODE_SHARE]
-            warned = any(w in plan.get("summary", "") for w in ("may come closer",
-                                                                "expected to beat"))
-            if not loud and not warned and max(sds.values()) / syn.n_ >= CAUTION_NODE_SHARE:
+            if (not loud and not plan.get("independent_note")
+                    and max(sds.values()) / syn.n_ >= CAUTION_NODE_SHARE):
                 typer.echo(f"note: each node carries noise of "
                            f"{_percent_text(100 * CAUTION_NODE_SHARE)} % of the records or "
                            "more: the numeric columns' shapes at the data's own resolution "

@@ -297,3 +297,17 @@ def test_noisy_numeric_histograms_get_a_caution(runner, tmp_path):
     assert 100 * cli_synth.CAUTION_NODE_SHARE <= max(shares) < 100 * cli_synth.NOISY_NODE_SHARE
     assert "may come closer than this release" in said["1"]
     assert "may come closer" not in said["8"]
+
+
+def test_the_plan_says_when_it_gave_the_independent_marginals_note():
+    """`synth fit` reads the plan's flag, not its words, to say the note once."""
+    from oracledp.synth._table_budget import afford
+
+    few = afford(300, (5, 5, 5), 2, columns=0, rho=0.005)
+    many = afford(1_000_000, (5, 5, 5), 2, columns=0, rho=0.5)
+    one = afford(300, (5,), 2, columns=0, rho=0.005)
+    assert few["independent_note"] and "independent marginals" in few["summary"]
+    assert not many["independent_note"] and "independent marginals" not in many["summary"]
+    assert not one["independent_note"] and "independent marginals" not in one["summary"]
+    alone = afford(1_000_000, (5, 5, 5), 2, columns=0, rho=0.5, pairs=False)
+    assert alone["independent_note"] and "independent marginals" in alone["summary"]

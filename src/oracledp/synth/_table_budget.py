@@ -221,6 +221,10 @@ def afford(n: int, shape: Sequence[int], bins: int, *, columns: int, rho: float 
     the summary names them (where every column is that noisy, a tiny table, the figures
     above say it).
 
+    ``independent_note``: whether the summary says that exact independent marginals may come
+    as close as a release or closer (the 1-way-only, shared-noise and ``pairs=False`` notes;
+    never for one column), so that ``synth fit`` does not say it twice.
+
     A release measures more tables than these, which raises its noise; its fitting keeps
     counts nonnegative and sums to n, which trims noise larger than the counts: the figures
     are guides, not bounds.  Gaussian noise with sigma per cell (sigma = 1 / sqrt(rho):
@@ -321,6 +325,9 @@ def afford(n: int, shape: Sequence[int], bins: int, *, columns: int, rho: float 
     return {"coarse_bins": bins, "one_way_noise_tv": one, "pair_noise_tv": pair,
             "shared_one_way_noise_tv": shared, "widest_one_way_noise_tv": wide,
             "one_way_only": only,
+            # the summary said that exact independent marginals may come as close or closer
+            "independent_note": len(cols) > 1 and (not pairs or only
+                                                   or shared >= SHARED_NOISE_NOTE),
             "noisy_columns": [name for name, _, _ in noisy], "summary": said}
 
 
