@@ -218,3 +218,25 @@ def test_a_one_column_tables_empty_lines_are_rows_for_every_reader(tmp_path, tex
          "missing": "level"}]})
     if "   " not in want:  # (spaces around a value are refused by the schema)
         assert int(TableDomain(schema).count(str(path))[1].sum()) == len(want)
+
+
+@pytest.mark.parametrize("quoted_break", [False, True], ids=["plain", "quoted-break"])
+def test_a_cr_only_file_reads_a_row_after_an_empty_line_whole(tmp_path, quoted_break) -> None:
+    """Review 17: in a file whose lines end in a CR alone (old Mac files), pandas read an
+    empty line followed by a row starting with an empty cell as that row shifted left by a
+    field (``,1,no`` as ``1 | no | ''``); the data engine read it right.  The pandas readers
+    are told that a CR ends a line: every reader reads the same table."""
+    rows = _rows(LATE, quoted_break)
+    rows[4] = ",4,no"
+    rows[LATE - 3] = ",,yes"
+    path = tmp_path / "mac.csv"
+    path.write_bytes(("a,b,y\r" + "\r".join([*rows[:4], "", *rows[4:LATE - 3], "",
+                                              *rows[LATE - 3:]]) + "\r").encode())
+    readers = _every_reader(path)
+    df = readers.pop("read_csv")()
+    assert len(df) == LATE
+    assert df.iloc[4].tolist() == ["", "4", "no"] and df.iloc[LATE - 3].tolist() == ["", "", "yes"]
+    assert df.iloc[1].tolist() == (["p", "1", "n\no"] if quoted_break else ["q", "1", "no"])
+    assert readers.pop("scan_table")() == LATE
+    for name, read in readers.items():
+        pd.testing.assert_frame_equal(read().astype(object), df.astype(object), obj=name)

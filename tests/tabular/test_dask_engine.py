@@ -391,3 +391,24 @@ def test_a_one_column_tables_empty_lines_are_rows_on_dask(tmp_path, scheduler):
         want = scan_table(str(path), one)
         assert int(want.counts.sum()) == 9004  # red, empty, blue, empty, 9,000 red
         _same_scan(want, _dask_scan(str(path), one, scheduler))
+
+
+def test_a_cr_only_files_rows_after_empty_lines_on_dask(tmp_path, scheduler):
+    """Review 17: lines ended by a CR alone, an empty line before a row that starts with an
+    empty cell: the workers cut their blocks at CR and read that row whole, as the default
+    engine does (pandas had shifted it by a field), plain and gzip."""
+    import gzip
+
+    sch = TableSchema.from_dict({"columns": [
+        {"name": "c", "type": "categorical", "levels": ["blue", "red"], "missing": "level"},
+        {"name": "k", "type": "numeric", "lower": 0, "upper": 9, "step": 1}]})
+    rows = [f"{('red', 'blue')[i % 2]},{i % 10}" for i in range(6000)]
+    for i in range(7, 6000, 997):  # an empty line, then a row whose first cell is empty
+        rows[i] = f"\r,{i % 10}"
+    text = "c,k\r" + "\r".join(rows) + "\r"
+    for name, data in (("mac.csv", text.encode()), ("mac.csv.gz", gzip.compress(text.encode()))):
+        path = tmp_path / name
+        path.write_bytes(data)
+        want = scan_table(str(path), sch, with_target=False)
+        assert int(want.counts.sum()) == 6000
+        _same_scan(want, _dask_scan(str(path), sch, scheduler, with_target=False))

@@ -81,7 +81,7 @@ def read_chunks(source: str | Path, schema: TableSchema | None, *, sep: str = ",
         return
     label = _source_label(source)
     report = _reporter(verbose, label)
-    spaced = _prescan(source, label, report, sep)
+    spaced, lines = _prescan(source, label, report, sep)
     header = _header(source, sep, label)
     deferred = None
     names: list[str] | None = None
@@ -90,7 +90,7 @@ def read_chunks(source: str | Path, schema: TableSchema | None, *, sep: str = ",
     fewer = functools.cache(lambda width: _fewer_fields_in(source, label, sep, width))
     with _text_stream(source, label, report) as fh:
         try:
-            for chunk in pd.read_csv(fh, sep=sep, chunksize=rows, **_PARSE,
+            for chunk in pd.read_csv(fh, sep=sep, chunksize=rows, **_PARSE, **lines,
                                      **_blank_rows(source, sep, label)):
                 chunk = _extra_fields(chunk, label, sep, closed)
                 check_widths(chunk, spaced, fewer, label)

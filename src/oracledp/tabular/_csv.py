@@ -202,13 +202,15 @@ class SpacedLines:
 
 
 def _prescan(source: str | Path | bytes, label: str, report: Progress | None = None,
-             sep: str = ",") -> bool:
+             sep: str = ",") -> tuple[bool, dict[str, Any]]:
     """The file-level checks, in one streaming pass: readable (and gunzippable), UTF-8 from
     start to end, not blank, lines that all end alike (CRLF, LF or CR outside quoted fields:
     the engine refuses a file that mixes them, so pandas must too; the rare file that holds
     more than one kind anywhere is read a second time to look at its quotes).  Run before
     parsing, so these refusals do not depend on where in the file the problem is.  Returns
-    whether the text has a line of spaces alone (:class:`SpacedLines`)."""
+    whether the text has a line of spaces alone (:class:`SpacedLines`) and pandas' parse
+    options for its line ends (``lineterminator="\\r"`` where a CR alone ends every line,
+    :attr:`~oracledp.tabular._sources.LineEnds.cr_only`)."""
     from oracledp.tabular._sources import MIXED_LINE_ENDS, LineEnds
 
     blank = True
@@ -224,7 +226,23 @@ def _prescan(source: str | Path | bytes, label: str, report: Progress | None = N
         raise TableInputError(f"{label}: the file is empty (expected a header line and rows)")
     if ends.mixed(lambda: _text_stream(source, label), sep):
         raise TableInputError(f"{label}: {MIXED_LINE_ENDS}")
-    return spaced.done()
+    return spaced.done(), ({"lineterminator": "\r"} if ends.cr_only else {})
+
+
+def cr_line_ends(source: str | Path | bytes, sep: str, label: str) -> bool:
+    """Whether a CR alone ends the lines of a file the file-level checks passed (its lines
+    all end alike): the first line end outside quoted fields, as :func:`_prescan` tells it
+    from the whole file (for a reader that does not run it: Dask's)."""
+    from oracledp.tabular._sources import LineEnds
+
+    with _text_stream(source, label) as fh:
+        while True:
+            head = fh.read(_BLOCK)
+            if head.endswith("\r"):  # its LF may open the next block
+                head += fh.read(1)
+            kinds = LineEnds.walk(iter([head]), sep)
+            if kinds or not head:
+                return kinds == {"\r"}
 
 
 #: The csv module's largest field while it counts the fields (pandas has no such limit).
@@ -458,10 +476,10 @@ def read_csv(source: str | Path | bytes, schema: TableSchema | None = None, *,
         return df
     label = _source_label(source)
     report = _reporter(verbose, label)
-    spaced = _prescan(source, label, report, sep)
+    spaced, lines = _prescan(source, label, report, sep)
     with _text_stream(source, label, report) as fh:
         try:
-            df = pd.read_csv(fh, sep=sep, **_PARSE, **_blank_rows(source, sep, label))
+            df = pd.read_csv(fh, sep=sep, **_PARSE, **lines, **_blank_rows(source, sep, label))
         except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
             raise _parse_error(label, sep, exc) from None
     df = _extra_fields(df, label, sep, lambda: _every_row_closed(source, label, sep))

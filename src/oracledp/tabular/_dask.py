@@ -267,7 +267,7 @@ def _read_csv(files: Sequence[str], sep: str, kind: str, header: list[str],
     read by :func:`_read_block` (Dask's ``read_csv`` with that reader)."""
     from dask.dataframe.io.csv import read_pandas
 
-    from oracledp.tabular._csv import _blank_rows
+    from oracledp.tabular._csv import _blank_rows, cr_line_ends
 
     compression = kind[4:]
     if compression == "zstd":
@@ -279,6 +279,11 @@ def _read_csv(files: Sequence[str], sep: str, kind: str, header: list[str],
     blank = _blank_rows(files[0], sep, label) if len(header) == 1 else {}
     if not blank.get("skiprows"):
         blank.pop("skiprows", None)
+    # a CR alone ends every line (old Mac files; a local file, read on the client): Dask
+    # cuts its blocks at it, and pandas reads an empty line before a row starting with an
+    # empty cell as read_csv does (it had shifted that row by a field)
+    local = "://" not in str(files[0])
+    lines = {"lineterminator": "\r"} if local and cr_line_ends(files[0], sep, label) else {}
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Unexpected behavior can result from "
                                 "passing skiprows", category=UserWarning)
@@ -286,7 +291,7 @@ def _read_csv(files: Sequence[str], sep: str, kind: str, header: list[str],
             _read_block, list(files), oracledp_label=label,
             sep=sep, header=0, names=[f"c{j}" for j in range(len(header))],
             dtype=str, keep_default_na=False, na_filter=False, skipinitialspace=False,
-            quotechar='"', doublequote=True, encoding="utf-8", **blank,
+            quotechar='"', doublequote=True, encoding="utf-8", **blank, **lines,
             compression=None if compression == "none" else compression,
             blocksize=None if compression != "none" else (blocksize or "64MB"))
 

@@ -379,6 +379,8 @@ class LineEnds:
     def __init__(self) -> None:
         self._seen: set[str] = set()
         self._carry = ""  # a block's last CR, whose LF may open the next block
+        #: After :meth:`mixed`: the kinds of line end outside quoted fields.
+        self.outside: set[str] = set()
 
     def feed(self, block: str) -> None:
         block, self._carry = self._carry + block, ""
@@ -396,13 +398,23 @@ class LineEnds:
         from oracledp.tabular._csv import _BLOCK
 
         if not self.suspect:
+            self.outside = self._seen | _kinds(self._carry)
             return False
         with reopen() as fh:
-            return self.walk(iter(lambda: fh.read(_BLOCK), ""), sep)
+            self.outside = self.walk(iter(lambda: fh.read(_BLOCK), ""), sep)
+        return len(self.outside) > 1
+
+    @property
+    def cr_only(self) -> bool:
+        """After :meth:`mixed`: whether the lines end in a CR alone (old Mac files).  pandas
+        reads such a file's empty line followed by a row that starts with an empty cell as
+        one row shifted by a field, unless told that CR ends a line."""
+        return self.outside == {"\r"}
 
     @staticmethod
-    def walk(blocks: Iterator[str], sep: str) -> bool:
-        """Whether the lines outside quoted fields end in more than one way.  Only quotes and
+    def walk(blocks: Iterator[str], sep: str) -> set[str]:
+        """The kinds of line end outside quoted fields (the walk stops at a second kind: the
+        lines end in more than one way).  Only quotes and
         line breaks are visited (a regex at C speed skips everything else): a quote opens a
         quoted stretch where a field starts (at the start of the text, after ``sep`` or a line
         break) or right where a quoted stretch closed (a doubled quote); elsewhere it is
@@ -432,8 +444,8 @@ class LineEnds:
             closed = 0 if closed == len(block) else -1  # a quote closed at the block's end
             tail = (tail + block)[-k:]
             if len(kinds) > 1:
-                return True
-        return False
+                break
+        return kinds
 
 
 def _csv_options(files: list[str], sep: str, compression: str, header: bool,
