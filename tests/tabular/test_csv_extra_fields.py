@@ -59,6 +59,22 @@ def test_a_delimiter_closing_every_row_is_dropped(tmp_path) -> None:
     assert read_csv(one, None)["a"].tolist() == ["p", "q"]
 
 
+def test_closed_rows_with_a_quoted_line_break_are_read_by_every_reader(tmp_path) -> None:
+    """Review 17: rows closed by a delimiter, one of them with a line break in a quoted field
+    (and empty lines before the header): the data engine read the file, the pandas readers
+    took the first half of the broken record for a row that was not closed and refused it."""
+    rows = _rows(LATE, True)
+    path = tmp_path / "closed.csv"
+    path.write_text("\n\na,b,y\n" + "".join(f"{r},\n" for r in rows))
+    readers = _every_reader(path)
+    df = readers.pop("read_csv")()
+    assert len(df) == LATE and list(df.columns) == ["a", "b", "y"]
+    assert df.iloc[1].tolist() == ["p", "1", "n\no"] and df.iloc[2].tolist() == ["p", "2", "no"]
+    assert readers.pop("scan_table")() == LATE
+    for name, read in readers.items():
+        pd.testing.assert_frame_equal(read().astype(object), df.astype(object), obj=name)
+
+
 @pytest.mark.parametrize("lines", [
     [f"{i},{','.join(r)}" for i, r in enumerate(ROWS)],  # a row number in front
     [",".join(r) + ",x" for r in ROWS],  # a value after the last column

@@ -295,20 +295,27 @@ def _few(seps: Counter[int], empty: int, width: int) -> bool:
     return width > 1 and (seps[0] > empty or any(0 < n < width - 1 for n in seps))
 
 
-def _fewer_rows(lines: Iterable[str], sep: str, width: int, header: bool) -> bool:
-    """:func:`fewer_fields` of the rows the csv module parses from ``lines`` (``header``:
-    the header line was read before them)."""
+@contextlib.contextmanager
+def _csv_rows(lines: Iterable[str], sep: str) -> Iterator[Iterator[list[str]]]:
+    """The records the csv module parses from ``lines`` (a quoted field may hold a line
+    break), its field size limit raised to :data:`_FIELD_LIMIT` meanwhile."""
     limit = csv.field_size_limit()
     csv.field_size_limit(_FIELD_LIMIT)
     try:
-        rows: Iterator[list[str]] = csv.reader(lines, delimiter=sep, quotechar='"',
-                                               doublequote=True, strict=False)
+        yield csv.reader(lines, delimiter=sep, quotechar='"', doublequote=True, strict=False)
+    finally:
+        csv.field_size_limit(limit)
+
+
+def _fewer_rows(lines: Iterable[str], sep: str, width: int, header: bool) -> bool:
+    """:func:`fewer_fields` of the rows the csv module parses from ``lines`` (``header``:
+    the header line was read before them)."""
+    with _csv_rows(lines, sep) as parsed:
+        rows: Iterator[list[str]] = parsed
         if not header:
             rows = itertools.dropwhile(_blank_row, rows)
             next(rows, None)  # the header line
         lengths = Counter(map(len, rows))
-    finally:
-        csv.field_size_limit(limit)
     return any(0 < n < width for n in lengths)
 
 
@@ -339,11 +346,19 @@ def _every_row_closed(source: str | Path | bytes, label: str, sep: str) -> bool:
     """Whether every row of the CSV (its header apart) ends with one delimiter (a closing
     field left empty, as some exports write): one more streaming pass, made only when pandas
     saw rows with more fields than the header."""
+    header, record = True, ""
     with _text_stream(source, label) as fh:
-        next(fh, None)  # the header
-        return all(line.rstrip("\r\n").endswith(sep)
-                   and not line.rstrip("\r\n").endswith(sep + sep)
-                   for line in fh if line.strip())
+        for line in fh:
+            record += line
+            if record.count('"') % 2:  # a quoted field holds a line break: the record goes on
+                continue
+            text, record = record.rstrip("\r\n"), ""
+            if header or not text.strip():
+                header = header and not text.strip()  # empty lines before the header
+                continue
+            if not text.endswith(sep) or text.endswith(sep + sep):
+                return False
+    return True
 
 
 def _extra_fields(df: pd.DataFrame, label: str, sep: str,
