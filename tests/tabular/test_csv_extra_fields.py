@@ -75,6 +75,20 @@ def test_closed_rows_with_a_quoted_line_break_are_read_by_every_reader(tmp_path)
         pd.testing.assert_frame_equal(read().astype(object), df.astype(object), obj=name)
 
 
+def test_a_quote_inside_a_field_does_not_hide_a_row_that_is_not_closed(tmp_path) -> None:
+    """Review 18: the closed-row test took a quote inside an unquoted field (text, for every
+    reader) for an opened quoted field and glued the rows after it into one record: the
+    pandas readers read a file whose later rows are not closed, the data engine refused it."""
+    rows = [r + "," for r in _rows(40, False)]
+    rows[3] = 'q,3,n"o,'
+    rows[20] = "q,20,no"  # not closed
+    path = _write(tmp_path, "stray.csv", rows)
+    for name, read in _every_reader(path).items():
+        with pytest.raises(TableInputError) as err:
+            read()
+        assert str(err.value) == f"{path}: {ROW_WIDTH}", name
+
+
 @pytest.mark.parametrize("lines", [
     [f"{i},{','.join(r)}" for i, r in enumerate(ROWS)],  # a row number in front
     [",".join(r) + ",x" for r in ROWS],  # a value after the last column
@@ -211,7 +225,8 @@ def test_the_commands_refuse_a_short_row_in_one_line(tmp_path, command: str) -> 
     ("c\nred\n\nblue\n\n", ["red", "", "blue", ""]),
     ("\r\n\r\nc\r\nred\r\n\r\n\r\nblue\r\n", ["red", "", "", "blue"]),
     ("c\nred\n   \nblue", ["red", "   ", "blue"]),
-    ('c\nred\n""\nblue\n', ["red", "", "blue"])], ids=["lf", "crlf-leading", "spaces", "quoted"])
+    (" \t\n\nc\nred\n\nblue\n", ["red", "", "blue"]),  # review 18: spaces before the header
+    ('c\nred\n""\nblue\n', ["red", "", "blue"])], ids=["lf", "crlf-leading", "spaces", "quoted", "spaces-before-header"])
 def test_a_one_column_tables_empty_lines_are_rows_for_every_reader(tmp_path, text, want) -> None:
     """Review 17: in a one-column table (a schema without a target makes it usual) an empty
     line after the header is a record whose one field is empty for the data engine, and

@@ -346,16 +346,22 @@ def _every_row_closed(source: str | Path | bytes, label: str, sep: str) -> bool:
     """Whether every row of the CSV (its header apart) ends with one delimiter (a closing
     field left empty, as some exports write): one more streaming pass, made only when pandas
     saw rows with more fields than the header."""
-    header, record = True, ""
-    with _text_stream(source, label) as fh:
+    last = [""]  # the physical line that ends the record the csv module just parsed
+
+    def lines(fh: IO[str]) -> Iterator[str]:
         for line in fh:
-            record += line
-            if record.count('"') % 2:  # a quoted field holds a line break: the record goes on
+            last[0] = line
+            yield line
+
+    # records, not lines: a quoted field may hold a line break (review 17); a quote inside
+    # an unquoted field is text, as every reader takes it (review 18)
+    with _text_stream(source, label) as fh, _csv_rows(lines(fh), sep) as parsed:
+        rows = itertools.dropwhile(_blank_row, parsed)
+        next(rows, None)  # the header
+        for row in rows:
+            if _blank_row(row):
                 continue
-            text, record = record.rstrip("\r\n"), ""
-            if header or not text.strip():
-                header = header and not text.strip()  # empty lines before the header
-                continue
+            text = last[0].rstrip("\r\n")
             if not text.endswith(sep) or text.endswith(sep + sep):
                 return False
     return True
@@ -436,8 +442,8 @@ def _blank_rows(source: str | Path | bytes, sep: str, label: str) -> dict[str, A
         return {}
     lead = 0
     with _text_stream(source, label) as fh:
-        for line in fh:
-            if line.strip("\r\n"):
+        for line in fh:  # empty lines and lines of spaces before the header, as every
+            if line.strip():  # reader skips them (review 18)
                 break
             lead += 1
     return {"skip_blank_lines": False, "skiprows": lead}
