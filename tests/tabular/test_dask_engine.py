@@ -3,6 +3,7 @@ releases, bit for bit, as the default engine (issue 39)."""
 
 from __future__ import annotations
 
+import re
 import warnings
 from contextlib import contextmanager
 from pathlib import Path
@@ -412,3 +413,55 @@ def test_a_cr_only_files_rows_after_empty_lines_on_dask(tmp_path, scheduler):
         want = scan_table(str(path), sch, with_target=False)
         assert int(want.counts.sum()) == 6000
         _same_scan(want, _dask_scan(str(path), sch, scheduler, with_target=False))
+
+
+def test_a_url_csv_reads_cr_line_ends_and_one_column_tables(tmp_path):
+    """Review 18: at a URL, a one-column CSV was always refused ("cannot read the file": its
+    blank-line rule opened the URL as a local path) and a CR-only file shifted a row after
+    an empty line by a field (the rule was for local files only).  Read through fsspec."""
+    import fsspec
+
+    from oracledp.tabular._dask import _url_source
+
+    mem = fsspec.filesystem("memory")
+    mem.pipe("/review18/two.csv", b"a,b\rred,1\r\r,2\r")
+    mem.pipe("/review18/one.csv", b" \t\na\nred\n\nblue\n")
+    try:
+        two = _url_source("memory://review18/two.csv", ",", None)[0]
+        assert two.compute(scheduler="synchronous").values.tolist() == [["red", "1"],
+                                                                        ["", "2"]]
+        one = _url_source("memory://review18/one.csv", ",", None)[0]
+        assert one.compute(scheduler="synchronous").values.tolist() == [["red"], [""],
+                                                                        ["blue"]]
+    finally:
+        mem.rm("/review18", recursive=True)
+
+
+def test_a_workers_parse_error_quotes_nothing_and_names_quoted_breaks(tmp_path, scheduler):
+    """Review 18: a worker's parse error other than a row's width kept pandas' text ("EOF
+    inside string starting at row 363"), which the worker logged; and a quoted line break
+    that Dask cut into two blocks was refused for causes the file does not have."""
+    import io
+
+    from oracledp.tabular._dask import _read_block
+
+    with pytest.raises(pd.errors.ParserError) as err:
+        _read_block(io.BytesIO(b'a,b\n1,2\n"3,4\n5,6\n'), oracledp_label="t.csv", sep=",",
+                    header=0, names=["c0", "c1"], dtype=str, keep_default_na=False,
+                    na_filter=False)
+    assert str(err.value) == ""
+    from oracledp.tabular._dask import scan_table_dask
+
+    sch = TableSchema.from_dict({"columns": [
+        {"name": "a", "type": "categorical", "levels": [f"x{k}\ny" for k in range(7)]},
+        {"name": "b", "type": "numeric", "lower": 0, "upper": 9, "step": 1}]})
+    path = tmp_path / "breaks.csv"
+    path.write_text("a,b\n" + "".join(f'"x{i % 7}\ny",{i % 10}\n' for i in range(6000)))
+    assert int(scan_table(str(path), sch, with_target=False).counts.sum()) == 6000
+    with pytest.raises(TableInputError) as refused:  # blocks cut inside quoted fields
+        scan_table_dask(str(path), sch, with_target=False, scheduler=scheduler,
+                        blocksize=4000)
+    said = str(refused.value)
+    assert said.count("\n") == 0 and "quoted field holding a line break" in said
+    assert "default engine reads such a file" in said
+    assert not re.search(r"\d", said.replace(str(path), ""))

@@ -229,20 +229,31 @@ def _prescan(source: str | Path | bytes, label: str, report: Progress | None = N
     return spaced.done(), ({"lineterminator": "\r"} if ends.cr_only else {})
 
 
-def cr_line_ends(source: str | Path | bytes, sep: str, label: str) -> bool:
-    """Whether a CR alone ends the lines of a file the file-level checks passed (its lines
-    all end alike): the first line end outside quoted fields, as :func:`_prescan` tells it
-    from the whole file (for a reader that does not run it: Dask's)."""
+def cr_line_ends_in(fh: IO[str], sep: str) -> bool:
+    """Whether a CR alone ends the lines of the text stream ``fh`` (opened with
+    ``newline=""``) of a file the file-level checks passed (its lines all end alike): the
+    first line end outside quoted fields, as :func:`_prescan` tells it from the whole file
+    (for a reader that does not run it: Dask's)."""
     from oracledp.tabular._sources import LineEnds
 
-    with _text_stream(source, label) as fh:
-        while True:
-            head = fh.read(_BLOCK)
-            if head.endswith("\r"):  # its LF may open the next block
-                head += fh.read(1)
-            kinds = LineEnds.walk(iter([head]), sep)
-            if kinds or not head:
-                return kinds == {"\r"}
+    while True:
+        head = fh.read(_BLOCK)
+        if head.endswith("\r"):  # its LF may open the next block
+            head += fh.read(1)
+        kinds = LineEnds.walk(iter([head]), sep)
+        if kinds or not head:
+            return kinds == {"\r"}
+
+
+def leading_blank_lines(fh: IO[str]) -> int:
+    """The lines before the header that are empty or hold spaces alone, as every reader
+    skips them (review 18)."""
+    lead = 0
+    for line in fh:
+        if line.strip():
+            break
+        lead += 1
+    return lead
 
 
 #: The csv module's largest field while it counts the fields (pandas has no such limit).
@@ -440,12 +451,13 @@ def _blank_rows(source: str | Path | bytes, sep: str, label: str) -> dict[str, A
     line is skipped, by every reader).  Empty lines before the header are skipped."""
     if len(_header(source, sep, label)) != 1:
         return {}
-    lead = 0
     with _text_stream(source, label) as fh:
-        for line in fh:  # empty lines and lines of spaces before the header, as every
-            if line.strip():  # reader skips them (review 18)
-                break
-            lead += 1
+        return one_column_rows(leading_blank_lines(fh))
+
+
+def one_column_rows(lead: int) -> dict[str, Any]:
+    """:func:`_blank_rows`' options for a one-column CSV with ``lead`` blank lines before
+    its header."""
     return {"skip_blank_lines": False, "skiprows": lead}
 
 

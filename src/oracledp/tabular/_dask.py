@@ -30,6 +30,7 @@ quote a line of the file) are never passed on.
 from __future__ import annotations
 
 import io
+import logging
 import os
 import warnings
 import zlib
@@ -73,8 +74,11 @@ def _client(scheduler: Any) -> Iterator[Any]:
         return
     if scheduler is None:
         workers = max(1, min(4, os.cpu_count() or 1))
+        # its workers' logs stay quiet: a task's error reaches the caller as a one-line
+        # refusal, while a worker logs it with a traceback that may quote the data (review 18)
         with distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                      dashboard_address=None) as cluster, \
+                                      dashboard_address=None,
+                                      silence_logs=logging.CRITICAL) as cluster, \
                 distributed.Client(cluster, set_as_default=False) as client:
             yield client
         return
@@ -115,8 +119,10 @@ def _read_block(fh: IO[bytes], *, oracledp_label: str, **kwargs: Any) -> pd.Data
         df = pd.read_csv(fh, **kwargs)
     except pd.errors.ParserError as exc:
         err = _parse_error(label, sep, exc)
-        if ROW_WIDTH not in str(err):  # another parse error: _reading_error words it
-            raise
+        if ROW_WIDTH not in str(err):  # another parse error: _reading_error words it; its
+            # text ("EOF inside string starting at row 363") is not passed on, not even to
+            # the worker's log (review 18)
+            raise pd.errors.ParserError("") from None
         raise err from None
     if kwargs.get("nrows") is not None:
         return _extra_fields(df, label, sep, lambda: True)
@@ -208,6 +214,13 @@ def _reading_error(exc: BaseException, label: str, kind: str, sep: str) -> Table
     if kind.startswith("csv:gzip") and isinstance(exc, (EOFError, zlib.error)):
         # cut short (past what the client's header read decompressed) or a damaged stream
         return TableInputError(f"{label}: not a readable gzip file")
+    if isinstance(exc, pd.errors.ParserError) and kind.startswith("csv"):
+        # a block cut inside a quoted field: Dask cuts a CSV at line breaks, quoted or not
+        # (review 18: a file every other reader reads was refused for a cause it does not have)
+        said = str(_fail(label, kind, sep, Exception(""))).removesuffix(")")
+        return TableInputError(f"{said}; or a quoted field holding a line break, where the "
+                               "Dask engine's blocks cannot cut a file: the default engine "
+                               "reads such a file)")
     if isinstance(exc, (pd.errors.ParserError, pd.errors.EmptyDataError, duckdb.Error,
                         pa.ArrowException, EOFError)) or (
             isinstance(exc, ValueError) and kind != "frame"):
@@ -267,23 +280,40 @@ def _read_csv(files: Sequence[str], sep: str, kind: str, header: list[str],
     read by :func:`_read_block` (Dask's ``read_csv`` with that reader)."""
     from dask.dataframe.io.csv import read_pandas
 
-    from oracledp.tabular._csv import _blank_rows, cr_line_ends
+    from oracledp.tabular._csv import (
+        _text_stream,
+        cr_line_ends_in,
+        leading_blank_lines,
+        one_column_rows,
+    )
 
     compression = kind[4:]
     if compression == "zstd":
         raise TableInputError(f"{files[0]}: the Dask engine reads plain or gzip CSV and "
                               "Parquet; decompress this zstd file or use the default engine")
+
+    def text() -> Any:  # the first file's text (newline=""), as the client reads it
+        if "://" not in str(files[0]):
+            return _text_stream(files[0], label)
+        import fsspec  # a URL (Dask's own dependency)
+
+        return fsspec.open(files[0], "rt", encoding="utf-8", newline="",
+                           compression=None if compression == "none" else compression)
+
     # one column: an empty line is a row with an empty cell, as every reader reads it (and
-    # empty lines before the header are skipped: Dask's warning on skiprows with a block
+    # blank lines before the header are skipped: Dask's warning on skiprows with a block
     # smaller than its sample is about a header found past the sample, not this)
-    blank = _blank_rows(files[0], sep, label) if len(header) == 1 else {}
+    blank: dict[str, Any] = {}
+    if len(header) == 1:
+        with text() as fh:
+            blank = one_column_rows(leading_blank_lines(fh))
     if not blank.get("skiprows"):
         blank.pop("skiprows", None)
-    # a CR alone ends every line (old Mac files; a local file, read on the client): Dask
-    # cuts its blocks at it, and pandas reads an empty line before a row starting with an
-    # empty cell as read_csv does (it had shifted that row by a field)
-    local = "://" not in str(files[0])
-    lines = {"lineterminator": "\r"} if local and cr_line_ends(files[0], sep, label) else {}
+    # a CR alone ends every line (old Mac files): Dask cuts its blocks at it, and pandas
+    # reads an empty line before a row starting with an empty cell as read_csv does (it had
+    # shifted that row by a field); a URL's file too (review 18)
+    with text() as fh:
+        lines = {"lineterminator": "\r"} if cr_line_ends_in(fh, sep) else {}
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Unexpected behavior can result from "
                                 "passing skiprows", category=UserWarning)
