@@ -190,7 +190,11 @@ def test_an_identifier_named_for_whom_a_row_is_about_is_flagged(name) -> None:
 
 
 @pytest.mark.parametrize("name", ["n_cards", "account_balance", "card_type", "family_size",
-                                  "new_cases", "employees", "active_users", "visitors"])
+                                  "new_cases", "employees", "active_users", "visitors",
+                                  # review 18: measurements about someone
+                                  "spend_per_customer", "visits_per_patient", "revenue_per_user",
+                                  "income_per_household", "age_of_patient", "cost_per_case",
+                                  "mean_visits_by_member", "AvgSpendPerClient"])
 def test_counts_and_measurements_of_them_are_not_identifiers(name) -> None:
     from oracledp.tabular._propose import _name_says_who
 

@@ -79,6 +79,10 @@ _ID_WHO = frozenset({"person", "patient", "subject", "participant", "respondent"
                      "donor", "voter", "taxpayer", "beneficiary", "applicant", "borrower"})
 _ID_NUMBER = frozenset({"no", "nr", "num", "number", "code", "key", "ref", "id", "identifier"})
 _COUNT_WORDS = frozenset({"n", "nb", "nr", "num", "number", "count", "total", "many"})
+#: Words that make a name a measurement about someone, not who it is
+#: (``spend_per_customer``, ``age_of_patient``, ``mean_visits_by_member``: review 18).
+_ABOUT_WORDS = frozenset({"per", "of", "by", "for", "each", "every", "avg", "mean", "average",
+                          "median", "rate", "ratio", "share", "pct", "percent", "sum"})
 #: A column of whole numbers that repeat looks like identifiers when it has at least this
 #: many values, covering at least half the integers of its range, at least half the rows
 #: sharing their value with another row, no value on more than _ID_MAX_ROWS rows, and the
@@ -91,9 +95,12 @@ _ID_MAX_ROWS = 50
 def _name_says_who(name: str) -> bool:
     """The name is a "who" word (singular: ``employees``, ``active_users`` are counts),
     alone or followed by a number word; not a count of them (``n_cards``,
-    ``number_of_users``)."""
+    ``number_of_users``) nor a measurement about them (``spend_per_customer``,
+    :data:`_ABOUT_WORDS`)."""
     words = [w.lower() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", name)]
     if not words or (len(words) > 1 and words[0] in _COUNT_WORDS):
+        return False
+    if _ABOUT_WORDS.intersection(words[:-1]):
         return False
     last = words[-1]
     return last in _ID_WHO or (last in _ID_NUMBER and len(words) > 1 and words[-2] in _ID_WHO)
