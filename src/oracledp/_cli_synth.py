@@ -115,8 +115,11 @@ _BINS_SPEC = ("a count for those whose schema entry has no \"synth_bins\", or CO
               "separated (a name with a comma is written as it is: 'income, net=4').")
 _BINS = typer.Option("--bins", help="Coarse bins of gridded numeric columns: " + _BINS_SPEC
                      + " Default: a count chosen from n and the budget.")
-_BINS_EVAL = typer.Option("--bins", help="The bins the fit used, as given to `synth fit` "
-                          "(or take them from --model): " + _BINS_SPEC + " Default: 10.")
+_BINS_EVAL = typer.Option("--bins", help="Bins to measure on, written as for `synth fit`; "
+                          "a count is cut in equal shares of each column's grid (as `synth "
+                          "fit --bin-edges equal-width` cuts it; the fit's default cuts at "
+                          "private quantiles are in its model: give --model for the fit's "
+                          "own bins): " + _BINS_SPEC + " Default: 10.")
 
 
 def synth_fit(
@@ -627,8 +630,11 @@ def synth_evaluate(
                 f" and {len(cols) - 5} more" if len(cols) > 5 else "")
             typer.echo(f"note: the {which} table's column(s) {shown} are not in the schema: "
                        "ignored, not compared", err=True)
-    own = model_dir is not None or bins_spec is not None  # --bins: as given to synth fit
+    own = model_dir is not None  # --bins: the cuts given, not the fit's (review 18: a
+    # count is cut in equal shares, the fit's default at its private quantiles)
     on = ("on the fit's bins" if own else
+          "on the bins of --bins (a count cut in equal shares of each numeric column's grid), "
+          "not necessarily the fit's: give --model for those" if bins_spec is not None else
           "on 10 equal shares of each numeric column's grid, not the fit's bins: give --model "
           "for those")
     typer.echo(f"marginal errors (total variation distance, synthetic vs real; {on}):")

@@ -265,6 +265,12 @@ def test_a_one_column_table_is_worded_for_one_column(runner, tmp_path):
     res = runner.invoke(app, ["synth", "evaluate", str(syn), str(data), "--model",
                               str(tmp_path / "m")], env=ENV)
     assert res.exit_code == 0 and "synthetic vs real; on the fit's bins)" in res.stdout
+    # review 18: --bins 5 is cut in equal shares, the fit cut at its private quantiles
+    res = runner.invoke(app, ["synth", "evaluate", str(syn), str(data), "--schema",
+                              str(schema), "--bins", "5"], env=ENV)
+    assert res.exit_code == 0, res.output
+    assert "on the bins of --bins (a count cut in equal shares" in res.stdout
+    assert "the fit's bins)" not in res.stdout
 
 
 def test_noisy_numeric_histograms_get_a_caution(runner, tmp_path):
