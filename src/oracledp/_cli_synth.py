@@ -384,7 +384,9 @@ def _bins_sources(syn: Any, schema: Any, bins_spec: Any, columns: list[str]) -> 
     """The coarse bins of the numeric columns measured at fine resolution, each said with
     where its count came from: --bins, the schema's synth_bins, or chosen from n and the
     budget (only where --bins and synth_bins say nothing)."""
-    counts = {a.name: len(a.labels) for a in syn.table_domain_.attrs}
+    # the bins of the values, and the missing level apart (sweep 13: "--bins 3" read "4")
+    counts = {a.name: f"{len(a.labels) - a.missing}" + (" + missing" if a.missing else "")
+              for a in syn.table_domain_.attrs}
     declared = {c.name: c.synth_bins for c in schema.columns}
     groups: dict[str, list[str]] = {}
     for name in columns:

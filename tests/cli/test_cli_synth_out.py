@@ -317,3 +317,21 @@ def test_the_plan_says_when_it_gave_the_independent_marginals_note():
     assert not one["independent_note"] and "independent marginals" not in one["summary"]
     alone = afford(1_000_000, (5, 5, 5), 2, columns=0, rho=0.5, pairs=False)
     assert alone["independent_note"] and "independent marginals" in alone["summary"]
+
+
+def test_the_bins_line_counts_the_missing_level_apart(runner, tmp_path):
+    """Sweep 13: a column with a missing level fitted with --bins 3 was said to have "4"
+    bins "as declared by --bins" (its missing level counted among them)."""
+    data = tmp_path / "m.csv"
+    vals = [str((i * 37) % 90) if i % 9 else "" for i in range(600)]
+    pd.DataFrame({"v": vals, "c": ["a", "b", "c"] * 200}).to_csv(data, index=False)
+    schema = tmp_path / "m.json"
+    schema.write_text(json.dumps({"columns": [
+        {"name": "v", "type": "numeric", "lower": 0, "upper": 99, "step": 1,
+         "missing": "level"},
+        {"name": "c", "type": "categorical", "levels": ["a", "b", "c"]}]}))
+    res = runner.invoke(app, ["synth", "fit", str(data), "--schema", str(schema), "--epsilon",
+                              "1", "--seed", "0", "--bins", "3", "--out", str(tmp_path / "o")],
+                        env=ENV)
+    assert res.exit_code == 0, res.output
+    assert "coarse bins: v 3 + missing (as declared by --bins)" in res.stdout, res.stdout
