@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -231,3 +232,20 @@ def test_whole_numbers_handed_out_in_turn_are_warned_of_whatever_their_name() ->
     assert TableSchema.infer(height, "y")[0].columns[0].kind == "numeric"
     shuffled = _unbalanced_panel().rename(columns={"who": "x"}).sample(frac=1, random_state=0)
     assert TableSchema.infer(shuffled, "y")[0].columns[0].kind == "numeric"
+
+
+def test_dates_written_as_numbers_are_flagged() -> None:
+    """Sweep 13: dates stored as yyyymmdd numbers were proposed as a plain numeric grid (step
+    500, rounding them to non-dates) without a word; now a warning names the column (its
+    type still proposed); yyyymm too; plain integers, counts and years are not flagged."""
+    rng = np.random.default_rng(0)
+    n = 2000
+    y, m, d = rng.integers(2015, 2024, n), rng.integers(1, 13, n), rng.choice([1, 15, 28], n)
+    df = pd.DataFrame({"signup": y * 10000 + m * 100 + d, "month": y * 100 + m,
+                       "year": y, "amount": rng.integers(19_000_000, 21_000_000, n),
+                       "y": rng.choice(["no", "yes"], n)}).astype(str)
+    schema, warnings = TableSchema.infer(df, "y")
+    said = [w for w in warnings if "look like DATES" in w]
+    assert len(said) == 1 and said[0].startswith("2 columns ('signup', 'month'):"), warnings
+    assert {c.name: c.kind for c in schema.columns}["signup"] == "numeric"
+    assert not re.search(r"\d{4}", said[0])  # no value quoted

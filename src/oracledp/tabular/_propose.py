@@ -124,6 +124,29 @@ def _handed_out(values: pd.Series, counts: pd.Series) -> bool:
     return together >= 0.5 * (len(cells) - len(counts))
 
 
+#: Whole numbers read as dates written yyyymmdd (or yyyymm) when at least this many
+#: distinct values all have that form.
+_DATE_MIN_VALUES = 20
+
+
+def _dates_as_numbers(values: pd.Series) -> bool:
+    """Every value a whole number of the form yyyymmdd (1800-2199, month 01-12, day
+    01-31) or yyyymm, with at least :data:`_DATE_MIN_VALUES` distinct values and more than
+    one month among them (sweep 13: dates stored as numbers)."""
+    num = pd.to_numeric(pd.Series(pd.unique(values), dtype=object), errors="coerce")
+    if len(num) < _DATE_MIN_VALUES or num.isna().any() or (num % 1 != 0).any():
+        return False
+    v = num.to_numpy(dtype=float).astype(np.int64)
+    for lo, hi, div in ((18000101, 21991231, 100), (180001, 219912, 1)):
+        if v.min() >= lo and v.max() <= hi:
+            day = v % 100 if div == 100 else np.ones_like(v)
+            month = (v // div) % 100
+            if (((month >= 1) & (month <= 12) & (day >= 1) & (day <= 31)).all()
+                    and len(np.unique(month)) > 1):
+                return True
+    return False
+
+
 def _leading_zeros(texts: pd.Series) -> bool:
     """Some number is written with a leading zero (a code such as a ZIP or ICD code)."""
     return bool(pd.Series(pd.unique(texts), dtype=object).astype(str).str.match(
@@ -292,6 +315,12 @@ class _Rules:
                           "declare the public levels as text with their zeros, or numeric "
                           "if the zeros mean nothing (they are then lost: 01 is read and "
                           "written 1)",
+            "dates": "whole numbers that look like DATES written as yyyymmdd or yyyymm "
+                     "(year, month and day run together): a numeric grid takes a month's "
+                     "last day and the next month's first for 70 apart, and synthetic "
+                     "values between them need not be dates (a month 13); "
+                     "write it as the number of days (or months) since a public date, or "
+                     "as year, month and day columns, and declare those",
             "handed_out": "whole numbers that look HANDED OUT IN TURN, several rows each, a "
                           "value's rows listed together: if they identify people (a panel), "
                           "delete the column and declare \"records_per_person\" (a guarantee "
@@ -509,6 +538,8 @@ def propose_columns(data: pd.DataFrame | str | Path, target: str | None, max_lev
             kept = df[name][~df[name].isin(tokens)]
             if _handed_out(kept, kept.value_counts()):
                 rules.add("handed_out", name)  # warned of, its type still proposed
+            if _dates_as_numbers(kept):
+                rules.add("dates", name)  # warned of, its type still proposed
         cols.append(col)
         if col.missing == "level":
             rules.add("missing", name)
