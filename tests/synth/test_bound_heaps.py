@@ -187,6 +187,9 @@ def test_a_fill_value_is_a_fine_bin_of_its_own() -> None:
     plain = fine_bin_starts(Column("amount", "numeric", lower=0, upper=200_000, step=1),
                             "auto", "quantiles")
     assert 123_457 not in plain and set(plain) <= set(starts)
+    # beside the upper bound (a bin of its own already): one point, where the plain grid's
+    # last share held it (review 18: a fill at the bound passed without the rule)
     top = Column("amount", "numeric", lower=0, upper=200_000, step=1, missing="fill",
-                 fill=200_000)
-    assert fine_bin_starts(top, "auto", "quantiles")[-1] == 200_000
+                 fill=199_998)
+    assert list(fine_bin_starts(top, "auto", "quantiles")[-3:]) == [199_998, 199_999, 200_000]
+    assert 199_998 not in plain
