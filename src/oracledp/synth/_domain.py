@@ -170,6 +170,9 @@ class Domain:
         """
         if not isinstance(df, pd.DataFrame):
             raise TypeError(f"encode expects a pandas DataFrame, got {type(df).__name__}")
+        from oracledp.tabular._cells import text_names
+
+        df = text_names(df)  # names as text, as a CSV header writes them
         cols = [str(c) for c in df.columns]
         if len(set(cols)) != len(cols):
             raise ValueError(f"duplicate column names: {cols}")

@@ -53,6 +53,21 @@ def warn_clipped(columns: Any, stacklevel: int = 3) -> None:
                       stacklevel=stacklevel)
 
 
+def text_names(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with its column names as text, as a CSV header writes them (``0`` is ``"0"``);
+    ``df`` itself where they are text already.  A MultiIndex of columns is refused (sweep
+    14: names that are not text had raised a bare ``KeyError``)."""
+    from oracledp._errors import TableInputError
+
+    if isinstance(df.columns, pd.MultiIndex):
+        raise TableInputError("the table's columns are a MultiIndex: give one name per column "
+                              "(e.g. df.columns = ['_'.join(map(str, c)) for c in "
+                              "df.columns])")
+    if all(isinstance(c, str) for c in df.columns):
+        return df
+    return df.set_axis([str(c) for c in df.columns], axis=1)
+
+
 def duplicate_names(names: list[str]) -> str:
     """The problem of a header that names a column more than once ("" if none): each name
     with how many times it appears (a property of the header, not of any record)."""
@@ -109,7 +124,10 @@ class _Cells:
     """
 
     def __init__(self, s: pd.Series) -> None:
-        inv, uniq = pd.factorize(s, use_na_sentinel=True)
+        try:
+            inv, uniq = pd.factorize(s, use_na_sentinel=True)
+        except TypeError:  # cells that are not single values (lists): taken one by one, by
+            inv, uniq = np.empty(0, dtype=np.intp), []  # their text (sweep 14: a bare error)
         self.numeric = s.dtype.kind in "iuf"
         if len(uniq) and (self.numeric or isinstance(s.dtype, pd.StringDtype) or (
                 s.dtype == object and all(isinstance(u, str) for u in uniq))):
@@ -141,13 +159,30 @@ class _Cells:
         return self.per_row((self.text.isin(tokens) | (self.text == "")).to_numpy(dtype=bool)
                             ) | self.nan
 
+    def numbers(self) -> NDArray[np.float64]:
+        """One float per entry of ``raw``: its number (NaN where it is none), as a CSV of the
+        column is read: a float32 as the number its text writes (0.15, not its double
+        0.15000000596...); a bool, a date or time, a complex number is none (a CSV writes
+        them as text that is no number; sweep 14 found them taken as 0/1, nanoseconds and
+        real parts)."""
+        raw = self.raw
+        if raw.dtype.kind in "bmMc" or isinstance(
+                raw.dtype, pd.BooleanDtype):
+            return np.full(len(raw), np.nan)
+        if raw.dtype.kind == "f" and raw.dtype.itemsize < 8:
+            raw = raw.astype(str)
+        elif raw.dtype == object:
+            raw = raw.where(~raw.map(lambda v: isinstance(v, (bool, np.bool_, complex))))
+        return pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+
     def level_codes(self, levels: tuple[str, ...]) -> NDArray[np.intp]:
         """Per row: the position of the cell's level in ``levels`` (-1 for none), by
         :func:`~oracledp.tabular._columns.level_codes` (numbers by value, text exactly)."""
         if self.numeric:
-            x = self.raw.to_numpy(dtype=np.float64, na_value=np.nan)
-            return self.per_row(levels_by_value(levels, x))
-        return self.per_row(level_codes(levels, self.text))
+            return self.per_row(levels_by_value(levels, self.numbers()))
+        # a NaN cell is no level (its row points at the first distinct value: sweep 14, a
+        # missing target cell was taken for that value's label and the refusal said nothing)
+        return np.where(self.nan, -1, self.per_row(level_codes(levels, self.text)))
 
     def per_row(self, values: Any) -> NDArray[Any]:
         """``values`` (one per entry of ``raw``) for every cell."""

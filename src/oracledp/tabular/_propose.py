@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from oracledp._errors import TableInputError
-from oracledp.tabular._cells import duplicate_names, typed_texts
+from oracledp.tabular._cells import duplicate_names, text_names, typed_texts
 from oracledp.tabular._columns import (
     DEFAULT_MISSING_VALUES,
     MAX_GRID,
@@ -491,6 +491,7 @@ def propose_columns(data: pd.DataFrame | str | Path, target: str | None, max_lev
     a CSV path) and its warnings: NOT private (see there).  Without a ``target`` every column
     is a feature column and there are no labels."""
     if isinstance(data, pd.DataFrame):
+        data = text_names(data)
         repeated = duplicate_names(list(map(str, data.columns)))
         if repeated:
             raise TableInputError(repeated)

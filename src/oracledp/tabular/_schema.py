@@ -27,6 +27,7 @@ from oracledp.tabular._cells import (
     _table_violation,
     describe_adjusted,
     duplicate_names,
+    text_names,
     warn_clipped,
 )
 from oracledp.tabular._columns import (
@@ -495,6 +496,7 @@ class TableSchema:
         """
         with_target = with_target and self.target is not None
         found: list[tuple[tuple[int, int], str]] = []
+        df = text_names(df)
         names = list(map(str, df.columns))
         repeated = duplicate_names(names)
         if repeated:
@@ -618,9 +620,7 @@ class TableSchema:
                                       f"({_shown(c.levels)}); some are not: {_CODING_HINT}"))
             code[ok] = idx[ok]  # -1 for an unknown level
         else:
-            num_u = pd.to_numeric(cells.raw, errors="coerce").to_numpy(dtype=float,
-                                                                       na_value=np.nan)
-            num = cells.per_row(num_u)
+            num = cells.per_row(cells.numbers())
             bad = ok & ~np.isfinite(num)
             if bad.any():
                 found.append(((i, 1), f"column {c.name!r}: values must be finite numbers"))
@@ -749,7 +749,7 @@ class TableSchema:
                                   f"{self.target!r}.")
         if list(map(str, df.columns)).count(self.target) > 1:
             raise _table_violation([duplicate_names(list(map(str, df.columns)))])
-        cells = _Cells(df[self.target])
+        cells = _Cells(text_names(df)[self.target])
         lab = cells.level_codes(self.labels)
         if cells.nan.any() or (lab < 0).any():
             raise BoundsViolation(f"the table does not fit the schema: "

@@ -1,0 +1,112 @@
+"""A pandas or Arrow table read by the Python API as the same table written to CSV is read
+(sweep 14, a notebook user's dtypes): the same release, or the same refusal in the same
+words."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from oracledp._errors import BoundsViolation
+from oracledp.tabular import TableSchema
+
+SCHEMA = TableSchema.from_dict({
+    "target": {"name": "y", "labels": ["no", "yes"]},
+    "columns": [{"name": "a", "type": "numeric", "lower": 0, "upper": 9, "step": 1},
+                {"name": "c", "type": "categorical", "levels": ["p", "q"]}]})
+
+
+def _frame(n: int = 40) -> pd.DataFrame:
+    return pd.DataFrame({"a": [i % 10 for i in range(n)], "c": ["p", "q"] * (n // 2),
+                         "y": ["no", "yes", "yes", "no"] * (n // 4)})
+
+
+@pytest.mark.parametrize("dtype", ["str", object, "string[python]", "string[pyarrow]",
+                                   "category"])
+def test_a_missing_target_cell_is_said_missing(dtype) -> None:
+    """Sweep 14: a missing target cell in a text column of a DataFrame gave the refusal
+    "target 'y': ." (its row had been read as the first distinct value's label)."""
+    df = _frame()
+    df["y"] = df["y"].astype(dtype)
+    df.loc[5, "y"] = None
+    for check in (lambda: SCHEMA.check(df, with_target=True), lambda: SCHEMA.labels_of(df)):
+        with pytest.raises(BoundsViolation) as err:
+            check()
+        said = str(err.value)
+        assert "target 'y': values must be one of the declared labels" in said, said
+        assert "some are missing" in said and "5" not in said
+
+
+def test_column_names_that_are_not_text_are_read_as_a_header_writes_them() -> None:
+    """Sweep 14: integer column names raised a bare KeyError('0') in fit, infer and
+    Domain.encode; a MultiIndex of columns too.  Names are read as text, as a CSV header
+    writes them; a MultiIndex is refused in one message."""
+    from oracledp._errors import TableInputError
+    from oracledp.synth import Domain, TableSynthesizer
+
+    df = _frame(400)
+    num = df.set_axis([0, 1, 2], axis=1)
+    sch = TableSchema.from_dict({**SCHEMA.to_dict(), "target": {"name": "2", "labels":
+                                                                ["no", "yes"]},
+                                 "columns": [{**c, "name": str(i)} for i, c in
+                                             enumerate(SCHEMA.to_dict()["columns"])]})
+    a = TableSynthesizer(epsilon=1, random_state=0).fit(num, sch).sample(50, random_state=1)
+    b = TableSynthesizer(epsilon=1, random_state=0).fit(num.set_axis(["0", "1", "2"], axis=1),
+                                                        sch).sample(50, random_state=1)
+    pd.testing.assert_frame_equal(a, b)
+    cols, _ = TableSchema.infer(num, "2")
+    assert [c.name for c in cols.columns] == ["0", "1"]
+    dom = Domain(("0", "1"), ((0, 1, 2, 3, 4, 5, 6, 7, 8, 9), ("p", "q")))
+    assert dom.encode(num[[0, 1]]).shape == (400, 2)
+    multi = df.copy()
+    multi.columns = pd.MultiIndex.from_tuples([("x", "a"), ("x", "c"), ("x", "y")])
+    for call in (lambda: SCHEMA.check(multi, with_target=True),
+                 lambda: TableSchema.infer(multi, "y")):
+        with pytest.raises(TableInputError, match="MultiIndex"):
+            call()
+
+
+def test_cells_that_are_lists_are_refused_naming_the_column() -> None:
+    """Sweep 14: a column of lists raised a bare "unhashable type: 'list'"."""
+    df = _frame()
+    df["c"] = [["p"], ["q"]] * 20
+    with pytest.raises(BoundsViolation) as err:
+        SCHEMA.check(df, with_target=True)
+    assert "column 'c': values must be one of" in str(err.value)
+
+
+NUM = TableSchema.from_dict({"columns": [
+    {"name": "x", "type": "numeric", "lower": 0, "upper": 1, "step": 0.1}]})
+
+
+@pytest.mark.parametrize("values", [
+    [True, False] * 20, pd.array([True, None] * 20, dtype="boolean"),
+    pd.to_datetime(["2020-01-01", "2021-06-01"] * 20), pd.to_timedelta([1, 2] * 20, unit="s"),
+    np.array([0.5 + 0j, 0.2 + 1j] * 20), pd.Series([True, 0.5] * 20, dtype=object)],
+    ids=["bool", "boolean", "datetime", "timedelta", "complex", "object-bool"])
+def test_values_a_csv_writes_as_no_number_are_no_numbers_in_a_frame(values) -> None:
+    """Sweep 14: from a DataFrame a numeric column of bools was read as 0/1, datetimes as
+    nanoseconds, complex numbers by their real part, where the same table's CSV is refused."""
+    with pytest.raises(BoundsViolation, match="column 'x': values must be finite numbers"):
+        NUM.check(pd.DataFrame({"x": values}))
+
+
+def test_a_float32_column_is_read_as_its_csv_is() -> None:
+    """Sweep 14: float32 values were read by their double (0.15 -> 0.15000000596, coded to
+    0.2 on a step of 0.1) while their CSV writes 0.15 (coded to 0.1): another release.  From
+    a DataFrame and from an Arrow table, a float32 is now the number its text writes."""
+    import pyarrow as pa
+
+    from oracledp.tabular._engine import scan_table
+
+    x = np.tile(np.array([0.15, 0.35, 0.75, 0.95, 0.3, 1.0], dtype=np.float32), 50)
+    text = pd.DataFrame({"x": [str(v) for v in x]})
+    want = scan_table(text, NUM)
+    for frame in (pd.DataFrame({"x": x}), pa.table({"x": pa.array(x, type=pa.float32())})):
+        got = scan_table(frame, NUM)
+        assert np.array_equal(got.codes, want.codes) and np.array_equal(got.counts,
+                                                                        want.counts)
+    cat = TableSchema.from_dict({"columns": [
+        {"name": "x", "type": "categorical", "levels": ["0.1", "0.3"]}]})
+    cat.check(pd.DataFrame({"x": np.array([0.1, 0.3] * 5, dtype=np.float32)}))  # levels by value
