@@ -110,3 +110,21 @@ def test_a_float32_column_is_read_as_its_csv_is() -> None:
     cat = TableSchema.from_dict({"columns": [
         {"name": "x", "type": "categorical", "levels": ["0.1", "0.3"]}]})
     cat.check(pd.DataFrame({"x": np.array([0.1, 0.3] * 5, dtype=np.float32)}))  # levels by value
+
+
+def test_a_name_written_twice_in_arrow_or_parquet_is_refused(tmp_path) -> None:
+    """Sweep 14: DuckDB renamed an Arrow or Parquet table's second 'sex' to 'sex_1', which
+    the default ignore_extra dropped: one of the two columns was fitted without a word."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from oracledp.tabular._engine import scan_table
+
+    sch = TableSchema.from_dict({"target": {"name": "y", "labels": ["no", "yes"]},
+                                 "columns": [{"name": "c", "type": "categorical",
+                                              "levels": ["p", "q"]}]})
+    t = pa.table({"c": ["p", "q"], "y": ["no", "yes"]}).append_column("c", pa.array(["q", "p"]))
+    pq.write_table(t, tmp_path / "t.parquet")
+    for data in (t, str(tmp_path / "t.parquet")):
+        with pytest.raises(BoundsViolation, match="the header has the column name 'c' twice"):
+            scan_table(data, sch).raise_problems()

@@ -527,10 +527,11 @@ def _open(con: Any, data: Any, sep: str) -> _Source:
                 desc = con.execute(f"DESCRIBE SELECT * FROM {raw}").fetchall()
             except duckdb.Error as exc:
                 raise _fail(label, kind, sep, exc) from None
-            header = [str(r[0]) for r in desc]
+            names = [str(r[0]) for r in desc]
             types = [str(r[1]) for r in desc]
-            cols = ", ".join(f"{_ident(h)} AS c{j}" for j, h in enumerate(header))
-            return _Source(f"(SELECT {cols} FROM {raw})", header, types, size, label, kind)
+            cols = ", ".join(f"{_ident(h)} AS c{j}" for j, h in enumerate(names))
+            return _Source(f"(SELECT {cols} FROM {raw})", _written(names, files[0]), types,
+                           size, label, kind)
         compression = kind[4:]
         if size == 0:
             raise TableInputError(f"{label}: the file is empty (expected a header line and "
@@ -567,10 +568,31 @@ def _open(con: Any, data: Any, sep: str) -> _Source:
         raise TableInputError(f"{label}: cannot read the table ({type(exc).__name__})") from None
     name = f"oracledp_input_{id(rel)}"
     rel.create_view(name)
-    header = [str(c) for c in rel.columns]
+    names = [str(c) for c in rel.columns]
     types = [str(t) for t in rel.types]
-    cols = ", ".join(f"{_ident(h)} AS c{j}" for j, h in enumerate(header))
-    return _Source(f"(SELECT {cols} FROM {name})", header, types, None, label, "arrow")
+    cols = ", ".join(f"{_ident(h)} AS c{j}" for j, h in enumerate(names))
+    return _Source(f"(SELECT {cols} FROM {name})", _written(names, data), types, None, label,
+                   "arrow")
+
+
+def _written(names: list[str], data: Any) -> list[str]:
+    """The column names as the Arrow, Polars or Parquet (a path) ``data`` writes them, where
+    DuckDB's ``names`` made them unique (a name written twice read as ``sex`` and ``sex_1``:
+    sweep 14 found one of the two silently fitted); the header's rules then refuse them as
+    a CSV's.  ``names`` where they cannot be read."""
+    try:
+        if isinstance(data, str):
+            import pyarrow.parquet as pq
+
+            written = [str(c) for c in pq.read_schema(data).names]
+        elif hasattr(data, "schema") and hasattr(data.schema, "names"):
+            written = [str(c) for c in data.schema.names]
+        else:
+            written = [str(c) for c in data.columns]
+    except Exception:  # DuckDB read it: its names stand
+        return names
+    repeated = len(set(written)) < len(written)  # else DuckDB's names are the written ones
+    return written if repeated and len(written) == len(names) else names
 
 
 def _describes(con: Any, relation: str) -> bool:
