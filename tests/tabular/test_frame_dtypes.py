@@ -128,3 +128,18 @@ def test_a_name_written_twice_in_arrow_or_parquet_is_refused(tmp_path) -> None:
     for data in (t, str(tmp_path / "t.parquet")):
         with pytest.raises(BoundsViolation, match="the header has the column name 'c' twice"):
             scan_table(data, sch).raise_problems()
+
+
+def test_numpy_numbers_and_arrays_are_taken_as_parameters() -> None:
+    """Sweep 14: numeric_fraction=np.float32(0.3) was refused as not in (0, 1), and cut points
+    given as a numpy array as not an integer; infer of an array raised AttributeError."""
+    from oracledp.synth import TableSynthesizer
+
+    df = _frame(400)
+    a = TableSynthesizer(epsilon=1, random_state=0, numeric_fraction=np.float32(0.3),
+                         bins={"a": np.array([3, 6])}).fit(df, SCHEMA)
+    b = TableSynthesizer(epsilon=1, random_state=0, numeric_fraction=float(np.float32(0.3)),
+                         bins={"a": [3, 6]}).fit(df, SCHEMA)
+    pd.testing.assert_frame_equal(a.sample(30, random_state=1), b.sample(30, random_state=1))
+    with pytest.raises(TypeError, match="infer reads a pandas DataFrame"):
+        TableSchema.infer(np.zeros((3, 2)))

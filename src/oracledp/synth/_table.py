@@ -351,6 +351,8 @@ def _check_bins(bins: Any, schema: Any, auto: bool = False) -> tuple[dict[str, A
             raise ValueError(f"bins: column {name!r} is not a gridded numeric column (only "
                              "those are binned here; a thermometer column keeps its schema "
                              "bins, a categorical column its levels)")
+        if isinstance(v, np.ndarray) and v.ndim == 1:  # cut points as an array
+            v = v.tolist()
         if isinstance(v, Sequence) and not isinstance(v, str):
             cuts = [float(x) for x in v]
             if not cuts or any(not math.isfinite(x) for x in cuts):

@@ -42,6 +42,7 @@ import inspect
 import itertools
 import json
 import math
+import numbers
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -225,7 +226,8 @@ class TableSynthesizer:
         check_choice(self.bin_edges, "bin_edges", ("quantiles", "equal-width"))
         f = self.numeric_fraction
         if not (f == "auto" if isinstance(f, str) else (
-                not isinstance(f, bool) and isinstance(f, int | float) and 0.0 < f < 1.0)):
+                not isinstance(f, bool | np.bool_) and isinstance(f, numbers.Real)
+                and 0.0 < f < 1.0)):
             raise ValueError(f"numeric_fraction must be 'auto' or in (0, 1), got {f!r}")
         for key in ("epsilon", "delta", "random_state"):
             if self.options and key in self.options:

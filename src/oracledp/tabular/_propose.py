@@ -490,6 +490,10 @@ def propose_columns(data: pd.DataFrame | str | Path, target: str | None, max_lev
     """The columns and labels :meth:`TableSchema.infer` proposes from ``data`` (a DataFrame or
     a CSV path) and its warnings: NOT private (see there).  Without a ``target`` every column
     is a feature column and there are no labels."""
+    if not isinstance(data, (pd.DataFrame, str, Path)):
+        raise TypeError("infer reads a pandas DataFrame or the path of a CSV file, got "
+                        f"{type(data).__name__} (an Arrow or Polars table: pass its "
+                        ".to_pandas())")
     if isinstance(data, pd.DataFrame):
         data = text_names(data)
         repeated = duplicate_names(list(map(str, data.columns)))
