@@ -598,10 +598,10 @@ def synth_evaluate(
 
     bins_spec = _bins_option(bins)
     if schema_path is None and model_dir is None:
-        _fail("give --schema (and --bins as given to `synth fit`) or --model (the directory "
+        _fail("give --schema (and --bins, written as for `synth fit`) or --model (the directory "
               "`synth fit` wrote): the columns of SYNTHETIC and REAL are read by one of them")
     if schema_path is not None and model_dir is not None:
-        _fail("give --schema (and --bins as given to `synth fit`) or --model (the directory "
+        _fail("give --schema (and --bins, written as for `synth fit`) or --model (the directory "
               "`synth fit` wrote), not both")
     if model_dir is not None:
         if bins_spec is not None:

@@ -178,7 +178,9 @@ def test_a_constant_column_is_flagged() -> None:
 
 
 @pytest.mark.parametrize("name", ["customer", "client", "user", "account", "member_no",
-                                  "patient_no", "loyalty_card", "PatientNumber", "caseRef"])
+                                  "patient_no", "loyalty_card", "PatientNumber", "caseRef",
+                                  # review 19: who, not a measurement about them
+                                  "created_by_user", "claim_for_member"])
 def test_an_identifier_named_for_whom_a_row_is_about_is_flagged(name) -> None:
     """Sweep 12: a panel's person number named customer, client, user, account, member_no or
     patient_no was proposed as a plain numeric feature (only *_id names were flagged)."""

@@ -80,8 +80,11 @@ def _read(data: Any, schema: Any, sep: str, what: str) -> pd.DataFrame:
     from oracledp.tabular import read_csv
 
     if isinstance(data, pd.DataFrame):
+        from oracledp.tabular._cells import text_names
+
         if len(data) == 0:
             raise ValueError(f"the {what} table has no rows")
+        data = text_names(data)  # names as text, as fit reads them (review 19)
         schema.check(data, with_target=True)
         return data
     if isinstance(data, (str, Path)):

@@ -126,8 +126,9 @@ class _Cells:
     def __init__(self, s: pd.Series) -> None:
         try:
             inv, uniq = pd.factorize(s, use_na_sentinel=True)
-        except TypeError:  # cells that are not single values (lists): taken one by one, by
-            inv, uniq = np.empty(0, dtype=np.intp), []  # their text (sweep 14: a bare error)
+        except (TypeError, NotImplementedError):  # cells that are not single values (lists),
+            # or a dtype pandas cannot factorize (float16): taken one by one (sweep 14)
+            inv, uniq = np.empty(0, dtype=np.intp), []
         self.numeric = s.dtype.kind in "iuf"
         if len(uniq) and (self.numeric or isinstance(s.dtype, pd.StringDtype) or (
                 s.dtype == object and all(isinstance(u, str) for u in uniq))):
@@ -160,18 +161,15 @@ class _Cells:
                             ) | self.nan
 
     def numbers(self) -> NDArray[np.float64]:
-        """One float per entry of ``raw``: its number (NaN where it is none), as a CSV of the
-        column is read: a float32 as the number its text writes (0.15, not its double
-        0.15000000596...); a bool, a date or time, a complex number is none (a CSV writes
-        them as text that is no number; sweep 14 found them taken as 0/1, nanoseconds and
-        real parts)."""
+        """One float per entry of ``raw``: its number (NaN where it is none); a bool, a date
+        or time, a complex number is none, as in a CSV, which writes them as text that is no
+        number (sweep 14 found them taken as 0/1, nanoseconds and real parts).  A float32 is
+        its double, as the data engine reads it from Arrow or Parquet (its shortest text is
+        not one: numpy and DuckDB write some float32 differently, review 19)."""
         raw = self.raw
-        if raw.dtype.kind in "bmMc" or isinstance(
-                raw.dtype, pd.BooleanDtype):
+        if raw.dtype.kind in "bmMc" or isinstance(raw.dtype, pd.BooleanDtype):
             return np.full(len(raw), np.nan)
-        if raw.dtype.kind == "f" and raw.dtype.itemsize < 8:
-            raw = raw.astype(str)
-        elif raw.dtype == object:
+        if raw.dtype == object:
             raw = raw.where(~raw.map(lambda v: isinstance(v, (bool, np.bool_, complex))))
         return pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
 

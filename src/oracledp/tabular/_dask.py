@@ -119,10 +119,10 @@ def _read_block(fh: IO[bytes], *, oracledp_label: str, **kwargs: Any) -> pd.Data
         df = pd.read_csv(fh, **kwargs)
     except pd.errors.ParserError as exc:
         err = _parse_error(label, sep, exc)
-        if ROW_WIDTH not in str(err):  # another parse error: _reading_error words it; its
-            # text ("EOF inside string starting at row 363") is not passed on, not even to
-            # the worker's log (review 18)
-            raise pd.errors.ParserError("") from None
+        if ROW_WIDTH not in str(err):  # another parse error: its text ("EOF inside string
+            # starting at row 363") is not passed on, not even to the worker's log (review
+            # 18); the refusal says what it may be (review 19: an empty error had escaped)
+            raise _parse_refusal(label, sep) from None
         raise err from None
     if kwargs.get("nrows") is not None:
         return _extra_fields(df, label, sep, lambda: True)
@@ -215,12 +215,7 @@ def _reading_error(exc: BaseException, label: str, kind: str, sep: str) -> Table
         # cut short (past what the client's header read decompressed) or a damaged stream
         return TableInputError(f"{label}: not a readable gzip file")
     if isinstance(exc, pd.errors.ParserError) and kind.startswith("csv"):
-        # a block cut inside a quoted field: Dask cuts a CSV at line breaks, quoted or not
-        # (review 18: a file every other reader reads was refused for a cause it does not have)
-        said = str(_fail(label, kind, sep, Exception(""))).removesuffix(")")
-        return TableInputError(f"{said}; or a quoted field holding a line break, where the "
-                               "Dask engine's blocks cannot cut a file: the default engine "
-                               "reads such a file)")
+        return _parse_refusal(label, sep)
     if isinstance(exc, (pd.errors.ParserError, pd.errors.EmptyDataError, duckdb.Error,
                         pa.ArrowException, EOFError)) or (
             isinstance(exc, ValueError) and kind != "frame"):
@@ -232,6 +227,18 @@ def _reading_error(exc: BaseException, label: str, kind: str, sep: str) -> Table
     if isinstance(exc, OSError) and kind.startswith("csv:gzip"):
         return TableInputError(f"{label}: not a readable gzip file")
     return None
+
+
+def _parse_refusal(label: str, sep: str) -> TableInputError:
+    """A block pandas cannot parse, in the default engine's words, with the cause only Dask
+    has: a block cut inside a quoted field (Dask cuts a CSV at line breaks, quoted or not;
+    review 18: a file every other reader reads was refused for a cause it does not have)."""
+    from oracledp.tabular._sources import _fail
+
+    said = str(_fail(label, "csv:none", sep, Exception(""))).removesuffix(")")
+    return TableInputError(f"{said}; or a quoted field holding a line break, where the Dask "
+                           "engine's blocks cannot cut a file: the default engine reads such "
+                           "a file)")
 
 
 def _source(data: Any, sep: str, blocksize: Any) -> tuple[Any, list[str], str, str]:
@@ -292,12 +299,12 @@ def _read_csv(files: Sequence[str], sep: str, kind: str, header: list[str],
         raise TableInputError(f"{files[0]}: the Dask engine reads plain or gzip CSV and "
                               "Parquet; decompress this zstd file or use the default engine")
 
-    def text() -> Any:  # the first file's text (newline=""), as the client reads it
-        if "://" not in str(files[0]):
-            return _text_stream(files[0], label)
+    def text(k: int = 0) -> Any:  # file k's text (newline=""), as the client reads it
+        if "://" not in str(files[k]):
+            return _text_stream(files[k], label)
         import fsspec  # a URL (Dask's own dependency)
 
-        return fsspec.open(files[0], "rt", encoding="utf-8", newline="",
+        return fsspec.open(files[k], "rt", encoding="utf-8", newline="",
                            compression=None if compression == "none" else compression)
 
     # one column: an empty line is a row with an empty cell, as every reader reads it (and
@@ -311,9 +318,17 @@ def _read_csv(files: Sequence[str], sep: str, kind: str, header: list[str],
         blank.pop("skiprows", None)
     # a CR alone ends every line (old Mac files): Dask cuts its blocks at it, and pandas
     # reads an empty line before a row starting with an empty cell as read_csv does (it had
-    # shifted that row by a field); a URL's file too (review 18)
-    with text() as fh:
-        lines = {"lineterminator": "\r"} if cr_line_ends_in(fh, sep) else {}
+    # shifted that row by a field); a URL's file too (review 18).  One setting reads every
+    # file: files whose lines end otherwise are refused (review 19: the rows of an LF file
+    # after a CR-only one were dropped)
+    cr = set()
+    for k in range(len(files)):
+        with text(k) as fh:
+            cr.add(cr_line_ends_in(fh, sep))
+    if len(cr) > 1:
+        raise TableInputError(f"{label}: the files' lines end in different ways (a CR alone "
+                              "in some, LF or CRLF in others): re-save them alike")
+    lines = {"lineterminator": "\r"} if cr == {True} else {}
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Unexpected behavior can result from "
                                 "passing skiprows", category=UserWarning)

@@ -98,11 +98,7 @@ def _column_sql(schema: TableSchema, i: int, col: str, dtype: str
     c = schema.columns[i]
     if c.kind == "categorical":
         return [f"{_text_of(col, dtype)} AS t{i}"], [f"t{i}"], None
-    if dtype == "FLOAT":  # a float32 as the number its text writes (0.15, not its double
-        # 0.15000000596...), as a CSV of it is read (sweep 14: other grid points at halves)
-        x = (f"CASE WHEN isfinite(CAST({col} AS DOUBLE)) THEN CAST(CAST({col} AS VARCHAR) "
-             "AS DOUBLE) END")
-    elif dtype in _NUMERIC_TYPES:
+    if dtype in _NUMERIC_TYPES:
         x = f"CASE WHEN isfinite(CAST({col} AS DOUBLE)) THEN CAST({col} AS DOUBLE) END"
     else:  # text: at most 15 characters among the digits, '-' and '.' (see _PLAIN), and
         # not one of the schema's missing values (a cell that writes one is missing whatever

@@ -80,9 +80,10 @@ _ID_WHO = frozenset({"person", "patient", "subject", "participant", "respondent"
 _ID_NUMBER = frozenset({"no", "nr", "num", "number", "code", "key", "ref", "id", "identifier"})
 _COUNT_WORDS = frozenset({"n", "nb", "nr", "num", "number", "count", "total", "many"})
 #: Words that make a name a measurement about someone, not who it is
-#: (``spend_per_customer``, ``age_of_patient``, ``mean_visits_by_member``: review 18).
-_ABOUT_WORDS = frozenset({"per", "of", "by", "for", "each", "every", "avg", "mean", "average",
-                          "median", "rate", "ratio", "share", "pct", "percent", "sum"})
+#: (``spend_per_customer``, ``age_of_patient``, ``mean_visits_by_member``: review 18);
+#: not "by" or "for" alone (``created_by_user``, ``claim_for_member`` are who: review 19).
+_ABOUT_WORDS = frozenset({"per", "of", "each", "every", "avg", "mean", "average", "median",
+                          "rate", "ratio", "pct", "percent", "sum"})
 #: A column of whole numbers that repeat looks like identifiers when it has at least this
 #: many values, covering at least half the integers of its range, at least half the rows
 #: sharing their value with another row, no value on more than _ID_MAX_ROWS rows, and the
