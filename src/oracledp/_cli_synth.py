@@ -41,6 +41,7 @@ from oracledp._cli_table import (
     _fail,
     _heartbeat_lines,
     _interrupted,
+    _left_out,
     _load_schema,
     _naming,
     _out_path,
@@ -327,6 +328,12 @@ def synth_fit(
         typer.echo("note: mwem is a baseline for comparison: its columns, even one column's own "
                    "distribution, can come out far from the data's (docs/synthetic-data.md); "
                    "the default method is oracle-query-pgm")
+    left = _left_out(data, schema, sep) if ignore_extra else []
+    if left:
+        shown = ", ".join(map(repr, left[:10])) + (f" and {len(left) - 10} more"
+                                                    if len(left) > 10 else "")
+        typer.echo(f"note: --ignore-extra left out the data's column(s) {shown}: the schema "
+                   "does not declare them")
     typer.echo(f"wrote {path} and {out / RELEASE_FILE} (the released model only: no record)")
     if budget is not None:
         _print_budget(budget, ledger, local, k, entry)

@@ -191,6 +191,25 @@ def _out_of_memory(data: Path, model: str, *, loading: bool = True) -> str:
             "in one pass and keep only its distinct encoded rows), or fit on a smaller file.")
 
 
+def _left_out(data: Path, schema: Any, sep: str) -> list[str]:
+    """The data's columns that ``--ignore-extra`` left out (not in the schema), by the data
+    engine's reading of the header (CSV, Parquet, a directory or glob); [] where the header
+    cannot be read again.  Names of columns, never a value (sweep 11: the flag said
+    nothing of what it dropped, so a misspelt column went unnoticed)."""
+    from oracledp.tabular._sources import _open, connect
+
+    try:
+        con = connect(1)
+        try:
+            header = _open(con, str(data), sep).header
+        finally:
+            con.close()
+    except Exception:  # the fit read it; a second reading that fails says nothing
+        return []
+    known = {c.name for c in schema.columns} | ({schema.target} if schema.target else set())
+    return [h for h in header if h not in known]
+
+
 def _read_aggregated(path: Path, schema: Any, sep: str, model: str, ignore_extra: bool,
                      engine: str = "duckdb", scheduler: str | None = None) -> Any:
     """DATA read in one pass into its distinct encoded rows and label counts (exit 2 if

@@ -335,3 +335,25 @@ def test_the_bins_line_counts_the_missing_level_apart(runner, tmp_path):
                         env=ENV)
     assert res.exit_code == 0, res.output
     assert "coarse bins: v 3 + missing (as declared by --bins)" in res.stdout, res.stdout
+
+
+def test_ignore_extra_names_the_columns_it_left_out(runner, tmp_path):
+    """Sweep 11: --ignore-extra said nothing of the columns it dropped (a misspelt column went
+    unnoticed); the fit names them (names only)."""
+    data = tmp_path / "x.csv"
+    pd.DataFrame({"v": [(i * 37) % 90 for i in range(300)], "Notes": ["a"] * 300,
+                  "c": ["a", "b", "c"] * 100}).to_csv(data, index=False)
+    schema = tmp_path / "x.json"
+    schema.write_text(json.dumps({"columns": [
+        {"name": "v", "type": "numeric", "lower": 0, "upper": 99, "step": 1},
+        {"name": "c", "type": "categorical", "levels": ["a", "b", "c"]}]}))
+    args = ["synth", "fit", str(data), "--schema", str(schema), "--epsilon", "1", "--seed", "0"]
+    res = runner.invoke(app, [*args, "--ignore-extra", "--out", str(tmp_path / "a")], env=ENV)
+    assert res.exit_code == 0, res.output
+    assert "note: --ignore-extra left out the data's column(s) 'Notes':" in res.stdout
+    schema.write_text(json.dumps({"columns": [
+        {"name": "v", "type": "numeric", "lower": 0, "upper": 99, "step": 1},
+        {"name": "c", "type": "categorical", "levels": ["a", "b", "c"]},
+        {"name": "Notes", "type": "categorical", "levels": ["a"]}]}))
+    res = runner.invoke(app, [*args, "--ignore-extra", "--out", str(tmp_path / "b")], env=ENV)
+    assert res.exit_code == 0 and "left out" not in res.stdout, res.output
