@@ -473,8 +473,9 @@ def synth_sample(
                                              help="Seed of the sampling (default: fresh "
                                                   "randomness).")] = None,
     out_text: Annotated[str | None, typer.Option(
-        "--out", help="CSV file (stdout if left out or -); an existing file only with --force. A FIFO "
-                      "or device (e.g. /dev/stdout) is written through.")] = None,
+        "--out", help="CSV file (stdout if left out or -); an existing file only with "
+                      "--force. A FIFO or device (e.g. /dev/stdout) is written through.")
+    ] = None,
     sampler: Annotated[str, typer.Option(
         "--sampler", help="rounded (default: every record has the model's law, and the "
         "table's counts stay within one of the model's expected counts in each group, "

@@ -226,7 +226,8 @@ def test_the_commands_refuse_a_short_row_in_one_line(tmp_path, command: str) -> 
     ("\r\n\r\nc\r\nred\r\n\r\n\r\nblue\r\n", ["red", "", "", "blue"]),
     ("c\nred\n   \nblue", ["red", "   ", "blue"]),
     (" \t\n\nc\nred\n\nblue\n", ["red", "", "blue"]),  # review 18: spaces before the header
-    ('c\nred\n""\nblue\n', ["red", "", "blue"])], ids=["lf", "crlf-leading", "spaces", "quoted", "spaces-before-header"])
+    ('c\nred\n""\nblue\n', ["red", "", "blue"])], ids=["lf", "crlf-leading", "spaces", "quoted",
+        "spaces-before-header"])
 def test_a_one_column_tables_empty_lines_are_rows_for_every_reader(tmp_path, text, want) -> None:
     """Review 17: in a one-column table (a schema without a target makes it usual) an empty
     line after the header is a record whose one field is empty for the data engine, and

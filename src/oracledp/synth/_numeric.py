@@ -232,7 +232,8 @@ def tree_histogram(counts: NDArray[np.floating], rng: np.random.Generator, *,
     departures by at least ``kappa`` variances (:func:`_even_split`, :data:`BOUND_HEAPS`), and
     so does a child holding one of ``heaps`` (leaf indices the caller knows from public facts
     alone to be likely heaps: a column's declared fill value for missing cells).  Each node
-    is tested on its own children, so structure seen only at a finer level is kept.  Only nodes within the first ``keep`` leaves (default all) may split evenly.  Returns
+    is tested on its own children, so structure seen only at a finer level is kept.  Only
+    nodes within the first ``keep`` leaves (default all) may split evenly.  Returns
     ``(estimate, flattened estimate)`` then: both nonnegative and summing to n.
     Post-processing of the same release.
     """

@@ -13,9 +13,10 @@
   number, checked) and ``k = round((x - lower)/step)`` (numpy.rint of the double: halves
   to even; a decimal half such as 0.15 on a step of 0.1 is no half as a double, and goes
   where its double lies: 0.15 to 0.1, 0.25 to 0.2, 0.55 to 0.6).  This is a documented,
-  public per-record rounding to the grid (no data-dependent choice); values outside ``[lower, upper]`` are refused, unless the
-  column declares ``"out_of_bounds": "clip"`` (default ``"refuse"``): its numbers are then
-  clipped to ``[lower, upper]`` in fit and predict alike, one
+  public per-record rounding to the grid (no data-dependent choice); values outside
+  ``[lower, upper]`` are refused, unless the column declares ``"out_of_bounds": "clip"``
+  (default ``"refuse"``): its numbers are then clipped to ``[lower, upper]`` in fit and
+  predict alike, one
   :class:`~oracledp._errors.ClippedValuesWarning` names the columns that had such numbers (a
   non-private diagnostic: names only, no count), and the fitted model's guarantee says which
   columns are clipped (:meth:`TableSchema.annotate_guarantee`, applied by the command line,

@@ -530,8 +530,8 @@ def propose_columns(data: pd.DataFrame | str | Path, target: str | None, max_lev
             continue
         col, rule, detail = _propose_column(name, df[name], tokens, max_levels,
                                                 name in named)
-        if rule != "identifier" and _repeated_id(name, df[name][~df[name].isin(tokens)],
-                                                 max_levels):
+        kept = df[name][~df[name].isin(tokens)]  # the cells that are not missing
+        if rule != "identifier" and _repeated_id(name, kept, max_levels):
             # an identifier is not a feature: no type is proposed for it, nor its rule's
             # warning (a number of persons proposed numeric had been one deletion of
             # from_data away from a fit on it)
@@ -541,7 +541,6 @@ def propose_columns(data: pd.DataFrame | str | Path, target: str | None, max_lev
                      "declare records_per_person), or declare its type if it is not one"), (
                 "repeated_id"), ""
         elif rule not in ("identifier", "repeated_id") and col.kind == "numeric":
-            kept = df[name][~df[name].isin(tokens)]
             if _handed_out(kept, kept.value_counts()):
                 rules.add("handed_out", name)  # warned of, its type still proposed
             if _dates_as_numbers(kept):
@@ -551,9 +550,9 @@ def propose_columns(data: pd.DataFrame | str | Path, target: str | None, max_lev
             rules.add("missing", name)
         if rule:
             rules.add(rule, name, detail)
-        cells = df[name][~df[name].isin(tokens)]
+        cells = kept
         if col.kind == "numeric":  # by value: 7 and 7.0 are one number
-            cells = pd.to_numeric(cells, errors="coerce")
+            cells = pd.to_numeric(kept, errors="coerce")
         if col.kind != "unresolved" and cells.nunique() == 1:
             rules.add("constant", name)
     return tuple(cols), labels, rules.lines()
